@@ -1,0 +1,448 @@
+// Package acptest is a line-level ACP client for tests. It writes raw lines
+// to an agent, reads the agent's lines, and checks every message the agent
+// writes: it must be one JSON-RPC 2.0 object per line, and its params or
+// result must validate against the official ACP v1 schema for its method.
+//
+// A Client is used by one test goroutine; its reader goroutine is owned by
+// the Client and ends when the agent's output ends.
+package acptest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/acp/schemacheck"
+)
+
+// Message is one JSON-RPC message written by the agent.
+type Message struct {
+	Raw    []byte
+	ID     json.RawMessage // nil for notifications
+	Method string
+	Params json.RawMessage
+	Result json.RawMessage
+	Error  *WireError
+}
+
+// WireError is a JSON-RPC error object.
+type WireError struct {
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// IsResponse reports whether m answers a request.
+func (m Message) IsResponse() bool { return m.Method == "" }
+
+// Update decodes a session/update notification.
+func (m Message) Update(t testing.TB) acp.SessionNotification {
+	t.Helper()
+	if m.Method != acp.MethodSessionUpdate {
+		t.Fatalf("expected a session/update, got %s", m.Raw)
+	}
+	var n acp.SessionNotification
+	if err := json.Unmarshal(m.Params, &n); err != nil {
+		t.Fatalf("decoding session/update %s: %v", m.Raw, err)
+	}
+	return n
+}
+
+// responseDefs names the schema definition of each agent method's result.
+var responseDefs = map[string]string{
+	acp.MethodInitialize:             "InitializeResponse",
+	acp.MethodAuthenticate:           "AuthenticateResponse",
+	acp.MethodLogout:                 "LogoutResponse",
+	acp.MethodSessionNew:             "NewSessionResponse",
+	acp.MethodSessionLoad:            "LoadSessionResponse",
+	acp.MethodSessionResume:          "ResumeSessionResponse",
+	acp.MethodSessionClose:           "CloseSessionResponse",
+	acp.MethodSessionList:            "ListSessionsResponse",
+	acp.MethodSessionDelete:          "DeleteSessionResponse",
+	acp.MethodSessionSetMode:         "SetSessionModeResponse",
+	acp.MethodSessionSetConfigOption: "SetSessionConfigOptionResponse",
+	acp.MethodSessionPrompt:          "PromptResponse",
+}
+
+// unstableResponseDefs are validated against the unstable schema.
+var unstableResponseDefs = map[string]string{
+	acp.MethodSessionFork: "ForkSessionResponse",
+}
+
+// requestDefs names the schema definition of each client method's params,
+// for the requests and notifications the agent sends.
+var requestDefs = map[string]string{
+	acp.MethodSessionUpdate:            "SessionNotification",
+	acp.MethodSessionRequestPermission: "RequestPermissionRequest",
+	acp.MethodFSReadTextFile:           "ReadTextFileRequest",
+	acp.MethodFSWriteTextFile:          "WriteTextFileRequest",
+	acp.MethodTerminalCreate:           "CreateTerminalRequest",
+	acp.MethodTerminalOutput:           "TerminalOutputRequest",
+	acp.MethodTerminalWaitForExit:      "WaitForTerminalExitRequest",
+	acp.MethodTerminalKill:             "KillTerminalRequest",
+	acp.MethodTerminalRelease:          "ReleaseTerminalRequest",
+	acp.MethodCancelRequest:            "CancelRequestNotification",
+}
+
+// Client drives an agent over its stdin/stdout.
+type Client struct {
+	t       testing.TB
+	w       io.Writer
+	msgs    chan Message
+	readErr chan error
+	checker *schemacheck.Checker
+
+	mu      sync.Mutex
+	methods map[string]string // our request id -> method, to validate results
+	valid   map[string]bool   // skeletons already validated, see validate
+	nextID  int
+	// Timeout bounds every wait for a message; default 10 s.
+	Timeout time.Duration
+}
+
+var (
+	checkerOnce sync.Once
+	checker     *schemacheck.Checker
+	checkerErr  error
+)
+
+// New starts reading agentOut. Closing the writer side of agentIn is the
+// test's business (see Close).
+func New(t testing.TB, agentIn io.Writer, agentOut io.Reader) *Client {
+	t.Helper()
+	checkerOnce.Do(func() { checker, checkerErr = schemacheck.Load() })
+	if checkerErr != nil {
+		t.Fatalf("loading ACP schema: %v", checkerErr)
+	}
+	c := &Client{
+		t: t, w: agentIn, checker: checker,
+		msgs: make(chan Message, 1<<16), readErr: make(chan error, 1),
+		methods: make(map[string]string), valid: make(map[string]bool), Timeout: 10 * time.Second,
+	}
+	go c.read(agentOut)
+	return c
+}
+
+func (c *Client) read(r io.Reader) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			if line[len(line)-1] != '\n' {
+				c.readErr <- fmt.Errorf("agent wrote a line without a newline: %q", line)
+				close(c.msgs)
+				return
+			}
+			m, verr := c.parse(line[:len(line)-1])
+			if verr != nil {
+				c.readErr <- verr
+				close(c.msgs)
+				return
+			}
+			c.msgs <- m
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				c.readErr <- err
+			}
+			close(c.msgs)
+			return
+		}
+	}
+}
+
+// parse checks one line the agent wrote and decodes it.
+func (c *Client) parse(line []byte) (Message, error) {
+	var env struct {
+		JSONRPC *string          `json:"jsonrpc"`
+		ID      json.RawMessage  `json:"id"`
+		Method  string           `json:"method"`
+		Params  json.RawMessage  `json:"params"`
+		Result  json.RawMessage  `json:"result"`
+		Error   *json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(line, &env); err != nil {
+		return Message{}, fmt.Errorf("agent wrote a line that is not a JSON object: %q: %v", line, err)
+	}
+	if env.JSONRPC == nil || *env.JSONRPC != "2.0" {
+		return Message{}, fmt.Errorf("agent message without jsonrpc 2.0: %s", line)
+	}
+	m := Message{Raw: append([]byte(nil), line...), ID: env.ID, Method: env.Method, Params: env.Params, Result: env.Result}
+	switch {
+	case env.Method != "":
+		def, ok := requestDefs[env.Method]
+		if !ok {
+			return m, fmt.Errorf("agent sent unknown method %q: %s", env.Method, line)
+		}
+		if err := c.validate(def, env.Params); err != nil {
+			return m, fmt.Errorf("agent %s params do not match the ACP schema (%s): %v\n%s", env.Method, def, err, line)
+		}
+	case env.Error != nil:
+		if err := c.checker.Validate("Error", *env.Error); err != nil {
+			return m, fmt.Errorf("agent error does not match the ACP schema: %v\n%s", err, line)
+		}
+		m.Error = new(WireError)
+		if err := json.Unmarshal(*env.Error, m.Error); err != nil {
+			return m, err
+		}
+	case env.Result != nil:
+		c.mu.Lock()
+		method := c.methods[string(env.ID)]
+		c.mu.Unlock()
+		if def, ok := responseDefs[method]; ok {
+			if err := c.checker.Validate(def, env.Result); err != nil {
+				return m, fmt.Errorf("agent %s result does not match the ACP schema (%s): %v\n%s", method, def, err, line)
+			}
+		} else if def, ok := unstableResponseDefs[method]; ok {
+			if err := c.checker.ValidateUnstable(def, env.Result); err != nil {
+				return m, fmt.Errorf("agent %s result does not match the ACP schema (%s): %v\n%s", method, def, err, line)
+			}
+		}
+	default:
+		return m, fmt.Errorf("agent message is neither request nor response: %s", line)
+	}
+	return m, nil
+}
+
+// freeText are members whose string values the schema does not constrain
+// (no enum, pattern or format), so their content cannot change the outcome
+// of validation.
+var freeText = map[string]bool{"text": true, "messageId": true, "sessionId": true}
+
+// validate checks data against def. Streams of chunks differ only in their
+// text, and schema validation is slow under the race detector, so a message
+// is validated once per skeleton: the message with free-text strings
+// blanked. This is exact, because blanked values are unconstrained strings.
+func (c *Client) validate(def string, data json.RawMessage) error {
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	key, err := json.Marshal(blankFreeText(v))
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	seen := c.valid[def+string(key)]
+	c.mu.Unlock()
+	if seen {
+		return nil
+	}
+	if err := c.checker.Validate(def, data); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.valid[def+string(key)] = true
+	c.mu.Unlock()
+	return nil
+}
+
+func blankFreeText(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if _, isString := x.(string); isString && freeText[k] {
+				v[k] = ""
+			} else {
+				v[k] = blankFreeText(x)
+			}
+		}
+	case []any:
+		for i, x := range v {
+			v[i] = blankFreeText(x)
+		}
+	}
+	return v
+}
+
+// SendLine writes one raw line (a newline is appended).
+func (c *Client) SendLine(line string) {
+	c.t.Helper()
+	if _, err := io.WriteString(c.w, line+"\n"); err != nil {
+		c.t.Fatalf("writing to agent: %v", err)
+	}
+}
+
+// Request sends a request and returns its id (as JSON).
+func (c *Client) Request(method string, params any) string {
+	c.t.Helper()
+	c.mu.Lock()
+	c.nextID++
+	id := strconv.Itoa(c.nextID)
+	c.methods[id] = method
+	c.mu.Unlock()
+	c.send(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": method, "params": params})
+	return id
+}
+
+// Notify sends a notification.
+func (c *Client) Notify(method string, params any) {
+	c.t.Helper()
+	c.send(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+}
+
+// Respond answers a request the agent made.
+func (c *Client) Respond(id json.RawMessage, result any) {
+	c.t.Helper()
+	c.send(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+// RespondError answers a request the agent made with an error.
+func (c *Client) RespondError(id json.RawMessage, code int64, msg string) {
+	c.t.Helper()
+	c.send(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
+}
+
+func (c *Client) send(v any) {
+	c.t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		c.t.Fatalf("encoding message: %v", err)
+	}
+	c.SendLine(string(data))
+}
+
+// Next returns the next message from the agent, failing the test after
+// Timeout or if the agent's output ended or broke the protocol.
+func (c *Client) Next() Message {
+	c.t.Helper()
+	m, ok := c.NextWithin(c.Timeout)
+	if !ok {
+		c.t.Fatalf("no message from the agent within %s", c.Timeout)
+	}
+	return m
+}
+
+// NextWithin returns the next message, or false if none came within d.
+func (c *Client) NextWithin(d time.Duration) (Message, bool) {
+	c.t.Helper()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case m, ok := <-c.msgs:
+		if !ok {
+			select {
+			case err := <-c.readErr:
+				c.t.Fatalf("agent output: %v", err)
+			default:
+				c.t.Fatalf("agent output ended")
+			}
+		}
+		return m, true
+	case <-timer.C:
+		return Message{}, false
+	}
+}
+
+// Call sends a request and reads messages until its response, which it
+// returns with the messages that came before it (notifications and agent
+// requests).
+func (c *Client) Call(method string, params any) (resp Message, before []Message) {
+	c.t.Helper()
+	id := c.Request(method, params)
+	return c.Await(id)
+}
+
+// Await reads messages until the response to id.
+func (c *Client) Await(id string) (resp Message, before []Message) {
+	c.t.Helper()
+	for {
+		m := c.Next()
+		if m.IsResponse() && string(m.ID) == id {
+			return m, before
+		}
+		before = append(before, m)
+	}
+}
+
+// MustResult decodes a successful response into v.
+func MustResult(t testing.TB, m Message, v any) {
+	t.Helper()
+	if m.Error != nil {
+		t.Fatalf("expected a result, got error %d %q", m.Error.Code, m.Error.Message)
+	}
+	if v != nil {
+		if err := json.Unmarshal(m.Result, v); err != nil {
+			t.Fatalf("decoding result %s: %v", m.Result, err)
+		}
+	}
+}
+
+// ExpectEOF waits until the agent's output ends.
+func (c *Client) ExpectEOF(d time.Duration) {
+	c.t.Helper()
+	deadline := time.After(d)
+	for {
+		select {
+		case m, ok := <-c.msgs:
+			if !ok {
+				return
+			}
+			_ = m
+		case <-deadline:
+			c.t.Fatalf("agent output did not end within %s", d)
+		}
+	}
+}
+
+// Initialize runs initialize with the given client capabilities (nil for
+// none) and returns the response.
+func (c *Client) Initialize(caps *acp.ClientCapabilities) acp.InitializeResponse {
+	c.t.Helper()
+	req := &acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionV1}
+	if caps != nil {
+		req.ClientCapabilities = *caps
+	}
+	resp, _ := c.Call(acp.MethodInitialize, req)
+	var r acp.InitializeResponse
+	MustResult(c.t, resp, &r)
+	return r
+}
+
+// NewSession runs session/new in cwd and returns the session id.
+func (c *Client) NewSession(cwd string) string {
+	c.t.Helper()
+	resp, _ := c.Call(acp.MethodSessionNew, &acp.NewSessionRequest{CWD: cwd, MCPServers: []acp.McpServer{}})
+	var r acp.NewSessionResponse
+	MustResult(c.t, resp, &r)
+	return r.SessionID
+}
+
+// Pipe connects an in-process agent service to a Client over io.Pipes and
+// stops it when the test ends (closing the agent's input, then waiting for
+// Serve to return).
+func Pipe(t testing.TB, svc *acp.AgentService) *Client {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := svc.Serve(context.Background(), inR, outW)
+		outW.Close()
+		done <- err
+	}()
+	c := New(t, inW, outR)
+	t.Cleanup(func() {
+		inW.Close()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Serve: %v", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Errorf("Serve did not return within 5s of stdin EOF")
+		}
+		// Drain so the reader goroutine ends.
+		for range c.msgs {
+		}
+	})
+	return c
+}

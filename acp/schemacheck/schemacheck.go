@@ -1,0 +1,155 @@
+// Package schemacheck validates JSON against the official ACP JSON Schemas
+// kept in testdata/acp-schema at the module root. It is meant for tests:
+// each schema "$defs" entry is compiled on first use and cached.
+package schemacheck
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+// Schema files, relative to testdata/acp-schema, and the URLs they are
+// registered under so that their internal "#/$defs/..." references resolve.
+const (
+	stableFile   = "v1/schema.json"
+	unstableFile = "v1/schema.unstable.json"
+	sdkFile      = "npm-sdk-2.4.0/v1/schema.json"
+
+	urlBase = "file:///acp-schema/"
+)
+
+// Checker validates JSON documents against schema definitions. It is safe
+// for concurrent use.
+type Checker struct {
+	mu       sync.Mutex
+	compiler *jsonschema.Compiler
+	defs     map[string]map[string]struct{} // file → $defs names
+	cache    map[string]*jsonschema.Schema  // URL with fragment → schema
+}
+
+// Load finds testdata/acp-schema by walking up from the current directory
+// to the module root (the directory holding go.mod) and loads the stable,
+// unstable and SDK 2.4.0 v1 schemas.
+func Load() (*Checker, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return LoadDir(filepath.Join(dir, "testdata", "acp-schema"))
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return nil, errors.New("schemacheck: no go.mod found above the current directory")
+		}
+		dir = parent
+	}
+}
+
+// LoadDir loads the schemas from dir (a copy of testdata/acp-schema).
+func LoadDir(dir string) (*Checker, error) {
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	c.LoadURL = func(s string) (io.ReadCloser, error) {
+		return nil, fmt.Errorf("schemacheck: refusing to load external schema %s", s)
+	}
+	ch := &Checker{
+		compiler: c,
+		defs:     make(map[string]map[string]struct{}),
+		cache:    make(map[string]*jsonschema.Schema),
+	}
+	for _, f := range []string{stableFile, unstableFile, sdkFile} {
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f)))
+		if err != nil {
+			return nil, fmt.Errorf("schemacheck: %w", err)
+		}
+		var doc struct {
+			Defs map[string]json.RawMessage `json:"$defs"`
+		}
+		if err := json.Unmarshal(data, &doc); err != nil {
+			return nil, fmt.Errorf("schemacheck: %s: %w", f, err)
+		}
+		names := make(map[string]struct{}, len(doc.Defs))
+		for name := range doc.Defs {
+			names[name] = struct{}{}
+		}
+		ch.defs[f] = names
+		if err := c.AddResource(urlBase+f, bytes.NewReader(data)); err != nil {
+			return nil, fmt.Errorf("schemacheck: %s: %w", f, err)
+		}
+	}
+	return ch, nil
+}
+
+// Validate validates data against the stable v1 schema's $defs/<def>.
+func (c *Checker) Validate(def string, data []byte) error {
+	return c.validate(stableFile, def, data)
+}
+
+// ValidateUnstable validates data against the v1 unstable schema's
+// $defs/<def> (for session/fork, PromptResponse.usage and other unstable
+// items).
+func (c *Checker) ValidateUnstable(def string, data []byte) error {
+	return c.validate(unstableFile, def, data)
+}
+
+// ValidateSDK validates data against the stable v1 schema shipped in the npm
+// SDK 2.4.0 (for notice, compaction updates and ToolCall.name).
+func (c *Checker) ValidateSDK(def string, data []byte) error {
+	return c.validate(sdkFile, def, data)
+}
+
+// HasDef reports whether the schema file ("stable", "unstable" or "sdk")
+// defines def.
+func (c *Checker) HasDef(schema, def string) bool {
+	f := map[string]string{"stable": stableFile, "unstable": unstableFile, "sdk": sdkFile}[schema]
+	_, ok := c.defs[f][def]
+	return ok
+}
+
+func (c *Checker) validate(file, def string, data []byte) error {
+	sch, err := c.schema(file, def)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return fmt.Errorf("schemacheck: invalid JSON: %w", err)
+	}
+	if dec.More() {
+		return errors.New("schemacheck: trailing data after the JSON value")
+	}
+	if err := sch.Validate(v); err != nil {
+		return fmt.Errorf("schemacheck: %s#/$defs/%s: %w", file, def, err)
+	}
+	return nil
+}
+
+func (c *Checker) schema(file, def string) (*jsonschema.Schema, error) {
+	if _, ok := c.defs[file][def]; !ok {
+		return nil, fmt.Errorf("schemacheck: %s has no $defs/%s", file, def)
+	}
+	url := urlBase + file + "#/$defs/" + def
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.cache[url]; ok {
+		return s, nil
+	}
+	s, err := c.compiler.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("schemacheck: compile %s: %w", url, err)
+	}
+	c.cache[url] = s
+	return s, nil
+}

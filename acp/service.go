@@ -1,0 +1,455 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+)
+
+// Options configures an AgentService.
+type Options struct {
+	// MaxMessageBytes caps one incoming line; 0 means DefaultMaxMessageBytes.
+	MaxMessageBytes int
+	// Logger receives diagnostics; nil discards them. It must not write to
+	// the protocol stream.
+	Logger *slog.Logger
+	// ShutdownGrace bounds how long Serve waits for cancelled work to finish;
+	// 0 means 1.5 s, which keeps exit within the 2 s clients allow.
+	ShutdownGrace time.Duration
+}
+
+// AgentService serves ACP over one connection: it decodes and validates
+// requests, tracks sessions and turns, and gives every session one goroutine
+// (its outbox) that writes the session's updates and prompt responses in
+// order. See the package documentation for the concurrency contract.
+type AgentService struct {
+	agent Agent
+	opts  Options
+	log   *slog.Logger
+
+	// ctx is the parent of all request work; cancelled at shutdown.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	// reqs counts request goroutines and outboxes counts session outboxes;
+	// both are added to only under mu while !closing, so Wait is safe.
+	reqs     sync.WaitGroup
+	outboxes sync.WaitGroup
+	nextID   atomic.Uint64 // ids of our requests to the client
+
+	mu          sync.Mutex
+	closing     bool
+	initialized bool
+	clientCaps  ClientCapabilities
+	sessions    map[string]*serviceSession
+	inflight    map[jsonrpc2.ID]context.CancelCauseFunc // client requests being served
+}
+
+// serviceSession is the service's view of one session.
+type serviceSession struct {
+	id     string
+	sess   Session
+	client *ClientConn
+	// turn is the running prompt's cancel func, nil when idle; guarded by
+	// AgentService.mu.
+	turn context.CancelCauseFunc
+}
+
+var (
+	errShutdown      = errors.New("agent is shutting down")
+	errTurnCancelled = errors.New("turn cancelled by the client")
+)
+
+// NewAgentService returns a service for agent. Call Serve to run it.
+func NewAgentService(agent Agent, opts Options) *AgentService {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if opts.ShutdownGrace <= 0 {
+		opts.ShutdownGrace = 1500 * time.Millisecond
+	}
+	return &AgentService{
+		agent:    agent,
+		opts:     opts,
+		log:      log,
+		sessions: make(map[string]*serviceSession),
+		inflight: make(map[jsonrpc2.ID]context.CancelCauseFunc),
+	}
+}
+
+// Serve speaks ACP, reading the client's messages from r and writing ours to
+// w, until r ends or ctx is cancelled. Then it cancels every running turn,
+// lets the turns send their last updates and "cancelled" responses, closes
+// the sessions and returns nil. Everything Serve started has finished when
+// it returns, unless work ignored cancellation for longer than
+// ShutdownGrace, which is logged. Serve may be called once.
+func (s *AgentService) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
+	s.ctx, s.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
+	defer s.cancel(errShutdown)
+	var closer io.Closer
+	if c, ok := r.(io.Closer); ok {
+		closer = c
+	}
+	stream := newLineStream(r, w, closer, s.opts.MaxMessageBytes, s.log)
+	// The connection gets its own context: cancelling work must not close
+	// the connection before the cancelled turns have answered.
+	conn := jsonrpc2.NewConn(context.Background(), stream, s, jsonrpc2.SetLogger(slogPrinter{s.log}))
+	select {
+	case <-stream.eof:
+		s.log.Debug("input ended")
+	case <-conn.DisconnectNotify():
+		s.log.Debug("connection closed")
+	case <-ctx.Done():
+		s.log.Debug("shutting down", "cause", context.Cause(ctx))
+	}
+	s.shutdown()
+	if err := conn.Close(); err != nil && !errors.Is(err, jsonrpc2.ErrClosed) {
+		return err
+	}
+	return nil
+}
+
+func (s *AgentService) shutdown() {
+	s.mu.Lock()
+	s.closing = true
+	sessions := make([]*serviceSession, 0, len(s.sessions))
+	for _, ss := range s.sessions {
+		sessions = append(sessions, ss)
+	}
+	s.mu.Unlock()
+	s.cancel(errShutdown)
+
+	// Turns answer "cancelled" through their outboxes; the outboxes are told
+	// to stop only after the turns have handed over their last messages.
+	turns := make(chan struct{})
+	go func() { s.reqs.Wait(); close(turns) }()
+	deadline := time.NewTimer(s.opts.ShutdownGrace)
+	defer deadline.Stop()
+	select {
+	case <-turns:
+	case <-deadline.C:
+		s.log.Warn("work still running after shutdown grace period; exiting anyway")
+		return
+	}
+	for _, ss := range sessions {
+		ss.client.out.stop()
+	}
+	done := make(chan struct{})
+	go func() { s.outboxes.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-deadline.C:
+		s.log.Warn("outboxes still writing after shutdown grace period; exiting anyway")
+		return
+	}
+	for _, ss := range sessions {
+		if err := ss.sess.Close(); err != nil {
+			s.log.Warn("closing session", "session", ss.id, "error", err)
+		}
+	}
+}
+
+// Handle implements jsonrpc2.Handler. It runs on the connection's read
+// goroutine and never blocks: it decodes, validates and registers state
+// inline, so a later session/cancel always finds the turn it targets, and
+// leaves the work and the reply to a goroutine.
+func (s *AgentService) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	if req.Notif {
+		s.handleNotification(req)
+		return
+	}
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return
+	}
+	if _, dup := s.inflight[req.ID]; dup {
+		s.mu.Unlock()
+		s.replyAsync(conn, req.ID, nil, fmt.Errorf("%w: request id %s is already in use", ErrInvalidRequest, req.ID))
+		return
+	}
+	ctx, cancel := context.WithCancelCause(s.ctx)
+	s.inflight[req.ID] = cancel
+	s.mu.Unlock()
+
+	work, err := s.dispatch(ctx, conn, req)
+	if err != nil {
+		s.finishRequest(req.ID)
+		s.replyAsync(conn, req.ID, nil, err)
+		return
+	}
+	if !s.spawnRequest(func() { work() }) {
+		s.finishRequest(req.ID)
+	}
+}
+
+// dispatch validates req and registers its state. It returns the work to
+// run off the read goroutine; that work replies and calls finishRequest.
+func (s *AgentService) dispatch(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) (func(), error) {
+	if req.Method == MethodInitialize {
+		return s.initialize(ctx, conn, req)
+	}
+	s.mu.Lock()
+	initialized := s.initialized
+	s.mu.Unlock()
+	if !initialized {
+		if !isKnownMethod(req.Method) {
+			return nil, fmt.Errorf("%w: %q", ErrMethodNotFound, req.Method)
+		}
+		return nil, fmt.Errorf("%w: %s before initialize", ErrInvalidRequest, req.Method)
+	}
+	switch req.Method {
+	case MethodAuthenticate:
+		var p AuthenticateRequest
+		if err := decodeParams(req.Params, &p); err != nil {
+			return nil, err
+		}
+		return s.simple(ctx, conn, req.ID, func(ctx context.Context) (any, error) {
+			if err := s.agent.Authenticate(ctx, &p); err != nil {
+				return nil, err
+			}
+			return &AuthenticateResponse{}, nil
+		}), nil
+	case MethodSessionNew:
+		var p NewSessionRequest
+		if err := decodeParams(req.Params, &p); err != nil {
+			return nil, err
+		}
+		return func() { s.newSession(ctx, conn, req.ID, &p) }, nil
+	case MethodSessionPrompt:
+		return s.prompt(ctx, conn, req)
+	case MethodSessionCancel, MethodCancelRequest:
+		return nil, fmt.Errorf("%w: %s is a notification and must not have an id", ErrInvalidRequest, req.Method)
+	}
+	return nil, fmt.Errorf("%w: %q", ErrMethodNotFound, req.Method)
+}
+
+// isKnownMethod reports whether method is one this service implements.
+func isKnownMethod(method string) bool {
+	switch method {
+	case MethodInitialize, MethodAuthenticate, MethodSessionNew, MethodSessionPrompt, MethodSessionCancel:
+		return true
+	}
+	return false
+}
+
+func (s *AgentService) initialize(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) (func(), error) {
+	var p InitializeRequest
+	if err := decodeParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	// Agent.Initialize is a pure description of the agent; running it
+	// inline lets the next request see the connection initialized.
+	resp, err := s.agent.Initialize(ctx, &p)
+	if err != nil {
+		return nil, err
+	}
+	// Version negotiation: we speak 1; echo it, else answer with ours.
+	resp.ProtocolVersion = ProtocolVersionV1
+	s.mu.Lock()
+	s.initialized = true
+	s.clientCaps = p.ClientCapabilities
+	s.mu.Unlock()
+	return func() {
+		defer s.finishRequest(req.ID)
+		s.reply(ctx, conn, req.ID, resp, nil)
+	}, nil
+}
+
+// simple wraps request work that has no ordering needs: run fn, reply.
+func (s *AgentService) simple(ctx context.Context, conn *jsonrpc2.Conn, id jsonrpc2.ID, fn func(context.Context) (any, error)) func() {
+	return func() {
+		defer s.finishRequest(id)
+		res, err := fn(ctx)
+		s.reply(ctx, conn, id, res, err)
+	}
+}
+
+func (s *AgentService) newSession(ctx context.Context, conn *jsonrpc2.Conn, id jsonrpc2.ID, p *NewSessionRequest) {
+	defer s.finishRequest(id)
+	s.mu.Lock()
+	caps := s.clientCaps
+	s.mu.Unlock()
+	client := &ClientConn{svc: s, conn: conn, caps: caps, out: newOutbox(conn, s.log)}
+	sess, resp, err := s.agent.NewSession(ctx, p, client)
+	if err != nil {
+		s.reply(ctx, conn, id, nil, err)
+		return
+	}
+	ss := &serviceSession{id: resp.SessionID, sess: sess, client: client}
+	client.sessionID = resp.SessionID
+	client.out.sessionID = resp.SessionID
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		s.reply(ctx, conn, id, nil, errShutdown)
+		if err := sess.Close(); err != nil {
+			s.log.Warn("closing session", "session", ss.id, "error", err)
+		}
+		return
+	}
+	s.sessions[ss.id] = ss
+	s.outboxes.Add(1)
+	s.mu.Unlock()
+	// The response goes first, then whatever updates the agent queued while
+	// creating the session: the client must know the id before it sees them.
+	s.reply(ctx, conn, id, resp, nil)
+	go func() {
+		defer s.outboxes.Done()
+		client.out.run()
+	}()
+}
+
+func (s *AgentService) prompt(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) (func(), error) {
+	var p PromptRequest
+	if err := decodeParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	ss, ok := s.sessions[p.SessionID]
+	if !ok {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("%w %q", ErrSessionNotFound, p.SessionID)
+	}
+	if ss.turn != nil {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("%w: session %q is already running a prompt", ErrInvalidRequest, p.SessionID)
+	}
+	turnCtx, cancel := context.WithCancelCause(ctx)
+	ss.turn = cancel
+	s.mu.Unlock()
+
+	return func() {
+		defer s.finishRequest(req.ID)
+		resp, err := ss.sess.Prompt(turnCtx, &p)
+		cancelled := turnCtx.Err() != nil
+		cancel(nil)
+		s.mu.Lock()
+		ss.turn = nil
+		s.mu.Unlock()
+		if cancelled {
+			// ACP: a cancelled turn is a result, never an error.
+			if err != nil && !errors.Is(err, context.Canceled) {
+				s.log.Debug("prompt ended with error after cancel", "session", ss.id, "error", err)
+			}
+			resp, err = &PromptResponse{StopReason: StopReasonCancelled}, nil
+		}
+		// The response travels through the session's outbox, behind every
+		// update of the turn.
+		replyCtx := context.WithoutCancel(ctx)
+		ss.client.out.do(replyCtx, func() { s.reply(replyCtx, conn, req.ID, resp, err) })
+	}, nil
+}
+
+func (s *AgentService) handleNotification(req *jsonrpc2.Request) {
+	switch req.Method {
+	case MethodSessionCancel:
+		var p CancelNotification
+		if err := decodeParams(req.Params, &p); err != nil {
+			s.log.Debug("bad session/cancel", "error", err)
+			return
+		}
+		s.mu.Lock()
+		if ss, ok := s.sessions[p.SessionID]; ok && ss.turn != nil {
+			ss.turn(errTurnCancelled)
+		}
+		s.mu.Unlock()
+	case MethodCancelRequest:
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		var id jsonrpc2.ID
+		if req.Params == nil || json.Unmarshal(*req.Params, &p) != nil || json.Unmarshal(p.RequestID, &id) != nil {
+			s.log.Debug("bad $/cancel_request", "params", req.Params)
+			return
+		}
+		s.mu.Lock()
+		if cancel, ok := s.inflight[id]; ok {
+			cancel(ErrRequestCancelled)
+		}
+		s.mu.Unlock()
+	default:
+		// ACP: unknown notifications are ignored.
+		s.log.Debug("ignoring notification", "method", req.Method)
+	}
+}
+
+// spawnRequest runs fn on a goroutine owned by the service, unless the
+// service is shutting down.
+func (s *AgentService) spawnRequest(fn func()) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.reqs.Add(1)
+	go func() {
+		defer s.reqs.Done()
+		fn()
+	}()
+	return true
+}
+
+func (s *AgentService) finishRequest(id jsonrpc2.ID) {
+	s.mu.Lock()
+	if cancel, ok := s.inflight[id]; ok {
+		cancel(nil)
+		delete(s.inflight, id)
+	}
+	s.mu.Unlock()
+}
+
+// replyAsync replies from a new goroutine so the read loop never waits on a
+// slow client.
+func (s *AgentService) replyAsync(conn *jsonrpc2.Conn, id jsonrpc2.ID, result any, err error) {
+	s.spawnRequest(func() { s.reply(s.ctx, conn, id, result, err) })
+}
+
+// reply sends the response to request id: result, or the wire form of err.
+func (s *AgentService) reply(ctx context.Context, conn *jsonrpc2.Conn, id jsonrpc2.ID, result any, err error) {
+	ctx = context.WithoutCancel(ctx)
+	var sendErr error
+	if err != nil {
+		s.log.Debug("request failed", "id", id.String(), "error", err)
+		sendErr = conn.ReplyWithError(ctx, id, WireError(err))
+	} else {
+		sendErr = conn.Reply(ctx, id, result)
+	}
+	if sendErr != nil && !errors.Is(sendErr, jsonrpc2.ErrClosed) {
+		s.log.Warn("sending response", "id", id.String(), "error", sendErr)
+	}
+}
+
+// decodeParams decodes request params into p and validates them; every
+// failure is ErrInvalidParams with a message that names the field.
+func decodeParams(raw *json.RawMessage, p interface{ Validate() error }) error {
+	if raw == nil || string(*raw) == "null" {
+		return fmt.Errorf("%w: params: required", ErrInvalidParams)
+	}
+	if err := json.Unmarshal(*raw, p); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return fmt.Errorf("%w: %s: expected %s, got JSON %s", ErrInvalidParams, te.Field, te.Type, te.Value)
+		}
+		return fmt.Errorf("%w: %v", ErrInvalidParams, err)
+	}
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidParams, err)
+	}
+	return nil
+}
+
+// slogPrinter adapts slog to jsonrpc2.Logger.
+type slogPrinter struct{ log *slog.Logger }
+
+func (p slogPrinter) Printf(format string, v ...any) {
+	p.log.Debug(fmt.Sprintf(format, v...), "component", "jsonrpc2")
+}

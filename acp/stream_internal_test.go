@@ -1,0 +1,130 @@
+package acp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/sourcegraph/jsonrpc2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestReadLineLimits(t *testing.T) {
+	const max = 100
+	tests := []struct {
+		name  string
+		input string
+		want  []string // "" entries are lines; "TOO LONG" marks errLineTooLong
+	}{
+		{"exactly at the limit", strings.Repeat("a", max) + "\nnext\n", []string{strings.Repeat("a", max), "next"}},
+		{"one over the limit", strings.Repeat("a", max+1) + "\nnext\n", []string{"TOO LONG", "next"}},
+		{"far over the buffer size", strings.Repeat("a", 200<<10) + "\nnext\n", []string{"TOO LONG", "next"}},
+		{"last line without newline", "one\ntwo", []string{"one", "two"}},
+		{"over-long last line without newline", strings.Repeat("a", max+5), []string{"TOO LONG"}},
+		{"crlf", "one\r\n", []string{"one\r"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newLineStream(strings.NewReader(tt.input), io.Discard, nil, max, slog.New(slog.DiscardHandler))
+			var got []string
+			for {
+				line, err := s.readLine()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if errors.Is(err, errLineTooLong) {
+					got = append(got, "TOO LONG")
+					continue
+				}
+				require.NoError(t, err)
+				got = append(got, string(line))
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+// TestReadObjectSkipsBadLinesAndAnswersThem feeds a mix of lines straight
+// into the stream and checks what it returns and what it writes.
+func TestReadObjectSkipsBadLinesAndAnswersThem(t *testing.T) {
+	input := strings.Join([]string{
+		``,
+		`nonsense`,
+		`{"jsonrpc":"2.0","id":1,"method":"a"}`,
+		`  `,
+		`[1,2]`,
+		`{"jsonrpc":"2.0","id":"x","result":{}}`,
+	}, "\n") + "\n"
+	var out bytes.Buffer
+	s := newLineStream(strings.NewReader(input), &out, nil, 0, slog.New(slog.DiscardHandler))
+	close(s.closed) // let ReadObject report EOF at once
+
+	var req jsonrpc2.Request
+	require.NoError(t, s.ReadObject(&req))
+	assert.Equal(t, "a", req.Method)
+	var resp jsonrpc2.Response
+	require.NoError(t, s.ReadObject(&resp))
+	assert.Equal(t, "x", resp.ID.Str)
+	assert.ErrorIs(t, s.ReadObject(&req), io.EOF)
+
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 2)
+	assert.JSONEq(t, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: not valid JSON"}}`, lines[0])
+	assert.JSONEq(t, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: batches are not supported"}}`, lines[1])
+}
+
+// FuzzCheckMessage: checkMessage must never panic, must reject what
+// jsonrpc2 cannot decode (a decode failure there would close the
+// connection), and must return a usable id.
+func FuzzCheckMessage(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`,
+		`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}`,
+		`{"jsonrpc":"2.0","id":"a","result":null}`,
+		`{"jsonrpc":"2.0","id":3,"error":{"code":-1,"message":"x"}}`,
+		`{"jsonrpc":"2.0","id":1.5,"method":"x"}`,
+		`{"jsonrpc":"2.0","id":-1,"method":"x"}`,
+		`{"jsonrpc":"2.0","ID":1,"method":"x"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"x","method":"y"}`,
+		`[{"jsonrpc":"2.0"}]`, `42`, `null`, `{}`, `{"jsonrpc":"2.0","id":1,"result":1,"method":"x"}`,
+		`{"jsonrpc":"2.0","id":1e3,"method":"x"}`, `{"jsonrpc":"2.0","id":1,"method":"x","params":"s"}`,
+		`{"jsonrpc":"2.0","id":1,"error":5}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		id, code, msg := checkMessage(line)
+		if id != nil {
+			var v jsonrpc2.ID
+			if err := json.Unmarshal(id, &v); err != nil {
+				t.Fatalf("returned id %s that jsonrpc2 cannot read: %v", id, err)
+			}
+		}
+		if code != 0 {
+			if msg == "" {
+				t.Fatal("rejection without a message")
+			}
+			return
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("accepted a line that is not an object: %v", err)
+		}
+		var err error
+		if _, isRequest := m["method"]; isRequest {
+			var r jsonrpc2.Request
+			err = json.Unmarshal(line, &r)
+		} else {
+			var r jsonrpc2.Response
+			err = json.Unmarshal(line, &r)
+		}
+		if err != nil {
+			t.Fatalf("accepted %q, which jsonrpc2 cannot decode: %v", line, err)
+		}
+	})
+}

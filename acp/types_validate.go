@@ -1,0 +1,207 @@
+package acp
+
+import (
+	"fmt"
+	"path/filepath"
+)
+
+// Validate methods check the required members of the requests an agent
+// receives, after decoding. They return a plain error whose text starts with
+// the offending member in JSON form ("cwd: must be an absolute path",
+// "mcpServers[1].command: required"); the caller maps it to -32602 Invalid
+// params. Type mismatches are already reported by json.Unmarshal.
+//
+// A required array counts as missing when the decoded slice is nil (the
+// member was absent or null); [] is valid.
+
+func errRequired(field string) error { return fmt.Errorf("%s: required", field) }
+
+func validateSessionID(id SessionId) error {
+	if id == "" {
+		return errRequired("sessionId")
+	}
+	return nil
+}
+
+func validateCWD(field, cwd string, required bool) error {
+	if cwd == "" {
+		if required {
+			return errRequired(field)
+		}
+		return nil
+	}
+	if !filepath.IsAbs(cwd) {
+		return fmt.Errorf("%s: must be an absolute path", field)
+	}
+	return nil
+}
+
+func validateDirs(dirs []string) error {
+	for i, d := range dirs {
+		if !filepath.IsAbs(d) {
+			return fmt.Errorf("additionalDirectories[%d]: must be an absolute path", i)
+		}
+	}
+	return nil
+}
+
+func validateMCPServers(servers []McpServer, required bool) error {
+	if servers == nil {
+		if required {
+			return errRequired("mcpServers")
+		}
+		return nil
+	}
+	for i, s := range servers {
+		field := fmt.Sprintf("mcpServers[%d]", i)
+		switch {
+		case s.Stdio != nil:
+			if s.Stdio.Command == "" {
+				return errRequired(field + ".command")
+			}
+		case s.HTTP != nil:
+			if s.HTTP.URL == "" {
+				return errRequired(field + ".url")
+			}
+		case s.SSE != nil:
+			if s.SSE.URL == "" {
+				return errRequired(field + ".url")
+			}
+		case s.Unknown != nil:
+			// Unknown transports are tolerated; the agent skips them.
+		default:
+			return errRequired(field)
+		}
+	}
+	return nil
+}
+
+// firstErr returns the first non-nil error.
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Validate checks protocolVersion was present.
+func (r *InitializeRequest) Validate() error {
+	if r.protocolVersionMissing {
+		return errRequired("protocolVersion")
+	}
+	return nil
+}
+
+// Validate checks methodId.
+func (r *AuthenticateRequest) Validate() error {
+	if r.MethodID == "" {
+		return errRequired("methodId")
+	}
+	return nil
+}
+
+// Validate checks cwd (absolute), mcpServers (required) and
+// additionalDirectories (absolute).
+func (r *NewSessionRequest) Validate() error {
+	return firstErr(
+		validateCWD("cwd", r.CWD, true),
+		validateMCPServers(r.MCPServers, true),
+		validateDirs(r.AdditionalDirectories),
+	)
+}
+
+// Validate checks sessionId, cwd, mcpServers (required) and
+// additionalDirectories.
+func (r *LoadSessionRequest) Validate() error {
+	return firstErr(
+		validateSessionID(r.SessionID),
+		validateCWD("cwd", r.CWD, true),
+		validateMCPServers(r.MCPServers, true),
+		validateDirs(r.AdditionalDirectories),
+	)
+}
+
+// Validate checks sessionId, cwd, mcpServers (optional) and
+// additionalDirectories.
+func (r *ResumeSessionRequest) Validate() error {
+	return firstErr(
+		validateSessionID(r.SessionID),
+		validateCWD("cwd", r.CWD, true),
+		validateMCPServers(r.MCPServers, false),
+		validateDirs(r.AdditionalDirectories),
+	)
+}
+
+// Validate checks sessionId, cwd, mcpServers (optional) and
+// additionalDirectories.
+func (r *ForkSessionRequest) Validate() error {
+	return firstErr(
+		validateSessionID(r.SessionID),
+		validateCWD("cwd", r.CWD, true),
+		validateMCPServers(r.MCPServers, false),
+		validateDirs(r.AdditionalDirectories),
+	)
+}
+
+// Validate checks sessionId.
+func (r *CloseSessionRequest) Validate() error { return validateSessionID(r.SessionID) }
+
+// Validate checks sessionId.
+func (r *DeleteSessionRequest) Validate() error { return validateSessionID(r.SessionID) }
+
+// Validate checks that cwd, when given, is absolute.
+func (r *ListSessionsRequest) Validate() error { return validateCWD("cwd", r.CWD, false) }
+
+// Validate checks sessionId and modeId.
+func (r *SetSessionModeRequest) Validate() error {
+	if err := validateSessionID(r.SessionID); err != nil {
+		return err
+	}
+	if r.ModeID == "" {
+		return errRequired("modeId")
+	}
+	return nil
+}
+
+// Validate checks sessionId, configId and value.
+func (r *SetSessionConfigOptionRequest) Validate() error {
+	if err := validateSessionID(r.SessionID); err != nil {
+		return err
+	}
+	if r.ConfigID == "" {
+		return errRequired("configId")
+	}
+	if v := r.Value; v.ValueID == nil && v.Bool == nil && v.Unknown == nil {
+		return errRequired("value")
+	}
+	return nil
+}
+
+// Validate checks sessionId and prompt ([] is allowed).
+func (r *PromptRequest) Validate() error {
+	if err := validateSessionID(r.SessionID); err != nil {
+		return err
+	}
+	if r.Prompt == nil {
+		return errRequired("prompt")
+	}
+	for i, b := range r.Prompt {
+		if b.Tag() == "" {
+			return errRequired(fmt.Sprintf("prompt[%d]", i))
+		}
+	}
+	return nil
+}
+
+// Validate checks sessionId.
+func (r *CancelNotification) Validate() error { return validateSessionID(r.SessionID) }
+
+// Validate checks requestId was present (null is a valid request id).
+func (r *CancelRequestNotification) Validate() error {
+	if len(r.RequestID) == 0 {
+		return errRequired("requestId")
+	}
+	return nil
+}

@@ -1,0 +1,420 @@
+package agent_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/acp/acptest"
+	"github.com/acp-agent/acp-agent/agent"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const testKey = "sk-test-SECRET-4f9a1c"
+
+// openAIServer is an httptest server speaking the Chat Completions
+// streaming format. handle writes the response to each request; requests
+// records what the agent sent.
+type openAIServer struct {
+	*httptest.Server
+	mu       sync.Mutex
+	requests []recordedRequest
+}
+
+type recordedRequest struct {
+	Auth string
+	Body map[string]any
+}
+
+func newOpenAIServer(t *testing.T, handle func(w http.ResponseWriter, r *http.Request, n int)) *openAIServer {
+	s := &openAIServer{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		var body map[string]any
+		data, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(data, &body)
+		s.mu.Lock()
+		s.requests = append(s.requests, recordedRequest{Auth: r.Header.Get("Authorization"), Body: body})
+		n := len(s.requests)
+		s.mu.Unlock()
+		handle(w, r, n)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *openAIServer) request(t *testing.T, i int) recordedRequest {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	require.Greater(t, len(s.requests), i, "the model server got %d requests", len(s.requests))
+	return s.requests[i]
+}
+
+// sse writes Chat Completions chunks and, if done, the [DONE] marker.
+func sse(w http.ResponseWriter, chunks []string, done bool) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	for _, c := range chunks {
+		fmt.Fprintf(w, "data: %s\n\n", c)
+	}
+	if done {
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}
+}
+
+func textChunk(s string) string {
+	b, _ := json.Marshal(s)
+	return `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":` + string(b) + `},"finish_reason":null}]}`
+}
+
+func reasoningChunk(field, s string) string {
+	b, _ := json.Marshal(s)
+	return `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"` + field + `":` + string(b) + `},"finish_reason":null}]}`
+}
+
+func finishChunk(reason string) string {
+	return `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"` + reason + `"}]}`
+}
+
+const usageChunk = `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":5,"total_tokens":17}}`
+
+// client starts an agent (model openai/test-model against srv) behind an
+// in-process ACP service.
+func client(t *testing.T, srv *openAIServer, env map[string]string) *acptest.Client {
+	t.Helper()
+	if env == nil {
+		env = map[string]string{"OPENAI_API_KEY": testKey}
+	}
+	if srv != nil {
+		env["OPENAI_BASE_URL"] = srv.URL + "/v1"
+	}
+	model := env["MODEL"]
+	if model == "" {
+		model = "openai/test-model"
+	}
+	transport := &http.Transport{}
+	t.Cleanup(transport.CloseIdleConnections)
+	a := agent.New(agent.Config{
+		Model:      model,
+		Getenv:     func(k string) string { return env[k] },
+		HTTPClient: &http.Client{Transport: transport},
+		Version:    "test",
+	})
+	return acptest.Pipe(t, acp.NewAgentService(a, acp.Options{}))
+}
+
+func prompt(sid string, blocks ...acp.ContentBlock) *acp.PromptRequest {
+	return &acp.PromptRequest{SessionID: sid, Prompt: blocks}
+}
+
+func TestPromptStreamsTextAndReasoning(t *testing.T) {
+	srv := newOpenAIServer(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		sse(w, []string{
+			reasoningChunk("reasoning_content", "Think"), reasoningChunk("reasoning", "ing."),
+			textChunk("Hello"), textChunk(", "), textChunk("world"),
+			finishChunk("stop"), usageChunk,
+		}, true)
+	})
+	c := client(t, srv, nil)
+	init := c.Initialize(nil)
+	assert.Equal(t, "acp-agent", init.AgentInfo.Name)
+	assert.Empty(t, init.AuthMethods, "a usable model needs no authentication")
+	sid := c.NewSession("/work/project")
+
+	resp, updates := c.Call(acp.MethodSessionPrompt, prompt(sid, acp.TextBlock("Say hello")))
+	var r acp.PromptResponse
+	acptest.MustResult(t, resp, &r)
+	assert.Equal(t, acp.StopReasonEndTurn, r.StopReason)
+
+	var thoughts, text []string
+	messageIDs := map[string]bool{}
+	for _, m := range updates {
+		u := m.Update(t).Update
+		switch {
+		case u.AgentThoughtChunk != nil:
+			require.Empty(t, text, "thoughts come before the answer here")
+			thoughts = append(thoughts, u.AgentThoughtChunk.Content.Text.Text)
+			messageIDs[u.AgentThoughtChunk.MessageID] = true
+		case u.AgentMessageChunk != nil:
+			text = append(text, u.AgentMessageChunk.Content.Text.Text)
+			messageIDs[u.AgentMessageChunk.MessageID] = true
+		default:
+			t.Fatalf("unexpected update %s", m.Raw)
+		}
+	}
+	assert.Equal(t, []string{"Think", "ing."}, thoughts)
+	assert.Equal(t, []string{"Hello", ", ", "world"}, text)
+	assert.Len(t, messageIDs, 1, "all chunks of one answer share a messageId")
+	assert.NotContains(t, messageIDs, "")
+
+	got := srv.request(t, 0)
+	assert.Equal(t, "Bearer "+testKey, got.Auth)
+	assert.Equal(t, "test-model", got.Body["model"])
+	assert.Equal(t, true, got.Body["stream"])
+	msgs := got.Body["messages"].([]any)
+	require.Len(t, msgs, 2)
+	assert.Equal(t, "system", msgs[0].(map[string]any)["role"])
+	assert.Contains(t, msgs[0].(map[string]any)["content"], "/work/project", "the system prompt names the workspace")
+	assert.Equal(t, map[string]any{"role": "user", "content": "Say hello"}, msgs[1])
+}
+
+func TestHistoryIsSentWithTheNextPrompt(t *testing.T) {
+	srv := newOpenAIServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		sse(w, []string{textChunk(fmt.Sprintf("answer %d", n)), finishChunk("stop")}, true)
+	})
+	c := client(t, srv, nil)
+	c.Initialize(nil)
+	sid := c.NewSession("/tmp")
+	for _, q := range []string{"first", "second"} {
+		resp, _ := c.Call(acp.MethodSessionPrompt, prompt(sid, acp.TextBlock(q)))
+		acptest.MustResult(t, resp, nil)
+	}
+	msgs := srv.request(t, 1).Body["messages"].([]any)
+	require.Len(t, msgs, 4)
+	assert.Equal(t, map[string]any{"role": "user", "content": "first"}, msgs[1])
+	assert.Equal(t, "assistant", msgs[2].(map[string]any)["role"])
+	assert.Equal(t, "answer 1", msgs[2].(map[string]any)["content"])
+	assert.Equal(t, map[string]any{"role": "user", "content": "second"}, msgs[3])
+}
+
+func TestResourceBlocksBecomeModelInput(t *testing.T) {
+	srv := newOpenAIServer(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		sse(w, []string{textChunk("ok"), finishChunk("stop")}, true)
+	})
+	c := client(t, srv, nil)
+	c.Initialize(nil)
+	sid := c.NewSession("/tmp")
+	resp, _ := c.Call(acp.MethodSessionPrompt, prompt(sid,
+		acp.TextBlock("Review these"),
+		acp.ContentBlock{ResourceLink: &acp.ResourceLink{URI: "file:///tmp/a.go", Name: "a.go", MimeType: "text/x-go"}},
+		acp.ContentBlock{Resource: &acp.EmbeddedResource{Resource: acp.EmbeddedResourceResource{
+			Text: &acp.TextResourceContents{URI: "file:///tmp/b.go", Text: "package b\n"},
+		}}},
+	))
+	acptest.MustResult(t, resp, nil)
+	user := srv.request(t, 0).Body["messages"].([]any)[1].(map[string]any)
+	data, _ := json.Marshal(user["content"])
+	content := string(data)
+	assert.Contains(t, content, "Review these")
+	assert.Contains(t, content, "file:///tmp/a.go")
+	assert.Contains(t, content, "file:///tmp/b.go")
+	assert.Contains(t, content, `package b\n`)
+}
+
+func TestAudioPromptIsInvalidParams(t *testing.T) {
+	srv := newOpenAIServer(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		t.Error("the model must not be called")
+	})
+	c := client(t, srv, nil)
+	c.Initialize(nil)
+	sid := c.NewSession("/tmp")
+	resp, _ := c.Call(acp.MethodSessionPrompt, prompt(sid, acp.TextBlock("listen"),
+		acp.ContentBlock{Audio: &acp.AudioContent{Data: "AAAA", MimeType: "audio/wav"}}))
+	require.NotNil(t, resp.Error)
+	assert.Equal(t, acp.CodeInvalidParams, resp.Error.Code)
+	assert.Contains(t, resp.Error.Message, "prompt[1]")
+}
+
+func TestFinishReasonsMapToStopReasons(t *testing.T) {
+	tests := []struct {
+		finish string
+		want   acp.StopReason
+	}{
+		{"stop", acp.StopReasonEndTurn},
+		{"length", acp.StopReasonMaxTokens},
+		{"content_filter", acp.StopReasonRefusal},
+	}
+	for _, tt := range tests {
+		t.Run(tt.finish, func(t *testing.T) {
+			srv := newOpenAIServer(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+				sse(w, []string{textChunk("x"), finishChunk(tt.finish)}, true)
+			})
+			c := client(t, srv, nil)
+			c.Initialize(nil)
+			sid := c.NewSession("/tmp")
+			resp, _ := c.Call(acp.MethodSessionPrompt, prompt(sid, acp.TextBlock("q")))
+			var r acp.PromptResponse
+			acptest.MustResult(t, resp, &r)
+			assert.Equal(t, tt.want, r.StopReason)
+		})
+	}
+}
+
+func TestProviderErrorsAreInternalErrorsWithoutTheKey(t *testing.T) {
+	tests := []struct {
+		name    string
+		handle  func(w http.ResponseWriter)
+		wantMsg string
+	}{
+		{"HTTP 401", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s.","type":"invalid_request_error","code":"invalid_api_key"}}`, testKey)
+		}, "Incorrect API key provided"},
+		{"HTTP 400", func(w http.ResponseWriter) {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(w, `{"error":{"message":"model does not exist","type":"invalid_request_error"}}`)
+		}, "model does not exist"},
+		{"error inside the stream", func(w http.ResponseWriter) {
+			sse(w, []string{textChunk("partial"), `{"error":{"message":"upstream overloaded","code":502},"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}]}`}, true)
+		}, "upstream overloaded"},
+		{"stream ends without [DONE]", func(w http.ResponseWriter) {
+			sse(w, []string{textChunk("partial")}, false)
+		}, "ended"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newOpenAIServer(t, func(w http.ResponseWriter, r *http.Request, _ int) { tt.handle(w) })
+			c := client(t, srv, nil)
+			c.Initialize(nil)
+			sid := c.NewSession("/tmp")
+			resp, _ := c.Call(acp.MethodSessionPrompt, prompt(sid, acp.TextBlock("q")))
+			require.NotNil(t, resp.Error, "got %s", resp.Raw)
+			assert.Equal(t, acp.CodeInternalError, resp.Error.Code)
+			assert.Contains(t, resp.Error.Message, tt.wantMsg)
+			assert.NotContains(t, string(resp.Raw), testKey)
+		})
+	}
+}
+
+// TestCancelAbortsTheProviderStream: a provider stream that never ends is
+// cancelled by session/cancel; the turn answers "cancelled", the HTTP
+// request to the provider is closed, and nothing of the turn follows.
+func TestCancelAbortsTheProviderStream(t *testing.T) {
+	requestDone := make(chan struct{})
+	srv := newOpenAIServer(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		defer close(requestDone)
+		w.Header().Set("Content-Type", "text/event-stream")
+		flusher := w.(http.Flusher)
+		for i := 0; ; i++ {
+			if _, err := fmt.Fprintf(w, "data: %s\n\n", textChunk(fmt.Sprintf("%d ", i))); err != nil {
+				return
+			}
+			flusher.Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	})
+	c := client(t, srv, nil)
+	c.Initialize(nil)
+	sid := c.NewSession("/tmp")
+	id := c.Request(acp.MethodSessionPrompt, prompt(sid, acp.TextBlock("count forever")))
+	for i := range 5 {
+		m := c.Next()
+		require.Equal(t, fmt.Sprintf("%d ", i), m.Update(t).Update.AgentMessageChunk.Content.Text.Text)
+	}
+	c.Notify(acp.MethodSessionCancel, &acp.CancelNotification{SessionID: sid})
+	resp, _ := c.Await(id)
+	assert.JSONEq(t, `{"stopReason":"cancelled"}`, string(resp.Result))
+	select {
+	case <-requestDone:
+	case <-time.After(2 * time.Second):
+		t.Fatal("the provider request was not closed after cancel")
+	}
+	if m, ok := c.NextWithin(100 * time.Millisecond); ok {
+		t.Fatalf("message after the cancelled response: %s", m.Raw)
+	}
+}
+
+func TestNoUsableModelNeedsConfiguration(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     map[string]string
+		wantMsg string
+	}{
+		{"no API key", map[string]string{}, "OPENAI_API_KEY"},
+		{"unknown provider", map[string]string{"MODEL": "acme/model-1"}, `unknown provider "acme"`},
+		{"no slash", map[string]string{"MODEL": "gpt-4.1"}, "PROVIDER/MODEL"},
+		{"missing replay script", map[string]string{"MODEL": "replay/" + "/nonexistent/script.json"}, "replay script"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := client(t, nil, tt.env)
+			init := c.Initialize(nil)
+			require.Len(t, init.AuthMethods, 1)
+			require.NotNil(t, init.AuthMethods[0].Agent)
+			assert.Contains(t, init.AuthMethods[0].Agent.Description, tt.wantMsg)
+
+			resp, _ := c.Call(acp.MethodSessionNew, &acp.NewSessionRequest{CWD: "/tmp", MCPServers: []acp.McpServer{}})
+			require.NotNil(t, resp.Error)
+			assert.Equal(t, acp.CodeAuthRequired, resp.Error.Code)
+			assert.Contains(t, resp.Error.Message, tt.wantMsg)
+
+			resp, _ = c.Call(acp.MethodAuthenticate, &acp.AuthenticateRequest{MethodID: init.AuthMethods[0].Agent.ID})
+			require.NotNil(t, resp.Error)
+			assert.Equal(t, acp.CodeAuthRequired, resp.Error.Code)
+		})
+	}
+}
+
+func TestAuthenticateUnknownMethodIsInvalidParams(t *testing.T) {
+	c := client(t, nil, map[string]string{"MODEL": "replay/default"})
+	c.Initialize(nil)
+	resp, _ := c.Call(acp.MethodAuthenticate, &acp.AuthenticateRequest{MethodID: "nope"})
+	require.NotNil(t, resp.Error)
+	assert.Equal(t, acp.CodeInvalidParams, resp.Error.Code)
+	assert.Contains(t, resp.Error.Message, "methodId")
+}
+
+func TestReplayDefaultModelAnswersOffline(t *testing.T) {
+	c := client(t, nil, map[string]string{"MODEL": "replay/default"})
+	c.Initialize(nil)
+	sid := c.NewSession("/tmp")
+	resp, updates := c.Call(acp.MethodSessionPrompt, prompt(sid, acp.TextBlock("hello")))
+	var r acp.PromptResponse
+	acptest.MustResult(t, resp, &r)
+	assert.Equal(t, acp.StopReasonEndTurn, r.StopReason)
+	var text strings.Builder
+	for _, m := range updates {
+		if u := m.Update(t).Update; u.AgentMessageChunk != nil {
+			text.WriteString(u.AgentMessageChunk.Content.Text.Text)
+		}
+	}
+	assert.Contains(t, text.String(), "OPENAI_API_KEY", "the demo answer explains how to configure a real model")
+}
+
+func TestParseModelSpec(t *testing.T) {
+	tests := []struct {
+		in       string
+		provider string
+		model    string
+		wantErr  bool
+	}{
+		{"openai/gpt-4.1", "openai", "gpt-4.1", false},
+		{"openai/meta-llama/Llama-3.3-70B", "openai", "meta-llama/Llama-3.3-70B", false},
+		{" replay/default ", "replay", "default", false},
+		{"gpt-4.1", "", "", true},
+		{"/gpt", "", "", true},
+		{"openai/", "", "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := agent.ParseModelSpec(tt.in)
+			if tt.wantErr {
+				assert.ErrorIs(t, err, agent.ErrNoModel)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.provider, got.Provider)
+			assert.Equal(t, tt.model, got.Model)
+		})
+	}
+}

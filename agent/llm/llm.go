@@ -1,0 +1,197 @@
+package llm
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Role is the author of a Message.
+type Role string
+
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// PartType tells which fields of a Part are set.
+type PartType string
+
+const (
+	PartText  PartType = "text"
+	PartImage PartType = "image"
+)
+
+// Part is one piece of message content.
+type Part struct {
+	Type PartType
+	// Text is set for PartText.
+	Text string
+	// MIMEType and Data (base64, as ACP carries it) are set for PartImage.
+	MIMEType string
+	Data     string
+}
+
+// TextPart returns a text Part.
+func TextPart(s string) Part { return Part{Type: PartText, Text: s} }
+
+// Message is one entry of the conversation sent to a model.
+type Message struct {
+	Role    Role
+	Content []Part
+	// ToolCalls are the calls an assistant message made.
+	ToolCalls []ToolCall
+	// ToolCallID names the call a RoleTool message answers.
+	ToolCallID string
+	// ToolName is the tool a RoleTool message answers (some servers need it).
+	ToolName string
+	// Reasoning is the assistant's reasoning text; some providers require it
+	// to be sent back (DeepSeek thinking mode with tools).
+	Reasoning string
+	// ReasoningSignature is an opaque provider token for the reasoning
+	// (Anthropic thinking blocks); echoed back unchanged.
+	ReasoningSignature string
+}
+
+// Text returns the concatenated text parts of m.
+func (m Message) Text() string {
+	var s string
+	for _, p := range m.Content {
+		if p.Type == PartText {
+			s += p.Text
+		}
+	}
+	return s
+}
+
+// ToolSpec describes a tool offered to the model.
+type ToolSpec struct {
+	Name        string
+	Description string
+	// Parameters is the JSON schema of the tool's arguments.
+	Parameters json.RawMessage
+}
+
+// ToolCall is a complete tool call made by the model.
+type ToolCall struct {
+	ID   string
+	Name string
+	// Arguments is the raw JSON the model produced; it is untrusted and may
+	// not even be valid JSON.
+	Arguments string
+}
+
+// Request is one model call.
+type Request struct {
+	// Model is the provider's model name (the part after "provider/").
+	Model    string
+	System   string
+	Messages []Message
+	Tools    []ToolSpec
+	// MaxTokens caps the output; 0 means the provider's default.
+	MaxTokens int
+}
+
+// EventKind tells which fields of an Event are set.
+type EventKind uint8
+
+const (
+	// EventTextDelta: Text holds assistant text to append.
+	EventTextDelta EventKind = iota + 1
+	// EventReasoningDelta: Text holds reasoning ("thinking") text to append.
+	EventReasoningDelta
+	// EventToolCallDelta: ToolCall holds a fragment of a tool call.
+	EventToolCallDelta
+	// EventUsage: Usage holds token counts for this model call.
+	EventUsage
+	// EventFinish: Finish holds why the model stopped. It is the last event
+	// of a successful stream.
+	EventFinish
+)
+
+// Event is one item of a model's streamed response.
+type Event struct {
+	Kind     EventKind
+	Text     string
+	ToolCall *ToolCallDelta
+	Usage    *Usage
+	Finish   FinishReason
+}
+
+// ToolCallDelta is a fragment of a streamed tool call. Fragments with the
+// same Index belong to one call; ID and Name are set on the first fragment
+// (and must be assigned, not appended, if repeated); ArgumentsDelta is raw
+// JSON text to append.
+type ToolCallDelta struct {
+	Index          int
+	ID             string
+	Name           string
+	ArgumentsDelta string
+}
+
+// Usage is the token accounting of one model call.
+type Usage struct {
+	InputTokens       int64
+	OutputTokens      int64
+	CachedReadTokens  int64
+	CachedWriteTokens int64
+	ReasoningTokens   int64
+}
+
+// FinishReason is why a model stopped, normalised across providers.
+type FinishReason string
+
+const (
+	FinishStop          FinishReason = "stop"
+	FinishLength        FinishReason = "length"
+	FinishToolCalls     FinishReason = "tool_calls"
+	FinishContentFilter FinishReason = "content_filter"
+)
+
+// ErrTruncatedStream means the provider's stream ended before it said it was
+// done (no [DONE], no message_stop). It is an error, never a success.
+var ErrTruncatedStream = errors.New("llm: model stream ended before it was complete")
+
+// ProviderError is an error reported by a model provider, over HTTP or in
+// the stream. Message is the provider's own text; it never contains the API
+// key.
+type ProviderError struct {
+	Provider   string
+	StatusCode int    // HTTP status; 0 for an error inside a 200 stream
+	Type       string // provider error type or code, if any
+	Message    string
+	// Retryable says whether the request may be retried (issue 4 policy).
+	Retryable bool
+	// RetryAfter is the server's requested delay, if it sent one.
+	RetryAfter time.Duration
+}
+
+func (e *ProviderError) Error() string {
+	if e.StatusCode != 0 {
+		return fmt.Sprintf("%s: HTTP %d: %s", e.Provider, e.StatusCode, e.Message)
+	}
+	return fmt.Sprintf("%s: %s", e.Provider, e.Message)
+}
+
+// String renders an event compactly ("text:Hi", "finish:stop"), so test
+// failures and debug logs read like the stream.
+func (e Event) String() string {
+	switch e.Kind {
+	case EventTextDelta:
+		return "text:" + e.Text
+	case EventReasoningDelta:
+		return "reasoning:" + e.Text
+	case EventToolCallDelta:
+		tc := e.ToolCall
+		return fmt.Sprintf("tool:%d id=%s name=%s args=%s", tc.Index, tc.ID, tc.Name, tc.ArgumentsDelta)
+	case EventUsage:
+		u := e.Usage
+		return fmt.Sprintf("usage:in=%d out=%d cr=%d cw=%d r=%d", u.InputTokens, u.OutputTokens, u.CachedReadTokens, u.CachedWriteTokens, u.ReasoningTokens)
+	case EventFinish:
+		return "finish:" + string(e.Finish)
+	}
+	return fmt.Sprintf("unknown:%d", e.Kind)
+}

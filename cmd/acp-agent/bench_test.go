@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acp-agent/acp-agent/acp"
+)
+
+const initializeLine = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}` + "\n"
+
+// BenchmarkStartupToInitialize measures process start to the initialize
+// response over real pipes, and the resident memory right after it. It
+// reports the median (ms) and the largest RSS seen (MB).
+func BenchmarkStartupToInitialize(b *testing.B) {
+	var durations []time.Duration
+	var maxRSS int64
+	for b.Loop() {
+		cmd := exec.Command(agentBin, "--model", "replay/default", "--log-level", "warn")
+		stdin, _ := cmd.StdinPipe()
+		stdout, _ := cmd.StdoutPipe()
+		start := time.Now()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.WriteString(stdin, initializeLine); err != nil {
+			b.Fatal(err)
+		}
+		line, err := bufio.NewReader(stdout).ReadBytes('\n')
+		elapsed := time.Since(start)
+		if err != nil || !bytes.Contains(line, []byte(`"protocolVersion":1`)) {
+			b.Fatalf("initialize: %q %v", line, err)
+		}
+		durations = append(durations, elapsed)
+		if rss := rssKB(cmd.Process.Pid); rss > maxRSS {
+			maxRSS = rss
+		}
+		stdin.Close()
+		if err := cmd.Wait(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	slices.Sort(durations)
+	b.ReportMetric(float64(durations[len(durations)/2].Microseconds())/1000, "ms-median")
+	b.ReportMetric(float64(maxRSS)/1024, "MB-RSS")
+}
+
+// rssKB reads VmRSS of a process from /proc (Linux).
+func rssKB(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+const streamChunks = 100000
+
+// BenchmarkStreamChunks measures agent_message_chunk notifications per
+// second through the real binary and pipes with the replay provider: one
+// op is one prompt streaming 100,000 chunks.
+func BenchmarkStreamChunks(b *testing.B) {
+	script := benchScript(b)
+	cmd := exec.Command(agentBin, "--model", "replay/"+script, "--log-level", "warn")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { stdin.Close(); _ = cmd.Wait() }()
+	r := bufio.NewReaderSize(stdout, 1<<20)
+	send := func(s string) {
+		if _, err := io.WriteString(stdin, s+"\n"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	send(strings.TrimSpace(initializeLine))
+	readLine(b, r)
+	send(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`)
+	var created struct {
+		Result acp.NewSessionResponse `json:"result"`
+	}
+	if err := json.Unmarshal(readLine(b, r), &created); err != nil {
+		b.Fatal(err)
+	}
+	prompt := fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":"go"}]}}`, created.Result.SessionID)
+
+	var total time.Duration
+	chunks := 0
+	for b.Loop() {
+		start := time.Now()
+		send(prompt)
+		for {
+			line := readLine(b, r)
+			if bytes.Contains(line, []byte(`"agent_message_chunk"`)) {
+				chunks++
+				continue
+			}
+			if bytes.Contains(line, []byte(`"stopReason"`)) {
+				break
+			}
+			b.Fatalf("unexpected line %s", line)
+		}
+		total += time.Since(start)
+	}
+	b.ReportMetric(float64(chunks)/total.Seconds(), "chunks/s")
+}
+
+// BenchmarkStreamBareMarshal is the baseline for BenchmarkStreamChunks:
+// the same notifications, json.Marshal-ed in a loop and written to an OS
+// pipe one line per write, whose other end is read line by line, in one
+// process: the cost of the bytes alone, with no protocol machinery.
+func BenchmarkStreamBareMarshal(b *testing.B) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	lines := make(chan int)
+	go func() {
+		r := bufio.NewReaderSize(pr, 1<<20)
+		n := 0
+		for {
+			if _, err := r.ReadSlice('\n'); err != nil {
+				lines <- n
+				return
+			}
+			n++
+		}
+	}()
+	type envelope struct {
+		JSONRPC string                  `json:"jsonrpc"`
+		Method  string                  `json:"method"`
+		Params  acp.SessionNotification `json:"params"`
+	}
+	msg := envelope{"2.0", acp.MethodSessionUpdate, acp.SessionNotification{
+		SessionID: "0f8b6d7e-4c1a-4a57-9a53-2b1e0d7c9f10",
+		Update:    acp.SessionUpdate{AgentMessageChunk: &acp.ContentChunk{Content: acp.TextBlock("chunk "), MessageID: "5d1e4f2a-8b3c-4d6e-9f70-1a2b3c4d5e6f"}},
+	}}
+	var total time.Duration
+	chunks := 0
+	for b.Loop() {
+		start := time.Now()
+		for range streamChunks {
+			data, err := json.Marshal(&msg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := pw.Write(append(data, '\n')); err != nil {
+				b.Fatal(err)
+			}
+		}
+		chunks += streamChunks
+		total += time.Since(start)
+	}
+	pw.Close()
+	if got := <-lines; got != chunks {
+		b.Fatalf("read %d lines, wrote %d", got, chunks)
+	}
+	pr.Close()
+	b.ReportMetric(float64(chunks)/total.Seconds(), "chunks/s")
+}
+
+func benchScript(b *testing.B) string {
+	path := b.TempDir() + "/bench.json"
+	script := fmt.Sprintf(`{"turns":[{"events":[{"text":"chunk ","repeat":%d}],"finish":"stop"}]}`, streamChunks)
+	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+func readLine(b *testing.B, r *bufio.Reader) []byte {
+	line, err := r.ReadSlice('\n')
+	if err != nil {
+		b.Fatalf("reading agent output: %v", err)
+	}
+	return line
+}

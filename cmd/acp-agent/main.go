@@ -1,0 +1,87 @@
+// Command acp-agent is a coding agent that editors launch as a subprocess
+// and talk to over the Agent Client Protocol on stdin and stdout.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/telemetry"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Stdin, os.Stdout, os.Stderr, os.Args[1:])
+	stop()
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "acp-agent:", err)
+		os.Exit(2)
+	}
+}
+
+// run is the whole program. stdout carries only ACP messages (written by
+// the transport); --help and --version are the only other output there,
+// and they do not start the protocol.
+func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []string) error {
+	getenv := os.Getenv
+	fs := flag.NewFlagSet("acp-agent", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	model := fs.String("model", getenv("ACP_AGENT_MODEL"), "model as PROVIDER/MODEL: openai/<model> or replay/default (env ACP_AGENT_MODEL; default "+agent.DefaultModel+")")
+	logLevel := fs.String("log-level", envOr(getenv, "ACP_AGENT_LOG_LEVEL", "info"), "log level: debug, info, warn, error or off (env ACP_AGENT_LOG_LEVEL)")
+	logFile := fs.String("log-file", getenv("ACP_AGENT_LOG_FILE"), "append logs to this file instead of stderr (env ACP_AGENT_LOG_FILE)")
+	maxLine := fs.Int("max-message-bytes", acp.DefaultMaxMessageBytes, "longest accepted JSON-RPC message, in bytes")
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: acp-agent [flags]\n\nacp-agent speaks the Agent Client Protocol on stdin/stdout; editors start it as a subprocess.\nEnvironment: OPENAI_API_KEY, OPENAI_BASE_URL (default https://api.openai.com/v1).\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
+	}
+	if *showVersion {
+		_, err := fmt.Fprintln(stdout, "acp-agent", version)
+		return err
+	}
+	level, enabled, err := telemetry.ParseLevel(*logLevel)
+	if err != nil {
+		return err
+	}
+	logOut := stderr
+	if *logFile != "" {
+		f, err := telemetry.OpenLogFile(*logFile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		logOut = f
+	}
+	log := telemetry.NewLogger(logOut, level, enabled)
+
+	a := agent.New(agent.Config{Model: *model, Getenv: getenv, Logger: log, Version: version})
+	svc := acp.NewAgentService(a, acp.Options{MaxMessageBytes: *maxLine, Logger: log})
+	return svc.Serve(ctx, stdin, stdout)
+}
+
+func envOr(getenv func(string) string, key, def string) string {
+	if v := getenv(key); v != "" {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,292 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/acp/acptest"
+)
+
+// agentBin is the acp-agent binary built once for the end-to-end tests.
+var agentBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "acp-agent-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	agentBin = filepath.Join(dir, "acp-agent")
+	args := []string{"build", "-o", agentBin}
+	if raceEnabled {
+		args = append(args, "-race") // catch races in the real process too
+	}
+	build := exec.Command("go", append(args, ".")...)
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building acp-agent:", err)
+		os.Exit(1)
+	}
+	code := 0
+	if err := goleak.Find(); err == nil {
+		code = m.Run()
+		if code == 0 {
+			if err := goleak.Find(); err != nil {
+				fmt.Fprintln(os.Stderr, "goleak:", err)
+				code = 1
+			}
+		}
+	}
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// proc is a running acp-agent with an acptest client on its pipes.
+type proc struct {
+	*acptest.Client
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stderr *syncWriter
+	exited chan error
+}
+
+// startAgent runs the binary with args and env (added to a minimal
+// environment: the real API keys of the machine never reach tests).
+func startAgent(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(agentBin, args...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	p := &proc{cmd: cmd, stdin: stdin, stderr: &syncWriter{}, exited: make(chan error, 1)}
+	cmd.Stderr = p.stderr
+	require.NoError(t, cmd.Start())
+	p.Client = acptest.New(t, stdin, stdout)
+	go func() { p.exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		stdin.Close()
+		select {
+		case <-p.exited:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-p.exited
+			t.Errorf("agent did not exit within 5s of stdin EOF")
+		}
+		if t.Failed() {
+			t.Logf("agent stderr:\n%s", p.stderr.String())
+		}
+	})
+	return p
+}
+
+// waitExit waits for the process to exit and returns its exit error.
+func (p *proc) waitExit(t *testing.T, d time.Duration) error {
+	t.Helper()
+	select {
+	case err := <-p.exited:
+		p.exited <- err // for Cleanup
+		return err
+	case <-time.After(d):
+		t.Fatalf("agent did not exit within %s", d)
+		return nil
+	}
+}
+
+// writeScript writes a replay script and returns its path.
+func writeScript(t *testing.T, script any) string {
+	t.Helper()
+	data, err := json.Marshal(script)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "script.json")
+	require.NoError(t, os.WriteFile(path, data, 0o600))
+	return path
+}
+
+func textOf(t *testing.T, msgs []acptest.Message) string {
+	t.Helper()
+	var b strings.Builder
+	for _, m := range msgs {
+		if u := m.Update(t).Update; u.AgentMessageChunk != nil {
+			b.WriteString(u.AgentMessageChunk.Content.Text.Text)
+		}
+	}
+	return b.String()
+}
+
+func TestBinaryReplayExchange(t *testing.T) {
+	p := startAgent(t, nil, "--model", "replay/default", "--log-level", "debug")
+	init := p.Initialize(nil)
+	assert.Equal(t, acp.ProtocolVersionV1, init.ProtocolVersion)
+	assert.Equal(t, "acp-agent", init.AgentInfo.Name)
+	sid := p.NewSession(t.TempDir())
+	resp, updates := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("hi")}})
+	var r acp.PromptResponse
+	acptest.MustResult(t, resp, &r)
+	assert.Equal(t, acp.StopReasonEndTurn, r.StopReason)
+	assert.NotEmpty(t, textOf(t, updates))
+	// With debug logging on, logs went to stderr: stdout held only the
+	// protocol (acptest fails on any other line).
+	p.stdin.Close()
+	require.NoError(t, p.waitExit(t, 2*time.Second))
+	assert.Contains(t, p.stderr.String(), "session created")
+}
+
+// TestBinaryStreamsChunksInOrder streams 10,000 numbered chunks from a
+// replay script through the real binary and pipes.
+func TestBinaryStreamsChunksInOrder(t *testing.T) {
+	const n = 10000
+	events := make([]map[string]any, n)
+	for i := range events {
+		events[i] = map[string]any{"text": fmt.Sprintf("%d,", i)}
+	}
+	script := writeScript(t, map[string]any{"turns": []any{map[string]any{"events": events}}})
+	p := startAgent(t, nil, "--model", "replay/"+script)
+	p.Initialize(nil)
+	sid := p.NewSession(t.TempDir())
+	resp, updates := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("go")}})
+	acptest.MustResult(t, resp, nil)
+	require.Len(t, updates, n)
+	for i, m := range updates {
+		require.Equal(t, fmt.Sprintf("%d,", i), m.Update(t).Update.AgentMessageChunk.Content.Text.Text)
+	}
+	if m, ok := p.NextWithin(100 * time.Millisecond); ok {
+		t.Fatalf("message after the prompt response: %s", m.Raw)
+	}
+}
+
+func hangingScript(t *testing.T) string {
+	return writeScript(t, map[string]any{"turns": []any{map[string]any{"events": []any{
+		map[string]any{"text": "working"}, map[string]any{"hang": true},
+	}}}})
+}
+
+func TestBinaryCancel(t *testing.T) {
+	p := startAgent(t, nil, "--model", "replay/"+hangingScript(t))
+	p.Initialize(nil)
+	sid := p.NewSession(t.TempDir())
+	id := p.Request(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("go")}})
+	assert.Equal(t, "working", textOf(t, []acptest.Message{p.Next()}))
+	p.Notify(acp.MethodSessionCancel, &acp.CancelNotification{SessionID: sid})
+	resp, before := p.Await(id)
+	assert.Empty(t, before)
+	assert.JSONEq(t, `{"stopReason":"cancelled"}`, string(resp.Result))
+}
+
+// TestBinaryExitsOnEOF: closing stdin during a turn cancels it and the
+// process exits 0 within 2 s.
+func TestBinaryExitsOnEOF(t *testing.T) {
+	p := startAgent(t, nil, "--model", "replay/"+hangingScript(t))
+	p.Initialize(nil)
+	sid := p.NewSession(t.TempDir())
+	p.Request(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("go")}})
+	p.Next() // the turn is running
+	start := time.Now()
+	p.stdin.Close()
+	require.NoError(t, p.waitExit(t, 2*time.Second))
+	t.Logf("exited %s after EOF", time.Since(start))
+}
+
+// TestBinaryExitsOnSIGTERM: SIGTERM during a turn answers the turn with
+// "cancelled" and exits 0 within 2 s.
+func TestBinaryExitsOnSIGTERM(t *testing.T) {
+	p := startAgent(t, nil, "--model", "replay/"+hangingScript(t))
+	p.Initialize(nil)
+	sid := p.NewSession(t.TempDir())
+	id := p.Request(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("go")}})
+	p.Next()
+	start := time.Now()
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	resp, _ := p.Await(id)
+	assert.JSONEq(t, `{"stopReason":"cancelled"}`, string(resp.Result))
+	require.NoError(t, p.waitExit(t, 2*time.Second))
+	t.Logf("exited %s after SIGTERM", time.Since(start))
+}
+
+func TestBinaryWithoutKeyNeedsConfiguration(t *testing.T) {
+	p := startAgent(t, nil, "--model", "openai/gpt-4.1")
+	init := p.Initialize(nil)
+	require.Len(t, init.AuthMethods, 1)
+	resp, _ := p.Call(acp.MethodSessionNew, &acp.NewSessionRequest{CWD: t.TempDir(), MCPServers: []acp.McpServer{}})
+	require.NotNil(t, resp.Error)
+	assert.Equal(t, acp.CodeAuthRequired, resp.Error.Code)
+	assert.Contains(t, resp.Error.Message, "OPENAI_API_KEY")
+}
+
+func TestBinaryModelFromEnvironment(t *testing.T) {
+	p := startAgent(t, []string{"ACP_AGENT_MODEL=replay/default"})
+	p.Initialize(nil)
+	assert.NotEmpty(t, p.NewSession(t.TempDir()))
+}
+
+func TestRunFlags(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		wantErr    error
+		wantErrMsg string
+		wantStdout string
+		wantStderr string
+	}{
+		{name: "version", args: []string{"--version"}, wantStdout: "acp-agent " + version + "\n"},
+		{name: "help", args: []string{"--help"}, wantErr: flag.ErrHelp, wantStderr: "-model string"},
+		{name: "unknown flag", args: []string{"--bogus"}, wantErrMsg: "bogus"},
+		{name: "bad log level", args: []string{"--log-level", "loud"}, wantErrMsg: "unknown log level"},
+		{name: "stray argument", args: []string{"extra"}, wantErrMsg: "unexpected argument"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := run(context.Background(), strings.NewReader(""), &stdout, &stderr, tt.args)
+			switch {
+			case tt.wantErr != nil:
+				assert.True(t, errors.Is(err, tt.wantErr), "got %v", err)
+			case tt.wantErrMsg != "":
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.wantErrMsg)
+			default:
+				require.NoError(t, err)
+			}
+			assert.Equal(t, tt.wantStdout, stdout.String())
+			assert.Contains(t, stderr.String(), tt.wantStderr)
+		})
+	}
+}
+
+// TestRunServesUntilEOF runs the whole program in-process on pipes.
+func TestRunServesUntilEOF(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr syncWriter
+	done := make(chan error, 1)
+	t.Setenv("ACP_AGENT_MODEL", "replay/default")
+	go func() {
+		done <- run(context.Background(), inR, outW, &stderr, []string{"--log-level", "off"})
+		outW.Close()
+	}()
+	c := acptest.New(t, inW, outR)
+	c.Initialize(nil)
+	c.NewSession(t.TempDir())
+	inW.Close()
+	require.NoError(t, <-done)
+	c.ExpectEOF(time.Second)
+	assert.Empty(t, stderr.String(), "--log-level off writes nothing")
+}
