@@ -83,21 +83,29 @@ type outItem struct {
 }
 
 // outbox is the single writer of one session's updates and prompt
-// responses. Producers call send; run delivers in FIFO order.
+// responses. Producers call send; run delivers in FIFO order. Updates that
+// are queued together are written together: run encodes a burst of them
+// into one buffer and writes it with one system call, which is what lets a
+// fast model stream at full speed without waiting on a write per chunk.
 type outbox struct {
-	conn      *jsonrpc2.Conn
+	stream    *lineStream
 	log       *slog.Logger
 	sessionID string // set before run starts
 	ch        chan outItem
 	quit      chan struct{}
+	buf       []byte // run's write buffer
 }
 
-// outboxSize bounds how far a session's producers may run ahead of the
-// connection.
-const outboxSize = 1024
+const (
+	// outboxSize bounds how far a session's producers may run ahead of
+	// the connection.
+	outboxSize = 1024
+	// burstBytes is the most run buffers before it writes.
+	burstBytes = 64 << 10
+)
 
-func newOutbox(conn *jsonrpc2.Conn, log *slog.Logger) *outbox {
-	return &outbox{conn: conn, log: log, ch: make(chan outItem, outboxSize), quit: make(chan struct{})}
+func newOutbox(stream *lineStream, log *slog.Logger) *outbox {
+	return &outbox{stream: stream, log: log, ch: make(chan outItem, outboxSize), quit: make(chan struct{})}
 }
 
 func (o *outbox) send(ctx context.Context, it outItem) error {
@@ -146,13 +154,44 @@ func (o *outbox) run() {
 	}
 }
 
+// deliver handles it and every item queued behind it.
 func (o *outbox) deliver(it outItem) {
-	if it.fn != nil {
-		it.fn()
-		return
+	buf := o.buf[:0]
+	for {
+		if it.fn != nil {
+			// A response: everything before it goes out first.
+			buf = o.flush(buf)
+			it.fn()
+		} else {
+			n := len(buf)
+			var err error
+			if buf, err = appendUpdateLine(buf, o.sessionID, &it.update); err != nil {
+				buf = buf[:n]
+				o.log.Error("encoding session/update", "session", o.sessionID, "error", err)
+			}
+			if len(buf) >= burstBytes {
+				buf = o.flush(buf)
+			}
+		}
+		select {
+		case it = <-o.ch:
+			continue
+		default:
+		}
+		break
 	}
-	n := SessionNotification{SessionID: o.sessionID, Update: it.update}
-	if err := o.conn.Notify(context.Background(), MethodSessionUpdate, &n); err != nil && !errors.Is(err, jsonrpc2.ErrClosed) {
+	buf = o.flush(buf)
+	if cap(buf) <= 4*burstBytes { // keep the buffer unless a huge update grew it
+		o.buf = buf
+	}
+}
+
+func (o *outbox) flush(buf []byte) []byte {
+	if len(buf) == 0 {
+		return buf
+	}
+	if err := o.stream.writeLines(buf); err != nil && !errors.Is(err, ErrClosed) {
 		o.log.Warn("sending session/update", "session", o.sessionID, "error", err)
 	}
+	return buf[:0]
 }

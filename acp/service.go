@@ -38,6 +38,7 @@ type AgentService struct {
 	// ctx is the parent of all request work; cancelled at shutdown.
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	stream *lineStream
 	// reqs counts request goroutines and outboxes counts session outboxes;
 	// both are added to only under mu while !closing, so Wait is safe.
 	reqs     sync.WaitGroup
@@ -99,6 +100,7 @@ func (s *AgentService) Serve(ctx context.Context, r io.Reader, w io.Writer) erro
 		closer = c
 	}
 	stream := newLineStream(r, w, closer, s.opts.MaxMessageBytes, s.log)
+	s.stream = stream
 	// The connection gets its own context: cancelling work must not close
 	// the connection before the cancelled turns have answered.
 	conn := jsonrpc2.NewConn(context.Background(), stream, s, jsonrpc2.SetLogger(slogPrinter{s.log}))
@@ -278,7 +280,7 @@ func (s *AgentService) newSession(ctx context.Context, conn *jsonrpc2.Conn, id j
 	s.mu.Lock()
 	caps := s.clientCaps
 	s.mu.Unlock()
-	client := &ClientConn{svc: s, conn: conn, caps: caps, out: newOutbox(conn, s.log)}
+	client := &ClientConn{svc: s, conn: conn, caps: caps, out: newOutbox(s.stream, s.log)}
 	sess, resp, err := s.agent.NewSession(ctx, p, client)
 	if err != nil {
 		s.reply(ctx, conn, id, nil, err)

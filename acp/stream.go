@@ -161,6 +161,20 @@ func (s *lineStream) writeLine(data []byte) error {
 	return err
 }
 
+// writeLines writes complete lines (each ending in a newline) in one
+// write. It is how an outbox writes a burst of updates.
+func (s *lineStream) writeLines(data []byte) error {
+	select {
+	case <-s.closed:
+		return ErrClosed
+	default:
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	_, err := s.w.Write(data)
+	return err
+}
+
 // writeError answers a line the stream rejected. id is the raw id of the
 // message when it could be read, else nil (sent as null).
 func (s *lineStream) writeError(id json.RawMessage, code int64, msg string) {

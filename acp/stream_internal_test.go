@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -127,4 +129,29 @@ func FuzzCheckMessage(f *testing.F) {
 			t.Fatalf("accepted %q, which jsonrpc2 cannot decode: %v", line, err)
 		}
 	})
+}
+
+// TestUpdateLineMatchesGenericEncoding checks the outbox's hand-built
+// session/update line against the generic encoding of the same message,
+// for every SessionNotification golden fixture.
+func TestUpdateLineMatchesGenericEncoding(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("..", "testdata", "golden", "acp", "SessionNotification*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, paths)
+	for _, path := range paths {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			data, err := os.ReadFile(path)
+			require.NoError(t, err)
+			var n SessionNotification
+			require.NoError(t, json.Unmarshal(data, &n))
+			n.Meta = nil // the outbox never sets notification-level _meta
+			line, err := appendUpdateLine(nil, n.SessionID, &n.Update)
+			require.NoError(t, err)
+			require.True(t, bytes.HasSuffix(line, []byte("\n")))
+			assert.Equal(t, 1, bytes.Count(line, []byte("\n")), "one line")
+			want, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": MethodSessionUpdate, "params": n})
+			require.NoError(t, err)
+			assert.JSONEq(t, string(want), string(line))
+		})
+	}
 }

@@ -129,6 +129,22 @@ func (u SessionUpdate) MarshalJSON() ([]byte, error) {
 	return u.appendJSON(make([]byte, 0, u.sizeHint()))
 }
 
+// appendUpdateLine appends the whole wire line of a session/update
+// notification for u, newline included. The outbox writes updates with it
+// instead of jsonrpc2's Notify, which marshals params through a map and has
+// encoding/json re-validate them: on the streaming hot path that costs more
+// than everything else together.
+func appendUpdateLine(dst []byte, sessionID string, u *SessionUpdate) ([]byte, error) {
+	dst = append(dst, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":`...)
+	dst = appendJSONString(dst, sessionID)
+	dst = append(dst, `,"update":`...)
+	dst, err := u.appendJSON(dst)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, "}}\n"...), nil
+}
+
 // sizeHint estimates the encoded size, to allocate the buffer once.
 func (u *SessionUpdate) sizeHint() int {
 	for _, c := range [...]*ContentChunk{u.AgentMessageChunk, u.AgentThoughtChunk, u.UserMessageChunk} {
