@@ -171,6 +171,9 @@ func (s *AgentService) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonr
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
+		// No new work is started once shutdown has begun; the reply is
+		// written inline because no goroutine may be started any more.
+		s.reply(s.ctx, conn, req.ID, nil, fmt.Errorf("%w: %v", ErrInternal, errShutdown))
 		return
 	}
 	if _, dup := s.inflight[req.ID]; dup {
@@ -188,8 +191,9 @@ func (s *AgentService) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonr
 		s.replyAsync(conn, req.ID, nil, err)
 		return
 	}
-	if !s.spawnRequest(func() { work() }) {
+	if !s.spawnRequest(work) {
 		s.finishRequest(req.ID)
+		s.reply(s.ctx, conn, req.ID, nil, fmt.Errorf("%w: %v", ErrInternal, errShutdown))
 	}
 }
 
