@@ -1,6 +1,9 @@
 package acp
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+)
 
 // Agent is what the AgentService drives: the model side of ACP. The service
 // owns the wire (decoding, validation, ordering, cancellation); the Agent
@@ -11,21 +14,55 @@ type Agent interface {
 	Initialize(ctx context.Context, req *InitializeRequest) (*InitializeResponse, error)
 	// Authenticate runs an advertised authentication method.
 	Authenticate(ctx context.Context, req *AuthenticateRequest) error
-	// NewSession creates a session. Its updates go to client.Updates, which
+	// NewSession creates a session. Its updates go to client.Update, which
 	// is valid for the life of the session.
 	NewSession(ctx context.Context, req *NewSessionRequest, client *ClientConn) (Session, *NewSessionResponse, error)
 }
 
-// Session is one conversation. The service calls Prompt for one turn at a
-// time per session.
+// Session is one conversation.
 type Session interface {
-	// Prompt runs one turn. Updates of the turn must be handed to the
-	// session's UpdateSink before Prompt returns; nothing of the turn may be
-	// sent after it. When ctx is cancelled (session/cancel, shutdown), Prompt
-	// stops the model and tools at once and returns; the service then answers
-	// stopReason "cancelled" whatever Prompt returned.
-	Prompt(ctx context.Context, req *PromptRequest) (*PromptResponse, error)
-	// Close frees the session's resources. It is called once, after any
-	// running Prompt has returned.
+	// Prompt runs one turn for req, or queues it behind the running one.
+	// It must call finish exactly once with the turn's outcome, after the
+	// turn's last update was handed to the session's ClientConn and before
+	// any update of a later turn (the service writes the response from
+	// finish, so it stays in order with the updates). Prompt may return
+	// before or after calling finish. When ctx is cancelled the turn stops
+	// at once; the service then answers stopReason "cancelled" whatever
+	// finish reports.
+	Prompt(ctx context.Context, req *PromptRequest, finish func(*PromptResponse, error))
+	// Cancel stops the running turn and drops queued ones (session/cancel).
+	Cancel()
+	// Close frees the session's resources. It is called once, at shutdown,
+	// after every Prompt has finished.
 	Close() error
 }
+
+// ExtensionSession is implemented by sessions that serve extension methods
+// (names starting with "_") whose params carry a "sessionId". The service
+// finds the session (-32002 if unknown) and calls Extension with the raw
+// params; an unknown method must return an error wrapping
+// ErrMethodNotFound.
+type ExtensionSession interface {
+	Extension(ctx context.Context, method string, params json.RawMessage) (any, error)
+}
+
+// Forker is implemented by agents that can fork a session
+// (MethodExtSessionFork). The new session is registered like one from
+// session/new.
+type Forker interface {
+	ForkSession(ctx context.Context, source Session, fromUserEntryIndex *int, client *ClientConn) (Session, string, error)
+}
+
+// The acp-agent extension methods (see docs/extensions.md).
+const (
+	ExtPrefix                     = "_acp-agent/"
+	MethodExtSessionSteer         = "_acp-agent/session/steer"
+	MethodExtSessionFollowUp      = "_acp-agent/session/follow_up"
+	MethodExtSessionPending       = "_acp-agent/session/pending"
+	MethodExtSessionStats         = "_acp-agent/session/stats"
+	MethodExtSessionTools         = "_acp-agent/session/tools"
+	MethodExtSessionEvents        = "_acp-agent/session/events"
+	MethodExtSessionForkable      = "_acp-agent/session/forkable_messages"
+	MethodExtSessionFork          = "_acp-agent/session/fork"
+	MethodExtSessionClearPending  = "_acp-agent/session/clear_pending"
+)

@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -48,6 +49,16 @@ var (
 // ErrSessionNotFound is returned for a sessionId the agent does not know.
 var ErrSessionNotFound = fmt.Errorf("%w: session", ErrResourceNotFound)
 
+// DataError attaches JSON-RPC error data to an error (for example the
+// index that made a fork invalid). The code comes from the wrapped error.
+type DataError struct {
+	Err  error
+	Data any
+}
+
+func (e *DataError) Error() string { return e.Err.Error() }
+func (e *DataError) Unwrap() error { return e.Err }
+
 // WireError turns any error into the JSON-RPC error sent to the peer. It is
 // the only place where Go errors become wire errors: an error wrapping one of
 // the sentinels gets that sentinel's code, context cancellation gets -32800,
@@ -66,5 +77,13 @@ func WireError(err error) *jsonrpc2.Error {
 	case errors.Is(err, context.Canceled):
 		code = CodeRequestCancelled
 	}
-	return &jsonrpc2.Error{Code: code, Message: err.Error()}
+	wire := &jsonrpc2.Error{Code: code, Message: err.Error()}
+	var de *DataError
+	if errors.As(err, &de) && de.Data != nil {
+		if data, merr := json.Marshal(de.Data); merr == nil {
+			raw := json.RawMessage(data)
+			wire.Data = &raw
+		}
+	}
+	return wire
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,9 +59,9 @@ type serviceSession struct {
 	id     string
 	sess   Session
 	client *ClientConn
-	// turn is the running prompt's cancel func, nil when idle; guarded by
-	// AgentService.mu.
-	turn context.CancelCauseFunc
+	// turns are the cancel funcs of this session's prompts (running or
+	// queued), by request id; guarded by AgentService.mu.
+	turns map[jsonrpc2.ID]context.CancelCauseFunc
 }
 
 var (
@@ -235,11 +236,17 @@ func (s *AgentService) dispatch(ctx context.Context, conn *jsonrpc2.Conn, req *j
 	case MethodSessionCancel, MethodCancelRequest:
 		return nil, fmt.Errorf("%w: %s is a notification and must not have an id", ErrInvalidRequest, req.Method)
 	}
+	if strings.HasPrefix(req.Method, ExtPrefix+"session/") {
+		return s.extension(ctx, conn, req)
+	}
 	return nil, fmt.Errorf("%w: %q", ErrMethodNotFound, req.Method)
 }
 
 // isKnownMethod reports whether method is one this service implements.
 func isKnownMethod(method string) bool {
+	if strings.HasPrefix(method, ExtPrefix+"session/") {
+		return true
+	}
 	switch method {
 	case MethodInitialize, MethodAuthenticate, MethodSessionNew, MethodSessionPrompt, MethodSessionCancel:
 		return true
@@ -281,33 +288,42 @@ func (s *AgentService) simple(ctx context.Context, conn *jsonrpc2.Conn, id jsonr
 
 func (s *AgentService) newSession(ctx context.Context, conn *jsonrpc2.Conn, id jsonrpc2.ID, p *NewSessionRequest) {
 	defer s.finishRequest(id)
-	s.mu.Lock()
-	caps := s.clientCaps
-	s.mu.Unlock()
-	client := &ClientConn{svc: s, conn: conn, caps: caps, out: newOutbox(s.stream, s.log)}
+	client := s.newClient(conn)
 	sess, resp, err := s.agent.NewSession(ctx, p, client)
 	if err != nil {
 		s.reply(ctx, conn, id, nil, err)
 		return
 	}
-	ss := &serviceSession{id: resp.SessionID, sess: sess, client: client}
-	client.sessionID = resp.SessionID
-	client.out.sessionID = resp.SessionID
+	s.register(ctx, conn, id, sess, resp.SessionID, client, resp)
+}
+
+func (s *AgentService) newClient(conn *jsonrpc2.Conn) *ClientConn {
+	s.mu.Lock()
+	caps := s.clientCaps
+	s.mu.Unlock()
+	return &ClientConn{svc: s, conn: conn, caps: caps, out: newOutbox(s.stream, s.log)}
+}
+
+// register adds a created session, answers the request that created it
+// with result, and then starts the session's outbox: the client must know
+// the session id before it sees the session's updates.
+func (s *AgentService) register(ctx context.Context, conn *jsonrpc2.Conn, id jsonrpc2.ID, sess Session, sessionID string, client *ClientConn, result any) {
+	ss := &serviceSession{id: sessionID, sess: sess, client: client, turns: make(map[jsonrpc2.ID]context.CancelCauseFunc)}
+	client.sessionID = sessionID
+	client.out.sessionID = sessionID
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
 		s.reply(ctx, conn, id, nil, errShutdown)
 		if err := sess.Close(); err != nil {
-			s.log.Warn("closing session", "session", ss.id, "error", err)
+			s.log.Warn("closing session", "session", sessionID, "error", err)
 		}
 		return
 	}
-	s.sessions[ss.id] = ss
+	s.sessions[sessionID] = ss
 	s.outboxes.Add(1)
 	s.mu.Unlock()
-	// The response goes first, then whatever updates the agent queued while
-	// creating the session: the client must know the id before it sees them.
-	s.reply(ctx, conn, id, resp, nil)
+	s.reply(ctx, conn, id, result, nil)
 	go func() {
 		defer s.outboxes.Done()
 		client.out.run()
@@ -325,34 +341,82 @@ func (s *AgentService) prompt(ctx context.Context, conn *jsonrpc2.Conn, req *jso
 		s.mu.Unlock()
 		return nil, fmt.Errorf("%w %q", ErrSessionNotFound, p.SessionID)
 	}
-	if ss.turn != nil {
-		s.mu.Unlock()
-		return nil, fmt.Errorf("%w: session %q is already running a prompt", ErrInvalidRequest, p.SessionID)
-	}
+	// A prompt while another runs is queued by the session (a follow-up);
+	// session/cancel cancels all of them.
 	turnCtx, cancel := context.WithCancelCause(ctx)
-	ss.turn = cancel
+	ss.turns[req.ID] = cancel
 	s.mu.Unlock()
 
 	return func() {
 		defer s.finishRequest(req.ID)
-		resp, err := ss.sess.Prompt(turnCtx, &p)
-		cancelled := turnCtx.Err() != nil
+		replyCtx := context.WithoutCancel(ctx)
+		var once sync.Once
+		finish := func(resp *PromptResponse, err error) {
+			once.Do(func() {
+				if turnCtx.Err() != nil || errors.Is(err, context.Canceled) {
+					// ACP: a cancelled turn is a result, never an error.
+					resp, err = &PromptResponse{StopReason: StopReasonCancelled}, nil
+				}
+				// Called by the session in order with its updates, so
+				// the response is queued behind the turn's last update.
+				ss.client.out.do(replyCtx, func() { s.reply(replyCtx, conn, req.ID, resp, err) })
+			})
+		}
+		ss.sess.Prompt(turnCtx, &p, finish)
+		finish(nil, fmt.Errorf("%w: the session ended the prompt without a result", ErrInternal))
 		cancel(nil)
 		s.mu.Lock()
-		ss.turn = nil
+		delete(ss.turns, req.ID)
 		s.mu.Unlock()
-		if cancelled {
-			// ACP: a cancelled turn is a result, never an error.
-			if err != nil && !errors.Is(err, context.Canceled) {
-				s.log.Debug("prompt ended with error after cancel", "session", ss.id, "error", err)
-			}
-			resp, err = &PromptResponse{StopReason: StopReasonCancelled}, nil
-		}
-		// The response travels through the session's outbox, behind every
-		// update of the turn.
-		replyCtx := context.WithoutCancel(ctx)
-		ss.client.out.do(replyCtx, func() { s.reply(replyCtx, conn, req.ID, resp, err) })
 	}, nil
+}
+
+// extension serves "_acp-agent/..." methods that name a session.
+func (s *AgentService) extension(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) (func(), error) {
+	var p struct {
+		SessionID string `json:"sessionId"`
+	}
+	if req.Params == nil || json.Unmarshal(*req.Params, &p) != nil {
+		return nil, fmt.Errorf("%w: params: must be an object", ErrInvalidParams)
+	}
+	if p.SessionID == "" {
+		return nil, fmt.Errorf("%w: sessionId: required", ErrInvalidParams)
+	}
+	s.mu.Lock()
+	ss, ok := s.sessions[p.SessionID]
+	s.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrSessionNotFound, p.SessionID)
+	}
+	if req.Method == MethodExtSessionFork {
+		forker, ok := s.agent.(Forker)
+		if !ok {
+			return nil, fmt.Errorf("%w: %q", ErrMethodNotFound, req.Method)
+		}
+		var fp struct {
+			FromUserEntryIndex *int `json:"fromUserEntryIndex"`
+		}
+		if err := json.Unmarshal(*req.Params, &fp); err != nil {
+			return nil, fmt.Errorf("%w: fromUserEntryIndex: must be an integer", ErrInvalidParams)
+		}
+		return func() {
+			defer s.finishRequest(req.ID)
+			client := s.newClient(conn)
+			sess, id, err := forker.ForkSession(ctx, ss.sess, fp.FromUserEntryIndex, client)
+			if err != nil {
+				s.reply(ctx, conn, req.ID, nil, err)
+				return
+			}
+			s.register(ctx, conn, req.ID, sess, id, client, map[string]string{"sessionId": id})
+		}, nil
+	}
+	ext, ok := ss.sess.(ExtensionSession)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrMethodNotFound, req.Method)
+	}
+	return s.simple(ctx, conn, req.ID, func(ctx context.Context) (any, error) {
+		return ext.Extension(ctx, req.Method, *req.Params)
+	}), nil
 }
 
 func (s *AgentService) handleNotification(req *jsonrpc2.Request) {
@@ -364,10 +428,16 @@ func (s *AgentService) handleNotification(req *jsonrpc2.Request) {
 			return
 		}
 		s.mu.Lock()
-		if ss, ok := s.sessions[p.SessionID]; ok && ss.turn != nil {
-			ss.turn(errTurnCancelled)
+		ss, ok := s.sessions[p.SessionID]
+		if ok {
+			for _, cancel := range ss.turns {
+				cancel(errTurnCancelled)
+			}
 		}
 		s.mu.Unlock()
+		if ok {
+			ss.sess.Cancel()
+		}
 	case MethodCancelRequest:
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`

@@ -42,18 +42,26 @@ func (a *fakeAgent) NewSession(_ context.Context, _ *acp.NewSessionRequest, c *a
 	return &fakeSession{a: a, id: id, c: c}, &acp.NewSessionResponse{SessionID: id}, nil
 }
 
+// fakeSession runs one prompt at a time; a prompt sent meanwhile waits
+// for the lock, as a queued follow-up would.
 type fakeSession struct {
-	a  *fakeAgent
-	id string
-	c  *acp.ClientConn
+	a    *fakeAgent
+	id   string
+	c    *acp.ClientConn
+	turn sync.Mutex
 }
 
-func (s *fakeSession) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptResponse, error) {
+func (s *fakeSession) Prompt(ctx context.Context, req *acp.PromptRequest, finish func(*acp.PromptResponse, error)) {
+	s.turn.Lock()
+	defer s.turn.Unlock()
 	if s.a.prompt == nil {
-		return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
+		finish(&acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil)
+		return
 	}
-	return s.a.prompt(ctx, s.c, req)
+	finish(s.a.prompt(ctx, s.c, req))
 }
+
+func (s *fakeSession) Cancel() {}
 
 func (s *fakeSession) Close() error {
 	s.a.mu.Lock()
@@ -262,22 +270,36 @@ func TestCancelEndsTurnWithCancelled(t *testing.T) {
 	assert.JSONEq(t, `{"stopReason":"end_turn"}`, string(resp.Result))
 }
 
-func TestSecondConcurrentPromptIsRejected(t *testing.T) {
+// TestSecondPromptIsQueued: a prompt sent while the session's turn runs
+// is not rejected; it runs after the first and is answered after it.
+func TestSecondPromptIsQueued(t *testing.T) {
 	release := make(chan struct{})
-	a := &fakeAgent{prompt: func(ctx context.Context, _ *acp.ClientConn, _ *acp.PromptRequest) (*acp.PromptResponse, error) {
-		<-release
+	a := &fakeAgent{prompt: func(ctx context.Context, c *acp.ClientConn, req *acp.PromptRequest) (*acp.PromptResponse, error) {
+		if req.Prompt[0].Text.Text == "one" {
+			<-release
+		}
+		if err := c.Update(ctx, acp.AgentMessageChunk("answer to "+req.Prompt[0].Text.Text)); err != nil {
+			return nil, err
+		}
 		return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
 	}}
 	c := start(t, a, acp.Options{})
 	c.Initialize(nil)
 	sid := c.NewSession("/tmp")
 	first := c.Request(acp.MethodSessionPrompt, textPrompt(sid, "one"))
-	resp, _ := c.Call(acp.MethodSessionPrompt, textPrompt(sid, "two"))
-	require.NotNil(t, resp.Error)
-	assert.Equal(t, acp.CodeInvalidRequest, resp.Error.Code)
+	second := c.Request(acp.MethodSessionPrompt, textPrompt(sid, "two"))
+	if m, ok := c.NextWithin(50 * time.Millisecond); ok {
+		t.Fatalf("nothing may be written while the first turn waits: %s", m.Raw)
+	}
 	close(release)
-	resp, _ = c.Await(first)
+	resp, before := c.Await(first)
 	assert.JSONEq(t, `{"stopReason":"end_turn"}`, string(resp.Result))
+	require.Len(t, before, 1)
+	assert.Equal(t, "answer to one", chunkText(t, before[0]))
+	resp, before = c.Await(second)
+	assert.JSONEq(t, `{"stopReason":"end_turn"}`, string(resp.Result))
+	require.Len(t, before, 1)
+	assert.Equal(t, "answer to two", chunkText(t, before[0]))
 }
 
 // TestPromptAwaitsClientRequest checks that a running prompt can call the

@@ -2,13 +2,13 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
 	"sync"
-
-	"github.com/google/uuid"
 
 	"github.com/acp-agent/acp-agent/acp"
 )
@@ -40,7 +40,10 @@ type Agent struct {
 	sessions map[string]*Session
 }
 
-var _ acp.Agent = (*Agent)(nil)
+var (
+	_ acp.Agent  = (*Agent)(nil)
+	_ acp.Forker = (*Agent)(nil)
+)
 
 // New returns an Agent. A model that cannot be used is not an error here:
 // initialize must still succeed, and session/new explains what to set.
@@ -75,6 +78,7 @@ func (a *Agent) Initialize(_ context.Context, _ *acp.InitializeRequest) (*acp.In
 		ProtocolVersion: acp.ProtocolVersionV1,
 		AgentCapabilities: acp.AgentCapabilities{
 			PromptCapabilities: acp.PromptCapabilities{Image: true, EmbeddedContext: true},
+			Meta:               agentCapabilitiesMeta,
 		},
 		AgentInfo:   &acp.Implementation{Name: "acp-agent", Title: "ACP Agent", Version: a.cfg.Version},
 		AuthMethods: []acp.AuthMethod{},
@@ -99,17 +103,59 @@ func (a *Agent) Authenticate(_ context.Context, req *acp.AuthenticateRequest) er
 	return nil
 }
 
+// agentCapabilitiesMeta advertises what acp-agent adds to ACP: prompts
+// sent while a turn runs are queued, and the extension methods.
+var agentCapabilitiesMeta = json.RawMessage(`{"acp-agent":{"promptQueueing":true,"extensionMethods":[` +
+	`"` + acp.MethodExtSessionSteer + `","` + acp.MethodExtSessionFollowUp + `","` + acp.MethodExtSessionPending + `",` +
+	`"` + acp.MethodExtSessionStats + `","` + acp.MethodExtSessionTools + `","` + acp.MethodExtSessionEvents + `",` +
+	`"` + acp.MethodExtSessionForkable + `","` + acp.MethodExtSessionFork + `","` + acp.MethodExtSessionClearPending + `"]}}`)
+
 // NewSession implements acp.Agent.
 func (a *Agent) NewSession(_ context.Context, req *acp.NewSessionRequest, client *acp.ClientConn) (acp.Session, *acp.NewSessionResponse, error) {
 	if a.modelErr != nil {
 		return nil, nil, fmt.Errorf("%w: %v", acp.ErrAuthRequired, a.modelErr)
 	}
-	s := newSession(uuid.NewString(), req.CWD, a.model, a.spec, client, a.log)
+	s := NewSession(SessionConfig{CWD: req.CWD, Model: a.model, ModelName: a.spec.Model, Sink: client, Logger: a.log})
+	a.track(s)
+	a.log.Info("session created", "session", s.ID(), "cwd", s.CWD(), "model", a.spec.String())
+	return acpSession{s, a}, &acp.NewSessionResponse{SessionID: s.ID()}, nil
+}
+
+// ForkSession implements acp.Forker (the _acp-agent/session/fork method).
+func (a *Agent) ForkSession(_ context.Context, source acp.Session, fromUserEntryIndex *int, client *acp.ClientConn) (acp.Session, string, error) {
+	src, ok := source.(acpSession)
+	if !ok {
+		return nil, "", fmt.Errorf("%w: session was not created by this agent", acp.ErrInternal)
+	}
+	f, err := src.s.ForkWith(ForkOptions{FromUserEntryIndex: fromUserEntryIndex, Sink: client})
+	var bad *InvalidForkEntryIndexError
+	if errors.As(err, &bad) {
+		return nil, "", &acp.DataError{
+			Err:  fmt.Errorf("%w: fromUserEntryIndex: %v", acp.ErrInvalidParams, err),
+			Data: map[string]int{"fromUserEntryIndex": bad.Index},
+		}
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	a.track(f)
+	a.log.Info("session forked", "session", f.ID(), "from", src.s.ID())
+	return acpSession{f, a}, f.ID(), nil
+}
+
+// Session returns a live session by id, for Go programs that embed the
+// agent.
+func (a *Agent) Session(id string) (*Session, bool) {
 	a.mu.Lock()
-	a.sessions[s.id] = s
+	defer a.mu.Unlock()
+	s, ok := a.sessions[id]
+	return s, ok
+}
+
+func (a *Agent) track(s *Session) {
+	a.mu.Lock()
+	a.sessions[s.ID()] = s
 	a.mu.Unlock()
-	a.log.Info("session created", "session", s.id, "cwd", s.cwd, "model", a.spec.String())
-	return s, &acp.NewSessionResponse{SessionID: s.id}, nil
 }
 
 func (a *Agent) forget(id string) {

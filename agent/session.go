@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -15,205 +15,612 @@ import (
 	"github.com/acp-agent/acp-agent/agent/llm"
 )
 
-// UpdateSink receives a session's updates in order. *acp.ClientConn is one.
+// UpdateSink receives a session's ACP updates in order. *acp.ClientConn is
+// one. Update may block (backpressure); it fails when ctx is done.
 type UpdateSink interface {
 	Update(ctx context.Context, u acp.SessionUpdate) error
 }
 
-// Session is one conversation with the model.
-type Session struct {
-	id      string
-	cwd     string
-	model   Model
-	spec    ModelSpec
-	sink    UpdateSink
-	log     *slog.Logger
-	onClose func()
-
-	mu      sync.Mutex
-	history []llm.Message
+// SessionConfig configures a Session.
+type SessionConfig struct {
+	// ID is the session id; empty means a new random one.
+	ID string
+	// CWD is the session's working directory (absolute).
+	CWD string
+	// Model answers the prompts; ModelName is the provider's model name.
+	Model     Model
+	ModelName string
+	// SystemPrompt replaces the default system prompt when set.
+	SystemPrompt string
+	// AllowedTools, when non-nil, is the only tools the model is offered and
+	// may call.
+	AllowedTools []string
+	// Tools is the session's registry; nil means a new empty one.
+	Tools *ToolRegistry
+	// Sink receives ACP updates; nil sends none.
+	Sink UpdateSink
+	// MaxTurnRequests caps the model requests of one turn; 0 means 50.
+	MaxTurnRequests int
+	// OnDelete is called by Delete to remove the session's stored data.
+	OnDelete func() error
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
 }
 
-func newSession(id, cwd string, model Model, spec ModelSpec, sink UpdateSink, log *slog.Logger) *Session {
-	return &Session{id: id, cwd: cwd, model: model, spec: spec, sink: sink, log: log.With("session", id)}
+// PromptResult is what one prompt's turn produced.
+type PromptResult struct {
+	// Text is the assistant's final message of the turn.
+	Text       string
+	StopReason acp.StopReason
+	Usage      llm.Usage
+}
+
+// PromptOptions are the options of PromptContent.
+type PromptOptions struct {
+	Behavior StreamingBehavior
+	// OnComplete, if set, is called with the prompt's result by the
+	// session's worker, after the turn's last update was handed to the sink
+	// and before any update of a later turn. The ACP service answers
+	// session/prompt from it, so responses stay in order with updates.
+	OnComplete func(PromptResult, error)
+}
+
+// Session is one conversation with a model: the facade that the ACP
+// service and Go programs drive. It keeps the transcript, runs turns (model
+// calls and tool calls) on one worker goroutine that exists only while
+// there is work, and queues messages that arrive while a turn runs.
+//
+// All methods are safe for concurrent use. Close (or Delete) waits for the
+// worker; a session that was never closed holds no goroutine once idle.
+type Session struct {
+	id       string
+	cfg      SessionConfig
+	tools    *ToolRegistry
+	allowed  map[string]bool // nil: all allowed
+	log      *slog.Logger
+	lifetime context.Context // cancelled by Close; parent of fire-and-forget work
+	end      context.CancelCauseFunc
+	worker   sync.WaitGroup
+
+	mu      sync.Mutex
+	tr      transcript
+	queue   []*item
+	history []finished
+	working bool // the worker goroutine is running
+	active  *activeTurn
+	// afterActive are queued items failed by CancelActivePrompt; the
+	// worker delivers them right after the cancelled turn's own result, so
+	// responses keep the order of the prompts.
+	afterActive []*item
+	closed      bool
+	nextID      int64
+	subs        []*Subscription
+}
+
+type activeTurn struct {
+	it     *item
+	cancel context.CancelCauseFunc
+}
+
+// NewSession returns an idle session.
+func NewSession(cfg SessionConfig) *Session {
+	if cfg.ID == "" {
+		cfg.ID = uuid.NewString()
+	}
+	if cfg.MaxTurnRequests <= 0 {
+		cfg.MaxTurnRequests = 50
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Session{id: cfg.ID, cfg: cfg, tools: cfg.Tools, log: cfg.Logger.With("session", cfg.ID)}
+	if s.tools == nil {
+		s.tools = NewToolRegistry()
+	}
+	if cfg.AllowedTools != nil {
+		s.allowed = make(map[string]bool, len(cfg.AllowedTools))
+		for _, n := range cfg.AllowedTools {
+			s.allowed[n] = true
+		}
+	}
+	s.lifetime, s.end = context.WithCancelCause(context.Background())
+	return s
 }
 
 // ID returns the session id.
 func (s *Session) ID() string { return s.id }
 
-// Close implements acp.Session.
+// CWD returns the session's working directory.
+func (s *Session) CWD() string { return s.cfg.CWD }
+
+// Tools returns the session's tool registry.
+func (s *Session) Tools() *ToolRegistry { return s.tools }
+
+// ToolDescriptors lists the session's tools (see ToolRegistry.Descriptors).
+func (s *Session) ToolDescriptors() []ToolDescriptor { return s.tools.Descriptors() }
+
+// ActiveToolNames lists the enabled tools.
+func (s *Session) ActiveToolNames() []string { return s.tools.ActiveNames() }
+
+// Unregister removes a tool from the session: it is no longer offered to
+// the model nor callable.
+func (s *Session) Unregister(name string) bool { return s.tools.Unregister(name) }
+
+// UnregisterMCP removes a tool that came from an MCP server.
+func (s *Session) UnregisterMCP(name string) bool { return s.tools.UnregisterMCP(name) }
+
+func (s *Session) toolAllowed(name string) bool { return s.allowed == nil || s.allowed[name] }
+
+// Prompt sends text and waits for the turn's result. While another turn
+// runs, behavior decides: Reject (default) fails, Steer and FollowUp queue
+// the message and wait until it has run.
+func (s *Session) Prompt(ctx context.Context, text string, behavior ...StreamingBehavior) (PromptResult, error) {
+	opts := PromptOptions{}
+	if len(behavior) > 0 {
+		opts.Behavior = behavior[0]
+	}
+	return s.PromptContent(ctx, []llm.Part{llm.TextPart(text)}, opts)
+}
+
+// PromptContent is Prompt with content parts and options. It returns when
+// this prompt's own turn has ended (a queued follow-up runs after it on the
+// session's worker), or when ctx is done while the message is still queued.
+// A cancelled turn returns an error for which errors.Is(err,
+// context.Canceled) holds, with the partial result.
+func (s *Session) PromptContent(ctx context.Context, content []llm.Part, opts PromptOptions) (PromptResult, error) {
+	it := &item{content: content, text: partsText(content), ctx: ctx, done: make(chan promptOutcome, 1), onComplete: opts.OnComplete}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return PromptResult{}, ErrSessionClosed
+	}
+	if s.working {
+		switch opts.Behavior {
+		case Steer:
+			it.source = SourceSteer
+		case FollowUp:
+			it.source = SourcePromptFollowUp
+		default:
+			s.mu.Unlock()
+			return PromptResult{}, ErrPromptAlreadyRunning
+		}
+	}
+	s.enqueueLocked(it)
+	s.mu.Unlock()
+
+	select {
+	case out := <-it.done:
+		return out.res, out.err
+	case <-ctx.Done():
+	}
+	// Still queued: withdraw it. Running: the turn's context is derived
+	// from ctx, so the turn is ending; wait for its result.
+	s.mu.Lock()
+	if i := slices.Index(s.queue, it); i >= 0 {
+		s.queue = slices.Delete(s.queue, i, i+1)
+		s.mu.Unlock()
+		err := fmt.Errorf("%w: %w", ErrPromptCancelled, context.Cause(ctx))
+		s.complete(it, PromptResult{}, err)
+		out := <-it.done
+		return out.res, out.err
+	}
+	s.mu.Unlock()
+	out := <-it.done
+	return out.res, out.err
+}
+
+// Steer queues text to be delivered inside the running turn at its next
+// model-call boundary (fire and forget). When idle it starts a turn at once.
+func (s *Session) Steer(text string) error {
+	return s.enqueueDetached(SourceSteer, []llm.Part{llm.TextPart(text)})
+}
+
+// FollowUp queues text to run after the running turn (fire and forget).
+// When idle it starts a turn at once; the message runs exactly once.
+func (s *Session) FollowUp(text string) error {
+	return s.enqueueDetached(SourceFollowUp, []llm.Part{llm.TextPart(text)})
+}
+
+// Send is the streaming-input mode of seed 001: content is pushed to the
+// session's FIFO queue and consumed by the agent loop in order; results
+// reach the subscribers (Subscribe). It fails once the session is closed.
+func (s *Session) Send(content ...llm.Part) error {
+	if len(content) == 0 {
+		return errors.New("agent: Send: no content")
+	}
+	return s.enqueueDetached(SourceFollowUp, content)
+}
+
+func (s *Session) enqueueDetached(source PendingSource, content []llm.Part) error {
+	it := &item{source: source, content: content, text: partsText(content), ctx: s.lifetime}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrSessionClosed
+	}
+	s.enqueueLocked(it)
+	return nil
+}
+
+// enqueueLocked queues it and starts the worker if it is not running.
+func (s *Session) enqueueLocked(it *item) {
+	s.nextID++
+	it.id = s.nextID
+	it.enqueued = time.Now()
+	s.queue = append(s.queue, it)
+	if !s.working {
+		s.working = true
+		s.worker.Add(1)
+		go s.work()
+	}
+}
+
+// work runs queued items in FIFO order until the queue is empty.
+func (s *Session) work() {
+	defer s.worker.Done()
+	for {
+		s.mu.Lock()
+		if len(s.queue) == 0 {
+			s.working = false
+			s.mu.Unlock()
+			return
+		}
+		it := s.queue[0]
+		s.queue = s.queue[1:]
+		if err := it.ctx.Err(); err != nil {
+			s.mu.Unlock()
+			s.complete(it, PromptResult{}, fmt.Errorf("%w: %w", ErrPromptCancelled, context.Cause(it.ctx)))
+			continue
+		}
+		ctx, cancel := context.WithCancelCause(it.ctx)
+		s.active = &activeTurn{it: it, cancel: cancel}
+		s.mu.Unlock()
+
+		res, steered, err := s.runTurn(ctx, it)
+		if err == nil && ctx.Err() != nil {
+			err = context.Cause(ctx)
+		}
+		if err != nil && ctx.Err() != nil {
+			err = fmt.Errorf("%w: %w", ErrPromptCancelled, context.Cause(ctx))
+		}
+		cancel(nil)
+		s.mu.Lock()
+		s.active = nil
+		s.mu.Unlock()
+		s.complete(it, res, err)
+		for _, st := range steered {
+			s.complete(st, res, err)
+		}
+		s.mu.Lock()
+		after := s.afterActive
+		s.afterActive = nil
+		s.mu.Unlock()
+		for _, q := range after {
+			s.deliver(q, PromptResult{}, ErrPromptCancelled, false)
+		}
+		s.publish(OutputEvent{Type: OutputResult, StopReason: res.StopReason, Text: res.Text, Usage: &res.Usage, Err: errString(err)})
+	}
+}
+
+// complete delivers an item's result, recording pending items in the
+// resolved/failed history.
+func (s *Session) complete(it *item, res PromptResult, err error) {
+	s.deliver(it, res, err, true)
+}
+
+// deliver hands an item's result to its completion callback and waiting
+// caller; with record, pending items also go to the history.
+func (s *Session) deliver(it *item, res PromptResult, err error, record bool) {
+	if record && it.pending() {
+		s.mu.Lock()
+		s.recordLocked(it, err)
+		s.mu.Unlock()
+	}
+	if it.onComplete != nil {
+		it.onComplete(res, err)
+	}
+	if it.done != nil {
+		it.done <- promptOutcome{res, err}
+	}
+}
+
+// recordLocked adds a finished pending item to the history.
+func (s *Session) recordLocked(it *item, err error) {
+	f := finished{it: it, status: PendingResolved, at: time.Now()}
+	if err != nil {
+		f.status, f.err = PendingFailed, err.Error()
+	}
+	s.history = append(s.history, f)
+	if n := len(s.history) - maxPendingHistory; n > 0 {
+		s.history = slices.Delete(s.history, 0, n)
+	}
+}
+
+// dropQueued removes every queued item and returns them.
+func (s *Session) dropQueuedLocked() []*item {
+	q := s.queue
+	s.queue = nil
+	return q
+}
+
+// CancelActivePrompt cancels the running turn; the prompt returns a
+// cancellation error, and every queued message fails with one too (and is
+// recorded as failed). It reports whether a turn was running.
+func (s *Session) CancelActivePrompt() bool {
+	s.mu.Lock()
+	active := s.active
+	queued := s.dropQueuedLocked()
+	for _, it := range queued {
+		if it.pending() {
+			s.recordLocked(it, ErrPromptCancelled)
+		}
+	}
+	if active != nil {
+		active.cancel(ErrPromptCancelled)
+		s.afterActive = append(s.afterActive, queued...)
+		queued = nil
+	}
+	s.mu.Unlock()
+	for _, it := range queued {
+		s.deliver(it, PromptResult{}, ErrPromptCancelled, false)
+	}
+	return active != nil
+}
+
+// PendingMessageCount is the number of queued messages.
+func (s *Session) PendingMessageCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pendingCountLocked()
+}
+
+func (s *Session) pendingCountLocked() int {
+	n := 0
+	for _, it := range s.queue {
+		if it.pending() {
+			n++
+		}
+	}
+	return n
+}
+
+// PendingMessages returns the queued messages in order, then (with
+// includeResolved) the newest resolved/failed ones, oldest first. Previews
+// are cut at maxLength characters plus "..." (maxLength <= 0 means 120).
+func (s *Session) PendingMessages(maxLength int, includeResolved bool) []PendingMessage {
+	if maxLength <= 0 {
+		maxLength = DefaultPreviewLength
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []PendingMessage
+	for _, it := range s.queue {
+		if it.pending() {
+			out = append(out, it.snapshot(PendingQueued, maxLength))
+		}
+	}
+	if includeResolved {
+		for _, f := range s.history {
+			m := f.it.snapshot(f.status, maxLength)
+			at := f.at
+			m.FinishedAt, m.Error = &at, f.err
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// ClearPendingHistory forgets resolved/failed messages and returns how
+// many; the queue is untouched.
+func (s *Session) ClearPendingHistory() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.history)
+	s.history = nil
+	return n
+}
+
+// ClearPendingState drops the queue (waiting callers get a cancellation
+// error; nothing is recorded as failed) and the history, and with
+// cancelActivePrompt also cancels the running turn.
+func (s *Session) ClearPendingState(cancelActivePrompt bool) ClearPendingResult {
+	s.mu.Lock()
+	queued := s.dropQueuedLocked()
+	r := ClearPendingResult{QueuedRemoved: 0, ResolvedRemoved: len(s.history)}
+	s.history = nil
+	if cancelActivePrompt && s.active != nil {
+		s.active.cancel(ErrPromptCancelled)
+		r.ActivePromptCancelled = true
+	}
+	s.mu.Unlock()
+	for _, it := range queued {
+		if it.pending() {
+			r.QueuedRemoved++
+		}
+		// Not recorded: ClearPendingState clears history too.
+		s.deliver(it, PromptResult{}, ErrPromptCancelled, false)
+	}
+	return r
+}
+
+// Stats is a consistent summary of the session (seed 000 scenarios 10, 12).
+type Stats struct {
+	SessionID         string                `json:"sessionId"`
+	UserMessages      int                   `json:"userMessages"`
+	AssistantMessages int                   `json:"assistantMessages"`
+	ToolCalls         int                   `json:"toolCalls"`
+	ToolResults       int                   `json:"toolResults"`
+	TotalEntries      int                   `json:"totalEntries"`
+	PendingMessages   int                   `json:"pendingMessages"`
+	PendingBreakdown  map[PendingSource]int `json:"pendingBreakdown"`
+	LastUpdatedAt     *time.Time            `json:"lastUpdatedAt"`
+}
+
+// Stats returns counts kept up to date on every change: O(1) in the
+// length of the transcript.
+func (s *Session) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := Stats{
+		SessionID:         s.id,
+		UserMessages:      s.tr.counts.user,
+		AssistantMessages: s.tr.counts.assistant,
+		ToolCalls:         s.tr.counts.toolCalls,
+		ToolResults:       s.tr.counts.toolResults,
+		TotalEntries:      len(s.tr.entries),
+		PendingBreakdown:  map[PendingSource]int{SourcePromptFollowUp: 0, SourceSteer: 0, SourceFollowUp: 0},
+	}
+	for _, it := range s.queue {
+		if it.pending() {
+			st.PendingMessages++
+			st.PendingBreakdown[it.source]++
+		}
+	}
+	if !s.tr.counts.lastUpdated.IsZero() {
+		t := s.tr.counts.lastUpdated
+		st.LastUpdatedAt = &t
+	}
+	return st
+}
+
+// Transcript returns a copy of the entries (their payloads are shared and
+// immutable).
+func (s *Session) Transcript() []Entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Entry, len(s.tr.entries))
+	for i, e := range s.tr.entries {
+		out[i] = *e
+	}
+	return out
+}
+
+// Events expands the transcript into structured events (scenario 9).
+func (s *Session) Events() []Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tr.events()
+}
+
+// ForkableMessage is a user message a fork can start from.
+type ForkableMessage struct {
+	EntryIndex int    `json:"entryIndex"`
+	Text       string `json:"text"`
+}
+
+// ForkableUserMessages lists the user messages in transcript order.
+func (s *Session) ForkableUserMessages() []ForkableMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []ForkableMessage
+	for i, e := range s.tr.entries {
+		if e.Kind == EntryUser {
+			out = append(out, ForkableMessage{EntryIndex: i, Text: e.Text})
+		}
+	}
+	return out
+}
+
+// ForkOptions configure ForkWith.
+type ForkOptions struct {
+	// ID of the new session; empty means a new random one.
+	ID string
+	// FromUserEntryIndex, if set, keeps only the entries before that user
+	// message.
+	FromUserEntryIndex *int
+	// Sink of the new session (nil: none).
+	Sink UpdateSink
+}
+
+// Fork returns a new session with its own id, an equal but independent
+// transcript (entries are shared, not copied), a copy of the tool
+// registry, and no pending state.
+func (s *Session) Fork() (*Session, error) { return s.ForkWith(ForkOptions{}) }
+
+// ForkFromUserEntry forks keeping only the context before the user message
+// at index; an index that is not a user message gives
+// *InvalidForkEntryIndexError and creates nothing.
+func (s *Session) ForkFromUserEntry(index int) (*Session, error) {
+	return s.ForkWith(ForkOptions{FromUserEntryIndex: &index})
+}
+
+// ForkWith forks with options.
+func (s *Session) ForkWith(opts ForkOptions) (*Session, error) {
+	s.mu.Lock()
+	n := len(s.tr.entries)
+	if opts.FromUserEntryIndex != nil {
+		i := *opts.FromUserEntryIndex
+		if i < 0 || i >= n || s.tr.entries[i].Kind != EntryUser {
+			s.mu.Unlock()
+			return nil, &InvalidForkEntryIndexError{Index: i}
+		}
+		n = i
+	}
+	tr := s.tr.prefix(n)
+	s.mu.Unlock()
+	cfg := s.cfg
+	cfg.ID, cfg.Sink, cfg.Tools, cfg.OnDelete = opts.ID, opts.Sink, s.tools.Clone(), nil
+	f := NewSession(cfg)
+	f.tr = tr
+	return f, nil
+}
+
+// Resume replaces the transcript with entries (a saved snapshot). It fails
+// while a turn runs.
+func (s *Session) Resume(entries []Entry) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.working {
+		return ErrPromptAlreadyRunning
+	}
+	var tr transcript
+	for _, e := range entries {
+		tr.append(e)
+	}
+	s.tr = tr
+	return nil
+}
+
+// Close stops accepting input, fails queued messages, lets the running
+// turn finish, waits for the worker, and ends the subscribers' streams.
 func (s *Session) Close() error {
-	if s.onClose != nil {
-		s.onClose()
+	s.shutdown(false)
+	return nil
+}
+
+// Delete closes the session, removes its stored data (SessionConfig.
+// OnDelete) and tells the subscribers, whose streams then end.
+func (s *Session) Delete() error {
+	s.shutdown(true)
+	if s.cfg.OnDelete != nil {
+		return s.cfg.OnDelete()
 	}
 	return nil
 }
 
-// Prompt implements acp.Session: it sends the conversation and the new user
-// message to the model and streams the answer to the sink as
-// agent_message_chunk and agent_thought_chunk updates.
-func (s *Session) Prompt(ctx context.Context, req *acp.PromptRequest) (*acp.PromptResponse, error) {
-	user, err := userMessage(req.Prompt)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", acp.ErrInvalidParams, err)
-	}
+func (s *Session) shutdown(deleted bool) {
 	s.mu.Lock()
-	msgs := append(slices.Clone(s.history), user)
+	already := s.closed
+	s.closed = true
+	queued := s.dropQueuedLocked()
 	s.mu.Unlock()
-
-	out := assistantStream{sink: s.sink, messageID: uuid.NewString()}
-	finish, streamErr := out.run(ctx, s.model, &llm.Request{
-		Model:    s.spec.Model,
-		System:   systemPrompt(s.cwd),
-		Messages: msgs,
-	})
-
-	// The transcript keeps what the user saw, even of an interrupted turn.
-	s.mu.Lock()
-	s.history = append(s.history, user)
-	if a := out.message(); len(a.Content) > 0 || a.Reasoning != "" {
-		s.history = append(s.history, a)
+	for _, it := range queued {
+		s.complete(it, PromptResult{}, ErrSessionClosed)
 	}
-	s.mu.Unlock()
-
-	if ctx.Err() != nil {
-		return &acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
+	s.worker.Wait()
+	if already {
+		return
 	}
-	if streamErr != nil {
-		s.log.Warn("model call failed", "error", streamErr)
-		return nil, fmt.Errorf("%w: model %s: %v", acp.ErrInternal, s.spec, streamErr)
+	s.end(ErrSessionClosed)
+	if deleted {
+		s.publish(OutputEvent{Type: OutputDeleted})
 	}
-	return &acp.PromptResponse{StopReason: stopReason(finish)}, nil
+	s.closeSubscribers()
 }
 
-// assistantStream turns a model's events into session updates and collects
-// the assistant message.
-type assistantStream struct {
-	sink      UpdateSink
-	messageID string
-	text      strings.Builder
-	reasoning strings.Builder
-	usage     *llm.Usage
-}
-
-func (a *assistantStream) run(ctx context.Context, model Model, req *llm.Request) (llm.FinishReason, error) {
-	var finish llm.FinishReason
-	for ev, err := range model.Stream(ctx, req) {
-		if err != nil {
-			return "", err
-		}
-		switch ev.Kind {
-		case llm.EventTextDelta:
-			a.text.WriteString(ev.Text)
-			if err := a.sink.Update(ctx, chunk(ev.Text, a.messageID, false)); err != nil {
-				return "", err
-			}
-		case llm.EventReasoningDelta:
-			a.reasoning.WriteString(ev.Text)
-			if err := a.sink.Update(ctx, chunk(ev.Text, a.messageID, true)); err != nil {
-				return "", err
-			}
-		case llm.EventUsage:
-			a.usage = ev.Usage
-		case llm.EventFinish:
-			finish = ev.Finish
-		}
+func errString(err error) string {
+	if err == nil {
+		return ""
 	}
-	if finish == "" {
-		return "", llm.ErrTruncatedStream
-	}
-	return finish, nil
-}
-
-func (a *assistantStream) message() llm.Message {
-	m := llm.Message{Role: llm.RoleAssistant, Reasoning: a.reasoning.String()}
-	if a.text.Len() > 0 {
-		m.Content = []llm.Part{llm.TextPart(a.text.String())}
-	}
-	return m
-}
-
-func chunk(text, messageID string, thought bool) acp.SessionUpdate {
-	c := &acp.ContentChunk{Content: acp.TextBlock(text), MessageID: messageID}
-	if thought {
-		return acp.SessionUpdate{AgentThoughtChunk: c}
-	}
-	return acp.SessionUpdate{AgentMessageChunk: c}
-}
-
-// stopReason maps a model's finish reason to ACP.
-func stopReason(f llm.FinishReason) acp.StopReason {
-	switch f {
-	case llm.FinishLength:
-		return acp.StopReasonMaxTokens
-	case llm.FinishContentFilter:
-		return acp.StopReasonRefusal
-	}
-	return acp.StopReasonEndTurn
-}
-
-var errEmptyPrompt = errors.New("prompt: must contain at least one content block")
-
-// userMessage turns ACP content blocks into the model's user message. Text
-// and images pass through; resource links and embedded resources become
-// text the model can read, naming their URI.
-func userMessage(blocks []acp.ContentBlock) (llm.Message, error) {
-	if len(blocks) == 0 {
-		return llm.Message{}, errEmptyPrompt
-	}
-	m := llm.Message{Role: llm.RoleUser}
-	for i, b := range blocks {
-		switch {
-		case b.Text != nil:
-			m.Content = append(m.Content, llm.TextPart(b.Text.Text))
-		case b.Image != nil:
-			m.Content = append(m.Content, llm.Part{Type: llm.PartImage, MIMEType: b.Image.MimeType, Data: b.Image.Data})
-		case b.ResourceLink != nil:
-			m.Content = append(m.Content, llm.TextPart(resourceLinkText(b.ResourceLink)))
-		case b.Resource != nil:
-			t, err := embeddedResourceText(b.Resource)
-			if err != nil {
-				return llm.Message{}, fmt.Errorf("prompt[%d]: %w", i, err)
-			}
-			m.Content = append(m.Content, llm.TextPart(t))
-		case b.Audio != nil:
-			return llm.Message{}, fmt.Errorf("prompt[%d]: audio content is not supported (promptCapabilities.audio is false)", i)
-		default:
-			return llm.Message{}, fmt.Errorf("prompt[%d]: unsupported content block type", i)
-		}
-	}
-	return m, nil
-}
-
-func resourceLinkText(l *acp.ResourceLink) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "[Resource link: %s <%s>", l.Name, l.URI)
-	if l.MimeType != "" {
-		fmt.Fprintf(&b, " (%s)", l.MimeType)
-	}
-	if l.Description != "" {
-		fmt.Fprintf(&b, ": %s", l.Description)
-	}
-	b.WriteString("]")
-	return b.String()
-}
-
-func embeddedResourceText(r *acp.EmbeddedResource) (string, error) {
-	switch {
-	case r.Resource.Text != nil:
-		return fmt.Sprintf("<resource uri=%q>\n%s\n</resource>", r.Resource.Text.URI, r.Resource.Text.Text), nil
-	case r.Resource.Blob != nil:
-		mime := r.Resource.Blob.MimeType
-		if mime == "" {
-			mime = "application/octet-stream"
-		}
-		return fmt.Sprintf("[Binary resource %s (%s, %d base64 bytes) attached; its content is not shown]", r.Resource.Blob.URI, mime, len(r.Resource.Blob.Blob)), nil
-	}
-	return "", errors.New("resource: neither text nor blob is set")
-}
-
-func systemPrompt(cwd string) string {
-	return "You are acp-agent, a coding assistant working inside the user's code editor through the Agent Client Protocol.\n" +
-		"The workspace root is " + cwd + ". All file paths you mention should be absolute.\n" +
-		"Answer concisely, in Markdown."
+	return err.Error()
 }

@@ -1,0 +1,179 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent/llm"
+)
+
+// acpSession adapts a Session to acp.Session and serves the acp-agent
+// extension methods (docs/extensions.md).
+type acpSession struct {
+	s *Session
+	a *Agent
+}
+
+var (
+	_ acp.Session          = acpSession{}
+	_ acp.ExtensionSession = acpSession{}
+)
+
+// Prompt implements acp.Session. A prompt that arrives while the session
+// is busy is queued as a follow-up and answered when it has run.
+func (a acpSession) Prompt(ctx context.Context, req *acp.PromptRequest, finish func(*acp.PromptResponse, error)) {
+	content, err := userContent(req.Prompt)
+	if err != nil {
+		finish(nil, fmt.Errorf("%w: %v", acp.ErrInvalidParams, err))
+		return
+	}
+	_, err = a.s.PromptContent(ctx, content, PromptOptions{
+		Behavior: FollowUp,
+		OnComplete: func(res PromptResult, err error) {
+			if err != nil {
+				if errors.Is(err, context.Canceled) || errors.Is(err, ErrSessionClosed) {
+					finish(&acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil)
+					return
+				}
+				finish(nil, fmt.Errorf("%w: model %s: %v", acp.ErrInternal, a.s.cfg.ModelName, err))
+				return
+			}
+			finish(&acp.PromptResponse{StopReason: res.StopReason}, nil)
+		},
+	})
+	if errors.Is(err, ErrSessionClosed) {
+		finish(&acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil)
+	}
+}
+
+// Cancel implements acp.Session: session/cancel stops the running turn
+// and fails what is queued.
+func (a acpSession) Cancel() { a.s.CancelActivePrompt() }
+
+// Close implements acp.Session.
+func (a acpSession) Close() error {
+	a.a.forget(a.s.ID())
+	return a.s.Close()
+}
+
+// extParams are the params of the extension methods.
+type extParams struct {
+	SessionID       string             `json:"sessionId"`
+	Prompt          []acp.ContentBlock `json:"prompt"`
+	MaxLength       int                `json:"maxLength"`
+	IncludeResolved bool               `json:"includeResolved"`
+	CancelActive    bool               `json:"cancelActivePrompt"`
+}
+
+// Extension implements acp.ExtensionSession.
+func (a acpSession) Extension(_ context.Context, method string, raw json.RawMessage) (any, error) {
+	var p extParams
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, fmt.Errorf("%w: %v", acp.ErrInvalidParams, err)
+	}
+	s := a.s
+	switch method {
+	case acp.MethodExtSessionSteer, acp.MethodExtSessionFollowUp:
+		content, err := userContent(p.Prompt)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", acp.ErrInvalidParams, err)
+		}
+		source := SourceFollowUp
+		if method == acp.MethodExtSessionSteer {
+			source = SourceSteer
+		}
+		if err := s.enqueueDetached(source, content); err != nil {
+			return nil, err
+		}
+		return map[string]any{"pendingMessages": s.PendingMessageCount()}, nil
+	case acp.MethodExtSessionPending:
+		msgs := s.PendingMessages(p.MaxLength, p.IncludeResolved)
+		if msgs == nil {
+			msgs = []PendingMessage{}
+		}
+		return map[string]any{"messages": msgs, "count": s.PendingMessageCount()}, nil
+	case acp.MethodExtSessionStats:
+		return s.Stats(), nil
+	case acp.MethodExtSessionTools:
+		tools := s.ToolDescriptors()
+		active := s.ActiveToolNames()
+		if active == nil {
+			active = []string{}
+		}
+		return map[string]any{"tools": tools, "activeToolNames": active}, nil
+	case acp.MethodExtSessionEvents:
+		ev := s.Events()
+		if ev == nil {
+			ev = []Event{}
+		}
+		return map[string]any{"events": ev}, nil
+	case acp.MethodExtSessionForkable:
+		msgs := s.ForkableUserMessages()
+		if msgs == nil {
+			msgs = []ForkableMessage{}
+		}
+		return map[string]any{"messages": msgs}, nil
+	case acp.MethodExtSessionClearPending:
+		return s.ClearPendingState(p.CancelActive), nil
+	}
+	return nil, fmt.Errorf("%w: %q", acp.ErrMethodNotFound, method)
+}
+
+// userContent turns ACP content blocks into the model's user message.
+// Text and images pass through; resource links and embedded resources
+// become text the model can read, naming their URI.
+func userContent(blocks []acp.ContentBlock) ([]llm.Part, error) {
+	if len(blocks) == 0 {
+		return nil, errors.New("prompt: must contain at least one content block")
+	}
+	var parts []llm.Part
+	for i, b := range blocks {
+		switch {
+		case b.Text != nil:
+			parts = append(parts, llm.TextPart(b.Text.Text))
+		case b.Image != nil:
+			parts = append(parts, llm.Part{Type: llm.PartImage, MIMEType: b.Image.MimeType, Data: b.Image.Data})
+		case b.ResourceLink != nil:
+			parts = append(parts, llm.TextPart(resourceLinkText(b.ResourceLink)))
+		case b.Resource != nil:
+			t, err := embeddedResourceText(b.Resource)
+			if err != nil {
+				return nil, fmt.Errorf("prompt[%d]: %w", i, err)
+			}
+			parts = append(parts, llm.TextPart(t))
+		case b.Audio != nil:
+			return nil, fmt.Errorf("prompt[%d]: audio content is not supported (promptCapabilities.audio is false)", i)
+		default:
+			return nil, fmt.Errorf("prompt[%d]: unsupported content block type", i)
+		}
+	}
+	return parts, nil
+}
+
+func resourceLinkText(l *acp.ResourceLink) string {
+	s := fmt.Sprintf("[Resource link: %s <%s>", l.Name, l.URI)
+	if l.MimeType != "" {
+		s += fmt.Sprintf(" (%s)", l.MimeType)
+	}
+	if l.Description != "" {
+		s += ": " + l.Description
+	}
+	return s + "]"
+}
+
+func embeddedResourceText(r *acp.EmbeddedResource) (string, error) {
+	switch {
+	case r.Resource.Text != nil:
+		return fmt.Sprintf("<resource uri=%q>\n%s\n</resource>", r.Resource.Text.URI, r.Resource.Text.Text), nil
+	case r.Resource.Blob != nil:
+		mime := r.Resource.Blob.MimeType
+		if mime == "" {
+			mime = "application/octet-stream"
+		}
+		return fmt.Sprintf("[Binary resource %s (%s, %d base64 bytes) attached; its content is not shown]", r.Resource.Blob.URI, mime, len(r.Resource.Blob.Blob)), nil
+	}
+	return "", errors.New("resource: neither text nor blob is set")
+}

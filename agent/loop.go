@@ -1,0 +1,314 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent/llm"
+)
+
+// SkippedForSteerResult is the result given to the tool calls of a model
+// response that were not run because a steer message arrived.
+const SkippedForSteerResult = "Skipped due to queued user message."
+
+// runTurn runs one turn for it: the user message, then model calls and
+// tool calls until the model stops. Steer messages queued meanwhile are
+// taken at each model-call boundary and returned, so the worker can give
+// them the turn's result.
+func (s *Session) runTurn(ctx context.Context, it *item) (PromptResult, []*item, error) {
+	s.appendUser(ctx, it)
+	var steered []*item
+	var res PromptResult
+	for requests := 0; ; requests++ {
+		if requests == s.cfg.MaxTurnRequests {
+			res.StopReason = acp.StopReasonMaxTurnRequests
+			return res, steered, nil
+		}
+		resp, err := s.callModel(ctx)
+		res.Usage = addUsage(res.Usage, resp.usage)
+		if resp.text != "" || resp.reasoning != "" {
+			s.appendEntry(Entry{Kind: EntryAssistant, Content: textContent(resp.text), Reasoning: resp.reasoning})
+			if resp.text != "" {
+				res.Text = resp.text
+			}
+		}
+		if err != nil {
+			return res, steered, err
+		}
+		res.StopReason = stopReason(resp.finish)
+		if len(resp.calls) > 0 {
+			s.appendEntry(Entry{Kind: EntryToolCalls, ToolCalls: resp.calls})
+			for i, call := range resp.calls {
+				if i > 0 && s.steerQueued() {
+					s.skipCalls(ctx, resp.calls[i:])
+					break
+				}
+				s.runTool(ctx, call)
+				if ctx.Err() != nil {
+					return res, steered, context.Cause(ctx)
+				}
+			}
+		}
+		// A model-call boundary: steer messages go to the model now.
+		if st := s.takeSteer(); len(st) > 0 {
+			for _, m := range st {
+				s.appendUser(ctx, m)
+			}
+			steered = append(steered, st...)
+			continue
+		}
+		if len(resp.calls) == 0 {
+			return res, steered, nil
+		}
+	}
+}
+
+func textContent(text string) []llm.Part {
+	if text == "" {
+		return nil
+	}
+	return []llm.Part{llm.TextPart(text)}
+}
+
+// appendUser records a user message. Messages that did not come with a
+// session/prompt (steer, follow-up, Send) are also shown to the client.
+func (s *Session) appendUser(ctx context.Context, it *item) {
+	source := string(it.source)
+	if source == "" {
+		source = "prompt"
+	}
+	s.appendEntry(Entry{Kind: EntryUser, Content: it.content, Source: source})
+	if it.source == SourceSteer || it.source == SourceFollowUp {
+		for _, p := range it.content {
+			if p.Type == llm.PartText {
+				s.update(ctx, acp.UserMessageChunk(acp.TextBlock(p.Text)))
+			}
+		}
+	}
+}
+
+func (s *Session) appendEntry(e Entry) {
+	s.mu.Lock()
+	s.tr.append(e)
+	s.mu.Unlock()
+}
+
+func (s *Session) steerQueued() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, it := range s.queue {
+		if it.source == SourceSteer {
+			return true
+		}
+	}
+	return false
+}
+
+// takeSteer removes the queued steer messages, in order.
+func (s *Session) takeSteer() []*item {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var st []*item
+	rest := s.queue[:0]
+	for _, it := range s.queue {
+		if it.source == SourceSteer {
+			st = append(st, it)
+		} else {
+			rest = append(rest, it)
+		}
+	}
+	clear(s.queue[len(rest):])
+	s.queue = rest
+	return st
+}
+
+// update hands an ACP update to the sink, if any.
+func (s *Session) update(ctx context.Context, u acp.SessionUpdate) {
+	if s.cfg.Sink == nil {
+		return
+	}
+	if err := s.cfg.Sink.Update(ctx, u); err != nil && ctx.Err() == nil {
+		s.log.Debug("sending update", "error", err)
+	}
+}
+
+// modelResponse is one model call's outcome.
+type modelResponse struct {
+	text, reasoning string
+	calls           []llm.ToolCall
+	usage           llm.Usage
+	finish          llm.FinishReason
+}
+
+func (s *Session) callModel(ctx context.Context) (resp modelResponse, err error) {
+	s.mu.Lock()
+	msgs := s.tr.messages()
+	s.mu.Unlock()
+	req := &llm.Request{Model: s.cfg.ModelName, System: s.systemPrompt(), Messages: msgs}
+	for _, t := range s.tools.specs(s.toolAllowed) {
+		req.Tools = append(req.Tools, llm.ToolSpec{Name: t.name, Description: t.description, Parameters: t.parameters})
+	}
+	var (
+		text      strings.Builder
+		reasoning strings.Builder
+		calls     []*llm.ToolCall
+		byIndex   = map[int]*llm.ToolCall{}
+		messageID = uuid.NewString()
+	)
+	// Fill resp on every return, so a failed stream still records what
+	// the user saw.
+	defer func() {
+		resp.text, resp.reasoning = text.String(), reasoning.String()
+		for _, c := range calls {
+			resp.calls = append(resp.calls, *c)
+		}
+	}()
+	for ev, err := range s.cfg.Model.Stream(ctx, req) {
+		if err != nil {
+			return resp, err
+		}
+		switch ev.Kind {
+		case llm.EventTextDelta:
+			text.WriteString(ev.Text)
+			s.update(ctx, chunk(ev.Text, messageID, false))
+			s.publish(OutputEvent{Type: OutputText, Text: ev.Text})
+		case llm.EventReasoningDelta:
+			reasoning.WriteString(ev.Text)
+			s.update(ctx, chunk(ev.Text, messageID, true))
+			s.publish(OutputEvent{Type: OutputReasoning, Text: ev.Text})
+		case llm.EventToolCallDelta:
+			d := ev.ToolCall
+			c := byIndex[d.Index]
+			if c == nil {
+				c = &llm.ToolCall{}
+				byIndex[d.Index] = c
+				calls = append(calls, c)
+			}
+			if d.ID != "" {
+				c.ID = d.ID
+			}
+			if d.Name != "" {
+				c.Name = d.Name
+			}
+			c.Arguments += d.ArgumentsDelta
+		case llm.EventUsage:
+			resp.usage = *ev.Usage
+		case llm.EventFinish:
+			resp.finish = ev.Finish
+		}
+	}
+	if resp.finish == "" {
+		return resp, llm.ErrTruncatedStream
+	}
+	return resp, nil
+}
+
+func (s *Session) systemPrompt() string {
+	if s.cfg.SystemPrompt != "" {
+		return s.cfg.SystemPrompt
+	}
+	return "You are acp-agent, a coding assistant working inside the user's code editor through the Agent Client Protocol.\n" +
+		"The workspace root is " + s.cfg.CWD + ". All file paths you mention should be absolute.\n" +
+		"Answer concisely, in Markdown."
+}
+
+// runTool runs one tool call and records its output. A tool that does not
+// exist, is disabled or not allowed, or fails, gives an error result for
+// the model; the turn goes on.
+func (s *Session) runTool(ctx context.Context, call llm.ToolCall) {
+	if call.ID == "" {
+		call.ID = "call_" + uuid.NewString()
+	}
+	s.update(ctx, acp.SessionUpdate{ToolCall: &acp.ToolCall{
+		ToolCallID: call.ID, Title: call.Name, Name: call.Name, Kind: acp.ToolKindOther,
+		Status: acp.ToolCallStatusInProgress, RawInput: rawJSON(call.Arguments),
+	}})
+	s.publish(OutputEvent{Type: OutputToolCall, ToolCallID: call.ID, ToolName: call.Name, Arguments: call.Arguments})
+
+	result := s.execTool(ctx, call)
+	status := acp.ToolCallStatusCompleted
+	if result.IsError {
+		status = acp.ToolCallStatusFailed
+	}
+	s.update(ctx, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{
+		ToolCallID: call.ID, Status: status,
+		Content: []acp.ToolCallContent{{Content: &acp.Content{Content: acp.TextBlock(result.Text)}}},
+	}})
+	s.publish(OutputEvent{Type: OutputToolResult, ToolCallID: call.ID, ToolName: call.Name, Text: result.Text, IsError: result.IsError})
+	s.appendEntry(Entry{Kind: EntryToolOutput, ToolCallID: call.ID, ToolName: call.Name, Text: result.Text, IsError: result.IsError})
+}
+
+func (s *Session) execTool(ctx context.Context, call llm.ToolCall) ToolResult {
+	tool, ok := s.tools.active(call.Name, s.toolAllowed)
+	if !ok {
+		return ToolResult{Text: fmt.Sprintf("Error: tool %q is not available.", call.Name), IsError: true}
+	}
+	args := json.RawMessage(call.Arguments)
+	if strings.TrimSpace(call.Arguments) == "" {
+		args = json.RawMessage("{}")
+	}
+	if !json.Valid(args) {
+		return ToolResult{Text: fmt.Sprintf("Error: the arguments of %s are not valid JSON.", call.Name), IsError: true}
+	}
+	res, err := tool.Run(ctx, args)
+	if err != nil {
+		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+			return ToolResult{Text: "Error: cancelled.", IsError: true}
+		}
+		return ToolResult{Text: "Error: " + err.Error(), IsError: true}
+	}
+	return res
+}
+
+// skipCalls gives the not-run tool calls their "skipped" result.
+func (s *Session) skipCalls(ctx context.Context, calls []llm.ToolCall) {
+	for _, c := range calls {
+		s.update(ctx, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{
+			ToolCallID: c.ID, Status: acp.ToolCallStatusFailed,
+			Content: []acp.ToolCallContent{{Content: &acp.Content{Content: acp.TextBlock(SkippedForSteerResult)}}},
+		}})
+		s.appendEntry(Entry{Kind: EntryToolOutput, ToolCallID: c.ID, ToolName: c.Name, Text: SkippedForSteerResult, IsError: true})
+	}
+}
+
+func rawJSON(s string) json.RawMessage {
+	if json.Valid([]byte(s)) {
+		return json.RawMessage(s)
+	}
+	b, _ := json.Marshal(s)
+	return b
+}
+
+func chunk(text, messageID string, thought bool) acp.SessionUpdate {
+	c := &acp.ContentChunk{Content: acp.TextBlock(text), MessageID: messageID}
+	if thought {
+		return acp.SessionUpdate{AgentThoughtChunk: c}
+	}
+	return acp.SessionUpdate{AgentMessageChunk: c}
+}
+
+// stopReason maps a model's finish reason to ACP.
+func stopReason(f llm.FinishReason) acp.StopReason {
+	switch f {
+	case llm.FinishLength:
+		return acp.StopReasonMaxTokens
+	case llm.FinishContentFilter:
+		return acp.StopReasonRefusal
+	}
+	return acp.StopReasonEndTurn
+}
+
+func addUsage(a, b llm.Usage) llm.Usage {
+	a.InputTokens += b.InputTokens
+	a.OutputTokens += b.OutputTokens
+	a.CachedReadTokens += b.CachedReadTokens
+	a.CachedWriteTokens += b.CachedWriteTokens
+	a.ReasoningTokens += b.ReasoningTokens
+	return a
+}

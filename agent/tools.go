@@ -1,0 +1,206 @@
+package agent
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+)
+
+// ToolSource says where a tool comes from.
+type ToolSource string
+
+const (
+	ToolSourceNative ToolSource = "native"
+	ToolSourceMCP    ToolSource = "mcp"
+)
+
+// ToolResult is what a tool returns to the model.
+type ToolResult struct {
+	Text    string
+	IsError bool
+}
+
+// ToolFunc runs a tool. args is the model's raw argument JSON (untrusted).
+// A returned error becomes an error result for the model.
+type ToolFunc func(ctx context.Context, args json.RawMessage) (ToolResult, error)
+
+// Tool is a tool the model may call.
+type Tool struct {
+	Name             string
+	Description      string
+	ShortDescription string
+	// Parameters is the JSON schema of the arguments; nil means none.
+	Parameters json.RawMessage
+	Source     ToolSource // default native
+	Run        ToolFunc
+}
+
+// ToolDescriptor describes a registered tool.
+type ToolDescriptor struct {
+	Name             string          `json:"name"`
+	Description      string          `json:"description"`
+	ShortDescription string          `json:"shortDescription"`
+	Parameters       json.RawMessage `json:"parameters,omitempty"`
+	Source           ToolSource      `json:"source"`
+	Enabled          bool            `json:"enabled"`
+}
+
+// Tool registry errors.
+var (
+	ErrToolExists   = errors.New("agent: a tool with this name is already registered")
+	ErrToolNotFound = errors.New("agent: no such tool")
+)
+
+type registeredTool struct {
+	tool    Tool
+	enabled bool
+}
+
+// ToolRegistry is a session's set of tools. It is safe for concurrent use.
+// A fork gets a clone, so later changes on either side are isolated.
+type ToolRegistry struct {
+	mu    sync.RWMutex
+	tools map[string]registeredTool
+}
+
+// NewToolRegistry returns an empty registry.
+func NewToolRegistry() *ToolRegistry {
+	return &ToolRegistry{tools: make(map[string]registeredTool)}
+}
+
+// Register adds an enabled tool. Names are unique.
+func (r *ToolRegistry) Register(t Tool) error {
+	if t.Name == "" {
+		return errors.New("agent: tool name is empty")
+	}
+	if t.Run == nil {
+		return fmt.Errorf("agent: tool %q has no Run function", t.Name)
+	}
+	if t.Source == "" {
+		t.Source = ToolSourceNative
+	}
+	if t.ShortDescription == "" {
+		t.ShortDescription = t.Description
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.tools[t.Name]; ok {
+		return fmt.Errorf("%w: %q", ErrToolExists, t.Name)
+	}
+	r.tools[t.Name] = registeredTool{tool: t, enabled: true}
+	return nil
+}
+
+// SetEnabled enables or disables a tool; a disabled tool is not offered to
+// the model and cannot be called.
+func (r *ToolRegistry) SetEnabled(name string, enabled bool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rt, ok := r.tools[name]
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrToolNotFound, name)
+	}
+	rt.enabled = enabled
+	r.tools[name] = rt
+	return nil
+}
+
+// Unregister removes a tool of any source and reports whether it existed.
+func (r *ToolRegistry) Unregister(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.tools[name]
+	delete(r.tools, name)
+	return ok
+}
+
+// UnregisterMCP removes a tool only if it came from an MCP server.
+func (r *ToolRegistry) UnregisterMCP(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rt, ok := r.tools[name]
+	if !ok || rt.tool.Source != ToolSourceMCP {
+		return false
+	}
+	delete(r.tools, name)
+	return true
+}
+
+// Descriptors lists every tool, sorted by source ("mcp" before "native")
+// and then by name.
+func (r *ToolRegistry) Descriptors() []ToolDescriptor {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]ToolDescriptor, 0, len(r.tools))
+	for _, rt := range r.tools {
+		t := rt.tool
+		out = append(out, ToolDescriptor{
+			Name: t.Name, Description: t.Description, ShortDescription: t.ShortDescription,
+			Parameters: t.Parameters, Source: t.Source, Enabled: rt.enabled,
+		})
+	}
+	slices.SortFunc(out, func(a, b ToolDescriptor) int {
+		return cmp.Or(cmp.Compare(a.Source, b.Source), cmp.Compare(a.Name, b.Name))
+	})
+	return out
+}
+
+// ActiveNames lists the enabled tools, sorted.
+func (r *ToolRegistry) ActiveNames() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var out []string
+	for name, rt := range r.tools {
+		if rt.enabled {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Clone returns an independent copy.
+func (r *ToolRegistry) Clone() *ToolRegistry {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	c := &ToolRegistry{tools: make(map[string]registeredTool, len(r.tools))}
+	for k, v := range r.tools {
+		c.tools[k] = v
+	}
+	return c
+}
+
+// active returns the enabled tool called name, if allowed.
+func (r *ToolRegistry) active(name string, allowed func(string) bool) (Tool, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	rt, ok := r.tools[name]
+	if !ok || !rt.enabled || !allowed(name) {
+		return Tool{}, false
+	}
+	return rt.tool, true
+}
+
+// specs returns what the model is offered: enabled, allowed tools, sorted
+// by name so requests are stable.
+func (r *ToolRegistry) specs(allowed func(string) bool) []toolSpec {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var out []toolSpec
+	for name, rt := range r.tools {
+		if rt.enabled && allowed(name) {
+			out = append(out, toolSpec{name: name, description: rt.tool.Description, parameters: rt.tool.Parameters})
+		}
+	}
+	slices.SortFunc(out, func(a, b toolSpec) int { return cmp.Compare(a.name, b.name) })
+	return out
+}
+
+type toolSpec struct {
+	name, description string
+	parameters        json.RawMessage
+}

@@ -1,0 +1,197 @@
+package agent
+
+import (
+	"time"
+
+	"github.com/acp-agent/acp-agent/agent/llm"
+)
+
+// EntryKind is the kind of a transcript entry.
+type EntryKind string
+
+const (
+	// EntryUser is a user message.
+	EntryUser EntryKind = "user"
+	// EntryAssistant is assistant text (and its reasoning).
+	EntryAssistant EntryKind = "assistant"
+	// EntryToolCalls is the set of tool calls one model response made.
+	EntryToolCalls EntryKind = "tool_calls"
+	// EntryToolOutput is the result of one tool call.
+	EntryToolOutput EntryKind = "tool_output"
+)
+
+// Entry is one item of a session's transcript. Entries are immutable once
+// appended, so forks share them instead of copying them.
+type Entry struct {
+	Kind EntryKind `json:"kind"`
+	// Content is the message of EntryUser and EntryAssistant entries (and
+	// the output of EntryToolOutput entries, as text).
+	Content []llm.Part `json:"-"`
+	// Text is Content's text, kept for display and previews.
+	Text      string         `json:"text,omitempty"`
+	Reasoning string         `json:"reasoning,omitempty"`
+	ToolCalls []llm.ToolCall `json:"toolCalls,omitempty"`
+	// ToolCallID, ToolName and IsError describe an EntryToolOutput.
+	ToolCallID string `json:"toolCallId,omitempty"`
+	ToolName   string `json:"toolName,omitempty"`
+	IsError    bool   `json:"isError,omitempty"`
+	// Source says how a user message arrived: "prompt", or a pending
+	// source ("prompt_follow_up", "steer", "follow_up").
+	Source string    `json:"source,omitempty"`
+	Time   time.Time `json:"time"`
+}
+
+// UserEntry returns a user entry with text.
+func UserEntry(text string) Entry {
+	return Entry{Kind: EntryUser, Content: []llm.Part{llm.TextPart(text)}, Text: text, Source: "prompt", Time: time.Now()}
+}
+
+// AssistantEntry returns an assistant entry with text.
+func AssistantEntry(text string) Entry {
+	return Entry{Kind: EntryAssistant, Content: []llm.Part{llm.TextPart(text)}, Text: text, Time: time.Now()}
+}
+
+// transcript is the ordered entries plus counters kept up to date on
+// append, so Stats is O(1). Not safe for concurrent use (Session.mu).
+type transcript struct {
+	entries []*Entry
+	counts  entryCounts
+}
+
+type entryCounts struct {
+	user, assistant, toolCalls, toolResults int
+	lastUpdated                             time.Time
+}
+
+func (c *entryCounts) add(e *Entry) {
+	switch e.Kind {
+	case EntryUser:
+		c.user++
+	case EntryAssistant:
+		c.assistant++
+	case EntryToolCalls:
+		c.toolCalls += len(e.ToolCalls)
+	case EntryToolOutput:
+		c.toolResults++
+	}
+	if e.Time.After(c.lastUpdated) {
+		c.lastUpdated = e.Time
+	}
+}
+
+func (t *transcript) append(e Entry) {
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	if e.Text == "" && len(e.Content) > 0 {
+		e.Text = partsText(e.Content)
+	}
+	t.entries = append(t.entries, &e)
+	t.counts.add(&e)
+}
+
+// prefix returns a transcript of the first n entries, sharing them.
+func (t *transcript) prefix(n int) transcript {
+	p := transcript{entries: make([]*Entry, n, n+16)}
+	copy(p.entries, t.entries[:n])
+	if n == len(t.entries) {
+		p.counts = t.counts
+		return p
+	}
+	for _, e := range p.entries {
+		p.counts.add(e)
+	}
+	return p
+}
+
+func partsText(parts []llm.Part) string {
+	var s string
+	for _, p := range parts {
+		if p.Type == llm.PartText {
+			if s != "" {
+				s += "\n"
+			}
+			s += p.Text
+		}
+	}
+	return s
+}
+
+// messages turns the transcript into the model's conversation: an
+// assistant entry and the tool calls after it form one assistant message.
+func (t *transcript) messages() []llm.Message {
+	out := make([]llm.Message, 0, len(t.entries))
+	for _, e := range t.entries {
+		switch e.Kind {
+		case EntryUser:
+			out = append(out, llm.Message{Role: llm.RoleUser, Content: e.Content})
+		case EntryAssistant:
+			out = append(out, llm.Message{Role: llm.RoleAssistant, Content: e.Content, Reasoning: e.Reasoning})
+		case EntryToolCalls:
+			if n := len(out); n > 0 && out[n-1].Role == llm.RoleAssistant && len(out[n-1].ToolCalls) == 0 {
+				out[n-1].ToolCalls = e.ToolCalls
+			} else {
+				out = append(out, llm.Message{Role: llm.RoleAssistant, ToolCalls: e.ToolCalls})
+			}
+		case EntryToolOutput:
+			out = append(out, llm.Message{Role: llm.RoleTool, Content: []llm.Part{llm.TextPart(e.Text)}, ToolCallID: e.ToolCallID, ToolName: e.ToolName})
+		}
+	}
+	return out
+}
+
+// EventSource says where an Event comes from.
+type EventSource string
+
+const (
+	EventSourceTranscript EventSource = "transcript"
+	EventSourceSession    EventSource = "session"
+)
+
+// Event is a structured view of the transcript (seed 000 scenario 9).
+type Event struct {
+	Type   string      `json:"type"` // message, tool_call, tool_execution_update, tool_result
+	Source EventSource `json:"source"`
+	// EntryIndex is the transcript entry the event comes from (nil for
+	// session events). Events of one entry share it.
+	EntryIndex *int      `json:"entryIndex,omitempty"`
+	Role       string    `json:"role,omitempty"`
+	Text       string    `json:"text,omitempty"`
+	ToolCallID string    `json:"toolCallId,omitempty"`
+	ToolName   string    `json:"toolName,omitempty"`
+	Arguments  string    `json:"arguments,omitempty"`
+	Status     string    `json:"status,omitempty"` // started, completed, failed
+	Time       time.Time `json:"time"`
+}
+
+func (t *transcript) events() []Event {
+	var out []Event
+	for i, e := range t.entries {
+		idx := i
+		base := Event{Source: EventSourceTranscript, EntryIndex: &idx, Time: e.Time}
+		switch e.Kind {
+		case EntryUser, EntryAssistant:
+			ev := base
+			ev.Type, ev.Role, ev.Text = "message", string(e.Kind), e.Text
+			out = append(out, ev)
+		case EntryToolCalls:
+			for _, c := range e.ToolCalls {
+				call := base
+				call.Type, call.ToolCallID, call.ToolName, call.Arguments = "tool_call", c.ID, c.Name, c.Arguments
+				started := base
+				started.Type, started.ToolCallID, started.ToolName, started.Status = "tool_execution_update", c.ID, c.Name, "started"
+				out = append(out, call, started)
+			}
+		case EntryToolOutput:
+			res := base
+			res.Type, res.ToolCallID, res.ToolName, res.Text = "tool_result", e.ToolCallID, e.ToolName, e.Text
+			done := base
+			done.Type, done.ToolCallID, done.ToolName, done.Status = "tool_execution_update", e.ToolCallID, e.ToolName, "completed"
+			if e.IsError {
+				done.Status = "failed"
+			}
+			out = append(out, res, done)
+		}
+	}
+	return out
+}
