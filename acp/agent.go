@@ -55,14 +55,14 @@ type Forker interface {
 
 // The acp-agent extension methods (see docs/extensions.md).
 const (
-	ExtPrefix                     = "_acp-agent/"
-	MethodExtSessionSteer         = "_acp-agent/session/steer"
-	MethodExtSessionFollowUp      = "_acp-agent/session/follow_up"
-	MethodExtSessionPending       = "_acp-agent/session/pending"
-	MethodExtSessionStats         = "_acp-agent/session/stats"
-	MethodExtSessionTools         = "_acp-agent/session/tools"
-	MethodExtSessionEvents        = "_acp-agent/session/events"
-	MethodExtSessionForkable      = "_acp-agent/session/forkable_messages"
-	MethodExtSessionFork          = "_acp-agent/session/fork"
-	MethodExtSessionClearPending  = "_acp-agent/session/clear_pending"
+	ExtPrefix                    = "_acp-agent/"
+	MethodExtSessionSteer        = "_acp-agent/session/steer"
+	MethodExtSessionFollowUp     = "_acp-agent/session/follow_up"
+	MethodExtSessionPending      = "_acp-agent/session/pending"
+	MethodExtSessionStats        = "_acp-agent/session/stats"
+	MethodExtSessionTools        = "_acp-agent/session/tools"
+	MethodExtSessionEvents       = "_acp-agent/session/events"
+	MethodExtSessionForkable     = "_acp-agent/session/forkable_messages"
+	MethodExtSessionFork         = "_acp-agent/session/fork"
+	MethodExtSessionClearPending = "_acp-agent/session/clear_pending"
 )
