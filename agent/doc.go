@@ -1,16 +1,42 @@
-// Package agent runs ACP sessions against a model: Agent implements
-// acp.Agent (initialize, authenticate, session creation) and Session runs
-// prompt turns, streaming the model's text and reasoning to the client as
-// session updates.
+// Package agent runs conversations with a model. Session is the session
+// facade that the ACP service and Go programs drive; Agent implements
+// acp.Agent on top of it.
+//
+// # Sessions
+//
+// A Session keeps a transcript of immutable entries (user and assistant
+// messages, tool calls, tool outputs) and runs turns: the model is called,
+// the tool calls it makes are run through the session's ToolRegistry, and
+// their results go back to the model until it stops. Prompt runs one turn
+// and returns the assistant's final text.
+//
+// Messages that arrive while a turn runs are queued (Prompt with Steer or
+// FollowUp, or fire-and-forget Steer, FollowUp and Send). A steer message
+// joins the running turn at its next model-call boundary: the tool calls of
+// the current model response that have not run yet get the result
+// SkippedForSteerResult, and the steer text goes to the model. Follow-ups
+// run after the turn, in FIFO order. PendingMessages shows the queue and
+// the newest 20 resolved or failed messages; CancelActivePrompt cancels the
+// turn and fails what is queued.
+//
+// Fork copies a session (all of it, or the entries before a user message)
+// without copying entry payloads; the fork has its own id, its own copy of
+// the tool registry and no pending state. Stats is O(1).
+//
+// # Concurrency
+//
+// Every Session method is safe for concurrent use. A session runs its
+// turns on one worker goroutine that it starts when work is queued and
+// that ends when the queue is empty, so an idle session holds no goroutine;
+// Close and Delete wait for it. Updates for the client are handed to the
+// session's UpdateSink by that goroutine, in order, and a prompt's
+// completion callback (PromptOptions.OnComplete) is called by it after the
+// turn's last update and before any update of a later turn. Subscribers
+// (Subscribe) get the output stream through their own buffers; the session
+// never waits for a subscriber, and one that falls behind is dropped.
 //
 // Models are providers from the llm subpackages, chosen with a
 // "PROVIDER/MODEL" spec (OpenModel): openai (any OpenAI-compatible Chat
-// Completions server) and replay (a scripted offline model).
-//
-// Concurrency: an Agent is safe for concurrent use. A Session runs one
-// prompt at a time (the ACP service guarantees it); its history is guarded
-// so that a Session can be inspected while a turn runs. A turn hands every
-// update to the session's UpdateSink before Prompt returns, and returns
-// promptly when its context is cancelled: the model's HTTP request is
-// aborted with it.
+// Completions server) and replay (a scripted offline model). A turn's model
+// request is aborted with its context.
 package agent
