@@ -14,12 +14,12 @@ import (
 )
 
 // sessionScript answers by the text of the last user message:
-// "slow" streams two chunks 400 ms apart, "steered" answers a steer,
+// "slow" streams two chunks 800 ms apart, "steered" answers a steer,
 // anything else answers "ok: <n>".
 func sessionScript(t *testing.T) string {
 	return writeScript(t, map[string]any{"turns": []any{
 		map[string]any{"match": "slow", "events": []any{
-			map[string]any{"text": "slow-1 "}, map[string]any{"text": "slow-2", "delayMs": 400},
+			map[string]any{"text": "slow-1 "}, map[string]any{"text": "slow-2", "delayMs": 800},
 		}},
 		map[string]any{"match": "change course", "events": []any{map[string]any{"text": "steered answer"}}},
 		map[string]any{"match": "second", "events": []any{map[string]any{"text": "second answer"}}},
