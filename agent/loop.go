@@ -43,6 +43,13 @@ func (s *Session) runTurn(ctx context.Context, it *item) (PromptResult, []*item,
 		}
 		res.StopReason = stopReason(resp.finish)
 		if len(resp.calls) > 0 {
+			// Give every call its id before recording it, so the calls
+			// and their outputs match.
+			for i := range resp.calls {
+				if resp.calls[i].ID == "" {
+					resp.calls[i].ID = "call_" + uuid.NewString()
+				}
+			}
 			s.appendEntry(Entry{Kind: EntryToolCalls, ToolCalls: resp.calls})
 			for i, call := range resp.calls {
 				if i > 0 && s.steerQueued() {
@@ -51,6 +58,9 @@ func (s *Session) runTurn(ctx context.Context, it *item) (PromptResult, []*item,
 				}
 				s.runTool(ctx, call)
 				if ctx.Err() != nil {
+					// Every call needs an output, or the next request
+					// of this conversation is invalid.
+					s.cancelCalls(resp.calls[i+1:])
 					return res, steered, context.Cause(ctx)
 				}
 			}
@@ -222,9 +232,6 @@ func (s *Session) systemPrompt() string {
 // exist, is disabled or not allowed, or fails, gives an error result for
 // the model; the turn goes on.
 func (s *Session) runTool(ctx context.Context, call llm.ToolCall) {
-	if call.ID == "" {
-		call.ID = "call_" + uuid.NewString()
-	}
 	s.update(ctx, acp.SessionUpdate{ToolCall: &acp.ToolCall{
 		ToolCallID: call.ID, Title: call.Name, Name: call.Name, Kind: acp.ToolKindOther,
 		Status: acp.ToolCallStatusInProgress, RawInput: rawJSON(call.Arguments),
@@ -259,23 +266,38 @@ func (s *Session) execTool(ctx context.Context, call llm.ToolCall) ToolResult {
 	res, err := tool.Run(ctx, args)
 	if err != nil {
 		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
-			return ToolResult{Text: "Error: cancelled.", IsError: true}
+			return ToolResult{Text: cancelledToolResult, IsError: true}
 		}
 		return ToolResult{Text: "Error: " + err.Error(), IsError: true}
 	}
 	return res
 }
 
-// skipCalls gives the not-run tool calls their "skipped" result.
+// skipCalls gives the not-run tool calls their "skipped" result. The
+// client has not been told about them yet, so each is announced as a tool
+// call that already failed (a tool_call_update would name an unknown call).
 func (s *Session) skipCalls(ctx context.Context, calls []llm.ToolCall) {
 	for _, c := range calls {
-		s.update(ctx, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{
-			ToolCallID: c.ID, Status: acp.ToolCallStatusFailed,
+		s.update(ctx, acp.SessionUpdate{ToolCall: &acp.ToolCall{
+			ToolCallID: c.ID, Title: c.Name, Name: c.Name, Kind: acp.ToolKindOther,
+			Status: acp.ToolCallStatusFailed, RawInput: rawJSON(c.Arguments),
 			Content: []acp.ToolCallContent{{Content: &acp.Content{Content: acp.TextBlock(SkippedForSteerResult)}}},
 		}})
 		s.appendEntry(Entry{Kind: EntryToolOutput, ToolCallID: c.ID, ToolName: c.Name, Text: SkippedForSteerResult, IsError: true})
 	}
 }
+
+// cancelCalls records a "cancelled" result for the calls a cancelled turn
+// did not run. The turn is over, so the client is not told.
+func (s *Session) cancelCalls(calls []llm.ToolCall) {
+	for _, c := range calls {
+		s.appendEntry(Entry{Kind: EntryToolOutput, ToolCallID: c.ID, ToolName: c.Name, Text: cancelledToolResult, IsError: true})
+	}
+}
+
+// cancelledToolResult is the result of a tool call cut short (or never
+// run) because its turn was cancelled.
+const cancelledToolResult = "Error: cancelled."
 
 func rawJSON(s string) json.RawMessage {
 	if json.Valid([]byte(s)) {

@@ -174,7 +174,7 @@ func (s *Session) PromptContent(ctx context.Context, content []llm.Part, opts Pr
 		s.mu.Unlock()
 		return PromptResult{}, ErrSessionClosed
 	}
-	if s.working {
+	if s.busyLocked() {
 		switch opts.Behavior {
 		case Steer:
 			it.source = SourceSteer
@@ -254,6 +254,12 @@ func (s *Session) enqueueLocked(it *item) {
 		go s.work()
 	}
 }
+
+// busyLocked reports whether a turn runs or messages wait. The worker
+// goroutine may still be finishing after the last prompt has returned
+// (publishing its result, exiting); that is not busy, or a caller's next
+// Prompt right after the previous one returned could be rejected.
+func (s *Session) busyLocked() bool { return s.active != nil || len(s.queue) > 0 }
 
 // work runs queued items in FIFO order until the queue is empty.
 func (s *Session) work() {
@@ -570,7 +576,7 @@ func (s *Session) ForkWith(opts ForkOptions) (*Session, error) {
 func (s *Session) Resume(entries []Entry) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.working {
+	if s.busyLocked() {
 		return ErrPromptAlreadyRunning
 	}
 	var tr transcript

@@ -104,9 +104,16 @@ func TestBinaryCancelFailsQueuedPrompts(t *testing.T) {
 	p.Next()
 	second := p.Request(acp.MethodSessionPrompt, promptReq(sid, "second question"))
 	p.Notify(acp.MethodSessionCancel, &acp.CancelNotification{SessionID: sid})
+	// Both answer "cancelled"; their order is not defined (the queued one
+	// has no updates, and JSON-RPC responses are matched by id).
+	results := map[string]string{}
+	for len(results) < 2 {
+		if m := p.Next(); m.IsResponse() {
+			results[string(m.ID)] = string(m.Result)
+		}
+	}
 	for _, id := range []string{first, second} {
-		resp, _ := p.Await(id)
-		assert.JSONEq(t, `{"stopReason":"cancelled"}`, string(resp.Result), "request %s", id)
+		assert.JSONEq(t, `{"stopReason":"cancelled"}`, results[id], "request %s", id)
 	}
 	r, _ := ext(t, p, acp.MethodExtSessionPending, map[string]any{"sessionId": sid, "includeResolved": true})
 	msgs := r["messages"].([]any)
