@@ -21,19 +21,22 @@ type Agent interface {
 
 // Session is one conversation.
 type Session interface {
-	// Prompt runs one turn for req, or queues it behind the running one.
-	// It must call finish exactly once with the turn's outcome, after the
-	// turn's last update was handed to the session's ClientConn and before
-	// any update of a later turn (the service writes the response from
-	// finish, so it stays in order with the updates). Prompt may return
-	// before or after calling finish. When ctx is cancelled the turn stops
-	// at once; the service then answers stopReason "cancelled" whatever
-	// finish reports.
-	Prompt(ctx context.Context, req *PromptRequest, finish func(*PromptResponse, error))
+	// Prompt queues a turn for req and returns without waiting for it: it
+	// is called on the connection's read loop, in the order the prompts
+	// arrived, and must not block. If the turn cannot be queued it returns
+	// an error (sent as the response) and must not call finish. Otherwise
+	// it calls finish exactly once, later, with the turn's outcome: after
+	// the turn's last update was handed to the session's ClientConn and
+	// before any update of a later turn (the response is written from
+	// finish, so it stays in order with the updates). When ctx is
+	// cancelled the turn stops at once (or, if still queued, is dropped);
+	// the service then answers stopReason "cancelled".
+	Prompt(ctx context.Context, req *PromptRequest, finish func(*PromptResponse, error)) error
 	// Cancel stops the running turn and drops queued ones (session/cancel).
+	// It is called on the read loop and must not block.
 	Cancel()
 	// Close frees the session's resources. It is called once, at shutdown,
-	// after every Prompt has finished.
+	// after every prompt has finished.
 	Close() error
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 
 	"github.com/sourcegraph/jsonrpc2"
 )
@@ -83,102 +84,142 @@ type outItem struct {
 }
 
 // outbox is the single writer of one session's updates and prompt
-// responses. Producers call send; run delivers in FIFO order. Updates that
-// are queued together are written together: run encodes a burst of them
-// into one buffer and writes it with one system call, which is what lets a
-// fast model stream at full speed without waiting on a write per chunk.
+// responses, in the order they were queued. Updates are bounded: a producer
+// that runs more than outboxSize items ahead of the connection waits, so a
+// slow client slows the model stream. Responses never wait, because they
+// are queued from places that must not block (the connection's read loop
+// handles session/cancel inline). Updates queued together are written
+// together: run encodes a burst into one buffer and writes it with one
+// system call, which lets a fast model stream at full speed.
 type outbox struct {
 	stream    *lineStream
 	log       *slog.Logger
 	sessionID string // set before run starts
-	ch        chan outItem
-	quit      chan struct{}
-	buf       []byte // run's write buffer
+
+	mu     sync.Mutex
+	items  []outItem
+	closed bool
+	wake   chan struct{} // capacity 1: there are items
+	space  chan struct{} // capacity 1: there is room for updates
+	quit   chan struct{}
+
+	buf []byte // run's write buffer
 }
 
 const (
-	// outboxSize bounds how far a session's producers may run ahead of
-	// the connection.
+	// outboxSize bounds how far a session's update producers may run
+	// ahead of the connection.
 	outboxSize = 1024
 	// burstBytes is the most run buffers before it writes.
 	burstBytes = 64 << 10
 )
 
 func newOutbox(stream *lineStream, log *slog.Logger) *outbox {
-	return &outbox{stream: stream, log: log, ch: make(chan outItem, outboxSize), quit: make(chan struct{})}
+	return &outbox{
+		stream: stream, log: log,
+		wake: make(chan struct{}, 1), space: make(chan struct{}, 1), quit: make(chan struct{}),
+	}
 }
 
-func (o *outbox) send(ctx context.Context, it outItem) error {
+func signal(c chan struct{}) {
 	select {
-	case <-o.quit:
-		return ErrClosed
+	case c <- struct{}{}:
 	default:
 	}
-	select {
-	case o.ch <- it:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	case <-o.quit:
-		return ErrClosed
+}
+
+// send queues an update, waiting for room while the outbox is full.
+func (o *outbox) send(ctx context.Context, it outItem) error {
+	for {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		o.mu.Lock()
+		if o.closed {
+			o.mu.Unlock()
+			return ErrClosed
+		}
+		if len(o.items) < outboxSize {
+			o.items = append(o.items, it)
+			room := len(o.items) < outboxSize
+			o.mu.Unlock()
+			signal(o.wake)
+			if room {
+				signal(o.space) // pass the turn to another waiting producer
+			}
+			return nil
+		}
+		o.mu.Unlock()
+		select {
+		case <-o.space:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-o.quit:
+			return ErrClosed
+		}
 	}
 }
 
-// do queues fn to run in order with the updates; used for responses.
-func (o *outbox) do(ctx context.Context, fn func()) {
-	if err := o.send(ctx, outItem{fn: fn}); err != nil {
-		// The outbox is gone (shutdown): nothing can be written in order
-		// any more, but the response must still be attempted.
+// do queues fn (a response) to run in order with the updates. It never
+// blocks. Once the outbox has stopped, fn runs at once: nothing can be
+// written in order any more, but the response must still be attempted.
+func (o *outbox) do(fn func()) {
+	o.mu.Lock()
+	if o.closed {
+		o.mu.Unlock()
 		fn()
+		return
 	}
+	o.items = append(o.items, outItem{fn: fn})
+	o.mu.Unlock()
+	signal(o.wake)
 }
 
 // stop makes run deliver what is queued and return. Called once.
 func (o *outbox) stop() { close(o.quit) }
 
 func (o *outbox) run() {
+	var batch []outItem
 	for {
 		select {
-		case it := <-o.ch:
-			o.deliver(it)
+		case <-o.wake:
 		case <-o.quit:
-			for {
-				select {
-				case it := <-o.ch:
-					o.deliver(it)
-				default:
-					return
-				}
-			}
+			o.mu.Lock()
+			o.closed = true
+			batch, o.items = o.items, nil
+			o.mu.Unlock()
+			o.deliver(batch)
+			return
 		}
+		o.mu.Lock()
+		batch, o.items = o.items, batch[:0]
+		o.mu.Unlock()
+		signal(o.space)
+		o.deliver(batch)
+		clear(batch) // drop references to delivered updates
 	}
 }
 
-// deliver handles it and every item queued behind it.
-func (o *outbox) deliver(it outItem) {
+// deliver writes a batch of items in order.
+func (o *outbox) deliver(batch []outItem) {
 	buf := o.buf[:0]
-	for {
+	for i := range batch {
+		it := &batch[i]
 		if it.fn != nil {
 			// A response: everything before it goes out first.
 			buf = o.flush(buf)
 			it.fn()
-		} else {
-			n := len(buf)
-			var err error
-			if buf, err = appendUpdateLine(buf, o.sessionID, &it.update); err != nil {
-				buf = buf[:n]
-				o.log.Error("encoding session/update", "session", o.sessionID, "error", err)
-			}
-			if len(buf) >= burstBytes {
-				buf = o.flush(buf)
-			}
-		}
-		select {
-		case it = <-o.ch:
 			continue
-		default:
 		}
-		break
+		n := len(buf)
+		var err error
+		if buf, err = appendUpdateLine(buf, o.sessionID, &it.update); err != nil {
+			buf = buf[:n]
+			o.log.Error("encoding session/update", "session", o.sessionID, "error", err)
+		}
+		if len(buf) >= burstBytes {
+			buf = o.flush(buf)
+		}
 	}
 	buf = o.flush(buf)
 	if cap(buf) <= 4*burstBytes { // keep the buffer unless a huge update grew it

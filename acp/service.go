@@ -192,6 +192,9 @@ func (s *AgentService) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonr
 		s.replyAsync(conn, req.ID, nil, err)
 		return
 	}
+	if work == nil {
+		return // queued inline; answered when it completes
+	}
 	if !s.spawnRequest(work) {
 		s.finishRequest(req.ID)
 		s.reply(s.ctx, conn, req.ID, nil, fmt.Errorf("%w: %v", ErrInternal, errShutdown))
@@ -200,6 +203,8 @@ func (s *AgentService) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonr
 
 // dispatch validates req and registers its state. It returns the work to
 // run off the read goroutine; that work replies and calls finishRequest.
+// No work and no error means the request was queued and will be answered
+// by its completion (session/prompt).
 func (s *AgentService) dispatch(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) (func(), error) {
 	if req.Method == MethodInitialize {
 		return s.initialize(ctx, conn, req)
@@ -337,38 +342,51 @@ func (s *AgentService) prompt(ctx context.Context, conn *jsonrpc2.Conn, req *jso
 	}
 	s.mu.Lock()
 	ss, ok := s.sessions[p.SessionID]
-	if !ok {
+	if !ok || s.closing {
 		s.mu.Unlock()
-		return nil, fmt.Errorf("%w %q", ErrSessionNotFound, p.SessionID)
+		if !ok {
+			return nil, fmt.Errorf("%w %q", ErrSessionNotFound, p.SessionID)
+		}
+		return nil, fmt.Errorf("%w: %v", ErrInternal, errShutdown)
 	}
 	// A prompt while another runs is queued by the session (a follow-up);
 	// session/cancel cancels all of them.
 	turnCtx, cancel := context.WithCancelCause(ctx)
 	ss.turns[req.ID] = cancel
+	s.reqs.Add(1) // done in finish: shutdown waits for every prompt's answer
 	s.mu.Unlock()
 
-	return func() {
-		defer s.finishRequest(req.ID)
-		replyCtx := context.WithoutCancel(ctx)
-		var once sync.Once
-		finish := func(resp *PromptResponse, err error) {
-			once.Do(func() {
-				if turnCtx.Err() != nil || errors.Is(err, context.Canceled) {
-					// ACP: a cancelled turn is a result, never an error.
-					resp, err = &PromptResponse{StopReason: StopReasonCancelled}, nil
-				}
-				// Called by the session in order with its updates, so
-				// the response is queued behind the turn's last update.
-				ss.client.out.do(replyCtx, func() { s.reply(replyCtx, conn, req.ID, resp, err) })
-			})
-		}
-		ss.sess.Prompt(turnCtx, &p, finish)
-		finish(nil, fmt.Errorf("%w: the session ended the prompt without a result", ErrInternal))
-		cancel(nil)
-		s.mu.Lock()
-		delete(ss.turns, req.ID)
-		s.mu.Unlock()
-	}, nil
+	replyCtx := context.WithoutCancel(ctx)
+	var once sync.Once
+	finish := func(resp *PromptResponse, err error) {
+		once.Do(func() {
+			if turnCtx.Err() != nil || errors.Is(err, context.Canceled) {
+				// ACP: a cancelled turn is a result, never an error.
+				resp, err = &PromptResponse{StopReason: StopReasonCancelled}, nil
+			}
+			// The session calls finish in order with its updates, so the
+			// response is queued behind the turn's last update.
+			ss.client.out.do(func() { s.reply(replyCtx, conn, req.ID, resp, err) })
+			cancel(nil)
+			s.mu.Lock()
+			delete(ss.turns, req.ID)
+			s.mu.Unlock()
+			s.finishRequest(req.ID)
+			s.reqs.Done()
+		})
+	}
+	// Queued here, on the read loop, so prompts queue in arrival order.
+	if err := ss.sess.Prompt(turnCtx, &p, finish); err != nil {
+		once.Do(func() {
+			cancel(nil)
+			s.mu.Lock()
+			delete(ss.turns, req.ID)
+			s.mu.Unlock()
+			s.reqs.Done()
+		})
+		return nil, err
+	}
+	return nil, nil
 }
 
 // extension serves "_acp-agent/..." methods that name a session.

@@ -39,31 +39,46 @@ func (a *fakeAgent) NewSession(_ context.Context, _ *acp.NewSessionRequest, c *a
 	a.n++
 	id := "s" + strconv.Itoa(a.n)
 	a.mu.Unlock()
-	return &fakeSession{a: a, id: id, c: c}, &acp.NewSessionResponse{SessionID: id}, nil
+	return newFakeSession(a, id, c), &acp.NewSessionResponse{SessionID: id}, nil
 }
 
-// fakeSession runs one prompt at a time; a prompt sent meanwhile waits
-// for the lock, as a queued follow-up would.
+// fakeSession runs its prompts one at a time, in the order they were
+// queued, on its own goroutine (as a real session's worker does).
 type fakeSession struct {
 	a    *fakeAgent
 	id   string
 	c    *acp.ClientConn
-	turn sync.Mutex
+	jobs chan func()
+	done chan struct{}
 }
 
-func (s *fakeSession) Prompt(ctx context.Context, req *acp.PromptRequest, finish func(*acp.PromptResponse, error)) {
-	s.turn.Lock()
-	defer s.turn.Unlock()
-	if s.a.prompt == nil {
-		finish(&acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil)
-		return
+func newFakeSession(a *fakeAgent, id string, c *acp.ClientConn) *fakeSession {
+	s := &fakeSession{a: a, id: id, c: c, jobs: make(chan func(), 64), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		for job := range s.jobs {
+			job()
+		}
+	}()
+	return s
+}
+
+func (s *fakeSession) Prompt(ctx context.Context, req *acp.PromptRequest, finish func(*acp.PromptResponse, error)) error {
+	s.jobs <- func() {
+		if s.a.prompt == nil {
+			finish(&acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil)
+			return
+		}
+		finish(s.a.prompt(ctx, s.c, req))
 	}
-	finish(s.a.prompt(ctx, s.c, req))
+	return nil
 }
 
 func (s *fakeSession) Cancel() {}
 
 func (s *fakeSession) Close() error {
+	close(s.jobs)
+	<-s.done
 	s.a.mu.Lock()
 	s.a.closed = append(s.a.closed, s.id)
 	s.a.mu.Unlock()

@@ -22,31 +22,31 @@ var (
 	_ acp.ExtensionSession = acpSession{}
 )
 
-// Prompt implements acp.Session. A prompt that arrives while the session
-// is busy is queued as a follow-up and answered when it has run.
-func (a acpSession) Prompt(ctx context.Context, req *acp.PromptRequest, finish func(*acp.PromptResponse, error)) {
+// Prompt implements acp.Session: it queues the prompt and returns. A
+// prompt that arrives while the session is busy is queued as a follow-up
+// and answered when it has run.
+func (a acpSession) Prompt(ctx context.Context, req *acp.PromptRequest, finish func(*acp.PromptResponse, error)) error {
 	content, err := userContent(req.Prompt)
 	if err != nil {
-		finish(nil, fmt.Errorf("%w: %v", acp.ErrInvalidParams, err))
-		return
+		return fmt.Errorf("%w: %v", acp.ErrInvalidParams, err)
 	}
-	_, err = a.s.PromptContent(ctx, content, PromptOptions{
+	err = a.s.Submit(ctx, content, PromptOptions{
 		Behavior: FollowUp,
 		OnComplete: func(res PromptResult, err error) {
-			if err != nil {
-				if errors.Is(err, context.Canceled) || errors.Is(err, ErrSessionClosed) {
-					finish(&acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil)
-					return
-				}
+			switch {
+			case err == nil:
+				finish(&acp.PromptResponse{StopReason: res.StopReason}, nil)
+			case errors.Is(err, context.Canceled) || errors.Is(err, ErrSessionClosed):
+				finish(&acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil)
+			default:
 				finish(nil, fmt.Errorf("%w: model %s: %v", acp.ErrInternal, a.s.cfg.ModelName, err))
-				return
 			}
-			finish(&acp.PromptResponse{StopReason: res.StopReason}, nil)
 		},
 	})
 	if errors.Is(err, ErrSessionClosed) {
-		finish(&acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil)
+		return fmt.Errorf("%w: session %s is closed", acp.ErrResourceNotFound, a.s.ID())
 	}
+	return err
 }
 
 // Cancel implements acp.Session: session/cancel stops the running turn

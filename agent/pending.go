@@ -103,6 +103,8 @@ type item struct {
 	// onComplete, if set, is called by the worker with the result, in
 	// order with the session's updates.
 	onComplete func(PromptResult, error)
+	// stopWatch stops watching ctx for withdrawal (context.AfterFunc).
+	stopWatch func() bool
 }
 
 type promptOutcome struct {

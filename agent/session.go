@@ -88,13 +88,10 @@ type Session struct {
 	history []finished
 	working bool // the worker goroutine is running
 	active  *activeTurn
-	// afterActive are queued items failed by CancelActivePrompt; the
-	// worker delivers them right after the cancelled turn's own result, so
-	// responses keep the order of the prompts.
-	afterActive []*item
-	closed      bool
-	nextID      int64
-	subs        []*Subscription
+	closed  bool
+	deleted bool
+	nextID  int64
+	subs    []*Subscription
 }
 
 type activeTurn struct {
@@ -168,11 +165,32 @@ func (s *Session) Prompt(ctx context.Context, text string, behavior ...Streaming
 // A cancelled turn returns an error for which errors.Is(err,
 // context.Canceled) holds, with the partial result.
 func (s *Session) PromptContent(ctx context.Context, content []llm.Part, opts PromptOptions) (PromptResult, error) {
-	it := &item{content: content, text: partsText(content), ctx: ctx, done: make(chan promptOutcome, 1), onComplete: opts.OnComplete}
+	it, err := s.submit(ctx, content, opts, true)
+	if err != nil {
+		return PromptResult{}, err
+	}
+	out := <-it.done
+	return out.res, out.err
+}
+
+// Submit queues content like PromptContent but returns at once; the result
+// goes to opts.OnComplete, which is called exactly once unless Submit
+// returns an error. If ctx is done while the message is still queued, it
+// is withdrawn and completes with a cancellation error.
+func (s *Session) Submit(ctx context.Context, content []llm.Part, opts PromptOptions) error {
+	_, err := s.submit(ctx, content, opts, false)
+	return err
+}
+
+func (s *Session) submit(ctx context.Context, content []llm.Part, opts PromptOptions, await bool) (*item, error) {
+	it := &item{content: content, text: partsText(content), ctx: ctx, onComplete: opts.OnComplete}
+	if await {
+		it.done = make(chan promptOutcome, 1)
+	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.closed {
-		s.mu.Unlock()
-		return PromptResult{}, ErrSessionClosed
+		return nil, ErrSessionClosed
 	}
 	if s.busyLocked() {
 		switch opts.Behavior {
@@ -181,32 +199,28 @@ func (s *Session) PromptContent(ctx context.Context, content []llm.Part, opts Pr
 		case FollowUp:
 			it.source = SourcePromptFollowUp
 		default:
-			s.mu.Unlock()
-			return PromptResult{}, ErrPromptAlreadyRunning
+			return nil, ErrPromptAlreadyRunning
 		}
 	}
 	s.enqueueLocked(it)
-	s.mu.Unlock()
+	// A queued message whose caller gives up is withdrawn; once it runs,
+	// the turn's context (derived from ctx) ends the turn instead.
+	it.stopWatch = context.AfterFunc(ctx, func() { s.withdraw(it) })
+	return it, nil
+}
 
-	select {
-	case out := <-it.done:
-		return out.res, out.err
-	case <-ctx.Done():
-	}
-	// Still queued: withdraw it. Running: the turn's context is derived
-	// from ctx, so the turn is ending; wait for its result.
+// withdraw removes it from the queue, if it is still there, and completes
+// it with its context's cancellation.
+func (s *Session) withdraw(it *item) {
 	s.mu.Lock()
-	if i := slices.Index(s.queue, it); i >= 0 {
+	i := slices.Index(s.queue, it)
+	if i >= 0 {
 		s.queue = slices.Delete(s.queue, i, i+1)
-		s.mu.Unlock()
-		err := fmt.Errorf("%w: %w", ErrPromptCancelled, context.Cause(ctx))
-		s.complete(it, PromptResult{}, err)
-		out := <-it.done
-		return out.res, out.err
 	}
 	s.mu.Unlock()
-	out := <-it.done
-	return out.res, out.err
+	if i >= 0 {
+		s.complete(it, PromptResult{}, cancelled(it.ctx))
+	}
 }
 
 // Steer queues text to be delivered inside the running turn at its next
@@ -275,7 +289,7 @@ func (s *Session) work() {
 		s.queue = s.queue[1:]
 		if err := it.ctx.Err(); err != nil {
 			s.mu.Unlock()
-			s.complete(it, PromptResult{}, fmt.Errorf("%w: %w", ErrPromptCancelled, context.Cause(it.ctx)))
+			s.complete(it, PromptResult{}, cancelled(it.ctx))
 			continue
 		}
 		ctx, cancel := context.WithCancelCause(it.ctx)
@@ -287,22 +301,24 @@ func (s *Session) work() {
 			err = context.Cause(ctx)
 		}
 		if err != nil && ctx.Err() != nil {
-			err = fmt.Errorf("%w: %w", ErrPromptCancelled, context.Cause(ctx))
+			err = cancelled(ctx)
 		}
 		cancel(nil)
 		s.mu.Lock()
 		s.active = nil
 		s.mu.Unlock()
+		// Steer messages that joined the turn are recorded before the
+		// prompt they joined returns, so its caller sees a complete history.
+		s.mu.Lock()
+		for _, st := range steered {
+			if st.pending() {
+				s.recordLocked(st, err)
+			}
+		}
+		s.mu.Unlock()
 		s.complete(it, res, err)
 		for _, st := range steered {
-			s.complete(st, res, err)
-		}
-		s.mu.Lock()
-		after := s.afterActive
-		s.afterActive = nil
-		s.mu.Unlock()
-		for _, q := range after {
-			s.deliver(q, PromptResult{}, ErrPromptCancelled, false)
+			s.deliver(st, res, err, false)
 		}
 		s.publish(OutputEvent{Type: OutputResult, StopReason: res.StopReason, Text: res.Text, Usage: &res.Usage, Err: errString(err)})
 	}
@@ -317,6 +333,9 @@ func (s *Session) complete(it *item, res PromptResult, err error) {
 // deliver hands an item's result to its completion callback and waiting
 // caller; with record, pending items also go to the history.
 func (s *Session) deliver(it *item, res PromptResult, err error, record bool) {
+	if it.stopWatch != nil {
+		it.stopWatch()
+	}
 	if record && it.pending() {
 		s.mu.Lock()
 		s.recordLocked(it, err)
@@ -363,8 +382,6 @@ func (s *Session) CancelActivePrompt() bool {
 	}
 	if active != nil {
 		active.cancel(ErrPromptCancelled)
-		s.afterActive = append(s.afterActive, queued...)
-		queued = nil
 	}
 	s.mu.Unlock()
 	for _, it := range queued {
@@ -598,7 +615,11 @@ func (s *Session) Close() error {
 // OnDelete) and tells the subscribers, whose streams then end.
 func (s *Session) Delete() error {
 	s.shutdown(true)
-	if s.cfg.OnDelete != nil {
+	s.mu.Lock()
+	first := !s.deleted
+	s.deleted = true
+	s.mu.Unlock()
+	if first && s.cfg.OnDelete != nil {
 		return s.cfg.OnDelete()
 	}
 	return nil
@@ -622,6 +643,16 @@ func (s *Session) shutdown(deleted bool) {
 		s.publish(OutputEvent{Type: OutputDeleted})
 	}
 	s.closeSubscribers()
+}
+
+// cancelled is the error of work stopped because ctx was cancelled: it
+// wraps ErrPromptCancelled (so context.Canceled) and the cause, once.
+func cancelled(ctx context.Context) error {
+	cause := context.Cause(ctx)
+	if errors.Is(cause, ErrPromptCancelled) {
+		return cause
+	}
+	return fmt.Errorf("%w: %w", ErrPromptCancelled, cause)
 }
 
 func errString(err error) string {

@@ -115,10 +115,11 @@ func TestBinaryCancelFailsQueuedPrompts(t *testing.T) {
 	for _, id := range []string{first, second} {
 		assert.JSONEq(t, `{"stopReason":"cancelled"}`, results[id], "request %s", id)
 	}
-	r, _ := ext(t, p, acp.MethodExtSessionPending, map[string]any{"sessionId": sid, "includeResolved": true})
-	msgs := r["messages"].([]any)
-	require.Len(t, msgs, 1)
-	assert.Equal(t, "failed", msgs[0].(map[string]any)["status"])
+	// Nothing is left queued. (Whether the second prompt shows up as a
+	// failed pending message depends on whether it reached the session
+	// before the cancel did; the agent tests pin that down.)
+	r, _ := ext(t, p, acp.MethodExtSessionPending, map[string]any{"sessionId": sid})
+	assert.EqualValues(t, 0, r["count"])
 }
 
 // TestBinarySteerJoinsTheRunningTurn: a steer sent during a turn reaches
