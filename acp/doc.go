@@ -25,18 +25,20 @@
 //
 // jsonrpc2 reads messages on one goroutine and calls AgentService.Handle
 // for each. Handle never blocks: it decodes and validates params, registers
-// state (the session's running turn and its cancel func) and starts one
-// goroutine for the work, which replies itself. Because state is registered
-// before the next message is read, a session/cancel always finds the turn
-// it targets; session/cancel and $/cancel_request are handled inline.
+// state and either starts one goroutine for the work, which replies itself,
+// or, for session/prompt, queues the turn with Session.Prompt right there,
+// so prompts queue in the order they arrived; the turn is answered from its
+// completion callback. Because state is registered before the next message
+// is read, a session/cancel always finds the turns it targets;
+// session/cancel and $/cancel_request are handled inline.
 //
 // Each session has exactly one goroutine, its outbox, that writes its
-// session/update notifications, in the order they were queued with
-// ClientConn.Update. The session/prompt response is queued on the same
-// outbox after the turn's last update, so it is written after every update
-// of the turn and nothing of the turn follows it. The outbox is bounded, so
-// a client that reads slowly slows the producers (the model stream), not
-// the connection's reader.
+// session/update notifications and prompt responses in the order they were
+// queued. A prompt's response is queued by the session after the turn's
+// last update, so it is written after every update of the turn and nothing
+// of the turn follows it. Updates are bounded (a client that reads slowly
+// slows the model stream, not the read loop); responses never wait.
+// Updates queued together are written with one system call.
 //
 // Requests to the client (ClientConn.Call, RequestPermission) may be made
 // from inside a running prompt: their responses are read by the same
