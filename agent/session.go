@@ -90,8 +90,11 @@ type Session struct {
 	active  *activeTurn
 	closed  bool
 	deleted bool
-	nextID  int64
-	subs    []*Subscription
+	// sessionEvents are the newest events of the session itself (not of
+	// its transcript); see Events.
+	sessionEvents []Event
+	nextID        int64
+	subs          []*Subscription
 }
 
 type activeTurn struct {
@@ -262,6 +265,9 @@ func (s *Session) enqueueLocked(it *item) {
 	it.id = s.nextID
 	it.enqueued = time.Now()
 	s.queue = append(s.queue, it)
+	if it.pending() {
+		s.sessionEventLocked(it, PendingQueued, "")
+	}
 	if !s.working {
 		s.working = true
 		s.worker.Add(1)
@@ -359,6 +365,7 @@ func (s *Session) recordLocked(it *item, err error) {
 	if n := len(s.history) - maxPendingHistory; n > 0 {
 		s.history = slices.Delete(s.history, 0, n)
 	}
+	s.sessionEventLocked(it, f.status, f.err)
 }
 
 // dropQueued removes every queued item and returns them.
@@ -519,10 +526,38 @@ func (s *Session) Transcript() []Entry {
 }
 
 // Events expands the transcript into structured events (scenario 9).
+// Session events (source "session", no entry index) record the pending
+// queue: a message queued, resolved or failed. They are merged with the
+// transcript's events by time.
 func (s *Session) Events() []Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.tr.events()
+	tr := s.tr.events()
+	out := make([]Event, 0, len(tr)+len(s.sessionEvents))
+	i, j := 0, 0
+	for i < len(tr) || j < len(s.sessionEvents) {
+		if j == len(s.sessionEvents) || (i < len(tr) && !s.sessionEvents[j].Time.Before(tr[i].Time)) {
+			out = append(out, tr[i])
+			i++
+		} else {
+			out = append(out, s.sessionEvents[j])
+			j++
+		}
+	}
+	return out
+}
+
+// maxSessionEvents bounds the session events kept.
+const maxSessionEvents = 200
+
+func (s *Session) sessionEventLocked(it *item, status PendingStatus, errText string) {
+	s.sessionEvents = append(s.sessionEvents, Event{
+		Type: "pending_message", Source: EventSourceSession, Text: preview(it.text, DefaultPreviewLength),
+		Status: string(status), PendingSource: it.source, Error: errText, Time: time.Now(),
+	})
+	if n := len(s.sessionEvents) - maxSessionEvents; n > 0 {
+		s.sessionEvents = slices.Delete(s.sessionEvents, 0, n)
+	}
 }
 
 // ForkableMessage is a user message a fork can start from.

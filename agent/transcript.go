@@ -150,18 +150,21 @@ const (
 
 // Event is a structured view of the transcript (seed 000 scenario 9).
 type Event struct {
-	Type   string      `json:"type"` // message, tool_call, tool_execution_update, tool_result
+	Type   string      `json:"type"` // message, tool_call, tool_execution_update, tool_result, pending_message
 	Source EventSource `json:"source"`
 	// EntryIndex is the transcript entry the event comes from (nil for
 	// session events). Events of one entry share it.
-	EntryIndex *int      `json:"entryIndex,omitempty"`
-	Role       string    `json:"role,omitempty"`
-	Text       string    `json:"text,omitempty"`
-	ToolCallID string    `json:"toolCallId,omitempty"`
-	ToolName   string    `json:"toolName,omitempty"`
-	Arguments  string    `json:"arguments,omitempty"`
-	Status     string    `json:"status,omitempty"` // started, completed, failed
-	Time       time.Time `json:"time"`
+	EntryIndex *int   `json:"entryIndex,omitempty"`
+	Role       string `json:"role,omitempty"`
+	Text       string `json:"text,omitempty"`
+	ToolCallID string `json:"toolCallId,omitempty"`
+	ToolName   string `json:"toolName,omitempty"`
+	Arguments  string `json:"arguments,omitempty"`
+	Status     string `json:"status,omitempty"` // started, completed, failed; queued, resolved, failed
+	// PendingSource and Error describe a pending_message session event.
+	PendingSource PendingSource `json:"pendingSource,omitempty"`
+	Error         string        `json:"error,omitempty"`
+	Time          time.Time     `json:"time"`
 }
 
 func (t *transcript) events() []Event {
