@@ -252,7 +252,7 @@ func (s *Session) runTool(ctx context.Context, call llm.ToolCall) {
 }
 
 func (s *Session) execTool(ctx context.Context, call llm.ToolCall) ToolResult {
-	tool, ok := s.tools.active(call.Name, s.toolAllowed)
+	rt, ok := s.tools.active(call.Name, s.toolAllowed)
 	if !ok {
 		return ToolResult{Text: fmt.Sprintf("Error: tool %q is not available.", call.Name), IsError: true}
 	}
@@ -260,10 +260,12 @@ func (s *Session) execTool(ctx context.Context, call llm.ToolCall) ToolResult {
 	if strings.TrimSpace(call.Arguments) == "" {
 		args = json.RawMessage("{}")
 	}
-	if !json.Valid(args) {
-		return ToolResult{Text: fmt.Sprintf("Error: the arguments of %s are not valid JSON.", call.Name), IsError: true}
+	// Arguments are untrusted: a tool only ever runs on arguments that
+	// match its schema; anything else goes back to the model as an error.
+	if err := checkToolArgs(rt.schema, args); err != nil {
+		return ToolResult{Text: fmt.Sprintf("Error: invalid arguments for %s: %v", call.Name, err), IsError: true}
 	}
-	res, err := tool.Run(ctx, args)
+	res, err := rt.tool.Run(ctx, args)
 	if err != nil {
 		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 			return ToolResult{Text: cancelledToolResult, IsError: true}

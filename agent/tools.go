@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
 // ToolSource says where a tool comes from.
@@ -57,6 +59,7 @@ var (
 
 type registeredTool struct {
 	tool    Tool
+	schema  *jsonschema.Schema // compiled Parameters; nil: any object
 	enabled bool
 }
 
@@ -86,12 +89,16 @@ func (r *ToolRegistry) Register(t Tool) error {
 	if t.ShortDescription == "" {
 		t.ShortDescription = t.Description
 	}
+	schema, err := compileToolSchema(t.Name, t.Parameters)
+	if err != nil {
+		return err
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.tools[t.Name]; ok {
 		return fmt.Errorf("%w: %q", ErrToolExists, t.Name)
 	}
-	r.tools[t.Name] = registeredTool{tool: t, enabled: true}
+	r.tools[t.Name] = registeredTool{tool: t, schema: schema, enabled: true}
 	return nil
 }
 
@@ -174,15 +181,16 @@ func (r *ToolRegistry) Clone() *ToolRegistry {
 	return c
 }
 
-// active returns the enabled tool called name, if allowed.
-func (r *ToolRegistry) active(name string, allowed func(string) bool) (Tool, bool) {
+// active returns the enabled tool called name, if allowed, with its
+// compiled schema.
+func (r *ToolRegistry) active(name string, allowed func(string) bool) (registeredTool, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	rt, ok := r.tools[name]
 	if !ok || !rt.enabled || !allowed(name) {
-		return Tool{}, false
+		return registeredTool{}, false
 	}
-	return rt.tool, true
+	return rt, true
 }
 
 // specs returns what the model is offered: enabled, allowed tools, sorted
