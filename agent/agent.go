@@ -26,6 +26,8 @@ type Config struct {
 	Logger *slog.Logger
 	// Version is reported in agentInfo.
 	Version string
+	// Retry is how sessions retry transient model failures.
+	Retry RetryPolicy
 }
 
 // Agent implements acp.Agent: it creates sessions bound to one model.
@@ -115,7 +117,7 @@ func (a *Agent) NewSession(_ context.Context, req *acp.NewSessionRequest, client
 	if a.modelErr != nil {
 		return nil, nil, fmt.Errorf("%w: %v", acp.ErrAuthRequired, a.modelErr)
 	}
-	s := NewSession(SessionConfig{CWD: req.CWD, Model: a.model, ModelName: a.spec.Model, Sink: client, Logger: a.log})
+	s := NewSession(SessionConfig{CWD: req.CWD, Model: a.model, ModelName: a.spec.Model, Sink: client, Logger: a.log, Retry: a.cfg.Retry})
 	a.track(s)
 	a.log.Info("session created", "session", s.ID(), "cwd", s.CWD(), "model", a.spec.String())
 	return acpSession{s, a}, &acp.NewSessionResponse{SessionID: s.ID()}, nil

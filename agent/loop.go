@@ -179,7 +179,7 @@ func (s *Session) callModel(ctx context.Context) (resp modelResponse, err error)
 			resp.calls = append(resp.calls, *c)
 		}
 	}()
-	for ev, err := range s.cfg.Model.Stream(ctx, req) {
+	for ev, err := range s.cfg.Retry.withRetries(ctx, s.cfg.Model, req, s.onRetry) {
 		if err != nil {
 			return resp, err
 		}
@@ -217,6 +217,13 @@ func (s *Session) callModel(ctx context.Context) (resp modelResponse, err error)
 		return resp, llm.ErrTruncatedStream
 	}
 	return resp, nil
+}
+
+func (s *Session) onRetry(n RetryNotice) {
+	s.log.Info("retrying model call", "attempt", n.Attempt, "maxAttempts", n.MaxAttempts, "delay", n.Delay, "error", n.Err)
+	if s.cfg.OnRetry != nil {
+		s.cfg.OnRetry(n)
+	}
 }
 
 func (s *Session) systemPrompt() string {

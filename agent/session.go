@@ -41,6 +41,10 @@ type SessionConfig struct {
 	Sink UpdateSink
 	// MaxTurnRequests caps the model requests of one turn; 0 means 50.
 	MaxTurnRequests int
+	// Retry is how transient model failures are retried.
+	Retry RetryPolicy
+	// OnRetry, if set, is told about each retry before its back-off.
+	OnRetry func(RetryNotice)
 	// OnDelete is called by Delete to remove the session's stored data.
 	OnDelete func() error
 	// Logger receives diagnostics; nil discards them.

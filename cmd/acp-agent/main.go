@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"github.com/acp-agent/acp-agent/acp"
@@ -44,6 +45,7 @@ func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []
 	logLevel := fs.String("log-level", envOr(getenv, "ACP_AGENT_LOG_LEVEL", "info"), "log level: debug, info, warn, error or off (env ACP_AGENT_LOG_LEVEL)")
 	logFile := fs.String("log-file", getenv("ACP_AGENT_LOG_FILE"), "append logs to this file instead of stderr (env ACP_AGENT_LOG_FILE)")
 	maxLine := fs.Int("max-message-bytes", acp.DefaultMaxMessageBytes, "longest accepted JSON-RPC message, in bytes")
+	maxRetries := fs.Int("max-retries", envInt(getenv, "ACP_AGENT_MAX_RETRIES", agent.DefaultMaxRetries), "retries of a transient model failure (429, 5xx, connection errors) before any output; 0 disables (env ACP_AGENT_MAX_RETRIES)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: acp-agent [flags]\n\nacp-agent speaks the Agent Client Protocol on stdin/stdout; editors start it as a subprocess.\nEnvironment: OPENAI_API_KEY, OPENAI_BASE_URL (default https://api.openai.com/v1).\n\nFlags:\n")
@@ -74,9 +76,20 @@ func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []
 	}
 	log := telemetry.NewLogger(logOut, level, enabled)
 
-	a := agent.New(agent.Config{Model: *model, Getenv: getenv, Logger: log, Version: version})
+	retry := agent.RetryPolicy{MaxRetries: *maxRetries}
+	if *maxRetries == 0 {
+		retry.MaxRetries = -1 // the flag's 0 means none; the policy's 0 means the default
+	}
+	a := agent.New(agent.Config{Model: *model, Getenv: getenv, Logger: log, Version: version, Retry: retry})
 	svc := acp.NewAgentService(a, acp.Options{MaxMessageBytes: *maxLine, Logger: log})
 	return svc.Serve(ctx, stdin, stdout)
+}
+
+func envInt(getenv func(string) string, key string, def int) int {
+	if n, err := strconv.Atoi(getenv(key)); err == nil {
+		return n
+	}
+	return def
 }
 
 func envOr(getenv func(string) string, key, def string) string {
