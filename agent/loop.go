@@ -32,8 +32,9 @@ func (s *Session) runTurn(ctx context.Context, it *item) (PromptResult, []*item,
 		}
 		resp, err := s.callModel(ctx)
 		res.Usage = addUsage(res.Usage, resp.usage)
-		if resp.text != "" || resp.reasoning != "" {
-			s.appendEntry(Entry{Kind: EntryAssistant, Content: textContent(resp.text), Reasoning: resp.reasoning})
+		if resp.text != "" || resp.reasoning != "" || resp.signature != "" || len(resp.redacted) > 0 {
+			s.appendEntry(Entry{Kind: EntryAssistant, Content: textContent(resp.text), Reasoning: resp.reasoning,
+				ReasoningSignature: resp.signature, RedactedReasoning: resp.redacted})
 			if resp.text != "" {
 				res.Text = resp.text
 			}
@@ -151,6 +152,8 @@ func (s *Session) update(ctx context.Context, u acp.SessionUpdate) {
 // modelResponse is one model call's outcome.
 type modelResponse struct {
 	text, reasoning string
+	signature       string
+	redacted        []string
 	calls           []llm.ToolCall
 	usage           llm.Usage
 	finish          llm.FinishReason
@@ -207,6 +210,10 @@ func (s *Session) callModel(ctx context.Context) (resp modelResponse, err error)
 				c.Name = d.Name
 			}
 			c.Arguments += d.ArgumentsDelta
+		case llm.EventReasoningSignature:
+			resp.signature = ev.Text
+		case llm.EventRedactedReasoning:
+			resp.redacted = append(resp.redacted, ev.Text)
 		case llm.EventUsage:
 			resp.usage = *ev.Usage
 		case llm.EventFinish:

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/acp-agent/acp-agent/agent/llm"
+	"github.com/acp-agent/acp-agent/agent/llm/anthropic"
 	"github.com/acp-agent/acp-agent/agent/llm/openai"
 	"github.com/acp-agent/acp-agent/agent/llm/replay"
 )
@@ -55,6 +56,12 @@ func OpenModel(spec ModelSpec, getenv func(string) string, httpClient *http.Clie
 			return nil, fmt.Errorf("%w: OPENAI_API_KEY is not set; set it in the environment the editor starts acp-agent with (and OPENAI_BASE_URL for an OpenAI-compatible server such as Ollama), or run offline with --model replay/default", ErrNoModel)
 		}
 		return openai.New(openai.Config{BaseURL: getenv("OPENAI_BASE_URL"), APIKey: key, HTTPClient: httpClient}), nil
+	case "anthropic":
+		key := getenv("ANTHROPIC_API_KEY")
+		if key == "" {
+			return nil, fmt.Errorf("%w: ANTHROPIC_API_KEY is not set; set it in the environment the editor starts acp-agent with (and ANTHROPIC_BASE_URL for a compatible gateway), or run offline with --model replay/default", ErrNoModel)
+		}
+		return anthropic.New(anthropic.Config{BaseURL: getenv("ANTHROPIC_BASE_URL"), APIKey: key, HTTPClient: httpClient}), nil
 	case "replay":
 		if spec.Model == "default" {
 			return replay.Default(), nil
@@ -65,5 +72,5 @@ func OpenModel(spec ModelSpec, getenv func(string) string, httpClient *http.Clie
 		}
 		return p, nil
 	}
-	return nil, fmt.Errorf("%w: unknown provider %q in --model %s; use openai/MODEL or replay/default (or replay/PATH-TO-SCRIPT)", ErrNoModel, spec.Provider, spec)
+	return nil, fmt.Errorf("%w: unknown provider %q in --model %s; use openai/MODEL, anthropic/MODEL or replay/default (or replay/PATH-TO-SCRIPT)", ErrNoModel, spec.Provider, spec)
 }

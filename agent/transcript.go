@@ -28,9 +28,14 @@ type Entry struct {
 	// the output of EntryToolOutput entries, as text).
 	Content []llm.Part `json:"-"`
 	// Text is Content's text, kept for display and previews.
-	Text      string         `json:"text,omitempty"`
-	Reasoning string         `json:"reasoning,omitempty"`
-	ToolCalls []llm.ToolCall `json:"toolCalls,omitempty"`
+	Text      string `json:"text,omitempty"`
+	Reasoning string `json:"reasoning,omitempty"`
+	// ReasoningSignature and RedactedReasoning are the provider's opaque
+	// tokens for the reasoning, sent back unchanged (Anthropic requires
+	// them on tool turns with thinking).
+	ReasoningSignature string         `json:"reasoningSignature,omitempty"`
+	RedactedReasoning  []string       `json:"redactedReasoning,omitempty"`
+	ToolCalls          []llm.ToolCall `json:"toolCalls,omitempty"`
 	// ToolCallID, ToolName and IsError describe an EntryToolOutput.
 	ToolCallID string `json:"toolCallId,omitempty"`
 	ToolName   string `json:"toolName,omitempty"`
@@ -126,7 +131,8 @@ func (t *transcript) messages() []llm.Message {
 		case EntryUser:
 			out = append(out, llm.Message{Role: llm.RoleUser, Content: e.Content})
 		case EntryAssistant:
-			out = append(out, llm.Message{Role: llm.RoleAssistant, Content: e.Content, Reasoning: e.Reasoning})
+			out = append(out, llm.Message{Role: llm.RoleAssistant, Content: e.Content, Reasoning: e.Reasoning,
+				ReasoningSignature: e.ReasoningSignature, RedactedReasoning: e.RedactedReasoning})
 		case EntryToolCalls:
 			if n := len(out); n > 0 && out[n-1].Role == llm.RoleAssistant && len(out[n-1].ToolCalls) == 0 {
 				out[n-1].ToolCalls = e.ToolCalls
@@ -134,7 +140,7 @@ func (t *transcript) messages() []llm.Message {
 				out = append(out, llm.Message{Role: llm.RoleAssistant, ToolCalls: e.ToolCalls})
 			}
 		case EntryToolOutput:
-			out = append(out, llm.Message{Role: llm.RoleTool, Content: []llm.Part{llm.TextPart(e.Text)}, ToolCallID: e.ToolCallID, ToolName: e.ToolName})
+			out = append(out, llm.Message{Role: llm.RoleTool, Content: []llm.Part{llm.TextPart(e.Text)}, ToolCallID: e.ToolCallID, ToolName: e.ToolName, IsError: e.IsError})
 		}
 	}
 	return out

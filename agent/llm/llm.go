@@ -48,12 +48,18 @@ type Message struct {
 	ToolCallID string
 	// ToolName is the tool a RoleTool message answers (some servers need it).
 	ToolName string
+	// IsError marks a RoleTool message whose tool call failed.
+	IsError bool
 	// Reasoning is the assistant's reasoning text; some providers require it
 	// to be sent back (DeepSeek thinking mode with tools).
 	Reasoning string
 	// ReasoningSignature is an opaque provider token for the reasoning
 	// (Anthropic thinking blocks); echoed back unchanged.
 	ReasoningSignature string
+	// RedactedReasoning holds the opaque data of reasoning blocks the
+	// provider encrypted (Anthropic redacted_thinking), one entry per block,
+	// in the order they arrived; echoed back unchanged.
+	RedactedReasoning []string
 }
 
 // Text returns the concatenated text parts of m.
@@ -110,6 +116,15 @@ const (
 	// EventFinish: Finish holds why the model stopped. It is the last event
 	// of a successful stream.
 	EventFinish
+	// EventReasoningSignature: Text holds the opaque signature of the
+	// reasoning block just finished (Anthropic thinking). Store it in
+	// Message.ReasoningSignature so the reasoning can be echoed back. It
+	// follows that block's EventReasoningDelta events.
+	EventReasoningSignature
+	// EventRedactedReasoning: Text holds the opaque data of one reasoning
+	// block the provider encrypted (Anthropic redacted_thinking). Append it
+	// to Message.RedactedReasoning so it can be echoed back.
+	EventRedactedReasoning
 )
 
 // Event is one item of a model's streamed response.
@@ -192,6 +207,10 @@ func (e Event) String() string {
 		return fmt.Sprintf("usage:in=%d out=%d cr=%d cw=%d r=%d", u.InputTokens, u.OutputTokens, u.CachedReadTokens, u.CachedWriteTokens, u.ReasoningTokens)
 	case EventFinish:
 		return "finish:" + string(e.Finish)
+	case EventReasoningSignature:
+		return "reasoning_signature:" + e.Text
+	case EventRedactedReasoning:
+		return "redacted_reasoning:" + e.Text
 	}
 	return fmt.Sprintf("unknown:%d", e.Kind)
 }

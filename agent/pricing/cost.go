@@ -1,0 +1,95 @@
+package pricing
+
+import (
+	"strings"
+
+	"github.com/acp-agent/acp-agent/agent/llm"
+)
+
+// Dialect says how a provider counts cached prompt tokens in llm.Usage.
+type Dialect uint8
+
+const (
+	// DialectOpenAI: InputTokens is the whole prompt including
+	// CachedReadTokens (OpenAI's prompt_tokens with
+	// prompt_tokens_details.cached_tokens, DeepSeek's cache hits). Uncached
+	// prompt = InputTokens - CachedReadTokens. OpenAI reports no cache
+	// writes; any CachedWriteTokens are charged on top, at the write price.
+	// It is the zero value, and the dialect of every OpenAI-compatible
+	// server.
+	DialectOpenAI Dialect = iota
+	// DialectAnthropic: InputTokens is the whole prompt as this repository's
+	// Anthropic provider reports it: input_tokens + cache_creation_input_tokens
+	// + cache_read_input_tokens. Uncached prompt = InputTokens -
+	// CachedReadTokens - CachedWriteTokens.
+	DialectAnthropic
+)
+
+func (d Dialect) String() string {
+	switch d {
+	case DialectOpenAI:
+		return "openai"
+	case DialectAnthropic:
+		return "anthropic"
+	}
+	return "unknown"
+}
+
+// DialectFor returns the dialect of a provider name: DialectAnthropic for
+// "anthropic", DialectOpenAI for everything else.
+func DialectFor(provider string) Dialect {
+	if strings.EqualFold(provider, "anthropic") {
+		return DialectAnthropic
+	}
+	return DialectOpenAI
+}
+
+// Cost is an amount of money.
+type Cost struct {
+	Amount   float64
+	Currency string
+}
+
+// Cost prices one model call's usage:
+//
+//	(uncached·input + cachedRead·cacheRead + cachedWrite·cacheWrite + output·output) / 1e6
+//
+// with uncached computed per dialect (see the Dialect constants) and
+// clamped at zero, negative counts read as zero, and an unknown (zero)
+// cache price replaced by the input price. Reasoning tokens are inside
+// OutputTokens and are not added again. ok is false, and the cost must not
+// be shown, when the model is not Priced.
+func (m Model) Cost(u llm.Usage, dialect Dialect) (c Cost, ok bool) {
+	if !m.Priced() {
+		return Cost{}, false
+	}
+	in := max(u.InputTokens, 0)
+	read := max(u.CachedReadTokens, 0)
+	write := max(u.CachedWriteTokens, 0)
+	out := max(u.OutputTokens, 0)
+
+	uncached := in - read
+	if dialect == DialectAnthropic {
+		uncached -= write
+	}
+	uncached = max(uncached, 0)
+
+	readPrice := m.CacheReadPerMTok
+	if readPrice == 0 {
+		readPrice = m.InputPerMTok
+	}
+	writePrice := m.CacheWritePerMTok
+	if writePrice == 0 {
+		writePrice = m.InputPerMTok
+	}
+	amount := (float64(uncached)*m.InputPerMTok +
+		float64(read)*readPrice +
+		float64(write)*writePrice +
+		float64(out)*m.OutputPerMTok) / 1e6
+
+	currency := m.Currency
+	if currency == "" {
+		currency = DefaultCurrency
+	}
+	return Cost{Amount: max(amount, 0), Currency: currency}, true
+}
