@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent/pricing"
 )
 
 // Config configures an Agent.
@@ -28,6 +29,8 @@ type Config struct {
 	Version string
 	// Retry is how sessions retry transient model failures.
 	Retry RetryPolicy
+	// Models is the pricing/model table; nil means pricing.Default().
+	Models *pricing.Table
 }
 
 // Agent implements acp.Agent: it creates sessions bound to one model.
@@ -37,6 +40,8 @@ type Agent struct {
 	spec     ModelSpec
 	model    Model
 	modelErr error // why no model is usable; reported at session/new
+	// modelInfo is the model's pricing/context-window entry, if known.
+	modelInfo *pricing.Model
 
 	mu       sync.Mutex
 	sessions map[string]*Session
@@ -61,6 +66,12 @@ func New(cfg Config) *Agent {
 	}
 	a := &Agent{cfg: cfg, log: cfg.Logger, sessions: make(map[string]*Session)}
 	a.spec, a.modelErr = ParseModelSpec(cfg.Model)
+	if cfg.Models == nil {
+		cfg.Models = pricing.Default()
+	}
+	if info, ok := cfg.Models.Lookup(a.spec.Provider, a.spec.Model); ok {
+		a.modelInfo = &info
+	}
 	if a.modelErr == nil {
 		a.model, a.modelErr = OpenModel(a.spec, cfg.Getenv, cfg.HTTPClient)
 	}
@@ -117,7 +128,7 @@ func (a *Agent) NewSession(_ context.Context, req *acp.NewSessionRequest, client
 	if a.modelErr != nil {
 		return nil, nil, fmt.Errorf("%w: %v", acp.ErrAuthRequired, a.modelErr)
 	}
-	s := NewSession(SessionConfig{CWD: req.CWD, Model: a.model, ModelName: a.spec.Model, Sink: client, Logger: a.log, Retry: a.cfg.Retry})
+	s := NewSession(SessionConfig{CWD: req.CWD, Model: a.model, ModelName: a.spec.Model, Sink: client, Logger: a.log, Retry: a.cfg.Retry, ModelInfo: a.modelInfo})
 	a.track(s)
 	a.log.Info("session created", "session", s.ID(), "cwd", s.CWD(), "model", a.spec.String())
 	return acpSession{s, a}, &acp.NewSessionResponse{SessionID: s.ID()}, nil

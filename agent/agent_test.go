@@ -18,6 +18,7 @@ import (
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acptest"
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/pricing"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -416,5 +417,31 @@ func TestParseModelSpec(t *testing.T) {
 			assert.Equal(t, tt.provider, got.Provider)
 			assert.Equal(t, tt.model, got.Model)
 		})
+	}
+}
+
+// TestUsageUpdateReportsContextAndCumulativeCost: with a model the pricing
+// table knows, each model response is followed by usage_update with the
+// context used, the model's window and the session's cumulative cost.
+func TestUsageUpdateReportsContextAndCumulativeCost(t *testing.T) {
+	srv := newOpenAIServer(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+		sse(w, []string{textChunk("hi"), finishChunk("stop"), usageChunk}, true)
+	})
+	info, ok := pricing.Default().Lookup("openai", "gpt-4.1")
+	require.True(t, ok, "the embedded table knows gpt-4.1")
+	c := client(t, srv, map[string]string{"OPENAI_API_KEY": testKey, "MODEL": "openai/gpt-4.1"})
+	c.Initialize(nil)
+	sid := c.NewSession("/tmp")
+	perTurn := (12*info.InputPerMTok + 5*info.OutputPerMTok) / 1e6 // usageChunk: 12 in, 5 out
+	for turn := 1; turn <= 2; turn++ {
+		resp, updates := c.Call(acp.MethodSessionPrompt, prompt(sid, acp.TextBlock("q")))
+		acptest.MustResult(t, resp, nil)
+		last := updates[len(updates)-1].Update(t).Update
+		require.NotNil(t, last.UsageUpdate, "usage_update follows the model response")
+		assert.EqualValues(t, 17, last.UsageUpdate.Used)
+		assert.EqualValues(t, info.ContextWindow(), last.UsageUpdate.Size)
+		require.NotNil(t, last.UsageUpdate.Cost)
+		assert.Equal(t, "USD", last.UsageUpdate.Cost.Currency)
+		assert.InDelta(t, float64(turn)*perTurn, last.UsageUpdate.Cost.Amount, 1e-12, "the cost is cumulative")
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/llm"
+	"github.com/acp-agent/acp-agent/agent/pricing"
 )
 
 // SkippedForSteerResult is the result given to the tool calls of a model
@@ -32,6 +33,9 @@ func (s *Session) runTurn(ctx context.Context, it *item) (PromptResult, []*item,
 		}
 		resp, err := s.callModel(ctx)
 		res.Usage = addUsage(res.Usage, resp.usage)
+		if err == nil {
+			s.reportUsage(ctx, resp.usage)
+		}
 		if resp.text != "" || resp.reasoning != "" || resp.signature != "" || len(resp.redacted) > 0 {
 			s.appendEntry(Entry{Kind: EntryAssistant, Content: textContent(resp.text), Reasoning: resp.reasoning,
 				ReasoningSignature: resp.signature, RedactedReasoning: resp.redacted})
@@ -231,6 +235,26 @@ func (s *Session) onRetry(n RetryNotice) {
 	if s.cfg.OnRetry != nil {
 		s.cfg.OnRetry(n)
 	}
+}
+
+// reportUsage sends usage_update after a model response: the context used
+// (this request's prompt plus its answer), the model's context window, and
+// the session's cumulative cost when the model is priced. Without a known
+// context window nothing is sent (size is required).
+func (s *Session) reportUsage(ctx context.Context, u llm.Usage) {
+	info := s.cfg.ModelInfo
+	if info == nil || info.ContextWindow() <= 0 || (u.InputTokens == 0 && u.OutputTokens == 0) {
+		return
+	}
+	update := &acp.UsageUpdate{Used: uint64(max(u.InputTokens+u.OutputTokens, 0)), Size: uint64(info.ContextWindow())}
+	if c, ok := info.Cost(u, pricing.DialectFor(info.Provider)); ok {
+		s.mu.Lock()
+		s.cost += c.Amount
+		total := s.cost
+		s.mu.Unlock()
+		update.Cost = &acp.Cost{Amount: total, Currency: c.Currency}
+	}
+	s.update(ctx, acp.SessionUpdate{UsageUpdate: update})
 }
 
 func (s *Session) systemPrompt() string {

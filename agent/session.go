@@ -13,6 +13,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/llm"
+	"github.com/acp-agent/acp-agent/agent/pricing"
 )
 
 // UpdateSink receives a session's ACP updates in order. *acp.ClientConn is
@@ -43,6 +44,9 @@ type SessionConfig struct {
 	MaxTurnRequests int
 	// Retry is how transient model failures are retried.
 	Retry RetryPolicy
+	// ModelInfo is the model's entry in the pricing table, if it has one:
+	// its context window and prices give usage_update its size and cost.
+	ModelInfo *pricing.Model
 	// OnRetry, if set, is told about each retry before its back-off.
 	OnRetry func(RetryNotice)
 	// OnDelete is called by Delete to remove the session's stored data.
@@ -94,6 +98,8 @@ type Session struct {
 	active  *activeTurn
 	closed  bool
 	deleted bool
+	// cost is the session's cumulative cost (when the model is priced).
+	cost float64
 	// sessionEvents are the newest events of the session itself (not of
 	// its transcript); see Events.
 	sessionEvents []Event

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/pricing"
 	"github.com/acp-agent/acp-agent/telemetry"
 )
 
@@ -46,6 +48,7 @@ func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []
 	logFile := fs.String("log-file", getenv("ACP_AGENT_LOG_FILE"), "append logs to this file instead of stderr (env ACP_AGENT_LOG_FILE)")
 	maxLine := fs.Int("max-message-bytes", acp.DefaultMaxMessageBytes, "longest accepted JSON-RPC message, in bytes")
 	maxRetries := fs.Int("max-retries", envInt(getenv, "ACP_AGENT_MAX_RETRIES", agent.DefaultMaxRetries), "retries of a transient model failure (429, 5xx, connection errors) before any output; 0 disables (env ACP_AGENT_MAX_RETRIES)")
+	modelsFile := fs.String("models-file", getenv("ACP_AGENT_MODELS_FILE"), "model pricing/context-window overrides (default $XDG_CONFIG_HOME/acp-agent/models.json if it exists; env ACP_AGENT_MODELS_FILE)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: acp-agent [flags]\n\nacp-agent speaks the Agent Client Protocol on stdin/stdout; editors start it as a subprocess.\nEnvironment: OPENAI_API_KEY, OPENAI_BASE_URL (default https://api.openai.com/v1).\n\nFlags:\n")
@@ -76,13 +79,37 @@ func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []
 	}
 	log := telemetry.NewLogger(logOut, level, enabled)
 
+	models, err := loadModels(*modelsFile, getenv)
+	if err != nil {
+		return err
+	}
 	retry := agent.RetryPolicy{MaxRetries: *maxRetries}
 	if *maxRetries == 0 {
 		retry.MaxRetries = -1 // the flag's 0 means none; the policy's 0 means the default
 	}
-	a := agent.New(agent.Config{Model: *model, Getenv: getenv, Logger: log, Version: version, Retry: retry})
+	a := agent.New(agent.Config{Model: *model, Getenv: getenv, Logger: log, Version: version, Retry: retry, Models: models})
 	svc := acp.NewAgentService(a, acp.Options{MaxMessageBytes: *maxLine, Logger: log})
 	return svc.Serve(ctx, stdin, stdout)
+}
+
+// loadModels merges the user's model table over the embedded one. A file
+// named explicitly must exist; the default one is optional.
+func loadModels(path string, getenv func(string) string) (*pricing.Table, error) {
+	explicit := path != ""
+	if !explicit {
+		path = pricing.DefaultOverridePath(getenv)
+	}
+	if path == "" {
+		return pricing.Default(), nil
+	}
+	override, err := pricing.Load(path)
+	switch {
+	case err == nil:
+		return pricing.Default().Merge(override), nil
+	case !explicit && errors.Is(err, fs.ErrNotExist):
+		return pricing.Default(), nil
+	}
+	return nil, fmt.Errorf("models file: %w", err)
 }
 
 func envInt(getenv func(string) string, key string, def int) int {
