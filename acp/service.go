@@ -64,6 +64,15 @@ type serviceSession struct {
 	turns map[jsonrpc2.ID]context.CancelCauseFunc
 }
 
+type requestIDKey struct{}
+
+// RequestID returns the JSON-RPC id (as JSON text) of the client request
+// whose handling ctx belongs to, or "".
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
 var (
 	errShutdown      = errors.New("agent is shutting down")
 	errTurnCancelled = errors.New("turn cancelled by the client")
@@ -182,7 +191,7 @@ func (s *AgentService) Handle(_ context.Context, conn *jsonrpc2.Conn, req *jsonr
 		s.replyAsync(conn, req.ID, nil, fmt.Errorf("%w: request id %s is already in use", ErrInvalidRequest, req.ID))
 		return
 	}
-	ctx, cancel := context.WithCancelCause(s.ctx)
+	ctx, cancel := context.WithCancelCause(context.WithValue(s.ctx, requestIDKey{}, req.ID.String()))
 	s.inflight[req.ID] = cancel
 	s.mu.Unlock()
 

@@ -31,6 +31,8 @@ type Config struct {
 	Retry RetryPolicy
 	// Models is the pricing/model table; nil means pricing.Default().
 	Models *pricing.Table
+	// Telemetry receives session and prompt events; nil sends none.
+	Telemetry Telemetry
 }
 
 // Agent implements acp.Agent: it creates sessions bound to one model.
@@ -124,12 +126,15 @@ var agentCapabilitiesMeta = json.RawMessage(`{"acp-agent":{"promptQueueing":true
 	`"` + acp.MethodExtSessionForkable + `","` + acp.MethodExtSessionFork + `","` + acp.MethodExtSessionClearPending + `"]}}`)
 
 // NewSession implements acp.Agent.
-func (a *Agent) NewSession(_ context.Context, req *acp.NewSessionRequest, client *acp.ClientConn) (acp.Session, *acp.NewSessionResponse, error) {
+func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest, client *acp.ClientConn) (acp.Session, *acp.NewSessionResponse, error) {
 	if a.modelErr != nil {
 		return nil, nil, fmt.Errorf("%w: %v", acp.ErrAuthRequired, a.modelErr)
 	}
-	s := NewSession(SessionConfig{CWD: req.CWD, Model: a.model, ModelName: a.spec.Model, Sink: client, Logger: a.log, Retry: a.cfg.Retry, ModelInfo: a.modelInfo})
+	s := NewSession(SessionConfig{CWD: req.CWD, Model: a.model, ModelName: a.spec.Model, Sink: client, Logger: a.log, Retry: a.cfg.Retry, ModelInfo: a.modelInfo, Telemetry: a.cfg.Telemetry})
 	a.track(s)
+	if a.cfg.Telemetry != nil {
+		a.cfg.Telemetry.Emit(ctx, telemetrySessionNew, s.ID(), acp.RequestID(ctx), "cwd", s.CWD())
+	}
 	a.log.Info("session created", "session", s.ID(), "cwd", s.CWD(), "model", a.spec.String())
 	return acpSession{s, a}, &acp.NewSessionResponse{SessionID: s.ID()}, nil
 }

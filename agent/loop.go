@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -232,6 +233,13 @@ func (s *Session) callModel(ctx context.Context) (resp modelResponse, err error)
 
 func (s *Session) onRetry(n RetryNotice) {
 	s.log.Info("retrying model call", "attempt", n.Attempt, "maxAttempts", n.MaxAttempts, "delay", n.Delay, "error", n.Err)
+	s.mu.Lock()
+	var it *item
+	if s.active != nil {
+		it = s.active.it
+	}
+	s.mu.Unlock()
+	s.emit(it, telemetryPromptRetry, "attempt", strconv.Itoa(n.Attempt), "maxAttempts", strconv.Itoa(n.MaxAttempts), "reason", n.Err.Error())
 	if s.cfg.OnRetry != nil {
 		s.cfg.OnRetry(n)
 	}

@@ -44,6 +44,8 @@ type SessionConfig struct {
 	MaxTurnRequests int
 	// Retry is how transient model failures are retried.
 	Retry RetryPolicy
+	// Telemetry receives the prompt lifecycle events; nil sends none.
+	Telemetry Telemetry
 	// ModelInfo is the model's entry in the pricing table, if it has one:
 	// its context window and prices give usage_update its size and cost.
 	ModelInfo *pricing.Model
@@ -53,6 +55,34 @@ type SessionConfig struct {
 	OnDelete func() error
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
+}
+
+// Telemetry receives telemetry events (telemetry.Recorder is one).
+type Telemetry interface {
+	Emit(ctx context.Context, name, sessionID, requestID string, attrs ...string)
+}
+
+// Telemetry event names emitted by sessions (see docs/telemetry.md).
+const (
+	telemetrySessionNew      = "session_new"
+	telemetryPromptRequested = "prompt_requested"
+	telemetryPromptStarted   = "prompt_started"
+	telemetryPromptCompleted = "prompt_completed"
+	telemetryPromptCancelled = "prompt_cancelled"
+	telemetryPromptFailed    = "prompt_failed"
+	telemetryPromptRetry     = "prompt_retry"
+)
+
+// emit sends a telemetry event about it (nil it: about the session).
+func (s *Session) emit(it *item, name string, attrs ...string) {
+	if s.cfg.Telemetry == nil {
+		return
+	}
+	ctx, requestID := context.Background(), ""
+	if it != nil {
+		ctx, requestID = it.ctx, acp.RequestID(it.ctx)
+	}
+	s.cfg.Telemetry.Emit(context.WithoutCancel(ctx), name, s.id, requestID, attrs...)
 }
 
 // PromptResult is what one prompt's turn produced.
@@ -200,10 +230,19 @@ func (s *Session) submit(ctx context.Context, content []llm.Part, opts PromptOpt
 	if await {
 		it.done = make(chan promptOutcome, 1)
 	}
+	if err := s.queueSubmitted(it, opts); err != nil {
+		return nil, err
+	}
+	s.emit(it, telemetryPromptRequested)
+	return it, nil
+}
+
+func (s *Session) queueSubmitted(it *item, opts PromptOptions) error {
+	ctx := it.ctx
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, ErrSessionClosed
+		return ErrSessionClosed
 	}
 	if s.busyLocked() {
 		switch opts.Behavior {
@@ -212,14 +251,14 @@ func (s *Session) submit(ctx context.Context, content []llm.Part, opts PromptOpt
 		case FollowUp:
 			it.source = SourcePromptFollowUp
 		default:
-			return nil, ErrPromptAlreadyRunning
+			return ErrPromptAlreadyRunning
 		}
 	}
 	s.enqueueLocked(it)
 	// A queued message whose caller gives up is withdrawn; once it runs,
 	// the turn's context (derived from ctx) ends the turn instead.
 	it.stopWatch = context.AfterFunc(ctx, func() { s.withdraw(it) })
-	return it, nil
+	return nil
 }
 
 // withdraw removes it from the queue, if it is still there, and completes
@@ -261,11 +300,13 @@ func (s *Session) Send(content ...llm.Part) error {
 func (s *Session) enqueueDetached(source PendingSource, content []llm.Part) error {
 	it := &item{source: source, content: content, text: partsText(content), ctx: s.lifetime}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return ErrSessionClosed
 	}
 	s.enqueueLocked(it)
+	s.mu.Unlock()
+	s.emit(it, telemetryPromptRequested, "source", string(source))
 	return nil
 }
 
@@ -312,6 +353,7 @@ func (s *Session) work() {
 		s.active = &activeTurn{it: it, cancel: cancel}
 		s.mu.Unlock()
 
+		s.emit(it, telemetryPromptStarted)
 		res, steered, err := s.runTurn(ctx, it)
 		if err == nil && ctx.Err() != nil {
 			err = context.Cause(ctx)
@@ -351,6 +393,14 @@ func (s *Session) complete(it *item, res PromptResult, err error) {
 func (s *Session) deliver(it *item, res PromptResult, err error, record bool) {
 	if it.stopWatch != nil {
 		it.stopWatch()
+	}
+	switch {
+	case err == nil:
+		s.emit(it, telemetryPromptCompleted, "stopReason", string(res.StopReason))
+	case errors.Is(err, context.Canceled) || errors.Is(err, ErrSessionClosed):
+		s.emit(it, telemetryPromptCancelled)
+	default:
+		s.emit(it, telemetryPromptFailed, "error", err.Error())
 	}
 	if record && it.pending() {
 		s.mu.Lock()

@@ -49,6 +49,7 @@ func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []
 	maxLine := fs.Int("max-message-bytes", acp.DefaultMaxMessageBytes, "longest accepted JSON-RPC message, in bytes")
 	maxRetries := fs.Int("max-retries", envInt(getenv, "ACP_AGENT_MAX_RETRIES", agent.DefaultMaxRetries), "retries of a transient model failure (429, 5xx, connection errors) before any output; 0 disables (env ACP_AGENT_MAX_RETRIES)")
 	modelsFile := fs.String("models-file", getenv("ACP_AGENT_MODELS_FILE"), "model pricing/context-window overrides (default $XDG_CONFIG_HOME/acp-agent/models.json if it exists; env ACP_AGENT_MODELS_FILE)")
+	telemetryFile := fs.String("telemetry-file", getenv("ACP_AGENT_TELEMETRY_FILE"), "also append telemetry events to this file as JSON lines (env ACP_AGENT_TELEMETRY_FILE)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: acp-agent [flags]\n\nacp-agent speaks the Agent Client Protocol on stdin/stdout; editors start it as a subprocess.\nEnvironment: OPENAI_API_KEY, OPENAI_BASE_URL (default https://api.openai.com/v1).\n\nFlags:\n")
@@ -83,11 +84,23 @@ func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []
 	if err != nil {
 		return err
 	}
+	// Telemetry goes to the log (stderr or --log-file) and, if asked, to a
+	// JSONL file; never to stdout.
+	sinks := []telemetry.Sink{telemetry.SlogSink{Logger: log}}
+	if *telemetryFile != "" {
+		jsonl, err := telemetry.OpenJSONL(*telemetryFile)
+		if err != nil {
+			return fmt.Errorf("telemetry file: %w", err)
+		}
+		defer jsonl.Close()
+		sinks = append(sinks, jsonl)
+	}
+	recorder := telemetry.NewRecorder(sinks...)
 	retry := agent.RetryPolicy{MaxRetries: *maxRetries}
 	if *maxRetries == 0 {
 		retry.MaxRetries = -1 // the flag's 0 means none; the policy's 0 means the default
 	}
-	a := agent.New(agent.Config{Model: *model, Getenv: getenv, Logger: log, Version: version, Retry: retry, Models: models})
+	a := agent.New(agent.Config{Model: *model, Getenv: getenv, Logger: log, Version: version, Retry: retry, Models: models, Telemetry: recorder})
 	svc := acp.NewAgentService(a, acp.Options{MaxMessageBytes: *maxLine, Logger: log})
 	return svc.Serve(ctx, stdin, stdout)
 }

@@ -291,3 +291,41 @@ func TestRunServesUntilEOF(t *testing.T) {
 	c.ExpectEOF(time.Second)
 	assert.Empty(t, stderr.String(), "--log-level off writes nothing")
 }
+
+// TestBinaryTelemetryGoesToItsFileNeverToStdout: with --telemetry-file the
+// prompt lifecycle is written there, in order, and no event name ever
+// appears in a protocol message.
+func TestBinaryTelemetryGoesToItsFileNeverToStdout(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "telemetry.jsonl")
+	p := startAgent(t, nil, "--model", "replay/default", "--telemetry-file", path, "--log-level", "debug")
+	var seen []acptest.Message
+	resp, _ := p.Call(acp.MethodInitialize, &acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionV1})
+	seen = append(seen, resp)
+	sid := p.NewSession(t.TempDir())
+	resp, updates := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("hi")}})
+	acptest.MustResult(t, resp, nil)
+	seen = append(append(seen, updates...), resp)
+	p.stdin.Close()
+	require.NoError(t, p.waitExit(t, 2*time.Second))
+
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var names []string
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var ev struct {
+			Name      string `json:"name"`
+			SessionID string `json:"sessionId"`
+			RequestID string `json:"requestId"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &ev), "line %q", line)
+		assert.Equal(t, sid, ev.SessionID)
+		names = append(names, ev.Name)
+	}
+	assert.Equal(t, []string{"session_new", "prompt_requested", "prompt_started", "prompt_completed"}, names)
+	for _, m := range seen {
+		for _, name := range names {
+			assert.NotContains(t, string(m.Raw), name, "telemetry leaked into the protocol")
+		}
+	}
+	assert.Contains(t, p.stderr.String(), "prompt_completed", "the log sink gets the events")
+}
