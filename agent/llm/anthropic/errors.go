@@ -7,9 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"math"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -95,7 +93,7 @@ func (p *Provider) httpError(resp *http.Response) error {
 	if pe.Message == "" && resp.StatusCode == statusOverloaded {
 		pe.Message = "Overloaded"
 	}
-	pe.Message = p.redact(truncate(pe.Message, 2000))
+	pe.Message = p.redact(llm.Truncate(pe.Message, 2000))
 	pe.Retryable = retryableStatus(resp.StatusCode)
 	switch resp.Header.Get("x-should-retry") {
 	case "true":
@@ -107,7 +105,7 @@ func (p *Provider) httpError(resp *http.Response) error {
 		// Overloaded is always transient, whatever else the server says.
 		pe.Retryable = true
 	}
-	pe.RetryAfter = retryAfter(resp.Header, time.Now())
+	pe.RetryAfter = llm.RetryAfter(resp.Header, time.Now())
 	return pe
 }
 
@@ -121,7 +119,7 @@ func (p *Provider) jsonInsteadOfStream(resp *http.Response) error {
 		if e, ok := body.parse(); ok {
 			return &llm.ProviderError{
 				Provider: providerName, StatusCode: resp.StatusCode, Type: e.Type,
-				Message: p.redact(truncate(e.Message, 2000)),
+				Message: p.redact(llm.Truncate(e.Message, 2000)),
 			}
 		}
 	}
@@ -140,7 +138,7 @@ func (p *Provider) streamError(e apiError, emitted bool) error {
 	if msg == "" {
 		msg = "unknown error in stream"
 	}
-	pe := &llm.ProviderError{Provider: providerName, Type: e.Type, Message: p.redact(truncate(msg, 2000))}
+	pe := &llm.ProviderError{Provider: providerName, Type: e.Type, Message: p.redact(llm.Truncate(msg, 2000))}
 	if !emitted {
 		switch e.Type {
 		case "overloaded_error", "api_error", "rate_limit_error", "timeout_error":
@@ -159,46 +157,4 @@ func retryableStatus(status int) bool {
 		return true
 	}
 	return false
-}
-
-// retryAfter reads the delay the server asked for: retry-after-ms (in
-// milliseconds), else retry-after (seconds or an HTTP date).
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	if v := h.Get("retry-after-ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil {
-			return scaled(ms, time.Millisecond)
-		}
-	}
-	v := h.Get("retry-after")
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		return scaled(s, time.Second)
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
-}
-
-// scaled returns f units, or 0 for a value that is negative, NaN or too
-// large for a Duration.
-func scaled(f float64, unit time.Duration) time.Duration {
-	d := f * float64(unit)
-	if !(d > 0) || d >= math.MaxInt64 {
-		return 0
-	}
-	return time.Duration(d)
-}
-
-// truncate shortens s to at most n bytes without splitting a UTF-8 rune.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
 }

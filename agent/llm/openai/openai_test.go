@@ -638,7 +638,7 @@ func TestRetryAfter(t *testing.T) {
 			for k, v := range tt.headers {
 				h.Set(k, v)
 			}
-			if got := retryAfter(h, now); got != tt.want {
+			if got := llm.RetryAfter(h, now); got != tt.want {
 				t.Errorf("retryAfter(%v) = %v, want %v", tt.headers, got, tt.want)
 			}
 		})
