@@ -12,6 +12,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/pricing"
+	"github.com/acp-agent/acp-agent/telemetry"
 )
 
 // Config configures an Agent.
@@ -133,7 +134,7 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest, clie
 	s := NewSession(SessionConfig{CWD: req.CWD, Model: a.model, ModelName: a.spec.Model, Sink: client, Logger: a.log, Retry: a.cfg.Retry, ModelInfo: a.modelInfo, Telemetry: a.cfg.Telemetry})
 	a.track(s)
 	if a.cfg.Telemetry != nil {
-		a.cfg.Telemetry.Emit(ctx, telemetrySessionNew, s.ID(), acp.RequestID(ctx), "cwd", s.CWD())
+		a.cfg.Telemetry.Emit(ctx, telemetry.EventSessionNew, s.ID(), acp.RequestID(ctx), "cwd", s.CWD())
 	}
 	a.log.Info("session created", "session", s.ID(), "cwd", s.CWD(), "model", a.spec.String())
 	return acpSession{s, a}, &acp.NewSessionResponse{SessionID: s.ID()}, nil

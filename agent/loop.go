@@ -13,6 +13,7 @@ import (
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/agent/pricing"
+	"github.com/acp-agent/acp-agent/telemetry"
 )
 
 // SkippedForSteerResult is the result given to the tool calls of a model
@@ -239,7 +240,7 @@ func (s *Session) onRetry(n RetryNotice) {
 		it = s.active.it
 	}
 	s.mu.Unlock()
-	s.emit(it, telemetryPromptRetry, "attempt", strconv.Itoa(n.Attempt), "maxAttempts", strconv.Itoa(n.MaxAttempts), "reason", n.Err.Error())
+	s.emit(it, telemetry.EventPromptRetry, "attempt", strconv.Itoa(n.Attempt), "maxAttempts", strconv.Itoa(n.MaxAttempts), "reason", n.Err.Error())
 	if s.cfg.OnRetry != nil {
 		s.cfg.OnRetry(n)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/agent/pricing"
+	"github.com/acp-agent/acp-agent/telemetry"
 )
 
 // UpdateSink receives a session's ACP updates in order. *acp.ClientConn is
@@ -61,17 +62,6 @@ type SessionConfig struct {
 type Telemetry interface {
 	Emit(ctx context.Context, name, sessionID, requestID string, attrs ...string)
 }
-
-// Telemetry event names emitted by sessions (see docs/telemetry.md).
-const (
-	telemetrySessionNew      = "session_new"
-	telemetryPromptRequested = "prompt_requested"
-	telemetryPromptStarted   = "prompt_started"
-	telemetryPromptCompleted = "prompt_completed"
-	telemetryPromptCancelled = "prompt_cancelled"
-	telemetryPromptFailed    = "prompt_failed"
-	telemetryPromptRetry     = "prompt_retry"
-)
 
 // emit sends a telemetry event about it (nil it: about the session).
 func (s *Session) emit(it *item, name string, attrs ...string) {
@@ -233,7 +223,7 @@ func (s *Session) submit(ctx context.Context, content []llm.Part, opts PromptOpt
 	if err := s.queueSubmitted(it, opts); err != nil {
 		return nil, err
 	}
-	s.emit(it, telemetryPromptRequested)
+	s.emit(it, telemetry.EventPromptRequested)
 	return it, nil
 }
 
@@ -306,7 +296,7 @@ func (s *Session) enqueueDetached(source PendingSource, content []llm.Part) erro
 	}
 	s.enqueueLocked(it)
 	s.mu.Unlock()
-	s.emit(it, telemetryPromptRequested, "source", string(source))
+	s.emit(it, telemetry.EventPromptRequested, "source", string(source))
 	return nil
 }
 
@@ -353,7 +343,7 @@ func (s *Session) work() {
 		s.active = &activeTurn{it: it, cancel: cancel}
 		s.mu.Unlock()
 
-		s.emit(it, telemetryPromptStarted)
+		s.emit(it, telemetry.EventPromptStarted)
 		res, steered, err := s.runTurn(ctx, it)
 		if err == nil && ctx.Err() != nil {
 			err = context.Cause(ctx)
@@ -396,11 +386,11 @@ func (s *Session) deliver(it *item, res PromptResult, err error, record bool) {
 	}
 	switch {
 	case err == nil:
-		s.emit(it, telemetryPromptCompleted, "stopReason", string(res.StopReason))
+		s.emit(it, telemetry.EventPromptCompleted, "stopReason", string(res.StopReason))
 	case errors.Is(err, context.Canceled) || errors.Is(err, ErrSessionClosed):
-		s.emit(it, telemetryPromptCancelled)
+		s.emit(it, telemetry.EventPromptCancelled)
 	default:
-		s.emit(it, telemetryPromptFailed, "error", err.Error())
+		s.emit(it, telemetry.EventPromptFailed, "error", err.Error())
 	}
 	if record && it.pending() {
 		s.mu.Lock()

@@ -1,6 +1,9 @@
 package llm
 
 import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
 	"math"
 	"net/http"
 	"strconv"
@@ -47,4 +50,17 @@ func Truncate(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// IsCertificateError reports whether err is a TLS certificate failure:
+// unlike a refused or reset connection, retrying will not help.
+func IsCertificateError(err error) bool {
+	var (
+		verify   *tls.CertificateVerificationError
+		unknown  x509.UnknownAuthorityError
+		invalid  x509.CertificateInvalidError
+		hostname x509.HostnameError
+	)
+	return errors.As(err, &verify) || errors.As(err, &unknown) ||
+		errors.As(err, &invalid) || errors.As(err, &hostname)
 }

@@ -2,10 +2,7 @@ package openai
 
 import (
 	"bytes"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -81,19 +78,8 @@ func (p *Provider) connectionError(err error) error {
 		Message:  p.redact(err.Error()),
 		// Refused, reset and timed-out connections are transient; a
 		// rejected certificate will be rejected again.
-		Retryable: !isCertificateError(err),
+		Retryable: !llm.IsCertificateError(err),
 	}
-}
-
-func isCertificateError(err error) bool {
-	var (
-		verify   *tls.CertificateVerificationError
-		unknown  x509.UnknownAuthorityError
-		invalid  x509.CertificateInvalidError
-		hostname x509.HostnameError
-	)
-	return errors.As(err, &verify) || errors.As(err, &unknown) ||
-		errors.As(err, &invalid) || errors.As(err, &hostname)
 }
 
 // httpError turns a non-2xx response into a *llm.ProviderError.
