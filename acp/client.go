@@ -43,6 +43,15 @@ func (c *ClientConn) Update(ctx context.Context, u SessionUpdate) error {
 	return c.out.send(ctx, outItem{update: u})
 }
 
+// Post queues a session/update like Update but never waits for room: it is
+// for the few updates sent from places that must not block, such as the
+// connection's read loop (an execution state of "queued"). Updates stay in
+// order with everything queued before and after. After the session's
+// update stream has shut down it returns ErrClosed.
+func (c *ClientConn) Post(u SessionUpdate) error {
+	return c.out.post(outItem{update: u})
+}
+
 // Call sends a request to the client and waits for its response. If ctx is
 // cancelled first, the client is told with $/cancel_request and the cause
 // of ctx is returned. An error answered by the client is a *jsonrpc2.Error,
@@ -158,6 +167,19 @@ func (o *outbox) send(ctx context.Context, it outItem) error {
 			return ErrClosed
 		}
 	}
+}
+
+// post queues an update even while the outbox is full.
+func (o *outbox) post(it outItem) error {
+	o.mu.Lock()
+	if o.closed {
+		o.mu.Unlock()
+		return ErrClosed
+	}
+	o.items = append(o.items, it)
+	o.mu.Unlock()
+	signal(o.wake)
+	return nil
 }
 
 // do queues fn (a response) to run in order with the updates. It never

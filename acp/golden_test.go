@@ -27,9 +27,10 @@ var goldenDir = filepath.Join("..", "testdata", "golden", "acp")
 type goldenSchema int
 
 const (
-	goldenStable   goldenSchema = iota // testdata/acp-schema/v1/schema.json
-	goldenUnstable                     // v1/schema.unstable.json
-	goldenSDK                          // npm-sdk-2.4.0/v1/schema.json
+	goldenStable    goldenSchema = iota // testdata/acp-schema/v1/schema.json
+	goldenUnstable                      // v1/schema.unstable.json
+	goldenSDK                           // npm-sdk-2.4.0/v1/schema.json
+	goldenExtension                     // testdata/acp-agent-schema/extensions.json
 )
 
 type goldenCase struct {
@@ -108,6 +109,13 @@ var goldenTable = map[string]goldenCase{
 	"SessionNotification_compaction_summary_chunk":    goldenOf[SessionNotification]("SessionNotification", goldenSDK),
 	"SessionNotification_tool_call_name":              goldenOf[SessionNotification]("SessionNotification", goldenSDK),
 
+	// acp-agent's opt-in extension updates (docs/extensions.md).
+	"SessionNotification_execution_state_update_running":  goldenOf[SessionNotification]("SessionNotification", goldenExtension),
+	"SessionNotification_execution_state_update_retrying": goldenOf[SessionNotification]("SessionNotification", goldenExtension),
+	"SessionNotification_execution_state_update_failed":   goldenOf[SessionNotification]("SessionNotification", goldenExtension),
+	"SessionNotification_retry_update":                    goldenOf[SessionNotification]("SessionNotification", goldenExtension),
+	"SessionNotification_retry_update_no_reason":          goldenOf[SessionNotification]("SessionNotification", goldenExtension),
+
 	"RequestPermissionRequest":            goldenOf[RequestPermissionRequest]("RequestPermissionRequest", goldenStable),
 	"RequestPermissionResponse_selected":  goldenOf[RequestPermissionResponse]("RequestPermissionResponse", goldenStable),
 	"RequestPermissionResponse_cancelled": goldenOf[RequestPermissionResponse]("RequestPermissionResponse", goldenStable),
@@ -151,6 +159,8 @@ func goldenValidate(c *schemacheck.Checker, tc goldenCase, data []byte) error {
 		return c.ValidateUnstable(tc.def, data)
 	case goldenSDK:
 		return c.ValidateSDK(tc.def, data)
+	case goldenExtension:
+		return c.ValidateExtension(tc.def, data)
 	}
 	return c.Validate(tc.def, data)
 }
@@ -217,7 +227,7 @@ func TestGoldenFileNames(t *testing.T) {
 	for name, tc := range goldenTable {
 		typeName := strings.SplitN(name, "_", 2)[0]
 		assert.Equal(t, "*acp."+typeName, fmt.Sprintf("%T", tc.newValue()), name)
-		schema := map[goldenSchema]string{goldenStable: "stable", goldenUnstable: "unstable", goldenSDK: "sdk"}[tc.schema]
+		schema := map[goldenSchema]string{goldenStable: "stable", goldenUnstable: "unstable", goldenSDK: "sdk", goldenExtension: "extension"}[tc.schema]
 		assert.True(t, checker.HasDef(schema, tc.def), "%s: %s schema has no $defs/%s", name, schema, tc.def)
 	}
 }

@@ -32,6 +32,8 @@ type SessionUpdate struct {
 	Notice                  *Notice                  // "notice" (SDK 2.4.0)
 	CompactionUpdate        *CompactionUpdate        // "compaction_update" (SDK 2.4.0)
 	CompactionSummaryChunk  *CompactionSummaryChunk  // "compaction_summary_chunk" (SDK 2.4.0)
+	ExecutionStateUpdate    *ExecutionStateUpdate    // "execution_state_update" (acp-agent extension, opt-in)
+	RetryUpdate             *RetryUpdate             // "retry_update" (acp-agent extension, opt-in)
 	Unknown                 *UnknownVariant
 }
 
@@ -51,6 +53,8 @@ const (
 	SessionUpdateNotice                  = "notice"
 	SessionUpdateCompactionUpdate        = "compaction_update"
 	SessionUpdateCompactionSummaryChunk  = "compaction_summary_chunk"
+	SessionUpdateExecutionStateUpdate    = "execution_state_update"
+	SessionUpdateRetryUpdate             = "retry_update"
 )
 
 var (
@@ -68,6 +72,8 @@ var (
 	prefixNotice                  = unionPrefix("sessionUpdate", SessionUpdateNotice)
 	prefixCompactionUpdate        = unionPrefix("sessionUpdate", SessionUpdateCompactionUpdate)
 	prefixCompactionSummaryChunk  = unionPrefix("sessionUpdate", SessionUpdateCompactionSummaryChunk)
+	prefixExecutionStateUpdate    = unionPrefix("sessionUpdate", SessionUpdateExecutionStateUpdate)
+	prefixRetryUpdate             = unionPrefix("sessionUpdate", SessionUpdateRetryUpdate)
 )
 
 // AgentMessageChunk returns an agent_message_chunk update with a text block.
@@ -118,6 +124,10 @@ func (u SessionUpdate) Tag() string {
 		return SessionUpdateCompactionUpdate
 	case u.CompactionSummaryChunk != nil:
 		return SessionUpdateCompactionSummaryChunk
+	case u.ExecutionStateUpdate != nil:
+		return SessionUpdateExecutionStateUpdate
+	case u.RetryUpdate != nil:
+		return SessionUpdateRetryUpdate
 	case u.Unknown != nil:
 		return u.Unknown.Tag
 	}
@@ -187,6 +197,10 @@ func (u *SessionUpdate) appendJSON(dst []byte) ([]byte, error) {
 		b, err = marshalTagged(prefixCompactionUpdate, u.CompactionUpdate)
 	case u.CompactionSummaryChunk != nil:
 		b, err = marshalTagged(prefixCompactionSummaryChunk, u.CompactionSummaryChunk)
+	case u.ExecutionStateUpdate != nil:
+		b, err = marshalTagged(prefixExecutionStateUpdate, u.ExecutionStateUpdate)
+	case u.RetryUpdate != nil:
+		b, err = marshalTagged(prefixRetryUpdate, u.RetryUpdate)
 	case u.Unknown != nil:
 		b, err = u.Unknown.marshal("SessionUpdate")
 	default:
@@ -260,6 +274,10 @@ func (u *SessionUpdate) UnmarshalJSON(data []byte) error {
 		u.CompactionUpdate, err = decodeVariant[CompactionUpdate](data)
 	case SessionUpdateCompactionSummaryChunk:
 		u.CompactionSummaryChunk, err = decodeVariant[CompactionSummaryChunk](data)
+	case SessionUpdateExecutionStateUpdate:
+		u.ExecutionStateUpdate, err = decodeVariant[ExecutionStateUpdate](data)
+	case SessionUpdateRetryUpdate:
+		u.RetryUpdate, err = decodeVariant[RetryUpdate](data)
 	default:
 		u.Unknown = &UnknownVariant{Tag: tag, Raw: cloneRaw(data)}
 	}

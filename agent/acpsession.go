@@ -35,7 +35,9 @@ func (a acpSession) Prompt(ctx context.Context, req *acp.PromptRequest, finish f
 		OnComplete: func(res PromptResult, err error) {
 			switch {
 			case err == nil:
-				finish(&acp.PromptResponse{StopReason: res.StopReason}, nil)
+				finish(&acp.PromptResponse{StopReason: res.StopReason, Usage: promptUsage(res.Usage)}, nil)
+			case errors.Is(err, ErrPromptTimedOut):
+				finish(nil, fmt.Errorf("%w: %v", acp.ErrInternal, err))
 			case errors.Is(err, context.Canceled) || errors.Is(err, ErrSessionClosed):
 				finish(&acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil)
 			default:
@@ -47,6 +49,31 @@ func (a acpSession) Prompt(ctx context.Context, req *acp.PromptRequest, finish f
 		return fmt.Errorf("%w: session %s is closed", acp.ErrResourceNotFound, a.s.ID())
 	}
 	return err
+}
+
+// promptUsage is the turn's token usage for PromptResponse.usage (an
+// unstable ACP field; clients that do not know it ignore it, and the
+// stable schema allows it). Nil when the provider reported none.
+func promptUsage(u llm.Usage) *acp.Usage {
+	if u.InputTokens == 0 && u.OutputTokens == 0 {
+		return nil
+	}
+	out := &acp.Usage{
+		InputTokens:  uint64(max(u.InputTokens, 0)),
+		OutputTokens: uint64(max(u.OutputTokens, 0)),
+	}
+	out.TotalTokens = out.InputTokens + out.OutputTokens
+	opt := func(n int64) *uint64 {
+		if n <= 0 {
+			return nil
+		}
+		v := uint64(n)
+		return &v
+	}
+	out.ThoughtTokens = opt(u.ReasoningTokens)
+	out.CachedReadTokens = opt(u.CachedReadTokens)
+	out.CachedWriteTokens = opt(u.CachedWriteTokens)
+	return out
 }
 
 // Cancel implements acp.Session: session/cancel stops the running turn

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/pricing"
@@ -34,6 +35,12 @@ type Config struct {
 	Models *pricing.Table
 	// Telemetry receives session and prompt events; nil sends none.
 	Telemetry Telemetry
+	// ExecutionStates sends execution_state_update and retry_update to
+	// every client; otherwise only to clients that ask for them with
+	// clientCapabilities._meta["acp-agent"].executionState.
+	ExecutionStates bool
+	// PromptTimeout bounds each prompt's turn; 0 means no limit.
+	PromptTimeout time.Duration
 }
 
 // Agent implements acp.Agent: it creates sessions bound to one model.
@@ -121,7 +128,7 @@ func (a *Agent) Authenticate(_ context.Context, req *acp.AuthenticateRequest) er
 
 // agentCapabilitiesMeta advertises what acp-agent adds to ACP: prompts
 // sent while a turn runs are queued, and the extension methods.
-var agentCapabilitiesMeta = json.RawMessage(`{"acp-agent":{"promptQueueing":true,"extensionMethods":[` +
+var agentCapabilitiesMeta = json.RawMessage(`{"acp-agent":{"promptQueueing":true,"executionState":true,"promptUsage":true,"extensionMethods":[` +
 	`"` + acp.MethodExtSessionSteer + `","` + acp.MethodExtSessionFollowUp + `","` + acp.MethodExtSessionPending + `",` +
 	`"` + acp.MethodExtSessionStats + `","` + acp.MethodExtSessionTools + `","` + acp.MethodExtSessionEvents + `",` +
 	`"` + acp.MethodExtSessionForkable + `","` + acp.MethodExtSessionFork + `","` + acp.MethodExtSessionClearPending + `"]}}`)
@@ -131,7 +138,10 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest, clie
 	if a.modelErr != nil {
 		return nil, nil, fmt.Errorf("%w: %v", acp.ErrAuthRequired, a.modelErr)
 	}
-	s := NewSession(SessionConfig{CWD: req.CWD, Model: a.model, ModelName: a.spec.Model, Sink: client, Logger: a.log, Retry: a.cfg.Retry, ModelInfo: a.modelInfo, Telemetry: a.cfg.Telemetry})
+	s := NewSession(SessionConfig{CWD: req.CWD, Model: a.model, ModelName: a.spec.Model, Sink: client, Logger: a.log,
+		Retry: a.cfg.Retry, ModelInfo: a.modelInfo, Telemetry: a.cfg.Telemetry,
+		ExecutionStates: a.cfg.ExecutionStates || acp.ExecutionStateEnabled(client.Capabilities()),
+		PromptTimeout:   a.cfg.PromptTimeout})
 	a.track(s)
 	if a.cfg.Telemetry != nil {
 		a.cfg.Telemetry.Emit(ctx, telemetry.EventSessionNew, s.ID(), acp.RequestID(ctx), "cwd", s.CWD())

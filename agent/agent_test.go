@@ -96,7 +96,7 @@ const usageChunk = `{"id":"c1","object":"chat.completion.chunk","created":1,"mod
 
 // client starts an agent (model openai/test-model against srv) behind an
 // in-process ACP service.
-func client(t *testing.T, srv *openAIServer, env map[string]string) *acptest.Client {
+func client(t *testing.T, srv *openAIServer, env map[string]string, configure ...func(*agent.Config)) *acptest.Client {
 	t.Helper()
 	if env == nil {
 		env = map[string]string{"OPENAI_API_KEY": testKey}
@@ -110,12 +110,16 @@ func client(t *testing.T, srv *openAIServer, env map[string]string) *acptest.Cli
 	}
 	transport := &http.Transport{}
 	t.Cleanup(transport.CloseIdleConnections)
-	a := agent.New(agent.Config{
+	cfg := agent.Config{
 		Model:      model,
 		Getenv:     func(k string) string { return env[k] },
 		HTTPClient: &http.Client{Transport: transport},
 		Version:    "test",
-	})
+	}
+	for _, f := range configure {
+		f(&cfg)
+	}
+	a := agent.New(cfg)
 	return acptest.Pipe(t, acp.NewAgentService(a, acp.Options{}))
 }
 

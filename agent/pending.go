@@ -105,6 +105,9 @@ type item struct {
 	onComplete func(PromptResult, error)
 	// stopWatch stops watching ctx for withdrawal (context.AfterFunc).
 	stopWatch func() bool
+	// states: the turn reports execution states (SessionConfig.
+	// ExecutionStates; prompts only, not detached messages).
+	states bool
 }
 
 type promptOutcome struct {

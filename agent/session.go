@@ -50,6 +50,14 @@ type SessionConfig struct {
 	// ModelInfo is the model's entry in the pricing table, if it has one:
 	// its context window and prices give usage_update its size and cost.
 	ModelInfo *pricing.Model
+	// ExecutionStates turns on the execution_state_update and
+	// retry_update extension updates for prompts (seed 002). Off by
+	// default: clients that do not know them reject unknown updates.
+	ExecutionStates bool
+	// PromptTimeout, if positive, bounds each prompt's turn from the time
+	// it starts running; a turn that runs longer ends with
+	// ErrPromptTimedOut.
+	PromptTimeout time.Duration
 	// OnRetry, if set, is told about each retry before its back-off.
 	OnRetry func(RetryNotice)
 	// OnDelete is called by Delete to remove the session's stored data.
@@ -216,7 +224,7 @@ func (s *Session) Submit(ctx context.Context, content []llm.Part, opts PromptOpt
 }
 
 func (s *Session) submit(ctx context.Context, content []llm.Part, opts PromptOptions, await bool) (*item, error) {
-	it := &item{content: content, text: partsText(content), ctx: ctx, onComplete: opts.OnComplete}
+	it := &item{content: content, text: partsText(content), ctx: ctx, onComplete: opts.OnComplete, states: s.cfg.ExecutionStates}
 	if await {
 		it.done = make(chan promptOutcome, 1)
 	}
@@ -244,6 +252,9 @@ func (s *Session) queueSubmitted(it *item, opts PromptOptions) error {
 			return ErrPromptAlreadyRunning
 		}
 	}
+	// Queued goes out before the worker can say running: both are sent
+	// under s.mu, and posting never blocks.
+	s.sendState(it, acp.ExecStateQueued, 0, "")
 	s.enqueueLocked(it)
 	// A queued message whose caller gives up is withdrawn; once it runs,
 	// the turn's context (derived from ctx) ends the turn instead.
@@ -343,14 +354,23 @@ func (s *Session) work() {
 		s.active = &activeTurn{it: it, cancel: cancel}
 		s.mu.Unlock()
 
+		s.sendState(it, acp.ExecStateRunning, 0, "")
 		s.emit(it, telemetry.EventPromptStarted)
-		res, steered, err := s.runTurn(ctx, it)
-		if err == nil && ctx.Err() != nil {
-			err = context.Cause(ctx)
+		turnCtx, stopTimer := ctx, context.CancelFunc(func() {})
+		if s.cfg.PromptTimeout > 0 {
+			turnCtx, stopTimer = context.WithTimeoutCause(ctx, s.cfg.PromptTimeout, ErrPromptTimedOut)
 		}
-		if err != nil && ctx.Err() != nil {
-			err = cancelled(ctx)
+		res, steered, err := s.runTurn(turnCtx, it)
+		if err == nil && turnCtx.Err() != nil {
+			err = context.Cause(turnCtx)
 		}
+		switch {
+		case err != nil && errors.Is(context.Cause(turnCtx), ErrPromptTimedOut) && ctx.Err() == nil:
+			err = fmt.Errorf("%w after %v", ErrPromptTimedOut, s.cfg.PromptTimeout)
+		case err != nil && turnCtx.Err() != nil:
+			err = cancelled(turnCtx)
+		}
+		stopTimer()
 		cancel(nil)
 		s.mu.Lock()
 		s.active = nil
@@ -384,9 +404,13 @@ func (s *Session) deliver(it *item, res PromptResult, err error, record bool) {
 	if it.stopWatch != nil {
 		it.stopWatch()
 	}
+	state, message := finalState(err)
+	s.sendState(it, state, 0, message)
 	switch {
 	case err == nil:
 		s.emit(it, telemetry.EventPromptCompleted, "stopReason", string(res.StopReason))
+	case errors.Is(err, ErrPromptTimedOut):
+		s.emit(it, telemetry.EventPromptTimedOut, "error", err.Error())
 	case errors.Is(err, context.Canceled) || errors.Is(err, ErrSessionClosed):
 		s.emit(it, telemetry.EventPromptCancelled)
 	default:

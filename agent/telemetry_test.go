@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -40,4 +41,18 @@ func TestSessionEmitsThePromptLifecycle(t *testing.T) {
 			assert.Contains(t, ev.Attributes["error"], "model exploded")
 		}
 	}
+}
+
+func TestPromptTimeoutEmitsTimedOutNotCancelled(t *testing.T) {
+	mem := &telemetry.MemorySink{}
+	m := newFakeModel()
+	m.push(reply{Gate: m.gate()}) // never released: the turn outlives its timeout
+	s := newSession(t, m, func(c *agent.SessionConfig) {
+		c.Telemetry = telemetry.NewRecorder(mem)
+		c.PromptTimeout = 50 * time.Millisecond
+	})
+	_, err := s.Prompt(context.Background(), "slow")
+	require.ErrorIs(t, err, agent.ErrPromptTimedOut)
+	assert.NotErrorIs(t, err, context.Canceled, "a timeout is not a cancellation")
+	assert.Equal(t, []string{"prompt_requested", "prompt_started", "prompt_timed_out"}, mem.Names())
 }

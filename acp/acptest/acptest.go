@@ -182,6 +182,13 @@ func (c *Client) parse(line []byte) (Message, error) {
 		if !ok {
 			return m, fmt.Errorf("agent sent unknown method %q: %s", env.Method, line)
 		}
+		if env.Method == acp.MethodSessionUpdate && isExtensionUpdate(env.Params) {
+			// acp-agent's opt-in updates have their own schema.
+			if err := c.checker.ValidateExtension("SessionNotification", env.Params); err != nil {
+				return m, fmt.Errorf("agent extension update does not match testdata/acp-agent-schema: %v\n%s", err, line)
+			}
+			break
+		}
 		if err := c.validate(def, env.Params); err != nil {
 			return m, fmt.Errorf("agent %s params do not match the ACP schema (%s): %v\n%s", env.Method, def, err, line)
 		}
@@ -210,6 +217,20 @@ func (c *Client) parse(line []byte) (Message, error) {
 		return m, fmt.Errorf("agent message is neither request nor response: %s", line)
 	}
 	return m, nil
+}
+
+// isExtensionUpdate reports whether session/update params carry one of
+// acp-agent's extension variants.
+func isExtensionUpdate(params json.RawMessage) bool {
+	var p struct {
+		Update struct {
+			Tag string `json:"sessionUpdate"`
+		} `json:"update"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return false
+	}
+	return p.Update.Tag == acp.SessionUpdateExecutionStateUpdate || p.Update.Tag == acp.SessionUpdateRetryUpdate
 }
 
 // freeText are members whose string values the schema does not constrain

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
@@ -22,6 +23,9 @@ const (
 	stableFile   = "v1/schema.json"
 	unstableFile = "v1/schema.unstable.json"
 	sdkFile      = "npm-sdk-2.4.0/v1/schema.json"
+	// extFile is acp-agent's own schema for its extension updates; it
+	// lives next to the official copy, in testdata/acp-agent-schema.
+	extFile = "../acp-agent-schema/extensions.json"
 
 	urlBase = "file:///acp-schema/"
 )
@@ -67,7 +71,7 @@ func LoadDir(dir string) (*Checker, error) {
 		defs:     make(map[string]map[string]struct{}),
 		cache:    make(map[string]*jsonschema.Schema),
 	}
-	for _, f := range []string{stableFile, unstableFile, sdkFile} {
+	for _, f := range []string{stableFile, unstableFile, sdkFile, extFile} {
 		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f)))
 		if err != nil {
 			return nil, fmt.Errorf("schemacheck: %w", err)
@@ -83,7 +87,7 @@ func LoadDir(dir string) (*Checker, error) {
 			names[name] = struct{}{}
 		}
 		ch.defs[f] = names
-		if err := c.AddResource(urlBase+f, bytes.NewReader(data)); err != nil {
+		if err := c.AddResource(schemaURL(f), bytes.NewReader(data)); err != nil {
 			return nil, fmt.Errorf("schemacheck: %s: %w", f, err)
 		}
 	}
@@ -108,10 +112,17 @@ func (c *Checker) ValidateSDK(def string, data []byte) error {
 	return c.validate(sdkFile, def, data)
 }
 
-// HasDef reports whether the schema file ("stable", "unstable" or "sdk")
-// defines def.
+// ValidateExtension validates data against acp-agent's extension schema
+// (testdata/acp-agent-schema/extensions.json): the execution_state_update
+// and retry_update session updates.
+func (c *Checker) ValidateExtension(def string, data []byte) error {
+	return c.validate(extFile, def, data)
+}
+
+// HasDef reports whether the schema file ("stable", "unstable", "sdk" or
+// "extension") defines def.
 func (c *Checker) HasDef(schema, def string) bool {
-	f := map[string]string{"stable": stableFile, "unstable": unstableFile, "sdk": sdkFile}[schema]
+	f := map[string]string{"stable": stableFile, "unstable": unstableFile, "sdk": sdkFile, "extension": extFile}[schema]
 	_, ok := c.defs[f][def]
 	return ok
 }
@@ -136,11 +147,15 @@ func (c *Checker) validate(file, def string, data []byte) error {
 	return nil
 }
 
+// schemaURL is the URL file is registered under; ".." is dropped so the
+// compiler does not have to resolve it.
+func schemaURL(file string) string { return urlBase + strings.ReplaceAll(file, "../", "") }
+
 func (c *Checker) schema(file, def string) (*jsonschema.Schema, error) {
 	if _, ok := c.defs[file][def]; !ok {
 		return nil, fmt.Errorf("schemacheck: %s has no $defs/%s", file, def)
 	}
-	url := urlBase + file + "#/$defs/" + def
+	url := schemaURL(file) + "#/$defs/" + def
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if s, ok := c.cache[url]; ok {

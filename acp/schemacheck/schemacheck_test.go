@@ -69,3 +69,40 @@ func TestSchemaCheckConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// The extension updates are valid only against acp-agent's own schema: the
+// official one rejects them, which is why they are opt-in.
+func TestSchemaCheckExtensionUpdates(t *testing.T) {
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		json string
+		ok   bool
+	}{
+		{"queued", `{"sessionId":"s","update":{"sessionUpdate":"execution_state_update","executionState":{"state":"queued"}}}`, true},
+		{"retrying with attempt", `{"sessionId":"s","update":{"sessionUpdate":"execution_state_update","executionState":{"state":"retrying","attempt":1,"message":"x"}}}`, true},
+		{"retry", `{"sessionId":"s","update":{"sessionUpdate":"retry_update","retry":{"attempt":1,"maxAttempts":3,"reason":"429"}}}`, true},
+		{"unknown state", `{"sessionId":"s","update":{"sessionUpdate":"execution_state_update","executionState":{"state":"paused"}}}`, false},
+		{"null message", `{"sessionId":"s","update":{"sessionUpdate":"execution_state_update","executionState":{"state":"failed","message":null}}}`, false},
+		{"retry without maxAttempts", `{"sessionId":"s","update":{"sessionUpdate":"retry_update","retry":{"attempt":1}}}`, false},
+		{"retry attempt zero", `{"sessionId":"s","update":{"sessionUpdate":"retry_update","retry":{"attempt":0,"maxAttempts":1}}}`, false},
+		{"standard update", `{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}}}`, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := c.ValidateExtension("SessionNotification", []byte(tc.json))
+			if (err == nil) != tc.ok {
+				t.Fatalf("ValidateExtension ok=%v, err=%v", tc.ok, err)
+			}
+			if tc.ok && c.Validate("SessionNotification", []byte(tc.json)) == nil {
+				t.Fatal("the official schema accepted an extension update")
+			}
+		})
+	}
+	if !c.HasDef("extension", "RetryUpdate") {
+		t.Fatal("HasDef(extension, RetryUpdate)")
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
@@ -50,6 +51,8 @@ func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []
 	maxRetries := fs.Int("max-retries", envInt(getenv, "ACP_AGENT_MAX_RETRIES", agent.DefaultMaxRetries), "retries of a transient model failure (429, 5xx, connection errors) before any output; 0 disables (env ACP_AGENT_MAX_RETRIES)")
 	modelsFile := fs.String("models-file", getenv("ACP_AGENT_MODELS_FILE"), "model pricing/context-window overrides (default $XDG_CONFIG_HOME/acp-agent/models.json if it exists; env ACP_AGENT_MODELS_FILE)")
 	telemetryFile := fs.String("telemetry-file", getenv("ACP_AGENT_TELEMETRY_FILE"), "also append telemetry events to this file as JSON lines (env ACP_AGENT_TELEMETRY_FILE)")
+	execState := fs.Bool("execution-state", envBool(getenv, "ACP_AGENT_EXECUTION_STATE"), "send execution_state_update and retry_update to every client (otherwise only to clients that opt in; env ACP_AGENT_EXECUTION_STATE)")
+	promptTimeout := fs.Duration("prompt-timeout", envDuration(getenv, "ACP_AGENT_PROMPT_TIMEOUT"), "end a prompt turn that runs longer than this with an error (0: no limit; env ACP_AGENT_PROMPT_TIMEOUT)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: acp-agent [flags]\n\nacp-agent speaks the Agent Client Protocol on stdin/stdout; editors start it as a subprocess.\nEnvironment: OPENAI_API_KEY, OPENAI_BASE_URL (default https://api.openai.com/v1).\n\nFlags:\n")
@@ -100,7 +103,11 @@ func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []
 	if *maxRetries == 0 {
 		retry.MaxRetries = -1 // the flag's 0 means none; the policy's 0 means the default
 	}
-	a := agent.New(agent.Config{Model: *model, Getenv: getenv, Logger: log, Version: version, Retry: retry, Models: models, Telemetry: recorder})
+	if *promptTimeout < 0 {
+		return fmt.Errorf("--prompt-timeout: must not be negative, got %v", *promptTimeout)
+	}
+	a := agent.New(agent.Config{Model: *model, Getenv: getenv, Logger: log, Version: version, Retry: retry, Models: models,
+		Telemetry: recorder, ExecutionStates: *execState, PromptTimeout: *promptTimeout})
 	svc := acp.NewAgentService(a, acp.Options{MaxMessageBytes: *maxLine, Logger: log})
 	return svc.Serve(ctx, stdin, stdout)
 }
@@ -130,6 +137,19 @@ func envInt(getenv func(string) string, key string, def int) int {
 		return n
 	}
 	return def
+}
+
+func envBool(getenv func(string) string, key string) bool {
+	b, err := strconv.ParseBool(getenv(key))
+	return err == nil && b
+}
+
+func envDuration(getenv func(string) string, key string) time.Duration {
+	d, err := time.ParseDuration(getenv(key))
+	if err != nil {
+		return 0
+	}
+	return d
 }
 
 func envOr(getenv func(string) string, key, def string) string {

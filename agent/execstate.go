@@ -1,0 +1,78 @@
+package agent
+
+import (
+	"context"
+	"errors"
+
+	"github.com/acp-agent/acp-agent/acp"
+)
+
+// ErrPromptTimedOut is the error of a prompt whose turn ran longer than
+// SessionConfig.PromptTimeout. It is not a cancellation: the ACP service
+// answers it with -32603, not with stopReason "cancelled".
+var ErrPromptTimedOut = errors.New("agent: prompt timed out")
+
+// postSink is an UpdateSink that can also queue an update without waiting
+// for room (acp.ClientConn). Execution states sent from a caller's
+// goroutine use it, because that goroutine may be the connection's read
+// loop, which must never block.
+type postSink interface {
+	Post(u acp.SessionUpdate) error
+}
+
+// sendState sends an execution_state_update for it, if its session reports
+// execution states. It never blocks when the sink can post.
+func (s *Session) sendState(it *item, st acp.ExecState, attempt int, message string) {
+	if !it.states || s.cfg.Sink == nil {
+		return
+	}
+	es := acp.ExecutionState{State: st, Message: message}
+	if attempt > 0 {
+		es.Attempt = &attempt
+	}
+	s.postUpdate(it, acp.SessionUpdate{ExecutionStateUpdate: &acp.ExecutionStateUpdate{ExecutionState: es}})
+}
+
+// postUpdate queues u without blocking when the sink allows it, else sends
+// it with Update (Go programs' sinks).
+func (s *Session) postUpdate(it *item, u acp.SessionUpdate) {
+	var err error
+	if p, ok := s.cfg.Sink.(postSink); ok {
+		err = p.Post(u)
+	} else {
+		err = s.cfg.Sink.Update(context.WithoutCancel(it.ctx), u)
+	}
+	if err != nil {
+		s.log.Debug("sending execution state", "error", err)
+	}
+}
+
+// sendRetry reports a retry of it: the retrying state and retry_update.
+// Both are part of the opt-in extension, so neither is sent without it.
+func (s *Session) sendRetry(it *item, n RetryNotice) {
+	if it == nil || !it.states {
+		return
+	}
+	reason := ""
+	if n.Err != nil {
+		reason = n.Err.Error()
+	}
+	s.sendState(it, acp.ExecStateRetrying, n.Attempt, reason)
+	s.postUpdate(it, acp.SessionUpdate{RetryUpdate: &acp.RetryUpdate{Retry: acp.RetryInfo{
+		Attempt: n.Attempt, MaxAttempts: n.MaxAttempts, Reason: reason,
+	}}})
+}
+
+// finalState is the terminal execution state of a turn that ended with
+// err, and its message.
+func finalState(err error) (acp.ExecState, string) {
+	switch {
+	case err == nil:
+		return acp.ExecStateCompleted, ""
+	case errors.Is(err, ErrPromptTimedOut):
+		return acp.ExecStateTimedOut, "Prompt timed out"
+	case errors.Is(err, context.Canceled) || errors.Is(err, ErrSessionClosed):
+		return acp.ExecStateCancelled, ""
+	}
+	return acp.ExecStateFailed, err.Error()
+}
