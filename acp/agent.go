@@ -40,6 +40,15 @@ type Session interface {
 	Close() error
 }
 
+// ConfigurableSession is implemented by sessions with config options
+// (session/set_config_option).
+type ConfigurableSession interface {
+	// SetConfigOption applies one change and returns the complete option
+	// list; nothing changes when it fails. It is called on the read loop,
+	// so a prompt sent after it sees the change, and must not block.
+	SetConfigOption(ctx context.Context, req *SetSessionConfigOptionRequest) ([]SessionConfigOption, error)
+}
+
 // ExtensionSession is implemented by sessions that serve extension methods
 // (names starting with "_") whose params carry a "sessionId". The service
 // finds the session (-32002 if unknown) and calls Extension with the raw

@@ -247,6 +247,8 @@ func (s *AgentService) dispatch(ctx context.Context, conn *jsonrpc2.Conn, req *j
 		return func() { s.newSession(ctx, conn, req.ID, &p) }, nil
 	case MethodSessionPrompt:
 		return s.prompt(ctx, conn, req)
+	case MethodSessionSetConfigOption:
+		return s.setConfigOption(ctx, conn, req)
 	case MethodSessionCancel, MethodCancelRequest:
 		return nil, fmt.Errorf("%w: %s is a notification and must not have an id", ErrInvalidRequest, req.Method)
 	}
@@ -262,7 +264,8 @@ func isKnownMethod(method string) bool {
 		return true
 	}
 	switch method {
-	case MethodInitialize, MethodAuthenticate, MethodSessionNew, MethodSessionPrompt, MethodSessionCancel:
+	case MethodInitialize, MethodAuthenticate, MethodSessionNew, MethodSessionPrompt, MethodSessionCancel,
+		MethodSessionSetConfigOption:
 		return true
 	}
 	return false
@@ -396,6 +399,33 @@ func (s *AgentService) prompt(ctx context.Context, conn *jsonrpc2.Conn, req *jso
 		return nil, err
 	}
 	return nil, nil
+}
+
+// setConfigOption applies session/set_config_option inline, on the read
+// loop, so a prompt sent after it runs with the new setting.
+func (s *AgentService) setConfigOption(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) (func(), error) {
+	var p SetSessionConfigOptionRequest
+	if err := decodeParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	ss, ok := s.sessions[p.SessionID]
+	s.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrSessionNotFound, p.SessionID)
+	}
+	cs, ok := ss.sess.(ConfigurableSession)
+	if !ok {
+		return nil, fmt.Errorf("%w: configId: session %s has no config options", ErrInvalidParams, p.SessionID)
+	}
+	opts, err := cs.SetConfigOption(ctx, &p)
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		defer s.finishRequest(req.ID)
+		s.reply(ctx, conn, req.ID, &SetSessionConfigOptionResponse{ConfigOptions: opts}, nil)
+	}, nil
 }
 
 // extension serves "_acp-agent/..." methods that name a session.

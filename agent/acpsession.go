@@ -18,9 +18,16 @@ type acpSession struct {
 }
 
 var (
-	_ acp.Session          = acpSession{}
-	_ acp.ExtensionSession = acpSession{}
+	_ acp.Session             = acpSession{}
+	_ acp.ExtensionSession    = acpSession{}
+	_ acp.ConfigurableSession = acpSession{}
 )
+
+// SetConfigOption implements acp.ConfigurableSession: the "model" and
+// "thought_level" options.
+func (a acpSession) SetConfigOption(_ context.Context, req *acp.SetSessionConfigOptionRequest) ([]acp.SessionConfigOption, error) {
+	return a.a.setConfigOption(a.s, req)
+}
 
 // Prompt implements acp.Session: it queues the prompt and returns. A
 // prompt that arrives while the session is busy is queued as a follow-up
@@ -41,7 +48,7 @@ func (a acpSession) Prompt(ctx context.Context, req *acp.PromptRequest, finish f
 			case errors.Is(err, context.Canceled) || errors.Is(err, ErrSessionClosed):
 				finish(&acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil)
 			default:
-				finish(nil, fmt.Errorf("%w: model %s: %v", acp.ErrInternal, a.s.cfg.ModelName, err))
+				finish(nil, fmt.Errorf("%w: model %s: %v", acp.ErrInternal, a.s.CurrentModel().Name, err))
 			}
 		},
 	})

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -35,6 +36,9 @@ type Config struct {
 	Models *pricing.Table
 	// Telemetry receives session and prompt events; nil sends none.
 	Telemetry Telemetry
+	// Choices are the models sessions can switch between (the "model"
+	// config option); Model is always one of them.
+	Choices []ModelChoice
 	// ExecutionStates sends execution_state_update and retry_update to
 	// every client; otherwise only to clients that ask for them with
 	// clientCapabilities._meta["acp-agent"].executionState.
@@ -52,6 +56,10 @@ type Agent struct {
 	modelErr error // why no model is usable; reported at session/new
 	// modelInfo is the model's pricing/context-window entry, if known.
 	modelInfo *pricing.Model
+	// models are the choices of the "model" config option; def is the
+	// default one (the model above).
+	models []*modelEntry
+	def    *modelEntry
 
 	mu       sync.Mutex
 	sessions map[string]*Session
@@ -74,16 +82,15 @@ func New(cfg Config) *Agent {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	a := &Agent{cfg: cfg, log: cfg.Logger, sessions: make(map[string]*Session)}
-	a.spec, a.modelErr = ParseModelSpec(cfg.Model)
 	if cfg.Models == nil {
 		cfg.Models = pricing.Default()
 	}
-	if info, ok := cfg.Models.Lookup(a.spec.Provider, a.spec.Model); ok {
-		a.modelInfo = &info
-	}
+	a := &Agent{cfg: cfg, log: cfg.Logger, sessions: make(map[string]*Session)}
+	a.models, a.modelErr = openModels(cfg)
 	if a.modelErr == nil {
-		a.model, a.modelErr = OpenModel(a.spec, cfg.Getenv, cfg.HTTPClient)
+		i := slices.IndexFunc(a.models, func(e *modelEntry) bool { return e.choice.Spec == cfg.Model })
+		a.def = a.models[i]
+		a.spec, a.model, a.modelErr, a.modelInfo = a.def.spec, a.def.model, a.def.err, a.def.info
 	}
 	if a.modelErr != nil {
 		a.log.Warn("no usable model", "error", a.modelErr)
@@ -138,7 +145,8 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest, clie
 	if a.modelErr != nil {
 		return nil, nil, fmt.Errorf("%w: %v", acp.ErrAuthRequired, a.modelErr)
 	}
-	s := NewSession(SessionConfig{CWD: req.CWD, Model: a.model, ModelName: a.spec.Model, Sink: client, Logger: a.log,
+	s := NewSession(SessionConfig{CWD: req.CWD, Model: a.model, ModelName: a.spec.Model, ModelID: a.def.choice.Spec,
+		ReasoningEffort: a.def.level, Sink: client, Logger: a.log,
 		Retry: a.cfg.Retry, ModelInfo: a.modelInfo, Telemetry: a.cfg.Telemetry,
 		ExecutionStates: a.cfg.ExecutionStates || acp.ExecutionStateEnabled(client.Capabilities()),
 		PromptTimeout:   a.cfg.PromptTimeout})
@@ -147,7 +155,7 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest, clie
 		a.cfg.Telemetry.Emit(ctx, telemetry.EventSessionNew, s.ID(), acp.RequestID(ctx), "cwd", s.CWD())
 	}
 	a.log.Info("session created", "session", s.ID(), "cwd", s.CWD(), "model", a.spec.String())
-	return acpSession{s, a}, &acp.NewSessionResponse{SessionID: s.ID()}, nil
+	return acpSession{s, a}, &acp.NewSessionResponse{SessionID: s.ID(), ConfigOptions: a.configOptions(a.def.choice.Spec, a.def.level)}, nil
 }
 
 // ForkSession implements acp.Forker (the _acp-agent/session/fork method).

@@ -36,7 +36,7 @@ func (s *Session) runTurn(ctx context.Context, it *item) (PromptResult, []*item,
 		resp, err := s.callModel(ctx)
 		res.Usage = addUsage(res.Usage, resp.usage)
 		if err == nil {
-			s.reportUsage(ctx, resp.usage)
+			s.reportUsage(ctx, resp.info, resp.usage)
 		}
 		if resp.text != "" || resp.reasoning != "" || resp.signature != "" || len(resp.redacted) > 0 {
 			s.appendEntry(Entry{Kind: EntryAssistant, Content: textContent(resp.text), Reasoning: resp.reasoning,
@@ -162,14 +162,16 @@ type modelResponse struct {
 	redacted        []string
 	calls           []llm.ToolCall
 	usage           llm.Usage
+	info            *pricing.Model // the answering model's entry, for reportUsage
 	finish          llm.FinishReason
 }
 
 func (s *Session) callModel(ctx context.Context) (resp modelResponse, err error) {
 	s.mu.Lock()
 	msgs := s.tr.messages()
+	model := s.model
 	s.mu.Unlock()
-	req := &llm.Request{Model: s.cfg.ModelName, System: s.systemPrompt(), Messages: msgs}
+	req := &llm.Request{Model: model.Name, System: s.systemPrompt(), Messages: msgs, ReasoningEffort: model.ReasoningEffort}
 	for _, t := range s.tools.specs(s.toolAllowed) {
 		req.Tools = append(req.Tools, llm.ToolSpec{Name: t.name, Description: t.description, Parameters: t.parameters})
 	}
@@ -188,7 +190,7 @@ func (s *Session) callModel(ctx context.Context) (resp modelResponse, err error)
 			resp.calls = append(resp.calls, *c)
 		}
 	}()
-	for ev, err := range s.cfg.Retry.withRetries(ctx, s.cfg.Model, req, s.onRetry) {
+	for ev, err := range s.cfg.Retry.withRetries(ctx, model.Model, req, s.onRetry) {
 		if err != nil {
 			return resp, err
 		}
@@ -222,6 +224,7 @@ func (s *Session) callModel(ctx context.Context) (resp modelResponse, err error)
 			resp.redacted = append(resp.redacted, ev.Text)
 		case llm.EventUsage:
 			resp.usage = *ev.Usage
+			resp.info = model.Info
 		case llm.EventFinish:
 			resp.finish = ev.Finish
 		}
@@ -251,8 +254,7 @@ func (s *Session) onRetry(n RetryNotice) {
 // (this request's prompt plus its answer), the model's context window, and
 // the session's cumulative cost when the model is priced. Without a known
 // context window nothing is sent (size is required).
-func (s *Session) reportUsage(ctx context.Context, u llm.Usage) {
-	info := s.cfg.ModelInfo
+func (s *Session) reportUsage(ctx context.Context, info *pricing.Model, u llm.Usage) {
 	if info == nil || info.ContextWindow() <= 0 || (u.InputTokens == 0 && u.OutputTokens == 0) {
 		return
 	}

@@ -32,6 +32,11 @@ type SessionConfig struct {
 	// Model answers the prompts; ModelName is the provider's model name.
 	Model     Model
 	ModelName string
+	// ModelID names the model choice ("provider/model") for the "model"
+	// config option; ReasoningEffort is the starting thought level ("" for
+	// the provider's default). SetModel and SetReasoningEffort change them.
+	ModelID         string
+	ReasoningEffort string
 	// SystemPrompt replaces the default system prompt when set.
 	SystemPrompt string
 	// AllowedTools, when non-nil, is the only tools the model is offered and
@@ -128,6 +133,8 @@ type Session struct {
 	deleted bool
 	// cost is the session's cumulative cost (when the model is priced).
 	cost float64
+	// model is the current model; the next model request uses it.
+	model SessionModel
 	// sessionEvents are the newest events of the session itself (not of
 	// its transcript); see Events.
 	sessionEvents []Event
@@ -161,8 +168,44 @@ func NewSession(cfg SessionConfig) *Session {
 			s.allowed[n] = true
 		}
 	}
+	s.model = SessionModel{ID: cfg.ModelID, Model: cfg.Model, Name: cfg.ModelName, Info: cfg.ModelInfo, ReasoningEffort: cfg.ReasoningEffort}
 	s.lifetime, s.end = context.WithCancelCause(context.Background())
 	return s
+}
+
+// SessionModel is the model a session talks to, and how.
+type SessionModel struct {
+	// ID is the model choice ("provider/model").
+	ID string
+	// Model is the provider; Name is the provider's model name.
+	Model Model
+	Name  string
+	// Info is the model's pricing and context-window entry, if known.
+	Info *pricing.Model
+	// ReasoningEffort is the thought level ("" for the provider default).
+	ReasoningEffort string
+}
+
+// CurrentModel returns the session's model.
+func (s *Session) CurrentModel() SessionModel {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.model
+}
+
+// SetModel switches the session to m. A turn that is running uses it from
+// its next model request on; the transcript is kept.
+func (s *Session) SetModel(m SessionModel) {
+	s.mu.Lock()
+	s.model = m
+	s.mu.Unlock()
+}
+
+// SetReasoningEffort sets the thought level of the next model requests.
+func (s *Session) SetReasoningEffort(level string) {
+	s.mu.Lock()
+	s.model.ReasoningEffort = level
+	s.mu.Unlock()
 }
 
 // ID returns the session id.
@@ -689,8 +732,11 @@ func (s *Session) ForkWith(opts ForkOptions) (*Session, error) {
 		n = i
 	}
 	tr := s.tr.prefix(n)
+	model := s.model
 	s.mu.Unlock()
 	cfg := s.cfg
+	// The fork talks to the model the source talks to now.
+	cfg.ModelID, cfg.Model, cfg.ModelName, cfg.ModelInfo, cfg.ReasoningEffort = model.ID, model.Model, model.Name, model.Info, model.ReasoningEffort
 	cfg.ID, cfg.Sink, cfg.Tools, cfg.OnDelete = opts.ID, opts.Sink, s.tools.Clone(), nil
 	f := NewSession(cfg)
 	f.tr = tr

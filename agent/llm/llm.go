@@ -99,7 +99,20 @@ type Request struct {
 	Tools    []ToolSpec
 	// MaxTokens caps the output; 0 means the provider's default.
 	MaxTokens int
+	// ReasoningEffort is the thought level: "" (the provider's and
+	// model's default), "off", "low", "medium" or "high". OpenAI sends it
+	// as reasoning_effort ("off" sends nothing); Anthropic turns it into
+	// an extended-thinking budget ("off" disables thinking).
+	ReasoningEffort string
 }
+
+// Reasoning effort levels (Request.ReasoningEffort).
+const (
+	EffortOff    = "off"
+	EffortLow    = "low"
+	EffortMedium = "medium"
+	EffortHigh   = "high"
+)
 
 // EventKind tells which fields of an Event are set.
 type EventKind uint8

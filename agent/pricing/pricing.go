@@ -34,6 +34,10 @@ type Model struct {
 	MaxInputTokens int `json:"maxInputTokens,omitempty"`
 	// MaxOutputTokens is the most the model writes in one response.
 	MaxOutputTokens int `json:"maxOutputTokens,omitempty"`
+	// Reasoning says the model takes a reasoning effort (OpenAI
+	// reasoning_effort, Anthropic extended thinking): the agent then
+	// offers a thought_level config option for it.
+	Reasoning bool `json:"reasoning,omitempty"`
 
 	InputPerMTok      float64 `json:"inputPerMTok,omitempty"`
 	OutputPerMTok     float64 `json:"outputPerMTok,omitempty"`

@@ -3,14 +3,17 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -31,6 +34,13 @@ func main() {
 	if errors.Is(err, flag.ErrHelp) {
 		return
 	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if !errors.Is(ee.err, errSilent) {
+			fmt.Fprintln(os.Stderr, "acp-agent:", ee.err)
+		}
+		os.Exit(ee.code)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "acp-agent:", err)
 		os.Exit(2)
@@ -39,77 +49,175 @@ func main() {
 
 // run is the whole program. stdout carries only ACP messages (written by
 // the transport); --help and --version are the only other output there,
-// and they do not start the protocol.
+// and they do not start the protocol. "acp-agent exec" is the
+// non-interactive mode (exec.go).
 func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []string) error {
-	getenv := os.Getenv
-	fs := flag.NewFlagSet("acp-agent", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	model := fs.String("model", getenv("ACP_AGENT_MODEL"), "model as PROVIDER/MODEL: openai/<model> or replay/default (env ACP_AGENT_MODEL; default "+agent.DefaultModel+")")
-	logLevel := fs.String("log-level", envOr(getenv, "ACP_AGENT_LOG_LEVEL", "info"), "log level: debug, info, warn, error or off (env ACP_AGENT_LOG_LEVEL)")
-	logFile := fs.String("log-file", getenv("ACP_AGENT_LOG_FILE"), "append logs to this file instead of stderr (env ACP_AGENT_LOG_FILE)")
-	maxLine := fs.Int("max-message-bytes", acp.DefaultMaxMessageBytes, "longest accepted JSON-RPC message, in bytes")
-	maxRetries := fs.Int("max-retries", envInt(getenv, "ACP_AGENT_MAX_RETRIES", agent.DefaultMaxRetries), "retries of a transient model failure (429, 5xx, connection errors) before any output; 0 disables (env ACP_AGENT_MAX_RETRIES)")
-	modelsFile := fs.String("models-file", getenv("ACP_AGENT_MODELS_FILE"), "model pricing/context-window overrides (default $XDG_CONFIG_HOME/acp-agent/models.json if it exists; env ACP_AGENT_MODELS_FILE)")
-	telemetryFile := fs.String("telemetry-file", getenv("ACP_AGENT_TELEMETRY_FILE"), "also append telemetry events to this file as JSON lines (env ACP_AGENT_TELEMETRY_FILE)")
-	execState := fs.Bool("execution-state", envBool(getenv, "ACP_AGENT_EXECUTION_STATE"), "send execution_state_update and retry_update to every client (otherwise only to clients that opt in; env ACP_AGENT_EXECUTION_STATE)")
-	promptTimeout := fs.Duration("prompt-timeout", envDuration(getenv, "ACP_AGENT_PROMPT_TIMEOUT"), "end a prompt turn that runs longer than this with an error (0: no limit; env ACP_AGENT_PROMPT_TIMEOUT)")
-	showVersion := fs.Bool("version", false, "print the version and exit")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: acp-agent [flags]\n\nacp-agent speaks the Agent Client Protocol on stdin/stdout; editors start it as a subprocess.\nEnvironment: OPENAI_API_KEY, OPENAI_BASE_URL (default https://api.openai.com/v1).\n\nFlags:\n")
-		fs.PrintDefaults()
+	if len(args) > 0 && args[0] == "exec" {
+		return runExec(ctx, stdin, stdout, stderr, args[1:])
 	}
-	if err := fs.Parse(args); err != nil {
+	st, err := parseSettings("acp-agent", args, stderr, os.Getenv, nil)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
+	if st.fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (see --help)", st.fs.Arg(0))
 	}
-	if *showVersion {
+	if st.version {
 		_, err := fmt.Fprintln(stdout, "acp-agent", version)
 		return err
 	}
-	level, enabled, err := telemetry.ParseLevel(*logLevel)
+	a, log, cleanup, err := st.newAgent(stderr)
 	if err != nil {
 		return err
 	}
-	logOut := stderr
-	if *logFile != "" {
-		f, err := telemetry.OpenLogFile(*logFile)
-		if err != nil {
-			return err
+	defer cleanup()
+	svc := acp.NewAgentService(a, acp.Options{MaxMessageBytes: st.maxLine, Logger: log})
+	return svc.Serve(ctx, stdin, stdout)
+}
+
+// settings are the program's settings, from flags, then the environment,
+// then the config file, then the defaults.
+type settings struct {
+	fs            *flag.FlagSet
+	model         string
+	choices       []agent.ModelChoice
+	logLevel      string
+	logFile       string
+	maxLine       int
+	maxRetries    int
+	modelsFile    string
+	telemetryFile string
+	execState     bool
+	promptTimeout time.Duration
+	version       bool
+	getenv        func(string) string
+}
+
+// parseSettings parses args with the common flags; extra adds a
+// subcommand's own flags before parsing.
+func parseSettings(name string, args []string, stderr io.Writer, getenv func(string) string, extra func(*flag.FlagSet)) (*settings, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	st := &settings{fs: fs, getenv: getenv}
+	configPath := fs.String("config", getenv("ACP_AGENT_CONFIG"), "config file (default $XDG_CONFIG_HOME/acp-agent/config.json if it exists; env ACP_AGENT_CONFIG; format in docs/configuration.md)")
+	fs.StringVar(&st.model, "model", getenv("ACP_AGENT_MODEL"), "model as PROVIDER/MODEL: openai/<model>, anthropic/<model> or replay/default (env ACP_AGENT_MODEL; default "+agent.DefaultModel+")")
+	fs.StringVar(&st.logLevel, "log-level", getenv("ACP_AGENT_LOG_LEVEL"), "log level: debug, info, warn, error or off (env ACP_AGENT_LOG_LEVEL; default info)")
+	fs.StringVar(&st.logFile, "log-file", getenv("ACP_AGENT_LOG_FILE"), "append logs to this file instead of stderr (env ACP_AGENT_LOG_FILE)")
+	fs.IntVar(&st.maxLine, "max-message-bytes", acp.DefaultMaxMessageBytes, "longest accepted JSON-RPC message, in bytes")
+	fs.IntVar(&st.maxRetries, "max-retries", envInt(getenv, "ACP_AGENT_MAX_RETRIES", -1), "retries of a transient model failure (429, 5xx, connection errors) before any output; 0 disables (env ACP_AGENT_MAX_RETRIES; default 2)")
+	fs.StringVar(&st.modelsFile, "models-file", getenv("ACP_AGENT_MODELS_FILE"), "model pricing/context-window overrides (default $XDG_CONFIG_HOME/acp-agent/models.json if it exists; env ACP_AGENT_MODELS_FILE)")
+	fs.StringVar(&st.telemetryFile, "telemetry-file", getenv("ACP_AGENT_TELEMETRY_FILE"), "also append telemetry events to this file as JSON lines (env ACP_AGENT_TELEMETRY_FILE)")
+	fs.BoolVar(&st.execState, "execution-state", envBool(getenv, "ACP_AGENT_EXECUTION_STATE"), "send execution_state_update and retry_update to every client (otherwise only to clients that opt in; env ACP_AGENT_EXECUTION_STATE)")
+	promptTimeout := fs.String("prompt-timeout", getenv("ACP_AGENT_PROMPT_TIMEOUT"), "end a prompt turn that runs longer than this, e.g. 10m (env ACP_AGENT_PROMPT_TIMEOUT; default no limit)")
+	fs.BoolVar(&st.version, "version", false, "print the version and exit")
+	if extra != nil {
+		extra(fs)
+	}
+	fs.Usage = func() {
+		if name == "acp-agent" {
+			fmt.Fprintf(fs.Output(), "Usage: acp-agent [flags]\n       acp-agent exec [flags] PROMPT   (run one turn here, without an editor; see acp-agent exec --help)\n\nacp-agent speaks the Agent Client Protocol on stdin/stdout; editors start it as a subprocess.\nEnvironment: OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL.\n\nFlags:\n")
+		} else {
+			fmt.Fprintf(fs.Output(), "Usage: acp-agent exec [flags] PROMPT\n\nRuns one turn in the current directory and prints the answer, tool calls and results.\nPROMPT \"-\" reads the prompt from stdin. Exit status: 0 end_turn, 1 error, 2 usage,\n3 max_tokens or max_turn_requests, 4 refusal, 130 cancelled.\n\nFlags:\n")
 		}
-		defer f.Close()
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	path, explicit := *configPath, *configPath != ""
+	if !explicit {
+		path = defaultConfigPath(getenv)
+	}
+	file, err := loadConfig(path, explicit)
+	if err != nil {
+		return nil, err
+	}
+	// Flags and the environment already filled st; the file fills the
+	// rest, then the defaults.
+	st.model = cmp.Or(st.model, file.Model, agent.DefaultModel)
+	defaultLevel := "info"
+	if name != "acp-agent" {
+		defaultLevel = "warn" // exec: stderr is the user's terminal
+	}
+	st.logLevel = cmp.Or(st.logLevel, file.LogLevel, defaultLevel)
+	st.logFile = cmp.Or(st.logFile, file.LogFile)
+	st.modelsFile = cmp.Or(st.modelsFile, file.ModelsFile)
+	st.telemetryFile = cmp.Or(st.telemetryFile, file.TelemetryFile)
+	if st.maxRetries < 0 {
+		st.maxRetries = agent.DefaultMaxRetries
+		if file.MaxRetries != nil {
+			st.maxRetries = *file.MaxRetries
+		}
+	}
+	if !st.execState && file.ExecutionState != nil && !isSet(fs, "execution-state") && getenv("ACP_AGENT_EXECUTION_STATE") == "" {
+		st.execState = *file.ExecutionState
+	}
+	st.promptTimeout = file.promptTimeout
+	if *promptTimeout != "" {
+		d, err := time.ParseDuration(*promptTimeout)
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("--prompt-timeout: %q is not a duration such as 10m or 90s", *promptTimeout)
+		}
+		st.promptTimeout = d
+	}
+	st.choices = file.choices()
+	return st, nil
+}
+
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// newAgent builds the logger, telemetry and agent the settings describe.
+// cleanup closes the files they opened.
+func (st *settings) newAgent(stderr io.Writer) (*agent.Agent, *slog.Logger, func(), error) {
+	var closers []io.Closer
+	cleanup := func() {
+		for _, c := range slices.Backward(closers) {
+			c.Close()
+		}
+	}
+	level, enabled, err := telemetry.ParseLevel(st.logLevel)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	logOut := stderr
+	if st.logFile != "" {
+		f, err := telemetry.OpenLogFile(st.logFile)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		closers = append(closers, f)
 		logOut = f
 	}
 	log := telemetry.NewLogger(logOut, level, enabled)
-
-	models, err := loadModels(*modelsFile, getenv)
+	models, err := loadModels(st.modelsFile, st.getenv)
 	if err != nil {
-		return err
+		cleanup()
+		return nil, nil, nil, err
 	}
 	// Telemetry goes to the log (stderr or --log-file) and, if asked, to a
 	// JSONL file; never to stdout.
 	sinks := []telemetry.Sink{telemetry.SlogSink{Logger: log}}
-	if *telemetryFile != "" {
-		jsonl, err := telemetry.OpenJSONL(*telemetryFile)
+	if st.telemetryFile != "" {
+		jsonl, err := telemetry.OpenJSONL(st.telemetryFile)
 		if err != nil {
-			return fmt.Errorf("telemetry file: %w", err)
+			cleanup()
+			return nil, nil, nil, fmt.Errorf("telemetry file: %w", err)
 		}
-		defer jsonl.Close()
+		closers = append(closers, jsonl)
 		sinks = append(sinks, jsonl)
 	}
-	recorder := telemetry.NewRecorder(sinks...)
-	retry := agent.RetryPolicy{MaxRetries: *maxRetries}
-	if *maxRetries == 0 {
+	retry := agent.RetryPolicy{MaxRetries: st.maxRetries}
+	if st.maxRetries == 0 {
 		retry.MaxRetries = -1 // the flag's 0 means none; the policy's 0 means the default
 	}
-	if *promptTimeout < 0 {
-		return fmt.Errorf("--prompt-timeout: must not be negative, got %v", *promptTimeout)
-	}
-	a := agent.New(agent.Config{Model: *model, Getenv: getenv, Logger: log, Version: version, Retry: retry, Models: models,
-		Telemetry: recorder, ExecutionStates: *execState, PromptTimeout: *promptTimeout})
-	svc := acp.NewAgentService(a, acp.Options{MaxMessageBytes: *maxLine, Logger: log})
-	return svc.Serve(ctx, stdin, stdout)
+	a := agent.New(agent.Config{Model: st.model, Choices: st.choices, Getenv: st.getenv, Logger: log, Version: version,
+		Retry: retry, Models: models, Telemetry: telemetry.NewRecorder(sinks...),
+		ExecutionStates: st.execState, PromptTimeout: st.promptTimeout})
+	return a, log, cleanup, nil
 }
 
 // loadModels merges the user's model table over the embedded one. A file
@@ -142,19 +250,4 @@ func envInt(getenv func(string) string, key string, def int) int {
 func envBool(getenv func(string) string, key string) bool {
 	b, err := strconv.ParseBool(getenv(key))
 	return err == nil && b
-}
-
-func envDuration(getenv func(string) string, key string) time.Duration {
-	d, err := time.ParseDuration(getenv(key))
-	if err != nil {
-		return 0
-	}
-	return d
-}
-
-func envOr(getenv func(string) string, key, def string) string {
-	if v := getenv(key); v != "" {
-		return v
-	}
-	return def
 }

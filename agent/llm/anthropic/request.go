@@ -76,6 +76,22 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 // emptyInput is the input of a tool call without (valid) arguments.
 var emptyInput = json.RawMessage(`{}`)
 
+// EffortBudgets are the extended-thinking budgets (tokens) of the
+// reasoning effort levels. 1024 is the API's minimum budget.
+var EffortBudgets = map[string]int{llm.EffortLow: 2048, llm.EffortMedium: 8192, llm.EffortHigh: 24576}
+
+// thinkingBudget is the thinking budget for a request: its effort level
+// if it names one, else the provider's configured budget.
+func (p *Provider) thinkingBudget(effort string) int {
+	switch effort {
+	case "":
+		return p.thinking
+	case llm.EffortOff:
+		return 0
+	}
+	return EffortBudgets[effort]
+}
+
 // requestBody encodes req as a streaming Messages request.
 func (p *Provider) requestBody(req *llm.Request) ([]byte, error) {
 	if req == nil {
@@ -89,12 +105,12 @@ func (p *Provider) requestBody(req *llm.Request) ([]byte, error) {
 	if mr.MaxTokens <= 0 {
 		mr.MaxTokens = p.maxTokens
 	}
-	if p.thinking > 0 {
-		mr.Thinking = &thinking{Type: "enabled", BudgetTokens: p.thinking}
-		if mr.MaxTokens <= p.thinking {
+	if budget := p.thinkingBudget(req.ReasoningEffort); budget > 0 {
+		mr.Thinking = &thinking{Type: "enabled", BudgetTokens: budget}
+		if mr.MaxTokens <= budget {
 			// budget_tokens must be below max_tokens; keep the answer's
 			// allowance on top of the thinking budget.
-			mr.MaxTokens += p.thinking
+			mr.MaxTokens += budget
 		}
 	}
 	var system []string

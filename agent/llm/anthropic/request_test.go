@@ -422,3 +422,51 @@ func TestSanitizeID(t *testing.T) {
 		}
 	}
 }
+
+func TestReasoningEffortSetsTheThinkingBudget(t *testing.T) {
+	tests := []struct {
+		name       string
+		cfg        Config
+		effort     string
+		wantBudget float64 // 0: no thinking
+	}{
+		{"no effort keeps the configured budget", Config{ThinkingBudgetTokens: 3000}, "", 3000},
+		{"no effort and no budget: no thinking", Config{}, "", 0},
+		{"off disables a configured budget", Config{ThinkingBudgetTokens: 3000}, llm.EffortOff, 0},
+		{"low", Config{}, llm.EffortLow, 2048},
+		{"medium", Config{}, llm.EffortMedium, 8192},
+		{"high overrides the configured budget", Config{ThinkingBudgetTokens: 3000}, llm.EffortHigh, 24576},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := *simpleRequest
+			req.ReasoningEffort = tt.effort
+			data, err := New(tt.cfg).requestBody(&req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var body struct {
+				MaxTokens float64 `json:"max_tokens"`
+				Thinking  *struct {
+					Type   string  `json:"type"`
+					Budget float64 `json:"budget_tokens"`
+				} `json:"thinking"`
+			}
+			if err := json.Unmarshal(data, &body); err != nil {
+				t.Fatal(err)
+			}
+			if tt.wantBudget == 0 {
+				if body.Thinking != nil {
+					t.Fatalf("thinking sent: %s", data)
+				}
+				return
+			}
+			if body.Thinking == nil || body.Thinking.Type != "enabled" || body.Thinking.Budget != tt.wantBudget {
+				t.Fatalf("thinking = %+v, want enabled with %v: %s", body.Thinking, tt.wantBudget, data)
+			}
+			if body.MaxTokens <= tt.wantBudget {
+				t.Fatalf("max_tokens %v must exceed the budget %v", body.MaxTokens, tt.wantBudget)
+			}
+		})
+	}
+}

@@ -1046,3 +1046,21 @@ func TestDefaultClientHasNoOverallTimeout(t *testing.T) {
 		t.Errorf("defaults: idle %v, url %q, name %q", p.idle, p.url, p.Name())
 	}
 }
+
+func TestReasoningEffortIsSentAsReasoningEffort(t *testing.T) {
+	for effort, want := range map[string]any{"": nil, llm.EffortOff: nil, llm.EffortLow: "low", llm.EffortHigh: "high"} {
+		req := *simpleRequest
+		req.ReasoningEffort = effort
+		data, err := New(Config{}).requestBody(&req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body map[string]any
+		if err := json.Unmarshal(data, &body); err != nil {
+			t.Fatal(err)
+		}
+		if body["reasoning_effort"] != want {
+			t.Errorf("effort %q: reasoning_effort = %v, want %v", effort, body["reasoning_effort"], want)
+		}
+	}
+}

@@ -19,6 +19,7 @@ type chatRequest struct {
 	StreamOptions       *streamOptions `json:"stream_options,omitempty"`
 	MaxTokens           int            `json:"max_tokens,omitempty"`
 	MaxCompletionTokens int            `json:"max_completion_tokens,omitempty"`
+	ReasoningEffort     string         `json:"reasoning_effort,omitempty"`
 }
 
 type streamOptions struct {
@@ -91,6 +92,9 @@ func (p *Provider) requestBody(req *llm.Request) ([]byte, error) {
 		} else {
 			cr.MaxTokens = req.MaxTokens
 		}
+	}
+	if req.ReasoningEffort != "" && req.ReasoningEffort != llm.EffortOff {
+		cr.ReasoningEffort = req.ReasoningEffort
 	}
 	if req.System != "" {
 		cr.Messages = append(cr.Messages, chatMessage{Role: "system", Content: req.System})

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/acp-agent/acp-agent/agent"
+)
+
+// fileConfig is the config file (docs/configuration.md). Every member is
+// optional; flags and environment variables override it.
+type fileConfig struct {
+	Model          string        `json:"model"`
+	Models         []fileModel   `json:"models"`
+	MaxRetries     *int          `json:"maxRetries"`
+	PromptTimeout  string        `json:"promptTimeout"`
+	ExecutionState *bool         `json:"executionState"`
+	LogLevel       string        `json:"logLevel"`
+	LogFile        string        `json:"logFile"`
+	ModelsFile     string        `json:"modelsFile"`
+	TelemetryFile  string        `json:"telemetryFile"`
+	promptTimeout  time.Duration // parsed PromptTimeout
+}
+
+type fileModel struct {
+	Model         string   `json:"model"`
+	Name          string   `json:"name"`
+	Description   string   `json:"description"`
+	BaseURL       string   `json:"baseUrl"`
+	APIKeyEnv     string   `json:"apiKeyEnv"`
+	ThoughtLevels []string `json:"thoughtLevels"`
+	ThoughtLevel  string   `json:"thoughtLevel"`
+}
+
+var (
+	configKeys = []string{"model", "models", "maxRetries", "promptTimeout", "executionState", "logLevel", "logFile", "modelsFile", "telemetryFile"}
+	modelKeys  = []string{"model", "name", "description", "baseUrl", "apiKeyEnv", "thoughtLevels", "thoughtLevel"}
+)
+
+// defaultConfigPath is $XDG_CONFIG_HOME/acp-agent/config.json, or
+// ~/.config/acp-agent/config.json; "" when neither can be found.
+func defaultConfigPath(getenv func(string) string) string {
+	dir := getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		home := getenv("HOME")
+		if home == "" {
+			return ""
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	return filepath.Join(dir, "acp-agent", "config.json")
+}
+
+// loadConfig reads the config file at path. A file named explicitly must
+// exist; the default one is optional (a missing one is an empty config).
+func loadConfig(path string, explicit bool) (*fileConfig, error) {
+	if path == "" {
+		return &fileConfig{}, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if !explicit && errors.Is(err, fs.ErrNotExist) {
+			return &fileConfig{}, nil
+		}
+		return nil, fmt.Errorf("config file: %w", err)
+	}
+	cfg, err := parseConfig(data)
+	if err != nil {
+		return nil, fmt.Errorf("config file %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// parseConfig is strict: an unknown or misspelt member is an error, so a
+// typo never silently drops a setting.
+func parseConfig(data []byte) (*fileConfig, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, describeJSON(data, err)
+	}
+	if err := checkKeys(top, configKeys, ""); err != nil {
+		return nil, err
+	}
+	var models []map[string]json.RawMessage
+	if raw, ok := top["models"]; ok {
+		if err := json.Unmarshal(raw, &models); err != nil {
+			return nil, fmt.Errorf(`"models" must be an array of objects: %v`, err)
+		}
+		for i, m := range models {
+			if err := checkKeys(m, modelKeys, fmt.Sprintf(" in models[%d]", i)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var cfg fileConfig
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&cfg); err != nil {
+		return nil, describeJSON(data, err)
+	}
+	for i, m := range cfg.Models {
+		if _, err := agent.ParseModelSpec(m.Model); err != nil {
+			return nil, fmt.Errorf("models[%d]: %w", i, err)
+		}
+	}
+	if cfg.Model != "" {
+		if _, err := agent.ParseModelSpec(cfg.Model); err != nil {
+			return nil, fmt.Errorf(`"model": %w`, err)
+		}
+	}
+	if cfg.PromptTimeout != "" {
+		d, err := time.ParseDuration(cfg.PromptTimeout)
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf(`"promptTimeout" %q must be a duration such as "10m" or "90s"`, cfg.PromptTimeout)
+		}
+		cfg.promptTimeout = d
+	}
+	if cfg.MaxRetries != nil && *cfg.MaxRetries < 0 {
+		return nil, fmt.Errorf(`"maxRetries" must not be negative, got %d`, *cfg.MaxRetries)
+	}
+	return &cfg, nil
+}
+
+// checkKeys rejects members not exactly in names (encoding/json would
+// match "ModelS" to "models" case-insensitively).
+func checkKeys(obj map[string]json.RawMessage, names []string, where string) error {
+	var unknown []string
+	for k := range obj {
+		if !slices.Contains(names, k) {
+			hint := ""
+			for _, n := range names {
+				if strings.EqualFold(n, k) {
+					hint = fmt.Sprintf(" (did you mean %q? names are case-sensitive)", n)
+				}
+			}
+			unknown = append(unknown, fmt.Sprintf("%q%s", k, hint))
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	return fmt.Errorf("unknown member %s%s; known members are %s", strings.Join(unknown, ", "), where, strings.Join(names, ", "))
+}
+
+// describeJSON names the line and column of a syntax error.
+func describeJSON(data []byte, err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		// Offset is just past the offending byte.
+		off := max(se.Offset-1, 0)
+		line := 1 + bytes.Count(data[:off], []byte("\n"))
+		col := int(off) - bytes.LastIndexByte(data[:off], '\n')
+		return fmt.Errorf("line %d, column %d: %v", line, col, err)
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fmt.Errorf("%q: expected %s, got JSON %s", te.Field, te.Type, te.Value)
+	}
+	return err
+}
+
+// choices turns the file's model list into the agent's.
+func (c *fileConfig) choices() []agent.ModelChoice {
+	var out []agent.ModelChoice
+	for _, m := range c.Models {
+		out = append(out, agent.ModelChoice{
+			Spec: m.Model, Name: m.Name, Description: m.Description, BaseURL: m.BaseURL,
+			APIKeyEnv: m.APIKeyEnv, ThoughtLevels: m.ThoughtLevels, ThoughtLevel: m.ThoughtLevel,
+		})
+	}
+	return out
+}

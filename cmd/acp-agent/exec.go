@@ -1,0 +1,448 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/acp-agent/acp-agent/acp"
+)
+
+// exitError carries the exit status of "acp-agent exec".
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// Exit statuses of exec, by stop reason.
+const (
+	exitOK        = 0
+	exitError1    = 1
+	exitUsage     = 2
+	exitTruncated = 3 // max_tokens, max_turn_requests
+	exitRefusal   = 4
+	exitCancelled = 130
+)
+
+// Permission levels of exec: there is nobody to ask, so the flag decides.
+const (
+	allowNone  = "none"  // reject every tool call that asks
+	allowEdits = "edits" // allow file edits, reject commands and the rest
+	allowAll   = "all"   // allow everything that asks
+)
+
+// runExec is "acp-agent exec": one turn in the current directory, without
+// an editor. It runs the same ACP service as the editor mode, in process,
+// and is its client: the session sees a client without fs/terminal
+// capabilities (so tools use the local runtimes) that answers permission
+// requests from --allow.
+func runExec(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []string) error {
+	var (
+		jsonOut bool
+		allow   string
+		cwd     string
+	)
+	st, err := parseSettings("acp-agent exec", args, stderr, os.Getenv, func(fs *flag.FlagSet) {
+		fs.BoolVar(&jsonOut, "json", false, "print every session/update and the prompt result as raw JSON lines")
+		fs.StringVar(&allow, "allow", allowNone, "what tool calls that need permission may do: none, edits (file changes), or all (edits and commands)")
+		fs.StringVar(&cwd, "cwd", "", "working directory of the session (default: the current directory)")
+	})
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &exitError{exitUsage, err}
+	}
+	if st.version {
+		_, err := fmt.Fprintln(stdout, "acp-agent", version)
+		return err
+	}
+	switch allow {
+	case allowNone, allowEdits, allowAll:
+	default:
+		return &exitError{exitUsage, fmt.Errorf("--allow: %q is not one of none, edits, all", allow)}
+	}
+	text := strings.Join(st.fs.Args(), " ")
+	if text == "-" {
+		data, err := io.ReadAll(stdin)
+		if err != nil {
+			return &exitError{exitError1, fmt.Errorf("reading the prompt from stdin: %w", err)}
+		}
+		text = string(data)
+	}
+	if strings.TrimSpace(text) == "" {
+		return &exitError{exitUsage, errors.New(`no prompt: acp-agent exec [flags] "PROMPT" (or "-" to read it from stdin)`)}
+	}
+	if cwd == "" {
+		if cwd, err = os.Getwd(); err != nil {
+			return &exitError{exitError1, err}
+		}
+	}
+	a, log, cleanup, err := st.newAgent(stderr)
+	if err != nil {
+		return &exitError{exitUsage, err}
+	}
+	defer cleanup()
+
+	svc := acp.NewAgentService(a, acp.Options{MaxMessageBytes: st.maxLine, Logger: log})
+	agentIn, toAgent := io.Pipe()
+	fromAgent, agentOut := io.Pipe()
+	serveCtx, stopServe := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopServe()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := svc.Serve(serveCtx, agentIn, agentOut); err != nil {
+			log.Debug("exec: service ended", "error", err)
+		}
+		agentOut.Close()
+	})
+	c := &execClient{w: toAgent, r: bufio.NewReaderSize(fromAgent, 1<<20), log: log,
+		out: stdout, errOut: stderr, json: jsonOut, allow: allow}
+	lines := make(chan []byte, 256)
+	wg.Go(func() { c.readLines(lines) })
+	code, runErr := c.run(ctx, lines, cwd, text)
+	toAgent.Close() // EOF: the service finishes, and its output ends
+	for range lines {
+		// Drain what the agent still writes, so the reader reaches EOF.
+	}
+	wg.Wait()
+	fromAgent.Close()
+	if runErr != nil {
+		return &exitError{exitError1, runErr}
+	}
+	if code != exitOK {
+		return &exitError{code: code, err: errSilent}
+	}
+	return nil
+}
+
+// errSilent is the error of an exit status that was already explained on
+// stderr.
+var errSilent = errors.New("")
+
+// execClient is the minimal ACP client of exec.
+type execClient struct {
+	w      io.Writer
+	r      *bufio.Reader
+	log    *slog.Logger
+	out    io.Writer // the answer
+	errOut io.Writer // thoughts, the summary
+	json   bool
+	allow  string
+	nextID int
+
+	midLine  bool // the answer's last output did not end a line
+	thinking bool // thoughts were printed last, without a final newline
+}
+
+// wireMsg is any JSON-RPC message.
+type wireMsg struct {
+	ID     json.RawMessage `json:"id,omitempty"`
+	Method string          `json:"method,omitempty"`
+	Params json.RawMessage `json:"params,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	} `json:"error,omitempty"`
+}
+
+func (c *execClient) send(v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = c.w.Write(append(data, '\n'))
+	return err
+}
+
+func (c *execClient) request(method string, params any) (string, error) {
+	c.nextID++
+	id := fmt.Sprint(c.nextID)
+	return id, c.send(map[string]any{"jsonrpc": "2.0", "id": c.nextID, "method": method, "params": params})
+}
+
+// next reads the next message; lines are delivered by a reader goroutine
+// so a cancelled ctx can interrupt the wait.
+func (c *execClient) next(lines <-chan []byte) (wireMsg, error) {
+	line, ok := <-lines
+	if !ok {
+		return wireMsg{}, errors.New("the agent stopped unexpectedly")
+	}
+	var m wireMsg
+	if err := json.Unmarshal(line, &m); err != nil {
+		return wireMsg{}, fmt.Errorf("agent wrote a bad line: %w", err)
+	}
+	return m, nil
+}
+
+// call sends a request and waits for its response (updates before it are
+// handled).
+func (c *execClient) call(lines <-chan []byte, method string, params, result any) error {
+	id, err := c.request(method, params)
+	if err != nil {
+		return err
+	}
+	for {
+		m, err := c.next(lines)
+		if err != nil {
+			return err
+		}
+		if m.Method != "" {
+			c.handle(m)
+			continue
+		}
+		if string(m.ID) != id {
+			continue
+		}
+		if m.Error != nil {
+			return fmt.Errorf("%s: %s (code %d)", method, m.Error.Message, m.Error.Code)
+		}
+		if result != nil {
+			return json.Unmarshal(m.Result, result)
+		}
+		return nil
+	}
+}
+
+// readLines delivers the agent's lines until its output ends (after
+// runExec closes the agent's stdin). It is run and waited for by runExec.
+func (c *execClient) readLines(lines chan<- []byte) {
+	defer close(lines)
+	for {
+		line, err := c.r.ReadBytes('\n')
+		if len(line) > 0 {
+			lines <- line
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (c *execClient) run(ctx context.Context, lines <-chan []byte, cwd, text string) (int, error) {
+	if err := c.call(lines, acp.MethodInitialize, &acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionV1}, nil); err != nil {
+		return 0, err
+	}
+	var ns acp.NewSessionResponse
+	if err := c.call(lines, acp.MethodSessionNew, &acp.NewSessionRequest{CWD: cwd, MCPServers: []acp.McpServer{}}, &ns); err != nil {
+		return 0, err
+	}
+	id, err := c.request(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: ns.SessionID, Prompt: []acp.ContentBlock{acp.TextBlock(text)}})
+	if err != nil {
+		return 0, err
+	}
+	cancelled := false
+	for {
+		var m wireMsg
+		select {
+		case <-ctx.Done():
+			if !cancelled {
+				cancelled = true
+				fmt.Fprintln(c.errOut, "\nacp-agent: cancelling...")
+				_ = c.send(map[string]any{"jsonrpc": "2.0", "method": acp.MethodSessionCancel, "params": &acp.CancelNotification{SessionID: ns.SessionID}})
+			}
+			m, err = c.next(lines)
+		case line, ok := <-lines:
+			if !ok {
+				return 0, errors.New("the agent stopped unexpectedly")
+			}
+			if err = json.Unmarshal(line, &m); err != nil {
+				err = fmt.Errorf("agent wrote a bad line: %w", err)
+			}
+		}
+		if err != nil {
+			return 0, err
+		}
+		if m.Method != "" {
+			c.handle(m)
+			continue
+		}
+		if string(m.ID) != id {
+			continue
+		}
+		if m.Error != nil {
+			c.endLine()
+			fmt.Fprintf(c.errOut, "acp-agent: %s (code %d)\n", m.Error.Message, m.Error.Code)
+			return exitError1, nil
+		}
+		var pr acp.PromptResponse
+		if err := json.Unmarshal(m.Result, &pr); err != nil {
+			return 0, err
+		}
+		if c.json {
+			fmt.Fprintf(c.out, "%s\n", m.Result)
+		} else {
+			c.endLine()
+			c.summary(pr)
+		}
+		return exitCode(pr.StopReason), nil
+	}
+}
+
+func exitCode(r acp.StopReason) int {
+	switch r {
+	case acp.StopReasonEndTurn:
+		return exitOK
+	case acp.StopReasonMaxTokens, acp.StopReasonMaxTurnRequests:
+		return exitTruncated
+	case acp.StopReasonRefusal:
+		return exitRefusal
+	case acp.StopReasonCancelled:
+		return exitCancelled
+	}
+	return exitError1
+}
+
+// handle serves a request or notification from the agent.
+func (c *execClient) handle(m wireMsg) {
+	switch m.Method {
+	case acp.MethodSessionUpdate:
+		if c.json {
+			fmt.Fprintf(c.out, "%s\n", m.Params)
+			return
+		}
+		var n acp.SessionNotification
+		if err := json.Unmarshal(m.Params, &n); err != nil {
+			c.log.Warn("exec: bad session/update", "error", err)
+			return
+		}
+		c.render(n.Update)
+	case acp.MethodSessionRequestPermission:
+		var req acp.RequestPermissionRequest
+		_ = json.Unmarshal(m.Params, &req)
+		choice := c.decide(&req)
+		if !c.json {
+			c.endLine()
+			fmt.Fprintf(c.errOut, "[permission] %s: %s (--allow %s)\n", req.ToolCall.Title, choice, c.allow)
+		}
+		_ = c.send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{
+			"outcome": map[string]any{"outcome": "selected", "optionId": choice}}})
+	default:
+		if m.ID != nil {
+			_ = c.send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{
+				"code": acp.CodeMethodNotFound, "message": "acp-agent exec does not offer " + m.Method}})
+		}
+	}
+}
+
+// decide picks the permission option --allow allows: the offered allow_once
+// or reject_once option.
+func (c *execClient) decide(req *acp.RequestPermissionRequest) string {
+	allow := c.allow == allowAll
+	if c.allow == allowEdits {
+		switch req.ToolCall.Kind {
+		case acp.ToolKindEdit, acp.ToolKindDelete, acp.ToolKindMove:
+			allow = true
+		}
+	}
+	want := acp.PermissionOptionKindRejectOnce
+	if allow {
+		want = acp.PermissionOptionKindAllowOnce
+	}
+	for _, o := range req.Options {
+		if o.Kind == want {
+			return string(o.OptionID)
+		}
+	}
+	return string(want)
+}
+
+// render prints one update readably: the answer on stdout, thoughts and
+// tool activity around it.
+func (c *execClient) render(u acp.SessionUpdate) {
+	if c.thinking && u.AgentThoughtChunk == nil {
+		fmt.Fprintln(c.errOut)
+		c.thinking = false
+	}
+	switch {
+	case u.AgentMessageChunk != nil:
+		if t := u.AgentMessageChunk.Content.Text; t != nil {
+			fmt.Fprint(c.out, t.Text)
+			c.midLine = !strings.HasSuffix(t.Text, "\n")
+		}
+	case u.AgentThoughtChunk != nil:
+		if t := u.AgentThoughtChunk.Content.Text; t != nil {
+			fmt.Fprint(c.errOut, t.Text)
+			c.thinking = !strings.HasSuffix(t.Text, "\n")
+		}
+	case u.ToolCall != nil:
+		c.endLine()
+		kind := ""
+		if u.ToolCall.Kind != "" {
+			kind = " (" + string(u.ToolCall.Kind) + ")"
+		}
+		fmt.Fprintf(c.out, "▶ %s%s\n", u.ToolCall.Title, kind)
+		if u.ToolCall.Status == acp.ToolCallStatusFailed || u.ToolCall.Status == acp.ToolCallStatusCompleted {
+			c.toolResult(string(u.ToolCall.Status), u.ToolCall.Content)
+		}
+	case u.ToolCallUpdate != nil:
+		switch st := u.ToolCallUpdate.Status; st {
+		case acp.ToolCallStatusCompleted, acp.ToolCallStatusFailed:
+			c.toolResult(string(st), u.ToolCallUpdate.Content)
+		}
+	case u.Plan != nil:
+		c.endLine()
+		fmt.Fprintln(c.out, "Plan:")
+		for _, e := range u.Plan.Entries {
+			mark := map[acp.PlanEntryStatus]string{acp.PlanEntryStatusCompleted: "[x]", acp.PlanEntryStatusInProgress: "[~]"}[e.Status]
+			if mark == "" {
+				mark = "[ ]"
+			}
+			fmt.Fprintf(c.out, "  %s %s\n", mark, e.Content)
+		}
+	}
+}
+
+// toolResult prints a finished tool call's content, cut to a few lines.
+func (c *execClient) toolResult(status string, content []acp.ToolCallContent) {
+	mark := "✓"
+	if status == string(acp.ToolCallStatusFailed) {
+		mark = "✗"
+	}
+	var lines []string
+	for _, tc := range content {
+		switch {
+		case tc.Content != nil && tc.Content.Content.Text != nil:
+			lines = append(lines, strings.Split(strings.TrimRight(tc.Content.Content.Text.Text, "\n"), "\n")...)
+		case tc.Diff != nil:
+			lines = append(lines, "diff "+tc.Diff.Path)
+		case tc.Terminal != nil:
+			lines = append(lines, "terminal "+tc.Terminal.TerminalID)
+		}
+	}
+	const maxLines = 12
+	if len(lines) > maxLines {
+		lines = append(lines[:maxLines], fmt.Sprintf("… (%d more lines)", len(lines)-maxLines))
+	}
+	fmt.Fprintf(c.out, "  %s %s\n", mark, status)
+	for _, l := range lines {
+		fmt.Fprintf(c.out, "    %s\n", l)
+	}
+}
+
+func (c *execClient) endLine() {
+	if c.midLine {
+		fmt.Fprintln(c.out)
+		c.midLine = false
+	}
+}
+
+func (c *execClient) summary(pr acp.PromptResponse) {
+	s := "stop: " + string(pr.StopReason)
+	if u := pr.Usage; u != nil {
+		s += fmt.Sprintf(" · tokens: %d in, %d out", u.InputTokens, u.OutputTokens)
+	}
+	fmt.Fprintln(c.errOut, s)
+}

@@ -1,0 +1,255 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/acp/schemacheck"
+)
+
+// runExecBin runs "acp-agent exec args..." in dir and returns stdout,
+// stderr and the exit status.
+func runExecBin(t *testing.T, dir, stdin string, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(agentBin, append([]string{"exec"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	return stdout.String(), stderr.String(), code
+}
+
+func textScript(t *testing.T, finish string, events ...map[string]any) string {
+	t.Helper()
+	turn := map[string]any{"events": events}
+	if finish != "" {
+		turn["finish"] = finish
+	}
+	return writeScript(t, map[string]any{"turns": []any{turn}})
+}
+
+func TestExecPrintsTheAnswerAndExitsByStopReason(t *testing.T) {
+	tests := []struct {
+		name       string
+		finish     string
+		events     []map[string]any
+		wantCode   int
+		wantStdout string
+		wantStderr string
+	}{
+		{"end_turn", "", []map[string]any{{"reasoning": "Let me think."}, {"text": "Hello"}, {"text": ", world"},
+			{"usage": map[string]any{"inputTokens": 7, "outputTokens": 3}}}, 0, "Hello, world\n", "stop: end_turn · tokens: 7 in, 3 out"},
+		{"max_tokens", "length", []map[string]any{{"text": "cut sh"}}, 3, "cut sh\n", "stop: max_tokens"},
+		{"refusal", "content_filter", []map[string]any{{"text": "no"}}, 4, "no\n", "stop: refusal"},
+		{"model error", "", []map[string]any{{"error": "the model broke"}}, 1, "", "the model broke"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			script := textScript(t, tt.finish, tt.events...)
+			stdout, stderr, code := runExecBin(t, t.TempDir(), "", nil, "--model", "replay/"+script, "--max-retries", "0", "say hello")
+			assert.Equal(t, tt.wantCode, code, "stderr: %s", stderr)
+			assert.Equal(t, tt.wantStdout, stdout)
+			assert.Contains(t, stderr, tt.wantStderr)
+			if tt.name == "end_turn" {
+				assert.Contains(t, stderr, "Let me think.", "thoughts go to stderr")
+				assert.NotContains(t, stderr, "level=INFO", "exec logs only warnings by default")
+			}
+		})
+	}
+}
+
+func TestExecJSONPrintsSchemaValidUpdatesThenTheResult(t *testing.T) {
+	script := textScript(t, "", map[string]any{"text": "a"}, map[string]any{"text": "b"})
+	stdout, stderr, code := runExecBin(t, t.TempDir(), "", nil, "--model", "replay/"+script, "--json", "hi")
+	require.Equal(t, 0, code, stderr)
+	checker, err := schemacheck.Load()
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	require.Len(t, lines, 3)
+	for _, l := range lines[:2] {
+		assert.NoError(t, checker.Validate("SessionNotification", []byte(l)), l)
+	}
+	var pr acp.PromptResponse
+	require.NoError(t, json.Unmarshal([]byte(lines[2]), &pr))
+	assert.Equal(t, acp.StopReasonEndTurn, pr.StopReason)
+}
+
+func TestExecReadsThePromptFromStdin(t *testing.T) {
+	script := writeScript(t, map[string]any{"turns": []any{
+		map[string]any{"match": "from stdin", "events": []any{map[string]any{"text": "matched"}}},
+		map[string]any{"events": []any{map[string]any{"text": "other"}}},
+	}})
+	stdout, stderr, code := runExecBin(t, t.TempDir(), "a prompt from stdin\n", nil, "--model", "replay/"+script, "-")
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "matched\n", stdout)
+}
+
+func TestExecUsageErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no prompt", nil, "no prompt"},
+		{"blank prompt", []string{"  "}, "no prompt"},
+		{"bad --allow", []string{"--allow", "everything", "hi"}, `"everything" is not one of none, edits, all`},
+		{"bad --prompt-timeout", []string{"--prompt-timeout", "soon", "hi"}, "not a duration"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := runExecBin(t, t.TempDir(), "", nil, append([]string{"--model", "replay/default"}, tt.args...)...)
+			assert.Equal(t, 2, code)
+			assert.Empty(t, stdout)
+			assert.Contains(t, stderr, tt.want)
+		})
+	}
+}
+
+func TestExecInterruptCancelsTheTurn(t *testing.T) {
+	script := textScript(t, "", map[string]any{"text": "working"}, map[string]any{"hang": true})
+	cmd := exec.Command(agentBin, "exec", "--model", "replay/"+script, "go")
+	cmd.Dir = t.TempDir()
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	var stdout, stderr syncWriter
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Start())
+	require.Eventually(t, func() bool { return strings.Contains(stdout.String(), "working") }, 10*time.Second, 5*time.Millisecond)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		require.True(t, errors.As(err, &ee), "exit: %v", err)
+		assert.Equal(t, 130, ee.ExitCode())
+		assert.Contains(t, stderr.String(), "stop: cancelled")
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("exec did not end after SIGINT; stderr: %s", stderr.String())
+	}
+}
+
+// The config file lists models; session/new offers them and
+// set_config_option switches between them (here two replay scripts).
+func TestBinaryConfigFileModelsBecomeConfigOptions(t *testing.T) {
+	first := textScript(t, "", map[string]any{"text": "from first"})
+	second := textScript(t, "", map[string]any{"text": "from second"})
+	xdg := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(xdg, "acp-agent"), 0o755))
+	cfg := `{
+  "model": "replay/` + first + `",
+  "models": [
+    {"model": "replay/` + first + `", "name": "First"},
+    {"model": "replay/` + second + `", "name": "Second", "description": "the other one"}
+  ]
+}`
+	require.NoError(t, os.WriteFile(filepath.Join(xdg, "acp-agent", "config.json"), []byte(cfg), 0o600))
+	p := startAgent(t, []string{"XDG_CONFIG_HOME=" + xdg})
+	p.Initialize(nil)
+	resp, _ := p.Call(acp.MethodSessionNew, &acp.NewSessionRequest{CWD: t.TempDir(), MCPServers: []acp.McpServer{}})
+	var ns acp.NewSessionResponse
+	require.Nil(t, resp.Error)
+	require.NoError(t, json.Unmarshal(resp.Result, &ns))
+	require.Len(t, ns.ConfigOptions, 1)
+	model := ns.ConfigOptions[0]
+	assert.Equal(t, "replay/"+first, string(model.Select.CurrentValue))
+	require.Len(t, model.Select.Options.Options, 2)
+	assert.Equal(t, "Second", model.Select.Options.Options[1].Name)
+	sid := string(ns.SessionID)
+
+	ask := func() string {
+		resp, updates := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: acp.SessionId(sid), Prompt: []acp.ContentBlock{acp.TextBlock("hi")}})
+		require.Nil(t, resp.Error)
+		return textOf(t, updates)
+	}
+	assert.Equal(t, "from first", ask())
+	v := acp.SessionConfigValueId("replay/" + second)
+	resp, _ = p.Call(acp.MethodSessionSetConfigOption, &acp.SetSessionConfigOptionRequest{SessionID: acp.SessionId(sid), ConfigID: "model", Value: acp.SessionConfigOptionValue{ValueID: &v}})
+	require.Nil(t, resp.Error, "%s", resp.Raw)
+	assert.Equal(t, "from second", ask())
+}
+
+func TestConfigFileErrorsAreClear(t *testing.T) {
+	tests := []struct {
+		name, file, want string
+	}{
+		{"syntax", "{\n  \"model\": \"replay/default\",\n  oops\n}", "line 3, column 3"},
+		{"unknown member", `{"modle": "replay/default"}`, `unknown member "modle"`},
+		{"case", `{"Model": "replay/default"}`, `did you mean "model"?`},
+		{"model member typo", `{"models": [{"model": "replay/default", "apikeyenv": "K"}]}`, `"apikeyenv" (did you mean "apiKeyEnv"?`},
+		{"bad spec", `{"models": [{"model": "gpt-4"}]}`, "models[0]"},
+		{"bad timeout", `{"promptTimeout": "forever"}`, `"promptTimeout" "forever"`},
+		{"wrong type", `{"maxRetries": "two"}`, `"maxRetries": expected int`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.json")
+			require.NoError(t, os.WriteFile(path, []byte(tt.file), 0o600))
+			var stdout, stderr bytes.Buffer
+			err := run(t.Context(), strings.NewReader(""), &stdout, &stderr, []string{"--config", path})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), path)
+			assert.Contains(t, err.Error(), tt.want)
+			assert.Empty(t, stdout.String())
+		})
+	}
+	t.Run("explicit file must exist", func(t *testing.T) {
+		err := run(t.Context(), strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}, []string{"--config", "/nonexistent/config.json"})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "config file")
+	})
+}
+
+// Flags beat the environment, which beats the config file.
+func TestSettingsPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"model": "replay/from-file", "maxRetries": 5, "promptTimeout": "3m", "executionState": true}`), 0o600))
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	parse := func(args ...string) *settings {
+		t.Helper()
+		st, err := parseSettings("acp-agent", append([]string{"--config", path}, args...), &bytes.Buffer{}, getenv, nil)
+		require.NoError(t, err)
+		return st
+	}
+	st := parse()
+	assert.Equal(t, "replay/from-file", st.model)
+	assert.Equal(t, 5, st.maxRetries)
+	assert.Equal(t, 3*time.Minute, st.promptTimeout)
+	assert.True(t, st.execState)
+
+	env["ACP_AGENT_MODEL"] = "replay/from-env"
+	env["ACP_AGENT_MAX_RETRIES"] = "1"
+	env["ACP_AGENT_EXECUTION_STATE"] = "false"
+	st = parse()
+	assert.Equal(t, "replay/from-env", st.model)
+	assert.Equal(t, 1, st.maxRetries)
+	assert.False(t, st.execState, "an explicit environment false beats the file's true")
+
+	st = parse("--model", "replay/from-flag", "--max-retries", "0", "--prompt-timeout", "5s")
+	assert.Equal(t, "replay/from-flag", st.model)
+	assert.Equal(t, 0, st.maxRetries)
+	assert.Equal(t, 5*time.Second, st.promptTimeout)
+}
