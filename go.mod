@@ -9,6 +9,7 @@ require (
 	github.com/sourcegraph/jsonrpc2 v0.2.3
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
+	mvdan.cc/sh/v3 v3.14.1
 )
 
 require go.yaml.in/yaml/v3 v3.0.5 // indirect

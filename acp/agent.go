@@ -49,6 +49,14 @@ type ConfigurableSession interface {
 	SetConfigOption(ctx context.Context, req *SetSessionConfigOptionRequest) ([]SessionConfigOption, error)
 }
 
+// ModalSession is implemented by sessions with modes (session/set_mode).
+type ModalSession interface {
+	// SetMode switches the session's mode; an unknown mode is an error
+	// wrapping ErrInvalidParams and changes nothing. It is called on the
+	// read loop and must not block.
+	SetMode(ctx context.Context, mode SessionModeId) error
+}
+
 // ExtensionSession is implemented by sessions that serve extension methods
 // (names starting with "_") whose params carry a "sessionId". The service
 // finds the session (-32002 if unknown) and calls Extension with the raw

@@ -57,6 +57,11 @@ func (c *ClientConn) Post(u SessionUpdate) error {
 // of ctx is returned. An error answered by the client is a *jsonrpc2.Error,
 // wrapped with the method name.
 func (c *ClientConn) Call(ctx context.Context, method string, params, result any) error {
+	// Updates queued before the call go out before it: a permission
+	// request must not overtake the tool_call it is about.
+	if err := c.out.drained(ctx); err != nil {
+		return fmt.Errorf("%s: %w", method, err)
+	}
 	id := jsonrpc2.ID{Num: c.svc.nextID.Add(1)}
 	w, err := c.conn.DispatchCall(ctx, method, params, jsonrpc2.PickID(id))
 	if err != nil {
@@ -180,6 +185,18 @@ func (o *outbox) post(it outItem) error {
 	o.mu.Unlock()
 	signal(o.wake)
 	return nil
+}
+
+// drained waits until everything queued so far has been written.
+func (o *outbox) drained(ctx context.Context) error {
+	done := make(chan struct{})
+	o.do(func() { close(done) })
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
 }
 
 // do queues fn (a response) to run in order with the updates. It never

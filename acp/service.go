@@ -249,6 +249,8 @@ func (s *AgentService) dispatch(ctx context.Context, conn *jsonrpc2.Conn, req *j
 		return s.prompt(ctx, conn, req)
 	case MethodSessionSetConfigOption:
 		return s.setConfigOption(ctx, conn, req)
+	case MethodSessionSetMode:
+		return s.setMode(ctx, conn, req)
 	case MethodSessionCancel, MethodCancelRequest:
 		return nil, fmt.Errorf("%w: %s is a notification and must not have an id", ErrInvalidRequest, req.Method)
 	}
@@ -265,7 +267,7 @@ func isKnownMethod(method string) bool {
 	}
 	switch method {
 	case MethodInitialize, MethodAuthenticate, MethodSessionNew, MethodSessionPrompt, MethodSessionCancel,
-		MethodSessionSetConfigOption:
+		MethodSessionSetConfigOption, MethodSessionSetMode:
 		return true
 	}
 	return false
@@ -405,27 +407,51 @@ func (s *AgentService) prompt(ctx context.Context, conn *jsonrpc2.Conn, req *jso
 // loop, so a prompt sent after it runs with the new setting.
 func (s *AgentService) setConfigOption(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) (func(), error) {
 	var p SetSessionConfigOptionRequest
-	if err := decodeParams(req.Params, &p); err != nil {
+	return s.applyInline(ctx, conn, req, &p, func(ss *serviceSession) (any, error) {
+		cs, ok := ss.sess.(ConfigurableSession)
+		if !ok {
+			return nil, fmt.Errorf("%w: configId: session %s has no config options", ErrInvalidParams, p.SessionID)
+		}
+		opts, err := cs.SetConfigOption(ctx, &p)
+		return &SetSessionConfigOptionResponse{ConfigOptions: opts}, err
+	}, func() SessionId { return p.SessionID })
+}
+
+// setMode applies session/set_mode inline, like setConfigOption.
+func (s *AgentService) setMode(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) (func(), error) {
+	var p SetSessionModeRequest
+	return s.applyInline(ctx, conn, req, &p, func(ss *serviceSession) (any, error) {
+		ms, ok := ss.sess.(ModalSession)
+		if !ok {
+			return nil, fmt.Errorf("%w: modeId: session %s has no modes", ErrInvalidParams, p.SessionID)
+		}
+		return &SetSessionModeResponse{}, ms.SetMode(ctx, p.ModeID)
+	}, func() SessionId { return p.SessionID })
+}
+
+// applyInline decodes params into p, finds the session it names, and runs
+// apply on the read loop. The result is answered in order with the
+// session's updates, after the ones apply sent (a current_mode_update).
+func (s *AgentService) applyInline(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request,
+	p interface{ Validate() error }, apply func(*serviceSession) (any, error), sessionID func() SessionId) (func(), error) {
+	if err := decodeParams(req.Params, p); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
-	ss, ok := s.sessions[p.SessionID]
+	ss, ok := s.sessions[sessionID()]
 	s.mu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("%w %q", ErrSessionNotFound, p.SessionID)
+		return nil, fmt.Errorf("%w %q", ErrSessionNotFound, sessionID())
 	}
-	cs, ok := ss.sess.(ConfigurableSession)
-	if !ok {
-		return nil, fmt.Errorf("%w: configId: session %s has no config options", ErrInvalidParams, p.SessionID)
-	}
-	opts, err := cs.SetConfigOption(ctx, &p)
+	result, err := apply(ss)
 	if err != nil {
 		return nil, err
 	}
-	return func() {
+	ss.client.out.do(func() {
 		defer s.finishRequest(req.ID)
-		s.reply(ctx, conn, req.ID, &SetSessionConfigOptionResponse{ConfigOptions: opts}, nil)
-	}, nil
+		s.reply(ctx, conn, req.ID, result, nil)
+	})
+	return nil, nil
 }
 
 // extension serves "_acp-agent/..." methods that name a session.

@@ -21,7 +21,13 @@ var (
 	_ acp.Session             = acpSession{}
 	_ acp.ExtensionSession    = acpSession{}
 	_ acp.ConfigurableSession = acpSession{}
+	_ acp.ModalSession        = acpSession{}
 )
+
+// SetMode implements acp.ModalSession.
+func (a acpSession) SetMode(_ context.Context, mode acp.SessionModeId) error {
+	return a.a.setMode(a.s, string(mode))
+}
 
 // SetConfigOption implements acp.ConfigurableSession: the "model" and
 // "thought_level" options.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/google/uuid"
 	"log/slog"
 	"net/http"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/pricing"
+	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/telemetry"
 )
 
@@ -45,6 +47,15 @@ type Config struct {
 	ExecutionStates bool
 	// PromptTimeout bounds each prompt's turn; 0 means no limit.
 	PromptTimeout time.Duration
+	// Workspace are the rules of the built-in tools (paths, commands).
+	Workspace WorkspaceConfig
+	// Mode is the mode sessions start in; empty means policy.ModeDefault.
+	Mode policy.Mode
+	// PermissionPolicy decides calls the mode says to ask about: ask the
+	// user (default), allow, or deny.
+	PermissionPolicy policy.PolicyMode
+	// NoBuiltinTools leaves sessions without the built-in coding tools.
+	NoBuiltinTools bool
 }
 
 // Agent implements acp.Agent: it creates sessions bound to one model.
@@ -145,8 +156,18 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest, clie
 	if a.modelErr != nil {
 		return nil, nil, fmt.Errorf("%w: %v", acp.ErrAuthRequired, a.modelErr)
 	}
-	s := NewSession(SessionConfig{CWD: req.CWD, Model: a.model, ModelName: a.spec.Model, ModelID: a.def.choice.Spec,
-		ReasoningEffort: a.def.level, Sink: client, Logger: a.log,
+	id := uuid.NewString()
+	var ws *Workspace
+	if !a.cfg.NoBuiltinTools {
+		var err error
+		ws, err = NewWorkspace(req.CWD, req.AdditionalDirectories, a.cfg.Workspace, client.Capabilities(), client, id)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: cwd: cannot open the workspace: %v", acp.ErrInvalidParams, err)
+		}
+	}
+	s := NewSession(SessionConfig{ID: id, CWD: req.CWD, Model: a.model, ModelName: a.spec.Model, ModelID: a.def.choice.Spec,
+		ReasoningEffort: a.def.level, Sink: client, Logger: a.log, Workspace: ws, Permissions: client,
+		Mode: a.cfg.Mode, PermissionPolicy: a.cfg.PermissionPolicy,
 		Retry: a.cfg.Retry, ModelInfo: a.modelInfo, Telemetry: a.cfg.Telemetry,
 		ExecutionStates: a.cfg.ExecutionStates || acp.ExecutionStateEnabled(client.Capabilities()),
 		PromptTimeout:   a.cfg.PromptTimeout})
@@ -155,7 +176,7 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest, clie
 		a.cfg.Telemetry.Emit(ctx, telemetry.EventSessionNew, s.ID(), acp.RequestID(ctx), "cwd", s.CWD())
 	}
 	a.log.Info("session created", "session", s.ID(), "cwd", s.CWD(), "model", a.spec.String())
-	return acpSession{s, a}, &acp.NewSessionResponse{SessionID: s.ID(), ConfigOptions: a.configOptions(a.def.choice.Spec, a.def.level)}, nil
+	return acpSession{s, a}, &acp.NewSessionResponse{SessionID: s.ID(), Modes: modeState(s.Mode()), ConfigOptions: a.sessionOptions(s)}, nil
 }
 
 // ForkSession implements acp.Forker (the _acp-agent/session/fork method).
@@ -164,7 +185,19 @@ func (a *Agent) ForkSession(_ context.Context, source acp.Session, fromUserEntry
 	if !ok {
 		return nil, "", fmt.Errorf("%w: session was not created by this agent", acp.ErrInternal)
 	}
-	f, err := src.s.ForkWith(ForkOptions{FromUserEntryIndex: fromUserEntryIndex, Sink: client})
+	id := uuid.NewString()
+	var ws *Workspace
+	if src.s.cfg.Workspace != nil {
+		var err error
+		ws, err = NewWorkspace(src.s.CWD(), src.s.cfg.Workspace.Roots()[1:], a.cfg.Workspace, client.Capabilities(), client, id)
+		if err != nil {
+			return nil, "", fmt.Errorf("%w: cannot open the workspace: %v", acp.ErrInternal, err)
+		}
+	}
+	f, err := src.s.ForkWith(ForkOptions{ID: id, FromUserEntryIndex: fromUserEntryIndex, Sink: client, Permissions: client, Workspace: ws})
+	if err != nil && ws != nil {
+		ws.Close()
+	}
 	var bad *InvalidForkEntryIndexError
 	if errors.As(err, &bad) {
 		return nil, "", &acp.DataError{

@@ -139,7 +139,8 @@ func TestPromptStreamsTextAndReasoning(t *testing.T) {
 	init := c.Initialize(nil)
 	assert.Equal(t, "acp-agent", init.AgentInfo.Name)
 	assert.Empty(t, init.AuthMethods, "a usable model needs no authentication")
-	sid := c.NewSession("/work/project")
+	project := t.TempDir()
+	sid := c.NewSession(project)
 
 	resp, updates := c.Call(acp.MethodSessionPrompt, prompt(sid, acp.TextBlock("Say hello")))
 	var r acp.PromptResponse
@@ -174,7 +175,7 @@ func TestPromptStreamsTextAndReasoning(t *testing.T) {
 	msgs := got.Body["messages"].([]any)
 	require.Len(t, msgs, 2)
 	assert.Equal(t, "system", msgs[0].(map[string]any)["role"])
-	assert.Contains(t, msgs[0].(map[string]any)["content"], "/work/project", "the system prompt names the workspace")
+	assert.Contains(t, msgs[0].(map[string]any)["content"], project, "the system prompt names the workspace")
 	assert.Equal(t, map[string]any{"role": "user", "content": "Say hello"}, msgs[1])
 }
 

@@ -71,13 +71,14 @@ func setOption(c *acptest.Client, sid, id, value string) acptest.Message {
 func TestConfigOptionsSwitchModelAndThoughtLevelMidSession(t *testing.T) {
 	c, oai, ab := twoProviders(t)
 	c.Initialize(nil)
-	resp, _ := c.Call(acp.MethodSessionNew, &acp.NewSessionRequest{CWD: "/tmp", MCPServers: []acp.McpServer{}})
+	resp, _ := c.Call(acp.MethodSessionNew, &acp.NewSessionRequest{CWD: t.TempDir(), MCPServers: []acp.McpServer{}})
 	var ns acp.NewSessionResponse
 	acptest.MustResult(t, resp, &ns)
 	models := []string{"openai/test-model", "openai/o4-mini", "anthropic/claude-sonnet-4-5", "anthropic/claude-opus-4-5"}
-	assert.Equal(t, []optionView{{"model", "model", "openai/test-model", models}}, optionViews(ns.ConfigOptions),
+	mode := optionView{"mode", "mode", "default", []string{"read-only", "default", "accept-edits", "full-access"}}
+	assert.Equal(t, []optionView{mode, {"model", "model", "openai/test-model", models}}, optionViews(ns.ConfigOptions),
 		"a model without reasoning has no thought_level option")
-	for _, o := range ns.ConfigOptions[0].Select.Options.Options {
+	for _, o := range ns.ConfigOptions[1].Select.Options.Options {
 		if o.Value == "anthropic/claude-opus-4-5" {
 			assert.Contains(t, o.Description, "unavailable: ANTHROPIC_API_KEY is not set", "an unusable model says why")
 		}
@@ -101,10 +102,10 @@ func TestConfigOptionsSwitchModelAndThoughtLevelMidSession(t *testing.T) {
 	// To the OpenAI reasoning model: thought_level appears at medium.
 	var set acp.SetSessionConfigOptionResponse
 	acptest.MustResult(t, setOption(c, sid, "model", "openai/o4-mini"), &set)
-	assert.Equal(t, []optionView{{"model", "model", "openai/o4-mini", models},
+	assert.Equal(t, []optionView{mode, {"model", "model", "openai/o4-mini", models},
 		{"thought_level", "thought_level", "medium", []string{"low", "medium", "high"}}}, optionViews(set.ConfigOptions))
 	acptest.MustResult(t, setOption(c, sid, "thought_level", "high"), &set)
-	assert.Equal(t, "high", string(set.ConfigOptions[1].Select.CurrentValue))
+	assert.Equal(t, "high", string(set.ConfigOptions[2].Select.CurrentValue))
 	assert.Equal(t, "from openai", say("two"))
 	body := oai.request(t, 1).Body
 	assert.Equal(t, "o4-mini", body["model"])
@@ -113,7 +114,7 @@ func TestConfigOptionsSwitchModelAndThoughtLevelMidSession(t *testing.T) {
 
 	// To Anthropic: its own levels, starting at the configured one.
 	acptest.MustResult(t, setOption(c, sid, "model", "anthropic/claude-sonnet-4-5"), &set)
-	assert.Equal(t, []optionView{{"model", "model", "anthropic/claude-sonnet-4-5", models},
+	assert.Equal(t, []optionView{mode, {"model", "model", "anthropic/claude-sonnet-4-5", models},
 		{"thought_level", "thought_level", "low", []string{"off", "low", "medium", "high"}}}, optionViews(set.ConfigOptions))
 	assert.Equal(t, "from anthropic", say("three"))
 	req := ab.request(t, 0)
@@ -125,7 +126,7 @@ func TestConfigOptionsSwitchModelAndThoughtLevelMidSession(t *testing.T) {
 
 	// Back to a model without levels: the option disappears.
 	acptest.MustResult(t, setOption(c, sid, "model", "openai/test-model"), &set)
-	assert.Equal(t, []optionView{{"model", "model", "openai/test-model", models}}, optionViews(set.ConfigOptions))
+	assert.Equal(t, []optionView{mode, {"model", "model", "openai/test-model", models}}, optionViews(set.ConfigOptions))
 }
 
 func TestConfigOptionBadInputChangesNothing(t *testing.T) {

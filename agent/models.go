@@ -9,6 +9,7 @@ import (
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/agent/pricing"
+	"github.com/acp-agent/acp-agent/policy"
 )
 
 // ModelChoice is one model a session can be switched to with the "model"
@@ -205,6 +206,60 @@ func (a *Agent) configOptions(id, level string) []acp.SessionConfigOption {
 	return opts
 }
 
+// ConfigOptionMode is the id of the mode config option, kept in sync with
+// the session mode.
+const ConfigOptionMode = "mode"
+
+// modeInfo describes the session modes to the user.
+var modeInfo = map[policy.Mode][2]string{
+	policy.ModeReadOnly:    {"Read only", "Plan: read and search; no edits, no commands."},
+	policy.ModeDefault:     {"Default", "Read freely; ask before edits and commands."},
+	policy.ModeAcceptEdits: {"Accept edits", "Edit files freely; ask before commands."},
+	policy.ModeFullAccess:  {"Full access", "Edit and run commands without asking."},
+}
+
+// modeState is session/new's modes.
+func modeState(current policy.Mode) *acp.SessionModeState {
+	st := &acp.SessionModeState{CurrentModeID: acp.SessionModeId(current)}
+	for _, m := range policy.Modes {
+		st.AvailableModes = append(st.AvailableModes, acp.SessionMode{ID: acp.SessionModeId(m), Name: modeInfo[m][0], Description: modeInfo[m][1]})
+	}
+	return st
+}
+
+// modeOption is the mode config option.
+func modeOption(current policy.Mode) acp.SessionConfigOption {
+	o := acp.SessionConfigOption{ID: ConfigOptionMode, Name: "Mode", Category: acp.SessionConfigOptionCategoryMode,
+		Description: "What the agent may do without asking.",
+		Select:      &acp.SessionConfigSelect{CurrentValue: acp.SessionConfigValueId(current)}}
+	for _, m := range policy.Modes {
+		o.Select.Options.Options = append(o.Select.Options.Options, acp.SessionConfigSelectOption{
+			Value: acp.SessionConfigValueId(m), Name: modeInfo[m][0], Description: modeInfo[m][1]})
+	}
+	return o
+}
+
+// sessionOptions is the complete config option list of s: mode, model,
+// and thought level when the model has levels.
+func (a *Agent) sessionOptions(s *Session) []acp.SessionConfigOption {
+	cur := s.CurrentModel()
+	return append([]acp.SessionConfigOption{modeOption(s.Mode())}, a.configOptions(cur.ID, cur.ReasoningEffort)...)
+}
+
+// setMode switches s to mode and tells the client (current_mode_update,
+// and the config options, whose mode option changed). It runs on the read
+// loop, so the updates are posted without waiting.
+func (a *Agent) setMode(s *Session, mode string) error {
+	m, err := policy.ParseMode(mode)
+	if err != nil {
+		return fmt.Errorf("%w: modeId: %v", acp.ErrInvalidParams, err)
+	}
+	s.SetMode(m)
+	s.post(acp.SessionUpdate{CurrentModeUpdate: &acp.CurrentModeUpdate{CurrentModeID: acp.SessionModeId(m)}})
+	s.post(acp.SessionUpdate{ConfigOptionUpdate: &acp.ConfigOptionUpdate{ConfigOptions: a.sessionOptions(s)}})
+	return nil
+}
+
 // errUnknownConfigValue is wrapped for a value that is not one of an
 // option's choices.
 var errUnknownConfigValue = errors.New("not one of the option's values")
@@ -228,6 +283,14 @@ func (a *Agent) setConfigOption(s *Session, req *acp.SetSessionConfigOptionReque
 		// A new model starts at its own default level: levels differ
 		// between providers.
 		s.SetModel(SessionModel{ID: e.choice.Spec, Model: e.model, Name: e.spec.Model, Info: e.info, ReasoningEffort: e.level})
+	case ConfigOptionMode:
+		m, err := policy.ParseMode(value)
+		if err != nil {
+			return nil, fmt.Errorf("%w: value: %v", acp.ErrInvalidParams, err)
+		}
+		s.SetMode(m)
+		// The answer carries the options; the mode itself is announced.
+		s.post(acp.SessionUpdate{CurrentModeUpdate: &acp.CurrentModeUpdate{CurrentModeID: acp.SessionModeId(m)}})
 	case ConfigOptionThoughtLevel:
 		cur := s.CurrentModel()
 		e, ok := a.modelByID(cur.ID)
@@ -241,6 +304,5 @@ func (a *Agent) setConfigOption(s *Session, req *acp.SetSessionConfigOptionReque
 	default:
 		return nil, fmt.Errorf("%w: configId: unknown config option %q", acp.ErrInvalidParams, req.ConfigID)
 	}
-	cur := s.CurrentModel()
-	return a.configOptions(cur.ID, cur.ReasoningEffort), nil
+	return a.sessionOptions(s), nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/agent/pricing"
+	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/telemetry"
 )
 
@@ -63,6 +64,19 @@ type SessionConfig struct {
 	// it starts running; a turn that runs longer ends with
 	// ErrPromptTimedOut.
 	PromptTimeout time.Duration
+	// Workspace, if set, gives the session the built-in coding tools
+	// (BuiltinTools) and a system prompt that describes it; the session
+	// closes it on Close.
+	Workspace *Workspace
+	// Mode is the session mode (what tool calls may do without asking);
+	// empty means policy.ModeDefault.
+	Mode policy.Mode
+	// PermissionPolicy is what happens to a call the mode says to ask
+	// about: ask the user (default), allow, or deny.
+	PermissionPolicy policy.PolicyMode
+	// Permissions asks the user; nil means nobody can be asked, so calls
+	// that need asking are rejected.
+	Permissions PermissionRequester
 	// OnRetry, if set, is told about each retry before its back-off.
 	OnRetry func(RetryNotice)
 	// OnDelete is called by Delete to remove the session's stored data.
@@ -135,6 +149,8 @@ type Session struct {
 	cost float64
 	// model is the current model; the next model request uses it.
 	model SessionModel
+	// perms is the mode and the remembered permission decisions (own lock).
+	perms *permissions
 	// sessionEvents are the newest events of the session itself (not of
 	// its transcript); see Events.
 	sessionEvents []Event
@@ -168,6 +184,24 @@ func NewSession(cfg SessionConfig) *Session {
 			s.allowed[n] = true
 		}
 	}
+	if cfg.Mode == "" {
+		cfg.Mode = policy.ModeDefault
+	}
+	if cfg.PermissionPolicy == "" {
+		cfg.PermissionPolicy = policy.PolicyAsk
+	}
+	s.cfg = cfg
+	s.perms = &permissions{mode: cfg.Mode}
+	if cfg.Workspace != nil {
+		for _, t := range BuiltinTools(cfg.Workspace) {
+			// A fork's cloned registry holds the source's built-ins,
+			// bound to the source's workspace: replace them.
+			s.tools.Unregister(t.Name)
+			if err := s.tools.Register(t); err != nil {
+				s.log.Error("registering a built-in tool", "tool", t.Name, "error", err)
+			}
+		}
+	}
 	s.model = SessionModel{ID: cfg.ModelID, Model: cfg.Model, Name: cfg.ModelName, Info: cfg.ModelInfo, ReasoningEffort: cfg.ReasoningEffort}
 	s.lifetime, s.end = context.WithCancelCause(context.Background())
 	return s
@@ -185,6 +219,12 @@ type SessionModel struct {
 	// ReasoningEffort is the thought level ("" for the provider default).
 	ReasoningEffort string
 }
+
+// Mode returns the session mode.
+func (s *Session) Mode() policy.Mode { return s.perms.Mode() }
+
+// SetMode switches the session mode; the next tool call is decided by it.
+func (s *Session) SetMode(m policy.Mode) { s.perms.setMode(m) }
 
 // CurrentModel returns the session's model.
 func (s *Session) CurrentModel() SessionModel {
@@ -705,6 +745,10 @@ type ForkOptions struct {
 	FromUserEntryIndex *int
 	// Sink of the new session (nil: none).
 	Sink UpdateSink
+	// Permissions of the new session (nil: nobody to ask).
+	Permissions PermissionRequester
+	// Workspace of the new session (nil: the fork has no built-in tools).
+	Workspace *Workspace
 }
 
 // Fork returns a new session with its own id, an equal but independent
@@ -735,9 +779,16 @@ func (s *Session) ForkWith(opts ForkOptions) (*Session, error) {
 	model := s.model
 	s.mu.Unlock()
 	cfg := s.cfg
+	cfg.Mode = s.perms.Mode()
 	// The fork talks to the model the source talks to now.
 	cfg.ModelID, cfg.Model, cfg.ModelName, cfg.ModelInfo, cfg.ReasoningEffort = model.ID, model.Model, model.Name, model.Info, model.ReasoningEffort
 	cfg.ID, cfg.Sink, cfg.Tools, cfg.OnDelete = opts.ID, opts.Sink, s.tools.Clone(), nil
+	cfg.Permissions, cfg.Workspace = opts.Permissions, opts.Workspace
+	if opts.Workspace == nil {
+		for _, name := range builtinToolNames {
+			cfg.Tools.Unregister(name)
+		}
+	}
 	f := NewSession(cfg)
 	f.tr = tr
 	return f, nil
@@ -794,6 +845,11 @@ func (s *Session) shutdown(deleted bool) {
 		return
 	}
 	s.end(ErrSessionClosed)
+	if s.cfg.Workspace != nil {
+		if err := s.cfg.Workspace.Close(); err != nil {
+			s.log.Warn("closing the workspace", "error", err)
+		}
+	}
 	if deleted {
 		s.publish(OutputEvent{Type: OutputDeleted})
 	}

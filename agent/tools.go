@@ -10,6 +10,9 @@ import (
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/policy"
 )
 
 // ToolSource says where a tool comes from.
@@ -24,7 +27,28 @@ const (
 type ToolResult struct {
 	Text    string
 	IsError bool
+	// Content is what the client is shown for the call (a diff, a
+	// terminal); nil means Text.
+	Content []acp.ToolCallContent
 }
+
+// ToolCallInfo is how a call is shown to the client and what permission
+// it needs.
+type ToolCallInfo struct {
+	Kind      acp.ToolKind
+	Title     string
+	Locations []acp.ToolCallLocation
+	// Action decides the permission (policy.Decide).
+	Action policy.Action
+	// Command is the parsed command line of an ActionExecute call:
+	// remembered decisions are keyed on its simple commands.
+	Command *policy.CommandLine
+}
+
+// DescribeFunc describes a call with schema-valid arguments. An error
+// refuses the call before anything is asked or run (a path outside the
+// workspace, a denied command); it goes back to the model.
+type DescribeFunc func(args json.RawMessage) (ToolCallInfo, error)
 
 // ToolFunc runs a tool. args is the model's raw argument JSON (untrusted).
 // A returned error becomes an error result for the model.
@@ -39,6 +63,27 @@ type Tool struct {
 	Parameters json.RawMessage
 	Source     ToolSource // default native
 	Run        ToolFunc
+	// Describe, if set, describes each call. Without it a call is shown
+	// with the tool's name and kind "other"; a native tool needs no
+	// permission (it is the embedding program's own code), an MCP tool
+	// asks like a command.
+	Describe DescribeFunc
+}
+
+// describe returns the call's description.
+func (t *Tool) describe(args json.RawMessage) (ToolCallInfo, error) {
+	if t.Describe != nil {
+		info, err := t.Describe(args)
+		if err == nil && info.Title == "" {
+			info.Title = t.Name
+		}
+		return info, err
+	}
+	info := ToolCallInfo{Kind: acp.ToolKindOther, Title: t.Name, Action: policy.ActionNone}
+	if t.Source == ToolSourceMCP {
+		info.Action = policy.ActionOther
+	}
+	return info, nil
 }
 
 // ToolDescriptor describes a registered tool.
@@ -201,7 +246,7 @@ func (r *ToolRegistry) specs(allowed func(string) bool) []toolSpec {
 	var out []toolSpec
 	for name, rt := range r.tools {
 		if rt.enabled && allowed(name) {
-			out = append(out, toolSpec{name: name, description: rt.tool.Description, parameters: rt.tool.Parameters})
+			out = append(out, toolSpec{name: name, description: rt.tool.Description, short: rt.tool.ShortDescription, parameters: rt.tool.Parameters})
 		}
 	}
 	slices.SortFunc(out, func(a, b toolSpec) int { return cmp.Compare(a.name, b.name) })
@@ -209,6 +254,6 @@ func (r *ToolRegistry) specs(allowed func(string) bool) []toolSpec {
 }
 
 type toolSpec struct {
-	name, description string
-	parameters        json.RawMessage
+	name, description, short string
+	parameters               json.RawMessage
 }

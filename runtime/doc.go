@@ -1,8 +1,36 @@
-// Package runtime will hold the local filesystem and terminal runtimes that
-// tools use when the editor does not offer fs/* and terminal/*: a
-// filesystem confined with os.Root to the session's roots, and processes
-// run in their own process group with bounded output.
+// Package runtime holds the filesystem and terminal runtimes that the
+// agent's tools use: local ones, and ones that go through the editor
+// (ClientFS, ClientTerminal over fs/* and terminal/*) when the client
+// advertises those methods.
 //
-// It is empty until the tools issue builds it; the package exists so the
-// module layout is the one the design fixes.
+// LocalFS serves files locally, confined to a policy.FS with one os.Root
+// per root. Each operation runs policy.FS.Resolve, then the os.Root method
+// on the root-relative path, then checks the real path of the opened file
+// (/proc/self/fd on Linux; elsewhere EvalSymlinks plus os.SameFile) against
+// the same rules, so a symlink into .git or one swapped mid-call does not
+// get through. Walks (ListDirectory, Glob, Grep) never follow symlinks and
+// open each entry relative to its checked parent only if it is the inode
+// that was listed. Writes are atomic (a temporary file in the same
+// directory, fsync, rename, directory fsync); each directory is checked
+// before it is created; writes refuse symlinks, hard-linked and
+// write-protected files. Reads refuse binary and non-UTF-8 files, files
+// over the size cap, and hard-linked files unless WithHardLinkReads.
+//
+// LocalTerminal runs each command in its own process group with stdin
+// from /dev/null and a minimal environment without secrets. A timeout or
+// cancellation kills the whole group (SIGTERM, then SIGKILL after a
+// grace period), and Wait is bounded even when grandchildren hold the
+// output pipe. Output is one tail buffer of OutputByteLimit bytes, cut on
+// a UTF-8 boundary, and the pipe keeps draining past the limit so a
+// producer never blocks. A grandchild that calls setsid leaves the process
+// group; with TerminalOptions.CgroupParent it is killed through its
+// cgroup, otherwise only WaitDelay bounds the wait.
+//
+// Neither runtime confines commands to the workspace: a command sees what
+// the agent's user sees (docs/security.md). The policy decides what runs;
+// the runtimes decide how.
+//
+// Concurrency: LocalFS, LocalTerminal, ClientFS and ClientTerminal are
+// safe for concurrent use. Every goroutine a LocalTerminal starts is
+// waited for by Release or Close.
 package runtime

@@ -171,8 +171,9 @@ func TestBinaryConfigFileModelsBecomeConfigOptions(t *testing.T) {
 	var ns acp.NewSessionResponse
 	require.Nil(t, resp.Error)
 	require.NoError(t, json.Unmarshal(resp.Result, &ns))
-	require.Len(t, ns.ConfigOptions, 1)
-	model := ns.ConfigOptions[0]
+	require.Len(t, ns.ConfigOptions, 2, "mode and model")
+	assert.Equal(t, "mode", string(ns.ConfigOptions[0].ID))
+	model := ns.ConfigOptions[1]
 	assert.Equal(t, "replay/"+first, string(model.Select.CurrentValue))
 	require.Len(t, model.Select.Options.Options, 2)
 	assert.Equal(t, "Second", model.Select.Options.Options[1].Name)

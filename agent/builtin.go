@@ -1,0 +1,538 @@
+package agent
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/policy"
+	"github.com/acp-agent/acp-agent/runtime"
+)
+
+// The built-in tool names.
+const (
+	ToolReadFile      = "read_file"
+	ToolWriteFile     = "write_file"
+	ToolEditFile      = "edit_file"
+	ToolListDirectory = "list_directory"
+	ToolGlob          = "glob"
+	ToolGrep          = "grep"
+	ToolRunCommand    = "run_command"
+	ToolUpdatePlan    = "update_plan"
+)
+
+var builtinToolNames = []string{ToolReadFile, ToolWriteFile, ToolEditFile, ToolListDirectory, ToolGlob, ToolGrep, ToolRunCommand, ToolUpdatePlan}
+
+// Limits of the built-in tools' output to the model.
+const (
+	maxListEntries = 1000
+	maxGlobResults = 500
+	maxGrepMatches = 200
+)
+
+// BuiltinTools returns the coding tools working in w: reading, writing and
+// editing files, listing, finding and searching, running commands, and
+// keeping the plan.
+func BuiltinTools(w *Workspace) []Tool {
+	return []Tool{
+		w.readFileTool(), w.writeFileTool(), w.editFileTool(), w.listDirectoryTool(),
+		w.globTool(), w.grepTool(), w.runCommandTool(), updatePlanTool(),
+	}
+}
+
+// decode unmarshals schema-checked arguments.
+func decode[T any](args json.RawMessage) (T, error) {
+	var v T
+	if err := json.Unmarshal(args, &v); err != nil {
+		return v, fmt.Errorf("invalid arguments: %w", err)
+	}
+	return v, nil
+}
+
+// describeWith and runWith decode the (schema-checked) arguments for f.
+func describeWith[T any](f func(T) (ToolCallInfo, error)) DescribeFunc {
+	return func(args json.RawMessage) (ToolCallInfo, error) {
+		a, err := decode[T](args)
+		if err != nil {
+			return ToolCallInfo{}, err
+		}
+		return f(a)
+	}
+}
+
+func runWith[T any](f func(context.Context, T) (ToolResult, error)) ToolFunc {
+	return func(ctx context.Context, args json.RawMessage) (ToolResult, error) {
+		a, err := decode[T](args)
+		if err != nil {
+			return ToolResult{}, err
+		}
+		return f(ctx, a)
+	}
+}
+
+// pathCall describes a call on one path, checked for access: reads are
+// ActionRead, writes ActionEdit.
+func (w *Workspace) pathCall(path string, kind acp.ToolKind, title string, line int, access policy.Access) (ToolCallInfo, error) {
+	action := policy.ActionRead
+	if access == policy.AccessWrite {
+		action = policy.ActionEdit
+	}
+	return ToolCallInfo{Kind: kind, Title: title, Locations: location(path, line), Action: action}, w.check(path, access)
+}
+
+func location(path string, line int) []acp.ToolCallLocation {
+	l := acp.ToolCallLocation{Path: path}
+	if line > 0 {
+		n := uint32(line)
+		l.Line = &n
+	}
+	return []acp.ToolCallLocation{l}
+}
+
+type readArgs struct {
+	Path  string `json:"path"`
+	Line  int    `json:"line"`
+	Limit int    `json:"limit"`
+}
+
+func (w *Workspace) readFileTool() Tool {
+	return Tool{
+		Name: ToolReadFile,
+		Description: "Read a text file. Returns its content; with line (1-based) and/or limit (a number of lines), only that window. " +
+			"Reads the editor's buffer when the file is open there. Use it before editing a file.",
+		ShortDescription: "Read a text file",
+		Parameters: json.RawMessage(`{"type":"object","properties":{
+			"path":{"type":"string","description":"absolute path, or relative to the workspace root"},
+			"line":{"type":"integer","minimum":1,"description":"first line to read (1-based)"},
+			"limit":{"type":"integer","minimum":1,"description":"number of lines to read"}},
+			"required":["path"],"additionalProperties":false}`),
+		Describe: describeWith(func(a readArgs) (ToolCallInfo, error) {
+			path := w.abs(a.Path)
+			title := "Read " + w.display(path)
+			switch {
+			case a.Line > 0 && a.Limit > 0:
+				title += fmt.Sprintf(" (lines %d–%d)", a.Line, a.Line+a.Limit-1)
+			case a.Line > 0:
+				title += fmt.Sprintf(" (from line %d)", a.Line)
+			case a.Limit > 0:
+				title += fmt.Sprintf(" (first %d lines)", a.Limit)
+			}
+			return w.pathCall(path, acp.ToolKindRead, title, a.Line, policy.AccessRead)
+		}),
+		Run: runWith(func(ctx context.Context, a readArgs) (ToolResult, error) {
+			text, err := w.files.ReadTextFile(ctx, w.abs(a.Path), a.Line, a.Limit)
+			if err != nil {
+				return ToolResult{}, err
+			}
+			if text == "" {
+				text = "(empty)"
+			}
+			return ToolResult{Text: text}, nil
+		}),
+	}
+}
+
+// current returns a file's content before an edit, and whether it exists.
+// It reads the editor's buffer when the editor offers reads.
+func (w *Workspace) current(ctx context.Context, path string) (string, bool, error) {
+	data, exists, err := w.local.ReadFile(ctx, path)
+	if err != nil {
+		return "", false, err
+	}
+	if w.readsViaEditor && exists {
+		text, err := w.files.ReadTextFile(ctx, path, 0, 0)
+		return text, true, err
+	}
+	return string(data), exists, nil
+}
+
+type writeArgs struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+}
+
+func (w *Workspace) writeFileTool() Tool {
+	return Tool{
+		Name:             ToolWriteFile,
+		Description:      "Create a file, or replace a whole file, with content. Parent directories are created. Prefer edit_file for changes to an existing file.",
+		ShortDescription: "Create or overwrite a file",
+		Parameters: json.RawMessage(`{"type":"object","properties":{
+			"path":{"type":"string","description":"absolute path, or relative to the workspace root"},
+			"content":{"type":"string","description":"the complete new content"}},
+			"required":["path","content"],"additionalProperties":false}`),
+		Describe: describeWith(func(a writeArgs) (ToolCallInfo, error) {
+			path := w.abs(a.Path)
+			return w.pathCall(path, acp.ToolKindEdit, "Write "+w.display(path), 0, policy.AccessWrite)
+		}),
+		Run: runWith(func(ctx context.Context, a writeArgs) (ToolResult, error) {
+			path := w.abs(a.Path)
+			old, exists, err := w.current(ctx, path)
+			if err != nil {
+				return ToolResult{}, err
+			}
+			if err := w.files.WriteTextFile(ctx, path, a.Content); err != nil {
+				return ToolResult{}, err
+			}
+			diff := &acp.Diff{Path: path, NewText: a.Content}
+			verb := "Created"
+			if exists {
+				diff.OldText, verb = &old, "Replaced"
+			}
+			return ToolResult{
+				Text:    fmt.Sprintf("%s %s (%d bytes).", verb, path, len(a.Content)),
+				Content: []acp.ToolCallContent{{Diff: diff}},
+			}, nil
+		}),
+	}
+}
+
+type editArgs struct {
+	Path       string `json:"path"`
+	OldString  string `json:"old_string"`
+	NewString  string `json:"new_string"`
+	ReplaceAll bool   `json:"replace_all"`
+}
+
+func (w *Workspace) editFileTool() Tool {
+	return Tool{
+		Name: ToolEditFile,
+		Description: "Edit a file by exact string replacement: old_string must occur in the file exactly once (include enough surrounding lines to make it unique), " +
+			"or set replace_all to replace every occurrence. Whitespace and indentation must match exactly. Read the file first.",
+		ShortDescription: "Replace exact text in a file",
+		Parameters: json.RawMessage(`{"type":"object","properties":{
+			"path":{"type":"string","description":"absolute path, or relative to the workspace root"},
+			"old_string":{"type":"string","minLength":1,"description":"the exact text to replace"},
+			"new_string":{"type":"string","description":"the replacement"},
+			"replace_all":{"type":"boolean","description":"replace every occurrence (default false)"}},
+			"required":["path","old_string","new_string"],"additionalProperties":false}`),
+		Describe: describeWith(func(a editArgs) (ToolCallInfo, error) {
+			path := w.abs(a.Path)
+			return w.pathCall(path, acp.ToolKindEdit, "Edit "+w.display(path), 0, policy.AccessWrite)
+		}),
+		Run: runWith(func(ctx context.Context, a editArgs) (ToolResult, error) {
+			path := w.abs(a.Path)
+			old, exists, err := w.current(ctx, path)
+			if err != nil {
+				return ToolResult{}, err
+			}
+			if !exists {
+				return ToolResult{}, fmt.Errorf("%s does not exist; use write_file to create it", path)
+			}
+			if a.OldString == a.NewString {
+				return ToolResult{}, errors.New("old_string and new_string are the same; nothing to change")
+			}
+			n := strings.Count(old, a.OldString)
+			switch {
+			case n == 0:
+				return ToolResult{}, fmt.Errorf("old_string was not found in %s; read the file and copy the text exactly, whitespace included", path)
+			case n > 1 && !a.ReplaceAll:
+				return ToolResult{}, fmt.Errorf("old_string occurs %d times in %s; include more surrounding text to make it unique, or set replace_all", n, path)
+			}
+			updated := strings.Replace(old, a.OldString, a.NewString, map[bool]int{true: -1, false: 1}[a.ReplaceAll])
+			if err := w.files.WriteTextFile(ctx, path, updated); err != nil {
+				return ToolResult{}, err
+			}
+			line := 1 + strings.Count(old[:strings.Index(old, a.OldString)], "\n")
+			plural := map[bool]string{true: "s", false: ""}[n > 1]
+			return ToolResult{
+				Text:    fmt.Sprintf("Replaced %d occurrence%s in %s (first at line %d).", n, plural, path, line),
+				Content: []acp.ToolCallContent{{Diff: &acp.Diff{Path: path, OldText: &old, NewText: updated}}},
+			}, nil
+		}),
+	}
+}
+
+type pathArgs struct {
+	Path string `json:"path"`
+}
+
+func (w *Workspace) listDirectoryTool() Tool {
+	return Tool{
+		Name:             ToolListDirectory,
+		Description:      "List a directory: one entry per line, directories with a trailing /, symlinks marked, file sizes in bytes.",
+		ShortDescription: "List a directory",
+		Parameters: json.RawMessage(`{"type":"object","properties":{
+			"path":{"type":"string","description":"absolute path, or relative to the workspace root (default: the root)"}},
+			"additionalProperties":false}`),
+		Describe: describeWith(func(a pathArgs) (ToolCallInfo, error) {
+			path := w.abs(cmp.Or(a.Path, w.roots[0]))
+			return w.pathCall(path, acp.ToolKindRead, "List "+w.display(path), 0, policy.AccessRead)
+		}),
+		Run: runWith(func(ctx context.Context, a pathArgs) (ToolResult, error) {
+			entries, err := w.local.ListDirectory(ctx, w.abs(cmp.Or(a.Path, w.roots[0])))
+			if err != nil {
+				return ToolResult{}, err
+			}
+			var b strings.Builder
+			for i, e := range entries {
+				if i == maxListEntries {
+					fmt.Fprintf(&b, "[... %d more entries not shown ...]\n", len(entries)-i)
+					break
+				}
+				switch {
+				case e.IsSymlink:
+					fmt.Fprintf(&b, "%s@ (symlink)\n", e.Name)
+				case e.IsDir:
+					fmt.Fprintf(&b, "%s/\n", e.Name)
+				default:
+					fmt.Fprintf(&b, "%s (%d bytes)\n", e.Name, e.Size)
+				}
+			}
+			if len(entries) == 0 {
+				b.WriteString("(empty directory)")
+			}
+			return ToolResult{Text: b.String()}, nil
+		}),
+	}
+}
+
+type globArgs struct {
+	Pattern string `json:"pattern"`
+	Path    string `json:"path"`
+}
+
+func (w *Workspace) globTool() Tool {
+	return Tool{
+		Name:             ToolGlob,
+		Description:      "Find files and directories by name pattern, relative to path: * and ? within a name, ** across directories, {a,b} alternatives (e.g. **/*.go, cmd/**/main.go). Returns absolute paths, sorted.",
+		ShortDescription: "Find files by pattern",
+		Parameters: json.RawMessage(`{"type":"object","properties":{
+			"pattern":{"type":"string","minLength":1},
+			"path":{"type":"string","description":"directory to search from (default: the workspace root)"}},
+			"required":["pattern"],"additionalProperties":false}`),
+		Describe: describeWith(func(a globArgs) (ToolCallInfo, error) {
+			dir := w.abs(cmp.Or(a.Path, w.roots[0]))
+			return w.pathCall(dir, acp.ToolKindSearch, fmt.Sprintf("Find %s in %s", a.Pattern, w.display(dir)), 0, policy.AccessRead)
+		}),
+		Run: runWith(func(ctx context.Context, a globArgs) (ToolResult, error) {
+			paths, truncated, err := w.local.Glob(ctx, w.abs(cmp.Or(a.Path, w.roots[0])), a.Pattern, maxGlobResults)
+			if err != nil {
+				return ToolResult{}, err
+			}
+			text := strings.Join(paths, "\n")
+			if len(paths) == 0 {
+				text = "No matches."
+			}
+			if truncated {
+				text += fmt.Sprintf("\n[... more than %d matches; use a more specific pattern ...]", maxGlobResults)
+			}
+			return ToolResult{Text: text}, nil
+		}),
+	}
+}
+
+type grepArgs struct {
+	Pattern    string `json:"pattern"`
+	Path       string `json:"path"`
+	Include    string `json:"include"`
+	IgnoreCase bool   `json:"ignore_case"`
+	MaxMatches int    `json:"max_matches"`
+}
+
+func (w *Workspace) grepTool() Tool {
+	return Tool{
+		Name: ToolGrep,
+		Description: "Search file contents with a regular expression (Go RE2 syntax) under path (a file or directory). " +
+			"include filters file names by glob (e.g. *.go). Returns path:line: text, in path order; binary files are skipped.",
+		ShortDescription: "Search file contents",
+		Parameters: json.RawMessage(`{"type":"object","properties":{
+			"pattern":{"type":"string","minLength":1},
+			"path":{"type":"string","description":"file or directory (default: the workspace root)"},
+			"include":{"type":"string","description":"glob the file names must match"},
+			"ignore_case":{"type":"boolean"},
+			"max_matches":{"type":"integer","minimum":1,"maximum":2000}},
+			"required":["pattern"],"additionalProperties":false}`),
+		Describe: describeWith(func(a grepArgs) (ToolCallInfo, error) {
+			path := w.abs(cmp.Or(a.Path, w.roots[0]))
+			return w.pathCall(path, acp.ToolKindSearch, fmt.Sprintf("Search %q in %s", a.Pattern, w.display(path)), 0, policy.AccessRead)
+		}),
+		Run: runWith(func(ctx context.Context, a grepArgs) (ToolResult, error) {
+			max := a.MaxMatches
+			if max <= 0 {
+				max = maxGrepMatches
+			}
+			matches, truncated, err := w.local.Grep(ctx, w.abs(cmp.Or(a.Path, w.roots[0])), runtime.GrepOptions{
+				Pattern: a.Pattern, Include: a.Include, IgnoreCase: a.IgnoreCase, MaxMatches: max})
+			if err != nil {
+				return ToolResult{}, err
+			}
+			var b strings.Builder
+			for _, m := range matches {
+				fmt.Fprintf(&b, "%s:%d: %s\n", m.Path, m.Line, m.Text)
+			}
+			if len(matches) == 0 {
+				b.WriteString("No matches.")
+			}
+			if truncated {
+				fmt.Fprintf(&b, "[... stopped after %d matches; narrow the pattern or path ...]", max)
+			}
+			return ToolResult{Text: b.String()}, nil
+		}),
+	}
+}
+
+type commandArgs struct {
+	Command        string `json:"command"`
+	Cwd            string `json:"cwd"`
+	TimeoutSeconds int    `json:"timeout_seconds"`
+}
+
+// command is a parsed, checked run_command call.
+type command struct {
+	line    string
+	cwd     string
+	timeout time.Duration
+	parsed  policy.CommandLine
+}
+
+func (w *Workspace) parseCommand(args json.RawMessage) (command, error) {
+	a, err := decode[commandArgs](args)
+	if err != nil {
+		return command{}, err
+	}
+	c := command{line: a.Command, cwd: w.abs(cmp.Or(a.Cwd, w.roots[0])), timeout: w.cfg.CommandTimeout}
+	if a.TimeoutSeconds > 0 {
+		c.timeout = time.Duration(a.TimeoutSeconds) * time.Second
+	}
+	if m := w.cfg.Terminal.MaxRuntime; m > 0 && c.timeout > m {
+		c.timeout = m
+	}
+	if err := w.check(c.cwd, policy.AccessRead); err != nil {
+		return c, err
+	}
+	c.parsed, err = policy.ParseCommandLine(a.Command, policy.NewLookPath(w.cfg.PATH, c.cwd))
+	if err != nil {
+		return c, fmt.Errorf("the command cannot be run: %w", err)
+	}
+	if err := w.cfg.Terminal.Check(c.parsed); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+func (w *Workspace) runCommandTool() Tool {
+	return Tool{
+		Name: ToolRunCommand,
+		Description: "Run a shell command line (bash -c) in the workspace and return its combined output and exit status. " +
+			"Use it to build, test, run git and the like. Output beyond a limit keeps its end. Commands are killed at their timeout. " +
+			"The user may be asked to approve the command; keep lines simple (no command substitution or redirection to files) so approvals can be remembered.",
+		ShortDescription: "Run a shell command",
+		Parameters: json.RawMessage(`{"type":"object","properties":{
+			"command":{"type":"string","minLength":1,"description":"the command line"},
+			"cwd":{"type":"string","description":"working directory (default: the workspace root)"},
+			"timeout_seconds":{"type":"integer","minimum":1,"maximum":86400}},
+			"required":["command"],"additionalProperties":false}`),
+		Describe: func(args json.RawMessage) (ToolCallInfo, error) {
+			c, err := w.parseCommand(args)
+			info := ToolCallInfo{Kind: acp.ToolKindExecute, Title: c.line, Action: policy.ActionExecute}
+			if err != nil {
+				return info, err
+			}
+			info.Command = &c.parsed
+			if c.cwd != w.roots[0] {
+				info.Locations = location(c.cwd, 0)
+			}
+			return info, nil
+		},
+		Run: func(ctx context.Context, args json.RawMessage) (ToolResult, error) {
+			c, err := w.parseCommand(args)
+			if err != nil {
+				return ToolResult{}, err
+			}
+			var content []acp.ToolCallContent
+			res, err := w.term.Run(ctx, runtime.CommandSpec{
+				Command: w.shell(), Args: []string{"-c", c.line}, Cwd: c.cwd,
+				OutputByteLimit: w.cfg.OutputByteLimit, Timeout: c.timeout,
+			}, func(id string) {
+				// The editor shows the terminal live in the tool call.
+				content = []acp.ToolCallContent{{Terminal: &acp.Terminal{TerminalID: acp.TerminalId(id)}}}
+				ToolProgress(ctx, content)
+			})
+			if err != nil {
+				return ToolResult{}, err
+			}
+			return commandResult(c, res, content), nil
+		},
+	}
+}
+
+// shell is the shell that runs command lines: bash, because the policy
+// parses lines as bash (in dash, "ls &>/dev/null" means "run ls in the
+// background"); sh only where there is no bash.
+func (w *Workspace) shell() string {
+	if p, err := policy.NewLookPath(w.cfg.PATH, w.roots[0])("bash"); err == nil {
+		return p
+	}
+	return "/bin/sh"
+}
+
+// commandResult is what the model (and, without an editor terminal, the
+// user) sees of a finished command.
+func commandResult(c command, res runtime.CommandResult, terminal []acp.ToolCallContent) ToolResult {
+	var b strings.Builder
+	if res.Truncated {
+		b.WriteString("[... earlier output truncated ...]\n")
+	}
+	b.WriteString(res.Output)
+	if res.Output != "" && !strings.HasSuffix(res.Output, "\n") {
+		b.WriteByte('\n')
+	}
+	failed := true
+	switch {
+	case res.TimedOut:
+		fmt.Fprintf(&b, "[timed out after %v; the command was killed]", c.timeout)
+	case res.ExitCode != nil:
+		fmt.Fprintf(&b, "[exit code %d]", *res.ExitCode)
+		failed = *res.ExitCode != 0
+	case res.Signal != "":
+		fmt.Fprintf(&b, "[killed by signal %s]", res.Signal)
+	default:
+		b.WriteString("[exit status unknown]")
+	}
+	return ToolResult{Text: b.String(), IsError: failed, Content: terminal}
+}
+
+type planArgs struct {
+	Entries []struct {
+		Content  string `json:"content"`
+		Priority string `json:"priority"`
+		Status   string `json:"status"`
+	} `json:"entries"`
+}
+
+func updatePlanTool() Tool {
+	return Tool{
+		Name: ToolUpdatePlan,
+		Description: "Show your plan for the task to the user as a checklist. Send the complete plan every time (it replaces the previous one), " +
+			"marking entries pending, in_progress or completed as you go. Use it for tasks of several steps.",
+		ShortDescription: "Update the task plan",
+		Parameters: json.RawMessage(`{"type":"object","properties":{
+			"entries":{"type":"array","items":{"type":"object","properties":{
+				"content":{"type":"string","minLength":1},
+				"priority":{"enum":["high","medium","low"]},
+				"status":{"enum":["pending","in_progress","completed"]}},
+				"required":["content","status"],"additionalProperties":false}}},
+			"required":["entries"],"additionalProperties":false}`),
+		Describe: func(json.RawMessage) (ToolCallInfo, error) {
+			return ToolCallInfo{Kind: acp.ToolKindThink, Title: "Update plan", Action: policy.ActionNone}, nil
+		},
+		Run: runWith(func(ctx context.Context, a planArgs) (ToolResult, error) {
+			plan := &acp.Plan{Entries: []acp.PlanEntry{}}
+			done := 0
+			for _, e := range a.Entries {
+				plan.Entries = append(plan.Entries, acp.PlanEntry{Content: e.Content,
+					Priority: acp.PlanEntryPriority(cmp.Or(e.Priority, "medium")), Status: acp.PlanEntryStatus(e.Status)})
+				if e.Status == "completed" {
+					done++
+				}
+			}
+			SendUpdate(ctx, acp.SessionUpdate{Plan: plan})
+			return ToolResult{Text: fmt.Sprintf("Plan updated: %d entries, %d completed.", len(a.Entries), done)}, nil
+		}),
+	}
+}

@@ -1,0 +1,175 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/policy"
+	"github.com/acp-agent/acp-agent/telemetry"
+)
+
+// PermissionRequester asks the user to allow a tool call
+// (*acp.ClientConn is one).
+type PermissionRequester interface {
+	RequestPermission(ctx context.Context, req *acp.RequestPermissionRequest) (*acp.RequestPermissionResponse, error)
+}
+
+// ErrPermissionCancelled ends a turn whose tool call was answered
+// "cancelled": by the client (it answers so on session/cancel), by a
+// remembered reject_always, or by the deny permission policy. It is a
+// cancellation: errors.Is(err, context.Canceled) holds.
+var ErrPermissionCancelled = fmt.Errorf("agent: permission cancelled: %w", context.Canceled)
+
+// The permission options offered with every request (seed 002). Their ids
+// equal their kinds.
+var permissionOptions = []acp.PermissionOption{
+	{OptionID: "allow_once", Name: "Allow once", Kind: acp.PermissionOptionKindAllowOnce},
+	{OptionID: "allow_always", Name: "Always allow", Kind: acp.PermissionOptionKindAllowAlways},
+	{OptionID: "reject_once", Name: "Reject once", Kind: acp.PermissionOptionKindRejectOnce},
+	{OptionID: "reject_always", Name: "Always reject", Kind: acp.PermissionOptionKindRejectAlways},
+}
+
+// permissions is a session's mode and remembered decisions. Remembered
+// decisions have a scope per action: edits, the whole session; commands,
+// each simple command's program and subcommand (policy.CommandMemory);
+// other tools, the tool's name.
+type permissions struct {
+	mu    sync.Mutex
+	mode  policy.Mode
+	edits policy.Decision
+	other map[string]policy.Decision
+	cmds  policy.CommandMemory
+}
+
+func (p *permissions) Mode() policy.Mode {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.mode
+}
+
+func (p *permissions) setMode(m policy.Mode) {
+	p.mu.Lock()
+	p.mode = m
+	p.mu.Unlock()
+}
+
+func (p *permissions) remembered(tool string, info ToolCallInfo) policy.Decision {
+	switch info.Action {
+	case policy.ActionEdit:
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.edits
+	case policy.ActionExecute:
+		if info.Command != nil {
+			return p.cmds.Lookup(*info.Command)
+		}
+	case policy.ActionOther:
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.other[tool]
+	}
+	return policy.DecisionNone
+}
+
+func (p *permissions) remember(tool string, info ToolCallInfo, d policy.Decision) {
+	switch info.Action {
+	case policy.ActionEdit:
+		p.mu.Lock()
+		p.edits = d
+		p.mu.Unlock()
+	case policy.ActionExecute:
+		if info.Command != nil {
+			p.cmds.Remember(*info.Command, d)
+		}
+	case policy.ActionOther:
+		p.mu.Lock()
+		if p.other == nil {
+			p.other = map[string]policy.Decision{}
+		}
+		p.other[tool] = d
+		p.mu.Unlock()
+	}
+}
+
+// forFork is the permissions of a fork: the same mode, and nothing
+// remembered, since remembered decisions belong to the session the user
+// answered in.
+func (p *permissions) forFork() *permissions {
+	return &permissions{mode: p.Mode()}
+}
+
+// permit is the outcome of authorize.
+type permit int
+
+const (
+	permitted permit = iota
+	deniedByMode
+	rejectedByUser
+	permissionCancelled
+)
+
+// authorize decides whether call may run: the session mode, then a
+// remembered decision, then the permission policy, and if that says ask,
+// the user. Failing to ask (no client, an error) rejects: permission
+// fails closed.
+func (s *Session) authorize(ctx context.Context, call toolCallView, info ToolCallInfo) (permit, string) {
+	mode := s.perms.Mode()
+	v := policy.Decide(mode, s.cfg.PermissionPolicy, info.Action, s.perms.remembered(call.name, info))
+	switch v {
+	case policy.Allow:
+		return permitted, ""
+	case policy.Deny:
+		return deniedByMode, fmt.Sprintf("Error: the session is in %s mode, which does not allow %s tool calls. Do not retry; describe what you would do instead, or ask the user to switch modes.", mode, info.Action)
+	case policy.Cancel:
+		return permissionCancelled, ""
+	}
+	if s.cfg.Permissions == nil {
+		return rejectedByUser, "Error: this tool call needs the user's permission, and there is no client to ask. It was not run."
+	}
+	req := &acp.RequestPermissionRequest{
+		SessionID: acp.SessionId(s.id),
+		ToolCall: acp.ToolCallUpdate{ToolCallID: acp.ToolCallId(call.id), Title: info.Title, Kind: info.Kind,
+			Status: acp.ToolCallStatusPending, Locations: info.Locations, RawInput: call.rawInput},
+		Options: permissionOptions,
+	}
+	resp, err := s.cfg.Permissions.RequestPermission(ctx, req)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return permissionCancelled, ""
+	case err != nil:
+		s.log.Warn("permission request failed; rejecting the tool call", "tool", call.name, "error", err)
+		return rejectedByUser, "Error: asking the user for permission failed, so this tool call was not run: " + err.Error()
+	case resp.Outcome.Cancelled != nil:
+		return permissionCancelled, ""
+	case resp.Outcome.Selected == nil:
+		return rejectedByUser, "Error: the user did not allow this tool call. It was not run."
+	}
+	switch acp.PermissionOptionKind(resp.Outcome.Selected.OptionID) {
+	case acp.PermissionOptionKindAllowOnce:
+		return permitted, ""
+	case acp.PermissionOptionKindAllowAlways:
+		s.perms.remember(call.name, info, policy.DecisionAllow)
+		return permitted, ""
+	case acp.PermissionOptionKindRejectAlways:
+		s.perms.remember(call.name, info, policy.DecisionReject)
+	case acp.PermissionOptionKindRejectOnce:
+	default:
+		// Not an option we offered: fail closed.
+		s.log.Warn("permission answer names an unknown option; rejecting", "option", resp.Outcome.Selected.OptionID)
+	}
+	return rejectedByUser, "The user rejected this tool call; it was not run. Do not retry it; ask the user how to proceed if you need it."
+}
+
+// toolCallView is what authorize needs of a call.
+type toolCallView struct {
+	id, name string
+	rawInput []byte
+}
+
+// denied reports a refused call to telemetry.
+func (s *Session) denied(it *item, tool string, why permit) {
+	reason := map[permit]string{deniedByMode: "mode", rejectedByUser: "rejected", permissionCancelled: "cancelled"}[why]
+	s.emit(it, telemetry.EventPromptPermissionDenied, "tool", tool, "reason", reason)
+}

@@ -1,0 +1,187 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/policy"
+	"github.com/acp-agent/acp-agent/runtime"
+)
+
+// textFiles reads and writes text files: the editor's fs/* methods, or the
+// local confined filesystem.
+type textFiles interface {
+	ReadTextFile(ctx context.Context, path string, line, limit int) (string, error)
+	WriteTextFile(ctx context.Context, path, content string) error
+}
+
+// commandRunner runs a command to its end: in the editor's terminal, or
+// locally.
+type commandRunner interface {
+	Run(ctx context.Context, spec runtime.CommandSpec, started func(terminalID string)) (runtime.CommandResult, error)
+}
+
+// WorkspaceConfig are the rules of the built-in tools' workspace.
+type WorkspaceConfig struct {
+	// ReadOnlyRoots are directories the tools never write to.
+	ReadOnlyRoots []string
+	// DeniedPathPrefixes are root-relative paths the tools never read or
+	// write; nil means policy.DefaultDeniedPrefixes (.git, .env).
+	DeniedPathPrefixes []string
+	// Terminal is the command allow/deny list and the longest run.
+	Terminal policy.Terminal
+	// CommandTimeout is a command's default timeout (the model may ask for
+	// less or more, up to Terminal.MaxRuntime); 0 means 2 minutes.
+	CommandTimeout time.Duration
+	// OutputByteLimit is how much of a command's output is kept (the
+	// tail); 0 means 256 KiB.
+	OutputByteLimit int
+	// PATH is the fixed search path of commands; empty means
+	// policy.DefaultPath.
+	PATH string
+}
+
+// Workspace is where a session's built-in tools work: the session's roots,
+// confined by os.Root, and the editor's files and terminals when it offers
+// them. Close releases it.
+type Workspace struct {
+	cfg   WorkspaceConfig
+	roots []string // cwd first
+	local *runtime.LocalFS
+	files textFiles // editor or local
+	term  commandRunner
+	// localTerm is closed with the workspace (nil when the editor runs
+	// the commands).
+	localTerm *runtime.LocalTerminal
+	// viaEditor says which operations go through the client.
+	readsViaEditor, writesViaEditor, termViaEditor bool
+}
+
+// NewWorkspace opens the workspace of a session in cwd (plus extra
+// roots). Methods the client advertised in caps are used through caller
+// (fs/read_text_file, fs/write_text_file, terminal/*); everything else is
+// local. Paths are checked against the workspace rules before any of them.
+func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, caps acp.ClientCapabilities, caller runtime.Caller, sessionID string) (*Workspace, error) {
+	roots := append([]string{cwd}, extra...)
+	for _, r := range roots {
+		if !filepath.IsAbs(r) {
+			return nil, fmt.Errorf("workspace root %q is not an absolute path", r)
+		}
+	}
+	denied := cfg.DeniedPathPrefixes
+	if denied == nil {
+		denied = policy.DefaultDeniedPrefixes()
+	}
+	local, err := runtime.NewLocalFS(policy.FS{Roots: roots, ReadOnlyRoots: cfg.ReadOnlyRoots, DeniedPathPrefixes: denied})
+	if err != nil {
+		return nil, err
+	}
+	if cfg.CommandTimeout <= 0 {
+		cfg.CommandTimeout = 2 * time.Minute
+	}
+	if cfg.OutputByteLimit <= 0 {
+		cfg.OutputByteLimit = 256 << 10
+	}
+	if cfg.PATH == "" {
+		cfg.PATH = policy.DefaultPath
+	}
+	w := &Workspace{cfg: cfg, roots: roots, local: local, files: local}
+	if caller != nil && (caps.FS.ReadTextFile || caps.FS.WriteTextFile) {
+		w.files = &splitFiles{read: pick(caps.FS.ReadTextFile, caller, sessionID, local), write: pick(caps.FS.WriteTextFile, caller, sessionID, local)}
+		w.readsViaEditor, w.writesViaEditor = caps.FS.ReadTextFile, caps.FS.WriteTextFile
+	}
+	if caller != nil && caps.Terminal {
+		w.term, w.termViaEditor = runtime.NewClientTerminal(caller, sessionID), true
+	} else {
+		w.localTerm = runtime.NewLocalTerminal(runtime.TerminalOptions{})
+		w.term = w.localTerm
+	}
+	return w, nil
+}
+
+func pick(viaEditor bool, caller runtime.Caller, sessionID string, local *runtime.LocalFS) textFiles {
+	if viaEditor {
+		return runtime.NewClientFS(caller, sessionID)
+	}
+	return local
+}
+
+// splitFiles reads and writes through different runtimes (a client that
+// offers only one of the two fs methods).
+type splitFiles struct{ read, write textFiles }
+
+func (f *splitFiles) ReadTextFile(ctx context.Context, path string, line, limit int) (string, error) {
+	return f.read.ReadTextFile(ctx, path, line, limit)
+}
+
+func (f *splitFiles) WriteTextFile(ctx context.Context, path, content string) error {
+	return f.write.WriteTextFile(ctx, path, content)
+}
+
+// Close kills the workspace's local commands and releases its roots.
+func (w *Workspace) Close() error {
+	var errs []error
+	if w.localTerm != nil {
+		errs = append(errs, w.localTerm.Close())
+	}
+	errs = append(errs, w.local.Close())
+	return errors.Join(errs...)
+}
+
+// Roots returns the workspace roots, the session's cwd first.
+func (w *Workspace) Roots() []string { return w.roots }
+
+// abs resolves a path the model gave: absolute paths as they are,
+// relative ones against the cwd. The result is then checked by the
+// policy (which refuses anything outside the roots).
+func (w *Workspace) abs(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(w.roots[0], p)
+}
+
+// check applies the filesystem rules to path for access a.
+func (w *Workspace) check(path string, a policy.Access) error {
+	_, _, err := w.local.Policy().Resolve(path, a)
+	return err
+}
+
+// display is path relative to the cwd when it is inside it, for titles.
+func (w *Workspace) display(path string) string {
+	if rel, err := filepath.Rel(w.roots[0], path); err == nil && filepath.IsLocal(rel) {
+		return rel
+	}
+	if rel, err := filepath.Rel(w.roots[0], path); err == nil && rel == "." {
+		return "."
+	}
+	return path
+}
+
+// describe is the part of the system prompt about the workspace.
+func (w *Workspace) describe(mode policy.Mode) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "The workspace root (current directory) is %s.", w.roots[0])
+	if len(w.roots) > 1 {
+		fmt.Fprintf(&b, " Additional workspace directories: %s.", strings.Join(w.roots[1:], ", "))
+	}
+	b.WriteString(" Tools can only reach files inside the workspace; ")
+	b.WriteString("paths may be absolute or relative to the workspace root. ")
+	fmt.Fprintf(&b, "Paths under %s are off limits.", strings.Join(w.local.Policy().DeniedPathPrefixes, ", "))
+	switch mode {
+	case policy.ModeReadOnly:
+		b.WriteString(" The session is in read-only (plan) mode: you may read and search, but not edit files or run commands; propose changes instead.")
+	case policy.ModeDefault:
+		b.WriteString(" Edits and commands need the user's approval, which the editor asks for; reads and searches do not.")
+	case policy.ModeAcceptEdits:
+		b.WriteString(" File edits are approved; commands need the user's approval.")
+	case policy.ModeFullAccess:
+		b.WriteString(" Edits and commands run without asking; be careful.")
+	}
+	return b.String()
+}

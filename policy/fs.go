@@ -1,0 +1,278 @@
+package policy
+
+import (
+	"errors"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// FS is the rooted filesystem rule set (seed 002 rootedWithRules).
+//
+// The zero value has no roots and therefore refuses every path. FS is a
+// plain value: Resolve and DeniedRel never touch the filesystem, so they
+// decide on the path text alone. Symlinks, hard links and races are the
+// business of whoever opens the file (package runtime re-checks the real
+// path of every file it opens against the same rules).
+type FS struct {
+	// Roots are absolute directories; Roots[0] is the session cwd, the
+	// rest are the session's additionalDirectories. A path must be inside
+	// one of them.
+	Roots []string
+	// ReadOnlyRoots are absolute directories under which writes are
+	// refused. They do not widen Roots: a read-only root outside every
+	// root is simply unreachable.
+	ReadOnlyRoots []string
+	// DeniedPathPrefixes are relative to each root ("/" is prepended if
+	// missing, so ".git" and "/.git" mean the same). A path equal to
+	// root/prefix or under it (a "/"-bounded match) is refused for reads
+	// and writes. See DeniedRel for how case variants are treated.
+	DeniedPathPrefixes []string
+}
+
+// Access says what an operation will do with a path.
+type Access int
+
+const (
+	// AccessRead covers reads, listings, globs and greps.
+	AccessRead Access = iota
+	// AccessWrite covers creating, writing and creating parents.
+	AccessWrite
+)
+
+// String returns "read" or "write".
+func (a Access) String() string {
+	if a == AccessWrite {
+		return "write"
+	}
+	return "read"
+}
+
+// ErrPermissionDenied is what every refusal unwraps to.
+var ErrPermissionDenied = errors.New("permission denied")
+
+// Reasons a path is refused, as found in PathError.Reason. Callers log
+// them; they must not branch on them (use errors.Is with
+// ErrPermissionDenied).
+const (
+	ReasonNotAbsolute  = "not absolute"
+	ReasonNUL          = "NUL byte"
+	ReasonInvalidUTF8  = "invalid UTF-8"
+	ReasonOutsideRoots = "outside roots"
+	ReasonReadOnlyRoot = "read-only root"
+	reasonDeniedPrefix = "denied prefix "
+)
+
+// PathError is a refusal. Its message is the seed's "Permission denied:
+// <path>" with the path as the caller gave it; Reason says which rule
+// refused it and is meant for logs, not for the model.
+type PathError struct {
+	Path   string
+	Reason string
+}
+
+// Error returns "Permission denied: <path>". A path holding a NUL, a
+// control character or invalid UTF-8 is shown Go-quoted so the message
+// itself stays printable and valid UTF-8.
+func (e *PathError) Error() string {
+	return "Permission denied: " + displayPath(e.Path)
+}
+
+// Unwrap returns ErrPermissionDenied.
+func (e *PathError) Unwrap() error { return ErrPermissionDenied }
+
+func displayPath(p string) string {
+	if !utf8.ValidString(p) || strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return strconv.Quote(p)
+	}
+	return p
+}
+
+// DefaultDeniedPrefixes returns the prefixes denied when the session does
+// not configure any: ".git", because writing .git/config or .git/hooks/*
+// gives code execution the next time the user runs git, and reading it
+// leaks remotes with embedded credentials; ".env", because by convention
+// it holds the project's secrets. Both are "/"-bounded, so ".github" and
+// ".envrc" stay allowed.
+func DefaultDeniedPrefixes() []string {
+	return []string{".git", ".env"}
+}
+
+// Resolve checks path lexically, in the seed's order, and returns the root
+// that contains it and the root-relative local path to hand to an
+// os.Root method.
+//
+//  1. path must be absolute, hold no NUL byte and be valid UTF-8;
+//  2. after filepath.Clean (which folds "." and ".." segments, repeated
+//     and trailing slashes) it must lie inside a root: filepath.Rel from
+//     the root must be filepath.IsLocal, or the path must be the root
+//     itself (rel "."). If roots are nested, the longest containing root
+//     is returned;
+//  3. it must not fall under a denied prefix of any root that contains it
+//     (see DeniedRel);
+//  4. for AccessWrite, it must not be a read-only root or under one.
+//
+// Every refusal is a *PathError naming path as given. Because step 2
+// cleans before it compares, "/w/root/sub/../../x" is judged as "/w/x" and
+// refused; because it compares with Rel rather than a string prefix,
+// "/w/root-evil" is never taken for a child of "/w/root". ".." is folded
+// lexically: "/w/root/link/../x" means "/w/root/x" whatever link points
+// to, which is also what os.Root will open.
+//
+// Resolve does not limit path length; the runtime does.
+func (p FS) Resolve(path string, a Access) (root, rel string, err error) {
+	switch {
+	case !filepath.IsAbs(path):
+		return "", "", &PathError{Path: path, Reason: ReasonNotAbsolute}
+	case strings.IndexByte(path, 0) >= 0:
+		return "", "", &PathError{Path: path, Reason: ReasonNUL}
+	case !utf8.ValidString(path):
+		return "", "", &PathError{Path: path, Reason: ReasonInvalidUTF8}
+	}
+	clean := filepath.Clean(path)
+
+	for _, r := range p.Roots {
+		r2, rel2, ok := within(r, clean)
+		if !ok {
+			continue
+		}
+		if prefix, denied := p.deniedPrefix(rel2); denied {
+			return "", "", &PathError{Path: path, Reason: reasonDeniedPrefix + prefix}
+		}
+		// Longest root wins so that a nested root (an additional directory
+		// inside the cwd) answers for its own subtree.
+		if len(r2) > len(root) {
+			root, rel = r2, rel2
+		}
+	}
+	if root == "" {
+		return "", "", &PathError{Path: path, Reason: ReasonOutsideRoots}
+	}
+	if a == AccessWrite {
+		for _, r := range p.ReadOnlyRoots {
+			if _, _, ok := within(r, clean); ok {
+				return "", "", &PathError{Path: path, Reason: ReasonReadOnlyRoot}
+			}
+		}
+	}
+	return root, rel, nil
+}
+
+// within reports whether the clean absolute path target is root or inside
+// it, and returns the cleaned root and the local relative path.
+func within(root, target string) (cleanRoot, rel string, ok bool) {
+	if !filepath.IsAbs(root) {
+		// A relative root is a configuration error; it contains nothing.
+		return "", "", false
+	}
+	cleanRoot = filepath.Clean(root)
+	rel, err := filepath.Rel(cleanRoot, target)
+	if err != nil {
+		return "", "", false
+	}
+	if rel != "." && !filepath.IsLocal(rel) {
+		return "", "", false
+	}
+	return cleanRoot, rel, true
+}
+
+// DeniedRel reports whether the root-relative path rel falls under one of
+// the denied prefixes: rel equals the prefix or continues it after a "/".
+// Package runtime calls it again on the real path of opened files and to
+// skip subtrees during walks.
+//
+// Components are compared case-insensitively (Unicode simple folding) even
+// on Linux, and after dropping trailing dots and spaces and the code points
+// HFS+ ignores (U+200C..U+200F, U+202A..U+202E, U+206A..U+206F, U+FEFF).
+// A hostile repository that targets a case-insensitive filesystem (macOS,
+// Windows, or a case-folding ext4 directory) can name ".GIT/config",
+// ".git./config" or ".g\u200cit/config" and reach the real .git there; the
+// same trick is what git itself guards against (CVE-2014-9390). On Linux
+// this may deny a harmless ".GIT" directory, which we accept.
+func (p FS) DeniedRel(rel string) bool {
+	_, denied := p.deniedPrefix(rel)
+	return denied
+}
+
+func (p FS) deniedPrefix(rel string) (string, bool) {
+	if len(p.DeniedPathPrefixes) == 0 {
+		return "", false
+	}
+	rel = filepath.ToSlash(rel)
+	for _, raw := range p.DeniedPathPrefixes {
+		if underPrefix(rel, normalizePrefix(raw)) {
+			return raw, true
+		}
+	}
+	return "", false
+}
+
+// normalizePrefix turns a configured prefix into a clean slash path
+// relative to the root. An empty prefix or "/" becomes ".", which denies
+// the whole root: a misconfiguration fails closed.
+func normalizePrefix(raw string) string {
+	return path.Clean(strings.TrimLeft(filepath.ToSlash(raw), "/"))
+}
+
+// underPrefix compares rel and prefix component by component, so that a
+// case fold that changes byte lengths cannot misalign the "/" boundary.
+func underPrefix(rel, prefix string) bool {
+	if prefix == "." {
+		return true
+	}
+	if prefix == ".." || strings.HasPrefix(prefix, "../") {
+		return false
+	}
+	for {
+		pc, prest, pmore := strings.Cut(prefix, "/")
+		rc, rrest, rmore := strings.Cut(rel, "/")
+		if !strings.EqualFold(foldableComponent(pc), foldableComponent(rc)) {
+			return false
+		}
+		if !pmore {
+			return true
+		}
+		if !rmore {
+			return false
+		}
+		prefix, rel = prest, rrest
+	}
+}
+
+// foldableComponent strips what case-insensitive filesystems ignore in a
+// name: HFS+ ignorable code points anywhere, dots and spaces at the end
+// (Windows). It allocates only when there is something to strip.
+func foldableComponent(c string) string {
+	ascii := true
+	for i := 0; i < len(c); i++ {
+		if c[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if !ascii {
+		c = strings.Map(func(r rune) rune {
+			if hfsIgnorable(r) {
+				return -1
+			}
+			return r
+		}, c)
+	}
+	if trimmed := strings.TrimRight(c, ". "); trimmed != "" {
+		return trimmed
+	}
+	return c
+}
+
+func hfsIgnorable(r rune) bool {
+	switch {
+	case r >= 0x200c && r <= 0x200f,
+		r >= 0x202a && r <= 0x202e,
+		r >= 0x206a && r <= 0x206f,
+		r == 0xfeff:
+		return true
+	}
+	return false
+}

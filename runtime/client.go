@@ -1,0 +1,166 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/acp-agent/acp-agent/acp"
+)
+
+// Caller sends a request to the ACP client and waits for its answer
+// (*acp.ClientConn is one). A cancelled ctx abandons the call.
+type Caller interface {
+	Call(ctx context.Context, method string, params, result any) error
+}
+
+// ClientFS reads and writes text files through the editor
+// (fs/read_text_file, fs/write_text_file), so the agent sees unsaved
+// buffers and the editor tracks its edits. It does no policy checks of its
+// own: callers check paths with policy.FS first. Build it only for
+// methods the client advertised.
+type ClientFS struct {
+	c         Caller
+	sessionID string
+}
+
+// NewClientFS returns a ClientFS for one session.
+func NewClientFS(c Caller, sessionID string) *ClientFS {
+	return &ClientFS{c: c, sessionID: sessionID}
+}
+
+// ReadTextFile reads path; line (1-based) and limit (lines) apply when
+// positive, as in LocalFS.
+func (f *ClientFS) ReadTextFile(ctx context.Context, path string, line, limit int) (string, error) {
+	req := &acp.ReadTextFileRequest{SessionID: acp.SessionId(f.sessionID), Path: path}
+	if line > 0 {
+		l := uint32(line)
+		req.Line = &l
+	}
+	if limit > 0 {
+		l := uint32(limit)
+		req.Limit = &l
+	}
+	var resp acp.ReadTextFileResponse
+	if err := f.c.Call(ctx, acp.MethodFSReadTextFile, req, &resp); err != nil {
+		return "", fmt.Errorf("reading %s through the editor: %w", path, err)
+	}
+	return resp.Content, nil
+}
+
+// WriteTextFile writes content to path.
+func (f *ClientFS) WriteTextFile(ctx context.Context, path, content string) error {
+	req := &acp.WriteTextFileRequest{SessionID: acp.SessionId(f.sessionID), Path: path, Content: content}
+	if err := f.c.Call(ctx, acp.MethodFSWriteTextFile, req, nil); err != nil {
+		return fmt.Errorf("writing %s through the editor: %w", path, err)
+	}
+	return nil
+}
+
+// CommandResult is how a command run ended.
+type CommandResult struct {
+	// Output is the command's output (stdout and stderr), its tail when
+	// Truncated.
+	Output    string
+	Truncated bool
+	// ExitCode is nil when the command was killed by a signal (Signal).
+	ExitCode *int
+	Signal   string
+	// TimedOut: the command ran past its timeout and was killed.
+	TimedOut bool
+	// TerminalID is the editor's terminal, for a command run there.
+	TerminalID string
+}
+
+// ClientTerminal runs commands in the editor's terminals (terminal/*), so
+// the user watches them live. Build it only when the client advertised
+// the terminal capability.
+type ClientTerminal struct {
+	c         Caller
+	sessionID string
+	// cleanupTimeout bounds the kill and release sent after the run.
+	cleanupTimeout time.Duration
+}
+
+// NewClientTerminal returns a ClientTerminal for one session.
+func NewClientTerminal(c Caller, sessionID string) *ClientTerminal {
+	return &ClientTerminal{c: c, sessionID: sessionID, cleanupTimeout: 5 * time.Second}
+}
+
+// Run creates a terminal for spec, calls started with its id (so the tool
+// call can embed it), waits for the exit at most spec.Timeout (then kills
+// it), reads its output, and always releases it. ctx ends the run like the
+// timeout does, but its error is returned.
+func (t *ClientTerminal) Run(ctx context.Context, spec CommandSpec, started func(terminalID string)) (CommandResult, error) {
+	sid := acp.SessionId(t.sessionID)
+	req := &acp.CreateTerminalRequest{SessionID: sid, Command: spec.Command, Args: spec.Args, CWD: spec.Cwd}
+	for k, v := range spec.Env {
+		req.Env = append(req.Env, acp.EnvVariable{Name: k, Value: v})
+	}
+	if spec.OutputByteLimit > 0 {
+		n := uint64(spec.OutputByteLimit)
+		req.OutputByteLimit = &n
+	}
+	var created acp.CreateTerminalResponse
+	if err := t.c.Call(ctx, acp.MethodTerminalCreate, req, &created); err != nil {
+		return CommandResult{}, fmt.Errorf("starting the command in the editor's terminal: %w", err)
+	}
+	id := created.TerminalID
+	res := CommandResult{TerminalID: string(id)}
+	// Release always, even when ctx is done: the editor frees the
+	// terminal only when told.
+	cleanup := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.WithoutCancel(ctx), t.cleanupTimeout)
+	}
+	defer func() {
+		cctx, cancel := cleanup()
+		defer cancel()
+		_ = t.c.Call(cctx, acp.MethodTerminalRelease, &acp.ReleaseTerminalRequest{SessionID: sid, TerminalID: id}, nil)
+	}()
+	if started != nil {
+		started(string(id))
+	}
+
+	// A timeout is wait_for_exit abandoned plus terminal/kill.
+	waitCtx, cancel := ctx, context.CancelFunc(func() {})
+	if spec.Timeout > 0 {
+		waitCtx, cancel = context.WithTimeout(ctx, spec.Timeout)
+	}
+	var exit acp.WaitForTerminalExitResponse
+	werr := t.c.Call(waitCtx, acp.MethodTerminalWaitForExit, &acp.WaitForTerminalExitRequest{SessionID: sid, TerminalID: id}, &exit)
+	timedOut := werr != nil && errors.Is(waitCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+	cancel()
+	if werr != nil {
+		cctx, cancel := cleanup()
+		_ = t.c.Call(cctx, acp.MethodTerminalKill, &acp.KillTerminalRequest{SessionID: sid, TerminalID: id}, nil)
+		cancel()
+		if !timedOut {
+			if ctx.Err() != nil {
+				return res, context.Cause(ctx)
+			}
+			return res, fmt.Errorf("waiting for the command: %w", werr)
+		}
+		res.TimedOut = true
+	}
+	// The output after the exit (or the kill) is the final one.
+	octx, ocancel := cleanup()
+	defer ocancel()
+	var out acp.TerminalOutputResponse
+	if err := t.c.Call(octx, acp.MethodTerminalOutput, &acp.TerminalOutputRequest{SessionID: sid, TerminalID: id}, &out); err != nil {
+		return res, fmt.Errorf("reading the command's output: %w", err)
+	}
+	res.Output, res.Truncated = out.Output, out.Truncated
+	status := out.ExitStatus
+	if werr == nil {
+		status = &acp.TerminalExitStatus{ExitCode: exit.ExitCode, Signal: exit.Signal}
+	}
+	if status != nil {
+		if status.ExitCode != nil {
+			c := int(*status.ExitCode)
+			res.ExitCode = &c
+		}
+		res.Signal = status.Signal
+	}
+	return res, nil
+}

@@ -1,0 +1,25 @@
+package runtime
+
+import "context"
+
+// Run runs spec to its end on the local terminal, like ClientTerminal.Run:
+// it waits for the exit (spec.Timeout kills the process group), and always
+// releases the process. ctx ends the run by killing the group; its error
+// is then returned. started is not called: a local process has no
+// terminal the editor could show.
+func (t *LocalTerminal) Run(ctx context.Context, spec CommandSpec, _ func(terminalID string)) (CommandResult, error) {
+	p, err := t.Start(ctx, spec)
+	if err != nil {
+		return CommandResult{}, err
+	}
+	defer p.Release()
+	st, err := p.Wait(ctx)
+	if err != nil && ctx.Err() != nil {
+		_ = p.Kill()
+		return CommandResult{}, context.Cause(ctx)
+	}
+	// Another Wait error (descendants kept the output pipe open past
+	// WaitDelay) still comes with the command's exit status.
+	out, truncated, _ := p.Output()
+	return CommandResult{Output: out, Truncated: truncated, ExitCode: st.ExitCode, Signal: st.Signal, TimedOut: st.TimedOut}, nil
+}

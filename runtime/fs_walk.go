@@ -1,0 +1,508 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"regexp/syntax"
+	"slices"
+	"strings"
+	"syscall"
+	"unicode/utf8"
+
+	"github.com/acp-agent/acp-agent/policy"
+)
+
+const (
+	// DefaultGlobMax is the result cap Glob uses when max <= 0.
+	DefaultGlobMax = 1000
+	// DefaultGrepMaxMatches is the match cap Grep uses when
+	// GrepOptions.MaxMatches <= 0.
+	DefaultGrepMaxMatches = 1000
+	// grepTextMax is the longest GrepMatch.Text, in bytes.
+	grepTextMax = 300
+)
+
+// Entry is one directory entry.
+type Entry struct {
+	Name string
+	// Path is absolute: the listed directory's path as given (cleaned)
+	// joined with Name. It is not a resolved real path.
+	Path      string
+	IsDir     bool // a directory, not a symlink to one
+	IsSymlink bool
+	Size      int64 // as reported by lstat
+}
+
+// ListDirectory returns the entries of the directory at path, sorted by
+// name. Entries under a denied prefix (checked on the given path and on
+// the directory's real path) are left out. Symlinks are listed, not
+// followed.
+func (f *LocalFS) ListDirectory(ctx context.Context, path string) ([]Entry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	w, err := f.startWalk(path)
+	if err != nil {
+		return nil, err
+	}
+	defer w.close()
+	if !w.startIsDir {
+		return nil, &fs.PathError{Op: "readdir", Path: path, Err: syscall.ENOTDIR}
+	}
+	var out []Entry
+	err = w.walkStart(ctx, func(en entry) error {
+		d := en.d
+		e := Entry{
+			Name:      d.Name(),
+			Path:      filepath.Join(w.start, d.Name()),
+			IsDir:     d.IsDir(),
+			IsSymlink: d.Type()&fs.ModeSymlink != 0,
+		}
+		if info, err := d.Info(); err == nil {
+			e.Size = info.Size()
+		}
+		out = append(out, e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Glob returns the absolute paths under the directory dir whose path
+// relative to dir matches pattern, sorted, at most max of them (max <= 0
+// means DefaultGlobMax), and whether more matched.
+//
+// Pattern syntax is doublestar's: components are separated by "/"; "**"
+// as a whole component matches zero or more directories ("**/*.go",
+// "cmd/**/main.go"); within a component "*", "?", "[a-z]" and "\" work as
+// in path.Match and never cross "/"; "{a,b}" alternatives are expanded
+// (at most 64). "*" matches names starting with "." too. The pattern must
+// be relative and must not contain "..". Directories, files and symlinks
+// can all match.
+//
+// The walk never follows symlinks, skips denied prefixes, and stops with
+// ctx's error when ctx is done.
+func (f *LocalFS) Glob(ctx context.Context, dir, pattern string, max int) (paths []string, truncated bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	g, err := compileGlob(pattern)
+	if err != nil {
+		return nil, false, err
+	}
+	if max <= 0 {
+		max = DefaultGlobMax
+	}
+	w, err := f.startWalk(dir)
+	if err != nil {
+		return nil, false, err
+	}
+	defer w.close()
+	if !w.startIsDir {
+		return nil, false, &fs.PathError{Op: "glob", Path: dir, Err: syscall.ENOTDIR}
+	}
+	var visit func(e entry) error
+	visit = func(e entry) error {
+		comps := strings.Split(e.rel, "/")
+		if g.match(comps) {
+			if len(paths) == max {
+				truncated = true
+				return errStopWalk
+			}
+			paths = append(paths, w.abs(e.rel))
+		}
+		if e.d.IsDir() && g.mayMatchUnder(comps) {
+			return w.descend(ctx, e, visit)
+		}
+		return nil
+	}
+	err = w.walkStart(ctx, visit)
+	if err != nil && !errors.Is(err, errStopWalk) {
+		return nil, false, err
+	}
+	slices.Sort(paths)
+	return paths, truncated, nil
+}
+
+// GrepMatch is one matching line.
+type GrepMatch struct {
+	Path string // absolute, as walked from the path given to Grep
+	Line int    // 1-based
+	Text string // the line without its terminator, cut to at most 300 bytes on a UTF-8 boundary
+}
+
+// GrepOptions configures Grep.
+type GrepOptions struct {
+	// Pattern is a Go regexp (RE2 syntax) matched against each line.
+	Pattern string
+	// Include, if set, is a glob (Glob syntax) a file must match to be
+	// searched: against its name when Include has no "/", else against
+	// its path relative to the directory searched.
+	Include string
+	// MaxMatches caps the result (<= 0 means DefaultGrepMaxMatches).
+	MaxMatches int
+	// IgnoreCase matches case-insensitively.
+	IgnoreCase bool
+}
+
+// Grep searches the file or directory at path for lines matching
+// opt.Pattern and returns them in walk order (entries sorted by name,
+// depth first), at most opt.MaxMatches, and whether more matched.
+//
+// A directory walk never follows symlinks (to files or directories),
+// skips denied prefixes, and silently skips what ReadTextFile would
+// refuse: binary or non-UTF-8 files, files over the size cap, files with
+// several hard links. A file named directly by path is searched even if
+// it is a symlink (within the roots) and Include does not apply to it; the
+// refusals and the size cap are then errors, while a binary or non-UTF-8
+// file just gives no matches. Lines end at "\n"; a "\r" before it stays
+// part of the line. An invalid regexp or Include gives an error before any
+// I/O.
+func (f *LocalFS) Grep(ctx context.Context, path string, opt GrepOptions) ([]GrepMatch, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	s, err := newGrepSearch(opt)
+	if err != nil {
+		return nil, false, err
+	}
+	w, err := f.startWalk(path)
+	if err != nil {
+		return nil, false, err
+	}
+	defer w.close()
+	if !w.startIsDir {
+		data, err := f.readOpened(w.file, path)
+		if err != nil {
+			return nil, false, err
+		}
+		if checkText(data) == nil {
+			s.searchFile(w.start, data)
+		}
+		return s.matches, s.truncated, nil
+	}
+	var visit func(e entry) error
+	visit = func(e entry) error {
+		switch {
+		case e.d.IsDir():
+			return w.descend(ctx, e, visit)
+		case !e.d.Type().IsRegular() || !s.includes(e.rel):
+			return nil
+		}
+		data, ok := w.readFile(e)
+		if !ok {
+			return nil
+		}
+		if s.searchFile(w.abs(e.rel), data) {
+			return errStopWalk
+		}
+		return nil
+	}
+	err = w.walkStart(ctx, visit)
+	if err != nil && !errors.Is(err, errStopWalk) {
+		return nil, false, err
+	}
+	return s.matches, s.truncated, nil
+}
+
+// grepSearch holds one Grep's compiled pattern and results.
+type grepSearch struct {
+	line *regexp.Regexp // matched against single lines
+	// file, if set, is the pattern in multi-line mode, run once over a
+	// whole file to skip files without any match. It is set only when
+	// that test is exact: a line matches only if the file does.
+	file      *regexp.Regexp
+	include   *globPattern
+	byName    bool
+	max       int
+	matches   []GrepMatch
+	truncated bool
+}
+
+func newGrepSearch(opt GrepOptions) (*grepSearch, error) {
+	flags := ""
+	if opt.IgnoreCase {
+		flags = "(?i)"
+	}
+	line, err := regexp.Compile(flags + opt.Pattern)
+	if err != nil {
+		return nil, fmt.Errorf("grep: invalid pattern %q: %w", opt.Pattern, err)
+	}
+	s := &grepSearch{line: line, max: opt.MaxMatches}
+	if s.max <= 0 {
+		s.max = DefaultGrepMaxMatches
+	}
+	if ml := "(?m)" + flags + opt.Pattern; wholeFileSafe(ml) {
+		s.file = regexp.MustCompile(ml)
+	}
+	if opt.Include != "" {
+		if s.include, err = compileGlob(opt.Include); err != nil {
+			return nil, fmt.Errorf("grep: invalid include: %w", err)
+		}
+		s.byName = !strings.Contains(opt.Include, "/")
+	}
+	return s, nil
+}
+
+// wholeFileSafe reports whether the multi-line pattern may be run over a
+// whole file as a filter. With (?m), ^ and $ match at line boundaries,
+// so any match within a line is also a match in the file; only \A and \z
+// (text boundaries) differ, so patterns using them are not filtered.
+func wholeFileSafe(pattern string) bool {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return false
+	}
+	var textAnchor func(*syntax.Regexp) bool
+	textAnchor = func(r *syntax.Regexp) bool {
+		if r.Op == syntax.OpBeginText || r.Op == syntax.OpEndText {
+			return true
+		}
+		return slices.ContainsFunc(r.Sub, textAnchor)
+	}
+	return !textAnchor(re)
+}
+
+func (s *grepSearch) includes(rel string) bool {
+	if s.include == nil {
+		return true
+	}
+	if s.byName {
+		return s.include.match([]string{filepath.Base(rel)})
+	}
+	return s.include.match(strings.Split(rel, "/"))
+}
+
+// searchFile appends the matching lines of data and reports whether the
+// cap was hit.
+func (s *grepSearch) searchFile(path string, data []byte) (full bool) {
+	if s.file != nil && !s.file.Match(data) {
+		return false
+	}
+	for n := 1; len(data) > 0; n++ {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if !s.line.Match(line) {
+			continue
+		}
+		if len(s.matches) == s.max {
+			s.truncated = true
+			return true
+		}
+		s.matches = append(s.matches, GrepMatch{Path: path, Line: n, Text: cutUTF8(string(line), grepTextMax)})
+	}
+	return false
+}
+
+// cutUTF8 cuts s to at most n bytes without splitting a rune.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// errStopWalk ends a walk early without an error.
+var errStopWalk = errors.New("stop walk")
+
+// walk is one directory walk inside a single root.
+//
+// Only the start is resolved by path and confirmed by the real path of
+// its descriptor. Below it, every directory and file is opened relative
+// to its already confirmed parent directory (one openat, not a walk from
+// the root), and accepted only if the descriptor is the very inode the
+// parent's listing showed at that name (os.SameFile with the lstat info
+// ReadDir loaded). Entries that were symlinks when listed are never
+// opened, so a link swapped in afterwards yields a different inode and is
+// skipped. The real path of a child is then its parent's real path joined
+// with its name, which the rules check before anything is opened.
+type walk struct {
+	f          *LocalFS
+	start      string // as given, cleaned
+	startReal  string
+	startIsDir bool
+	file       *os.File // the start, confirmed
+	dir        *os.Root // the start as a Root, when it is a directory
+}
+
+// entry is one allowed directory entry met by a walk.
+type entry struct {
+	rel        string      // slash-separated, relative to the start
+	d          fs.DirEntry // from the parent's listing
+	parent     *os.Root
+	parentReal string
+}
+
+// startWalk resolves, opens and confirms path. The caller closes the
+// walk.
+func (f *LocalFS) startWalk(path string) (*walk, error) {
+	r, _, rel, err := f.resolve(path, policy.AccessRead)
+	if err != nil {
+		return nil, err
+	}
+	file, real, err := f.openChecked(path)
+	if err != nil {
+		return nil, err
+	}
+	w := &walk{f: f, start: filepath.Clean(path), startReal: real, file: file}
+	fi, err := file.Stat()
+	if err != nil {
+		w.close()
+		return nil, rootErr("stat", path, err)
+	}
+	if !fi.IsDir() {
+		return w, nil
+	}
+	w.startIsDir = true
+	// The Root used below must be the directory just confirmed.
+	w.dir, err = r.OpenRoot(filepath.Join(rel, "."+string(filepath.Separator)+"."))
+	if err != nil {
+		w.close()
+		return nil, rootErr("open", path, err)
+	}
+	if !sameDir(w.dir, fi) {
+		w.close()
+		return nil, &policy.PathError{Path: path, Reason: "changed while opening"}
+	}
+	return w, nil
+}
+
+func (w *walk) close() {
+	w.file.Close()
+	if w.dir != nil {
+		w.dir.Close()
+	}
+}
+
+// sameDir reports whether r's directory is the one fi describes.
+func sameDir(r *os.Root, fi fs.FileInfo) bool {
+	d, err := r.Open(".")
+	if err != nil {
+		return false
+	}
+	defer d.Close()
+	dfi, err := d.Stat()
+	return err == nil && os.SameFile(dfi, fi)
+}
+
+// sameAsListed reports whether fi is the inode the listing showed for d.
+func sameAsListed(fi fs.FileInfo, d fs.DirEntry) bool {
+	listed, err := d.Info()
+	return err == nil && os.SameFile(fi, listed)
+}
+
+func (w *walk) abs(rel string) string {
+	return filepath.Join(w.start, filepath.FromSlash(rel))
+}
+
+// walkStart lists the start directory.
+func (w *walk) walkStart(ctx context.Context, visit func(entry) error) error {
+	entries, err := w.file.ReadDir(-1)
+	if err != nil {
+		return rootErr("readdir", w.start, err)
+	}
+	return w.list(ctx, w.dir, entries, "", w.startReal, visit)
+}
+
+// list visits, in name order, the entries of the directory dir (rel from
+// the start, real its real path) that are allowed both by their lexical
+// and by their real path.
+func (w *walk) list(ctx context.Context, dir *os.Root, entries []fs.DirEntry, rel, real string, visit func(entry) error) error {
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	for _, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		child := e.Name()
+		if rel != "" {
+			child = rel + "/" + e.Name()
+		}
+		if _, _, err := w.f.policy.Resolve(w.abs(child), policy.AccessRead); err != nil {
+			continue
+		}
+		if _, _, err := w.f.real.Resolve(filepath.Join(real, e.Name()), policy.AccessRead); err != nil {
+			continue
+		}
+		if err := visit(entry{rel: child, d: e, parent: dir, parentReal: real}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxWalkDepth bounds how deep a walk descends. Each level holds one
+// descriptor open, so this also bounds a walk's descriptors; deeper
+// subtrees are skipped.
+const maxWalkDepth = 256
+
+// descend walks the subdirectory e. One that cannot be opened, is no
+// longer the listed directory, or is too deep is skipped.
+func (w *walk) descend(ctx context.Context, e entry, visit func(entry) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if strings.Count(e.rel, "/") >= maxWalkDepth {
+		return nil
+	}
+	// "name/." opens name as an intermediate component, with O_DIRECTORY,
+	// so a FIFO swapped in cannot block.
+	sub, err := e.parent.OpenRoot(e.d.Name() + string(filepath.Separator) + ".")
+	if err != nil {
+		return nil
+	}
+	defer sub.Close()
+	entries, ok := readListedDir(sub, e.d)
+	if !ok {
+		return nil
+	}
+	return w.list(ctx, sub, entries, e.rel, filepath.Join(e.parentReal, e.d.Name()), visit)
+}
+
+// readListedDir lists the directory of r if it is the one listed as d.
+// The directory's descriptor is closed before the caller recurses.
+func readListedDir(r *os.Root, d fs.DirEntry) ([]fs.DirEntry, bool) {
+	f, err := r.OpenFile(".", openReadFlags, 0)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !sameAsListed(fi, d) {
+		return nil, false
+	}
+	entries, err := f.ReadDir(-1)
+	return entries, err == nil
+}
+
+// readFile reads the walked file e if it is still the listed file and an
+// allowed text file.
+func (w *walk) readFile(e entry) ([]byte, bool) {
+	file, err := e.parent.OpenFile(e.d.Name(), openReadFlags, 0)
+	if err != nil {
+		return nil, false
+	}
+	defer file.Close()
+	fi, err := file.Stat()
+	if err != nil || !sameAsListed(fi, e.d) {
+		return nil, false
+	}
+	data, err := w.f.readStat(file, fi, w.abs(e.rel))
+	if err != nil || checkText(data) != nil {
+		return nil, false
+	}
+	return data, true
+}
