@@ -13,21 +13,32 @@ import (
 	"time"
 
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/policy"
 )
 
 // fileConfig is the config file (docs/configuration.md). Every member is
 // optional; flags and environment variables override it.
 type fileConfig struct {
-	Model          string        `json:"model"`
-	Models         []fileModel   `json:"models"`
-	MaxRetries     *int          `json:"maxRetries"`
-	PromptTimeout  string        `json:"promptTimeout"`
-	ExecutionState *bool         `json:"executionState"`
-	LogLevel       string        `json:"logLevel"`
-	LogFile        string        `json:"logFile"`
-	ModelsFile     string        `json:"modelsFile"`
-	TelemetryFile  string        `json:"telemetryFile"`
-	promptTimeout  time.Duration // parsed PromptTimeout
+	Model          string      `json:"model"`
+	Models         []fileModel `json:"models"`
+	MaxRetries     *int        `json:"maxRetries"`
+	PromptTimeout  string      `json:"promptTimeout"`
+	ExecutionState *bool       `json:"executionState"`
+	LogLevel       string      `json:"logLevel"`
+	LogFile        string      `json:"logFile"`
+	ModelsFile     string      `json:"modelsFile"`
+	TelemetryFile  string      `json:"telemetryFile"`
+	Mode           string      `json:"mode"`
+	Permission     string      `json:"permission"`
+	// Workspace rules of the built-in tools.
+	AllowedCommands    []string `json:"allowedCommands"`
+	DeniedCommands     []string `json:"deniedCommands"`
+	ReadOnlyRoots      []string `json:"readOnlyRoots"`
+	DeniedPathPrefixes []string `json:"deniedPathPrefixes"`
+	CommandTimeout     string   `json:"commandTimeout"`
+	MaxCommandRuntime  string   `json:"maxCommandRuntime"`
+
+	promptTimeout, commandTimeout, maxCommandRuntime time.Duration // parsed
 }
 
 type fileModel struct {
@@ -41,8 +52,9 @@ type fileModel struct {
 }
 
 var (
-	configKeys = []string{"model", "models", "maxRetries", "promptTimeout", "executionState", "logLevel", "logFile", "modelsFile", "telemetryFile"}
-	modelKeys  = []string{"model", "name", "description", "baseUrl", "apiKeyEnv", "thoughtLevels", "thoughtLevel"}
+	configKeys = []string{"model", "models", "maxRetries", "promptTimeout", "executionState", "logLevel", "logFile", "modelsFile", "telemetryFile",
+		"mode", "permission", "allowedCommands", "deniedCommands", "readOnlyRoots", "deniedPathPrefixes", "commandTimeout", "maxCommandRuntime"}
+	modelKeys = []string{"model", "name", "description", "baseUrl", "apiKeyEnv", "thoughtLevels", "thoughtLevel"}
 )
 
 // defaultConfigPath is $XDG_CONFIG_HOME/acp-agent/config.json, or
@@ -115,12 +127,38 @@ func parseConfig(data []byte) (*fileConfig, error) {
 			return nil, fmt.Errorf(`"model": %w`, err)
 		}
 	}
-	if cfg.PromptTimeout != "" {
-		d, err := time.ParseDuration(cfg.PromptTimeout)
-		if err != nil || d < 0 {
-			return nil, fmt.Errorf(`"promptTimeout" %q must be a duration such as "10m" or "90s"`, cfg.PromptTimeout)
+	for _, d := range []struct {
+		name string
+		text string
+		dst  *time.Duration
+	}{
+		{"promptTimeout", cfg.PromptTimeout, &cfg.promptTimeout},
+		{"commandTimeout", cfg.CommandTimeout, &cfg.commandTimeout},
+		{"maxCommandRuntime", cfg.MaxCommandRuntime, &cfg.maxCommandRuntime},
+	} {
+		if d.text == "" {
+			continue
 		}
-		cfg.promptTimeout = d
+		v, err := time.ParseDuration(d.text)
+		if err != nil || v < 0 {
+			return nil, fmt.Errorf(`%q %q must be a duration such as "10m" or "90s"`, d.name, d.text)
+		}
+		*d.dst = v
+	}
+	if cfg.Mode != "" {
+		if _, err := policy.ParseMode(cfg.Mode); err != nil {
+			return nil, fmt.Errorf(`"mode": %w`, err)
+		}
+	}
+	if cfg.Permission != "" {
+		if _, err := policy.ParsePolicyMode(cfg.Permission); err != nil {
+			return nil, fmt.Errorf(`"permission": %w`, err)
+		}
+	}
+	for _, r := range cfg.ReadOnlyRoots {
+		if !filepath.IsAbs(r) {
+			return nil, fmt.Errorf(`"readOnlyRoots": %q is not an absolute path`, r)
+		}
 	}
 	if cfg.MaxRetries != nil && *cfg.MaxRetries < 0 {
 		return nil, fmt.Errorf(`"maxRetries" must not be negative, got %d`, *cfg.MaxRetries)
@@ -165,6 +203,15 @@ func describeJSON(data []byte, err error) error {
 		return fmt.Errorf("%q: expected %s, got JSON %s", te.Field, te.Type, te.Value)
 	}
 	return err
+}
+
+// workspace is the built-in tools' rules from the file.
+func (c *fileConfig) workspace() agent.WorkspaceConfig {
+	return agent.WorkspaceConfig{
+		ReadOnlyRoots: c.ReadOnlyRoots, DeniedPathPrefixes: c.DeniedPathPrefixes,
+		Terminal:       policy.Terminal{AllowedCommands: c.AllowedCommands, DeniedCommands: c.DeniedCommands, MaxRuntime: c.maxCommandRuntime},
+		CommandTimeout: c.commandTimeout,
+	}
 }
 
 // choices turns the file's model list into the agent's.

@@ -21,6 +21,7 @@ import (
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/pricing"
+	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/telemetry"
 )
 
@@ -89,6 +90,9 @@ type settings struct {
 	telemetryFile string
 	execState     bool
 	promptTimeout time.Duration
+	mode          policy.Mode
+	permission    policy.PolicyMode
+	workspace     agent.WorkspaceConfig
 	version       bool
 	getenv        func(string) string
 }
@@ -109,6 +113,8 @@ func parseSettings(name string, args []string, stderr io.Writer, getenv func(str
 	fs.StringVar(&st.telemetryFile, "telemetry-file", getenv("ACP_AGENT_TELEMETRY_FILE"), "also append telemetry events to this file as JSON lines (env ACP_AGENT_TELEMETRY_FILE)")
 	fs.BoolVar(&st.execState, "execution-state", envBool(getenv, "ACP_AGENT_EXECUTION_STATE"), "send execution_state_update and retry_update to every client (otherwise only to clients that opt in; env ACP_AGENT_EXECUTION_STATE)")
 	promptTimeout := fs.String("prompt-timeout", getenv("ACP_AGENT_PROMPT_TIMEOUT"), "end a prompt turn that runs longer than this, e.g. 10m (env ACP_AGENT_PROMPT_TIMEOUT; default no limit)")
+	mode := fs.String("mode", getenv("ACP_AGENT_MODE"), "mode sessions start in: read-only, default, accept-edits or full-access (env ACP_AGENT_MODE; default default)")
+	permission := fs.String("permission", getenv("ACP_AGENT_PERMISSION"), "what happens to a tool call the mode says to ask about: ask the editor, allow, or deny (env ACP_AGENT_PERMISSION; default ask)")
 	fs.BoolVar(&st.version, "version", false, "print the version and exit")
 	if extra != nil {
 		extra(fs)
@@ -161,6 +167,13 @@ func parseSettings(name string, args []string, stderr io.Writer, getenv func(str
 		st.promptTimeout = d
 	}
 	st.choices = file.choices()
+	st.workspace = file.workspace()
+	if st.mode, err = policy.ParseMode(cmp.Or(*mode, file.Mode, string(policy.ModeDefault))); err != nil {
+		return nil, fmt.Errorf("--mode: %w", err)
+	}
+	if st.permission, err = policy.ParsePolicyMode(cmp.Or(*permission, file.Permission, string(policy.PolicyAsk))); err != nil {
+		return nil, fmt.Errorf("--permission: %w", err)
+	}
 	return st, nil
 }
 
@@ -216,7 +229,8 @@ func (st *settings) newAgent(stderr io.Writer) (*agent.Agent, *slog.Logger, func
 	}
 	a := agent.New(agent.Config{Model: st.model, Choices: st.choices, Getenv: st.getenv, Logger: log, Version: version,
 		Retry: retry, Models: models, Telemetry: telemetry.NewRecorder(sinks...),
-		ExecutionStates: st.execState, PromptTimeout: st.promptTimeout})
+		ExecutionStates: st.execState, PromptTimeout: st.promptTimeout,
+		Workspace: st.workspace, Mode: st.mode, PermissionPolicy: st.permission})
 	return a, log, cleanup, nil
 }
 
