@@ -38,5 +38,10 @@ bench: build
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzCheckMessage -fuzztime 60s ./acp
 
+# The session store's kill -9 durability loop at 1000 runs (`make test` runs 200).
+.PHONY: stress
+stress:
+	$(GO) test -race -count=1 -timeout 30m -run TestKill9 ./persistence/ -args -kill9.runs=1000
+
 clean:
 	rm -rf bin

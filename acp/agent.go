@@ -66,11 +66,58 @@ type ExtensionSession interface {
 	Extension(ctx context.Context, method string, params json.RawMessage) (any, error)
 }
 
-// Forker is implemented by agents that can fork a session
-// (MethodExtSessionFork). The new session is registered like one from
-// session/new.
+// Forker is implemented by agents that can fork a session (session/fork
+// and MethodExtSessionFork). source is the live session, or nil when the
+// source is not open on this connection (the agent then reads it from its
+// store). The new session is registered like one from session/new.
 type Forker interface {
-	ForkSession(ctx context.Context, source Session, fromUserEntryIndex *int, client *ClientConn) (Session, string, error)
+	ForkSession(ctx context.Context, req *ForkRequest, source Session, client *ClientConn) (Session, *ForkSessionResponse, error)
+}
+
+// ForkRequest is what a fork copies and where the copy works.
+type ForkRequest struct {
+	SourceID SessionId
+	// CWD and AdditionalDirectories of the new session; empty means the
+	// source's.
+	CWD                   string
+	AdditionalDirectories []string
+	// FromUserEntryIndex, if set, keeps only the conversation before that
+	// user message (the extension method).
+	FromUserEntryIndex *int
+}
+
+// SessionStore is implemented by agents that keep sessions beyond a
+// connection: session/load, session/resume, session/list and
+// session/delete. The service closes a session that is open on this
+// connection before it is loaded, resumed or deleted, so the agent always
+// works from its store.
+type SessionStore interface {
+	// LoadSession opens a stored session for client; an unknown one is an
+	// error wrapping ErrSessionNotFound. With req.Replay, the returned
+	// Replay sends the conversation through client; the service runs it
+	// once the session's update stream is running and answers after it.
+	LoadSession(ctx context.Context, req *LoadRequest, client *ClientConn) (Session, *LoadedSession, error)
+	ListSessions(ctx context.Context, req *ListSessionsRequest) (*ListSessionsResponse, error)
+	// DeleteSession removes a stored session; an unknown one is not an
+	// error.
+	DeleteSession(ctx context.Context, id SessionId) error
+}
+
+// LoadRequest is session/load (Replay) or session/resume.
+type LoadRequest struct {
+	SessionID             SessionId
+	CWD                   string
+	AdditionalDirectories []string
+	MCPServers            []McpServer
+	Replay                bool
+}
+
+// LoadedSession is a loaded session's state for the response, and its
+// replay.
+type LoadedSession struct {
+	Modes         *SessionModeState
+	ConfigOptions []SessionConfigOption
+	Replay        func(ctx context.Context)
 }
 
 // The acp-agent extension methods (see docs/extensions.md).

@@ -116,6 +116,7 @@ type outbox struct {
 	wake   chan struct{} // capacity 1: there are items
 	space  chan struct{} // capacity 1: there is room for updates
 	quit   chan struct{}
+	ended  chan struct{} // closed when run returns
 
 	buf []byte // run's write buffer
 }
@@ -131,7 +132,7 @@ const (
 func newOutbox(stream *lineStream, log *slog.Logger) *outbox {
 	return &outbox{
 		stream: stream, log: log,
-		wake: make(chan struct{}, 1), space: make(chan struct{}, 1), quit: make(chan struct{}),
+		wake: make(chan struct{}, 1), space: make(chan struct{}, 1), quit: make(chan struct{}), ended: make(chan struct{}),
 	}
 }
 
@@ -218,6 +219,7 @@ func (o *outbox) do(fn func()) {
 func (o *outbox) stop() { close(o.quit) }
 
 func (o *outbox) run() {
+	defer close(o.ended)
 	var batch []outItem
 	for {
 		select {

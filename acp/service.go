@@ -247,6 +247,52 @@ func (s *AgentService) dispatch(ctx context.Context, conn *jsonrpc2.Conn, req *j
 		return func() { s.newSession(ctx, conn, req.ID, &p) }, nil
 	case MethodSessionPrompt:
 		return s.prompt(ctx, conn, req)
+	case MethodSessionLoad, MethodSessionResume:
+		return s.load(ctx, conn, req)
+	case MethodSessionFork:
+		var p ForkSessionRequest
+		if err := decodeParams(req.Params, &p); err != nil {
+			return nil, err
+		}
+		return s.fork(ctx, conn, req, &ForkRequest{SourceID: p.SessionID, CWD: p.CWD, AdditionalDirectories: p.AdditionalDirectories})
+	case MethodSessionList:
+		store, ok := s.agent.(SessionStore)
+		if !ok {
+			return nil, fmt.Errorf("%w: %q", ErrMethodNotFound, req.Method)
+		}
+		var p ListSessionsRequest
+		if req.Params != nil && string(*req.Params) != "null" {
+			if err := decodeParams(req.Params, &p); err != nil {
+				return nil, err
+			}
+		}
+		return s.simple(ctx, conn, req.ID, func(ctx context.Context) (any, error) {
+			return store.ListSessions(ctx, &p)
+		}), nil
+	case MethodSessionClose:
+		var p CloseSessionRequest
+		if err := decodeParams(req.Params, &p); err != nil {
+			return nil, err
+		}
+		return s.simple(ctx, conn, req.ID, func(context.Context) (any, error) {
+			if !s.closeLive(p.SessionID) {
+				return nil, fmt.Errorf("%w %q", ErrSessionNotFound, p.SessionID)
+			}
+			return &CloseSessionResponse{}, nil
+		}), nil
+	case MethodSessionDelete:
+		store, ok := s.agent.(SessionStore)
+		if !ok {
+			return nil, fmt.Errorf("%w: %q", ErrMethodNotFound, req.Method)
+		}
+		var p DeleteSessionRequest
+		if err := decodeParams(req.Params, &p); err != nil {
+			return nil, err
+		}
+		return s.simple(ctx, conn, req.ID, func(ctx context.Context) (any, error) {
+			s.closeLive(p.SessionID)
+			return &DeleteSessionResponse{}, store.DeleteSession(ctx, p.SessionID)
+		}), nil
 	case MethodSessionSetConfigOption:
 		return s.setConfigOption(ctx, conn, req)
 	case MethodSessionSetMode:
@@ -267,7 +313,8 @@ func isKnownMethod(method string) bool {
 	}
 	switch method {
 	case MethodInitialize, MethodAuthenticate, MethodSessionNew, MethodSessionPrompt, MethodSessionCancel,
-		MethodSessionSetConfigOption, MethodSessionSetMode:
+		MethodSessionSetConfigOption, MethodSessionSetMode, MethodSessionLoad, MethodSessionResume, MethodSessionFork,
+		MethodSessionList, MethodSessionClose, MethodSessionDelete:
 		return true
 	}
 	return false
@@ -347,6 +394,56 @@ func (s *AgentService) register(ctx context.Context, conn *jsonrpc2.Conn, id jso
 		defer s.outboxes.Done()
 		client.out.run()
 	}()
+}
+
+// registerLoaded adds a loaded session and starts its outbox at once: its
+// replay goes out before the response, which is queued behind it.
+func (s *AgentService) registerLoaded(sess Session, sessionID string, client *ClientConn) (*serviceSession, error) {
+	ss := &serviceSession{id: sessionID, sess: sess, client: client, turns: make(map[jsonrpc2.ID]context.CancelCauseFunc)}
+	client.sessionID = sessionID
+	client.out.sessionID = sessionID
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		if err := sess.Close(); err != nil {
+			s.log.Warn("closing session", "session", sessionID, "error", err)
+		}
+		return nil, fmt.Errorf("%w: %v", ErrInternal, errShutdown)
+	}
+	s.sessions[sessionID] = ss
+	s.outboxes.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.outboxes.Done()
+		client.out.run()
+	}()
+	return ss, nil
+}
+
+// closeLive closes a session open on this connection, if it is: its turns
+// are cancelled (their prompts answer "cancelled"), the session is closed,
+// and its update stream is flushed and stopped. It reports whether the
+// session was open.
+func (s *AgentService) closeLive(id SessionId) bool {
+	s.mu.Lock()
+	ss, ok := s.sessions[id]
+	if ok {
+		delete(s.sessions, id)
+		for _, cancel := range ss.turns {
+			cancel(errTurnCancelled)
+		}
+	}
+	s.mu.Unlock()
+	if !ok {
+		return false
+	}
+	ss.sess.Cancel()
+	if err := ss.sess.Close(); err != nil {
+		s.log.Warn("closing session", "session", id, "error", err)
+	}
+	ss.client.out.stop()
+	<-ss.client.out.ended
+	return true
 }
 
 func (s *AgentService) prompt(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) (func(), error) {
@@ -454,6 +551,82 @@ func (s *AgentService) applyInline(ctx context.Context, conn *jsonrpc2.Conn, req
 	return nil, nil
 }
 
+// load serves session/load and session/resume: the session is closed if
+// it is open here, loaded from the agent's store, registered, replayed
+// (load only) and then answered.
+func (s *AgentService) load(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) (func(), error) {
+	store, ok := s.agent.(SessionStore)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrMethodNotFound, req.Method)
+	}
+	lr := &LoadRequest{Replay: req.Method == MethodSessionLoad}
+	if lr.Replay {
+		var p LoadSessionRequest
+		if err := decodeParams(req.Params, &p); err != nil {
+			return nil, err
+		}
+		lr.SessionID, lr.CWD, lr.AdditionalDirectories, lr.MCPServers = p.SessionID, p.CWD, p.AdditionalDirectories, p.MCPServers
+	} else {
+		var p ResumeSessionRequest
+		if err := decodeParams(req.Params, &p); err != nil {
+			return nil, err
+		}
+		lr.SessionID, lr.CWD, lr.AdditionalDirectories, lr.MCPServers = p.SessionID, p.CWD, p.AdditionalDirectories, p.MCPServers
+	}
+	return func() {
+		s.closeLive(lr.SessionID)
+		client := s.newClient(conn)
+		sess, loaded, err := store.LoadSession(ctx, lr, client)
+		if err != nil {
+			s.finishRequest(req.ID)
+			s.reply(ctx, conn, req.ID, nil, err)
+			return
+		}
+		ss, err := s.registerLoaded(sess, string(lr.SessionID), client)
+		if err != nil {
+			s.finishRequest(req.ID)
+			s.reply(ctx, conn, req.ID, nil, err)
+			return
+		}
+		if lr.Replay && loaded.Replay != nil {
+			loaded.Replay(ctx)
+		}
+		var result any = &ResumeSessionResponse{Modes: loaded.Modes, ConfigOptions: loaded.ConfigOptions}
+		if lr.Replay {
+			result = &LoadSessionResponse{Modes: loaded.Modes, ConfigOptions: loaded.ConfigOptions}
+		}
+		// Behind the replay, in order.
+		ss.client.out.do(func() {
+			defer s.finishRequest(req.ID)
+			s.reply(ctx, conn, req.ID, result, nil)
+		})
+	}, nil
+}
+
+// fork serves session/fork and the fork extension.
+func (s *AgentService) fork(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request, fr *ForkRequest) (func(), error) {
+	forker, ok := s.agent.(Forker)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrMethodNotFound, req.Method)
+	}
+	s.mu.Lock()
+	var source Session
+	if ss, ok := s.sessions[fr.SourceID]; ok {
+		source = ss.sess
+	}
+	s.mu.Unlock()
+	return func() {
+		defer s.finishRequest(req.ID)
+		client := s.newClient(conn)
+		sess, resp, err := forker.ForkSession(ctx, fr, source, client)
+		if err != nil {
+			s.reply(ctx, conn, req.ID, nil, err)
+			return
+		}
+		s.register(ctx, conn, req.ID, sess, string(resp.SessionID), client, resp)
+	}, nil
+}
+
 // extension serves "_acp-agent/..." methods that name a session.
 func (s *AgentService) extension(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) (func(), error) {
 	var p struct {
@@ -472,26 +645,13 @@ func (s *AgentService) extension(ctx context.Context, conn *jsonrpc2.Conn, req *
 		return nil, fmt.Errorf("%w %q", ErrSessionNotFound, p.SessionID)
 	}
 	if req.Method == MethodExtSessionFork {
-		forker, ok := s.agent.(Forker)
-		if !ok {
-			return nil, fmt.Errorf("%w: %q", ErrMethodNotFound, req.Method)
-		}
 		var fp struct {
 			FromUserEntryIndex *int `json:"fromUserEntryIndex"`
 		}
 		if err := json.Unmarshal(*req.Params, &fp); err != nil {
 			return nil, fmt.Errorf("%w: fromUserEntryIndex: must be an integer", ErrInvalidParams)
 		}
-		return func() {
-			defer s.finishRequest(req.ID)
-			client := s.newClient(conn)
-			sess, id, err := forker.ForkSession(ctx, ss.sess, fp.FromUserEntryIndex, client)
-			if err != nil {
-				s.reply(ctx, conn, req.ID, nil, err)
-				return
-			}
-			s.register(ctx, conn, req.ID, sess, id, client, map[string]string{"sessionId": id})
-		}, nil
+		return s.fork(ctx, conn, req, &ForkRequest{SourceID: ss.id, FromUserEntryIndex: fp.FromUserEntryIndex})
 	}
 	ext, ok := ss.sess.(ExtensionSession)
 	if !ok {

@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"github.com/google/uuid"
 	"log/slog"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/pricing"
+	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/telemetry"
 )
@@ -56,6 +56,10 @@ type Config struct {
 	PermissionPolicy policy.PolicyMode
 	// NoBuiltinTools leaves sessions without the built-in coding tools.
 	NoBuiltinTools bool
+	// Store keeps sessions on disk (session/load, resume, list, delete,
+	// and crash safety); nil keeps them in memory only, and those methods
+	// are not advertised.
+	Store *persistence.Store
 }
 
 // Agent implements acp.Agent: it creates sessions bound to one model.
@@ -71,6 +75,7 @@ type Agent struct {
 	// default one (the model above).
 	models []*modelEntry
 	def    *modelEntry
+	store  *persistence.Store
 
 	mu       sync.Mutex
 	sessions map[string]*Session
@@ -96,7 +101,7 @@ func New(cfg Config) *Agent {
 	if cfg.Models == nil {
 		cfg.Models = pricing.Default()
 	}
-	a := &Agent{cfg: cfg, log: cfg.Logger, sessions: make(map[string]*Session)}
+	a := &Agent{cfg: cfg, log: cfg.Logger, sessions: make(map[string]*Session), store: cfg.Store}
 	a.models, a.modelErr = openModels(cfg)
 	if a.modelErr == nil {
 		i := slices.IndexFunc(a.models, func(e *modelEntry) bool { return e.choice.Spec == cfg.Model })
@@ -119,10 +124,20 @@ func (a *Agent) Initialize(_ context.Context, _ *acp.InitializeRequest) (*acp.In
 		ProtocolVersion: acp.ProtocolVersionV1,
 		AgentCapabilities: acp.AgentCapabilities{
 			PromptCapabilities: acp.PromptCapabilities{Image: true, EmbeddedContext: true},
-			Meta:               agentCapabilitiesMeta,
+			SessionCapabilities: acp.SessionCapabilities{
+				Close: &acp.SessionCloseCapabilities{}, Fork: &acp.SessionForkCapabilities{},
+				AdditionalDirectories: &acp.SessionAdditionalDirectoriesCapabilities{},
+			},
+			Meta: agentCapabilitiesMeta,
 		},
 		AgentInfo:   &acp.Implementation{Name: "acp-agent", Title: "ACP Agent", Version: a.cfg.Version},
 		AuthMethods: []acp.AuthMethod{},
+	}
+	if a.store != nil {
+		// Advertised only with a store: these need sessions on disk.
+		resp.AgentCapabilities.LoadSession = true
+		sc := &resp.AgentCapabilities.SessionCapabilities
+		sc.List, sc.Resume, sc.Delete = &acp.SessionListCapabilities{}, &acp.SessionResumeCapabilities{}, &acp.SessionDeleteCapabilities{}
 	}
 	if a.modelErr != nil {
 		resp.AuthMethods = append(resp.AuthMethods, acp.AuthMethod{Agent: &acp.AuthMethodAgent{
@@ -156,61 +171,21 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest, clie
 	if a.modelErr != nil {
 		return nil, nil, fmt.Errorf("%w: %v", acp.ErrAuthRequired, a.modelErr)
 	}
-	id := uuid.NewString()
-	var ws *Workspace
-	if !a.cfg.NoBuiltinTools {
-		var err error
-		ws, err = NewWorkspace(req.CWD, req.AdditionalDirectories, a.cfg.Workspace, client.Capabilities(), client, id)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w: cwd: cannot open the workspace: %v", acp.ErrInvalidParams, err)
-		}
+	cfg, err := a.newSessionConfig(uuid.NewString(), req.CWD, req.AdditionalDirectories, client)
+	if err != nil {
+		return nil, nil, err
 	}
-	s := NewSession(SessionConfig{ID: id, CWD: req.CWD, Model: a.model, ModelName: a.spec.Model, ModelID: a.def.choice.Spec,
-		ReasoningEffort: a.def.level, Sink: client, Logger: a.log, Workspace: ws, Permissions: client,
-		Mode: a.cfg.Mode, PermissionPolicy: a.cfg.PermissionPolicy,
-		Retry: a.cfg.Retry, ModelInfo: a.modelInfo, Telemetry: a.cfg.Telemetry,
-		ExecutionStates: a.cfg.ExecutionStates || acp.ExecutionStateEnabled(client.Capabilities()),
-		PromptTimeout:   a.cfg.PromptTimeout})
+	if err := a.createFile(&cfg, req.AdditionalDirectories, ""); err != nil {
+		cfg.Workspace.closeIfSet()
+		return nil, nil, err
+	}
+	s := NewSession(cfg)
 	a.track(s)
 	if a.cfg.Telemetry != nil {
 		a.cfg.Telemetry.Emit(ctx, telemetry.EventSessionNew, s.ID(), acp.RequestID(ctx), "cwd", s.CWD())
 	}
 	a.log.Info("session created", "session", s.ID(), "cwd", s.CWD(), "model", a.spec.String())
 	return acpSession{s, a}, &acp.NewSessionResponse{SessionID: s.ID(), Modes: modeState(s.Mode()), ConfigOptions: a.sessionOptions(s)}, nil
-}
-
-// ForkSession implements acp.Forker (the _acp-agent/session/fork method).
-func (a *Agent) ForkSession(_ context.Context, source acp.Session, fromUserEntryIndex *int, client *acp.ClientConn) (acp.Session, string, error) {
-	src, ok := source.(acpSession)
-	if !ok {
-		return nil, "", fmt.Errorf("%w: session was not created by this agent", acp.ErrInternal)
-	}
-	id := uuid.NewString()
-	var ws *Workspace
-	if src.s.cfg.Workspace != nil {
-		var err error
-		ws, err = NewWorkspace(src.s.CWD(), src.s.cfg.Workspace.Roots()[1:], a.cfg.Workspace, client.Capabilities(), client, id)
-		if err != nil {
-			return nil, "", fmt.Errorf("%w: cannot open the workspace: %v", acp.ErrInternal, err)
-		}
-	}
-	f, err := src.s.ForkWith(ForkOptions{ID: id, FromUserEntryIndex: fromUserEntryIndex, Sink: client, Permissions: client, Workspace: ws})
-	if err != nil && ws != nil {
-		ws.Close()
-	}
-	var bad *InvalidForkEntryIndexError
-	if errors.As(err, &bad) {
-		return nil, "", &acp.DataError{
-			Err:  fmt.Errorf("%w: fromUserEntryIndex: %v", acp.ErrInvalidParams, err),
-			Data: map[string]int{"fromUserEntryIndex": bad.Index},
-		}
-	}
-	if err != nil {
-		return nil, "", err
-	}
-	a.track(f)
-	a.log.Info("session forked", "session", f.ID(), "from", src.s.ID())
-	return acpSession{f, a}, f.ID(), nil
 }
 
 // Session returns a live session by id, for Go programs that embed the

@@ -159,6 +159,9 @@ func TestPromptStreamsTextAndReasoning(t *testing.T) {
 		case u.AgentMessageChunk != nil:
 			text = append(text, u.AgentMessageChunk.Content.Text.Text)
 			messageIDs[u.AgentMessageChunk.MessageID] = true
+		case u.SessionInfoUpdate != nil:
+			require.Empty(t, thoughts, "the title comes first")
+			assert.Equal(t, "Say hello", u.SessionInfoUpdate.Title.Value, "the first prompt names the session")
 		default:
 			t.Fatalf("unexpected update %s", m.Raw)
 		}
@@ -323,6 +326,7 @@ func TestCancelAbortsTheProviderStream(t *testing.T) {
 	c.Initialize(nil)
 	sid := c.NewSession("/tmp")
 	id := c.Request(acp.MethodSessionPrompt, prompt(sid, acp.TextBlock("count forever")))
+	require.NotNil(t, c.Next().Update(t).Update.SessionInfoUpdate, "the title")
 	for i := range 5 {
 		m := c.Next()
 		require.Equal(t, fmt.Sprintf("%d ", i), m.Update(t).Update.AgentMessageChunk.Content.Text.Text)

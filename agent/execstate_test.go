@@ -45,6 +45,8 @@ func describe(t *testing.T, msgs []acptest.Message) []string {
 			out = append(out, fmt.Sprintf("retry:%d/%d", u.RetryUpdate.Retry.Attempt, u.RetryUpdate.Retry.MaxAttempts))
 		case u.AgentMessageChunk != nil:
 			out = append(out, "text:"+u.AgentMessageChunk.Content.Text.Text)
+		case u.SessionInfoUpdate != nil:
+			out = append(out, "title")
 		default:
 			out = append(out, u.Tag())
 		}
@@ -62,13 +64,13 @@ func TestSeed002_RetryAfter429ExactUpdateSequence(t *testing.T) {
 		configure []func(*agent.Config)
 		want      []string
 	}{
-		{"off by default", nil, nil, []string{"text:recovered"}},
+		{"off by default", nil, nil, []string{"title", "text:recovered"}},
 		{"client opts in with _meta", optIn, nil,
-			[]string{"state:queued", "state:running", "state:retrying#1", "retry:1/3", "text:recovered", "state:completed"}},
+			[]string{"state:queued", "state:running", "title", "state:retrying#1", "retry:1/3", "text:recovered", "state:completed"}},
 		{"operator turns it on", nil, []func(*agent.Config){func(c *agent.Config) { c.ExecutionStates = true }},
-			[]string{"state:queued", "state:running", "state:retrying#1", "retry:1/3", "text:recovered", "state:completed"}},
+			[]string{"state:queued", "state:running", "title", "state:retrying#1", "retry:1/3", "text:recovered", "state:completed"}},
 		{"client _meta of another shape does not opt in", &acp.ClientCapabilities{Meta: json.RawMessage(`{"acp-agent":"yes"}`)}, nil,
-			[]string{"text:recovered"}},
+			[]string{"title", "text:recovered"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -118,10 +120,10 @@ func TestSeed002_RetriesExhaustedEndFailedWithTheLastProviderMessage(t *testing.
 			assert.Equal(t, int64(acp.CodeInternalError), resp.Error.Code)
 			assert.Contains(t, resp.Error.Message, "upstream down (attempt 3)")
 			if !enabled {
-				assert.Empty(t, updates, "nothing is sent without the extension")
+				assert.Equal(t, []string{"title"}, describe(t, updates), "nothing but the title without the extension")
 				return
 			}
-			assert.Equal(t, []string{"state:queued", "state:running", "state:retrying#1", "retry:1/3",
+			assert.Equal(t, []string{"state:queued", "state:running", "title", "state:retrying#1", "retry:1/3",
 				"state:retrying#2", "retry:2/3", "state:failed"}, describe(t, updates))
 			last := updates[len(updates)-1].Update(t).Update.ExecutionStateUpdate.ExecutionState
 			assert.Contains(t, last.Message, "upstream down (attempt 3)")
@@ -152,7 +154,7 @@ func TestSeed002_CancelDuringBackOffEndsCancelled(t *testing.T) {
 	var r acp.PromptResponse
 	acptest.MustResult(t, resp, &r)
 	assert.Equal(t, acp.StopReasonCancelled, r.StopReason)
-	assert.Equal(t, []string{"state:queued", "state:running", "state:retrying#1", "retry:1/3", "state:cancelled"},
+	assert.Equal(t, []string{"state:queued", "state:running", "title", "state:retrying#1", "retry:1/3", "state:cancelled"},
 		describe(t, append(seen, rest...)))
 }
 
@@ -186,9 +188,9 @@ func TestSeed002_PromptTimeoutEndsTimedOutWithInternalError(t *testing.T) {
 			require.NotNil(t, resp.Error, "a timed-out prompt is an error, not a stop reason")
 			assert.Equal(t, int64(acp.CodeInternalError), resp.Error.Code)
 			assert.Contains(t, resp.Error.Message, "timed out")
-			want := []string{"text:thinking"}
+			want := []string{"title", "text:thinking"}
 			if enabled {
-				want = []string{"state:queued", "state:running", "text:thinking", "state:timed_out"}
+				want = []string{"state:queued", "state:running", "title", "text:thinking", "state:timed_out"}
 			}
 			assert.Equal(t, want, describe(t, updates))
 
@@ -238,7 +240,7 @@ func TestSeed002_QueuedPromptCancelledBeforeItRuns(t *testing.T) {
 		}
 	}
 	assert.Equal(t, map[string]acp.StopReason{first: acp.StopReasonCancelled, second: acp.StopReasonCancelled}, answered)
-	assert.Equal(t, []string{"state:queued", "state:running", "text:working", "state:queued", "state:cancelled", "state:cancelled"},
+	assert.Equal(t, []string{"state:queued", "state:running", "title", "text:working", "state:queued", "state:cancelled", "state:cancelled"},
 		describe(t, seen))
 }
 

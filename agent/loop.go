@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -109,6 +110,7 @@ func (s *Session) appendUser(ctx context.Context, it *item) {
 		source = "prompt"
 	}
 	s.appendEntry(Entry{Kind: EntryUser, Content: it.content, Source: source})
+	s.setTitleFrom(ctx, it.text)
 	if it.source == SourceSteer || it.source == SourceFollowUp {
 		for _, p := range it.content {
 			if p.Type == llm.PartText {
@@ -118,10 +120,34 @@ func (s *Session) appendUser(ctx context.Context, it *item) {
 	}
 }
 
+// setTitleFrom gives an untitled session its title: the first line of its
+// first message, cut to 80 characters. The client hears of it.
+func (s *Session) setTitleFrom(ctx context.Context, text string) {
+	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	line = strings.TrimSpace(line)
+	if r := []rune(line); len(r) > 80 {
+		line = string(r[:79]) + "…"
+	}
+	s.mu.Lock()
+	if s.cfg.Title != "" || line == "" {
+		s.mu.Unlock()
+		return
+	}
+	s.cfg.Title = line
+	s.mu.Unlock()
+	if s.cfg.journal != nil {
+		s.cfg.journal.setTitle(line)
+	}
+	s.update(ctx, acp.SessionUpdate{SessionInfoUpdate: &acp.SessionInfoUpdate{
+		Title: acp.NullableOf(line), UpdatedAt: acp.NullableOf(time.Now().UTC().Format(time.RFC3339))}})
+}
+
 func (s *Session) appendEntry(e Entry) {
 	s.mu.Lock()
 	s.tr.append(e)
+	last := s.tr.entries[len(s.tr.entries)-1]
 	s.mu.Unlock()
+	s.journalWrite(entryRecord(last), true)
 }
 
 func (s *Session) steerQueued() bool {
@@ -338,7 +364,8 @@ func (s *Session) runTool(ctx context.Context, it *item, call llm.ToolCall) erro
 		ToolCallID: acp.ToolCallId(call.ID), Status: status, Content: content}})
 	text := truncateForModel(result.Text)
 	s.publish(OutputEvent{Type: OutputToolResult, ToolCallID: call.ID, ToolName: call.Name, Text: text, IsError: result.IsError})
-	s.appendEntry(Entry{Kind: EntryToolOutput, ToolCallID: call.ID, ToolName: call.Name, Text: text, IsError: result.IsError})
+	s.appendEntry(Entry{Kind: EntryToolOutput, ToolCallID: call.ID, ToolName: call.Name, Text: text, IsError: result.IsError,
+		Display: &ToolDisplay{Title: info.Title, Kind: info.Kind, Locations: info.Locations, RawInput: view.rawInput, Content: content}})
 	return err
 }
 
@@ -430,6 +457,13 @@ func ToolProgress(ctx context.Context, content []acp.ToolCallContent) {
 func SendUpdate(ctx context.Context, u acp.SessionUpdate) {
 	if tc, ok := ctx.Value(toolCallKey{}).(runningToolCall); ok {
 		tc.s.update(ctx, u)
+		if u.Plan != nil {
+			// session/load shows the last plan again.
+			tc.s.mu.Lock()
+			tc.s.lastPlan = u.Plan
+			tc.s.mu.Unlock()
+			tc.s.journalWrite(record{Type: recPlan, Plan: u.Plan}, false)
+		}
 	}
 }
 

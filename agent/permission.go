@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/acp-agent/acp-agent/acp"
@@ -41,6 +42,14 @@ type permissions struct {
 	edits policy.Decision
 	other map[string]policy.Decision
 	cmds  policy.CommandMemory
+	// history is every remember call, in order, so a fork can replay it.
+	history []rememberedCall
+}
+
+type rememberedCall struct {
+	tool string
+	info ToolCallInfo
+	d    policy.Decision
 }
 
 func (p *permissions) Mode() policy.Mode {
@@ -74,6 +83,9 @@ func (p *permissions) remembered(tool string, info ToolCallInfo) policy.Decision
 }
 
 func (p *permissions) remember(tool string, info ToolCallInfo, d policy.Decision) {
+	p.mu.Lock()
+	p.history = append(p.history, rememberedCall{tool, info, d})
+	p.mu.Unlock()
 	switch info.Action {
 	case policy.ActionEdit:
 		p.mu.Lock()
@@ -93,11 +105,17 @@ func (p *permissions) remember(tool string, info ToolCallInfo, d policy.Decision
 	}
 }
 
-// forFork is the permissions of a fork: the same mode, and nothing
-// remembered, since remembered decisions belong to the session the user
-// answered in.
+// forFork is the permissions of a fork: the same mode and a copy of what
+// is remembered, after which the two never affect each other.
 func (p *permissions) forFork() *permissions {
-	return &permissions{mode: p.Mode()}
+	p.mu.Lock()
+	history := slices.Clone(p.history)
+	c := &permissions{mode: p.mode}
+	p.mu.Unlock()
+	for _, h := range history {
+		c.remember(h.tool, h.info, h.d)
+	}
+	return c
 }
 
 // permit is the outcome of authorize.
@@ -150,16 +168,47 @@ func (s *Session) authorize(ctx context.Context, call toolCallView, info ToolCal
 	case acp.PermissionOptionKindAllowOnce:
 		return permitted, ""
 	case acp.PermissionOptionKindAllowAlways:
-		s.perms.remember(call.name, info, policy.DecisionAllow)
+		s.remember(call.name, info, policy.DecisionAllow)
 		return permitted, ""
 	case acp.PermissionOptionKindRejectAlways:
-		s.perms.remember(call.name, info, policy.DecisionReject)
+		s.remember(call.name, info, policy.DecisionReject)
 	case acp.PermissionOptionKindRejectOnce:
 	default:
 		// Not an option we offered: fail closed.
 		s.log.Warn("permission answer names an unknown option; rejecting", "option", resp.Outcome.Selected.OptionID)
 	}
 	return rejectedByUser, "The user rejected this tool call; it was not run. Do not retry it; ask the user how to proceed if you need it."
+}
+
+// remember stores a remembered decision, and journals it so it survives a
+// restart with the session.
+func (s *Session) remember(tool string, info ToolCallInfo, d policy.Decision) {
+	s.perms.remember(tool, info, d)
+	r := record{Type: recPermission, Decision: d.String()}
+	switch info.Action {
+	case policy.ActionEdit:
+		r.Scope = "edits"
+	case policy.ActionExecute:
+		r.Scope, r.Command = "command", info.Command
+	default:
+		r.Scope, r.Tool = "tool", tool
+	}
+	s.journalWrite(r, false)
+}
+
+// restore applies a remembered decision read back from the session file.
+func (p *permissions) restore(r *record) {
+	d := map[string]policy.Decision{"allow": policy.DecisionAllow, "reject": policy.DecisionReject}[r.Decision]
+	switch r.Scope {
+	case "edits":
+		p.remember("", ToolCallInfo{Action: policy.ActionEdit}, d)
+	case "command":
+		if r.Command != nil {
+			p.remember("", ToolCallInfo{Action: policy.ActionExecute, Command: r.Command}, d)
+		}
+	case "tool":
+		p.remember(r.Tool, ToolCallInfo{Action: policy.ActionOther}, d)
+	}
 }
 
 // toolCallView is what authorize needs of a call.

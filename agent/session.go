@@ -77,6 +77,12 @@ type SessionConfig struct {
 	// Permissions asks the user; nil means nobody can be asked, so calls
 	// that need asking are rejected.
 	Permissions PermissionRequester
+	// Title is the session's title; empty means the first prompt's first
+	// line, once there is one (sent as session_info_update).
+	Title string
+	// journal, when set, stores the session durably (persistent agent
+	// sessions; see store.go).
+	journal *journal
 	// OnRetry, if set, is told about each retry before its back-off.
 	OnRetry func(RetryNotice)
 	// OnDelete is called by Delete to remove the session's stored data.
@@ -151,6 +157,8 @@ type Session struct {
 	model SessionModel
 	// perms is the mode and the remembered permission decisions (own lock).
 	perms *permissions
+	// lastPlan is the plan the client was last sent, for session/load.
+	lastPlan *acp.Plan
 	// sessionEvents are the newest events of the session itself (not of
 	// its transcript); see Events.
 	sessionEvents []Event
@@ -224,7 +232,26 @@ type SessionModel struct {
 func (s *Session) Mode() policy.Mode { return s.perms.Mode() }
 
 // SetMode switches the session mode; the next tool call is decided by it.
-func (s *Session) SetMode(m policy.Mode) { s.perms.setMode(m) }
+func (s *Session) SetMode(m policy.Mode) {
+	s.perms.setMode(m)
+	s.journalWrite(record{Type: recMode, Mode: m}, false)
+}
+
+// Title returns the session's title ("" until the first prompt).
+func (s *Session) Title() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg.Title
+}
+
+// journalWrite stores a record, if the session is persistent.
+func (s *Session) journalWrite(r record, isEntry bool) {
+	if s.cfg.journal != nil {
+		s.journalWriteLocked(r, isEntry)
+	}
+}
+
+func (s *Session) journalWriteLocked(r record, isEntry bool) { s.cfg.journal.write(r, isEntry) }
 
 // CurrentModel returns the session's model.
 func (s *Session) CurrentModel() SessionModel {
@@ -239,13 +266,16 @@ func (s *Session) SetModel(m SessionModel) {
 	s.mu.Lock()
 	s.model = m
 	s.mu.Unlock()
+	s.journalWrite(record{Type: recModel, Model: m.ID, ThoughtLevel: m.ReasoningEffort}, false)
 }
 
 // SetReasoningEffort sets the thought level of the next model requests.
 func (s *Session) SetReasoningEffort(level string) {
 	s.mu.Lock()
 	s.model.ReasoningEffort = level
+	id := s.model.ID
 	s.mu.Unlock()
+	s.journalWrite(record{Type: recModel, Model: id, ThoughtLevel: level}, false)
 }
 
 // ID returns the session id.
@@ -311,10 +341,12 @@ func (s *Session) submit(ctx context.Context, content []llm.Part, opts PromptOpt
 	if await {
 		it.done = make(chan promptOutcome, 1)
 	}
+	// Before it is queued: once queued, the worker may start it (and say
+	// prompt_started) at once.
+	s.emit(it, telemetry.EventPromptRequested)
 	if err := s.queueSubmitted(it, opts); err != nil {
 		return nil, err
 	}
-	s.emit(it, telemetry.EventPromptRequested)
 	return it, nil
 }
 
@@ -388,9 +420,9 @@ func (s *Session) enqueueDetached(source PendingSource, content []llm.Part) erro
 		s.mu.Unlock()
 		return ErrSessionClosed
 	}
+	s.emit(it, telemetry.EventPromptRequested, "source", string(source))
 	s.enqueueLocked(it)
 	s.mu.Unlock()
-	s.emit(it, telemetry.EventPromptRequested, "source", string(source))
 	return nil
 }
 
@@ -486,6 +518,12 @@ func (s *Session) complete(it *item, res PromptResult, err error) {
 func (s *Session) deliver(it *item, res PromptResult, err error, record bool) {
 	if it.stopWatch != nil {
 		it.stopWatch()
+	}
+	if s.cfg.journal != nil && record {
+		// Durable before the response that depends on it.
+		if serr := s.cfg.journal.Sync(); serr != nil && err == nil {
+			err = serr
+		}
 	}
 	state, message := finalState(err)
 	s.sendState(it, state, 0, message)
@@ -749,6 +787,8 @@ type ForkOptions struct {
 	Permissions PermissionRequester
 	// Workspace of the new session (nil: the fork has no built-in tools).
 	Workspace *Workspace
+	// journal of the new session, holding the copied records.
+	journal *journal
 }
 
 // Fork returns a new session with its own id, an equal but independent
@@ -789,8 +829,10 @@ func (s *Session) ForkWith(opts ForkOptions) (*Session, error) {
 			cfg.Tools.Unregister(name)
 		}
 	}
+	cfg.journal = opts.journal
 	f := NewSession(cfg)
 	f.tr = tr
+	f.perms = s.perms.forFork()
 	return f, nil
 }
 
@@ -845,6 +887,11 @@ func (s *Session) shutdown(deleted bool) {
 		return
 	}
 	s.end(ErrSessionClosed)
+	if s.cfg.journal != nil {
+		if err := s.cfg.journal.close(); err != nil {
+			s.log.Warn("closing the session file", "error", err)
+		}
+	}
 	if s.cfg.Workspace != nil {
 		if err := s.cfg.Workspace.Close(); err != nil {
 			s.log.Warn("closing the workspace", "error", err)

@@ -44,6 +44,9 @@ type Entry struct {
 	// source ("prompt_follow_up", "steer", "follow_up").
 	Source string    `json:"source,omitempty"`
 	Time   time.Time `json:"time"`
+	// Display is how a tool output's call was shown to the client, for
+	// session/load to show it again.
+	Display *ToolDisplay `json:"-"`
 }
 
 // UserEntry returns a user entry with text.

@@ -133,6 +133,13 @@ func (w *Workspace) Close() error {
 	return errors.Join(errs...)
 }
 
+// closeIfSet closes w if there is one (a failed session set-up).
+func (w *Workspace) closeIfSet() {
+	if w != nil {
+		w.Close()
+	}
+}
+
 // Roots returns the workspace roots, the session's cwd first.
 func (w *Workspace) Roots() []string { return w.roots }
 

@@ -106,6 +106,7 @@ type Client struct {
 	nextID  int
 	// Timeout bounds every wait for a message; default 10 s.
 	Timeout time.Duration
+	stop    func() // Pipe's shutdown
 }
 
 var (
@@ -451,19 +452,32 @@ func Pipe(t testing.TB, svc *acp.AgentService) *Client {
 		done <- err
 	}()
 	c := New(t, inW, outR)
-	t.Cleanup(func() {
-		inW.Close()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Serve: %v", err)
+	var once sync.Once
+	c.stop = func() {
+		once.Do(func() {
+			inW.Close()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("Serve: %v", err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Errorf("Serve did not return within 5s of stdin EOF")
 			}
-		case <-time.After(5 * time.Second):
-			t.Errorf("Serve did not return within 5s of stdin EOF")
-		}
-		// Drain so the reader goroutine ends.
-		for range c.msgs {
-		}
-	})
+			// Drain so the reader goroutine ends.
+			for range c.msgs {
+			}
+		})
+	}
+	t.Cleanup(c.Stop)
 	return c
+}
+
+// Stop ends the agent of a Pipe client as an editor closing it would:
+// its input ends, and Stop waits until the service has shut down (its
+// sessions closed). Further calls do nothing.
+func (c *Client) Stop() {
+	if c.stop != nil {
+		c.stop()
+	}
 }

@@ -37,6 +37,7 @@ type fileConfig struct {
 	DeniedPathPrefixes []string `json:"deniedPathPrefixes"`
 	CommandTimeout     string   `json:"commandTimeout"`
 	MaxCommandRuntime  string   `json:"maxCommandRuntime"`
+	SessionDir         string   `json:"sessionDir"`
 
 	promptTimeout, commandTimeout, maxCommandRuntime time.Duration // parsed
 }
@@ -53,7 +54,7 @@ type fileModel struct {
 
 var (
 	configKeys = []string{"model", "models", "maxRetries", "promptTimeout", "executionState", "logLevel", "logFile", "modelsFile", "telemetryFile",
-		"mode", "permission", "allowedCommands", "deniedCommands", "readOnlyRoots", "deniedPathPrefixes", "commandTimeout", "maxCommandRuntime"}
+		"mode", "permission", "allowedCommands", "deniedCommands", "readOnlyRoots", "deniedPathPrefixes", "commandTimeout", "maxCommandRuntime", "sessionDir"}
 	modelKeys = []string{"model", "name", "description", "baseUrl", "apiKeyEnv", "thoughtLevels", "thoughtLevel"}
 )
 

@@ -68,7 +68,7 @@ func TestBinaryQueuedPromptRunsAfterTheRunningOne(t *testing.T) {
 	p.Initialize(nil)
 	sid := p.NewSession(t.TempDir())
 	first := p.Request(acp.MethodSessionPrompt, promptReq(sid, "slow please"))
-	assert.Equal(t, "slow-1 ", agentText(t, []acptest.Message{p.Next()}))
+	assert.Equal(t, "slow-1 ", agentText(t, []acptest.Message{p.Next(), p.Next()}), "the title, then the text")
 	second := p.Request(acp.MethodSessionPrompt, promptReq(sid, "second question"))
 
 	pendingID := p.Request(acp.MethodExtSessionPending, map[string]any{"sessionId": sid})

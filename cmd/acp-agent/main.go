@@ -21,6 +21,7 @@ import (
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/pricing"
+	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/telemetry"
 )
@@ -93,6 +94,7 @@ type settings struct {
 	mode          policy.Mode
 	permission    policy.PolicyMode
 	workspace     agent.WorkspaceConfig
+	sessionDir    string
 	version       bool
 	getenv        func(string) string
 }
@@ -115,6 +117,7 @@ func parseSettings(name string, args []string, stderr io.Writer, getenv func(str
 	promptTimeout := fs.String("prompt-timeout", getenv("ACP_AGENT_PROMPT_TIMEOUT"), "end a prompt turn that runs longer than this, e.g. 10m (env ACP_AGENT_PROMPT_TIMEOUT; default no limit)")
 	mode := fs.String("mode", getenv("ACP_AGENT_MODE"), "mode sessions start in: read-only, default, accept-edits or full-access (env ACP_AGENT_MODE; default default)")
 	permission := fs.String("permission", getenv("ACP_AGENT_PERMISSION"), "what happens to a tool call the mode says to ask about: ask the editor, allow, or deny (env ACP_AGENT_PERMISSION; default ask)")
+	fs.StringVar(&st.sessionDir, "session-dir", getenv("ACP_AGENT_SESSION_DIR"), "where sessions are stored, one JSONL file each (env ACP_AGENT_SESSION_DIR; default $XDG_STATE_HOME/acp-agent/sessions)")
 	fs.BoolVar(&st.version, "version", false, "print the version and exit")
 	if extra != nil {
 		extra(fs)
@@ -168,6 +171,7 @@ func parseSettings(name string, args []string, stderr io.Writer, getenv func(str
 	}
 	st.choices = file.choices()
 	st.workspace = file.workspace()
+	st.sessionDir = cmp.Or(st.sessionDir, file.SessionDir, persistence.DefaultDir(getenv))
 	if st.mode, err = policy.ParseMode(cmp.Or(*mode, file.Mode, string(policy.ModeDefault))); err != nil {
 		return nil, fmt.Errorf("--mode: %w", err)
 	}
@@ -223,6 +227,14 @@ func (st *settings) newAgent(stderr io.Writer) (*agent.Agent, *slog.Logger, func
 		closers = append(closers, jsonl)
 		sinks = append(sinks, jsonl)
 	}
+	var store *persistence.Store
+	if st.sessionDir == "" {
+		// No HOME, no XDG_STATE_HOME, no flag: still usable, in memory.
+		log.Warn("no session directory (set --session-dir, XDG_STATE_HOME or HOME): sessions are kept in memory only and cannot be loaded after a restart")
+	} else if store, err = persistence.OpenStore(st.sessionDir); err != nil {
+		cleanup()
+		return nil, nil, nil, fmt.Errorf("session directory: %w", err)
+	}
 	retry := agent.RetryPolicy{MaxRetries: st.maxRetries}
 	if st.maxRetries == 0 {
 		retry.MaxRetries = -1 // the flag's 0 means none; the policy's 0 means the default
@@ -230,7 +242,7 @@ func (st *settings) newAgent(stderr io.Writer) (*agent.Agent, *slog.Logger, func
 	a := agent.New(agent.Config{Model: st.model, Choices: st.choices, Getenv: st.getenv, Logger: log, Version: version,
 		Retry: retry, Models: models, Telemetry: telemetry.NewRecorder(sinks...),
 		ExecutionStates: st.execState, PromptTimeout: st.promptTimeout,
-		Workspace: st.workspace, Mode: st.mode, PermissionPolicy: st.permission})
+		Workspace: st.workspace, Mode: st.mode, PermissionPolicy: st.permission, Store: store})
 	return a, log, cleanup, nil
 }
 

@@ -164,8 +164,9 @@ func TestBinaryStreamsChunksInOrder(t *testing.T) {
 	sid := p.NewSession(t.TempDir())
 	resp, updates := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("go")}})
 	acptest.MustResult(t, resp, nil)
-	require.Len(t, updates, n)
-	for i, m := range updates {
+	require.Len(t, updates, n+1)
+	require.NotNil(t, updates[0].Update(t).Update.SessionInfoUpdate, "the title comes first")
+	for i, m := range updates[1:] {
 		require.Equal(t, fmt.Sprintf("%d,", i), m.Update(t).Update.AgentMessageChunk.Content.Text.Text)
 	}
 	if m, ok := p.NextWithin(100 * time.Millisecond); ok {
@@ -184,7 +185,7 @@ func TestBinaryCancel(t *testing.T) {
 	p.Initialize(nil)
 	sid := p.NewSession(t.TempDir())
 	id := p.Request(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("go")}})
-	assert.Equal(t, "working", textOf(t, []acptest.Message{p.Next()}))
+	assert.Equal(t, "working", textOf(t, []acptest.Message{p.Next(), p.Next()}), "the title, then the text")
 	p.Notify(acp.MethodSessionCancel, &acp.CancelNotification{SessionID: sid})
 	resp, before := p.Await(id)
 	assert.Empty(t, before)

@@ -1,0 +1,209 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent/llm"
+	"github.com/acp-agent/acp-agent/persistence"
+	"github.com/acp-agent/acp-agent/policy"
+)
+
+// The record types of a session file (docs/jsonl-format.md). Every record
+// is one JSON object with "type" and "time".
+const (
+	recEntry      = "entry"      // a transcript entry
+	recMode       = "mode"       // the session mode changed
+	recModel      = "model"      // the model or thought level changed
+	recPermission = "permission" // a remembered allow_always / reject_always
+	recPlan       = "plan"       // the plan the client was last sent
+)
+
+// record is the union of the record types; unused members are omitted.
+type record struct {
+	Type string    `json:"type"`
+	Time time.Time `json:"time"`
+
+	// entry
+	Kind               EntryKind        `json:"kind,omitempty"`
+	Content            []partRecord     `json:"content,omitempty"`
+	Text               string           `json:"text,omitempty"` // a tool output's text
+	Reasoning          string           `json:"reasoning,omitempty"`
+	ReasoningSignature string           `json:"reasoningSignature,omitempty"`
+	RedactedReasoning  []string         `json:"redactedReasoning,omitempty"`
+	ToolCalls          []toolCallRecord `json:"toolCalls,omitempty"`
+	ToolCallID         string           `json:"toolCallId,omitempty"`
+	ToolName           string           `json:"toolName,omitempty"`
+	IsError            bool             `json:"isError,omitempty"`
+	Source             string           `json:"source,omitempty"`
+	Display            *ToolDisplay     `json:"display,omitempty"`
+
+	// mode
+	Mode policy.Mode `json:"mode,omitempty"`
+	// model
+	Model        string `json:"model,omitempty"`
+	ThoughtLevel string `json:"thoughtLevel,omitempty"`
+	// permission
+	Scope    string              `json:"scope,omitempty"` // "edits", "command", "tool"
+	Tool     string              `json:"tool,omitempty"`
+	Command  *policy.CommandLine `json:"command,omitempty"`
+	Decision string              `json:"decision,omitempty"` // "allow", "reject", "none"
+	// plan
+	Plan *acp.Plan `json:"plan,omitempty"`
+}
+
+type partRecord struct {
+	Type     llm.PartType `json:"type"`
+	Text     string       `json:"text,omitempty"`
+	MIMEType string       `json:"mimeType,omitempty"`
+	Data     string       `json:"data,omitempty"`
+}
+
+type toolCallRecord struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// ToolDisplay is how a finished tool call was shown to the client, kept
+// with its output so session/load can show it again.
+type ToolDisplay struct {
+	Title     string                 `json:"title"`
+	Kind      acp.ToolKind           `json:"kind,omitempty"`
+	Locations []acp.ToolCallLocation `json:"locations,omitempty"`
+	RawInput  json.RawMessage        `json:"rawInput,omitempty"`
+	Content   []acp.ToolCallContent  `json:"content,omitempty"`
+}
+
+func entryRecord(e *Entry) record {
+	r := record{Type: recEntry, Time: e.Time, Kind: e.Kind, Reasoning: e.Reasoning, ReasoningSignature: e.ReasoningSignature,
+		RedactedReasoning: e.RedactedReasoning, ToolCallID: e.ToolCallID, ToolName: e.ToolName, IsError: e.IsError,
+		Source: e.Source, Display: e.Display}
+	for _, p := range e.Content {
+		r.Content = append(r.Content, partRecord{Type: p.Type, Text: p.Text, MIMEType: p.MIMEType, Data: p.Data})
+	}
+	for _, c := range e.ToolCalls {
+		r.ToolCalls = append(r.ToolCalls, toolCallRecord{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+	}
+	if e.Kind == EntryToolOutput {
+		r.Text = e.Text
+	}
+	return r
+}
+
+func (r *record) entry() Entry {
+	e := Entry{Kind: r.Kind, Reasoning: r.Reasoning, ReasoningSignature: r.ReasoningSignature, RedactedReasoning: r.RedactedReasoning,
+		ToolCallID: r.ToolCallID, ToolName: r.ToolName, IsError: r.IsError, Source: r.Source, Time: r.Time, Display: r.Display}
+	for _, p := range r.Content {
+		e.Content = append(e.Content, llm.Part{Type: p.Type, Text: p.Text, MIMEType: p.MIMEType, Data: p.Data})
+	}
+	for _, c := range r.ToolCalls {
+		e.ToolCalls = append(e.ToolCalls, llm.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+	}
+	if r.Kind == EntryToolOutput {
+		e.Text = r.Text
+	}
+	return e
+}
+
+// journal writes a session's records to its file. Appends are not synced;
+// Sync is called before a response that depends on them (a prompt's).
+// It is safe for concurrent use: entries come from the session's worker,
+// state changes from the read loop.
+type journal struct {
+	f   *persistence.File
+	log *slog.Logger
+
+	mu sync.Mutex
+	// entryStart[i] is the number of records before transcript entry i:
+	// a fork from entry i copies that prefix.
+	entryStart []int
+	// early holds the records written while the session has no title: the
+	// title goes in the header, and setting it rewrites the (small) file.
+	early  []json.RawMessage
+	titled bool
+	err    error // the first write error, reported by Sync
+}
+
+func newJournal(f *persistence.File, log *slog.Logger, entryStart []int, early []json.RawMessage) *journal {
+	return &journal{f: f, log: log, entryStart: entryStart, early: early, titled: f.Header().Title != ""}
+}
+
+// write appends one record.
+func (j *journal) write(r record, isEntry bool) {
+	if r.Time.IsZero() {
+		r.Time = time.Now()
+	}
+	data, err := json.Marshal(r)
+	if err == nil {
+		j.mu.Lock()
+		if isEntry {
+			j.entryStart = append(j.entryStart, j.f.Count())
+		}
+		err = j.f.Append(data)
+		if err == nil && !j.titled {
+			j.early = append(j.early, data)
+		}
+		if err != nil && j.err == nil {
+			j.err = err
+		}
+		j.mu.Unlock()
+	}
+	if err != nil {
+		j.log.Error("saving the session", "error", err)
+	}
+}
+
+// Sync makes every appended record durable.
+func (j *journal) Sync() error {
+	j.mu.Lock()
+	werr := j.err
+	j.mu.Unlock()
+	if werr != nil {
+		return fmt.Errorf("saving the session: %w", werr)
+	}
+	if err := j.f.Sync(); err != nil {
+		return fmt.Errorf("saving the session: %w", err)
+	}
+	return nil
+}
+
+// setTitle puts the title in the header (once; the file is small then).
+func (j *journal) setTitle(title string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.titled {
+		return
+	}
+	h := j.f.Header()
+	h.Title = title
+	if err := j.f.Rewrite(h, j.early); err != nil {
+		j.log.Error("saving the session title", "error", err)
+		return
+	}
+	j.titled, j.early = true, nil
+}
+
+// prefixFor is the number of records a fork keeping the first n entries
+// copies (every record when n is the whole transcript).
+func (j *journal) prefixFor(n int) int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if n < len(j.entryStart) {
+		return j.entryStart[n]
+	}
+	return j.f.Count()
+}
+
+// entryStartPrefix is where each of the first n entries starts.
+func (j *journal) entryStartPrefix(n int) []int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.entryStart[:min(n, len(j.entryStart))]
+}
+
+func (j *journal) close() error { return j.f.Close() }

@@ -1,0 +1,354 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/persistence"
+	"github.com/acp-agent/acp-agent/policy"
+	"github.com/acp-agent/acp-agent/telemetry"
+)
+
+var _ acp.SessionStore = (*Agent)(nil)
+
+// newSessionConfig is the configuration of a session of this agent in
+// cwd, talking to client: the default model, the workspace and the
+// agent-wide settings.
+func (a *Agent) newSessionConfig(id, cwd string, extra []string, client *acp.ClientConn) (SessionConfig, error) {
+	cfg := SessionConfig{ID: id, CWD: cwd, Model: a.model, ModelName: a.spec.Model, ModelID: a.def.choice.Spec,
+		ReasoningEffort: a.def.level, Sink: client, Logger: a.log, Permissions: client,
+		Mode: a.cfg.Mode, PermissionPolicy: a.cfg.PermissionPolicy,
+		Retry: a.cfg.Retry, ModelInfo: a.modelInfo, Telemetry: a.cfg.Telemetry,
+		ExecutionStates: a.cfg.ExecutionStates || acp.ExecutionStateEnabled(client.Capabilities()),
+		PromptTimeout:   a.cfg.PromptTimeout}
+	if !a.cfg.NoBuiltinTools {
+		ws, err := NewWorkspace(cwd, extra, a.cfg.Workspace, client.Capabilities(), client, id)
+		if err != nil {
+			return cfg, fmt.Errorf("%w: cwd: cannot open the workspace: %v", acp.ErrInvalidParams, err)
+		}
+		cfg.Workspace = ws
+	}
+	return cfg, nil
+}
+
+// createFile creates a new session's file, with its starting mode and
+// model, so a restart finds them even when flags change.
+func (a *Agent) createFile(cfg *SessionConfig, extra []string, parent string) error {
+	if a.store == nil {
+		return nil
+	}
+	f, err := a.store.Create(persistence.Header{ID: cfg.ID, CWD: cfg.CWD, AdditionalDirectories: extra,
+		ParentSessionID: parent, Timestamp: time.Now()})
+	if err != nil {
+		return fmt.Errorf("%w: creating the session file: %v", acp.ErrInternal, err)
+	}
+	cfg.journal = newJournal(f, a.log, nil, nil)
+	cfg.journal.write(record{Type: recMode, Mode: cmpMode(cfg.Mode)}, false)
+	cfg.journal.write(record{Type: recModel, Model: cfg.ModelID, ThoughtLevel: cfg.ReasoningEffort}, false)
+	if err := cfg.journal.Sync(); err != nil {
+		cfg.journal.close()
+		return fmt.Errorf("%w: %v", acp.ErrInternal, err)
+	}
+	return nil
+}
+
+func cmpMode(m policy.Mode) policy.Mode {
+	if m == "" {
+		return policy.ModeDefault
+	}
+	return m
+}
+
+// loadedState is a session file read back.
+type loadedState struct {
+	entries    []Entry
+	entryStart []int
+	mode       policy.Mode
+	model      string
+	level      string
+	levelSet   bool
+	perms      []*record
+	plan       *acp.Plan
+}
+
+func readRecords(recs []json.RawMessage) (loadedState, []error) {
+	var st loadedState
+	var errs []error
+	for i, raw := range recs {
+		var r record
+		if err := json.Unmarshal(raw, &r); err != nil {
+			errs = append(errs, fmt.Errorf("record %d: %w", i, err))
+			continue
+		}
+		switch r.Type {
+		case recEntry:
+			st.entryStart = append(st.entryStart, i)
+			st.entries = append(st.entries, r.entry())
+		case recMode:
+			st.mode = r.Mode
+		case recModel:
+			st.model, st.level, st.levelSet = r.Model, r.ThoughtLevel, true
+		case recPermission:
+			st.perms = append(st.perms, &r)
+		case recPlan:
+			st.plan = r.Plan
+		default:
+			// A record of a newer version: kept in the file, not understood.
+			errs = append(errs, fmt.Errorf("record %d: unknown type %q", i, r.Type))
+		}
+	}
+	return st, errs
+}
+
+// LoadSession implements acp.SessionStore: the session is read from its
+// file and, for session/load, its conversation replayed.
+func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadRequest, client *acp.ClientConn) (acp.Session, *acp.LoadedSession, error) {
+	if a.modelErr != nil {
+		return nil, nil, fmt.Errorf("%w: %v", acp.ErrAuthRequired, a.modelErr)
+	}
+	if a.store == nil {
+		return nil, nil, fmt.Errorf("%w: sessions are not stored", acp.ErrMethodNotFound)
+	}
+	s, err := a.openStored(req.SessionID, req.CWD, req.AdditionalDirectories, client)
+	if err != nil {
+		return nil, nil, err
+	}
+	if a.cfg.Telemetry != nil {
+		a.cfg.Telemetry.Emit(ctx, telemetry.EventSessionLoad, s.ID(), acp.RequestID(ctx), "cwd", s.CWD())
+	}
+	a.log.Info("session loaded", "session", s.ID(), "entries", len(s.Transcript()), "replay", req.Replay)
+	loaded := &acp.LoadedSession{Modes: modeState(s.Mode()), ConfigOptions: a.sessionOptions(s)}
+	if req.Replay {
+		loaded.Replay = func(ctx context.Context) { s.replay(ctx) }
+	}
+	return acpSession{s, a}, loaded, nil
+}
+
+// openStored opens a stored session for client: its file (locked), its
+// transcript, mode, model and remembered decisions.
+func (a *Agent) openStored(id, cwd string, extra []string, client *acp.ClientConn) (*Session, error) {
+	f, loaded, err := a.store.Open(id)
+	switch {
+	case errors.Is(err, persistence.ErrNotFound):
+		return nil, fmt.Errorf("%w %q", acp.ErrSessionNotFound, id)
+	case errors.Is(err, persistence.ErrLocked):
+		return nil, fmt.Errorf("%w: session %s is open in another acp-agent process", acp.ErrInternal, id)
+	case err != nil:
+		return nil, fmt.Errorf("%w: reading session %s: %v", acp.ErrInternal, id, err)
+	}
+	for _, sk := range loaded.Skipped {
+		a.log.Warn("skipped a damaged line of the session file", "session", id, "line", sk.Line, "error", sk.Err)
+	}
+	if loaded.TornTail > 0 {
+		a.log.Warn("cut a torn last line off the session file (a copy is kept as .broken)", "session", id, "bytes", loaded.TornTail)
+	}
+	st, errs := readRecords(loaded.Records)
+	for _, e := range errs {
+		a.log.Warn("skipped a session record", "session", id, "error", e)
+	}
+	if cwd == "" {
+		cwd = loaded.Header.CWD
+	}
+	if extra == nil {
+		extra = loaded.Header.AdditionalDirectories
+	}
+	cfg, err := a.newSessionConfig(id, cwd, extra, client)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	cfg.Title = loaded.Header.Title
+	if st.mode != "" {
+		cfg.Mode = st.mode
+	}
+	if e, ok := a.modelByID(st.model); ok && e.err == nil {
+		cfg.Model, cfg.ModelName, cfg.ModelID, cfg.ModelInfo, cfg.ReasoningEffort = e.model, e.spec.Model, e.choice.Spec, e.info, e.level
+		if st.levelSet {
+			cfg.ReasoningEffort = st.level
+		}
+	}
+	var early []json.RawMessage
+	if loaded.Header.Title == "" {
+		early = loaded.Records
+	}
+	cfg.journal = newJournal(f, a.log, st.entryStart, early)
+	s := NewSession(cfg)
+	if err := s.Resume(st.entries); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("%w: %v", acp.ErrInternal, err)
+	}
+	for _, r := range st.perms {
+		s.perms.restore(r)
+	}
+	s.lastPlan = st.plan
+	a.track(s)
+	return s, nil
+}
+
+// replay sends the conversation to the client as session/update, the way
+// it was shown: user and agent messages, thoughts, every tool call with its
+// final status and content, and the last plan.
+func (s *Session) replay(ctx context.Context) {
+	for _, e := range s.Transcript() {
+		switch e.Kind {
+		case EntryUser:
+			for _, p := range e.Content {
+				switch p.Type {
+				case "image":
+					s.update(ctx, acp.UserMessageChunk(acp.ContentBlock{Image: &acp.ImageContent{MimeType: p.MIMEType, Data: p.Data}}))
+				default:
+					s.update(ctx, acp.UserMessageChunk(acp.TextBlock(p.Text)))
+				}
+			}
+		case EntryAssistant:
+			id := uuid.NewString()
+			if e.Reasoning != "" {
+				s.update(ctx, chunk(e.Reasoning, id, true))
+			}
+			if e.Text != "" {
+				s.update(ctx, chunk(e.Text, id, false))
+			}
+		case EntryToolOutput:
+			tc := &acp.ToolCall{ToolCallID: acp.ToolCallId(e.ToolCallID), Title: e.ToolName, Name: e.ToolName,
+				Kind: acp.ToolKindOther, Status: acp.ToolCallStatusCompleted}
+			if e.IsError {
+				tc.Status = acp.ToolCallStatusFailed
+			}
+			if d := e.Display; d != nil {
+				tc.Title, tc.Kind, tc.Locations, tc.RawInput, tc.Content = d.Title, d.Kind, d.Locations, d.RawInput, d.Content
+			}
+			if tc.Content == nil {
+				tc.Content = []acp.ToolCallContent{{Content: &acp.Content{Content: acp.TextBlock(e.Text)}}}
+			}
+			s.update(ctx, acp.SessionUpdate{ToolCall: tc})
+		}
+	}
+	s.mu.Lock()
+	plan := s.lastPlan
+	s.mu.Unlock()
+	if plan != nil {
+		s.update(ctx, acp.SessionUpdate{Plan: plan})
+	}
+}
+
+// ListSessions implements acp.SessionStore from the files' headers.
+func (a *Agent) ListSessions(_ context.Context, req *acp.ListSessionsRequest) (*acp.ListSessionsResponse, error) {
+	if a.store == nil {
+		return nil, fmt.Errorf("%w: sessions are not stored", acp.ErrMethodNotFound)
+	}
+	page, err := a.store.List(persistence.ListOptions{CWD: req.CWD, Cursor: req.Cursor})
+	if errors.Is(err, persistence.ErrInvalidCursor) {
+		return nil, fmt.Errorf("%w: cursor: %v", acp.ErrInvalidParams, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: listing sessions: %v", acp.ErrInternal, err)
+	}
+	resp := &acp.ListSessionsResponse{Sessions: []acp.SessionInfo{}, NextCursor: page.NextCursor}
+	for _, s := range page.Sessions {
+		resp.Sessions = append(resp.Sessions, acp.SessionInfo{SessionID: acp.SessionId(s.ID), CWD: s.CWD, Title: s.Title,
+			UpdatedAt: s.UpdatedAt.UTC().Format(time.RFC3339Nano)})
+	}
+	return resp, nil
+}
+
+// DeleteSession implements acp.SessionStore. The service has closed the
+// session if it was open.
+func (a *Agent) DeleteSession(ctx context.Context, id acp.SessionId) error {
+	if a.store == nil {
+		return fmt.Errorf("%w: sessions are not stored", acp.ErrMethodNotFound)
+	}
+	if err := persistence.ValidateID(id); err != nil {
+		return nil // no such session can exist: deleting it succeeds
+	}
+	if err := a.store.Delete(id); err != nil {
+		return fmt.Errorf("%w: deleting session %s: %v", acp.ErrInternal, id, err)
+	}
+	if a.cfg.Telemetry != nil {
+		a.cfg.Telemetry.Emit(ctx, telemetry.EventSessionDelete, id, acp.RequestID(ctx))
+	}
+	a.log.Info("session deleted", "session", id)
+	return nil
+}
+
+// ForkSession implements acp.Forker: session/fork and the fork extension.
+// The fork gets a copy of the source's transcript (up to
+// req.FromUserEntryIndex), mode, model and remembered decisions, in memory
+// and in its own file; the two never affect each other.
+func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkRequest, source acp.Session, client *acp.ClientConn) (acp.Session, *acp.ForkSessionResponse, error) {
+	if a.modelErr != nil {
+		return nil, nil, fmt.Errorf("%w: %v", acp.ErrAuthRequired, a.modelErr)
+	}
+	var src *Session
+	if as, ok := source.(acpSession); ok {
+		src = as.s
+	} else if a.store != nil {
+		// Not open here: read it, fork it, let it go.
+		s, err := a.openStored(req.SourceID, "", nil, client)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer func() {
+			a.forget(s.ID())
+			s.Close()
+		}()
+		src = s
+	} else {
+		return nil, nil, fmt.Errorf("%w %q", acp.ErrSessionNotFound, req.SourceID)
+	}
+	id := uuid.NewString()
+	cwd, extra := req.CWD, req.AdditionalDirectories
+	if cwd == "" {
+		cwd = src.CWD()
+	}
+	if extra == nil && src.cfg.Workspace != nil {
+		extra = src.cfg.Workspace.Roots()[1:]
+	}
+	cfg, err := a.newSessionConfig(id, cwd, extra, client)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := ForkOptions{ID: id, FromUserEntryIndex: req.FromUserEntryIndex, Sink: client, Permissions: client, Workspace: cfg.Workspace}
+	if src.cfg.journal != nil && a.store != nil {
+		n := src.cfg.journal.prefixFor(len(src.Transcript()))
+		if i := req.FromUserEntryIndex; i != nil && *i >= 0 {
+			n = src.cfg.journal.prefixFor(*i)
+		}
+		h := src.cfg.journal.f.Header()
+		h.ID, h.ParentSessionID, h.CWD, h.AdditionalDirectories, h.Timestamp = id, src.ID(), cwd, extra, time.Now()
+		f, err := a.store.Fork(src.cfg.journal.f, h, n)
+		if err != nil {
+			cfg.Workspace.closeIfSet()
+			return nil, nil, fmt.Errorf("%w: forking the session file: %v", acp.ErrInternal, err)
+		}
+		opts.journal = newJournal(f, a.log, nil, nil)
+	}
+	f, err := src.ForkWith(opts)
+	if err != nil {
+		cfg.Workspace.closeIfSet()
+		if opts.journal != nil {
+			opts.journal.close()
+			a.store.Delete(id)
+		}
+		var bad *InvalidForkEntryIndexError
+		if errors.As(err, &bad) {
+			return nil, nil, &acp.DataError{
+				Err:  fmt.Errorf("%w: fromUserEntryIndex: %v", acp.ErrInvalidParams, err),
+				Data: map[string]int{"fromUserEntryIndex": bad.Index},
+			}
+		}
+		return nil, nil, err
+	}
+	if opts.journal != nil {
+		// The fork's file knows where each of its entries starts.
+		opts.journal.entryStart = append([]int(nil), src.cfg.journal.entryStartPrefix(len(f.Transcript()))...)
+	}
+	a.track(f)
+	a.log.Info("session forked", "session", f.ID(), "from", src.ID())
+	return acpSession{f, a}, &acp.ForkSessionResponse{SessionID: acp.SessionId(f.ID()), Modes: modeState(f.Mode()), ConfigOptions: a.sessionOptions(f)}, nil
+}

@@ -1,0 +1,161 @@
+package persistence
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// Suffixes of the files a session owns in the store directory.
+const (
+	dataSuffix   = ".jsonl"
+	brokenSuffix = ".jsonl.broken"
+	lockSuffix   = ".lock"
+	tempInfix    = ".jsonl.tmp" // followed by the random digits of os.CreateTemp
+)
+
+func (s *Store) dataPath(id string) string   { return filepath.Join(s.dir, id+dataSuffix) }
+func (s *Store) brokenPath(id string) string { return filepath.Join(s.dir, id+brokenSuffix) }
+func (s *Store) lockPath(id string) string   { return filepath.Join(s.dir, id+lockSuffix) }
+
+// fsync flushes f to stable storage. Tests that build thousands of
+// fixtures turn it off with unsafeNoSync; nothing else does.
+func (s *Store) fsync(f *os.File) error {
+	if s.unsafeNoSync {
+		return nil
+	}
+	return f.Sync()
+}
+
+// syncDir makes creations, renames and removals in the store directory
+// durable: on Linux a rename is only crash-safe once the directory itself
+// is fsynced.
+func (s *Store) syncDir() error {
+	if s.unsafeNoSync {
+		return nil
+	}
+	d, err := os.Open(s.dir)
+	if err != nil {
+		return fmt.Errorf("persistence: open directory %s: %w", s.dir, err)
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("persistence: sync directory %s: %w", s.dir, err)
+	}
+	return nil
+}
+
+// createTemp creates an empty temporary file for session id in the store
+// directory (same file system, so the rename that publishes it is atomic).
+func (s *Store) createTemp(id string) (*os.File, error) {
+	f, err := os.CreateTemp(s.dir, id+tempInfix+"*")
+	if err != nil {
+		return nil, fmt.Errorf("persistence: create temporary file for session %q: %w", id, err)
+	}
+	return f, nil
+}
+
+// publish makes the fully written temporary file tmp durable and renames it
+// to dst, then fsyncs the directory. tmp is closed in every case and
+// removed unless the rename happened; renamed says whether it did. The
+// caller holds the session lock, which is what makes checking for an
+// existing dst and renaming over it safe between cooperating processes.
+func (s *Store) publish(tmp *os.File, dst string) (renamed bool, err error) {
+	name := tmp.Name()
+	if err := s.fsync(tmp); err != nil {
+		tmp.Close()
+		os.Remove(name)
+		return false, fmt.Errorf("persistence: sync %s: %w", name, err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(name)
+		return false, fmt.Errorf("persistence: close %s: %w", name, err)
+	}
+	if err := os.Rename(name, dst); err != nil {
+		os.Remove(name)
+		return false, fmt.Errorf("persistence: rename %s to %s: %w", name, dst, err)
+	}
+	return true, s.syncDir()
+}
+
+// openData opens a session file for reading and appending. O_APPEND makes
+// every write land at the end even if our idea of the size were wrong;
+// O_NOFOLLOW refuses a session file that has been replaced by a symlink.
+func openData(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, fmt.Errorf("persistence: open %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// removeTemps deletes temporary files left for session id by a process
+// that died between creating and renaming them. Only a lock holder creates
+// them, so with the lock held every one that exists is stale.
+func (s *Store) removeTemps(id string) error {
+	ents, err := os.ReadDir(s.dir)
+	if err != nil {
+		return fmt.Errorf("persistence: read directory %s: %w", s.dir, err)
+	}
+	prefix := id + tempInfix
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || !allDigits(rest) {
+			continue // another session's temp, e.g. for id "<id>.jsonl.tmp1.x"
+		}
+		if err := os.Remove(filepath.Join(s.dir, e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("persistence: remove stale temporary file: %w", err)
+		}
+	}
+	return nil
+}
+
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// writeBroken saves data, the whole original file, as the session's
+// .broken copy. It goes through a temporary file and a rename so that the
+// copy is complete or absent, and it is durable before the caller
+// truncates the original.
+func (s *Store) writeBroken(id string, data []byte) error {
+	tmp, err := s.createTemp(id)
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("persistence: write %s: %w", tmp.Name(), err)
+	}
+	_, err = s.publish(tmp, s.brokenPath(id))
+	return err
+}
+
+// copyRange appends the bytes [off, off+n) of src to dst. io.CopyN hands an
+// *os.File pair to copy_file_range, so the copy stays in the kernel.
+func copyRange(dst, src *os.File, off, n int64) error {
+	if n == 0 {
+		return nil
+	}
+	if _, err := src.Seek(off, io.SeekStart); err != nil {
+		return err
+	}
+	_, err := io.CopyN(dst, src, n)
+	return err
+}

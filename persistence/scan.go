@@ -1,0 +1,165 @@
+package persistence
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// span is the byte range [off, end) of one line, newline included.
+type span struct{ off, end int64 }
+
+// scanned is a session file split into lines.
+type scanned struct {
+	header    Header
+	headerEnd int64             // offset just past the header's newline
+	records   []json.RawMessage // slices into the scanned buffer
+	ends      []int64           // ends[i]: offset just past record i's newline
+	skipped   []SkippedLine
+	skips     []span // the skipped lines' ranges, ascending
+	goodEnd   int64  // offset just past the last line kept; len(buf) if nothing is torn
+}
+
+var (
+	errEmptyLine = errors.New("empty line")
+	errNotObject = errors.New("not a JSON object")
+	errBadJSON   = errors.New("invalid JSON")
+)
+
+// scan splits buf, the whole content of session id's file, into its
+// header, records and bad lines, and finds the torn tail if there is one.
+// It never copies: the records are slices into buf.
+//
+// The rules (docs/jsonl-format.md): line 1 must be a complete header line
+// for id, else ErrCorrupt. A last line without a newline, or whose content
+// is not a JSON object, is torn: everything from its first byte on is to be
+// cut. Any other line that is not a JSON object is skipped and reported,
+// and costs only itself.
+func scan(buf []byte, id string) (scanned, error) {
+	var sc scanned
+	nl := bytes.IndexByte(buf, '\n')
+	if nl < 0 {
+		if len(buf) == 0 {
+			return sc, fmt.Errorf("%w: empty file", ErrCorrupt)
+		}
+		return sc, fmt.Errorf("%w: header line has no newline", ErrCorrupt)
+	}
+	h, err := parseHeader(buf[:nl])
+	if err != nil {
+		return sc, err
+	}
+	if h.ID != id {
+		return sc, fmt.Errorf("%w: header names session %q", ErrCorrupt, h.ID)
+	}
+	sc.header = h
+	sc.headerEnd = int64(nl + 1)
+
+	// One exact-size allocation for each index; the count is a fast
+	// vectorized pass and saves the repeated growth of append.
+	n := bytes.Count(buf[nl+1:], []byte{'\n'})
+	sc.records = make([]json.RawMessage, 0, n)
+	sc.ends = make([]int64, 0, n)
+	sc.goodEnd = int64(len(buf))
+
+	pos := nl + 1
+	for line := 2; pos < len(buf); line++ {
+		i := bytes.IndexByte(buf[pos:], '\n')
+		if i < 0 {
+			sc.goodEnd = int64(pos)
+			break
+		}
+		end := pos + i + 1
+		rec, err := checkRecord(buf[pos : pos+i])
+		switch {
+		case err == nil:
+			sc.records = append(sc.records, rec)
+			sc.ends = append(sc.ends, int64(end))
+		case end == len(buf):
+			sc.goodEnd = int64(pos)
+		default:
+			sc.skipped = append(sc.skipped, SkippedLine{Line: line, Offset: int64(pos), Err: err})
+			sc.skips = append(sc.skips, span{int64(pos), int64(end)})
+		}
+		pos = end
+	}
+	return sc, nil
+}
+
+// checkRecord returns line without surrounding whitespace if it is one
+// JSON object, else why not.
+func checkRecord(line []byte) (json.RawMessage, error) {
+	rec := trimSpace(line)
+	switch {
+	case len(rec) == 0:
+		return nil, errEmptyLine
+	case rec[0] != '{':
+		if json.Valid(rec) {
+			return nil, errNotObject
+		}
+		return nil, errBadJSON
+	case rec[len(rec)-1] != '}' || !json.Valid(rec):
+		// The first test is a cheap reject for the common torn write.
+		return nil, errBadJSON
+	}
+	return rec, nil
+}
+
+// trimSpace trims JSON whitespace. Only the ends are touched, so it is
+// cheap on megabyte lines (bytes.TrimSpace would also be, but it trims
+// Unicode spaces that are not JSON whitespace).
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && isSpace(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+// parseHeader decodes and checks a header line (without its newline).
+func parseHeader(line []byte) (Header, error) {
+	var h Header
+	if err := json.Unmarshal(line, &h); err != nil {
+		return Header{}, fmt.Errorf("%w: header: %w", ErrCorrupt, err)
+	}
+	if h.Type != headerType {
+		return Header{}, fmt.Errorf("%w: header type %q, want %q", ErrCorrupt, h.Type, headerType)
+	}
+	if h.Version < 1 || h.Version > FormatVersion {
+		return Header{}, fmt.Errorf("%w: format version %d, this build reads 1 to %d", ErrCorrupt, h.Version, FormatVersion)
+	}
+	if err := ValidateID(h.ID); err != nil {
+		return Header{}, fmt.Errorf("%w: header: %w", ErrCorrupt, err)
+	}
+	return h, nil
+}
+
+// normalizeRecord returns rec as one line: a JSON object without
+// surrounding whitespace or newlines. It copies only when it must compact.
+func normalizeRecord(rec json.RawMessage) (json.RawMessage, error) {
+	r := trimSpace(rec)
+	if len(r) == 0 {
+		return nil, errEmptyLine
+	}
+	if r[0] != '{' || !json.Valid(r) {
+		if json.Valid(r) {
+			return nil, errNotObject
+		}
+		return nil, errBadJSON
+	}
+	if bytes.ContainsAny(r, "\n\r") {
+		// Raw newlines can only be whitespace between tokens (inside a
+		// string they must be escaped), so compacting removes them all.
+		var b bytes.Buffer
+		b.Grow(len(r))
+		if err := json.Compact(&b, r); err != nil {
+			return nil, fmt.Errorf("%w: %w", errBadJSON, err)
+		}
+		r = b.Bytes()
+	}
+	return r, nil
+}
