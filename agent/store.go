@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -77,15 +79,39 @@ type loadedState struct {
 	plan       *acp.Plan
 }
 
+// decodeRecords decodes the records in parallel: on a long session,
+// decoding is most of the time of session/load.
+func decodeRecords(recs []json.RawMessage) ([]record, []error) {
+	out := make([]record, len(recs))
+	errs := make([]error, len(recs))
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(recs)/1024))
+	var wg sync.WaitGroup
+	per := (len(recs) + workers - 1) / max(workers, 1)
+	for w := range workers {
+		lo, hi := w*per, min((w+1)*per, len(recs))
+		wg.Go(func() {
+			for i := lo; i < hi; i++ {
+				if err := json.Unmarshal(recs[i], &out[i]); err != nil {
+					errs[i] = fmt.Errorf("record %d: %w", i, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return out, errs
+}
+
 func readRecords(recs []json.RawMessage) (loadedState, []error) {
 	var st loadedState
 	var errs []error
-	for i, raw := range recs {
-		var r record
-		if err := json.Unmarshal(raw, &r); err != nil {
-			errs = append(errs, fmt.Errorf("record %d: %w", i, err))
+	decoded, decodeErrs := decodeRecords(recs)
+	st.entries = make([]Entry, 0, len(recs))
+	for i := range decoded {
+		if decodeErrs[i] != nil {
+			errs = append(errs, decodeErrs[i])
 			continue
 		}
+		r := &decoded[i]
 		switch r.Type {
 		case recEntry:
 			st.entryStart = append(st.entryStart, i)
@@ -95,7 +121,7 @@ func readRecords(recs []json.RawMessage) (loadedState, []error) {
 		case recModel:
 			st.model, st.level, st.levelSet = r.Model, r.ThoughtLevel, true
 		case recPermission:
-			st.perms = append(st.perms, &r)
+			st.perms = append(st.perms, r)
 		case recPlan:
 			st.plan = r.Plan
 		default:
@@ -122,7 +148,7 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadRequest, client *a
 	if a.cfg.Telemetry != nil {
 		a.cfg.Telemetry.Emit(ctx, telemetry.EventSessionLoad, s.ID(), acp.RequestID(ctx), "cwd", s.CWD())
 	}
-	a.log.Info("session loaded", "session", s.ID(), "entries", len(s.Transcript()), "replay", req.Replay)
+	a.log.Info("session loaded", "session", s.ID(), "entries", s.Stats().TotalEntries, "replay", req.Replay)
 	loaded := &acp.LoadedSession{Modes: modeState(s.Mode()), ConfigOptions: a.sessionOptions(s)}
 	if req.Replay {
 		loaded.Replay = func(ctx context.Context) { s.replay(ctx) }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
+	"sync"
 )
 
 // span is the byte range [off, end) of one line, newline included.
@@ -62,28 +64,57 @@ func scan(buf []byte, id string) (scanned, error) {
 	sc.ends = make([]int64, 0, n)
 	sc.goodEnd = int64(len(buf))
 
+	// Split first (a fast pass), then validate the lines in parallel:
+	// validation is most of the cost of opening a long session.
+	lines := make([]span, 0, n)
 	pos := nl + 1
-	for line := 2; pos < len(buf); line++ {
+	for pos < len(buf) {
 		i := bytes.IndexByte(buf[pos:], '\n')
 		if i < 0 {
 			sc.goodEnd = int64(pos)
 			break
 		}
-		end := pos + i + 1
-		rec, err := checkRecord(buf[pos : pos+i])
+		lines = append(lines, span{int64(pos), int64(pos + i + 1)})
+		pos += i + 1
+	}
+	recs := make([]json.RawMessage, len(lines))
+	errs := make([]error, len(lines))
+	checkLines(buf, lines, recs, errs)
+	for k, ln := range lines {
 		switch {
-		case err == nil:
-			sc.records = append(sc.records, rec)
-			sc.ends = append(sc.ends, int64(end))
-		case end == len(buf):
-			sc.goodEnd = int64(pos)
+		case errs[k] == nil:
+			sc.records = append(sc.records, recs[k])
+			sc.ends = append(sc.ends, ln.end)
+		case ln.end == int64(len(buf)):
+			sc.goodEnd = ln.off
 		default:
-			sc.skipped = append(sc.skipped, SkippedLine{Line: line, Offset: int64(pos), Err: err})
-			sc.skips = append(sc.skips, span{int64(pos), int64(end)})
+			sc.skipped = append(sc.skipped, SkippedLine{Line: k + 2, Offset: ln.off, Err: errs[k]})
+			sc.skips = append(sc.skips, ln)
 		}
-		pos = end
 	}
 	return sc, nil
+}
+
+// checkLines runs checkRecord on every line (without its newline), on
+// up to GOMAXPROCS goroutines for long files.
+func checkLines(buf []byte, lines []span, recs []json.RawMessage, errs []error) {
+	check := func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			recs[k], errs[k] = checkRecord(buf[lines[k].off : lines[k].end-1])
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(lines)/1024)
+	if workers <= 1 {
+		check(0, len(lines))
+		return
+	}
+	per := (len(lines) + workers - 1) / workers
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*per, min((w+1)*per, len(lines))
+		wg.Go(func() { check(lo, hi) })
+	}
+	wg.Wait()
 }
 
 // checkRecord returns line without surrounding whitespace if it is one
