@@ -39,6 +39,9 @@ func (a acpSession) SetConfigOption(_ context.Context, req *acp.SetSessionConfig
 // prompt that arrives while the session is busy is queued as a follow-up
 // and answered when it has run.
 func (a acpSession) Prompt(ctx context.Context, req *acp.PromptRequest, finish func(*acp.PromptResponse, error)) error {
+	if c, args := a.a.parseSlash(req.Prompt); c != nil {
+		return a.runSlash(ctx, c, args, finish)
+	}
 	content, err := userContent(req.Prompt)
 	if err != nil {
 		return fmt.Errorf("%w: %v", acp.ErrInvalidParams, err)

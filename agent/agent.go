@@ -56,6 +56,12 @@ type Config struct {
 	PermissionPolicy policy.PolicyMode
 	// NoBuiltinTools leaves sessions without the built-in coding tools.
 	NoBuiltinTools bool
+	// StopHooks run when a turn ends normally (seed 003).
+	StopHooks []StopHook
+	// OffloadThreshold is the context size (tokens) from which long tool
+	// results are offloaded and the history compacted; 0 means 75% of the
+	// model's window (150,000 tokens when unknown).
+	OffloadThreshold int
 	// Store keeps sessions on disk (session/load, resume, list, delete,
 	// and crash safety); nil keeps them in memory only, and those methods
 	// are not advertised.
@@ -76,6 +82,8 @@ type Agent struct {
 	models []*modelEntry
 	def    *modelEntry
 	store  *persistence.Store
+	// extraCommands are slash commands beyond the built-in ones.
+	extraCommands []slashCommand
 
 	mu       sync.Mutex
 	sessions map[string]*Session
@@ -184,6 +192,7 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest, clie
 	if a.cfg.Telemetry != nil {
 		a.cfg.Telemetry.Emit(ctx, telemetry.EventSessionNew, s.ID(), acp.RequestID(ctx), "cwd", s.CWD())
 	}
+	s.post(acp.SessionUpdate{AvailableCommandsUpdate: a.availableCommands()})
 	a.log.Info("session created", "session", s.ID(), "cwd", s.CWD(), "model", a.spec.String())
 	return acpSession{s, a}, &acp.NewSessionResponse{SessionID: s.ID(), Modes: modeState(s.Mode()), ConfigOptions: a.sessionOptions(s)}, nil
 }

@@ -199,6 +199,14 @@ func (j *journal) prefixFor(n int) int {
 	return j.f.Count()
 }
 
+// clearEntries forgets where entries start: after /clear the transcript
+// starts again at entry 0.
+func (j *journal) clearEntries() {
+	j.mu.Lock()
+	j.entryStart = j.entryStart[:0]
+	j.mu.Unlock()
+}
+
 // entryStartPrefix is where each of the first n entries starts.
 func (j *journal) entryStartPrefix(n int) []int {
 	j.mu.Lock()

@@ -28,6 +28,7 @@ const SkippedForSteerResult = "Skipped due to queued user message."
 // taken at each model-call boundary and returned, so the worker can give
 // them the turn's result.
 func (s *Session) runTurn(ctx context.Context, it *item) (PromptResult, []*item, error) {
+	s.sanitizeHistory()
 	s.appendUser(ctx, it)
 	var steered []*item
 	var res PromptResult
@@ -36,6 +37,9 @@ func (s *Session) runTurn(ctx context.Context, it *item) (PromptResult, []*item,
 			res.StopReason = acp.StopReasonMaxTurnRequests
 			return res, steered, nil
 		}
+		// Errors are logged inside: the request goes on with the history
+		// as it is.
+		_ = s.keepWithinContext(ctx, false)
 		resp, err := s.callModel(ctx)
 		res.Usage = addUsage(res.Usage, resp.usage)
 		if err == nil {
@@ -289,6 +293,10 @@ func (s *Session) onRetry(n RetryNotice) {
 // the session's cumulative cost when the model is priced. Without a known
 // context window nothing is sent (size is required).
 func (s *Session) reportUsage(ctx context.Context, info *pricing.Model, u llm.Usage) {
+	s.mu.Lock()
+	s.hist.reported, s.hist.reportedAt = int(u.InputTokens+u.OutputTokens), len(s.tr.entries)
+	s.hist.usage.Add(s.model.ID, u, pricing.RoundCost(info, u))
+	s.mu.Unlock()
 	if info == nil || info.ContextWindow() <= 0 || (u.InputTokens == 0 && u.OutputTokens == 0) {
 		return
 	}

@@ -108,6 +108,8 @@ type item struct {
 	// states: the turn reports execution states (SessionConfig.
 	// ExecutionStates; prompts only, not detached messages).
 	states bool
+	// run replaces the model turn (a slash command).
+	run func(ctx context.Context) (PromptResult, error)
 }
 
 type promptOutcome struct {

@@ -184,16 +184,14 @@ func (s *Session) authorize(ctx context.Context, call toolCallView, info ToolCal
 // restart with the session.
 func (s *Session) remember(tool string, info ToolCallInfo, d policy.Decision) {
 	s.perms.remember(tool, info, d)
-	r := record{Type: recPermission, Decision: d.String()}
-	switch info.Action {
-	case policy.ActionEdit:
-		r.Scope = "edits"
-	case policy.ActionExecute:
-		r.Scope, r.Command = "command", info.Command
-	default:
-		r.Scope, r.Tool = "tool", tool
-	}
-	s.journalWrite(r, false)
+	s.journalWrite(permissionRecord(tool, info, d), false)
+}
+
+// rememberedHistory is every remembered decision, in order.
+func (p *permissions) rememberedHistory() []rememberedCall {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.history)
 }
 
 // restore applies a remembered decision read back from the session file.

@@ -77,6 +77,17 @@ type SessionConfig struct {
 	// Permissions asks the user; nil means nobody can be asked, so calls
 	// that need asking are rejected.
 	Permissions PermissionRequester
+	// StopHooks run when a turn ends normally (seed 003); nil or empty
+	// means none are loaded or run.
+	StopHooks []StopHook
+	// OnStopHookMessage, if set, is told each stop hook message (a
+	// progress callback; a panic in it is logged and ignored).
+	OnStopHookMessage func(text string)
+	// History is how the history is kept within the context window.
+	History HistoryConfig
+	// CompactionUpdates sends compaction_update and
+	// compaction_summary_chunk (clients that advertise session.compaction).
+	CompactionUpdates bool
 	// Title is the session's title; empty means the first prompt's first
 	// line, once there is one (sent as session_info_update).
 	Title string
@@ -124,6 +135,10 @@ type PromptOptions struct {
 	// and before any update of a later turn. The ACP service answers
 	// session/prompt from it, so responses stay in order with updates.
 	OnComplete func(PromptResult, error)
+	// Run, if set, replaces the model turn: the worker runs it in the
+	// prompt's place in the queue (slash commands). The content is not
+	// added to the transcript.
+	Run func(ctx context.Context) (PromptResult, error)
 }
 
 // Session is one conversation with a model: the facade that the ACP
@@ -159,6 +174,8 @@ type Session struct {
 	perms *permissions
 	// lastPlan is the plan the client was last sent, for session/load.
 	lastPlan *acp.Plan
+	// hist is the context-window bookkeeping.
+	hist historyState
 	// sessionEvents are the newest events of the session itself (not of
 	// its transcript); see Events.
 	sessionEvents []Event
@@ -337,7 +354,7 @@ func (s *Session) Submit(ctx context.Context, content []llm.Part, opts PromptOpt
 }
 
 func (s *Session) submit(ctx context.Context, content []llm.Part, opts PromptOptions, await bool) (*item, error) {
-	it := &item{content: content, text: partsText(content), ctx: ctx, onComplete: opts.OnComplete, states: s.cfg.ExecutionStates}
+	it := &item{content: content, text: partsText(content), ctx: ctx, onComplete: opts.OnComplete, states: s.cfg.ExecutionStates, run: opts.Run}
 	if await {
 		it.done = make(chan promptOutcome, 1)
 	}
@@ -475,7 +492,19 @@ func (s *Session) work() {
 		if s.cfg.PromptTimeout > 0 {
 			turnCtx, stopTimer = context.WithTimeoutCause(ctx, s.cfg.PromptTimeout, ErrPromptTimedOut)
 		}
-		res, steered, err := s.runTurn(turnCtx, it)
+		var (
+			res     PromptResult
+			steered []*item
+			err     error
+		)
+		if it.run != nil {
+			res, err = it.run(turnCtx)
+		} else {
+			res, steered, err = s.runTurn(turnCtx, it)
+			if err == nil && turnCtx.Err() == nil {
+				s.runStopHooks(turnCtx, &res)
+			}
+		}
 		if err == nil && turnCtx.Err() != nil {
 			err = context.Cause(turnCtx)
 		}

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -29,8 +32,24 @@ func (a *Agent) newSessionConfig(id, cwd string, extra []string, client *acp.Cli
 		Retry: a.cfg.Retry, ModelInfo: a.modelInfo, Telemetry: a.cfg.Telemetry,
 		ExecutionStates: a.cfg.ExecutionStates || acp.ExecutionStateEnabled(client.Capabilities()),
 		PromptTimeout:   a.cfg.PromptTimeout}
+	caps := client.Capabilities()
+	cfg.CompactionUpdates = caps.Session != nil && caps.Session.Compaction != nil
+	cfg.StopHooks = a.cfg.StopHooks
+	cfg.History.OffloadThreshold = a.cfg.OffloadThreshold
+	wcfg := a.cfg.Workspace
+	if a.store != nil {
+		// Long tool results go next to the session's file, where the
+		// read_file tool can read them back (read-only).
+		dir := offloadDir(a.store.Dir(), id)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return cfg, fmt.Errorf("%w: creating %s: %v", acp.ErrInternal, dir, err)
+		}
+		cfg.History.OffloadDir = dir
+		extra = append(slices.Clone(extra), dir)
+		wcfg.ReadOnlyRoots = append(slices.Clone(wcfg.ReadOnlyRoots), dir)
+	}
 	if !a.cfg.NoBuiltinTools {
-		ws, err := NewWorkspace(cwd, extra, a.cfg.Workspace, client.Capabilities(), client, id)
+		ws, err := NewWorkspace(cwd, extra, wcfg, caps, client, id)
 		if err != nil {
 			return cfg, fmt.Errorf("%w: cwd: cannot open the workspace: %v", acp.ErrInvalidParams, err)
 		}
@@ -124,6 +143,8 @@ func readRecords(recs []json.RawMessage) (loadedState, []error) {
 			st.perms = append(st.perms, r)
 		case recPlan:
 			st.plan = r.Plan
+		case recClear:
+			st.entries, st.entryStart, st.plan = st.entries[:0], st.entryStart[:0], nil
 		default:
 			// A record of a newer version: kept in the file, not understood.
 			errs = append(errs, fmt.Errorf("record %d: unknown type %q", i, r.Type))
@@ -149,6 +170,7 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadRequest, client *a
 		a.cfg.Telemetry.Emit(ctx, telemetry.EventSessionLoad, s.ID(), acp.RequestID(ctx), "cwd", s.CWD())
 	}
 	a.log.Info("session loaded", "session", s.ID(), "entries", s.Stats().TotalEntries, "replay", req.Replay)
+	s.post(acp.SessionUpdate{AvailableCommandsUpdate: a.availableCommands()})
 	loaded := &acp.LoadedSession{Modes: modeState(s.Mode()), ConfigOptions: a.sessionOptions(s)}
 	if req.Replay {
 		loaded.Replay = func(ctx context.Context) { s.replay(ctx) }
@@ -212,6 +234,8 @@ func (a *Agent) openStored(id, cwd string, extra []string, client *acp.ClientCon
 	for _, r := range st.perms {
 		s.perms.restore(r)
 	}
+	// A file damaged or a turn killed mid-tool must still load and go on.
+	s.sanitizeHistory()
 	s.lastPlan = st.plan
 	a.track(s)
 	return s, nil
@@ -294,6 +318,9 @@ func (a *Agent) DeleteSession(ctx context.Context, id acp.SessionId) error {
 	}
 	if err := a.store.Delete(id); err != nil {
 		return fmt.Errorf("%w: deleting session %s: %v", acp.ErrInternal, id, err)
+	}
+	if err := os.RemoveAll(filepath.Join(a.store.Dir(), id)); err != nil {
+		a.log.Warn("removing the session's offloaded files", "session", id, "error", err)
 	}
 	if a.cfg.Telemetry != nil {
 		a.cfg.Telemetry.Emit(ctx, telemetry.EventSessionDelete, id, acp.RequestID(ctx))

@@ -139,6 +139,7 @@ func TestSessionSurvivesARestartAndLoadReplaysIt(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{
+		"available_commands_update",
 		"user:please write the file", "tool:Write out.txt:completed", "thought:counting", "agent:1 user messages so far",
 		"user:and again", "thought:counting", "agent:2 user messages so far",
 	}, kinds, "the whole conversation, then the response")
@@ -160,7 +161,8 @@ func TestResumeRestoresWithoutReplay(t *testing.T) {
 	c2 := e.start(nil)
 	resp, replay := loadSession(t, c2, acp.MethodSessionResume, sid, cwd)
 	acptest.MustResult(t, resp, nil)
-	assert.Empty(t, replay)
+	require.Len(t, replay, 1, "resume replays nothing")
+	assert.NotNil(t, replay[0].AvailableCommandsUpdate, "only the slash commands are announced")
 	text, _ := say(t, c2, sid, "again")
 	assert.Equal(t, "2 user messages so far", text)
 }

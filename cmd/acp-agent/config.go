@@ -38,6 +38,8 @@ type fileConfig struct {
 	CommandTimeout     string   `json:"commandTimeout"`
 	MaxCommandRuntime  string   `json:"maxCommandRuntime"`
 	SessionDir         string   `json:"sessionDir"`
+	StopHooks          []string `json:"stopHooks"`
+	OffloadThreshold   int      `json:"offloadThreshold"`
 
 	promptTimeout, commandTimeout, maxCommandRuntime time.Duration // parsed
 }
@@ -54,7 +56,7 @@ type fileModel struct {
 
 var (
 	configKeys = []string{"model", "models", "maxRetries", "promptTimeout", "executionState", "logLevel", "logFile", "modelsFile", "telemetryFile",
-		"mode", "permission", "allowedCommands", "deniedCommands", "readOnlyRoots", "deniedPathPrefixes", "commandTimeout", "maxCommandRuntime", "sessionDir"}
+		"mode", "permission", "allowedCommands", "deniedCommands", "readOnlyRoots", "deniedPathPrefixes", "commandTimeout", "maxCommandRuntime", "sessionDir", "stopHooks", "offloadThreshold"}
 	modelKeys = []string{"model", "name", "description", "baseUrl", "apiKeyEnv", "thoughtLevels", "thoughtLevel"}
 )
 

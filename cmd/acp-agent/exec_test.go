@@ -86,12 +86,12 @@ func TestExecJSONPrintsSchemaValidUpdatesThenTheResult(t *testing.T) {
 	checker, err := schemacheck.Load()
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
-	require.Len(t, lines, 4, "the title, two chunks, the result")
-	for _, l := range lines[:3] {
+	require.Len(t, lines, 5, "the slash commands, the title, two chunks, the result")
+	for _, l := range lines[:4] {
 		assert.NoError(t, checker.Validate("SessionNotification", []byte(l)), l)
 	}
 	var pr acp.PromptResponse
-	require.NoError(t, json.Unmarshal([]byte(lines[3]), &pr))
+	require.NoError(t, json.Unmarshal([]byte(lines[4]), &pr))
 	assert.Equal(t, acp.StopReasonEndTurn, pr.StopReason)
 }
 

@@ -95,6 +95,8 @@ type settings struct {
 	permission    policy.PolicyMode
 	workspace     agent.WorkspaceConfig
 	sessionDir    string
+	stopHooks     []agent.StopHook
+	offload       int
 	version       bool
 	getenv        func(string) string
 }
@@ -172,6 +174,10 @@ func parseSettings(name string, args []string, stderr io.Writer, getenv func(str
 	st.choices = file.choices()
 	st.workspace = file.workspace()
 	st.sessionDir = cmp.Or(st.sessionDir, file.SessionDir, persistence.DefaultDir(getenv))
+	for _, line := range file.StopHooks {
+		st.stopHooks = append(st.stopHooks, agent.CommandStopHook(line, 0))
+	}
+	st.offload = file.OffloadThreshold
 	if st.mode, err = policy.ParseMode(cmp.Or(*mode, file.Mode, string(policy.ModeDefault))); err != nil {
 		return nil, fmt.Errorf("--mode: %w", err)
 	}
@@ -242,7 +248,8 @@ func (st *settings) newAgent(stderr io.Writer) (*agent.Agent, *slog.Logger, func
 	a := agent.New(agent.Config{Model: st.model, Choices: st.choices, Getenv: st.getenv, Logger: log, Version: version,
 		Retry: retry, Models: models, Telemetry: telemetry.NewRecorder(sinks...),
 		ExecutionStates: st.execState, PromptTimeout: st.promptTimeout,
-		Workspace: st.workspace, Mode: st.mode, PermissionPolicy: st.permission, Store: store})
+		Workspace: st.workspace, Mode: st.mode, PermissionPolicy: st.permission, Store: store,
+		StopHooks: st.stopHooks, OffloadThreshold: st.offload})
 	return a, log, cleanup, nil
 }
 

@@ -1,0 +1,181 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/policy"
+)
+
+// slashCommand is a command the agent handles itself when a prompt starts
+// with "/name": it is not sent to the model.
+type slashCommand struct {
+	name, description, hint string
+	// run handles the command with the rest of the line; what it returns
+	// is shown to the user as the agent's answer.
+	run func(ctx context.Context, a acpSession, args string) (string, error)
+}
+
+// recClear is the record of /clear: load drops the entries before it.
+const recClear = "clear"
+
+func (a *Agent) slashCommands() []slashCommand {
+	cmds := []slashCommand{
+		{name: "clear", description: "Start a new, empty context in this session (the history stays on disk)",
+			run: func(ctx context.Context, as acpSession, _ string) (string, error) {
+				as.s.clearContext()
+				return "Context cleared: the next prompt starts a new conversation.", nil
+			}},
+		{name: "model", description: "Show the models, or switch to one", hint: "model id (e.g. openai/gpt-4.1)",
+			run: func(ctx context.Context, as acpSession, args string) (string, error) {
+				return a.modelCommand(as.s, args)
+			}},
+		{name: "mode", description: "Show the modes, or switch to one", hint: "read-only | default | accept-edits | full-access",
+			run: func(ctx context.Context, as acpSession, args string) (string, error) {
+				return a.modeCommand(as.s, args)
+			}},
+		{name: "compact", description: "Summarise the older part of the conversation now, to free context",
+			run: func(ctx context.Context, as acpSession, _ string) (string, error) {
+				if err := as.s.Compact(ctx); err != nil {
+					return "", err
+				}
+				return "Compacted: older messages were replaced by a summary.", nil
+			}},
+		{name: "cost", description: "Show the session's token usage and cost",
+			run: func(ctx context.Context, as acpSession, _ string) (string, error) {
+				return as.s.CostReport(), nil
+			}},
+	}
+	cmds = append(cmds, a.extraCommands...)
+	return cmds
+}
+
+// availableCommands is the available_commands_update of a session.
+func (a *Agent) availableCommands() *acp.AvailableCommandsUpdate {
+	u := &acp.AvailableCommandsUpdate{AvailableCommands: []acp.AvailableCommand{}}
+	for _, c := range a.slashCommands() {
+		ac := acp.AvailableCommand{Name: c.name, Description: c.description}
+		if c.hint != "" {
+			ac.Input = &acp.AvailableCommandInput{Unstructured: &acp.UnstructuredCommandInput{Hint: c.hint}}
+		}
+		u.AvailableCommands = append(u.AvailableCommands, ac)
+	}
+	return u
+}
+
+// parseSlash finds a command at the start of a prompt: "/name args".
+func (a *Agent) parseSlash(blocks []acp.ContentBlock) (*slashCommand, string) {
+	if len(blocks) == 0 || blocks[0].Text == nil {
+		return nil, ""
+	}
+	text := strings.TrimSpace(blocks[0].Text.Text)
+	if !strings.HasPrefix(text, "/") {
+		return nil, ""
+	}
+	name, args, _ := strings.Cut(text[1:], " ")
+	name, _, _ = strings.Cut(name, "\n")
+	for _, c := range a.slashCommands() {
+		if c.name == name {
+			return &c, strings.TrimSpace(args)
+		}
+	}
+	return nil, ""
+}
+
+// clearContext empties the transcript; the file keeps the history and a
+// clear record, so a reload starts from the same empty context.
+func (s *Session) clearContext() {
+	s.mu.Lock()
+	s.tr = transcript{}
+	s.lastPlan = nil
+	s.mu.Unlock()
+	if s.cfg.journal != nil {
+		s.cfg.journal.write(record{Type: recClear}, false)
+		s.cfg.journal.clearEntries()
+	}
+}
+
+func (a *Agent) modelCommand(s *Session, args string) (string, error) {
+	cur := s.CurrentModel()
+	if args == "" {
+		var b strings.Builder
+		b.WriteString("Models (switch with /model ID):\n")
+		for _, e := range a.models {
+			mark := "  "
+			if e.choice.Spec == cur.ID {
+				mark = "* "
+			}
+			line := mark + e.choice.Spec
+			if e.choice.Name != "" && e.choice.Name != e.choice.Spec {
+				line += " — " + e.choice.Name
+			}
+			if e.err != nil {
+				line += " (unavailable)"
+			}
+			b.WriteString(line + "\n")
+		}
+		return b.String(), nil
+	}
+	v := acp.SessionConfigValueId(args)
+	opts, err := a.setConfigOption(s, &acp.SetSessionConfigOptionRequest{ConfigID: ConfigOptionModel, Value: acp.SessionConfigOptionValue{ValueID: &v}})
+	if err != nil {
+		return "", err
+	}
+	s.post(acp.SessionUpdate{ConfigOptionUpdate: &acp.ConfigOptionUpdate{ConfigOptions: opts}})
+	return "Model: " + args, nil
+}
+
+func (a *Agent) modeCommand(s *Session, args string) (string, error) {
+	if args == "" {
+		var b strings.Builder
+		b.WriteString("Modes (switch with /mode ID):\n")
+		for _, m := range policy.Modes {
+			mark := "  "
+			if m == s.Mode() {
+				mark = "* "
+			}
+			fmt.Fprintf(&b, "%s%s — %s\n", mark, m, modeInfo[m][1])
+		}
+		return b.String(), nil
+	}
+	if err := a.setMode(s, args); err != nil {
+		return "", err
+	}
+	return "Mode: " + args, nil
+}
+
+// runSlash queues a slash command in the prompt's place: it runs on the
+// session's worker, in order with prompts, and answers like a turn.
+func (as acpSession) runSlash(ctx context.Context, c *slashCommand, args string, finish func(*acp.PromptResponse, error)) error {
+	return as.s.Submit(ctx, nil, PromptOptions{
+		Behavior: FollowUp,
+		Run: func(ctx context.Context) (PromptResult, error) {
+			out, err := c.run(ctx, as, args)
+			if err != nil {
+				out = "/" + c.name + ": " + err.Error()
+			}
+			as.s.update(ctx, acp.AgentMessageChunk(out))
+			return PromptResult{Text: out, StopReason: acp.StopReasonEndTurn}, nil
+		},
+		OnComplete: func(res PromptResult, err error) {
+			if err != nil {
+				finish(&acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil)
+				return
+			}
+			finish(&acp.PromptResponse{StopReason: res.StopReason}, nil)
+		},
+	})
+}
+
+// commandNames lists the names, for tests and logs.
+func commandNames(cmds []slashCommand) []string {
+	var out []string
+	for _, c := range cmds {
+		out = append(out, c.name)
+	}
+	slices.Sort(out)
+	return out
+}

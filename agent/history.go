@@ -1,0 +1,322 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent/compact"
+	"github.com/acp-agent/acp-agent/agent/llm"
+	"github.com/acp-agent/acp-agent/agent/pricing"
+)
+
+// HistoryConfig configures how a session keeps its history within the
+// model's context window (seed 003): offloading long tool results to
+// files, then compacting older messages into a summary.
+type HistoryConfig struct {
+	// OffloadDir is where long tool results go; empty disables offload.
+	OffloadDir string
+	// OffloadThreshold is the context size (tokens) from which offload
+	// and compaction run; 0 means 75% of the model's context window, or
+	// 150,000 tokens when the window is unknown.
+	OffloadThreshold int
+	// Disabled turns both off (history grows until the provider refuses).
+	Disabled bool
+}
+
+// historyState is a session's context bookkeeping (under Session.mu).
+type historyState struct {
+	// reported is the last provider-reported context size (input +
+	// output tokens of the last response) and reportedAt the transcript
+	// length then.
+	reported, reportedAt int
+	compaction           compact.State
+	usage                pricing.UsageReport
+}
+
+// entriesFromMessages turns a rewritten conversation back into transcript
+// entries. Entries of the old transcript that survive (same tool call id,
+// or same position for messages that did not change) keep their time,
+// source and display.
+func entriesFromMessages(msgs []llm.Message, old []*Entry) []Entry {
+	outputs := map[string]*Entry{}
+	for _, e := range old {
+		if e.Kind == EntryToolOutput {
+			outputs[e.ToolCallID] = e
+		}
+	}
+	now := time.Now()
+	var out []Entry
+	for _, m := range msgs {
+		switch m.Role {
+		case llm.RoleUser, llm.RoleSystem:
+			out = append(out, Entry{Kind: EntryUser, Content: m.Content, Source: "prompt", Time: now})
+		case llm.RoleAssistant:
+			if len(m.Content) > 0 || m.Reasoning != "" || m.ReasoningSignature != "" || len(m.RedactedReasoning) > 0 {
+				out = append(out, Entry{Kind: EntryAssistant, Content: m.Content, Reasoning: m.Reasoning,
+					ReasoningSignature: m.ReasoningSignature, RedactedReasoning: m.RedactedReasoning, Time: now})
+			}
+			if len(m.ToolCalls) > 0 {
+				out = append(out, Entry{Kind: EntryToolCalls, ToolCalls: m.ToolCalls, Time: now})
+			}
+		case llm.RoleTool:
+			e := Entry{Kind: EntryToolOutput, ToolCallID: m.ToolCallID, ToolName: m.ToolName, IsError: m.IsError,
+				Text: llm.Message{Content: m.Content}.Text(), Time: now}
+			if o, ok := outputs[m.ToolCallID]; ok {
+				e.Time, e.Display = o.Time, o.Display
+			}
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// replaceHistory installs a rewritten conversation and rewrites the
+// session file atomically to match it (state records first, then the
+// entries), so a crash leaves either the old file or the new one.
+func (s *Session) replaceHistory(msgs []llm.Message) {
+	s.mu.Lock()
+	entries := entriesFromMessages(msgs, s.tr.entries)
+	var tr transcript
+	for _, e := range entries {
+		tr.append(e)
+	}
+	s.tr = tr
+	s.hist.reportedAt = 0
+	plan := s.lastPlan
+	s.mu.Unlock()
+	if s.cfg.journal == nil {
+		return
+	}
+	model := s.CurrentModel()
+	state := []record{{Type: recMode, Mode: s.Mode()}, {Type: recModel, Model: model.ID, ThoughtLevel: model.ReasoningEffort}}
+	for _, h := range s.perms.rememberedHistory() {
+		state = append(state, permissionRecord(h.tool, h.info, h.d))
+	}
+	if plan != nil {
+		state = append(state, record{Type: recPlan, Plan: plan})
+	}
+	s.cfg.journal.rewrite(state, s.Transcript())
+}
+
+// sanitizeHistory repairs a conversation that providers would refuse
+// (tool calls without results after a turn was killed, arguments that are
+// not JSON objects, orphaned results). It runs after a load and before
+// each turn; not between the steps of a turn, where it would hide a bad
+// tool call's error result from the model.
+func (s *Session) sanitizeHistory() {
+	s.mu.Lock()
+	msgs := s.tr.messages()
+	s.mu.Unlock()
+	if out, changed := compact.Sanitize(msgs); changed {
+		s.log.Warn("repaired the conversation history (unanswered or malformed tool calls were dropped)",
+			"before", len(msgs), "after", len(out))
+		s.replaceHistory(out)
+	}
+}
+
+func (s *Session) offloader() *compact.Offloader {
+	h := s.cfg.History
+	if h.Disabled || h.OffloadDir == "" {
+		return nil
+	}
+	o := compact.NewOffloader(h.OffloadDir)
+	o.Threshold = s.contextThreshold()
+	return o
+}
+
+func (s *Session) contextThreshold() int {
+	if t := s.cfg.History.OffloadThreshold; t > 0 {
+		return t
+	}
+	if info := s.CurrentModel().Info; info != nil && info.ContextWindow() > 0 {
+		return info.ContextWindow() * 3 / 4
+	}
+	return 150_000
+}
+
+// contextTokens is the context size of the next request: the last
+// reported size plus an estimate for what was added since.
+func (s *Session) contextTokens() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hist.reported == 0 || s.hist.reportedAt > len(s.tr.entries) {
+		msgs := s.tr.messages()
+		return compact.EstimateTokens(msgs)
+	}
+	since := transcript{entries: s.tr.entries[s.hist.reportedAt:]}
+	return compact.ContextSize(s.hist.reported, since.messages())
+}
+
+// keepWithinContext runs before each model request: offload long tool
+// results when the context is over the threshold, then compact when that
+// was not enough (seed 003). Failures are logged; the request goes on
+// with the history it has.
+func (s *Session) keepWithinContext(ctx context.Context, forced bool) error {
+	if s.cfg.History.Disabled {
+		return nil
+	}
+	s.mu.Lock()
+	s.hist.compaction.Advance()
+	msgs := s.tr.messages()
+	s.mu.Unlock()
+	tokens := s.contextTokens()
+	var off compact.OffloadResult
+	if o := s.offloader(); o != nil && !forced {
+		var err error
+		off, err = o.OffloadIfNeeded(msgs, tokens)
+		if err != nil {
+			s.log.Warn("offloading tool results", "error", err)
+		}
+		if off.OffloadedCount > 0 {
+			s.log.Info("offloaded tool results", "count", off.OffloadedCount, "freedTokens", off.FreedTokens)
+			s.replaceHistory(off.Messages)
+		}
+	} else {
+		threshold := s.contextThreshold()
+		off = compact.OffloadResult{Messages: msgs, PreviousTokens: tokens, CurrentTokens: tokens, StillExceedsThreshold: tokens >= threshold}
+	}
+	c := compact.NewCompactor(s.summarize, s.offloader())
+	s.mu.Lock()
+	st := s.hist.compaction
+	s.mu.Unlock()
+	if !forced && !c.ShouldCompact(st, off) {
+		return nil
+	}
+	id := uuid.NewString()
+	s.compactionUpdate(ctx, id, acp.CompactionStatusInProgress, "", "")
+	res, _, err := c.CompactIfNeeded(ctx, &st, off, forced)
+	s.mu.Lock()
+	s.hist.compaction = st
+	s.mu.Unlock()
+	if err != nil {
+		s.log.Warn("compaction failed; the history is kept as it was", "error", err)
+		s.compactionUpdate(ctx, id, acp.CompactionStatusFailed, "", err.Error())
+		return err
+	}
+	s.replaceHistory(res.Messages)
+	if o := s.offloader(); o != nil {
+		if _, err := o.Cleanup(res.Messages); err != nil {
+			s.log.Warn("removing offloaded files", "error", err)
+		}
+	}
+	s.log.Info("compacted the history", "summarized", res.SummarizedCount, "kept", res.KeptCount, "freedTokens", res.FreedTokens)
+	s.compactionUpdate(ctx, id, acp.CompactionStatusCompleted, res.Summary, "")
+	return nil
+}
+
+// summarize asks the session's model for a compaction summary.
+func (s *Session) summarize(ctx context.Context, prompt []llm.Message) (string, error) {
+	model := s.CurrentModel()
+	req := &llm.Request{Model: model.Name, Messages: prompt}
+	if len(prompt) > 0 && prompt[0].Role == llm.RoleSystem {
+		req.System, req.Messages = prompt[0].Text(), prompt[1:]
+	}
+	var b strings.Builder
+	for ev, err := range model.Model.Stream(ctx, req) {
+		if err != nil {
+			return "", err
+		}
+		if ev.Kind == llm.EventTextDelta {
+			b.WriteString(ev.Text)
+		}
+	}
+	return b.String(), nil
+}
+
+// compactionUpdate tells clients that support it about a compaction
+// (SDK 2.4.0 compaction_update and compaction_summary_chunk); others get
+// nothing new on the wire.
+func (s *Session) compactionUpdate(ctx context.Context, id string, st acp.CompactionStatus, summary, errText string) {
+	if !s.cfg.CompactionUpdates {
+		return
+	}
+	if summary != "" {
+		s.update(ctx, acp.SessionUpdate{CompactionSummaryChunk: &acp.CompactionSummaryChunk{
+			CompactionID: acp.CompactionId(id), Content: acp.TextBlock(summary)}})
+	}
+	u := &acp.CompactionUpdate{CompactionID: acp.CompactionId(id), Status: st}
+	if errText != "" {
+		u.Error = acp.NullableOf(errText)
+	}
+	s.update(ctx, acp.SessionUpdate{CompactionUpdate: u})
+}
+
+// Compact compacts the history now (/compact): offloaded results are
+// restored, older messages summarised by the model, the file rewritten.
+func (s *Session) Compact(ctx context.Context) error {
+	err := s.keepWithinContext(ctx, true)
+	if errors.Is(err, compact.ErrNothingToCompact) {
+		return errors.New("the conversation is too short to compact")
+	}
+	return err
+}
+
+// CostReport is the session's usage and cost line (/cost, seed 003).
+func (s *Session) CostReport() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hist.usage.FormatCostOutput()
+}
+
+// offloadDir is where a stored session's long tool results go:
+// <session-dir>/<sessionId>/offloaded.
+func offloadDir(sessionDir, id string) string {
+	return filepath.Join(sessionDir, id, "offloaded")
+}
+
+// rewrite replaces the file with state records and entries.
+func (j *journal) rewrite(state []record, entries []Entry) {
+	var recs []json.RawMessage
+	var starts []int
+	for _, r := range state {
+		r.Time = time.Now()
+		data, err := json.Marshal(r)
+		if err != nil {
+			j.log.Error("encoding a session record", "error", err)
+			return
+		}
+		recs = append(recs, data)
+	}
+	for i := range entries {
+		data, err := json.Marshal(entryRecord(&entries[i]))
+		if err != nil {
+			j.log.Error("encoding a session record", "error", err)
+			return
+		}
+		starts = append(starts, len(recs))
+		recs = append(recs, data)
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if err := j.f.Rewrite(j.f.Header(), recs); err != nil {
+		j.log.Error("rewriting the session file", "error", err)
+		if j.err == nil {
+			j.err = err
+		}
+		return
+	}
+	j.entryStart = starts
+	if !j.titled {
+		j.early = recs
+	}
+}
+
+func permissionRecord(tool string, info ToolCallInfo, d interface{ String() string }) record {
+	r := record{Type: recPermission, Decision: d.String()}
+	switch info.Action.String() {
+	case "edit":
+		r.Scope = "edits"
+	case "execute":
+		r.Scope, r.Command = "command", info.Command
+	default:
+		r.Scope, r.Tool = "tool", tool
+	}
+	return r
+}

@@ -1,0 +1,190 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/acp/acptest"
+	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/persistence"
+)
+
+func TestSlashCommandsAreHandledByTheAgent(t *testing.T) {
+	e := newStoreEnv(t)
+	cwd := t.TempDir()
+	c := e.start(nil)
+	sid := c.NewSession(cwd)
+	var names []string
+	for _, cmd := range c.Commands {
+		names = append(names, cmd.Name)
+	}
+	assert.Equal(t, []string{"clear", "model", "mode", "compact", "cost"}, names, "available_commands_update after session/new")
+
+	say(t, c, sid, "one")
+	say(t, c, sid, "two")
+	before := len(e.model.requests)
+
+	text, _ := say(t, c, sid, "/cost")
+	assert.Contains(t, text, "Token: ")
+	text, updates := say(t, c, sid, "/mode read-only")
+	assert.Equal(t, "Mode: read-only", text)
+	var modeUpdate bool
+	for _, u := range updates {
+		modeUpdate = modeUpdate || u.CurrentModeUpdate != nil
+	}
+	assert.True(t, modeUpdate, "current_mode_update")
+	text, _ = say(t, c, sid, "/model")
+	assert.Contains(t, text, "* openai/test-model")
+	text, _ = say(t, c, sid, "/clear")
+	assert.Contains(t, text, "Context cleared")
+	e.model.mu.Lock()
+	assert.Equal(t, before, len(e.model.requests), "slash commands never reach the model")
+	e.model.mu.Unlock()
+
+	text, _ = say(t, c, sid, "after the clear")
+	assert.Equal(t, "1 user messages so far", text, "/clear starts a new context")
+	c.Stop()
+	c2 := e.start(nil)
+	resp, _ := loadSession(t, c2, acp.MethodSessionResume, sid, cwd)
+	acptest.MustResult(t, resp, nil)
+	text, _ = say(t, c2, sid, "after the restart")
+	assert.Equal(t, "2 user messages so far", text, "the clear survives a restart")
+}
+
+// Seed 003 "Stop Hook": hooks append after the marker, blank output
+// leaves the answer, a failing hook or progress callback never breaks the
+// turn, and no hooks means nothing runs.
+func TestSeed003_StopHooks(t *testing.T) {
+	tests := []struct {
+		name  string
+		hooks []agent.StopHook
+		want  string
+	}{
+		{"no hooks", nil, "done"},
+		{"blank message keeps the answer", []agent.StopHook{func(context.Context, agent.StopHookInput) (string, error) { return "  \n", nil }}, "done"},
+		{"messages are appended after the marker", []agent.StopHook{
+			func(_ context.Context, in agent.StopHookInput) (string, error) { return "checked: " + in.Answer, nil },
+			func(context.Context, agent.StopHookInput) (string, error) { return "", fmt.Errorf("hook broke") },
+			func(context.Context, agent.StopHookInput) (string, error) { return "second", nil },
+		}, "done\n\n[StopHook]\nchecked: done\n\nsecond"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := newFakeModel(says("done"))
+			s := newSession(t, m, func(c *agent.SessionConfig) {
+				c.StopHooks = tt.hooks
+				c.OnStopHookMessage = func(string) { panic("progress callback failure") }
+			})
+			res, err := s.Prompt(context.Background(), "go")
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, res.Text)
+		})
+	}
+	t.Run("shell command hook", func(t *testing.T) {
+		m := newFakeModel(says("done"))
+		s := newSession(t, m, func(c *agent.SessionConfig) {
+			c.CWD = t.TempDir()
+			c.StopHooks = []agent.StopHook{agent.CommandStopHook(`jq -r '"reason=" + .stopReason' 2>/dev/null || sed 's/.*"stopReason":"\([a-z_]*\)".*/reason=\1/'`, 0)}
+		})
+		res, err := s.Prompt(context.Background(), "go")
+		require.NoError(t, err)
+		assert.Equal(t, "done\n\n[StopHook]\nreason=end_turn", res.Text)
+	})
+}
+
+// A session file whose last turn was killed mid-tool (a tool call without
+// its result) loads, is repaired, and goes on (seed 003 sanitizer).
+func TestSeed003_DamagedHistoryLoadsAndContinues(t *testing.T) {
+	e := newStoreEnv(t)
+	store, err := persistence.OpenStore(e.dir)
+	require.NoError(t, err)
+	f, err := store.Create(persistence.Header{ID: "damaged", CWD: t.TempDir()})
+	require.NoError(t, err)
+	for _, rec := range []string{
+		`{"type":"entry","time":"2026-11-21T10:00:00Z","kind":"user","content":[{"type":"text","text":"list files"}],"source":"prompt"}`,
+		`{"type":"entry","time":"2026-11-21T10:00:01Z","kind":"tool_calls","toolCalls":[{"id":"c1","name":"list_directory","arguments":"{}"}]}`,
+	} {
+		require.NoError(t, f.Append(json.RawMessage(rec)))
+	}
+	require.NoError(t, f.Close())
+	c := e.start(nil)
+	resp, _ := loadSession(t, c, acp.MethodSessionResume, "damaged", f.Header().CWD)
+	acptest.MustResult(t, resp, nil)
+	text, _ := say(t, c, "damaged", "go on")
+	assert.Equal(t, "2 user messages so far", text)
+	body := e.model.request(t, len(e.model.requests)-1).Body
+	assert.NotContains(t, fmt.Sprint(body["messages"]), "tool_calls", "the dangling call was dropped")
+}
+
+// A long scripted session with large tool outputs stays within the window
+// through offload and compaction, and still loads after a restart.
+func TestLongSessionStaysWithinTheWindow(t *testing.T) {
+	dir, cwd := t.TempDir(), t.TempDir()
+	big := strings.Repeat("x", 20_000)
+	require.NoError(t, os.WriteFile(filepath.Join(cwd, "big.txt"), []byte(big), 0o600))
+	var summaries, maxBody atomic.Int64
+	var srv *openAIServer
+	srv = newOpenAIServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		body := srv.request(t, n-1).Body
+		data, _ := json.Marshal(body)
+		if int64(len(data)) > maxBody.Load() {
+			maxBody.Store(int64(len(data)))
+		}
+		msgs := body["messages"].([]any)
+		if strings.Contains(fmt.Sprint(msgs[0]), "Compressed") || strings.Contains(string(data), "summar") && strings.Contains(fmt.Sprint(msgs[0]), "system") && strings.Contains(fmt.Sprint(msgs[0]), "Target length") {
+			summaries.Add(1)
+			sse(w, []string{textChunk("Summary: the user read big.txt many times."), finishChunk("stop")}, true)
+			return
+		}
+		last := msgs[len(msgs)-1].(map[string]any)
+		if last["role"] == "user" {
+			args, _ := json.Marshal(map[string]any{"path": "big.txt"})
+			argStr, _ := json.Marshal(string(args))
+			sse(w, []string{
+				`{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_` + fmt.Sprint(n) + `","type":"function","function":{"name":"read_file","arguments":` + string(argStr) + `}}]},"finish_reason":null}]}`,
+				finishChunk("tool_calls")}, true)
+			return
+		}
+		sse(w, []string{textChunk("read it"), finishChunk("stop")}, true)
+	})
+	start := func() *acptest.Client {
+		store, err := persistence.OpenStore(dir)
+		require.NoError(t, err)
+		c := client(t, srv, nil, func(cfg *agent.Config) {
+			cfg.Store = store
+			cfg.OffloadThreshold = 30_000 // tokens: a few turns of 20 KB reads
+		})
+		c.Initialize(nil)
+		return c
+	}
+	c := start()
+	sid := c.NewSession(cwd)
+	for i := range 60 {
+		text, _ := say(t, c, sid, fmt.Sprintf("read big.txt, turn %d", i))
+		require.Equal(t, "read it", text)
+	}
+	t.Logf("summaries %d, largest request %d bytes", summaries.Load(), maxBody.Load())
+	assert.Positive(t, summaries.Load(), "the history was compacted")
+	offloaded, _ := os.ReadDir(filepath.Join(dir, sid, "offloaded"))
+	assert.NotEmpty(t, offloaded, "long tool results were offloaded")
+	// 60 turns of 20 KB reads would be 1.2 MB of requests without either.
+	assert.Less(t, maxBody.Load(), int64(400_000), "requests stay bounded")
+
+	c.Stop()
+	c2 := start()
+	resp, _ := loadSession(t, c2, acp.MethodSessionLoad, sid, cwd)
+	acptest.MustResult(t, resp, nil)
+	text, _ := say(t, c2, sid, "read big.txt once more")
+	assert.Equal(t, "read it", text)
+}
