@@ -170,15 +170,18 @@ func TestLongSessionStaysWithinTheWindow(t *testing.T) {
 	}
 	c := start()
 	sid := c.NewSession(cwd)
-	for i := range 60 {
+	sawOffload := false
+	for i := range 150 {
 		text, _ := say(t, c, sid, fmt.Sprintf("read big.txt, turn %d", i))
 		require.Equal(t, "read it", text)
+		if files, _ := os.ReadDir(filepath.Join(dir, sid, "offloaded")); len(files) > 0 {
+			sawOffload = true
+		}
 	}
 	t.Logf("summaries %d, largest request %d bytes", summaries.Load(), maxBody.Load())
 	assert.Positive(t, summaries.Load(), "the history was compacted")
-	offloaded, _ := os.ReadDir(filepath.Join(dir, sid, "offloaded"))
-	assert.NotEmpty(t, offloaded, "long tool results were offloaded")
-	// 60 turns of 20 KB reads would be 1.2 MB of requests without either.
+	assert.True(t, sawOffload, "long tool results were offloaded (and cleaned up by later compactions)")
+	// 150 turns of 20 KB reads would be 3 MB requests without either.
 	assert.Less(t, maxBody.Load(), int64(400_000), "requests stay bounded")
 
 	c.Stop()
