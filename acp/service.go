@@ -300,7 +300,7 @@ func (s *AgentService) dispatch(ctx context.Context, conn *jsonrpc2.Conn, req *j
 	case MethodSessionCancel, MethodCancelRequest:
 		return nil, fmt.Errorf("%w: %s is a notification and must not have an id", ErrInvalidRequest, req.Method)
 	}
-	if strings.HasPrefix(req.Method, ExtPrefix+"session/") {
+	if strings.HasPrefix(req.Method, ExtPrefix) {
 		return s.extension(ctx, conn, req)
 	}
 	return nil, fmt.Errorf("%w: %q", ErrMethodNotFound, req.Method)
@@ -308,7 +308,7 @@ func (s *AgentService) dispatch(ctx context.Context, conn *jsonrpc2.Conn, req *j
 
 // isKnownMethod reports whether method is one this service implements.
 func isKnownMethod(method string) bool {
-	if strings.HasPrefix(method, ExtPrefix+"session/") {
+	if strings.HasPrefix(method, ExtPrefix) {
 		return true
 	}
 	switch method {
@@ -657,9 +657,15 @@ func (s *AgentService) extension(ctx context.Context, conn *jsonrpc2.Conn, req *
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrMethodNotFound, req.Method)
 	}
-	return s.simple(ctx, conn, req.ID, func(ctx context.Context) (any, error) {
-		return ext.Extension(ctx, req.Method, *req.Params)
-	}), nil
+	return func() {
+		res, err := ext.Extension(ctx, req.Method, *req.Params)
+		// In order with the session's updates: the ones the method sent
+		// (a streamed structured answer) go out before its response.
+		ss.client.out.do(func() {
+			defer s.finishRequest(req.ID)
+			s.reply(ctx, conn, req.ID, res, err)
+		})
+	}, nil
 }
 
 func (s *AgentService) handleNotification(req *jsonrpc2.Request) {

@@ -112,7 +112,10 @@ type extParams struct {
 }
 
 // Extension implements acp.ExtensionSession.
-func (a acpSession) Extension(_ context.Context, method string, raw json.RawMessage) (any, error) {
+func (a acpSession) Extension(ctx context.Context, method string, raw json.RawMessage) (any, error) {
+	if method == MethodExtStructured {
+		return a.structuredExtension(ctx, raw)
+	}
 	var p extParams
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return nil, fmt.Errorf("%w: %v", acp.ErrInvalidParams, err)

@@ -58,6 +58,10 @@ type Config struct {
 	NoBuiltinTools bool
 	// StopHooks run when a turn ends normally (seed 003).
 	StopHooks []StopHook
+	// ModelTitles asks the model for each session's title after its first
+	// turn (structured output); otherwise the title is the first line of
+	// the first prompt.
+	ModelTitles bool
 	// OffloadThreshold is the context size (tokens) from which long tool
 	// results are offloaded and the history compacted; 0 means 75% of the
 	// model's window (150,000 tokens when unknown).
@@ -172,7 +176,8 @@ func (a *Agent) Authenticate(_ context.Context, req *acp.AuthenticateRequest) er
 var agentCapabilitiesMeta = json.RawMessage(`{"acp-agent":{"promptQueueing":true,"executionState":true,"promptUsage":true,"extensionMethods":[` +
 	`"` + acp.MethodExtSessionSteer + `","` + acp.MethodExtSessionFollowUp + `","` + acp.MethodExtSessionPending + `",` +
 	`"` + acp.MethodExtSessionStats + `","` + acp.MethodExtSessionTools + `","` + acp.MethodExtSessionEvents + `",` +
-	`"` + acp.MethodExtSessionForkable + `","` + acp.MethodExtSessionFork + `","` + acp.MethodExtSessionClearPending + `"]}}`)
+	`"` + acp.MethodExtSessionForkable + `","` + acp.MethodExtSessionFork + `","` + acp.MethodExtSessionClearPending + `",` +
+	`"` + MethodExtStructured + `"]}}`)
 
 // NewSession implements acp.Agent.
 func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest, client *acp.ClientConn) (acp.Session, *acp.NewSessionResponse, error) {

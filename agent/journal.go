@@ -188,6 +188,23 @@ func (j *journal) setTitle(title string) {
 	j.titled, j.early = true, nil
 }
 
+// retitle replaces the header's title on a titled session: the whole
+// file is rewritten (rare: once, after the first turn).
+func (j *journal) retitle(title string) {
+	j.mu.Lock()
+	titled := j.titled
+	j.mu.Unlock()
+	if !titled {
+		j.setTitle(title)
+		return
+	}
+	h := j.f.Header()
+	h.Title = title
+	if err := j.f.RewriteHeader(h); err != nil {
+		j.log.Error("saving the session title", "error", err)
+	}
+}
+
 // prefixFor is the number of records a fork keeping the first n entries
 // copies (every record when n is the whole transcript).
 func (j *journal) prefixFor(n int) int {

@@ -83,6 +83,10 @@ type SessionConfig struct {
 	// OnStopHookMessage, if set, is told each stop hook message (a
 	// progress callback; a panic in it is logged and ignored).
 	OnStopHookMessage func(text string)
+	// ModelTitles asks the model, with structured output, for a title
+	// after the first turn (the first line of the first prompt is the
+	// title until then).
+	ModelTitles bool
 	// History is how the history is kept within the context window.
 	History HistoryConfig
 	// CompactionUpdates sends compaction_update and
@@ -176,6 +180,8 @@ type Session struct {
 	lastPlan *acp.Plan
 	// hist is the context-window bookkeeping.
 	hist historyState
+	// modelTitled: the model was asked for a title (worker only).
+	modelTitled bool
 	// sessionEvents are the newest events of the session itself (not of
 	// its transcript); see Events.
 	sessionEvents []Event
@@ -529,6 +535,12 @@ func (s *Session) work() {
 		}
 		s.mu.Unlock()
 		s.complete(it, res, err)
+		if s.cfg.ModelTitles && err == nil && it.run == nil && !s.modelTitled {
+			// After the response: the title costs the next prompt, not
+			// this one.
+			s.modelTitled = true
+			s.titleFromModel(context.WithoutCancel(it.ctx))
+		}
 		for _, st := range steered {
 			s.deliver(st, res, err, false)
 		}

@@ -1,10 +1,12 @@
 package persistence
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -325,4 +327,39 @@ func (f *File) prefixLayout(n int, newHeaderLen int64) ([]span, []int64) {
 		ends[i] = e - f.headerEnd - skipped + newHeaderLen
 	}
 	return segs, ends
+}
+
+// RewriteHeader replaces the header (a new title, say) and keeps every
+// record, atomically, like Rewrite. It reads the records back from the
+// file, so it costs a copy of the file: it is for rare changes.
+func (f *File) RewriteHeader(h Header) error {
+	f.mu.Lock()
+	path, n := f.path, len(f.ends)
+	f.mu.Unlock()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("persistence: rewriting the header of %s: %w", path, err)
+	}
+	f.mu.Lock()
+	ends, skips, start := slices.Clone(f.ends), slices.Clone(f.skips), f.headerEnd
+	f.mu.Unlock()
+	if len(ends) != n || int64(len(data)) < start {
+		return fmt.Errorf("persistence: rewriting the header of %s: the file changed while it was read", path)
+	}
+	records := make([]json.RawMessage, 0, n)
+	pos := start
+	for _, end := range ends {
+		// Skipped bad lines lie between records: step over them.
+		for _, sk := range skips {
+			if sk.off == pos {
+				pos = sk.end
+			}
+		}
+		if end > int64(len(data)) {
+			return fmt.Errorf("persistence: rewriting the header of %s: the file is shorter than its index", path)
+		}
+		records = append(records, json.RawMessage(bytes.TrimRight(data[pos:end], "\n")))
+		pos = end
+	}
+	return f.Rewrite(h, records)
 }

@@ -510,3 +510,26 @@ func TestCloseReleasesLockWhileProcessesAreForked(t *testing.T) {
 		require.NoError(t, f.Close())
 	}
 }
+
+func TestRewriteHeaderKeepsEveryRecord(t *testing.T) {
+	s, err := OpenStore(t.TempDir())
+	require.NoError(t, err)
+	f, err := s.Create(Header{ID: "retitle", CWD: "/w", Title: "first line"})
+	require.NoError(t, err)
+	for i := range 5 {
+		require.NoError(t, f.Append(json.RawMessage(fmt.Sprintf(`{"type":"entry","n":%d}`, i))))
+	}
+	h := f.Header()
+	h.Title = "A better title"
+	require.NoError(t, f.RewriteHeader(h))
+	require.NoError(t, f.Append(json.RawMessage(`{"type":"entry","n":5}`)))
+	require.NoError(t, f.Close())
+	f, loaded, err := s.Open("retitle")
+	require.NoError(t, err)
+	defer f.Close()
+	assert.Equal(t, "A better title", loaded.Header.Title)
+	require.Len(t, loaded.Records, 6)
+	for i, r := range loaded.Records {
+		assert.JSONEq(t, fmt.Sprintf(`{"type":"entry","n":%d}`, i), string(r))
+	}
+}
