@@ -39,6 +39,7 @@ type fileConfig struct {
 	MaxCommandRuntime  string   `json:"maxCommandRuntime"`
 	SessionDir         string   `json:"sessionDir"`
 	StopHooks          []string `json:"stopHooks"`
+	ModelTitles        *bool    `json:"modelTitles"`
 	OffloadThreshold   int      `json:"offloadThreshold"`
 
 	promptTimeout, commandTimeout, maxCommandRuntime time.Duration // parsed
@@ -56,7 +57,7 @@ type fileModel struct {
 
 var (
 	configKeys = []string{"model", "models", "maxRetries", "promptTimeout", "executionState", "logLevel", "logFile", "modelsFile", "telemetryFile",
-		"mode", "permission", "allowedCommands", "deniedCommands", "readOnlyRoots", "deniedPathPrefixes", "commandTimeout", "maxCommandRuntime", "sessionDir", "stopHooks", "offloadThreshold"}
+		"mode", "permission", "allowedCommands", "deniedCommands", "readOnlyRoots", "deniedPathPrefixes", "commandTimeout", "maxCommandRuntime", "sessionDir", "stopHooks", "offloadThreshold", "modelTitles"}
 	modelKeys = []string{"model", "name", "description", "baseUrl", "apiKeyEnv", "thoughtLevels", "thoughtLevel"}
 )
 

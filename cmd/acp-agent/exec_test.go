@@ -254,3 +254,15 @@ func TestSettingsPrecedence(t *testing.T) {
 	assert.Equal(t, 0, st.maxRetries)
 	assert.Equal(t, 5*time.Second, st.promptTimeout)
 }
+
+// A bad value names the layer it came from.
+func TestSettingsErrorsNameTheirLayer(t *testing.T) {
+	_, err := parseSettings("acp-agent", []string{"--mode", "yolo"}, &bytes.Buffer{}, func(string) string { return "" }, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "mode (from the flags and environment)")
+	_, err = parseSettings("acp-agent", nil, &bytes.Buffer{}, func(k string) string {
+		return map[string]string{"ACP_AGENT_PERMISSION": "maybe"}[k]
+	}, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ask, allow or deny")
+}

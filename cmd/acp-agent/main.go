@@ -3,7 +3,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -21,6 +20,7 @@ import (
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/pricing"
+	agentsettings "github.com/acp-agent/acp-agent/agent/settings"
 	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/telemetry"
@@ -95,10 +95,13 @@ type settings struct {
 	permission    policy.PolicyMode
 	workspace     agent.WorkspaceConfig
 	sessionDir    string
-	stopHooks     []agent.StopHook
-	offload       int
-	version       bool
-	getenv        func(string) string
+	modelTitles   bool
+	// layers are the resolved settings, nearest layer first.
+	layers    *agentsettings.Settings
+	stopHooks []agent.StopHook
+	offload   int
+	version   bool
+	getenv    func(string) string
 }
 
 // parseSettings parses args with the common flags; extra adds a
@@ -143,48 +146,89 @@ func parseSettings(name string, args []string, stderr io.Writer, getenv func(str
 	if err != nil {
 		return nil, err
 	}
-	// Flags and the environment already filled st; the file fills the
-	// rest, then the defaults.
-	st.model = cmp.Or(st.model, file.Model, agent.DefaultModel)
+	// Three layers (agent/settings): the defaults, the config file, then
+	// the flags and the environment. A key is taken from the nearest
+	// layer that has it.
 	defaultLevel := "info"
 	if name != "acp-agent" {
 		defaultLevel = "warn" // exec: stderr is the user's terminal
 	}
-	st.logLevel = cmp.Or(st.logLevel, file.LogLevel, defaultLevel)
-	st.logFile = cmp.Or(st.logFile, file.LogFile)
-	st.modelsFile = cmp.Or(st.modelsFile, file.ModelsFile)
-	st.telemetryFile = cmp.Or(st.telemetryFile, file.TelemetryFile)
-	if st.maxRetries < 0 {
-		st.maxRetries = agent.DefaultMaxRetries
-		if file.MaxRetries != nil {
-			st.maxRetries = *file.MaxRetries
+	layers := agentsettings.New(map[string]any{
+		"model": agent.DefaultModel, "logLevel": defaultLevel, "maxRetries": agent.DefaultMaxRetries,
+		"executionState": false, "mode": string(policy.ModeDefault), "permission": string(policy.PolicyAsk),
+		"sessionDir": persistence.DefaultDir(getenv), "modelTitles": false,
+	})
+	fileLayer := layers.Layer("config file")
+	for key, v := range map[string]any{"model": file.Model, "logLevel": file.LogLevel, "logFile": file.LogFile,
+		"modelsFile": file.ModelsFile, "telemetryFile": file.TelemetryFile, "mode": file.Mode,
+		"permission": file.Permission, "sessionDir": file.SessionDir} {
+		if v != "" {
+			fileLayer.Set(key, v)
 		}
 	}
-	if !st.execState && file.ExecutionState != nil && !isSet(fs, "execution-state") && getenv("ACP_AGENT_EXECUTION_STATE") == "" {
-		st.execState = *file.ExecutionState
+	if file.MaxRetries != nil {
+		fileLayer.Set("maxRetries", *file.MaxRetries)
 	}
-	st.promptTimeout = file.promptTimeout
+	if file.ExecutionState != nil {
+		fileLayer.Set("executionState", *file.ExecutionState)
+	}
+	if file.ModelTitles != nil {
+		fileLayer.Set("modelTitles", *file.ModelTitles)
+	}
+	if file.promptTimeout > 0 {
+		fileLayer.Set("promptTimeout", file.promptTimeout)
+	}
+	flagLayer := fileLayer.Layer("flags and environment")
+	for key, v := range map[string]string{"model": st.model, "logLevel": st.logLevel, "logFile": st.logFile,
+		"modelsFile": st.modelsFile, "telemetryFile": st.telemetryFile, "mode": *mode, "permission": *permission,
+		"sessionDir": st.sessionDir} {
+		if v != "" {
+			flagLayer.Set(key, v)
+		}
+	}
+	if st.maxRetries >= 0 {
+		flagLayer.Set("maxRetries", st.maxRetries)
+	}
+	if isSet(fs, "execution-state") || getenv("ACP_AGENT_EXECUTION_STATE") != "" {
+		flagLayer.Set("executionState", st.execState)
+	}
 	if *promptTimeout != "" {
 		d, err := time.ParseDuration(*promptTimeout)
 		if err != nil || d < 0 {
 			return nil, fmt.Errorf("--prompt-timeout: %q is not a duration such as 10m or 90s", *promptTimeout)
 		}
-		st.promptTimeout = d
+		flagLayer.Set("promptTimeout", d)
 	}
+	st.layers = flagLayer
+	st.model = flagLayer.String("model", "")
+	st.logLevel = flagLayer.String("logLevel", "")
+	st.logFile = flagLayer.String("logFile", "")
+	st.modelsFile = flagLayer.String("modelsFile", "")
+	st.telemetryFile = flagLayer.String("telemetryFile", "")
+	st.sessionDir = flagLayer.String("sessionDir", "")
+	st.maxRetries = flagLayer.Int("maxRetries", agent.DefaultMaxRetries)
+	st.execState = flagLayer.Bool("executionState", false)
+	st.modelTitles = flagLayer.Bool("modelTitles", false)
+	st.promptTimeout = flagLayer.Duration("promptTimeout", 0)
 	st.choices = file.choices()
 	st.workspace = file.workspace()
-	st.sessionDir = cmp.Or(st.sessionDir, file.SessionDir, persistence.DefaultDir(getenv))
 	for _, line := range file.StopHooks {
 		st.stopHooks = append(st.stopHooks, agent.CommandStopHook(line, 0))
 	}
 	st.offload = file.OffloadThreshold
-	if st.mode, err = policy.ParseMode(cmp.Or(*mode, file.Mode, string(policy.ModeDefault))); err != nil {
-		return nil, fmt.Errorf("--mode: %w", err)
+	if st.mode, err = policy.ParseMode(flagLayer.String("mode", "")); err != nil {
+		return nil, fmt.Errorf("mode (from the %s): %w", source(flagLayer, "mode"), err)
 	}
-	if st.permission, err = policy.ParsePolicyMode(cmp.Or(*permission, file.Permission, string(policy.PolicyAsk))); err != nil {
-		return nil, fmt.Errorf("--permission: %w", err)
+	if st.permission, err = policy.ParsePolicyMode(flagLayer.String("permission", "")); err != nil {
+		return nil, fmt.Errorf("permission (from the %s): %w", source(flagLayer, "permission"), err)
 	}
 	return st, nil
+}
+
+// source names the layer a setting came from, for error messages.
+func source(l *agentsettings.Settings, key string) string {
+	name, _ := l.Source(key)
+	return name
 }
 
 func isSet(fs *flag.FlagSet, name string) bool {
@@ -249,7 +293,7 @@ func (st *settings) newAgent(stderr io.Writer) (*agent.Agent, *slog.Logger, func
 		Retry: retry, Models: models, Telemetry: telemetry.NewRecorder(sinks...),
 		ExecutionStates: st.execState, PromptTimeout: st.promptTimeout,
 		Workspace: st.workspace, Mode: st.mode, PermissionPolicy: st.permission, Store: store,
-		StopHooks: st.stopHooks, OffloadThreshold: st.offload})
+		StopHooks: st.stopHooks, OffloadThreshold: st.offload, ModelTitles: st.modelTitles})
 	return a, log, cleanup, nil
 }
 
