@@ -84,6 +84,8 @@ type ForkRequest struct {
 	// FromUserEntryIndex, if set, keeps only the conversation before that
 	// user message (the extension method).
 	FromUserEntryIndex *int
+	// MCPServers of the new session; nil means the source's.
+	MCPServers []McpServer
 }
 
 // SessionStore is implemented by agents that keep sessions beyond a

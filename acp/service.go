@@ -254,7 +254,7 @@ func (s *AgentService) dispatch(ctx context.Context, conn *jsonrpc2.Conn, req *j
 		if err := decodeParams(req.Params, &p); err != nil {
 			return nil, err
 		}
-		return s.fork(ctx, conn, req, &ForkRequest{SourceID: p.SessionID, CWD: p.CWD, AdditionalDirectories: p.AdditionalDirectories})
+		return s.fork(ctx, conn, req, &ForkRequest{SourceID: p.SessionID, CWD: p.CWD, AdditionalDirectories: p.AdditionalDirectories, MCPServers: p.MCPServers})
 	case MethodSessionList:
 		store, ok := s.agent.(SessionStore)
 		if !ok {

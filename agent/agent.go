@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent/mcpclient"
 	"github.com/acp-agent/acp-agent/agent/pricing"
 	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/policy"
@@ -126,6 +127,13 @@ func New(cfg Config) *Agent {
 	return a
 }
 
+// mcpCapabilities advertises the MCP transports the client package
+// supports (stdio always).
+func mcpCapabilities() acp.McpCapabilities {
+	http, sse := mcpclient.Supports()
+	return acp.McpCapabilities{HTTP: http, SSE: sse}
+}
+
 // authMethodID is the one authentication method we advertise when no model
 // is usable: the user configures the provider and the client retries.
 const authMethodID = "configure-model"
@@ -136,6 +144,7 @@ func (a *Agent) Initialize(_ context.Context, _ *acp.InitializeRequest) (*acp.In
 		ProtocolVersion: acp.ProtocolVersionV1,
 		AgentCapabilities: acp.AgentCapabilities{
 			PromptCapabilities: acp.PromptCapabilities{Image: true, EmbeddedContext: true},
+			MCPCapabilities:    mcpCapabilities(),
 			SessionCapabilities: acp.SessionCapabilities{
 				Close: &acp.SessionCloseCapabilities{}, Fork: &acp.SessionForkCapabilities{},
 				AdditionalDirectories: &acp.SessionAdditionalDirectoriesCapabilities{},
@@ -193,6 +202,7 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest, clie
 		return nil, nil, err
 	}
 	s := NewSession(cfg)
+	a.connectMCP(ctx, s, req.MCPServers, client.Capabilities())
 	a.track(s)
 	if a.cfg.Telemetry != nil {
 		a.cfg.Telemetry.Emit(ctx, telemetry.EventSessionNew, s.ID(), acp.RequestID(ctx), "cwd", s.CWD())

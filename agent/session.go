@@ -13,6 +13,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/llm"
+	"github.com/acp-agent/acp-agent/agent/mcpclient"
 	"github.com/acp-agent/acp-agent/agent/pricing"
 	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/telemetry"
@@ -182,6 +183,9 @@ type Session struct {
 	hist historyState
 	// modelTitled: the model was asked for a title (worker only).
 	modelTitled bool
+	// mcp is the session's MCP connections; mcpServers what they are.
+	mcp        *mcpclient.Manager
+	mcpServers []acp.McpServer
 	// sessionEvents are the newest events of the session itself (not of
 	// its transcript); see Events.
 	sessionEvents []Event
@@ -928,6 +932,7 @@ func (s *Session) shutdown(deleted bool) {
 		return
 	}
 	s.end(ErrSessionClosed)
+	s.closeMCP()
 	if s.cfg.journal != nil {
 		if err := s.cfg.journal.close(); err != nil {
 			s.log.Warn("closing the session file", "error", err)

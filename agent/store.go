@@ -171,6 +171,7 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadRequest, client *a
 		a.cfg.Telemetry.Emit(ctx, telemetry.EventSessionLoad, s.ID(), acp.RequestID(ctx), "cwd", s.CWD())
 	}
 	a.log.Info("session loaded", "session", s.ID(), "entries", s.Stats().TotalEntries, "replay", req.Replay)
+	a.connectMCP(ctx, s, req.MCPServers, client.Capabilities())
 	s.post(acp.SessionUpdate{AvailableCommandsUpdate: a.availableCommands()})
 	loaded := &acp.LoadedSession{Modes: modeState(s.Mode()), ConfigOptions: a.sessionOptions(s)}
 	if req.Replay {
@@ -402,6 +403,21 @@ func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkRequest, source ac
 		// The fork's file knows where each of its entries starts.
 		opts.journal.entryStart = append([]int(nil), src.cfg.journal.entryStartPrefix(len(f.Transcript()))...)
 	}
+	// The fork's MCP tools are its own: those cloned from the source are
+	// bound to the source's connections, so the fork connects anew (to
+	// the servers it was given, else to the source's).
+	for _, d := range f.tools.Descriptors() {
+		if d.Source == ToolSourceMCP {
+			f.tools.UnregisterMCP(d.Name)
+		}
+	}
+	servers := req.MCPServers
+	if servers == nil {
+		src.mu.Lock()
+		servers = src.mcpServers
+		src.mu.Unlock()
+	}
+	a.connectMCP(ctx, f, servers, client.Capabilities())
 	a.track(f)
 	a.log.Info("session forked", "session", f.ID(), "from", src.ID())
 	return acpSession{f, a}, &acp.ForkSessionResponse{SessionID: acp.SessionId(f.ID()), Modes: modeState(f.Mode()), ConfigOptions: a.sessionOptions(f)}, nil

@@ -1,0 +1,223 @@
+package mcpclient
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/acp-agent/acp-agent/acp"
+)
+
+// Shutdown timings for stdio servers. Variables so tests can shorten them.
+var (
+	// terminateGrace is how long Close waits after closing a child's stdin
+	// before SIGTERM, and again before SIGKILL (go-sdk's TerminateDuration;
+	// its 5 s default is long for an interactive agent).
+	terminateGrace = 2 * time.Second
+	// pipeWaitDelay bounds how long reaping a child waits for its stderr to
+	// reach EOF after it exited; a grandchild holding the pipe open must not
+	// hold Close open.
+	pipeWaitDelay = time.Second
+	// httpCloseGrace bounds how long Close waits for an http or sse server
+	// to answer the requests that end its session.
+	httpCloseGrace = time.Second
+)
+
+// inheritedEnv lists the variables of our environment a stdio server gets
+// (the set the MCP TypeScript SDK uses, plus locale, temp dir and zone):
+// enough for interpreters and npx to work, without leaking the agent's
+// secrets to every server.
+var inheritedEnv = []string{
+	"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER",
+	"LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ",
+}
+
+// childEnv returns the environment of a stdio server: the inherited subset,
+// then the client's variables. exec.Cmd keeps the last value of a duplicated
+// name, so the client's win.
+func childEnv(extra []acp.EnvVariable) []string {
+	env := make([]string, 0, len(inheritedEnv)+len(extra))
+	for _, k := range inheritedEnv {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	for _, e := range extra {
+		env = append(env, e.Name+"="+e.Value)
+	}
+	return env
+}
+
+// stdioCommand builds the command for a stdio server. It is not started
+// here: the SDK's CommandTransport starts it and owns stdin/stdout.
+func stdioCommand(s *acp.McpServerStdio, dir string, stderr *lineLogger) *exec.Cmd {
+	// exec.Command, not CommandContext: the process must outlive the connect
+	// ctx; its end is Close's business.
+	cmd := exec.Command(s.Command, s.Args...)
+	cmd.Env = childEnv(s.Env)
+	cmd.Dir = dir
+	cmd.Stderr = stderr
+	cmd.WaitDelay = pipeWaitDelay
+	setProcessGroup(cmd)
+	return cmd
+}
+
+// lineLogger is the io.Writer a stdio server's stderr is copied into; it logs
+// one record per line. Lines longer than maxStderrLine are split.
+type lineLogger struct {
+	log *slog.Logger
+
+	mu  sync.Mutex
+	buf []byte
+}
+
+const maxStderrLine = 16 << 10
+
+func (w *lineLogger) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 || len(w.buf)+i > maxStderrLine {
+			room := maxStderrLine - len(w.buf)
+			if len(p) <= room {
+				w.buf = append(w.buf, p...)
+				break
+			}
+			w.buf = append(w.buf, p[:room]...)
+			p = p[room:]
+			w.emit()
+			continue
+		}
+		w.buf = append(w.buf, p[:i]...)
+		p = p[i+1:]
+		w.emit()
+	}
+	return n, nil
+}
+
+// Flush logs a last line that had no newline.
+func (w *lineLogger) Flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.buf) > 0 {
+		w.emit()
+	}
+}
+
+func (w *lineLogger) emit() {
+	line := bytes.TrimSuffix(w.buf, []byte{'\r'})
+	w.log.Info("mcp server stderr", "line", string(line))
+	w.buf = w.buf[:0]
+}
+
+// serverTransport is the RoundTripper of one http or sse server. It adds the
+// client-configured headers to requests to the server's origin, and ends
+// every request when the server's life ends: the SDK sends some requests
+// (such as notifications/cancelled) on contexts of its own, and an
+// unresponsive server must not keep connecting or Close waiting for them.
+type serverTransport struct {
+	base    http.RoundTripper
+	origin  *url.URL // scheme and host the headers may be sent to
+	headers []acp.HttpHeader
+	life    context.Context
+}
+
+func (t *serverTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithCancel(req.Context())
+	stop := context.AfterFunc(t.life, cancel)
+	done := func() {
+		stop()
+		cancel()
+	}
+	// A RoundTripper must not modify the caller's request.
+	r := req.Clone(ctx)
+	if req.URL.Scheme == t.origin.Scheme && req.URL.Host == t.origin.Host {
+		for _, h := range t.headers {
+			// The SDK's protocol headers take precedence over configured ones.
+			if _, set := req.Header[http.CanonicalHeaderKey(h.Name)]; set {
+				continue
+			}
+			r.Header.Add(h.Name, h.Value)
+		}
+	}
+	resp, err := t.base.RoundTrip(r)
+	if err != nil {
+		done()
+		return nil, err
+	}
+	// The body may be a long-lived stream: release ctx when it is closed.
+	resp.Body = &releasingBody{ReadCloser: resp.Body, release: sync.OnceFunc(done)}
+	return resp, nil
+}
+
+// CloseIdleConnections lets http.Client.CloseIdleConnections reach the base.
+func (t *serverTransport) CloseIdleConnections() {
+	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// releasingBody calls release once the body is closed.
+type releasingBody struct {
+	io.ReadCloser
+	release func()
+}
+
+func (b *releasingBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.release()
+	return err
+}
+
+// httpClientFor returns base with its transport wrapped in a
+// serverTransport for the server at rawURL.
+func httpClientFor(life context.Context, base *http.Client, rawURL string, headers []acp.HttpHeader) (*http.Client, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("invalid url: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("invalid url %q: scheme must be http or https", rawURL)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("invalid url %q: no host", rawURL)
+	}
+	rt := base.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	c := *base
+	c.Transport = &serverTransport{base: rt, origin: u, headers: headers, life: life}
+	return &c, nil
+}
+
+// detachedTransport makes a Transport's connection independent of the
+// connect ctx once connecting succeeded. The SSE client transport ties its
+// long-lived GET stream to the ctx given to Connect, which would end the
+// session when Connect's timeout fires; so the inner transport gets life
+// instead, a ctx that the connect ctx cancels only while connecting (see
+// connectServer) and Close cancels afterwards. It also remembers the
+// connection, because Client.Connect does not close it on every error path.
+type detachedTransport struct {
+	inner mcp.Transport
+	life  context.Context
+	conn  mcp.Connection
+}
+
+func (t *detachedTransport) Connect(context.Context) (mcp.Connection, error) {
+	c, err := t.inner.Connect(t.life)
+	t.conn = c
+	return c, err
+}
