@@ -42,6 +42,8 @@ func runChild(mode string) int {
 	switch mode {
 	case "kill9":
 		err = kill9Child(dir, id)
+	case "rewrite":
+		err = rewriteChild(dir, id)
 	case "hold":
 		err = holdChild(dir, id)
 	case "try":
