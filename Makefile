@@ -33,10 +33,11 @@ golden:
 
 # Benchmarks whose numbers are recorded in docs/benchmarks.md.
 bench: build
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./acp/... ./agent/... ./cmd/...
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m ./...
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzCheckMessage -fuzztime 60s ./acp
+	$(GO) test -run '^$$' -fuzz FuzzParser -fuzztime 60s ./agent/structured
 
 # The session store's kill -9 durability loop at 1000 runs (`make test` runs 200).
 .PHONY: stress

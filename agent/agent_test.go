@@ -120,7 +120,9 @@ func client(t *testing.T, srv *openAIServer, env map[string]string, configure ..
 		f(&cfg)
 	}
 	a := agent.New(cfg)
-	return acptest.Pipe(t, acp.NewAgentService(a, acp.Options{}))
+	c := acptest.Pipe(t, acp.NewAgentService(a, acp.Options{}))
+	c.AnnouncesCommands = true
+	return c
 }
 
 func prompt(sid string, blocks ...acp.ContentBlock) *acp.PromptRequest {

@@ -89,11 +89,19 @@ func (s *Session) replaceHistory(msgs []llm.Message) {
 	}
 	s.tr = tr
 	s.hist.reportedAt = 0
-	plan := s.lastPlan
 	s.mu.Unlock()
+	s.rewriteFile()
+}
+
+// rewriteFile replaces the session file with the session as it is now:
+// its state records, then its entries.
+func (s *Session) rewriteFile() {
 	if s.cfg.journal == nil {
 		return
 	}
+	s.mu.Lock()
+	plan := s.lastPlan
+	s.mu.Unlock()
 	model := s.CurrentModel()
 	state := []record{{Type: recMode, Mode: s.Mode()}, {Type: recModel, Model: model.ID, ThoughtLevel: model.ReasoningEffort}}
 	for _, h := range s.perms.rememberedHistory() {
@@ -103,6 +111,28 @@ func (s *Session) replaceHistory(msgs []llm.Message) {
 		state = append(state, record{Type: recPlan, Plan: plan})
 	}
 	s.cfg.journal.rewrite(state, s.Transcript())
+}
+
+// replaceToolTexts installs offloaded tool results: only the texts of
+// tool outputs change, so the entries keep everything else (times,
+// sources, displays) and are replaced in place; the file is rewritten.
+func (s *Session) replaceToolTexts(msgs []llm.Message) {
+	texts := map[string]string{}
+	for _, m := range msgs {
+		if m.Role == llm.RoleTool {
+			texts[m.ToolCallID] = llm.Message{Content: m.Content}.Text()
+		}
+	}
+	s.mu.Lock()
+	for i, e := range s.tr.entries {
+		if t, ok := texts[e.ToolCallID]; ok && e.Kind == EntryToolOutput && t != e.Text {
+			c := *e // entries are shared with forks: copy, never mutate
+			c.Text = t
+			s.tr.entries[i] = &c
+		}
+	}
+	s.mu.Unlock()
+	s.rewriteFile()
 }
 
 // sanitizeHistory repairs a conversation that providers would refuse
@@ -176,7 +206,7 @@ func (s *Session) keepWithinContext(ctx context.Context, forced bool) error {
 		}
 		if off.OffloadedCount > 0 {
 			s.log.Info("offloaded tool results", "count", off.OffloadedCount, "freedTokens", off.FreedTokens)
-			s.replaceHistory(off.Messages)
+			s.replaceToolTexts(off.Messages)
 		}
 	} else {
 		threshold := s.contextThreshold()

@@ -107,8 +107,11 @@ type Client struct {
 	// Timeout bounds every wait for a message; default 10 s.
 	Timeout time.Duration
 	stop    func() // Pipe's shutdown
-	// Commands is the last available_commands_update NewSession took.
-	Commands []acp.AvailableCommand
+	// AnnouncesCommands says the agent sends available_commands_update
+	// after session/new (NewSession then takes it); Commands is the last
+	// one taken.
+	AnnouncesCommands bool
+	Commands          []acp.AvailableCommand
 }
 
 var (
@@ -433,28 +436,26 @@ func (c *Client) Initialize(caps *acp.ClientCapabilities) acp.InitializeResponse
 
 // NewSession runs session/new in cwd and returns the session id.
 //
-// An agent may announce its slash commands right after the response
-// (available_commands_update); NewSession takes that update, if it comes
-// within a second, and keeps it in Commands, so tests of other things
-// do not see it.
+// With AnnouncesCommands set, the agent is expected to announce its slash
+// commands right after the response (available_commands_update):
+// NewSession takes that update and keeps it in Commands, so tests of
+// other things do not see it.
 func (c *Client) NewSession(cwd string) string {
 	c.t.Helper()
 	resp, _ := c.Call(acp.MethodSessionNew, &acp.NewSessionRequest{CWD: cwd, MCPServers: []acp.McpServer{}})
 	var r acp.NewSessionResponse
 	MustResult(c.t, resp, &r)
-	c.TakeCommands(r.SessionID)
+	if c.AnnouncesCommands {
+		c.TakeCommands(r.SessionID)
+	}
 	return r.SessionID
 }
 
-// TakeCommands reads the session's available_commands_update if it is the
-// next message (within a second) and keeps it in Commands; any other
-// message is a test failure.
+// TakeCommands reads the session's available_commands_update, which must
+// be the next message, and keeps it in Commands.
 func (c *Client) TakeCommands(sessionID string) {
 	c.t.Helper()
-	m, ok := c.NextWithin(time.Second)
-	if !ok {
-		return
-	}
+	m := c.Next()
 	n := m.Update(c.t)
 	if n.Update.AvailableCommandsUpdate == nil || n.SessionID != sessionID {
 		c.t.Fatalf("expected the session's available_commands_update, got %s", m.Raw)

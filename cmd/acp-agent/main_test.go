@@ -81,6 +81,7 @@ func startAgent(t *testing.T, env []string, args ...string) *proc {
 	cmd.Stderr = p.stderr
 	require.NoError(t, cmd.Start())
 	p.Client = acptest.New(t, stdin, stdout)
+	p.Client.AnnouncesCommands = true
 	go func() { p.exited <- cmd.Wait() }()
 	t.Cleanup(func() {
 		stdin.Close()
