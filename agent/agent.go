@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent/compact"
 	"github.com/acp-agent/acp-agent/agent/mcpclient"
 	"github.com/acp-agent/acp-agent/agent/pricing"
 	"github.com/acp-agent/acp-agent/persistence"
@@ -63,6 +64,9 @@ type Config struct {
 	// turn (structured output); otherwise the title is the first line of
 	// the first prompt.
 	ModelTitles bool
+	// Resize, if set, is the resize policy run after each turn (seed 004
+	// section 2).
+	Resize *compact.ResizePolicy
 	// OffloadThreshold is the context size (tokens) from which long tool
 	// results are offloaded and the history compacted; 0 means 75% of the
 	// model's window (150,000 tokens when unknown).

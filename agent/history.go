@@ -28,10 +28,16 @@ type HistoryConfig struct {
 	OffloadThreshold int
 	// Disabled turns both off (history grows until the provider refuses).
 	Disabled bool
+	// Resize, if set, runs after each turn (seed 004 section 2): its
+	// policy decides none, lite (keep the newest messages, tool pairs
+	// whole) or deep (a compaction, unless Resize.Deep replaces it).
+	Resize *compact.Resizer
 }
 
 // historyState is a session's context bookkeeping (under Session.mu).
 type historyState struct {
+	// turnsSinceResize counts turns for the resize policy.
+	turnsSinceResize int
 	// reported is the last provider-reported context size (input +
 	// output tokens of the last response) and reportedAt the transcript
 	// length then.
@@ -238,7 +244,53 @@ func (s *Session) keepWithinContext(ctx context.Context, forced bool) error {
 	}
 	s.log.Info("compacted the history", "summarized", res.SummarizedCount, "kept", res.KeptCount, "freedTokens", res.FreedTokens)
 	s.compactionUpdate(ctx, id, acp.CompactionStatusCompleted, res.Summary, "")
+	s.contextUsage(ctx, res.CurrentTokens)
 	return nil
+}
+
+// contextUsage tells the client the context's new size after the history
+// shrank (usage_update keeps used and size current).
+func (s *Session) contextUsage(ctx context.Context, used int) {
+	info := s.CurrentModel().Info
+	if info == nil || info.ContextWindow() <= 0 {
+		return
+	}
+	u := &acp.UsageUpdate{Used: uint64(max(used, 0)), Size: uint64(info.ContextWindow())}
+	s.mu.Lock()
+	if s.cost > 0 {
+		u.Cost = &acp.Cost{Amount: s.cost, Currency: info.Currency}
+	}
+	s.mu.Unlock()
+	s.update(ctx, acp.SessionUpdate{UsageUpdate: u})
+}
+
+// resizeAfterTurn applies the resize policy, if any, after a turn.
+func (s *Session) resizeAfterTurn(ctx context.Context) {
+	r := s.cfg.History.Resize
+	if r == nil || s.cfg.History.Disabled {
+		return
+	}
+	s.mu.Lock()
+	s.hist.turnsSinceResize++
+	turns := s.hist.turnsSinceResize
+	msgs := s.tr.messages()
+	s.mu.Unlock()
+	rz := *r
+	if rz.Deep == nil {
+		rz.Deep = compact.NewCompactor(s.summarize, s.offloader()).Deep()
+	}
+	out, d, err := rz.Resize(ctx, msgs, turns)
+	switch {
+	case err != nil:
+		s.log.Warn("resizing the history failed; it is kept", "decision", d.Kind, "reason", d.Reason, "error", err)
+	case d.Kind != compact.KindNone:
+		s.log.Info("resized the history", "decision", d.Kind, "reason", d.Reason, "before", len(msgs), "after", len(out))
+		s.replaceHistory(out)
+		s.mu.Lock()
+		s.hist.turnsSinceResize = 0
+		s.mu.Unlock()
+		s.contextUsage(ctx, compact.EstimateTokens(out))
+	}
 }
 
 // summarize asks the session's model for a compaction summary.

@@ -17,6 +17,8 @@ import (
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acptest"
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/compact"
+	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/persistence"
 )
 
@@ -190,4 +192,40 @@ func TestLongSessionStaysWithinTheWindow(t *testing.T) {
 	acptest.MustResult(t, resp, nil)
 	text, _ := say(t, c2, sid, "read big.txt once more")
 	assert.Equal(t, "read it", text)
+}
+
+// Seed 004 section 2 inside a session: a lite resize keeps the newest
+// messages; a deep one is a compaction by the session's model.
+func TestResizePolicyRunsAfterEachTurn(t *testing.T) {
+	t.Run("lite keeps the newest messages", func(t *testing.T) {
+		m := newFakeModel(says("a1"), says("a2"), says("a3"), says("a4"))
+		s := newSession(t, m, func(c *agent.SessionConfig) {
+			c.History.Resize = &compact.Resizer{Policy: compact.ResizePolicy{MaxKeepMessagesCount: 3}}
+		})
+		for _, q := range []string{"q1", "q2", "q3", "q4"} {
+			_, err := s.Prompt(context.Background(), q)
+			require.NoError(t, err)
+		}
+		last := messageSummary(m.request(t, 3))
+		assert.Equal(t, []string{"user:q3", "assistant:a3", "user:q4"}, last[len(last)-3:])
+		assert.LessOrEqual(t, len(last), 4, "after each turn only the newest 3 messages are kept: %v", last)
+	})
+	t.Run("deep compacts with the model; the policy is replaceable", func(t *testing.T) {
+		m := newFakeModel(says("a1"), says("a2"), says("a3"), says("Summary of the talk."), says("a4"))
+		s := newSession(t, m, func(c *agent.SessionConfig) {
+			c.History.Resize = &compact.Resizer{Decide: func(msgs []llm.Message, _ int) compact.Decision {
+				if len(msgs) >= 6 {
+					return compact.Forced(compact.KindDeep)
+				}
+				return compact.Decision{}
+			}}
+		})
+		for _, q := range []string{"q1", "q2", "q3", "q4"} {
+			_, err := s.Prompt(context.Background(), q)
+			require.NoError(t, err)
+		}
+		summary := messageSummary(m.request(t, 4))
+		assert.Contains(t, strings.Join(summary, "\n"), "[Compressed History]", "%v", summary)
+		assert.Contains(t, strings.Join(summary, "\n"), "Summary of the talk.")
+	})
 }

@@ -107,3 +107,35 @@ func TestAFailingMCPServerDoesNotFailTheSession(t *testing.T) {
 	tools, _ := c.Call(acp.MethodExtSessionTools, map[string]any{"sessionId": sid})
 	assert.Contains(t, string(tools.Result), "mcp__demo__greet", "the good server's tools are there")
 }
+
+// A tool the server adds later joins the session (tools/list_changed), and
+// one it removes leaves it, so the model is offered what exists.
+func TestMCPToolListChangesUpdateTheSession(t *testing.T) {
+	server, srv := mcpServer(t)
+	c, _, _ := toolAgent(t, nil, nil, textTurn("hi"))
+	sid, _ := newSessionWithMCP(t, c, t.TempDir(), server)
+	names := func() []string {
+		resp, _ := c.Call(acp.MethodExtSessionTools, map[string]any{"sessionId": sid})
+		var list struct {
+			Active []string `json:"activeToolNames"`
+		}
+		acptest.MustResult(t, resp, &list)
+		var out []string
+		for _, n := range list.Active {
+			if strings.HasPrefix(n, "mcp__") {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	require.Equal(t, []string{"mcp__demo__greet"}, names())
+	mcp.AddTool(srv, &mcp.Tool{Name: "wave", Description: "Waves."}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "o/"}}}, nil, nil
+	})
+	require.Eventually(t, func() bool { return len(names()) == 2 }, 5*time.Second, 20*time.Millisecond, "the added tool joins")
+	srv.RemoveTools("greet")
+	require.Eventually(t, func() bool {
+		n := names()
+		return len(n) == 1 && n[0] == "mcp__demo__wave"
+	}, 5*time.Second, 20*time.Millisecond, "the removed tool leaves")
+}

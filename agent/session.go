@@ -513,6 +513,7 @@ func (s *Session) work() {
 			res, steered, err = s.runTurn(turnCtx, it)
 			if err == nil && turnCtx.Err() == nil {
 				s.runStopHooks(turnCtx, &res)
+				s.resizeAfterTurn(turnCtx)
 			}
 		}
 		if err == nil && turnCtx.Err() != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent/compact"
 	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/telemetry"
@@ -37,6 +38,9 @@ func (a *Agent) newSessionConfig(id, cwd string, extra []string, client *acp.Cli
 	cfg.StopHooks = a.cfg.StopHooks
 	cfg.ModelTitles = a.cfg.ModelTitles
 	cfg.History.OffloadThreshold = a.cfg.OffloadThreshold
+	if a.cfg.Resize != nil {
+		cfg.History.Resize = &compact.Resizer{Policy: *a.cfg.Resize}
+	}
 	wcfg := a.cfg.Workspace
 	if a.store != nil {
 		// Long tool results go next to the session's file, where the

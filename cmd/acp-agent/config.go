@@ -40,7 +40,12 @@ type fileConfig struct {
 	SessionDir         string   `json:"sessionDir"`
 	StopHooks          []string `json:"stopHooks"`
 	ModelTitles        *bool    `json:"modelTitles"`
-	OffloadThreshold   int      `json:"offloadThreshold"`
+	Resize             *struct {
+		MaxMessagesTextLength int `json:"maxMessagesTextLength"`
+		MaxKeepMessagesCount  int `json:"maxKeepMessagesCount"`
+		EveryNTurns           int `json:"everyNTurns"`
+	} `json:"resize"`
+	OffloadThreshold int `json:"offloadThreshold"`
 
 	promptTimeout, commandTimeout, maxCommandRuntime time.Duration // parsed
 }
@@ -57,7 +62,7 @@ type fileModel struct {
 
 var (
 	configKeys = []string{"model", "models", "maxRetries", "promptTimeout", "executionState", "logLevel", "logFile", "modelsFile", "telemetryFile",
-		"mode", "permission", "allowedCommands", "deniedCommands", "readOnlyRoots", "deniedPathPrefixes", "commandTimeout", "maxCommandRuntime", "sessionDir", "stopHooks", "offloadThreshold", "modelTitles"}
+		"mode", "permission", "allowedCommands", "deniedCommands", "readOnlyRoots", "deniedPathPrefixes", "commandTimeout", "maxCommandRuntime", "sessionDir", "stopHooks", "offloadThreshold", "modelTitles", "resize"}
 	modelKeys = []string{"model", "name", "description", "baseUrl", "apiKeyEnv", "thoughtLevels", "thoughtLevel"}
 )
 

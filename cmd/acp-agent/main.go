@@ -19,6 +19,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/compact"
 	"github.com/acp-agent/acp-agent/agent/pricing"
 	agentsettings "github.com/acp-agent/acp-agent/agent/settings"
 	"github.com/acp-agent/acp-agent/persistence"
@@ -99,6 +100,7 @@ type settings struct {
 	// layers are the resolved settings, nearest layer first.
 	layers    *agentsettings.Settings
 	stopHooks []agent.StopHook
+	resize    *compact.ResizePolicy
 	offload   int
 	version   bool
 	getenv    func(string) string
@@ -216,6 +218,9 @@ func parseSettings(name string, args []string, stderr io.Writer, getenv func(str
 		st.stopHooks = append(st.stopHooks, agent.CommandStopHook(line, 0))
 	}
 	st.offload = file.OffloadThreshold
+	if r := file.Resize; r != nil {
+		st.resize = &compact.ResizePolicy{MaxMessagesTextLength: r.MaxMessagesTextLength, MaxKeepMessagesCount: r.MaxKeepMessagesCount, EveryNTurns: r.EveryNTurns}
+	}
 	if st.mode, err = policy.ParseMode(flagLayer.String("mode", "")); err != nil {
 		return nil, fmt.Errorf("mode (from the %s): %w", source(flagLayer, "mode"), err)
 	}
@@ -293,7 +298,7 @@ func (st *settings) newAgent(stderr io.Writer) (*agent.Agent, *slog.Logger, func
 		Retry: retry, Models: models, Telemetry: telemetry.NewRecorder(sinks...),
 		ExecutionStates: st.execState, PromptTimeout: st.promptTimeout,
 		Workspace: st.workspace, Mode: st.mode, PermissionPolicy: st.permission, Store: store,
-		StopHooks: st.stopHooks, OffloadThreshold: st.offload, ModelTitles: st.modelTitles})
+		StopHooks: st.stopHooks, OffloadThreshold: st.offload, ModelTitles: st.modelTitles, Resize: st.resize})
 	return a, log, cleanup, nil
 }
 
