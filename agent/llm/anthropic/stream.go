@@ -116,7 +116,7 @@ func (d *decoder) handle(ev sse.Event) (done bool, err error) {
 	var e streamEvent
 	if err := json.Unmarshal(data, &e); err != nil {
 		if ev.Name == "error" {
-			return false, p.streamError(apiError{Message: string(data)}, d.s.emitted)
+			return false, p.streamError(apiError{Message: string(data)}, d.s.Emitted())
 		}
 		return false, fmt.Errorf("anthropic: malformed %q event %q: %s",
 			ev.Name, p.redact(llm.Truncate(string(data), 200)), err)
@@ -160,7 +160,7 @@ func (d *decoder) handle(ev sse.Event) (done bool, err error) {
 		if !ok {
 			ae = apiError{Message: string(data)}
 		}
-		return false, p.streamError(ae, d.s.emitted)
+		return false, p.streamError(ae, d.s.Emitted())
 	default:
 		// "ping" and event types added after this was written.
 	}
@@ -186,22 +186,22 @@ func (d *decoder) blockStart(index int, cb *contentBlock) {
 	switch cb.Type {
 	case "text":
 		if cb.Text != "" {
-			s.emit(llm.Event{Kind: llm.EventTextDelta, Text: cb.Text})
+			s.Emit(llm.Event{Kind: llm.EventTextDelta, Text: cb.Text})
 		}
 	case "thinking":
 		if cb.Thinking != "" {
-			s.emit(llm.Event{Kind: llm.EventReasoningDelta, Text: cb.Thinking})
+			s.Emit(llm.Event{Kind: llm.EventReasoningDelta, Text: cb.Thinking})
 		}
 		b.signature.WriteString(cb.Signature)
 	case "redacted_thinking":
 		if cb.Data != "" {
-			s.emit(llm.Event{Kind: llm.EventRedactedReasoning, Text: cb.Data})
+			s.Emit(llm.Event{Kind: llm.EventRedactedReasoning, Text: cb.Data})
 		}
 	case "tool_use":
 		// The "input":{} here is a placeholder; the input arrives as
 		// input_json_delta fragments.
 		d.calls = true
-		s.emit(llm.Event{Kind: llm.EventToolCallDelta, ToolCall: &llm.ToolCallDelta{
+		s.Emit(llm.Event{Kind: llm.EventToolCallDelta, ToolCall: &llm.ToolCallDelta{
 			Index: index, ID: cb.ID, Name: cb.Name,
 		}})
 	default:
@@ -215,11 +215,11 @@ func (d *decoder) blockDelta(index int, dl *eventDelta) {
 	switch dl.Type {
 	case "text_delta":
 		if dl.Text != "" {
-			s.emit(llm.Event{Kind: llm.EventTextDelta, Text: dl.Text})
+			s.Emit(llm.Event{Kind: llm.EventTextDelta, Text: dl.Text})
 		}
 	case "thinking_delta":
 		if dl.Thinking != "" {
-			s.emit(llm.Event{Kind: llm.EventReasoningDelta, Text: dl.Thinking})
+			s.Emit(llm.Event{Kind: llm.EventReasoningDelta, Text: dl.Thinking})
 		}
 	case "signature_delta":
 		d.block(index).signature.WriteString(dl.Signature)
@@ -231,7 +231,7 @@ func (d *decoder) blockDelta(index int, dl *eventDelta) {
 		if strings.TrimSpace(dl.PartialJSON) != "" {
 			b.hasArgs = true
 		}
-		s.emit(llm.Event{Kind: llm.EventToolCallDelta, ToolCall: &llm.ToolCallDelta{
+		s.Emit(llm.Event{Kind: llm.EventToolCallDelta, ToolCall: &llm.ToolCallDelta{
 			Index: index, ArgumentsDelta: dl.PartialJSON,
 		}})
 	default:
@@ -249,9 +249,9 @@ func (d *decoder) blockStop(index int, b *blockState) {
 	s := d.s
 	switch {
 	case b.signature.Len() > 0:
-		s.emit(llm.Event{Kind: llm.EventReasoningSignature, Text: b.signature.String()})
+		s.Emit(llm.Event{Kind: llm.EventReasoningSignature, Text: b.signature.String()})
 	case b.typ == "tool_use" && !b.hasArgs:
-		s.emit(llm.Event{Kind: llm.EventToolCallDelta, ToolCall: &llm.ToolCallDelta{
+		s.Emit(llm.Event{Kind: llm.EventToolCallDelta, ToolCall: &llm.ToolCallDelta{
 			Index: index, ArgumentsDelta: "{}",
 		}})
 	}
@@ -272,11 +272,11 @@ func (d *decoder) finishStream() {
 		}
 	}
 	if d.hasUsage {
-		if !s.emit(llm.Event{Kind: llm.EventUsage, Usage: d.usage.toLLM()}) {
+		if !s.Emit(llm.Event{Kind: llm.EventUsage, Usage: d.usage.toLLM()}) {
 			return
 		}
 	}
-	s.emit(llm.Event{Kind: llm.EventFinish, Finish: finishReason(d.stop, d.calls)})
+	s.Emit(llm.Event{Kind: llm.EventFinish, Finish: finishReason(d.stop, d.calls)})
 }
 
 // finishReason maps Anthropic's stop_reason. pause_turn (a long turn of

@@ -1,11 +1,8 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"iter"
 	"net/http"
 	"net/url"
@@ -13,7 +10,6 @@ import (
 	"time"
 
 	"github.com/acp-agent/acp-agent/agent/llm"
-	"github.com/acp-agent/acp-agent/agent/llm/sse"
 )
 
 // DefaultBaseURL is OpenAI's own API.
@@ -110,34 +106,15 @@ func (p *Provider) Name() string { return providerName }
 // documentation for the contract.
 func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
-		s := &stream{p: p, yield: yield}
-		if err := s.run(ctx, req); err != nil && !s.stopped {
-			yield(llm.Event{}, err)
-		}
+		s := &stream{p: p, Emitter: llm.NewEmitter(yield)}
+		s.Fail(s.run(ctx, req))
 	}
 }
-
-// errIdle is the cancellation cause the watchdog sets.
-var errIdle = errors.New("idle")
 
 // stream is the state of one Stream call.
 type stream struct {
-	p       *Provider
-	yield   func(llm.Event, error) bool
-	stopped bool // the consumer returned false from yield
-	emitted bool // an event was yielded, so the call must not be retried
-}
-
-// emit yields ev and reports whether the consumer wants more.
-func (s *stream) emit(ev llm.Event) bool {
-	if s.stopped {
-		return false
-	}
-	s.emitted = true
-	if !s.yield(ev, nil) {
-		s.stopped = true
-	}
-	return !s.stopped
+	p *Provider
+	*llm.Emitter
 }
 
 func (s *stream) run(ctx context.Context, req *llm.Request) error {
@@ -146,100 +123,20 @@ func (s *stream) run(ctx context.Context, req *llm.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("openai: %w", context.Cause(ctx))
-	}
-
-	// reqCtx is cancelled by the watchdog, by the caller's ctx, and when the
-	// stream is done (which also closes a connection left mid-stream).
-	reqCtx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	watchdog := time.AfterFunc(p.idle, func() { cancel(errIdle) })
-	defer watchdog.Stop()
-
-	// abortErr explains a failure that happened because reqCtx ended.
-	abortErr := func(err error) error {
-		if ctx.Err() != nil {
-			return fmt.Errorf("openai: %w", context.Cause(ctx))
-		}
-		if errors.Is(context.Cause(reqCtx), errIdle) {
-			return fmt.Errorf("%w (no data for %s)", ErrStreamIdle, p.idle)
-		}
-		return err
-	}
-
-	hreq, err := http.NewRequestWithContext(reqCtx, http.MethodPost, p.url, bytes.NewReader(body))
-	if err != nil {
-		return fmt.Errorf("openai: %s", p.redact(err.Error()))
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "text/event-stream")
+	header := http.Header{"Content-Type": {"application/json"}, "Accept": {"text/event-stream"}}
 	if p.apiKey != "" {
-		hreq.Header.Set("Authorization", "Bearer "+p.apiKey)
+		header.Set("Authorization", "Bearer "+p.apiKey)
 	}
 	for k, v := range p.headers {
-		hreq.Header.Set(k, v)
+		header.Set(k, v)
 	}
-
-	resp, err := p.client.Do(hreq)
-	if err != nil {
-		return abortErr(p.connectionError(err))
+	post := &llm.SSEPost{
+		Provider: providerName, Client: p.client, URL: p.url, Body: body, Header: header,
+		Idle: p.idle, ErrIdle: ErrStreamIdle, EndMarker: "[DONE]", Redact: p.redact,
+		ConnectionError: p.connectionError, HTTPError: p.httpError, JSONInsteadOfStream: p.jsonInsteadOfStream,
 	}
-	defer resp.Body.Close()
-
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return abortErr(p.httpError(resp))
-	}
-	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/json") {
-		// The server ignored "stream": true or answered 200 with an error.
-		return abortErr(p.jsonInsteadOfStream(resp))
-	}
-
-	sr := sse.NewReader(&activityReader{r: resp.Body, timer: watchdog, idle: p.idle}, 0)
 	d := decoder{s: s}
-	for {
-		ev, err := sr.Next()
-		if err == nil && ctx.Err() != nil {
-			// Data already buffered must not delay the abort.
-			err = ctx.Err()
-		}
-		if err != nil {
-			if ctx.Err() != nil || reqCtx.Err() != nil {
-				return abortErr(err)
-			}
-			switch {
-			case err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF):
-				return fmt.Errorf("openai: stream ended without [DONE]: %w", llm.ErrTruncatedStream)
-			case errors.Is(err, sse.ErrTooLong):
-				return fmt.Errorf("openai: reading stream: %w", err)
-			}
-			// A reset connection also cut the stream short.
-			return fmt.Errorf("openai: reading stream: %s: %w", p.redact(err.Error()), llm.ErrTruncatedStream)
-		}
-		// The consumer's time is not the server's idleness.
-		watchdog.Stop()
-		done, err := d.handle(ev)
-		if err != nil || done || s.stopped {
-			return err
-		}
-		watchdog.Reset(p.idle)
-	}
-}
-
-// activityReader resets the idle watchdog whenever bytes arrive, so
-// keep-alive comments, which the SSE reader swallows, count as activity.
-type activityReader struct {
-	r     io.Reader
-	timer *time.Timer
-	idle  time.Duration
-}
-
-func (a *activityReader) Read(b []byte) (int, error) {
-	n, err := a.r.Read(b)
-	if n > 0 {
-		a.timer.Reset(a.idle)
-	}
-	return n, err
+	return post.Run(ctx, d.handle, s.Stopped)
 }
 
 // redact removes the API key from text that came from the server or the

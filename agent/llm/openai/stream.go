@@ -92,15 +92,15 @@ func (d *decoder) handle(ev sse.Event) (done bool, err error) {
 	var c chunk
 	if err := json.Unmarshal(data, &c); err != nil {
 		if ev.Name == "error" {
-			return false, p.streamError(apiError{Message: string(data)}, d.s.emitted)
+			return false, p.streamError(apiError{Message: string(data)}, d.s.Emitted())
 		}
 		return false, fmt.Errorf("openai: malformed chunk %q: %s", p.redact(llm.Truncate(string(data), 200)), err)
 	}
 	if e, ok := c.parse(); ok {
-		return false, p.streamError(e, d.s.emitted)
+		return false, p.streamError(e, d.s.Emitted())
 	}
 	if ev.Name == "error" {
-		return false, p.streamError(apiError{Message: string(data)}, d.s.emitted)
+		return false, p.streamError(apiError{Message: string(data)}, d.s.Emitted())
 	}
 	if c.Usage != nil {
 		d.usage = c.Usage.toLLM()
@@ -115,7 +115,7 @@ func (d *decoder) handle(ev sse.Event) (done bool, err error) {
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
 			switch *ch.FinishReason {
 			case "error":
-				return false, p.streamError(apiError{Message: `the server ended the stream with finish_reason "error"`}, d.s.emitted)
+				return false, p.streamError(apiError{Message: `the server ended the stream with finish_reason "error"`}, d.s.Emitted())
 			case "insufficient_system_resource":
 				// DeepSeek: the server cut generation short for lack of capacity.
 				return false, p.streamError(apiError{
@@ -138,12 +138,12 @@ func (d *decoder) delta(dl *delta) bool {
 		reasoning = dl.Reasoning
 	}
 	if reasoning != nil && *reasoning != "" {
-		if !s.emit(llm.Event{Kind: llm.EventReasoningDelta, Text: *reasoning}) {
+		if !s.Emit(llm.Event{Kind: llm.EventReasoningDelta, Text: *reasoning}) {
 			return false
 		}
 	}
 	if dl.Content != nil && *dl.Content != "" {
-		if !s.emit(llm.Event{Kind: llm.EventTextDelta, Text: *dl.Content}) {
+		if !s.Emit(llm.Event{Kind: llm.EventTextDelta, Text: *dl.Content}) {
 			return false
 		}
 	}
@@ -185,7 +185,7 @@ func (d *decoder) delta(dl *delta) bool {
 			c.hasArgs = true
 		}
 		ev := &llm.ToolCallDelta{Index: idx, ID: id, Name: name, ArgumentsDelta: args}
-		if !s.emit(llm.Event{Kind: llm.EventToolCallDelta, ToolCall: ev}) {
+		if !s.Emit(llm.Event{Kind: llm.EventToolCallDelta, ToolCall: ev}) {
 			return false
 		}
 	}
@@ -209,16 +209,16 @@ func (d *decoder) finishStream() {
 		if !c.hasArgs {
 			tcd.ArgumentsDelta = "{}" // a tool without parameters
 		}
-		if !s.emit(llm.Event{Kind: llm.EventToolCallDelta, ToolCall: tcd}) {
+		if !s.Emit(llm.Event{Kind: llm.EventToolCallDelta, ToolCall: tcd}) {
 			return
 		}
 	}
 	if d.usage != nil {
-		if !s.emit(llm.Event{Kind: llm.EventUsage, Usage: d.usage}) {
+		if !s.Emit(llm.Event{Kind: llm.EventUsage, Usage: d.usage}) {
 			return
 		}
 	}
-	s.emit(llm.Event{Kind: llm.EventFinish, Finish: d.finishReason()})
+	s.Emit(llm.Event{Kind: llm.EventFinish, Finish: d.finishReason()})
 }
 
 func (d *decoder) finishReason() llm.FinishReason {
