@@ -321,3 +321,24 @@ func TestASessionOpenInAnotherProcessIsRefused(t *testing.T) {
 	require.NotNil(t, resp.Error)
 	assert.Contains(t, resp.Error.Message, "open in another acp-agent process")
 }
+
+// session/load of a session open on this connection reloads it from its
+// file (the open one is closed first) and goes on.
+func TestLoadOfAnOpenSessionReloadsIt(t *testing.T) {
+	e := newStoreEnv(t)
+	cwd := t.TempDir()
+	c := e.start(nil)
+	sid := c.NewSession(cwd)
+	say(t, c, sid, "one")
+	resp, replay := loadSession(t, c, acp.MethodSessionLoad, sid, cwd)
+	acptest.MustResult(t, resp, nil)
+	var users int
+	for _, u := range replay {
+		if u.UserMessageChunk != nil {
+			users++
+		}
+	}
+	assert.Equal(t, 1, users)
+	text, _ := say(t, c, sid, "two")
+	assert.Equal(t, "2 user messages so far", text)
+}
