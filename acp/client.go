@@ -21,10 +21,6 @@ type ClientConn struct {
 	out       *outbox
 }
 
-// ErrNotAdvertised is returned for a client method the client did not
-// advertise in its capabilities; such a method is never called.
-var ErrNotAdvertised = errors.New("acp: the client did not advertise this capability")
-
 // ErrClosed is returned when the connection or the session's update stream
 // has been shut down.
 var ErrClosed = errors.New("acp: connection closed")

@@ -296,10 +296,21 @@ func TestRejectionReachesTheModel(t *testing.T) {
 		toolTurn([2]any{"write_file", map[string]any{"path": "x.txt", "content": "x"}}), textTurn("ok"))
 	r := runPrompt(t, c, sid, "go", answerPermission("reject_once"))
 	assert.Equal(t, acp.StopReasonEndTurn, r.stopReason(t))
-	// The replay model answered the tool result with the next turn, so
-	// the turn went on after the rejection; the result it got:
 	_, finals := r.calls()
 	assert.Contains(t, contentText(finals["call_write_file_0"].Content), "The user rejected this tool call; it was not run")
+	// What the model is sent next is the transcript's tool result.
+	resp, _ := c.Call(acp.MethodExtSessionEvents, map[string]any{"sessionId": sid})
+	var ev struct {
+		Events []struct{ Type, ToolCallID, Text string } `json:"events"`
+	}
+	acptest.MustResult(t, resp, &ev)
+	var result string
+	for _, e := range ev.Events {
+		if e.Type == "tool_result" && e.ToolCallID == "call_write_file_0" {
+			result = e.Text
+		}
+	}
+	assert.Contains(t, result, "The user rejected this tool call; it was not run", "the model's copy of the result")
 }
 
 // An allow_always covers the same program and subcommand, never a line

@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/acp-agent/acp-agent/acp"
@@ -168,14 +167,4 @@ func (as acpSession) runSlash(ctx context.Context, c *slashCommand, args string,
 			finish(&acp.PromptResponse{StopReason: res.StopReason}, nil)
 		},
 	})
-}
-
-// commandNames lists the names, for tests and logs.
-func commandNames(cmds []slashCommand) []string {
-	var out []string
-	for _, c := range cmds {
-		out = append(out, c.name)
-	}
-	slices.Sort(out)
-	return out
 }

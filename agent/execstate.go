@@ -30,17 +30,17 @@ func (s *Session) sendState(it *item, st acp.ExecState, attempt int, message str
 	if attempt > 0 {
 		es.Attempt = &attempt
 	}
-	s.postUpdate(it, acp.SessionUpdate{ExecutionStateUpdate: &acp.ExecutionStateUpdate{ExecutionState: es}})
+	s.postUpdate(it.ctx, acp.SessionUpdate{ExecutionStateUpdate: &acp.ExecutionStateUpdate{ExecutionState: es}})
 }
 
 // postUpdate queues u without blocking when the sink allows it, else sends
 // it with Update (Go programs' sinks).
-func (s *Session) postUpdate(it *item, u acp.SessionUpdate) {
+func (s *Session) postUpdate(ctx context.Context, u acp.SessionUpdate) {
 	var err error
 	if p, ok := s.cfg.Sink.(postSink); ok {
 		err = p.Post(u)
 	} else {
-		err = s.cfg.Sink.Update(context.WithoutCancel(it.ctx), u)
+		err = s.cfg.Sink.Update(context.WithoutCancel(ctx), u)
 	}
 	if err != nil {
 		s.log.Debug("sending execution state", "error", err)
@@ -53,7 +53,7 @@ func (s *Session) post(u acp.SessionUpdate) {
 	if s.cfg.Sink == nil {
 		return
 	}
-	s.postUpdate(&item{ctx: s.lifetime}, u)
+	s.postUpdate(s.lifetime, u)
 }
 
 // sendRetry reports a retry of it: the retrying state and retry_update.
@@ -67,7 +67,7 @@ func (s *Session) sendRetry(it *item, n RetryNotice) {
 		reason = n.Err.Error()
 	}
 	s.sendState(it, acp.ExecStateRetrying, n.Attempt, reason)
-	s.postUpdate(it, acp.SessionUpdate{RetryUpdate: &acp.RetryUpdate{Retry: acp.RetryInfo{
+	s.postUpdate(it.ctx, acp.SessionUpdate{RetryUpdate: &acp.RetryUpdate{Retry: acp.RetryInfo{
 		Attempt: n.Attempt, MaxAttempts: n.MaxAttempts, Reason: reason,
 	}}})
 }

@@ -177,13 +177,11 @@ func (s *Session) contextThreshold() int {
 	return 150_000
 }
 
-// contextTokens is the context size of the next request: the last
-// reported size plus an estimate for what was added since.
-func (s *Session) contextTokens() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// contextTokensLocked is the context size of the next request, whose
+// conversation is msgs: the last reported size plus an estimate for what
+// was added since, or an estimate of msgs without a report.
+func (s *Session) contextTokensLocked(msgs []llm.Message) int {
 	if s.hist.reported == 0 || s.hist.reportedAt > len(s.tr.entries) {
-		msgs := s.tr.messages()
 		return compact.EstimateTokens(msgs)
 	}
 	since := transcript{entries: s.tr.entries[s.hist.reportedAt:]}
@@ -201,8 +199,8 @@ func (s *Session) keepWithinContext(ctx context.Context, forced bool) error {
 	s.mu.Lock()
 	s.hist.compaction.Advance()
 	msgs := s.tr.messages()
+	tokens := s.contextTokensLocked(msgs)
 	s.mu.Unlock()
-	tokens := s.contextTokens()
 	var off compact.OffloadResult
 	if o := s.offloader(); o != nil && !forced {
 		var err error
@@ -388,17 +386,4 @@ func (j *journal) rewrite(state []record, entries []Entry) {
 	if !j.titled {
 		j.early = recs
 	}
-}
-
-func permissionRecord(tool string, info ToolCallInfo, d interface{ String() string }) record {
-	r := record{Type: recPermission, Decision: d.String()}
-	switch info.Action.String() {
-	case "edit":
-		r.Scope = "edits"
-	case "execute":
-		r.Scope, r.Command = "command", info.Command
-	default:
-		r.Scope, r.Tool = "tool", tool
-	}
-	return r
 }

@@ -187,6 +187,20 @@ func (s *Session) remember(tool string, info ToolCallInfo, d policy.Decision) {
 	s.journalWrite(permissionRecord(tool, info, d), false)
 }
 
+// permissionRecord is the session-file record of a remembered decision.
+func permissionRecord(tool string, info ToolCallInfo, d policy.Decision) record {
+	r := record{Type: recPermission, Decision: d.String()}
+	switch info.Action {
+	case policy.ActionEdit:
+		r.Scope = "edits"
+	case policy.ActionExecute:
+		r.Scope, r.Command = "command", info.Command
+	default:
+		r.Scope, r.Tool = "tool", tool
+	}
+	return r
+}
+
 // rememberedHistory is every remembered decision, in order.
 func (p *permissions) rememberedHistory() []rememberedCall {
 	p.mu.Lock()

@@ -274,11 +274,9 @@ func (s *Session) Title() string {
 // journalWrite stores a record, if the session is persistent.
 func (s *Session) journalWrite(r record, isEntry bool) {
 	if s.cfg.journal != nil {
-		s.journalWriteLocked(r, isEntry)
+		s.cfg.journal.write(r, isEntry)
 	}
 }
-
-func (s *Session) journalWriteLocked(r record, isEntry bool) { s.cfg.journal.write(r, isEntry) }
 
 // CurrentModel returns the session's model.
 func (s *Session) CurrentModel() SessionModel {

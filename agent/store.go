@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/compact"
+	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/telemetry"
@@ -75,20 +77,13 @@ func (a *Agent) createFile(cfg *SessionConfig, extra []string, parent string) er
 		return fmt.Errorf("%w: creating the session file: %v", acp.ErrInternal, err)
 	}
 	cfg.journal = newJournal(f, a.log, nil, nil)
-	cfg.journal.write(record{Type: recMode, Mode: cmpMode(cfg.Mode)}, false)
+	cfg.journal.write(record{Type: recMode, Mode: cmp.Or(cfg.Mode, policy.ModeDefault)}, false)
 	cfg.journal.write(record{Type: recModel, Model: cfg.ModelID, ThoughtLevel: cfg.ReasoningEffort}, false)
 	if err := cfg.journal.Sync(); err != nil {
 		cfg.journal.close()
 		return fmt.Errorf("%w: %v", acp.ErrInternal, err)
 	}
 	return nil
-}
-
-func cmpMode(m policy.Mode) policy.Mode {
-	if m == "" {
-		return policy.ModeDefault
-	}
-	return m
 }
 
 // loadedState is a session file read back.
@@ -256,7 +251,7 @@ func (s *Session) replay(ctx context.Context) {
 		case EntryUser:
 			for _, p := range e.Content {
 				switch p.Type {
-				case "image":
+				case llm.PartImage:
 					s.update(ctx, acp.UserMessageChunk(acp.ContentBlock{Image: &acp.ImageContent{MimeType: p.MIMEType, Data: p.Data}}))
 				default:
 					s.update(ctx, acp.UserMessageChunk(acp.TextBlock(p.Text)))
