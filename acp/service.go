@@ -635,8 +635,8 @@ func (s *AgentService) extension(ctx context.Context, conn *jsonrpc2.Conn, req *
 	if req.Params == nil || json.Unmarshal(*req.Params, &p) != nil {
 		return nil, fmt.Errorf("%w: params: must be an object", ErrInvalidParams)
 	}
-	if p.SessionID == "" {
-		return nil, fmt.Errorf("%w: sessionId: required", ErrInvalidParams)
+	if err := ValidateSessionID(p.SessionID); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidParams, err)
 	}
 	s.mu.Lock()
 	ss, ok := s.sessions[p.SessionID]

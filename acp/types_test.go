@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -379,6 +380,14 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"close", &CloseSessionRequest{}, `{}`, "sessionId: required"},
 		{"close empty id", &CloseSessionRequest{}, `{"sessionId":""}`, "sessionId: required"},
 		{"delete", &DeleteSessionRequest{}, `{}`, "sessionId: required"},
+		{"delete parent path", &DeleteSessionRequest{}, `{"sessionId":"../x"}`, `sessionId: invalid session id "../x": starts with a dot`},
+		{"delete dotdot inside", &DeleteSessionRequest{}, `{"sessionId":"a..b"}`, `sessionId: invalid session id "a..b": contains ".."`},
+		{"delete absolute", &DeleteSessionRequest{}, `{"sessionId":"/etc/x"}`, `sessionId: invalid session id "/etc/x": allowed are ASCII letters, digits, '-', '_' and '.'`},
+		{"load NUL", &LoadSessionRequest{}, `{"sessionId":"a\u0000b","cwd":"/w","mcpServers":[]}`, `sessionId: invalid session id "a\x00b": allowed are ASCII letters, digits, '-', '_' and '.'`},
+		{"prompt too long", &PromptRequest{}, `{"sessionId":"` + strings.Repeat("a", 129) + `","prompt":[]}`, `sessionId: invalid session id "` + strings.Repeat("a", 129) + `": 129 bytes, the limit is 128`},
+		{"cancel slash", &CancelNotification{}, `{"sessionId":"a/b"}`, `sessionId: invalid session id "a/b": allowed are ASCII letters, digits, '-', '_' and '.'`},
+		{"uuid ok", &CloseSessionRequest{}, `{"sessionId":"0b5e4c52-4a9f-4f7e-9d35-1c0a3c7d2e11"}`, ""},
+		{"dotted ok", &CloseSessionRequest{}, `{"sessionId":"a.b_c-1"}`, ""},
 		{"list ok empty", &ListSessionsRequest{}, `{}`, ""},
 		{"list relative cwd", &ListSessionsRequest{}, `{"cwd":"w"}`, "cwd: must be an absolute path"},
 		{"set mode no mode", &SetSessionModeRequest{}, `{"sessionId":"s"}`, "modeId: required"},

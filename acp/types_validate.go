@@ -16,12 +16,45 @@ import (
 
 func errRequired(field string) error { return fmt.Errorf("%s: required", field) }
 
-func validateSessionID(id SessionId) error {
+// MaxSessionIDLen is the longest session id the agent accepts.
+const MaxSessionIDLen = 128
+
+// ValidateSessionID checks the syntax of a session id a client sent: 1 to
+// MaxSessionIDLen bytes of ASCII letters, digits, '-', '_' and '.', not
+// starting with '.' and not containing "..". The agent mints UUIDs; an id
+// outside this syntax can never name one of its sessions, and the check
+// runs at decoding, before anything looks the id up, so a hostile id
+// ("../x", "/etc", "a\x00b") never reaches the session store or the
+// filesystem. persistence.ValidateID applies the same rule to file names.
+func ValidateSessionID(id SessionId) error {
 	if id == "" {
 		return errRequired("sessionId")
 	}
+	bad := func(why string) error {
+		return fmt.Errorf("sessionId: invalid session id %q: %s", id, why)
+	}
+	if len(id) > MaxSessionIDLen {
+		return bad(fmt.Sprintf("%d bytes, the limit is %d", len(id), MaxSessionIDLen))
+	}
+	if id[0] == '.' {
+		return bad("starts with a dot")
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '_':
+		case c == '.':
+			if i+1 < len(id) && id[i+1] == '.' {
+				return bad(`contains ".."`)
+			}
+		default:
+			return bad("allowed are ASCII letters, digits, '-', '_' and '.'")
+		}
+	}
 	return nil
 }
+
+func validateSessionID(id SessionId) error { return ValidateSessionID(id) }
 
 func validateCWD(field, cwd string, required bool) error {
 	if cwd == "" {

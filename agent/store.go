@@ -184,6 +184,8 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadRequest, client *a
 func (a *Agent) openStored(id, cwd string, extra []string, client *acp.ClientConn) (*Session, error) {
 	f, loaded, err := a.store.Open(id)
 	switch {
+	case errors.Is(err, persistence.ErrInvalidID):
+		return nil, fmt.Errorf("%w: sessionId: %v", acp.ErrInvalidParams, err)
 	case errors.Is(err, persistence.ErrNotFound):
 		return nil, fmt.Errorf("%w %q", acp.ErrSessionNotFound, id)
 	case errors.Is(err, persistence.ErrLocked):
@@ -315,7 +317,8 @@ func (a *Agent) DeleteSession(ctx context.Context, id acp.SessionId) error {
 		return fmt.Errorf("%w: sessions are not stored", acp.ErrMethodNotFound)
 	}
 	if err := persistence.ValidateID(id); err != nil {
-		return nil // no such session can exist: deleting it succeeds
+		// The service rejects such ids first; this guards direct callers.
+		return fmt.Errorf("%w: sessionId: %v", acp.ErrInvalidParams, err)
 	}
 	if err := a.store.Delete(id); err != nil {
 		return fmt.Errorf("%w: deleting session %s: %v", acp.ErrInternal, id, err)
