@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/sourcegraph/jsonrpc2"
 )
@@ -151,6 +152,7 @@ func (s *lineStream) WriteObject(obj any) error {
 }
 
 func (s *lineStream) writeLine(data []byte) error {
+	data = s.validUTF8(data)
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	s.buf = append(append(s.buf[:0], data...), '\n')
@@ -169,10 +171,24 @@ func (s *lineStream) writeLines(data []byte) error {
 		return ErrClosed
 	default:
 	}
+	data = s.validUTF8(data)
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	_, err := s.w.Write(data)
 	return err
+}
+
+// validUTF8 is the last guard of "every stdout line is UTF-8": encoding/json
+// copies json.RawMessage values as they are, so a raw value that came from
+// outside with invalid bytes would reach the client unchanged. In valid
+// JSON such bytes can only be inside strings, where U+FFFD keeps the line
+// valid JSON.
+func (s *lineStream) validUTF8(data []byte) []byte {
+	if utf8.Valid(data) {
+		return data
+	}
+	s.log.Warn("replaced invalid UTF-8 in an outgoing message")
+	return bytes.ToValidUTF8(data, []byte("\uFFFD"))
 }
 
 // writeError answers a line the stream rejected. id is the raw id of the
@@ -318,9 +334,21 @@ func topLevelMembers(obj []byte) (map[string]json.RawMessage, error) {
 // integers in [0, MaxInt64]. Fractions, exponents, negative numbers (which
 // jsonrpc2 would echo as large unsigned numbers), booleans, objects and
 // arrays are refused.
+//
+// A string id must also survive the round trip unchanged: encoding/json
+// turns invalid UTF-8 and lone UTF-16 surrogate escapes ("\ud800") into
+// U+FFFD, so such a request would be run and answered under another id,
+// and echoing its raw bytes would put invalid UTF-8 on stdout. Those ids
+// are refused (the caller answers -32600 with id null).
 func checkID(raw json.RawMessage) error {
 	switch raw[0] {
 	case '"':
+		if !utf8.Valid(raw) {
+			return errors.New(`"id" is not valid UTF-8`)
+		}
+		if i := loneSurrogate(raw); i >= 0 {
+			return fmt.Errorf(`"id" has a lone UTF-16 surrogate escape (%s)`, raw[i:i+6])
+		}
 		return nil
 	case 'n':
 		return nil
@@ -331,6 +359,54 @@ func checkID(raw json.RawMessage) error {
 		}
 	}
 	return fmt.Errorf(`"id" must be a string or a non-negative integer, got %s`, truncate(string(raw), 40))
+}
+
+// loneSurrogate returns the offset of the first \u escape in the JSON
+// string literal lit that is half of a surrogate pair without its other
+// half, or -1. lit is valid JSON, so every backslash starts an escape.
+func loneSurrogate(lit []byte) int {
+	for i := 0; i < len(lit); i++ {
+		if lit[i] != '\\' {
+			continue
+		}
+		if lit[i+1] != 'u' {
+			i++ // skip the escaped character
+			continue
+		}
+		r := hex4(lit[i+2 : i+6])
+		switch {
+		case 0xDC00 <= r && r <= 0xDFFF: // low half first
+			return i
+		case 0xD800 <= r && r <= 0xDBFF:
+			if i+12 > len(lit) || lit[i+6] != '\\' || lit[i+7] != 'u' {
+				return i
+			}
+			if lo := hex4(lit[i+8 : i+12]); lo < 0xDC00 || lo > 0xDFFF {
+				return i
+			}
+			i += 11 // the pair
+		default:
+			i += 5
+		}
+	}
+	return -1
+}
+
+// hex4 decodes four hex digits (valid JSON guarantees them).
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b {
+		r <<= 4
+		switch {
+		case '0' <= c && c <= '9':
+			r |= rune(c - '0')
+		case 'a' <= c && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case 'A' <= c && c <= 'F':
+			r |= rune(c - 'A' + 10)
+		}
+	}
+	return r
 }
 
 func truncate(s string, n int) string {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/sourcegraph/jsonrpc2"
 	"github.com/stretchr/testify/assert"
@@ -96,6 +97,17 @@ func FuzzCheckMessage(f *testing.F) {
 		`[{"jsonrpc":"2.0"}]`, `42`, `null`, `{}`, `{"jsonrpc":"2.0","id":1,"result":1,"method":"x"}`,
 		`{"jsonrpc":"2.0","id":1e3,"method":"x"}`, `{"jsonrpc":"2.0","id":1,"method":"x","params":"s"}`,
 		`{"jsonrpc":"2.0","id":1,"error":5}`,
+		// Ids that cannot be echoed exactly (issue 13.7).
+		`{"jsonrpc":"2.0","id":"\ud800","method":"session/new","params":{}}`,
+		`{"jsonrpc":"2.0","id":"\udc00x","method":"x"}`,
+		`{"jsonrpc":"2.0","id":"a\ud83d","method":"x"}`,
+		`{"jsonrpc":"2.0","id":"\ud83d\u0041","method":"x"}`,
+		`{"jsonrpc":"2.0","id":"\ud83d\ude00","method":"x"}`, // a valid pair
+		"{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"x\"}",
+		"{\"jsonrpc\":\"2.0\",\"id\":\"\xed\xa0\x80\",\"method\":\"x\"}", // CESU surrogate bytes
+		"{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":5}",
+		"{\"jsonrpc\":\"2.0\",\"id\":\"ok\",\"method\":\"\xff\"}",
+		"{\"jsonrpc\":\"1.0\",\"id\":\"\xc3\",\"result\":1}",
 	} {
 		f.Add([]byte(seed))
 	}
@@ -106,10 +118,17 @@ func FuzzCheckMessage(f *testing.F) {
 			if err := json.Unmarshal(id, &v); err != nil {
 				t.Fatalf("returned id %s that jsonrpc2 cannot read: %v", id, err)
 			}
+			assertEchoable(t, id)
 		}
 		if code != 0 {
 			if msg == "" {
 				t.Fatal("rejection without a message")
+			}
+			// What the client gets back is one line of UTF-8 JSON.
+			var out bytes.Buffer
+			newLineStream(bytes.NewReader(nil), &out, nil, 0, slog.New(slog.DiscardHandler)).writeError(id, code, msg)
+			if !utf8.Valid(out.Bytes()) || !json.Valid(bytes.TrimSuffix(out.Bytes(), []byte("\n"))) {
+				t.Fatalf("reply to %q is not UTF-8 JSON: %q", line, out.Bytes())
 			}
 			return
 		}
@@ -129,6 +148,62 @@ func FuzzCheckMessage(f *testing.F) {
 			t.Fatalf("accepted %q, which jsonrpc2 cannot decode: %v", line, err)
 		}
 	})
+}
+
+// assertEchoable fails unless jsonrpc2 echoes the raw id as the same
+// value: valid UTF-8, and for a string, no U+FFFD that the raw text does
+// not spell (encoding/json substitutes it for invalid UTF-8 and lone
+// surrogates).
+func assertEchoable(t *testing.T, raw json.RawMessage) {
+	t.Helper()
+	if !utf8.Valid(raw) {
+		t.Fatalf("returned id %q is not UTF-8", raw)
+	}
+	var s string
+	if raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		return
+	}
+	spelled := bytes.Contains(raw, []byte("\uFFFD")) || bytes.Contains(bytes.ToLower(raw), []byte(`\ufffd`))
+	if strings.ContainsRune(s, utf8.RuneError) && !spelled {
+		t.Fatalf("returned id %q decodes to %q: it would be echoed as another id", raw, s)
+	}
+}
+
+func TestCheckMessageRefusesIDsThatCannotBeEchoed(t *testing.T) {
+	cases := []struct {
+		line   string
+		reject bool
+	}{
+		{`{"jsonrpc":"2.0","id":"\ud800","method":"x"}`, true},
+		{`{"jsonrpc":"2.0","id":"\uDBFF","method":"x"}`, true},
+		{`{"jsonrpc":"2.0","id":"\udc00","method":"x"}`, true},
+		{`{"jsonrpc":"2.0","id":"a\ud83d","method":"x"}`, true},
+		{`{"jsonrpc":"2.0","id":"\ud83d\u0041","method":"x"}`, true},
+		{`{"jsonrpc":"2.0","id":"\ud83d\n","method":"x"}`, true},
+		{`{"jsonrpc":"2.0","id":"\ud83d\ud83d","method":"x"}`, true},
+		{"{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"x\"}", true},
+		{"{\"jsonrpc\":\"2.0\",\"id\":\"\xed\xa0\x80\",\"method\":\"x\"}", true},
+		{"{\"jsonrpc\":\"2.0\",\"id\":\"ab\xc3\",\"method\":\"x\"}", true},
+		{`{"jsonrpc":"2.0","id":"\ud83d\ude00","method":"x"}`, false},
+		{`{"jsonrpc":"2.0","id":"\\ud800","method":"x"}`, false}, // an escaped backslash, then text
+		{`{"jsonrpc":"2.0","id":"\u00e9\ufffd","method":"x"}`, false},
+		{"{\"jsonrpc\":\"2.0\",\"id\":\"\xc3\xa9\",\"method\":\"x\"}", false},
+	}
+	for _, c := range cases {
+		t.Run(c.line, func(t *testing.T) {
+			id, code, msg := checkMessage([]byte(c.line))
+			if !c.reject {
+				assert.Zero(t, code, msg)
+				return
+			}
+			assert.Equal(t, CodeInvalidRequest, code, msg)
+			assert.Nil(t, id, "the reply carries id null")
+			var out bytes.Buffer
+			newLineStream(bytes.NewReader(nil), &out, nil, 0, slog.New(slog.DiscardHandler)).writeError(id, code, msg)
+			assert.True(t, utf8.Valid(out.Bytes()), "%q", out.Bytes())
+			assert.Contains(t, out.String(), `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`)
+		})
+	}
 }
 
 // TestUpdateLineMatchesGenericEncoding checks the outbox's hand-built

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/schemacheck"
@@ -174,6 +175,9 @@ func (c *Client) parse(line []byte) (Message, error) {
 		Params  json.RawMessage  `json:"params"`
 		Result  json.RawMessage  `json:"result"`
 		Error   *json.RawMessage `json:"error"`
+	}
+	if !utf8.Valid(line) {
+		return Message{}, fmt.Errorf("agent wrote a line that is not UTF-8: %q", line)
 	}
 	if err := json.Unmarshal(line, &env); err != nil {
 		return Message{}, fmt.Errorf("agent wrote a line that is not a JSON object: %q: %v", line, err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"sort"
@@ -112,4 +113,46 @@ func TestBinaryInvalidSessionIDsAreInvalidParams(t *testing.T) {
 	acptest.MustResult(t, resp, &list)
 	require.Len(t, list.Sessions, 1)
 	assert.Equal(t, sid, string(list.Sessions[0].SessionID))
+}
+
+// Issue 13.7: a request whose id cannot be echoed exactly (invalid UTF-8,
+// a lone surrogate escape) is answered -32600 with id null and never run;
+// nothing the binary writes is invalid UTF-8 (acptest checks every line).
+func TestBinaryRefusesIDsThatCannotBeEchoed(t *testing.T) {
+	model := newCountingModel(t)
+	dir, cwd := t.TempDir(), t.TempDir()
+	p := storeAgent(t, model, dir)
+	sid := p.NewSession(cwd)
+	cwdJSON, err := json.Marshal(cwd)
+	require.NoError(t, err)
+	ids := []string{`"\ud800"`, `"\udfff"`, `"x\ud83d"`, `"\ud83d\u0041"`, "\"\xff\"", "\"\xed\xa0\x80\"", "\"a\xc3\""}
+	for _, id := range ids {
+		lines := []string{
+			`{"jsonrpc":"2.0","id":` + id + `,"method":"session/new","params":{"cwd":` + string(cwdJSON) + `,"mcpServers":[]}}`,
+			`{"jsonrpc":"2.0","id":` + id + `,"method":"session/delete","params":{"sessionId":"` + sid + `"}}`,
+			`{"jsonrpc":"2.0","id":` + id + `,"method":"session/prompt","params":{"sessionId":"` + sid + `","prompt":[{"type":"text","text":"run me"}]}}`,
+			`{"jsonrpc":"2.0","id":` + id + `,"method":` + id + `}`, // the id echoed in an error message
+		}
+		for _, line := range lines {
+			p.SendLine(line)
+			m := p.Next()
+			require.True(t, m.IsResponse(), "%q answered by %s", line, m.Raw)
+			assert.Equal(t, "null", string(m.ID), "%q: %s", line, m.Raw)
+			if assert.NotNil(t, m.Error, "%q: %s", line, m.Raw) {
+				assert.Equal(t, acp.CodeInvalidRequest, m.Error.Code, "%q", line)
+			}
+		}
+	}
+	// Nothing ran: still one session, still there, and the model was
+	// asked nothing.
+	resp, _ := p.Call(acp.MethodSessionList, map[string]any{})
+	var list acp.ListSessionsResponse
+	acptest.MustResult(t, resp, &list)
+	require.Len(t, list.Sessions, 1, "no session/new ran")
+	assert.Equal(t, sid, string(list.Sessions[0].SessionID), "no session/delete ran")
+	model.mu.Lock()
+	assert.Empty(t, model.bodies, "no session/prompt ran")
+	model.mu.Unlock()
+	// The connection is still up.
+	assert.Equal(t, "1 user messages", askText(t, p, sid, "hello"))
 }
