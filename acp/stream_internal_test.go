@@ -230,3 +230,17 @@ func TestUpdateLineMatchesGenericEncoding(t *testing.T) {
 		})
 	}
 }
+
+// The writer's last guard: a message carrying invalid UTF-8 (a relayed
+// json.RawMessage) still goes out as one line of UTF-8 JSON.
+func TestWriteObjectKeepsStdoutUTF8(t *testing.T) {
+	var out bytes.Buffer
+	s := newLineStream(bytes.NewReader(nil), &out, nil, 0, slog.New(slog.DiscardHandler))
+	require.NoError(t, s.WriteObject(map[string]json.RawMessage{"x": json.RawMessage("\"a\xffb\"")}))
+	require.NoError(t, s.writeLines([]byte("{\"y\":\"\xed\xa0\x80\"}\n")))
+	for _, line := range bytes.Split(bytes.TrimSuffix(out.Bytes(), []byte("\n")), []byte("\n")) {
+		assert.True(t, utf8.Valid(line), "%q", line)
+		assert.True(t, json.Valid(line), "%q", line)
+	}
+	assert.Contains(t, out.String(), "a\uFFFDb")
+}
