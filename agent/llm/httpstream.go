@@ -76,6 +76,35 @@ type SSEPost struct {
 	JSONInsteadOfStream func(*http.Response) error
 }
 
+// ErrRedirect is wrapped by the error of a model request the server
+// redirected: redirects are not followed (see SSEPost.Run).
+var ErrRedirect = errors.New("redirects of model requests are not followed")
+
+// redirectError names where the server wanted the request to go. Not
+// retryable: the same request gets the same answer.
+func (p *SSEPost) redirectError(resp *http.Response) error {
+	target := resp.Header.Get("Location")
+	if u, err := resp.Location(); err == nil {
+		u.User = nil // never repeat credentials
+		target = u.String()
+	}
+	return &redirectErr{provider: p.Provider, status: resp.StatusCode,
+		target: p.Redact(Truncate(target, 500))}
+}
+
+type redirectErr struct {
+	provider, target string
+	status           int
+}
+
+func (e *redirectErr) Error() string {
+	return fmt.Sprintf("%s: HTTP %d: the server redirected the request to %s; %v "+
+		"(they would carry the API key and the conversation): set the provider's base URL to the final address",
+		e.provider, e.status, e.target, ErrRedirect)
+}
+
+func (e *redirectErr) Unwrap() error { return ErrRedirect }
+
 // errIdle is the cancellation cause the watchdog sets.
 var errIdle = errors.New("idle")
 
@@ -111,11 +140,21 @@ func (p *SSEPost) Run(ctx context.Context, handle func(sse.Event) (done bool, er
 	for k, v := range p.Header {
 		hreq.Header[k] = v
 	}
-	resp, err := p.Client.Do(hreq)
+	// Redirects are never followed: a 307/308 would re-send the API key
+	// and the whole conversation to wherever the Location points (another
+	// origin included), and 301-303 would turn the POST into a GET. A copy
+	// of the client, so the caller's CheckRedirect is not changed.
+	client := *p.Client
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := client.Do(hreq)
 	if err != nil {
 		return abortErr(p.ConnectionError(err))
 	}
 	defer resp.Body.Close()
+
+	if resp.StatusCode >= 300 && resp.StatusCode <= 399 && resp.Header.Get("Location") != "" {
+		return p.redirectError(resp)
+	}
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return abortErr(p.HTTPError(resp))

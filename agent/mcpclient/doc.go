@@ -40,10 +40,12 @@
 // that server's lifetime, so an unresponsive server can hold neither
 // connecting past its timeout nor Close for more than a second. The
 // client's headers are added by an [http.RoundTripper]
-// to every request to the server's own scheme and host (never to a host a
-// redirect leads to, so credentials do not leak), except headers the SDK sets
-// itself (Accept, Content-Type, Mcp-Session-Id, ...), which keep the SDK's
-// value. Servers of any other type fail with an "unsupported transport"
+// to every request to the server's own origin (scheme, host and port),
+// except headers the SDK sets itself (Accept, Content-Type, Mcp-Session-Id,
+// ...), which keep the SDK's value. A redirect within that origin is
+// followed; a redirect to another origin is refused
+// ([ErrCrossOriginRedirect], naming the target), since the request would
+// still carry the SDK's session id and, for 307/308, its body. Servers of any other type fail with an "unsupported transport"
 // [Failure].
 //
 // The client advertises no optional capabilities (no roots, sampling or

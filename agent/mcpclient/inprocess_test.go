@@ -5,12 +5,14 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"regexp"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -424,4 +426,105 @@ func TestCloseIsBoundedWhenAnHTTPServerStopsAnswering(t *testing.T) {
 	for ss := range srv.Sessions() {
 		_ = ss.Close()
 	}
+}
+
+// Issue 13.4: an http or sse server that redirects to another origin is
+// not followed: connecting fails with an error naming the target, and the
+// other origin receives nothing (no configured header, no body). A
+// redirect within the server's origin is followed, with the headers.
+func TestRedirectsToAnotherOriginAreNotFollowed(t *testing.T) {
+	for _, transport := range []string{"http", "sse"} {
+		for _, status := range []int{http.StatusFound, http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+			t.Run(fmt.Sprintf("%s/%d", transport, status), func(t *testing.T) {
+				var mu sync.Mutex
+				var stolen []string
+				evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					body, _ := io.ReadAll(r.Body)
+					mu.Lock()
+					stolen = append(stolen, fmt.Sprintf("%s %v %s", r.Method, r.Header, body))
+					mu.Unlock()
+					http.Error(w, "no", http.StatusTeapot)
+				}))
+				t.Cleanup(evil.Close)
+				front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					http.Redirect(w, r, evil.URL+"/mcp", status)
+				}))
+				t.Cleanup(front.Close)
+				headers := []acp.HttpHeader{{Name: testHeader, Value: testSecret}, {Name: "Authorization", Value: "Bearer " + testSecret}}
+				cfg := acp.McpServer{HTTP: &acp.McpServerHttp{Name: "r", URL: front.URL, Headers: headers}}
+				if transport == "sse" {
+					cfg = acp.McpServer{SSE: &acp.McpServerSse{Name: "r", URL: front.URL, Headers: headers}}
+				}
+				m, failures := connect(t, []acp.McpServer{cfg}, Options{})
+				require.Len(t, failures, 1)
+				assert.ErrorIs(t, failures[0].Err, ErrCrossOriginRedirect)
+				assert.ErrorContains(t, failures[0].Err, evil.URL+"/mcp")
+				assert.Empty(t, m.Tools())
+				mu.Lock()
+				assert.Empty(t, stolen, "the other origin received nothing")
+				mu.Unlock()
+			})
+		}
+		t.Run(transport+"/same origin is followed", func(t *testing.T) {
+			srv := newTestServer("Echo: ", nil)
+			get := func(*http.Request) *mcp.Server { return srv }
+			var h http.Handler = mcp.NewStreamableHTTPHandler(get, nil)
+			if transport == "sse" {
+				h = mcp.NewSSEHandler(get, nil)
+			}
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get(testHeader) != testSecret {
+					http.Error(w, "missing key", http.StatusUnauthorized)
+					return
+				}
+				if r.URL.Path == "/old" {
+					target := *r.URL
+					target.Path = "/new"
+					http.Redirect(w, r, target.String(), http.StatusTemporaryRedirect)
+					return
+				}
+				h.ServeHTTP(w, r)
+			}))
+			t.Cleanup(ts.Close)
+			headers := []acp.HttpHeader{{Name: testHeader, Value: testSecret}}
+			cfg := acp.McpServer{HTTP: &acp.McpServerHttp{Name: "srv", URL: ts.URL + "/old", Headers: headers}}
+			if transport == "sse" {
+				cfg = acp.McpServer{SSE: &acp.McpServerSse{Name: "srv", URL: ts.URL + "/old", Headers: headers}}
+			}
+			m, failures := connect(t, []acp.McpServer{cfg}, Options{})
+			require.Empty(t, failures)
+			res, err := m.Call(context.Background(), "mcp__srv__echo", json.RawMessage(`{"message":"hi"}`))
+			require.NoError(t, err)
+			assert.Equal(t, "Echo: hi", res.Text)
+		})
+	}
+}
+
+// An SSE server whose endpoint event names another origin gets no POST
+// there: the client talks to its server's origin only.
+func TestSSEEndpointOnAnotherOriginIsRefused(t *testing.T) {
+	var hits atomic.Int32
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		http.Error(w, "no", http.StatusTeapot)
+	}))
+	t.Cleanup(evil.Close)
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "event: endpoint\ndata: %s/messages?sessionid=1\n\n", evil.URL)
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-done:
+		}
+	}))
+	t.Cleanup(front.Close)
+	cfg := acp.McpServer{SSE: &acp.McpServerSse{Name: "r", URL: front.URL,
+		Headers: []acp.HttpHeader{{Name: testHeader, Value: testSecret}}}}
+	_, failures := connect(t, []acp.McpServer{cfg}, Options{})
+	require.Len(t, failures, 1)
+	// The SDK reports "connection closed", losing ErrOtherOrigin.
+	assert.Zero(t, hits.Load(), "the other origin received nothing")
 }

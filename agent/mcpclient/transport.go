@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"time"
 
@@ -122,8 +124,9 @@ func (w *lineLogger) emit() {
 	w.buf = w.buf[:0]
 }
 
-// serverTransport is the RoundTripper of one http or sse server. It adds the
-// client-configured headers to requests to the server's origin, and ends
+// serverTransport is the RoundTripper of one http or sse server. It sends
+// requests only to the server's origin, with the client-configured
+// headers added, and ends
 // every request when the server's life ends: the SDK sends some requests
 // (such as notifications/cancelled) on contexts of its own, and an
 // unresponsive server must not keep connecting or Close waiting for them.
@@ -135,6 +138,14 @@ type serverTransport struct {
 }
 
 func (t *serverTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !sameOrigin(req.URL, t.origin) {
+		// Redirects are stopped by CheckRedirect; this catches the rest,
+		// such as an SSE server's endpoint event naming another origin.
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, fmt.Errorf("%w: %s is not %s", ErrOtherOrigin, redactURL(req.URL), redactURL(t.origin))
+	}
 	ctx, cancel := context.WithCancel(req.Context())
 	stop := context.AfterFunc(t.life, cancel)
 	done := func() {
@@ -143,14 +154,12 @@ func (t *serverTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	// A RoundTripper must not modify the caller's request.
 	r := req.Clone(ctx)
-	if req.URL.Scheme == t.origin.Scheme && req.URL.Host == t.origin.Host {
-		for _, h := range t.headers {
-			// The SDK's protocol headers take precedence over configured ones.
-			if _, set := req.Header[http.CanonicalHeaderKey(h.Name)]; set {
-				continue
-			}
-			r.Header.Add(h.Name, h.Value)
+	for _, h := range t.headers {
+		// The SDK's protocol headers take precedence over configured ones.
+		if _, set := req.Header[http.CanonicalHeaderKey(h.Name)]; set {
+			continue
 		}
+		r.Header.Add(h.Name, h.Value)
 	}
 	resp, err := t.base.RoundTrip(r)
 	if err != nil {
@@ -200,7 +209,52 @@ func httpClientFor(life context.Context, base *http.Client, rawURL string, heade
 	}
 	c := *base
 	c.Transport = &serverTransport{base: rt, origin: u, headers: headers, life: life}
+	// A redirect to another origin is refused, not followed without the
+	// configured headers: the request still carries the SDK's session id
+	// and, for a 307/308 POST, the JSON-RPC message (tool arguments).
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if !sameOrigin(req.URL, u) {
+			return fmt.Errorf("%w: %s redirected to %s", ErrCrossOriginRedirect, redactURL(via[len(via)-1].URL), redactURL(req.URL))
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
 	return &c, nil
+}
+
+// ErrCrossOriginRedirect is wrapped by the error of a request to an http
+// or sse server that redirected it to another origin.
+var ErrCrossOriginRedirect = errors.New("mcp: redirect to another origin not followed")
+
+// ErrOtherOrigin is wrapped by the error of a request the SDK tried to send
+// to another origin than its server's (an SSE endpoint event elsewhere).
+var ErrOtherOrigin = errors.New("mcp: request to another origin than the server's refused")
+
+// sameOrigin reports whether a and b have the same scheme, host and port
+// (the port defaulted from the scheme, the host compared without case).
+func sameOrigin(a, b *url.URL) bool {
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		switch strings.ToLower(u.Scheme) {
+		case "http":
+			return "80"
+		case "https":
+			return "443"
+		}
+		return ""
+	}
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+}
+
+// redactURL drops user info and the query, which may hold credentials.
+func redactURL(u *url.URL) string {
+	c := *u
+	c.User, c.RawQuery, c.ForceQuery = nil, "", false
+	return c.String()
 }
 
 // detachedTransport makes a Transport's connection independent of the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -129,7 +130,7 @@ func TestServerTransportAddsHeadersOnlyForTheServersOrigin(t *testing.T) {
 	defer other.Close()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got <- r.Header.Clone()
-		http.Redirect(w, r, other.URL, http.StatusFound)
+		http.Redirect(w, r, other.URL+"/x?token=s3cret", http.StatusTemporaryRedirect)
 	}))
 	defer srv.Close()
 
@@ -140,19 +141,45 @@ func TestServerTransportAddsHeadersOnlyForTheServersOrigin(t *testing.T) {
 		{Name: "Accept", Value: "text/plain"},
 	})
 	require.NoError(t, err)
-	req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+	req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(`{"secret":"args"}`))
 	req.Header.Set("Accept", "application/json")
 	resp, err := hc.Do(req)
-	require.NoError(t, err)
-	resp.Body.Close()
+	if resp != nil {
+		resp.Body.Close()
+	}
+	require.ErrorIs(t, err, ErrCrossOriginRedirect)
+	assert.ErrorContains(t, err, "redirected to "+other.URL+"/x")
 
-	first, second := <-got, <-got
+	first := <-got
 	assert.Equal(t, "Bearer t", first.Get("Authorization"))
 	assert.Equal(t, []string{"1", "2"}, first.Values("X-Multi"))
 	assert.Equal(t, "application/json", first.Get("Accept"), "the SDK's header wins")
-	assert.Empty(t, second.Get("Authorization"), "no credentials to a host a redirect leads to")
-	assert.Empty(t, second.Get("X-Multi"))
+	assert.Empty(t, got, "the other origin received nothing")
 	assert.Empty(t, req.Header.Get("Authorization"), "the caller's request is not modified")
+}
+
+func TestSameOrigin(t *testing.T) {
+	parse := func(s string) *url.URL {
+		u, err := url.Parse(s)
+		require.NoError(t, err)
+		return u
+	}
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{
+		{"http://h:1/a", "http://h:1/b?q", true},
+		{"http://H:1/a", "HTTP://h:1/", true},
+		{"http://h/a", "http://h:80/", true},
+		{"https://h/a", "https://h:443/", true},
+		{"http://h:1/", "http://h:2/", false},
+		{"http://h/", "https://h/", false},
+		{"https://h:80/", "http://h:80/", false},
+		{"http://h/", "http://h.evil/", false},
+		{"http://h/", "http://user@h2/", false},
+	} {
+		assert.Equal(t, c.same, sameOrigin(parse(c.a), parse(c.b)), "%s %s", c.a, c.b)
+	}
 }
 
 func TestHTTPClientForRejectsBadURLs(t *testing.T) {

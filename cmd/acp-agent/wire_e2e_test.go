@@ -2,10 +2,16 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -155,4 +161,80 @@ func TestBinaryRefusesIDsThatCannotBeEchoed(t *testing.T) {
 	model.mu.Unlock()
 	// The connection is still up.
 	assert.Equal(t, "1 user messages", askText(t, p, sid, "hello"))
+}
+
+// recorder is an httptest server that records every request it gets.
+type recorder struct {
+	*httptest.Server
+	mu   sync.Mutex
+	reqs []string
+}
+
+func newRecorder(t *testing.T) *recorder {
+	r := &recorder{}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		r.reqs = append(r.reqs, fmt.Sprintf("%s %s %v %s", req.Method, req.URL, req.Header, body))
+		r.mu.Unlock()
+		http.Error(w, "should never be reached", http.StatusTeapot)
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+func (r *recorder) got() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.reqs...)
+}
+
+// Issue 13.4: a provider that answers a redirect, to another origin or
+// to its own, is not followed: the prompt fails with an error naming the
+// target, and the other origin receives nothing (no key, no conversation).
+func TestBinaryProvidersDoNotFollowRedirects(t *testing.T) {
+	for _, provider := range []string{"openai", "anthropic"} {
+		for _, status := range []int{301, 302, 303, 307, 308} {
+			for _, sameOrigin := range []bool{false, true} {
+				name := fmt.Sprintf("%s/%d/same-origin=%v", provider, status, sameOrigin)
+				t.Run(name, func(t *testing.T) {
+					evil := newRecorder(t)
+					var self *httptest.Server
+					var hits atomic.Int32
+					self = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+						if hits.Add(1) > 1 {
+							http.Error(w, "followed a same-origin redirect", http.StatusTeapot)
+							return
+						}
+						target := evil.URL + "/steal"
+						if sameOrigin {
+							target = self.URL + "/elsewhere"
+						}
+						http.Redirect(w, r, target, status)
+					}))
+					t.Cleanup(self.Close)
+					env := []string{"OPENAI_API_KEY=sk-secret-openai", "OPENAI_BASE_URL=" + self.URL + "/v1",
+						"ANTHROPIC_API_KEY=sk-secret-anthropic", "ANTHROPIC_BASE_URL=" + self.URL}
+					model := "openai/test-model"
+					if provider == "anthropic" {
+						model = "anthropic/claude-test"
+					}
+					p := startAgent(t, env, "--model", model)
+					p.Initialize(nil)
+					sid := p.NewSession(t.TempDir())
+					resp, _ := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid,
+						Prompt: []acp.ContentBlock{acp.TextBlock("the secret conversation")}})
+					want := evil.URL + "/steal"
+					if sameOrigin {
+						want = self.URL + "/elsewhere"
+					}
+					require.NotNil(t, resp.Error, "%s", resp.Raw)
+					assert.Contains(t, resp.Error.Message, "redirected the request to "+want)
+					assert.NotContains(t, resp.Error.Message, "sk-secret")
+					assert.Empty(t, evil.got(), "the other origin received nothing")
+					assert.Equal(t, int32(1), hits.Load(), "the redirect was not followed on the same origin either")
+				})
+			}
+		}
+	}
 }
