@@ -14,6 +14,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/compact"
+	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/agent/mcpclient"
 	"github.com/acp-agent/acp-agent/agent/pricing"
 	"github.com/acp-agent/acp-agent/persistence"
@@ -36,6 +37,9 @@ type Config struct {
 	Version string
 	// Retry is how sessions retry transient model failures.
 	Retry RetryPolicy
+	// StreamLimits caps what one model response may stream (tool-call
+	// arguments, text); zero fields take the llm defaults.
+	StreamLimits llm.Limits
 	// Models is the pricing/model table; nil means pricing.Default().
 	Models *pricing.Table
 	// Telemetry receives session and prompt events; nil sends none.

@@ -53,6 +53,10 @@ func (s *Session) runTurn(ctx context.Context, it *item) (PromptResult, []*item,
 			}
 		}
 		if err != nil {
+			var tooLarge *llm.LimitError
+			if errors.As(err, &tooLarge) && len(resp.calls) > 0 {
+				s.refuseCalls(ctx, resp.calls, tooLarge)
+			}
 			return res, steered, err
 		}
 		res.StopReason = stopReason(resp.finish)
@@ -213,49 +217,30 @@ func (s *Session) callModel(ctx context.Context) (resp modelResponse, err error)
 	for _, t := range s.tools.specs(s.toolAllowed) {
 		req.Tools = append(req.Tools, llm.ToolSpec{Name: t.name, Description: t.description, Parameters: t.parameters})
 	}
-	var (
-		text      strings.Builder
-		reasoning strings.Builder
-		calls     []*llm.ToolCall
-		byIndex   = map[int]*llm.ToolCall{}
-		messageID = uuid.NewString()
-	)
+	// acc collects the response in linear time and within the stream
+	// limits; a response past them ends here (breaking the range stops the
+	// provider's stream) with a *llm.LimitError.
+	acc := llm.NewAccumulator(s.cfg.StreamLimits)
+	messageID := uuid.NewString()
 	// Fill resp on every return, so a failed stream still records what
 	// the user saw.
 	defer func() {
-		resp.text, resp.reasoning = text.String(), reasoning.String()
-		for _, c := range calls {
-			resp.calls = append(resp.calls, *c)
-		}
+		resp.text, resp.reasoning, resp.calls = acc.Text(), acc.Reasoning(), acc.ToolCalls()
 	}()
 	for ev, err := range s.cfg.Retry.withRetries(ctx, model.Model, req, s.onRetry) {
 		if err != nil {
 			return resp, err
 		}
+		if err := acc.Add(ev); err != nil {
+			return resp, err
+		}
 		switch ev.Kind {
 		case llm.EventTextDelta:
-			text.WriteString(ev.Text)
 			s.update(ctx, chunk(ev.Text, messageID, false))
 			s.publish(OutputEvent{Type: OutputText, Text: ev.Text})
 		case llm.EventReasoningDelta:
-			reasoning.WriteString(ev.Text)
 			s.update(ctx, chunk(ev.Text, messageID, true))
 			s.publish(OutputEvent{Type: OutputReasoning, Text: ev.Text})
-		case llm.EventToolCallDelta:
-			d := ev.ToolCall
-			c := byIndex[d.Index]
-			if c == nil {
-				c = &llm.ToolCall{}
-				byIndex[d.Index] = c
-				calls = append(calls, c)
-			}
-			if d.ID != "" {
-				c.ID = d.ID
-			}
-			if d.Name != "" {
-				c.Name = d.Name
-			}
-			c.Arguments += d.ArgumentsDelta
 		case llm.EventReasoningSignature:
 			resp.signature = ev.Text
 		case llm.EventRedactedReasoning:
@@ -486,6 +471,39 @@ func (s *Session) skipCalls(ctx context.Context, calls []llm.ToolCall) {
 			Content: []acp.ToolCallContent{{Content: &acp.Content{Content: acp.TextBlock(SkippedForSteerResult)}}},
 		}})
 		s.appendEntry(Entry{Kind: EntryToolOutput, ToolCallID: c.ID, ToolName: c.Name, Text: SkippedForSteerResult, IsError: true})
+	}
+}
+
+// refuseCalls records the tool calls of a response cut off at a stream
+// limit, each with an error result, so the model learns on the next turn
+// why nothing ran. The call being streamed when the limit was passed keeps
+// no arguments (they were cut off, so not JSON); the others were complete
+// but are not run either: the response as a whole was refused.
+func (s *Session) refuseCalls(ctx context.Context, calls []llm.ToolCall, tooLarge *llm.LimitError) {
+	cut := -1 // the text passed its limit: every call was complete
+	if tooLarge.ToolCall != nil {
+		cut = tooLarge.Position // the call streaming when the limit was passed
+	}
+	for i := range calls {
+		if calls[i].ID == "" {
+			calls[i].ID = "call_" + uuid.NewString()
+		}
+		if i == cut {
+			calls[i].Arguments = "{}"
+		}
+	}
+	s.appendEntry(Entry{Kind: EntryToolCalls, ToolCalls: calls})
+	for i, c := range calls {
+		text := fmt.Sprintf("Error: not run: the response was cut off because it passed a size limit (%v).", tooLarge)
+		if i == cut {
+			text = fmt.Sprintf("Error: not run: the arguments of this call passed the limit of %d bytes for one response (setting %s) and were cut off. "+
+				"Send large content in smaller pieces, over several calls.", tooLarge.Limit, tooLarge.Setting)
+		}
+		s.update(ctx, acp.SessionUpdate{ToolCall: &acp.ToolCall{
+			ToolCallID: c.ID, Title: c.Name, Name: c.Name, Kind: acp.ToolKindOther, Status: acp.ToolCallStatusFailed,
+			Content: []acp.ToolCallContent{{Content: &acp.Content{Content: acp.TextBlock(text)}}},
+		}})
+		s.appendEntry(Entry{Kind: EntryToolOutput, ToolCallID: c.ID, ToolName: c.Name, Text: text, IsError: true})
 	}
 }
 

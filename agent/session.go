@@ -52,6 +52,8 @@ type SessionConfig struct {
 	MaxTurnRequests int
 	// Retry is how transient model failures are retried.
 	Retry RetryPolicy
+	// StreamLimits caps one model response; see llm.Limits.
+	StreamLimits llm.Limits
 	// Telemetry receives the prompt lifecycle events; nil sends none.
 	Telemetry Telemetry
 	// ModelInfo is the model's entry in the pricing table, if it has one:

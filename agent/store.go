@@ -38,6 +38,7 @@ func (a *Agent) newSessionConfig(id, cwd string, extra []string, client *acp.Cli
 	caps := client.Capabilities()
 	cfg.CompactionUpdates = caps.Session != nil && caps.Session.Compaction != nil
 	cfg.StopHooks = a.cfg.StopHooks
+	cfg.StreamLimits = a.cfg.StreamLimits
 	cfg.ModelTitles = a.cfg.ModelTitles
 	cfg.History.OffloadThreshold = a.cfg.OffloadThreshold
 	if a.cfg.Resize != nil {

@@ -46,6 +46,9 @@ type fileConfig struct {
 		EveryNTurns           int `json:"everyNTurns"`
 	} `json:"resize"`
 	OffloadThreshold int `json:"offloadThreshold"`
+	// Caps of one streamed model response (limits.go).
+	MaxToolArgumentBytes *int `json:"maxToolArgumentBytes"`
+	MaxResponseTextBytes *int `json:"maxResponseTextBytes"`
 
 	promptTimeout, commandTimeout, maxCommandRuntime time.Duration // parsed
 }
@@ -62,7 +65,8 @@ type fileModel struct {
 
 var (
 	configKeys = []string{"model", "models", "maxRetries", "promptTimeout", "executionState", "logLevel", "logFile", "modelsFile", "telemetryFile",
-		"mode", "permission", "allowedCommands", "deniedCommands", "readOnlyRoots", "deniedPathPrefixes", "commandTimeout", "maxCommandRuntime", "sessionDir", "stopHooks", "offloadThreshold", "modelTitles", "resize"}
+		"mode", "permission", "allowedCommands", "deniedCommands", "readOnlyRoots", "deniedPathPrefixes", "commandTimeout", "maxCommandRuntime", "sessionDir", "stopHooks", "offloadThreshold", "modelTitles", "resize",
+		"maxToolArgumentBytes", "maxResponseTextBytes"}
 	modelKeys = []string{"model", "name", "description", "baseUrl", "apiKeyEnv", "thoughtLevels", "thoughtLevel"}
 )
 
@@ -168,6 +172,9 @@ func parseConfig(data []byte) (*fileConfig, error) {
 		if !filepath.IsAbs(r) {
 			return nil, fmt.Errorf(`"readOnlyRoots": %q is not an absolute path`, r)
 		}
+	}
+	if err := cfg.checkStreamLimits(); err != nil {
+		return nil, err
 	}
 	if cfg.MaxRetries != nil && *cfg.MaxRetries < 0 {
 		return nil, fmt.Errorf(`"maxRetries" must not be negative, got %d`, *cfg.MaxRetries)

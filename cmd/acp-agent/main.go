@@ -20,6 +20,7 @@ import (
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/compact"
+	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/agent/pricing"
 	agentsettings "github.com/acp-agent/acp-agent/agent/settings"
 	"github.com/acp-agent/acp-agent/persistence"
@@ -104,6 +105,9 @@ type settings struct {
 	offload   int
 	version   bool
 	getenv    func(string) string
+
+	// streamLimits cap one model response (limits.go).
+	streamLimits llm.Limits
 }
 
 // parseSettings parses args with the common flags; extra adds a
@@ -126,6 +130,7 @@ func parseSettings(name string, args []string, stderr io.Writer, getenv func(str
 	permission := fs.String("permission", getenv("ACP_AGENT_PERMISSION"), "what happens to a tool call the mode says to ask about: ask the editor, allow, or deny (env ACP_AGENT_PERMISSION; default ask)")
 	fs.StringVar(&st.sessionDir, "session-dir", getenv("ACP_AGENT_SESSION_DIR"), "where sessions are stored, one JSONL file each (env ACP_AGENT_SESSION_DIR; default $XDG_STATE_HOME/acp-agent/sessions)")
 	fs.BoolVar(&st.version, "version", false, "print the version and exit")
+	limitFlags := addStreamLimitFlags(fs, getenv)
 	if extra != nil {
 		extra(fs)
 	}
@@ -201,6 +206,9 @@ func parseSettings(name string, args []string, stderr io.Writer, getenv func(str
 		}
 		flagLayer.Set("promptTimeout", d)
 	}
+	if err := limitFlags.apply(layers, fileLayer, flagLayer, file); err != nil {
+		return nil, err
+	}
 	st.layers = flagLayer
 	st.model = flagLayer.String("model", "")
 	st.logLevel = flagLayer.String("logLevel", "")
@@ -212,6 +220,7 @@ func parseSettings(name string, args []string, stderr io.Writer, getenv func(str
 	st.execState = flagLayer.Bool("executionState", false)
 	st.modelTitles = flagLayer.Bool("modelTitles", false)
 	st.promptTimeout = flagLayer.Duration("promptTimeout", 0)
+	st.streamLimits = streamLimits(flagLayer)
 	st.choices = file.choices()
 	st.workspace = file.workspace()
 	for _, line := range file.StopHooks {
@@ -298,7 +307,8 @@ func (st *settings) newAgent(stderr io.Writer) (*agent.Agent, *slog.Logger, func
 		Retry: retry, Models: models, Telemetry: telemetry.NewRecorder(sinks...),
 		ExecutionStates: st.execState, PromptTimeout: st.promptTimeout,
 		Workspace: st.workspace, Mode: st.mode, PermissionPolicy: st.permission, Store: store,
-		StopHooks: st.stopHooks, OffloadThreshold: st.offload, ModelTitles: st.modelTitles, Resize: st.resize})
+		StopHooks: st.stopHooks, OffloadThreshold: st.offload, ModelTitles: st.modelTitles, Resize: st.resize,
+		StreamLimits: st.streamLimits})
 	return a, log, cleanup, nil
 }
 

@@ -238,3 +238,100 @@ func TestBinaryProvidersDoNotFollowRedirects(t *testing.T) {
 		}
 	}
 }
+
+// floodServer is an OpenAI-compatible server whose first answer streams
+// one tool call with total bytes of arguments in 64 KiB pieces, stopping
+// when the client goes away; later answers say "done". It records the
+// bytes of arguments it managed to write and the request bodies.
+type floodServer struct {
+	*httptest.Server
+	mu      sync.Mutex
+	written int
+	bodies  []string
+}
+
+func newFloodServer(t *testing.T, total int) *floodServer {
+	f := &floodServer{}
+	chunk := func(delta string) string {
+		return `data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":` + delta + `,"finish_reason":null}]}` + "\n\n"
+	}
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		f.mu.Lock()
+		f.bodies = append(f.bodies, string(body))
+		first := len(f.bodies) == 1
+		f.mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		if !first {
+			fmt.Fprint(w, chunk(`{"content":"done"}`))
+			fmt.Fprint(w, `data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n")
+			return
+		}
+		fmt.Fprint(w, chunk(`{"tool_calls":[{"index":0,"id":"call_big","type":"function","function":{"name":"write_file","arguments":"{\"path\":\"big.txt\",\"content\":\""}}]}`))
+		piece := chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"` + strings.Repeat("a", 64<<10) + `"}}]}`)
+		for sent := 0; sent < total; sent += 64 << 10 {
+			if _, err := io.WriteString(w, piece); err != nil {
+				return // the agent hung up
+			}
+			w.(http.Flusher).Flush()
+			f.mu.Lock()
+			f.written += 64 << 10
+			f.mu.Unlock()
+		}
+	}))
+	t.Cleanup(f.Close)
+	return f
+}
+
+// Issue 13.6: 150 MB of streamed tool-call arguments are cut off at the
+// cap (the default, or the one configured): the prompt ends with an error
+// naming the limit, the agent hangs up on the stream, the file is not
+// written, and the model is told on the next request why its call did not
+// run.
+func TestBinaryStreamedArgumentsAreCutOffAtTheCap(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		env  []string
+		cap  int
+	}{
+		{"default cap", nil, nil, 8 << 20},
+		{"flag", []string{"--max-tool-argument-bytes", "1048576"}, nil, 1 << 20},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := newFloodServer(t, 150<<20)
+			cwd := t.TempDir()
+			env := append([]string{"OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + srv.URL + "/v1"}, c.env...)
+			p := startAgent(t, env, append([]string{"--model", "openai/test-model", "--permission", "allow", "--mode", "full-access"}, c.args...)...)
+			p.Initialize(nil)
+			sid := p.NewSession(cwd)
+			resp, updates := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid,
+				Prompt: []acp.ContentBlock{acp.TextBlock("write a big file")}})
+			require.NotNil(t, resp.Error, "%s", resp.Raw)
+			assert.Contains(t, resp.Error.Message, fmt.Sprintf("passed the limit of %d bytes", c.cap))
+			assert.Contains(t, resp.Error.Message, "maxToolArgumentBytes")
+			failed := false
+			for _, m := range updates {
+				if tc := m.Update(t).Update.ToolCall; tc != nil && tc.ToolCallID == "call_big" {
+					failed = tc.Status == acp.ToolCallStatusFailed
+				}
+			}
+			assert.True(t, failed, "the client sees the call failed")
+			srv.mu.Lock()
+			written := srv.written
+			srv.mu.Unlock()
+			assert.Less(t, written, c.cap+(32<<20), "the agent hung up near the cap, not after 150 MB")
+			_, err := os.Stat(filepath.Join(cwd, "big.txt"))
+			assert.True(t, os.IsNotExist(err), "nothing was written")
+
+			resp, _ = p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("so?")}})
+			acptest.MustResult(t, resp, nil)
+			srv.mu.Lock()
+			next := srv.bodies[len(srv.bodies)-1]
+			srv.mu.Unlock()
+			assert.Less(t, len(next), 64<<10, "the cut-off arguments are not sent back")
+			assert.Contains(t, next, `"tool_call_id":"call_big"`)
+			assert.Contains(t, next, "were cut off")
+		})
+	}
+}
