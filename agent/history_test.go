@@ -106,7 +106,8 @@ func TestSeed003_StopHooks(t *testing.T) {
 }
 
 // A session file whose last turn was killed mid-tool (a tool call without
-// its result) loads, is repaired, and goes on (seed 003 sanitizer).
+// its result) loads, is repaired, and goes on. Since issue 13.10 the call
+// is kept and answered as interrupted rather than dropped.
 func TestSeed003_DamagedHistoryLoadsAndContinues(t *testing.T) {
 	e := newStoreEnv(t)
 	store, err := persistence.OpenStore(e.dir)
@@ -126,7 +127,8 @@ func TestSeed003_DamagedHistoryLoadsAndContinues(t *testing.T) {
 	text, _ := say(t, c, "damaged", "go on")
 	assert.Equal(t, "2 user messages so far", text)
 	body := e.model.request(t, len(e.model.requests)-1).Body
-	assert.NotContains(t, fmt.Sprint(body["messages"]), "tool_calls", "the dangling call was dropped")
+	assert.Contains(t, fmt.Sprint(body["messages"]), "tool_call_id:c1", "the dangling call is answered")
+	assert.Contains(t, fmt.Sprint(body["messages"]), agent.InterruptedToolResult)
 }
 
 // A long scripted session with large tool outputs stays within the window

@@ -225,15 +225,44 @@ func (a *Agent) openStored(id, cwd string, extra []string, client *acp.ClientCon
 			cfg.ReasoningEffort = st.level
 		}
 	}
+	// Make the tool protocol consistent keeping every usable record as it
+	// is (docs/jsonl-format.md, "Repair on load"): the sanitizer below
+	// then finds nothing, so the file is not rewritten with new times.
+	recs := loaded.Records
+	repair := planLoadRepair(st.entries)
+	var appendLater []Entry
+	switch {
+	case !repair.changed():
+	case repair.appendOnly():
+		appendLater = repair.insert[len(st.entries)-1]
+	default:
+		newRecs, entries, starts, err := repair.applyTo(recs, st.entries, st.entryStart)
+		if err == nil {
+			err = f.Repair(newRecs)
+		}
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%w: repairing session %s: %v", acp.ErrInternal, id, err)
+		}
+		a.log.Warn("repaired the session file: unusable records dropped, unanswered tool calls answered (the file as it was is kept as .broken)",
+			"session", id, "records", len(recs), "after", len(newRecs))
+		recs, st.entries, st.entryStart = newRecs, entries, starts
+	}
 	var early []json.RawMessage
 	if loaded.Header.Title == "" {
-		early = loaded.Records
+		early = recs
 	}
 	cfg.journal = newJournal(f, a.log, st.entryStart, early)
 	s := NewSession(cfg)
 	if err := s.Resume(st.entries); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("%w: %v", acp.ErrInternal, err)
+	}
+	if len(appendLater) > 0 {
+		a.log.Warn("answered the tool calls a stop left without results", "session", id, "calls", len(appendLater))
+		for _, e := range appendLater {
+			s.appendEntry(e)
+		}
 	}
 	for _, r := range st.perms {
 		s.perms.restore(r)

@@ -29,6 +29,9 @@ type File struct {
 	ends      []int64 // ends[i]: offset just past record i's newline
 	skips     []span  // bad lines Open left in place, ascending
 	closed    bool    // also read under syncMu; written holding both
+	// brokenSaved: Open saved the file as it found it to .broken (a torn
+	// tail), so a repair must not overwrite that copy.
+	brokenSaved bool
 
 	// written counts the lines written since the File was made. It only
 	// grows; Sync compares it with synced.
@@ -193,6 +196,34 @@ func (f *File) AppendSync(records ...json.RawMessage) error {
 		return err
 	}
 	return f.Sync()
+}
+
+// Repair rewrites the file with records (the header unchanged) after
+// keeping the evidence: the file as it is now is first saved as
+// <id>.jsonl.broken, unless the Open that returned f already saved the
+// file as it found it there (a torn tail), which holds more. Use it when
+// loading drops records that cannot be used; records that are kept should
+// be passed as they were read, so they stay byte for byte.
+func (f *File) Repair(records []json.RawMessage) error {
+	f.mu.Lock()
+	if err := f.usable(); err != nil {
+		f.mu.Unlock()
+		return err
+	}
+	if !f.brokenSaved {
+		data, err := os.ReadFile(f.path) // we hold the lock and mu: nobody writes
+		if err == nil {
+			err = f.store.writeBroken(f.id, data)
+		}
+		if err != nil {
+			f.mu.Unlock()
+			return fmt.Errorf("persistence: saving %s as .broken before a repair: %w", f.path, err)
+		}
+		f.brokenSaved = true
+	}
+	h := f.header.clone()
+	f.mu.Unlock()
+	return f.Rewrite(h, records)
 }
 
 // Rewrite atomically replaces the whole file with h and records: it writes

@@ -362,6 +362,7 @@ func (s *Store) open(lock *fileLock, id string) (_ *File, _ *Loaded, exists bool
 	f.size = sc.goodEnd
 	f.ends = sc.ends
 	f.skips = sc.skips
+	f.brokenSaved = torn > 0
 	ok = true
 	return f, &Loaded{
 		Header:   sc.header.clone(),
