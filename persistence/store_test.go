@@ -533,3 +533,39 @@ func TestRewriteHeaderKeepsEveryRecord(t *testing.T) {
 		assert.JSONEq(t, fmt.Sprintf(`{"type":"entry","n":%d}`, i), string(r))
 	}
 }
+
+// Repair keeps the evidence: the file as it was is saved as .broken,
+// unless Open already saved the original there for a torn tail.
+func TestRepairSavesTheFileAsBrokenFirst(t *testing.T) {
+	for _, torn := range []bool{false, true} {
+		t.Run(fmt.Sprintf("torn=%v", torn), func(t *testing.T) {
+			s, err := OpenStore(t.TempDir())
+			require.NoError(t, err)
+			f, err := s.Create(Header{ID: "r", CWD: "/w"})
+			require.NoError(t, err)
+			require.NoError(t, f.Append(json.RawMessage(`{"type":"a"}`), json.RawMessage(`{"type":"b"}`)))
+			require.NoError(t, f.Close())
+			path := filepath.Join(s.Dir(), "r.jsonl")
+			if torn {
+				fd, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+				require.NoError(t, err)
+				_, err = fd.WriteString(`{"type":"c","x`)
+				require.NoError(t, err)
+				require.NoError(t, fd.Close())
+			}
+			before, err := os.ReadFile(path)
+			require.NoError(t, err)
+			f, loaded, err := s.Open("r")
+			require.NoError(t, err)
+			defer f.Close()
+			require.NoError(t, f.Repair(loaded.Records[1:]))
+			broken, err := os.ReadFile(path + ".broken")
+			require.NoError(t, err)
+			assert.Equal(t, string(before), string(broken), "the copy is the file as Open found it")
+			after, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.True(t, strings.HasSuffix(string(after), "\n{\"type\":\"b\"}\n"), "%s", after)
+			assert.NotContains(t, string(after), `"type":"a"`)
+		})
+	}
+}
