@@ -192,50 +192,63 @@ func (r *recorder) got() []string {
 // Issue 13.4: a provider that answers a redirect, to another origin or
 // to its own, is not followed: the prompt fails with an error naming the
 // target, and the other origin receives nothing (no key, no conversation).
+// One agent per provider goes through every case, a prompt each.
 func TestBinaryProvidersDoNotFollowRedirects(t *testing.T) {
+	type redirectCase struct {
+		status     int
+		sameOrigin bool
+	}
+	var cases []redirectCase
+	for _, status := range []int{301, 302, 303, 307, 308} {
+		cases = append(cases, redirectCase{status, false}, redirectCase{status, true})
+	}
 	for _, provider := range []string{"openai", "anthropic"} {
-		for _, status := range []int{301, 302, 303, 307, 308} {
-			for _, sameOrigin := range []bool{false, true} {
-				name := fmt.Sprintf("%s/%d/same-origin=%v", provider, status, sameOrigin)
-				t.Run(name, func(t *testing.T) {
-					evil := newRecorder(t)
-					var self *httptest.Server
-					var hits atomic.Int32
-					self = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-						if hits.Add(1) > 1 {
-							http.Error(w, "followed a same-origin redirect", http.StatusTeapot)
-							return
-						}
-						target := evil.URL + "/steal"
-						if sameOrigin {
-							target = self.URL + "/elsewhere"
-						}
-						http.Redirect(w, r, target, status)
-					}))
-					t.Cleanup(self.Close)
-					env := []string{"OPENAI_API_KEY=sk-secret-openai", "OPENAI_BASE_URL=" + self.URL + "/v1",
-						"ANTHROPIC_API_KEY=sk-secret-anthropic", "ANTHROPIC_BASE_URL=" + self.URL}
-					model := "openai/test-model"
-					if provider == "anthropic" {
-						model = "anthropic/claude-test"
-					}
-					p := startAgent(t, env, "--model", model)
-					p.Initialize(nil)
-					sid := p.NewSession(t.TempDir())
-					resp, _ := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid,
-						Prompt: []acp.ContentBlock{acp.TextBlock("the secret conversation")}})
-					want := evil.URL + "/steal"
-					if sameOrigin {
-						want = self.URL + "/elsewhere"
-					}
-					require.NotNil(t, resp.Error, "%s", resp.Raw)
-					assert.Contains(t, resp.Error.Message, "redirected the request to "+want)
-					assert.NotContains(t, resp.Error.Message, "sk-secret")
-					assert.Empty(t, evil.got(), "the other origin received nothing")
-					assert.Equal(t, int32(1), hits.Load(), "the redirect was not followed on the same origin either")
-				})
+		t.Run(provider, func(t *testing.T) {
+			evil := newRecorder(t)
+			var (
+				self    *httptest.Server
+				current atomic.Pointer[redirectCase]
+				hits    atomic.Int32
+			)
+			self = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if hits.Add(1) > 1 {
+					http.Error(w, "followed a same-origin redirect", http.StatusTeapot)
+					return
+				}
+				c := current.Load()
+				target := evil.URL + "/steal"
+				if c.sameOrigin {
+					target = self.URL + "/elsewhere"
+				}
+				http.Redirect(w, r, target, c.status)
+			}))
+			t.Cleanup(self.Close)
+			env := []string{"OPENAI_API_KEY=sk-secret-openai", "OPENAI_BASE_URL=" + self.URL + "/v1",
+				"ANTHROPIC_API_KEY=sk-secret-anthropic", "ANTHROPIC_BASE_URL=" + self.URL}
+			model := "openai/test-model"
+			if provider == "anthropic" {
+				model = "anthropic/claude-test"
 			}
-		}
+			p := startAgent(t, env, "--model", model)
+			p.Initialize(nil)
+			sid := p.NewSession(t.TempDir())
+			for _, c := range cases {
+				current.Store(&c)
+				hits.Store(0)
+				resp, _ := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid,
+					Prompt: []acp.ContentBlock{acp.TextBlock("the secret conversation")}})
+				want := evil.URL + "/steal"
+				if c.sameOrigin {
+					want = self.URL + "/elsewhere"
+				}
+				if assert.NotNil(t, resp.Error, "%+v: %s", c, resp.Raw) {
+					assert.Contains(t, resp.Error.Message, fmt.Sprintf("HTTP %d: the server redirected the request to %s", c.status, want))
+					assert.NotContains(t, resp.Error.Message, "sk-secret")
+				}
+				assert.Equal(t, int32(1), hits.Load(), "%+v: the redirect was not followed on the same origin either", c)
+			}
+			assert.Empty(t, evil.got(), "the other origin received nothing")
+		})
 	}
 }
 
