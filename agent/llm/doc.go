@@ -7,4 +7,12 @@
 // that ends early (ErrTruncatedStream) or is cancelled through its context,
 // reports an error instead of EventFinish. Types here are plain values with
 // no concurrency of their own.
+//
+// The HTTP providers share SSEPost, one streaming POST that follows no
+// redirect (a 307 would re-send the API key and the conversation to the
+// Location, possibly another origin): a 3xx fails with ErrRedirect,
+// naming the target. A consumer collects a response with an Accumulator,
+// which is linear in the response's size and enforces Limits (the caps
+// on streamed tool-call arguments and text); past a cap it returns a
+// *LimitError and the consumer stops the stream.
 package llm
