@@ -692,6 +692,8 @@ func (s *AgentService) handleNotification(req *jsonrpc2.Request) {
 			RequestID json.RawMessage `json:"requestId"`
 		}
 		var id jsonrpc2.ID
+		// The stream has dropped requestIds that cannot be read exactly
+		// (inexactCancel): jsonrpc2 re-encodes params, losing the difference.
 		if req.Params == nil || json.Unmarshal(*req.Params, &p) != nil || json.Unmarshal(p.RequestID, &id) != nil {
 			s.log.Debug("bad $/cancel_request", "params", req.Params)
 			return

@@ -447,3 +447,27 @@ func TestContextCancelShutsDown(t *testing.T) {
 	inW.Close()
 	c.ExpectEOF(time.Second)
 }
+
+// A $/cancel_request whose requestId cannot be read exactly ("\ud800",
+// which encoding/json reads as U+FFFD) cancels nothing, not even the
+// request whose id is U+FFFD.
+func TestCancelRequestWithAnInexactIDCancelsNothing(t *testing.T) {
+	a := &fakeAgent{prompt: func(ctx context.Context, _ *acp.ClientConn, _ *acp.PromptRequest) (*acp.PromptResponse, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}
+	c := start(t, a, acp.Options{})
+	c.Initialize(nil)
+	sid := c.NewSession("/tmp")
+	c.SendLine(`{"jsonrpc":"2.0","id":"\ufffd","method":"session/prompt","params":{"sessionId":"` + sid + `","prompt":[]}}`)
+	c.SendLine(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"\ud800"}}`)
+	if m, ok := c.NextWithin(200 * time.Millisecond); ok {
+		t.Fatalf("the prompt was cancelled by another id: %s", m.Raw)
+	}
+	c.SendLine(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"\ufffd"}}`)
+	m := c.Next()
+	var id string
+	require.NoError(t, json.Unmarshal(m.ID, &id))
+	assert.Equal(t, "\ufffd", id)
+	assert.JSONEq(t, `{"stopReason":"cancelled"}`, string(m.Result))
+}

@@ -120,6 +120,12 @@ func (s *lineStream) ReadObject(v any) error {
 			s.writeError(id, code, msg)
 			continue
 		}
+		if inexactCancel(line) {
+			// A notification: nothing is answered. jsonrpc2 re-encodes
+			// params, so the service could not tell this id from U+FFFD.
+			s.log.Debug("ignoring $/cancel_request with an id that cannot be read exactly")
+			continue
+		}
 		// Decode into a fresh value so a failure cannot leave v half set.
 		fresh := reflect.New(reflect.TypeOf(v).Elem())
 		if err := json.Unmarshal(line, fresh.Interface()); err != nil {
@@ -359,6 +365,25 @@ func checkID(raw json.RawMessage) error {
 		}
 	}
 	return fmt.Errorf(`"id" must be a string or a non-negative integer, got %s`, truncate(string(raw), 40))
+}
+
+// inexactCancel reports whether line is a $/cancel_request whose
+// requestId fails checkID: it would cancel the request whose id is what
+// encoding/json makes of it (U+FFFD for a lone surrogate).
+func inexactCancel(line []byte) bool {
+	if !bytes.Contains(line, []byte(`"$/cancel_request"`)) {
+		return false
+	}
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			RequestID json.RawMessage `json:"requestId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(line, &m) != nil || m.Method != MethodCancelRequest || len(m.Params.RequestID) == 0 {
+		return false
+	}
+	return checkID(m.Params.RequestID) != nil
 }
 
 // loneSurrogate returns the offset of the first \u escape in the JSON
