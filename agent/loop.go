@@ -488,7 +488,9 @@ func (s *Session) refuseCalls(ctx context.Context, calls []llm.ToolCall, tooLarg
 		if calls[i].ID == "" {
 			calls[i].ID = "call_" + uuid.NewString()
 		}
-		if i == cut {
+		if i == cut || !isJSONObjectText(calls[i].Arguments) {
+			// Cut off (or, if the text passed its cap first, unfinished):
+			// not JSON, which would make the sanitizer drop the step.
 			calls[i].Arguments = "{}"
 		}
 	}
