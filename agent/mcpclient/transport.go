@@ -125,11 +125,11 @@ func (w *lineLogger) emit() {
 }
 
 // serverTransport is the RoundTripper of one http or sse server. It sends
-// requests only to the server's origin, with the client-configured
-// headers added, and ends
-// every request when the server's life ends: the SDK sends some requests
-// (such as notifications/cancelled) on contexts of its own, and an
-// unresponsive server must not keep connecting or Close waiting for them.
+// requests only to the server's origin, with the client-configured headers
+// added, and ends every request when the server's life ends: the SDK sends
+// some requests (such as notifications/cancelled) on contexts of its own,
+// and an unresponsive server must not keep connecting or Close waiting for
+// them.
 type serverTransport struct {
 	base    http.RoundTripper
 	origin  *url.URL // scheme and host the headers may be sent to
