@@ -882,9 +882,27 @@ func (s *Session) ForkWith(opts ForkOptions) (*Session, error) {
 	return f, nil
 }
 
-// Resume replaces the transcript with entries (a saved snapshot). It fails
-// while a turn runs.
+// Resume replaces the transcript with entries (a saved snapshot) and, for
+// a stored session, rewrites its file to match, so a later session/load
+// replays what was resumed. It fails while a turn runs.
 func (s *Session) Resume(entries []Entry) error {
+	entries = slices.Clone(entries)
+	now := time.Now()
+	for i := range entries {
+		if entries[i].Time.IsZero() {
+			entries[i].Time = now // a record's time is required in the file
+		}
+	}
+	if err := s.installEntries(entries); err != nil {
+		return err
+	}
+	s.rewriteFile()
+	return nil
+}
+
+// installEntries replaces the transcript without touching the file (the
+// store installs what it has just read from that file).
+func (s *Session) installEntries(entries []Entry) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.busyLocked() {

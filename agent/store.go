@@ -254,7 +254,7 @@ func (a *Agent) openStored(id, cwd string, extra []string, client *acp.ClientCon
 	}
 	cfg.journal = newJournal(f, a.log, st.entryStart, early)
 	s := NewSession(cfg)
-	if err := s.Resume(st.entries); err != nil {
+	if err := s.installEntries(st.entries); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("%w: %v", acp.ErrInternal, err)
 	}
