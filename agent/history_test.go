@@ -74,6 +74,9 @@ func TestSeed003_StopHooks(t *testing.T) {
 		want  string
 	}{
 		{"no hooks", nil, "done"},
+		{"hooks do not run when the turn hits the length limit", []agent.StopHook{
+			func(context.Context, agent.StopHookInput) (string, error) { return "must not appear", nil },
+		}, "done"},
 		{"blank message keeps the answer", []agent.StopHook{func(context.Context, agent.StopHookInput) (string, error) { return "  \n", nil }}, "done"},
 		{"messages are appended after the marker", []agent.StopHook{
 			func(_ context.Context, in agent.StopHookInput) (string, error) { return "checked: " + in.Answer, nil },
@@ -83,7 +86,11 @@ func TestSeed003_StopHooks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := newFakeModel(says("done"))
+			r := says("done")
+			if strings.Contains(tt.name, "length limit") {
+				r.Finish = llm.FinishLength
+			}
+			m := newFakeModel(r)
 			s := newSession(t, m, func(c *agent.SessionConfig) {
 				c.StopHooks = tt.hooks
 				c.OnStopHookMessage = func(string) { panic("progress callback failure") }

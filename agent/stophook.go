@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent/llm"
 )
 
 // StopHookMarker separates an answer from what stop hooks added (seed 003).
@@ -53,8 +54,12 @@ func CommandStopHook(line string, timeout time.Duration) StopHook {
 
 // runStopHooks runs the hooks after a turn that ended normally and
 // appends their messages (seed 003 executeAndAppend): nothing is loaded or
-// run when there are none, blank messages leave the answer unchanged, and
-// each message is also streamed to the client as it arrives.
+// run when there are none, and blank messages leave the answer unchanged.
+// What the hooks add reaches everyone who sees the answer: the caller's
+// PromptResult.Text, the client (one agent_message_chunk, so the chunks of
+// the turn add up to exactly that text) and the stored transcript (an
+// assistant entry with source "stop_hook", replayed by session/load and
+// seen by the model on the next turn).
 func (s *Session) runStopHooks(ctx context.Context, res *PromptResult) {
 	if len(s.cfg.StopHooks) == 0 || res.StopReason != acp.StopReasonEndTurn {
 		return
@@ -69,11 +74,22 @@ func (s *Session) runStopHooks(ctx context.Context, res *PromptResult) {
 		}
 		if t := strings.TrimSpace(msg); t != "" {
 			msgs = append(msgs, t)
-			s.progress(ctx, t)
+			s.progress(t)
 		}
 	}
-	res.Text = appendStopHookMessages(res.Text, msgs)
+	if len(msgs) == 0 {
+		return
+	}
+	full := appendStopHookMessages(res.Text, msgs)
+	added := full[len(res.Text):]
+	s.update(ctx, acp.AgentMessageChunk(added))
+	s.appendEntry(Entry{Kind: EntryAssistant, Content: []llm.Part{llm.TextPart(added)}, Text: added, Source: SourceStopHook, Time: time.Now()})
+	res.Text = full
 }
+
+// SourceStopHook is the Source of the assistant entry holding what stop
+// hooks added to an answer.
+const SourceStopHook = "stop_hook"
 
 // appendStopHookMessages is seed 003's executeAndAppend.
 func appendStopHookMessages(final string, msgs []string) string {
@@ -87,9 +103,10 @@ func appendStopHookMessages(final string, msgs []string) string {
 	return final + sep + StopHookMarker + "\n" + strings.Join(msgs, "\n\n")
 }
 
-// progress shows a hook's message to the client; a failure to send is
-// logged and never stops the turn.
-func (s *Session) progress(ctx context.Context, text string) {
+// progress tells the Go caller (SessionConfig.OnStopHookMessage) each
+// hook message as it arrives; a panicking callback is logged and never
+// stops the turn.
+func (s *Session) progress(text string) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.log.Warn("stop hook progress callback failed", "panic", r)
@@ -98,5 +115,4 @@ func (s *Session) progress(ctx context.Context, text string) {
 	if s.cfg.OnStopHookMessage != nil {
 		s.cfg.OnStopHookMessage(text)
 	}
-	s.update(ctx, acp.AgentMessageChunk("\n"+text+"\n"))
 }
