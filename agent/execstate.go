@@ -21,10 +21,14 @@ type postSink interface {
 }
 
 // sendState sends an execution_state_update for it, if its session reports
-// execution states. It never blocks when the sink can post.
+// execution states. It never blocks when the sink can post, and it is
+// never called with s.mu held: a Go sink may call back into the session.
 func (s *Session) sendState(it *item, st acp.ExecState, attempt int, message string) {
 	if !it.states || s.cfg.Sink == nil {
 		return
+	}
+	if st != acp.ExecStateQueued && it.queuedSent != nil {
+		<-it.queuedSent
 	}
 	es := acp.ExecutionState{State: st, Message: message}
 	if attempt > 0 {

@@ -108,6 +108,10 @@ type item struct {
 	// states: the turn reports execution states (SessionConfig.
 	// ExecutionStates; prompts only, not detached messages).
 	states bool
+	// queuedSent is closed once the "queued" execution state has been
+	// sent (outside the session lock); "running" and the final state wait
+	// for it so a client sees the states in order.
+	queuedSent chan struct{}
 	// run replaces the model turn (a slash command).
 	run func(ctx context.Context) (PromptResult, error)
 }

@@ -380,8 +380,8 @@ func (s *Session) submit(ctx context.Context, content []llm.Part, opts PromptOpt
 func (s *Session) queueSubmitted(it *item, opts PromptOptions) error {
 	ctx := it.ctx
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return ErrSessionClosed
 	}
 	if s.busyLocked() {
@@ -391,16 +391,24 @@ func (s *Session) queueSubmitted(it *item, opts PromptOptions) error {
 		case FollowUp:
 			it.source = SourcePromptFollowUp
 		default:
+			s.mu.Unlock()
 			return ErrPromptAlreadyRunning
 		}
 	}
-	// Queued goes out before the worker can say running: both are sent
-	// under s.mu, and posting never blocks.
-	s.sendState(it, acp.ExecStateQueued, 0, "")
+	if it.states {
+		it.queuedSent = make(chan struct{})
+	}
 	s.enqueueLocked(it)
 	// A queued message whose caller gives up is withdrawn; once it runs,
 	// the turn's context (derived from ctx) ends the turn instead.
 	it.stopWatch = context.AfterFunc(ctx, func() { s.withdraw(it) })
+	s.mu.Unlock()
+	// Never under s.mu: a Go sink may call back into the session or make
+	// us wait (backpressure). The worker waits for this before "running".
+	s.sendState(it, acp.ExecStateQueued, 0, "")
+	if it.queuedSent != nil {
+		close(it.queuedSent)
+	}
 	return nil
 }
 
@@ -442,12 +450,14 @@ func (s *Session) Send(content ...llm.Part) error {
 
 func (s *Session) enqueueDetached(source PendingSource, content []llm.Part) error {
 	it := &item{source: source, content: content, text: partsText(content), ctx: s.lifetime}
+	// Before it is queued (the worker may then say prompt_started at once)
+	// and not under s.mu: no callback runs under the session lock.
+	s.emit(it, telemetry.EventPromptRequested, "source", string(source))
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return ErrSessionClosed
 	}
-	s.emit(it, telemetry.EventPromptRequested, "source", string(source))
 	s.enqueueLocked(it)
 	s.mu.Unlock()
 	return nil
