@@ -27,14 +27,43 @@ func (s *Session) sendState(it *item, st acp.ExecState, attempt int, message str
 	if !it.states || s.cfg.Sink == nil {
 		return
 	}
-	if st != acp.ExecStateQueued && it.queuedSent != nil {
-		<-it.queuedSent
-	}
 	es := acp.ExecutionState{State: st, Message: message}
 	if attempt > 0 {
 		es.Attempt = &attempt
 	}
-	s.postUpdate(it.ctx, acp.SessionUpdate{ExecutionStateUpdate: &acp.ExecutionStateUpdate{ExecutionState: es}})
+	u := acp.SessionUpdate{ExecutionStateUpdate: &acp.ExecutionStateUpdate{ExecutionState: es}}
+	switch {
+	case st == acp.ExecStateQueued || it.queuedSent == nil:
+	case st == acp.ExecStateRunning || st == acp.ExecStateRetrying:
+		<-it.queuedSent // on the worker: waiting for the sink is backpressure
+	default:
+		it.stateMu.Lock()
+		select {
+		case <-it.queuedSent:
+		default:
+			it.deferredState = &u // sent by queuedDone, right after "queued"
+			it.stateMu.Unlock()
+			return
+		}
+		it.stateMu.Unlock()
+	}
+	s.postUpdate(it.ctx, u)
+}
+
+// queuedDone sends the "queued" state of a just-queued item (never under
+// s.mu) and then a final state that arrived meanwhile.
+func (s *Session) queuedDone(it *item) {
+	s.sendState(it, acp.ExecStateQueued, 0, "")
+	if it.queuedSent == nil {
+		return
+	}
+	it.stateMu.Lock()
+	close(it.queuedSent)
+	d := it.deferredState
+	it.stateMu.Unlock()
+	if d != nil {
+		s.postUpdate(it.ctx, *d)
+	}
 }
 
 // postUpdate queues u without blocking when the sink allows it, else sends

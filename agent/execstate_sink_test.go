@@ -55,30 +55,40 @@ func TestExecutionStatesSinkMayCallBackIntoTheSession(t *testing.T) {
 }
 
 // A sink that applies backpressure (blocks) holds up only the updates, not
-// the session: CancelActivePrompt and the read-only accessors return while
-// the sink is stuck.
+// the session: while the sink is stuck on a follow-up's "queued" state,
+// CancelActivePrompt and the read-only accessors return, and the states
+// still arrive in order once the sink moves again.
 func TestExecutionStatesBlockingSinkDoesNotBlockCancel(t *testing.T) {
-	m := newFakeModel(says("never"))
+	m := newFakeModel()
+	g := m.gate()
+	m.push(reply{Text: []string{"working"}, Gate: g})
 	release := make(chan struct{})
 	stuck := make(chan struct{})
-	var once sync.Once
+	var (
+		once   sync.Once
+		mu     sync.Mutex
+		states []acp.ExecState
+	)
 	s := newSession(t, m, func(c *agent.SessionConfig) {
 		c.ExecutionStates = true
 		c.Sink = sinkFunc(func(ctx context.Context, u acp.SessionUpdate) error {
-			if u.ExecutionStateUpdate != nil && u.ExecutionStateUpdate.ExecutionState.State == acp.ExecStateQueued {
+			if u.ExecutionStateUpdate == nil {
+				return nil
+			}
+			mu.Lock()
+			n := len(states)
+			states = append(states, u.ExecutionStateUpdate.ExecutionState.State)
+			mu.Unlock()
+			if n == 2 { // the follow-up's "queued", after the first prompt's queued and running
 				once.Do(func() { close(stuck) })
 				<-release
 			}
 			return nil
 		})
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ch := make(chan error, 1)
-	go func() {
-		_, err := s.Prompt(ctx, "go")
-		ch <- err
-	}()
+	first := goPrompt(s, "first")
+	g.awaitStarted(t)
+	second := goPrompt(s, "second", agent.FollowUp)
 	<-stuck
 	done := make(chan bool, 1)
 	go func() {
@@ -87,14 +97,21 @@ func TestExecutionStatesBlockingSinkDoesNotBlockCancel(t *testing.T) {
 		done <- s.CancelActivePrompt()
 	}()
 	select {
-	case <-done:
+	case running := <-done:
+		assert.True(t, running)
 	case <-time.After(10 * time.Second):
 		t.Fatal("CancelActivePrompt blocked behind a sink applying backpressure")
 	}
 	close(release)
-	select {
-	case <-ch:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the prompt never returned")
-	}
+	assert.Error(t, await(t, second).err)
+	assert.Error(t, await(t, first).err)
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(states) == 5
+	}, 10*time.Second, 10*time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []acp.ExecState{acp.ExecStateQueued, acp.ExecStateRunning, acp.ExecStateQueued, acp.ExecStateCancelled, acp.ExecStateCancelled},
+		states, "the follow-up's cancelled state waits for its queued one")
 }

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
+	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/llm"
 )
 
@@ -109,9 +111,13 @@ type item struct {
 	// ExecutionStates; prompts only, not detached messages).
 	states bool
 	// queuedSent is closed once the "queued" execution state has been
-	// sent (outside the session lock); "running" and the final state wait
-	// for it so a client sees the states in order.
-	queuedSent chan struct{}
+	// sent (outside the session lock): "running" waits for it (on the
+	// worker), and a final state sent before it (a cancellation while the
+	// sink is slow) is left in deferredState for the sender of "queued",
+	// so states stay in order and a cancel never waits for the sink.
+	queuedSent    chan struct{}
+	stateMu       sync.Mutex
+	deferredState *acp.SessionUpdate
 	// run replaces the model turn (a slash command).
 	run func(ctx context.Context) (PromptResult, error)
 }

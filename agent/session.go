@@ -405,10 +405,7 @@ func (s *Session) queueSubmitted(it *item, opts PromptOptions) error {
 	s.mu.Unlock()
 	// Never under s.mu: a Go sink may call back into the session or make
 	// us wait (backpressure). The worker waits for this before "running".
-	s.sendState(it, acp.ExecStateQueued, 0, "")
-	if it.queuedSent != nil {
-		close(it.queuedSent)
-	}
+	s.queuedDone(it)
 	return nil
 }
 
