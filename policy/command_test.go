@@ -404,3 +404,24 @@ func TestNewLookPathResolvesOnlyThroughFixedPathAndSlashNamesAgainstCwd(t *testi
 		require.True(t, strings.HasSuffix(got, "/sh"))
 	})
 }
+
+// ctx is the context commands of the fake system run in: the cwd is work,
+// the PATH is bin, and a path operand is inside when it stays lexically
+// under work (no links in this world).
+func (fs fakeSystem) ctx() CommandContext {
+	return CommandContext{Dir: fs.work, Path: fs.bin, Operand: func(dir, w string) OperandInfo {
+		if strings.HasPrefix(w, "~") {
+			return OperandInfo{}
+		}
+		p := w
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		rel, err := filepath.Rel(fs.work, filepath.Clean(p))
+		if err != nil || !(rel == "." || filepath.IsLocal(rel)) {
+			return OperandInfo{}
+		}
+		fi, err := os.Stat(p)
+		return OperandInfo{Inside: true, Dir: err == nil && fi.IsDir()}
+	}}
+}

@@ -11,20 +11,20 @@ import (
 func TestCommandMemoryZeroValueRemembersNothing(t *testing.T) {
 	fs := newFakeSystem(t)
 	var m CommandMemory
-	require.Equal(t, DecisionNone, m.Lookup(fs.parse(t, "ls")))
-	require.Equal(t, DecisionNone, m.Lookup(fs.parse(t, "")))
+	require.Equal(t, DecisionNone, m.Lookup(fs.parse(t, "ls"), fs.ctx()))
+	require.Equal(t, DecisionNone, m.Lookup(fs.parse(t, ""), fs.ctx()))
 }
 
 func TestCommandMemoryAllowNeedsEveryCommandRemembered(t *testing.T) {
 	fs := newFakeSystem(t)
 	var m CommandMemory
-	m.Remember(fs.parse(t, "go test ./..."), DecisionAllow)
+	m.Remember(fs.parse(t, "go test ./..."), fs.ctx(), DecisionAllow)
 	tests := []struct {
 		line string
 		want Decision
 	}{
 		{"go test ./...", DecisionAllow},
-		{"go test -run X ./pkg", DecisionAllow},
+		{"go test -run X ./pkg", DecisionNone},
 		{"go vet ./...", DecisionNone},
 		{"go test ./... && ls", DecisionNone},
 		{"go -C x test", DecisionNone},
@@ -33,11 +33,11 @@ func TestCommandMemoryAllowNeedsEveryCommandRemembered(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {
-			require.Equal(t, tt.want, m.Lookup(fs.parse(t, tt.line)))
+			require.Equal(t, tt.want, m.Lookup(fs.parse(t, tt.line), fs.ctx()))
 		})
 	}
-	m.Remember(fs.parse(t, "ls"), DecisionAllow)
-	require.Equal(t, DecisionAllow, m.Lookup(fs.parse(t, "go test ./... && ls")))
+	m.Remember(fs.parse(t, "ls"), fs.ctx(), DecisionAllow)
+	require.Equal(t, DecisionAllow, m.Lookup(fs.parse(t, "go test ./... && ls"), fs.ctx()))
 }
 
 func TestCommandMemoryNeverRemembersRiskyLinesByKey(t *testing.T) {
@@ -45,34 +45,34 @@ func TestCommandMemoryNeverRemembersRiskyLinesByKey(t *testing.T) {
 	var m CommandMemory
 	risky := fs.parse(t, "ls $(rm -rf /)")
 	require.NotEmpty(t, risky.Risks)
-	m.Remember(risky, DecisionAllow)
-	require.Equal(t, DecisionNone, m.Lookup(risky), "allow of a risky line is not remembered")
-	require.Equal(t, DecisionNone, m.Lookup(fs.parse(t, "ls")), "its keys are not remembered either")
-	require.Equal(t, DecisionNone, m.Lookup(fs.parse(t, "rm -rf /")))
+	m.Remember(risky, fs.ctx(), DecisionAllow)
+	require.Equal(t, DecisionNone, m.Lookup(risky, fs.ctx()), "allow of a risky line is not remembered")
+	require.Equal(t, DecisionNone, m.Lookup(fs.parse(t, "ls"), fs.ctx()), "its keys are not remembered either")
+	require.Equal(t, DecisionNone, m.Lookup(fs.parse(t, "rm -rf /"), fs.ctx()))
 
-	m.Remember(risky, DecisionReject)
-	require.Equal(t, DecisionReject, m.Lookup(risky), "reject of a risky line is remembered verbatim")
-	require.Equal(t, DecisionNone, m.Lookup(fs.parse(t, "ls")), "but not for its keys")
-	require.Equal(t, DecisionNone, m.Lookup(fs.parse(t, "ls  $(rm -rf /)")), "verbatim means byte for byte")
+	m.Remember(risky, fs.ctx(), DecisionReject)
+	require.Equal(t, DecisionReject, m.Lookup(risky, fs.ctx()), "reject of a risky line is remembered verbatim")
+	require.Equal(t, DecisionNone, m.Lookup(fs.parse(t, "ls"), fs.ctx()), "but not for its keys")
+	require.Equal(t, DecisionNone, m.Lookup(fs.parse(t, "ls  $(rm -rf /)"), fs.ctx()), "verbatim means byte for byte")
 }
 
 func TestCommandMemoryRejectOfMultiCommandLineRejectsEachCommand(t *testing.T) {
 	fs := newFakeSystem(t)
 	var m CommandMemory
-	m.Remember(fs.parse(t, "ls; rm -rf /"), DecisionReject)
-	require.Equal(t, DecisionReject, m.Lookup(fs.parse(t, "ls")))
-	require.Equal(t, DecisionReject, m.Lookup(fs.parse(t, "rm -rf /")))
+	m.Remember(fs.parse(t, "ls; rm -rf /"), fs.ctx(), DecisionReject)
+	require.Equal(t, DecisionReject, m.Lookup(fs.parse(t, "ls"), fs.ctx()))
+	require.Equal(t, DecisionReject, m.Lookup(fs.parse(t, "rm -rf /"), fs.ctx()))
 }
 
 func TestCommandMemoryDecisionNoneForgets(t *testing.T) {
 	fs := newFakeSystem(t)
 	var m CommandMemory
 	cl := fs.parse(t, "git status")
-	m.Remember(cl, DecisionReject)
-	m.Remember(cl, DecisionNone)
-	require.Equal(t, DecisionNone, m.Lookup(cl))
-	m.Remember(cl, DecisionAllow)
-	require.Equal(t, DecisionAllow, m.Lookup(cl))
+	m.Remember(cl, fs.ctx(), DecisionReject)
+	m.Remember(cl, fs.ctx(), DecisionNone)
+	require.Equal(t, DecisionNone, m.Lookup(cl, fs.ctx()))
+	m.Remember(cl, fs.ctx(), DecisionAllow)
+	require.Equal(t, DecisionAllow, m.Lookup(cl, fs.ctx()))
 }
 
 func TestCommandMemoryIsSafeForConcurrentUse(t *testing.T) {
@@ -89,14 +89,14 @@ func TestCommandMemoryIsSafeForConcurrentUse(t *testing.T) {
 			defer wg.Done()
 			for i := 0; i < 200; i++ {
 				cl := lines[(g+i)%len(lines)]
-				m.Remember(cl, DecisionAllow)
-				_ = m.Lookup(cl)
+				m.Remember(cl, fs.ctx(), DecisionAllow)
+				_ = m.Lookup(cl, fs.ctx())
 			}
 		}()
 	}
 	wg.Wait()
 	for _, cl := range lines {
-		require.Equal(t, DecisionAllow, m.Lookup(cl))
+		require.Equal(t, DecisionAllow, m.Lookup(cl, fs.ctx()))
 	}
 }
 
