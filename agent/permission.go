@@ -318,7 +318,7 @@ func (w *Workspace) operandInfo(dir, word string) policy.OperandInfo {
 	}
 	p = filepath.Clean(p)
 	real, err := realPath(p)
-	if err != nil || w.check(p, policy.AccessRead) != nil || !w.realInside(real) {
+	if err != nil || protectedName(p) || protectedName(real) || w.check(p, policy.AccessRead) != nil || !w.realInside(real) {
 		return policy.OperandInfo{}
 	}
 	fi, err := os.Stat(real)
@@ -329,6 +329,19 @@ func (w *Workspace) operandInfo(dir, word string) policy.OperandInfo {
 		return policy.OperandInfo{}
 	}
 	return policy.OperandInfo{Inside: true, Dir: fi.IsDir()}
+}
+
+// protectedName reports whether a component of p is .git, .env or
+// .env.*, at any depth: names whose contents a wide approval never
+// covers, whatever the workspace's denied prefixes say.
+func protectedName(p string) bool {
+	for _, c := range strings.Split(filepath.ToSlash(p), "/") {
+		c = strings.ToLower(c)
+		if c == ".git" || c == ".env" || strings.HasPrefix(c, ".env.") {
+			return true
+		}
+	}
+	return false
 }
 
 // realInside checks a real path against the rules, also when a root is
