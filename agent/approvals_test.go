@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -398,3 +401,144 @@ func TestForkStartsWithNothingRememberedAlsoAfterReload(t *testing.T) {
 	assert.Empty(t, runPrompt(t, c, src, "[cat]", answerPermission("reject_once")).requests, "the source's approvals survive")
 }
 
+// trampolines are lines that try to run a denied rm without naming it
+// where a list check sees it. %s is a copy of rm outside the workspace.
+var trampolines = []string{
+	"command rm victim", "env rm victim", "env -i rm victim", "nice rm victim", "nohup rm victim",
+	"timeout 5 rm victim", "echo victim | xargs rm", "sudo rm victim", "exec rm victim",
+	"builtin rm victim", "bash -c 'rm victim'", "sh -c 'rm victim'", "eval 'rm victim'",
+	"$(echo rm) victim", "`echo rm` victim", "x=rm; $x victim", `"$X" victim`, "./myrm victim",
+	"./rmlink victim", "%s victim", "find . -name victim -exec rm {} +", "busybox rm victim",
+	`f(){ rm "$@"; }; f victim`, `g(){ "$@"; }; g rm victim`, "alias r=rm; r victim",
+	"source ./script.sh", ". ./script.sh", "cp /usr/bin/rm ./x && ./x victim",
+	"ln -sf /usr/bin/rm ./y; ./y victim", "PATH=.:$PATH myrm victim", "r''m victim", `\rm victim`,
+	"/usr/bin/rm victim", "time rm victim", "python3 -c 'import os; os.remove(\"victim\")'",
+	"export PATH=.; myrm victim", "X=rm; ${X} victim", "$'\\x72m' victim", "echo 'rm victim' | bash",
+	"if true; then rm victim; fi", "ls $(rm victim)", "rm${IFS}victim", "/usr/bin/../bin/rm victim",
+}
+
+// Issue 13 item 5: with deniedCommands set, a full-access session (where
+// nothing asks) refuses every trampoline through run_command, with a
+// reason, and victim survives.
+func TestDeniedCommandsRefuseTrampolinesInFullAccess(t *testing.T) {
+	rm, err := exec.LookPath("rm")
+	require.NoError(t, err)
+	dir, _ := approvalWorkspace(t)
+	victim := filepath.Join(dir, "victim")
+	require.NoError(t, os.WriteFile(victim, []byte("x"), 0o644))
+	data, err := os.ReadFile(rm)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "myrm"), data, 0o755))
+	require.NoError(t, os.Symlink(rm, filepath.Join(dir, "rmlink")))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "script.sh"), []byte("rm victim\n"), 0o644))
+	outsideCopy := filepath.Join(t.TempDir(), "rm")
+	require.NoError(t, os.WriteFile(outsideCopy, data, 0o755))
+
+	var turns []scriptTurn
+	for i, line := range trampolines {
+		if strings.Contains(line, "%s") {
+			line = fmt.Sprintf(line, outsideCopy)
+		}
+		turns = append(turns, commandTurn(fmt.Sprintf("[t%d]", i), line, ""))
+	}
+	turns = append(turns, commandTurn("[ok]", "cat victim", ""))
+	c, _ := replayAgent(t, turns, fullAccess, func(cfg *agent.Config) {
+		cfg.Workspace.Terminal.DeniedCommands = []string{"rm"}
+	})
+	sid := c.NewSession(dir)
+	require.GreaterOrEqual(t, len(trampolines), 20)
+	bypasses := 0
+	for i, line := range trampolines {
+		r := runPrompt(t, c, sid, fmt.Sprintf("[t%d]", i), nil)
+		_, finals := r.calls()
+		text := contentText(finals["call_run_command_0"].Content)
+		if _, err := os.Stat(victim); err != nil || !strings.Contains(text, "Command denied") {
+			bypasses++
+			t.Errorf("%q was not refused (result %q, victim: %v)", line, text, err)
+			require.NoError(t, os.WriteFile(victim, []byte("x"), 0o644))
+		}
+	}
+	t.Logf("deny-list trampoline corpus: %d lines, %d bypasses", len(trampolines), bypasses)
+	// The refusal says why; a plain line still runs.
+	r := runPrompt(t, c, sid, "[t1]", nil)
+	_, finals := r.calls()
+	assert.Contains(t, contentText(finals["call_run_command_0"].Content), "must be known before it runs")
+	r = runPrompt(t, c, sid, "[ok]", nil)
+	_, finals = r.calls()
+	assert.Contains(t, contentText(finals["call_run_command_0"].Content), "[exit code 0]")
+}
+
+// Issue 15: the config lists and the runtime cap as run_command applies
+// them.
+func TestRunCommandAppliesConfiguredListsAndRuntimeCap(t *testing.T) {
+	dir, _ := approvalWorkspace(t)
+	c, _ := replayAgent(t, []scriptTurn{
+		commandTurn("[echo]", "echo hello", ""), commandTurn("[touch]", "touch made", ""),
+		commandTurn("[git]", "git --version", ""),
+		toolTurnMatch("[sleep]", map[string]any{"command": "sleep 30", "timeout_seconds": 60}),
+	}, fullAccess, func(cfg *agent.Config) {
+		cfg.Workspace.Terminal.AllowedCommands = []string{"echo", "sleep", "git --version"}
+		cfg.Workspace.Terminal.DeniedCommands = []string{"git"}
+		cfg.Workspace.Terminal.MaxRuntime = time.Second
+	})
+	sid := c.NewSession(dir)
+	result := func(tag string) string {
+		r := runPrompt(t, c, sid, tag, nil)
+		_, finals := r.calls()
+		require.NotNil(t, finals["call_run_command_0"], tag)
+		return contentText(finals["call_run_command_0"].Content)
+	}
+	assert.Contains(t, result("[echo]"), "hello", "an allowed command runs")
+	assert.Contains(t, result("[touch]"), "Command denied: touch", "a command off the allow list is refused")
+	_, err := os.Stat(filepath.Join(dir, "made"))
+	assert.True(t, os.IsNotExist(err))
+	assert.Contains(t, result("[git]"), "Command denied: git", "deny wins over allow")
+	start := time.Now()
+	assert.Contains(t, result("[sleep]"), "[timed out after 1s; the command was killed]", "maxCommandRuntime caps the model's timeout")
+	assert.Less(t, time.Since(start), 15*time.Second)
+	// The model is told: its copy of the result says so.
+	resp, _ := c.Call(acp.MethodExtSessionEvents, map[string]any{"sessionId": sid})
+	assert.Contains(t, string(resp.Result), "timed out after 1s")
+}
+
+func toolTurnMatch(tag string, args map[string]any) scriptTurn {
+	turn := toolTurn([2]any{"run_command", args})
+	turn["match"] = tag
+	return turn
+}
+
+// Issue 13 item 5 and issue 15: the permission policy modes at the
+// session level. allow runs what would ask, except lines that are risky
+// or chained, which ask; deny cancels without asking.
+func TestPermissionPolicyModesAtTheSessionLevel(t *testing.T) {
+	tests := []struct {
+		policy   policy.PolicyMode
+		line     string
+		wantAsk  bool
+		wantMade bool
+		wantStop acp.StopReason
+	}{
+		{policy.PolicyAllow, "touch made", false, true, acp.StopReasonEndTurn},
+		{policy.PolicyAllow, "touch other; touch made", true, false, acp.StopReasonEndTurn},
+		{policy.PolicyAllow, "touch other && touch made", true, false, acp.StopReasonEndTurn},
+		{policy.PolicyAllow, "touch $(echo made)", true, false, acp.StopReasonEndTurn},
+		{policy.PolicyAllow, "touch `echo made`", true, false, acp.StopReasonEndTurn},
+		{policy.PolicyAllow, "echo x > made", true, false, acp.StopReasonEndTurn},
+		{policy.PolicyDeny, "touch made", false, false, acp.StopReasonCancelled},
+		{policy.PolicyAsk, "touch made", true, false, acp.StopReasonEndTurn},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.policy)+" "+tt.line, func(t *testing.T) {
+			dir := t.TempDir()
+			c, _ := replayAgent(t, []scriptTurn{commandTurn("[go]", tt.line, "")}, func(cfg *agent.Config) {
+				cfg.PermissionPolicy = tt.policy
+			})
+			sid := c.NewSession(dir)
+			r := runPrompt(t, c, sid, "[go]", answerPermission("reject_once"))
+			assert.Equal(t, tt.wantAsk, len(r.requests) == 1)
+			assert.Equal(t, tt.wantStop, r.stopReason(t))
+			_, err := os.Stat(filepath.Join(dir, "made"))
+			assert.Equal(t, tt.wantMade, err == nil)
+		})
+	}
+}
