@@ -178,6 +178,10 @@ var approvalCorpus = []approvalCase{
 	{a: "rm -rf build", b: "rm -rf Build", ask: true},
 	{a: "rm -rf build", b: "rm -rf build2", ask: true},
 	{a: "rm -rf build", b: "rm -r -f build", ask: true},
+	{a: "rm -rf '~'", b: "rm -rf ~", ask: true},
+	{a: `rm -rf \~/x`, b: "rm -rf ~/x", ask: true},
+	{a: "rm -rf build", b: "/usr/bin/rm -rf build"},
+	{a: "rm -rf build", b: `"rm" -rf build`},
 
 	// git: only read-only subcommands are wider than exact.
 	{a: "git status", b: "git commit -am x", ask: true},
@@ -236,7 +240,8 @@ func TestAllowAlwaysOptionNamesItsScope(t *testing.T) {
 		{"git status", "", "Always allow `git status` in this folder"},
 		{"git status", "sub", "Always allow `git status` in the folder sub"},
 		{"cat README.md", "", "Always allow `cat` (any files in the workspace)"},
-		{"cat README.md ~/.ssh/id_rsa", "", "Always allow `cat README.md '~/.ssh/id_rsa'` exactly, in this folder"},
+		{"cat README.md ~/.ssh/id_rsa", "", "Always allow `cat README.md ~/.ssh/id_rsa` exactly, in this folder"},
+		{"cat '~/x' ~", "", "Always allow `cat '~/x' ~` exactly, in this folder"},
 		{"rm -rf build", "", "Always allow `rm -rf build` exactly, in this folder"},
 		{"git branch -D feature", "", "Always allow `git branch -D feature` exactly, in this folder"},
 		{"cat README.md && touch x", "", "Always allow `cat` (any files in the workspace); `touch x` exactly, in this folder"},

@@ -33,6 +33,10 @@ type SimpleCommand struct {
 	// is not a literal (it has expansions) is kept as source text and the
 	// line has a Risk. Tildes are not expanded.
 	Args []string
+	// HomeArgs are the indices of the Args that start with an unquoted
+	// "~", which the shell replaces with a home directory: "~/x" and
+	// '~/x' have the same Args but are different files.
+	HomeArgs []int `json:"homeArgs,omitempty"`
 	// Key is what a remembered decision is stored under: the program
 	// (Resolved, or Name when unresolved), then the leading option words
 	// verbatim, then the first operand, joined by single spaces:
@@ -387,11 +391,15 @@ func (p *lineParser) call(c *syntax.CallExpr) {
 	}
 	name, nameOK := p.word(c.Args[0], true)
 	args := make([]string, 0, len(c.Args)-1)
-	for _, w := range c.Args[1:] {
+	var home []int
+	for i, w := range c.Args[1:] {
 		s, _ := p.word(w, false)
 		args = append(args, s)
+		if lit, ok := w.Parts[0].(*syntax.Lit); ok && strings.HasPrefix(lit.Value, "~") {
+			home = append(home, i)
+		}
 	}
-	sc := SimpleCommand{Name: name, Args: args}
+	sc := SimpleCommand{Name: name, Args: args, HomeArgs: home}
 	if nameOK {
 		p.checkName(name, args)
 		if p.lookPath != nil && !isShellBuiltin(name) {

@@ -277,7 +277,7 @@ func DescribeApproval(cl CommandLine, ctx CommandContext, folder string) (string
 			p = fmt.Sprintf("`git %s` %s", a.Program, where)
 		default:
 			c := cl.Commands[i]
-			p = fmt.Sprintf("`%s` exactly, %s", clip(displayArgv(c.Name, c.Args)), where)
+			p = fmt.Sprintf("`%s` exactly, %s", clip(displayArgv(c)), where)
 		}
 		if !seen[p] {
 			seen[p] = true
@@ -300,11 +300,19 @@ func clip(s string) string {
 	return s[:cut] + "…"
 }
 
-// displayArgv shows argv the way a shell would read it back.
-func displayArgv(name string, args []string) string {
-	words := append([]string{name}, args...)
-	for i, w := range words {
-		words[i] = shellQuote(w)
+// displayArgv shows c's argv the way a shell would read it back.
+func displayArgv(c SimpleCommand) string {
+	words := []string{shellQuote(c.Name)}
+	for i, a := range c.Args {
+		if slices.Contains(c.HomeArgs, i) {
+			rest := strings.TrimPrefix(a, "~")
+			if rest != "" {
+				rest = shellQuote(rest)
+			}
+			words = append(words, "~"+rest)
+			continue
+		}
+		words = append(words, shellQuote(a))
 	}
 	return strings.Join(words, " ")
 }
@@ -338,8 +346,17 @@ func program(c SimpleCommand) string {
 }
 
 func exactApproval(c SimpleCommand, ctx CommandContext) Approval {
-	return Approval{Kind: ApprovalExact, Dir: ctx.Dir, Program: program(c), Args: slices.Clone(c.Args)}
+	args := slices.Clone(c.Args)
+	for _, i := range c.HomeArgs {
+		// "~" expanded by the shell is not the literal '~'.
+		args[i] = homePrefix + args[i]
+	}
+	return Approval{Kind: ApprovalExact, Dir: ctx.Dir, Program: program(c), Args: args}
 }
+
+// homePrefix marks, in an exact approval, an argument whose leading "~"
+// the shell expands.
+const homePrefix = "\x00home:"
 
 // scopeOf is the widest approval c may get in ctx: a read-only program
 // scope, a git read-only subcommand scope, else exactly c.
