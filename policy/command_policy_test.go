@@ -292,3 +292,54 @@ func TestCommandMemoryRejectAlwaysWinsOverAllow(t *testing.T) {
 	require.Equal(t, DecisionReject, mem.Lookup(fs.parse(t, "git status"), fs.ctx()))
 	require.Equal(t, DecisionAllow, mem.Lookup(fs.parse(t, "ls"), fs.ctx()))
 }
+
+// With a list configured, lines whose programs are not statically known
+// are refused with a reason; program paths outside PATH are refused with
+// a deny list.
+func TestTerminalCheckRefusesOpaqueLinesWithAList(t *testing.T) {
+	fs := newFakeSystem(t)
+	deny := Terminal{DeniedCommands: []string{"rm"}, Path: fs.bin}
+	allow := Terminal{AllowedCommands: []string{"ls", "env", "find", "bash", "echo"}, Path: fs.bin}
+	opaque := []string{
+		"env rm x", "command rm x", "exec rm x", "builtin rm", "nice rm x", "nohup rm x", "timeout 5 rm x",
+		"echo x | xargs rm", "sudo rm x", "bash -c 'rm x'", "sh -c x", "eval 'rm x'", "$(echo rm) x",
+		"`echo rm` x", "x=rm; $x y", `"$X" y`, "find . -exec rm {} +", "busybox rm x", `f(){ "$@"; }; f rm x`,
+		"alias r=rm", "source ./x", ". ./x", "export PATH=.", "FOO=1 ls", "(( a[$i] ))", "echo ${a[$i]}",
+		"echo ${!x}", "[[ $x -eq 1 ]]", "ls $((1+1))",
+	}
+	for _, line := range opaque {
+		cl := fs.parse(t, line)
+		require.NotEmpty(t, cl.Opaque, line)
+		for _, term := range []Terminal{deny, allow} {
+			err := term.Check(cl)
+			require.ErrorIs(t, err, ErrCommandDenied, "%q with %v", line, term)
+		}
+		require.NoError(t, Terminal{Path: fs.bin}.Check(cl), "without lists %q is left to the permission", line)
+	}
+	err := deny.Check(fs.parse(t, "env rm x"))
+	require.Contains(t, err.Error(), "must be known before it runs")
+	for _, line := range []string{"ls", "ls; echo x", "ls > out", "ls $(echo x)", "if ls; then echo; fi", "ls ~", "cat <<EOF\nx\nEOF"} {
+		cl := fs.parse(t, line)
+		require.Empty(t, cl.Opaque, line)
+		require.NoError(t, deny.Check(cl), line)
+	}
+	// Paths outside PATH, with a deny list only.
+	for _, line := range []string{"./ls", filepath.Join(fs.evil, "ls"), "./nosuch", "x/git"} {
+		err := deny.Check(fs.parse(t, line))
+		require.ErrorIs(t, err, ErrCommandDenied, line)
+		require.Contains(t, err.Error(), "must lie directly in one of the PATH directories", line)
+	}
+	require.NoError(t, deny.Check(fs.parse(t, filepath.Join(fs.bin, "ls"))))
+	// A symlink in PATH to a denied program is denied.
+	require.NoError(t, os.Symlink(filepath.Join(fs.bin, "rm"), filepath.Join(fs.bin, "del")))
+	require.ErrorIs(t, deny.Check(fs.parse(t, "del x")), ErrCommandDenied)
+}
+
+func TestParseCommandLineMarksChainedLines(t *testing.T) {
+	fs := newFakeSystem(t)
+	for line, want := range map[string]bool{
+		"ls": false, "ls | wc": false, "ls; ls": true, "ls && ls": true, "ls || ls": true, "ls\nls": true,
+	} {
+		require.Equal(t, want, fs.parse(t, line).Chained, line)
+	}
+}
