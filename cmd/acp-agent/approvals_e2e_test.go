@@ -103,7 +103,9 @@ func TestBinaryRememberedApprovalCoversOnlyWhatWasShown(t *testing.T) {
 	client.setAnswer("allow_always")
 	promptE2E(t, conn2, sid2, "first")
 	require.Equal(t, 1, client.asked())
+	client.toolClient.mu.Lock()
 	req := client.toolClient.permissions[0]
+	client.toolClient.mu.Unlock()
 	assert.Equal(t, "cat README.md", *req.ToolCall.Title)
 	var names []string
 	for _, o := range req.Options {
@@ -179,4 +181,39 @@ func TestBinaryDeniedCommandsRefuseTrampolines(t *testing.T) {
 		assert.Contains(t, model.body(t, 2*i+1), "Command denied", "the model is told %q was refused", l)
 	}
 	assert.Zero(t, client.asked(), "full-access asks nothing")
+}
+
+// Issue 13 item 5 and issue 15 through the built binary: --permission
+// allow runs what would ask but asks about chained and risky lines;
+// --permission deny cancels without asking.
+func TestBinaryPermissionPolicyAllowAndDeny(t *testing.T) {
+	calls := map[string][]modelCall{
+		"[plain]":   {{"run_command", map[string]any{"command": "touch made"}}},
+		"[chained]": {{"run_command", map[string]any{"command": "touch one; touch two"}}},
+		"[subst]":   {{"run_command", map[string]any{"command": "touch $(echo three)"}}},
+		"[redir]":   {{"run_command", map[string]any{"command": "echo x > four"}}},
+	}
+	t.Run("allow", func(t *testing.T) {
+		dir := t.TempDir()
+		client := &answeringClient{toolClient: newToolClient(dir, ""), answer: "reject_once"}
+		conn, sid := e2eSessionWith(t, promptModel(t, calls), client, "--permission", "allow")
+		promptE2E(t, conn, sid, "[plain]")
+		assert.Zero(t, client.asked(), "a plain line is allowed without asking")
+		assert.FileExists(t, filepath.Join(dir, "made"))
+		for i, tag := range []string{"[chained]", "[subst]", "[redir]"} {
+			promptE2E(t, conn, sid, tag)
+			assert.Equal(t, i+1, client.asked(), "%s asks", tag)
+		}
+		for _, f := range []string{"one", "two", "three", "four"} {
+			assert.NoFileExists(t, filepath.Join(dir, f))
+		}
+	})
+	t.Run("deny", func(t *testing.T) {
+		dir := t.TempDir()
+		client := &answeringClient{toolClient: newToolClient(dir, ""), answer: "allow_once"}
+		conn, sid := e2eSessionWith(t, promptModel(t, calls), client, "--permission", "deny")
+		assert.Equal(t, sdk.StopReasonCancelled, promptE2E(t, conn, sid, "[plain]"))
+		assert.Zero(t, client.asked())
+		assert.NoFileExists(t, filepath.Join(dir, "made"))
+	})
 }
