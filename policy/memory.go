@@ -214,6 +214,24 @@ func allowApprovals(cl CommandLine, ctx CommandContext) []Approval {
 // least one command, and every command is covered by a remembered allow
 // (see CommandMemory); DecisionNone otherwise.
 func (m *CommandMemory) Lookup(cl CommandLine, ctx CommandContext) Decision {
+	// The approvals that would cover each command are worked out before
+	// the lock is taken: ctx.Operand is the caller's code and does I/O.
+	var exact, wide []string
+	line := ""
+	allowable := len(cl.Risks) == 0 && len(cl.Commands) > 0 && ctx.Dir != ""
+	if allowable && changesDir(cl) {
+		line = Approval{Kind: ApprovalLine, Dir: ctx.Dir, Line: cl.Source}.key()
+	} else if allowable {
+		for _, c := range cl.Commands {
+			exact = append(exact, exactApproval(c, ctx).key())
+			w := ""
+			if s := scopeOf(c, ctx); s.Kind != ApprovalExact {
+				w = s.key()
+			}
+			wide = append(wide, w)
+		}
+	}
+
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.entries[Approval{Kind: ApprovalRejectLine, Line: cl.Source}.key()] == DecisionReject {
@@ -224,23 +242,19 @@ func (m *CommandMemory) Lookup(cl CommandLine, ctx CommandContext) Decision {
 			return DecisionReject
 		}
 	}
-	if len(cl.Risks) > 0 || len(cl.Commands) == 0 || ctx.Dir == "" {
+	switch {
+	case !allowable:
 		return DecisionNone
-	}
-	if changesDir(cl) {
-		if m.entries[Approval{Kind: ApprovalLine, Dir: ctx.Dir, Line: cl.Source}.key()] == DecisionAllow {
+	case line != "":
+		if m.entries[line] == DecisionAllow {
 			return DecisionAllow
 		}
 		return DecisionNone
 	}
-	for _, c := range cl.Commands {
-		if m.entries[exactApproval(c, ctx).key()] == DecisionAllow {
-			continue
+	for i := range exact {
+		if m.entries[exact[i]] != DecisionAllow && (wide[i] == "" || m.entries[wide[i]] != DecisionAllow) {
+			return DecisionNone
 		}
-		if s := scopeOf(c, ctx); s.Kind != ApprovalExact && m.entries[s.key()] == DecisionAllow {
-			continue
-		}
-		return DecisionNone
 	}
 	return DecisionAllow
 }
