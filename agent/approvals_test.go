@@ -135,6 +135,12 @@ var approvalCorpus = []approvalCase{
 	{a: "rm -rf build", b: "rm -rf 'build'"},
 	{a: "touch made.txt", b: "touch made.txt"},
 	{a: "cat README.md && wc -l README.md", b: "wc -l docs/guide.md"},
+	{a: "touch made.txt && cat README.md", b: "cat docs/guide.md"},
+	{a: "touch made.txt && cat README.md", b: "touch made.txt && cat README.md"},
+	{a: "touch made.txt && cat README.md", b: "touch made.txt && cat docs/guide.md", ask: true},
+	{a: "cat README.md", b: "git checkout -q HEAD && cat README.md", ask: true},
+	{a: "ls", b: "ls", cwdB: "sshdir", ask: true},
+	{a: "cat README.md", b: "cat id_rsa", cwdB: "sshdir", ask: true},
 
 	// Paths that leave the workspace, links, protected names, directories.
 	{a: "cat README.md", b: "cat ../outside.txt", ask: true},

@@ -120,6 +120,10 @@ func (a Approval) key() string {
 //   - a line that changes directory (cd, pushd, popd) only as the exact
 //     line in the same directory.
 //
+// The wide scopes count only in lines made of read-only programs and
+// read-only git subcommands: another command of the line could change
+// the files between the check and the read.
+//
 // A line is allowed only when it has no Risks and every simple command
 // is covered. A reject_always rejects each command's program with its
 // leading words (SimpleCommand.Key) and the exact line, anywhere:
@@ -152,6 +156,14 @@ func (m *CommandMemory) Remember(cl CommandLine, ctx CommandContext, d Decision)
 		}
 	case DecisionAllow:
 		as = allowApprovals(cl, ctx)
+		// The commands with a wide scope are remembered exactly too: in a
+		// line with a command that is not read-only, only exact
+		// approvals count (see Lookup).
+		for i, a := range slices.Clone(as) {
+			if a.Kind == ApprovalProgram || a.Kind == ApprovalGit {
+				as = append(as, exactApproval(cl.Commands[i], ctx))
+			}
+		}
 	default:
 		as = append(allowApprovals(cl, ctx), Approval{Kind: ApprovalRejectLine, Line: cl.Source})
 		for _, c := range cl.Commands {
@@ -251,8 +263,14 @@ func (m *CommandMemory) Lookup(cl CommandLine, ctx CommandContext) Decision {
 		}
 		return DecisionNone
 	}
+	// A wide scope was judged on the files as they are now; a command
+	// of the same line that is not read-only (git checkout, cp, ln) can
+	// change them before the read-only one runs (a checkout that turns a
+	// file into a link to ~/.ssh). So wide scopes count only in lines
+	// whose every command has one.
+	readOnly := !slices.Contains(wide, "")
 	for i := range exact {
-		if m.entries[exact[i]] != DecisionAllow && (wide[i] == "" || m.entries[wide[i]] != DecisionAllow) {
+		if m.entries[exact[i]] != DecisionAllow && (!readOnly || m.entries[wide[i]] != DecisionAllow) {
 			return DecisionNone
 		}
 	}
@@ -375,7 +393,9 @@ const homePrefix = "\x00home:"
 // scopeOf is the widest approval c may get in ctx: a read-only program
 // scope, a git read-only subcommand scope, else exactly c.
 func scopeOf(c SimpleCommand, ctx CommandContext) Approval {
-	if base, ok := trustedProgram(c, ctx.Path); ok {
+	// The working directory itself must resolve inside: "ls" with no
+	// operand lists it.
+	if base, ok := trustedProgram(c, ctx.Path); ok && ctx.operand(".").Inside {
 		if rule, ok := readOnlyPrograms[base]; ok && rule.accepts(c.Args, ctx) {
 			return Approval{Kind: ApprovalProgram, Program: base}
 		}
