@@ -538,7 +538,7 @@ var readOnlyPrograms = map[string]readOnlyRule{
 	"find": {dirsOK: true, singleDash: true, ban: []string{"-L", "-follow", "-files0-from",
 		"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}},
 	"stat": {dirsOK: true},
-	"file": {dirsOK: true, banLetters: "fC", ban: []string{"--files-from", "--compile"}},
+	"file": {dirsOK: true, banLetters: "fCzZ", ban: []string{"--files-from", "--compile", "--uncompress", "--uncompress-noreport"}},
 	"diff": {banLetters: "r", ban: []string{"--recursive", "--exclude-from"}},
 	"echo": {noPaths: true},
 	"pwd":  {noPaths: true},

@@ -24,7 +24,7 @@ var fakeBins = []string{
 	"python3", "python", "python3.12", "node", "perl", "ruby", "awk", "sed",
 	"head", "tee", "cat", "make", "tar", "ssh", "rsync", "strace", "busybox",
 	"setsid", "chroot", "ionice", "watch", "parallel", "vim", "grep", "wc",
-	"echo", "true", "test", "chmod", "cp", "mv", "wget", "nc",
+	"echo", "true", "test", "chmod", "cp", "mv", "wget", "nc", "file",
 }
 
 func newFakeSystem(t testing.TB) fakeSystem {

@@ -135,6 +135,8 @@ func TestCommandMemoryScopes(t *testing.T) {
 		{"find . -name x", ApprovalProgram, "find"},
 		{"find -L .", ApprovalExact, ""},
 		{"wc --files0-from=a", ApprovalExact, ""},
+		{"file -z a", ApprovalExact, ""},
+		{"file a", ApprovalProgram, "file"},
 		{"echo ~ /etc", ApprovalProgram, "echo"},
 		{"./ls docs", ApprovalExact, ""},
 		{"git status", ApprovalGit, "status"},
