@@ -30,7 +30,10 @@ type Terminal struct {
 	AllowedCommands []string
 	// DeniedCommands use the same entry syntax but match broadly: the
 	// program part also matches the base name of Name or of Resolved in
-	// any directory, so denying "rm" also denies ./rm and /tmp/x/rm.
+	// any directory, so denying "rm" also denies ./rm and /tmp/x/rm, and
+	// the argument words match anywhere in the arguments, in order, so
+	// "git push" also denies "git --no-pager push origin". Each spelling
+	// of options is its own word: "rm -rf" does not deny "rm -r -f".
 	// Deny is checked first and wins.
 	DeniedCommands []string
 	// MaxRuntime caps how long a command may run; 0 means no cap. The
@@ -185,6 +188,18 @@ func entryMatches(e string, c SimpleCommand, dirs map[string]bool, broad bool) b
 		return false
 	}
 	rest := words[1:]
+	if broad {
+		// A deny entry's words match anywhere in order, so options put
+		// in front ("git --no-pager push", "git -P push") do not slip
+		// past "git push".
+		i := 0
+		for _, a := range c.Args {
+			if i < len(rest) && a == rest[i] {
+				i++
+			}
+		}
+		return i == len(rest)
+	}
 	if len(rest) > len(c.Args) {
 		return false
 	}

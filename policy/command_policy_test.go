@@ -41,6 +41,8 @@ func TestTerminalCheckAppliesDenyThenAllowToEveryCommand(t *testing.T) {
 		{"deny matches look-alike outside PATH", Terminal{DeniedCommands: []string{"ls"}}, filepath.Join(fs.evil, "ls"), filepath.Join(fs.evil, "ls")},
 		{"deny with args", Terminal{DeniedCommands: []string{"rm -rf"}}, "rm -rf /", "rm"},
 		{"deny with args does not over-match", Terminal{DeniedCommands: []string{"rm -rf"}}, "rm -i x", ""},
+		{"deny args match after leading options", Terminal{DeniedCommands: []string{"git push"}}, "git --no-pager push origin", "git"},
+		{"deny args match in order only", Terminal{DeniedCommands: []string{"git push origin"}}, "git origin push", ""},
 		{"deny by absolute path", Terminal{DeniedCommands: []string{filepath.Join(fs.bin, "rm")}}, "rm x", "rm"},
 		{"deny checks nested commands", Terminal{DeniedCommands: []string{"rm"}}, "if ls; then rm x; fi", "rm"},
 		{"blank entries match nothing", Terminal{AllowedCommands: []string{"  "}}, "ls", "ls"},
