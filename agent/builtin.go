@@ -434,6 +434,8 @@ func (w *Workspace) runCommandTool() Tool {
 				return info, err
 			}
 			info.Command = &c.parsed
+			info.CommandContext = &policy.CommandContext{Dir: c.cwd, Path: w.cfg.PATH, Operand: w.operandInfo}
+			info.CommandFolder = w.display(c.cwd)
 			if c.cwd != w.roots[0] {
 				info.Locations = location(c.cwd, 0)
 			}

@@ -111,7 +111,7 @@ func (s *Session) rewriteFile() {
 	model := s.CurrentModel()
 	state := []record{{Type: recMode, Mode: s.Mode()}, {Type: recModel, Model: model.ID, ThoughtLevel: model.ReasoningEffort}}
 	for _, h := range s.perms.rememberedHistory() {
-		state = append(state, permissionRecord(h.tool, h.info, h.d))
+		state = append(state, h.rec)
 	}
 	if plan != nil {
 		state = append(state, record{Type: recPlan, Plan: plan})

@@ -48,10 +48,14 @@ type record struct {
 	Model        string `json:"model,omitempty"`
 	ThoughtLevel string `json:"thoughtLevel,omitempty"`
 	// permission
-	Scope    string              `json:"scope,omitempty"` // "edits", "command", "tool"
-	Tool     string              `json:"tool,omitempty"`
-	Command  *policy.CommandLine `json:"command,omitempty"`
-	Decision string              `json:"decision,omitempty"` // "allow", "reject", "none"
+	Scope   string              `json:"scope,omitempty"` // "edits", "command-approvals", "tool", "forget"; "command" is the old format
+	Tool    string              `json:"tool,omitempty"`
+	Command *policy.CommandLine `json:"command,omitempty"`
+	// Dir and Approvals: scope "command-approvals", what an answer about
+	// Command run in Dir stored (policy.CommandMemory).
+	Dir       string            `json:"dir,omitempty"`
+	Approvals []policy.Approval `json:"approvals,omitempty"`
+	Decision  string            `json:"decision,omitempty"` // "allow", "reject", "none"
 	// plan
 	Plan *acp.Plan `json:"plan,omitempty"`
 }

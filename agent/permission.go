@@ -2,9 +2,15 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/policy"
@@ -23,18 +29,51 @@ type PermissionRequester interface {
 // cancellation: errors.Is(err, context.Canceled) holds.
 var ErrPermissionCancelled = fmt.Errorf("agent: permission cancelled: %w", context.Canceled)
 
-// The permission options offered with every request (seed 002). Their ids
-// equal their kinds.
-var permissionOptions = []acp.PermissionOption{
-	{OptionID: "allow_once", Name: "Allow once", Kind: acp.PermissionOptionKindAllowOnce},
-	{OptionID: "allow_always", Name: "Always allow", Kind: acp.PermissionOptionKindAllowAlways},
-	{OptionID: "reject_once", Name: "Reject once", Kind: acp.PermissionOptionKindRejectOnce},
-	{OptionID: "reject_always", Name: "Always reject", Kind: acp.PermissionOptionKindRejectAlways},
+// The permission options offered (seed 002). Their ids equal their kinds.
+// The allow_always option names what it will cover (permissionOptions).
+var (
+	optAllowOnce    = acp.PermissionOption{OptionID: "allow_once", Name: "Allow once", Kind: acp.PermissionOptionKindAllowOnce}
+	optAllowAlways  = acp.PermissionOption{OptionID: "allow_always", Name: "Always allow", Kind: acp.PermissionOptionKindAllowAlways}
+	optRejectOnce   = acp.PermissionOption{OptionID: "reject_once", Name: "Reject once", Kind: acp.PermissionOptionKindRejectOnce}
+	optRejectAlways = acp.PermissionOption{OptionID: "reject_always", Name: "Always reject", Kind: acp.PermissionOptionKindRejectAlways}
+)
+
+// permissionOptions are the options offered for a call: allow_always
+// names its scope in words ("Always allow `git status` in this folder",
+// "Always allow edits in this session"), and is left out for a command
+// line that memory never allows (one with Risks), so nothing offered
+// promises more than it does.
+func permissionOptions(tool string, info ToolCallInfo) []acp.PermissionOption {
+	always := optAllowAlways
+	switch info.Action {
+	case policy.ActionEdit:
+		always.Name = "Always allow file edits in this session"
+	case policy.ActionExecute:
+		if info.Command == nil {
+			break
+		}
+		name, ok := policy.DescribeApproval(*info.Command, commandContext(info), info.CommandFolder)
+		if !ok {
+			return []acp.PermissionOption{optAllowOnce, optRejectOnce, optRejectAlways}
+		}
+		always.Name = name
+	default:
+		always.Name = fmt.Sprintf("Always allow the tool `%s` in this session", tool)
+	}
+	return []acp.PermissionOption{optAllowOnce, always, optRejectOnce, optRejectAlways}
+}
+
+func commandContext(info ToolCallInfo) policy.CommandContext {
+	if info.CommandContext == nil {
+		return policy.CommandContext{}
+	}
+	return *info.CommandContext
 }
 
 // permissions is a session's mode and remembered decisions. Remembered
 // decisions have a scope per action: edits, the whole session; commands,
-// each simple command's program and subcommand (policy.CommandMemory);
+// what policy.CommandMemory stores (each simple command exactly, in its
+// directory, or a read-only program or git subcommand more widely);
 // other tools, the tool's name.
 type permissions struct {
 	mu    sync.Mutex
@@ -42,14 +81,13 @@ type permissions struct {
 	edits policy.Decision
 	other map[string]policy.Decision
 	cmds  policy.CommandMemory
-	// history is every remember call, in order, so a fork can replay it.
+	// history is the record of every remembered decision, in order, so
+	// a rewrite of the session file keeps them.
 	history []rememberedCall
 }
 
 type rememberedCall struct {
-	tool string
-	info ToolCallInfo
-	d    policy.Decision
+	rec record
 }
 
 func (p *permissions) Mode() policy.Mode {
@@ -72,7 +110,7 @@ func (p *permissions) remembered(tool string, info ToolCallInfo) policy.Decision
 		return p.edits
 	case policy.ActionExecute:
 		if info.Command != nil {
-			return p.cmds.Lookup(*info.Command)
+			return p.cmds.Lookup(*info.Command, commandContext(info))
 		}
 	case policy.ActionOther:
 		p.mu.Lock()
@@ -82,40 +120,52 @@ func (p *permissions) remembered(tool string, info ToolCallInfo) policy.Decision
 	return policy.DecisionNone
 }
 
-func (p *permissions) remember(tool string, info ToolCallInfo, d policy.Decision) {
-	p.mu.Lock()
-	p.history = append(p.history, rememberedCall{tool, info, d})
-	p.mu.Unlock()
+// remember stores a decision and returns its session-file record.
+func (p *permissions) remember(tool string, info ToolCallInfo, d policy.Decision) record {
+	r := record{Type: recPermission, Decision: d.String()}
 	switch info.Action {
 	case policy.ActionEdit:
+		r.Scope = "edits"
 		p.mu.Lock()
 		p.edits = d
 		p.mu.Unlock()
 	case policy.ActionExecute:
-		if info.Command != nil {
-			p.cmds.Remember(*info.Command, d)
+		if info.Command == nil {
+			return r
 		}
-	case policy.ActionOther:
-		p.mu.Lock()
-		if p.other == nil {
-			p.other = map[string]policy.Decision{}
-		}
-		p.other[tool] = d
-		p.mu.Unlock()
+		ctx := commandContext(info)
+		r.Scope, r.Command, r.Dir = scopeCommandApprovals, info.Command, ctx.Dir
+		r.Approvals = p.cmds.Remember(*info.Command, ctx, d)
+	default:
+		r.Scope, r.Tool = "tool", tool
+		p.setOther(tool, d)
 	}
+	p.mu.Lock()
+	p.history = append(p.history, rememberedCall{r})
+	p.mu.Unlock()
+	return r
 }
 
-// forFork is the permissions of a fork: the same mode and a copy of what
-// is remembered, after which the two never affect each other.
-func (p *permissions) forFork() *permissions {
+func (p *permissions) setOther(tool string, d policy.Decision) {
 	p.mu.Lock()
-	history := slices.Clone(p.history)
-	c := &permissions{mode: p.mode}
-	p.mu.Unlock()
-	for _, h := range history {
-		c.remember(h.tool, h.info, h.d)
+	defer p.mu.Unlock()
+	if p.other == nil {
+		p.other = map[string]policy.Decision{}
 	}
-	return c
+	p.other[tool] = d
+}
+
+// scopeCommandApprovals is the permission record scope of command
+// decisions: the approvals policy.CommandMemory stored, kept as they are.
+// The older scope "command" stored a line whose keys covered a program
+// and its first operand anywhere; its allows are ignored on load (a
+// reload must never widen an approval), its rejects still reject.
+const scopeCommandApprovals = "command-approvals"
+
+// forFork is the permissions of a fork: the same mode and nothing
+// remembered (docs/security.md, "Forks").
+func (p *permissions) forFork() *permissions {
+	return &permissions{mode: p.Mode()}
 }
 
 // permit is the outcome of authorize.
@@ -134,7 +184,8 @@ const (
 // fails closed.
 func (s *Session) authorize(ctx context.Context, call toolCallView, info ToolCallInfo) (permit, string) {
 	mode := s.perms.Mode()
-	v := policy.Decide(mode, s.cfg.PermissionPolicy, info.Action, s.perms.remembered(call.name, info))
+	risky := info.Command != nil && (len(info.Command.Risks) > 0 || info.Command.Chained)
+	v := policy.Decide(mode, s.cfg.PermissionPolicy, info.Action, s.perms.remembered(call.name, info), risky)
 	switch v {
 	case policy.Allow:
 		return permitted, ""
@@ -150,7 +201,7 @@ func (s *Session) authorize(ctx context.Context, call toolCallView, info ToolCal
 		SessionID: acp.SessionId(s.id),
 		ToolCall: acp.ToolCallUpdate{ToolCallID: acp.ToolCallId(call.id), Title: info.Title, Kind: info.Kind,
 			Status: acp.ToolCallStatusPending, Locations: info.Locations, RawInput: call.rawInput},
-		Options: permissionOptions,
+		Options: permissionOptions(call.name, info),
 	}
 	resp, err := s.cfg.Permissions.RequestPermission(ctx, req)
 	switch {
@@ -164,7 +215,11 @@ func (s *Session) authorize(ctx context.Context, call toolCallView, info ToolCal
 	case resp.Outcome.Selected == nil:
 		return rejectedByUser, "Error: the user did not allow this tool call. It was not run."
 	}
-	switch acp.PermissionOptionKind(resp.Outcome.Selected.OptionID) {
+	chosen := acp.PermissionOptionKind(resp.Outcome.Selected.OptionID)
+	if !slices.ContainsFunc(req.Options, func(o acp.PermissionOption) bool { return acp.PermissionOptionKind(o.OptionID) == chosen }) {
+		chosen = "" // not an option we offered: fail closed below
+	}
+	switch chosen {
 	case acp.PermissionOptionKindAllowOnce:
 		return permitted, ""
 	case acp.PermissionOptionKindAllowAlways:
@@ -183,22 +238,7 @@ func (s *Session) authorize(ctx context.Context, call toolCallView, info ToolCal
 // remember stores a remembered decision, and journals it so it survives a
 // restart with the session.
 func (s *Session) remember(tool string, info ToolCallInfo, d policy.Decision) {
-	s.perms.remember(tool, info, d)
-	s.journalWrite(permissionRecord(tool, info, d), false)
-}
-
-// permissionRecord is the session-file record of a remembered decision.
-func permissionRecord(tool string, info ToolCallInfo, d policy.Decision) record {
-	r := record{Type: recPermission, Decision: d.String()}
-	switch info.Action {
-	case policy.ActionEdit:
-		r.Scope = "edits"
-	case policy.ActionExecute:
-		r.Scope, r.Command = "command", info.Command
-	default:
-		r.Scope, r.Tool = "tool", tool
-	}
-	return r
+	s.journalWrite(s.perms.remember(tool, info, d), false)
 }
 
 // rememberedHistory is every remembered decision, in order.
@@ -208,18 +248,45 @@ func (p *permissions) rememberedHistory() []rememberedCall {
 	return slices.Clone(p.history)
 }
 
+// scopeForget is the permission record that forgets everything remembered
+// before it: a fork's file starts with a copy of its source's records,
+// and the fork starts with nothing remembered.
+const scopeForget = "forget"
+
 // restore applies a remembered decision read back from the session file.
 func (p *permissions) restore(r *record) {
 	d := map[string]policy.Decision{"allow": policy.DecisionAllow, "reject": policy.DecisionReject}[r.Decision]
+	keep := true
 	switch r.Scope {
+	case scopeForget:
+		p.mu.Lock()
+		p.edits, p.other, p.history = policy.DecisionNone, nil, nil
+		p.mu.Unlock()
+		p.cmds.Reset()
+		return
 	case "edits":
-		p.remember("", ToolCallInfo{Action: policy.ActionEdit}, d)
+		p.mu.Lock()
+		p.edits = d
+		p.mu.Unlock()
+	case scopeCommandApprovals:
+		p.cmds.Restore(r.Approvals, d)
 	case "command":
-		if r.Command != nil {
-			p.remember("", ToolCallInfo{Action: policy.ActionExecute, Command: r.Command}, d)
+		// The old format: never widened, so only its rejects count.
+		if r.Command == nil || d != policy.DecisionReject {
+			return
 		}
+		cp := *r
+		cp.Scope, cp.Approvals = scopeCommandApprovals, p.cmds.Remember(*r.Command, policy.CommandContext{}, d)
+		r = &cp
 	case "tool":
-		p.remember(r.Tool, ToolCallInfo{Action: policy.ActionOther}, d)
+		p.setOther(r.Tool, d)
+	default:
+		keep = false
+	}
+	if keep {
+		p.mu.Lock()
+		p.history = append(p.history, rememberedCall{*r})
+		p.mu.Unlock()
 	}
 }
 
@@ -233,4 +300,86 @@ type toolCallView struct {
 func (s *Session) denied(it *item, tool string, why permit) {
 	reason := map[permit]string{deniedByMode: "mode", rejectedByUser: "rejected", permissionCancelled: "cancelled"}[why]
 	s.emit(it, telemetry.EventPromptPermissionDenied, "tool", tool, "reason", reason)
+}
+
+// operandInfo judges a path-like word of a command run in dir, for the
+// wide approval scope of read-only programs: inside means the path,
+// resolved through every symlink, is inside the workspace roots and not
+// under a denied name, and is not a file with several hard links (one
+// can be a link to a file outside). "~…" is never inside: the shell
+// expands it to the home directory.
+func (w *Workspace) operandInfo(dir, word string) policy.OperandInfo {
+	if word == "" || strings.HasPrefix(word, "~") || strings.IndexByte(word, 0) >= 0 {
+		return policy.OperandInfo{}
+	}
+	p := word
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	p = filepath.Clean(p)
+	real, err := realPath(p)
+	if err != nil || protectedName(p) || protectedName(real) || w.check(p, policy.AccessRead) != nil || !w.realInside(real) {
+		return policy.OperandInfo{}
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return policy.OperandInfo{Inside: true} // does not exist (yet)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && fi.Mode().IsRegular() && st.Nlink > 1 {
+		return policy.OperandInfo{}
+	}
+	return policy.OperandInfo{Inside: true, Dir: fi.IsDir()}
+}
+
+// protectedName reports whether a component of p is .git, .env or
+// .env.*, at any depth: names whose contents a wide approval never
+// covers, whatever the workspace's denied prefixes say.
+func protectedName(p string) bool {
+	for _, c := range strings.Split(filepath.ToSlash(p), "/") {
+		c = strings.ToLower(c)
+		if c == ".git" || c == ".env" || strings.HasPrefix(c, ".env.") {
+			return true
+		}
+	}
+	return false
+}
+
+// realInside checks a real path against the rules, also when a root is
+// itself reached through a symlink.
+func (w *Workspace) realInside(real string) bool {
+	if w.check(real, policy.AccessRead) == nil {
+		return true
+	}
+	for _, r := range w.roots {
+		rr, err := filepath.EvalSymlinks(r)
+		if err != nil || rr == r {
+			continue
+		}
+		if rel, err := filepath.Rel(rr, real); err == nil && (rel == "." || filepath.IsLocal(rel)) {
+			return w.check(filepath.Join(r, rel), policy.AccessRead) == nil
+		}
+	}
+	return false
+}
+
+// realPath resolves every symlink of p; for a path that does not exist,
+// its longest existing parent is resolved and the rest appended. A link
+// that exists but cannot be resolved (dangling, a loop) is an error.
+func realPath(p string) (string, error) {
+	real, err := filepath.EvalSymlinks(p)
+	if err == nil {
+		return real, nil
+	}
+	if _, lerr := os.Lstat(p); lerr == nil || !errors.Is(lerr, fs.ErrNotExist) {
+		return "", err
+	}
+	parent := filepath.Dir(p)
+	if parent == p {
+		return "", err
+	}
+	rp, err := realPath(parent)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(rp, filepath.Base(p)), nil
 }

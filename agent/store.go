@@ -365,8 +365,9 @@ func (a *Agent) DeleteSession(ctx context.Context, id acp.SessionId) error {
 
 // ForkSession implements acp.Forker: session/fork and the fork extension.
 // The fork gets a copy of the source's transcript (up to
-// req.FromUserEntryIndex), mode, model and remembered decisions, in memory
-// and in its own file; the two never affect each other.
+// req.FromUserEntryIndex), mode and model, in memory and in its own file,
+// and nothing remembered (its file forgets the source's remembered
+// decisions it copied); the two never affect each other.
 func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkRequest, source acp.Session, client *acp.ClientConn) (acp.Session, *acp.ForkSessionResponse, error) {
 	if a.modelErr != nil {
 		return nil, nil, fmt.Errorf("%w: %v", acp.ErrAuthRequired, a.modelErr)
@@ -434,6 +435,14 @@ func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkRequest, source ac
 	if opts.journal != nil {
 		// The fork's file knows where each of its entries starts.
 		opts.journal.entryStart = append([]int(nil), src.cfg.journal.entryStartPrefix(len(f.Transcript()))...)
+		// The copied records include the source's remembered decisions;
+		// the fork starts with nothing remembered, also after a reload,
+		// and in the mode it has now.
+		opts.journal.write(record{Type: recPermission, Scope: scopeForget}, false)
+		opts.journal.write(record{Type: recMode, Mode: f.Mode()}, false)
+		if err := opts.journal.Sync(); err != nil {
+			a.log.Error("saving the fork", "session", id, "error", err)
+		}
 	}
 	// The fork's MCP tools are its own: those cloned from the source are
 	// bound to the source's connections, so the fork connects anew (to

@@ -43,6 +43,12 @@ type ToolCallInfo struct {
 	// Command is the parsed command line of an ActionExecute call:
 	// remembered decisions are keyed on its simple commands.
 	Command *policy.CommandLine
+	// CommandContext is where Command runs and how its path operands
+	// are judged (remembered decisions depend on both).
+	CommandContext *policy.CommandContext
+	// CommandFolder is how the permission option names the directory
+	// ("." for the workspace root).
+	CommandFolder string
 }
 
 // DescribeFunc describes a call with schema-valid arguments. An error

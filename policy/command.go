@@ -33,6 +33,10 @@ type SimpleCommand struct {
 	// is not a literal (it has expansions) is kept as source text and the
 	// line has a Risk. Tildes are not expanded.
 	Args []string
+	// HomeArgs are the indices of the Args that start with an unquoted
+	// "~", which the shell replaces with a home directory: "~/x" and
+	// '~/x' have the same Args but are different files.
+	HomeArgs []int `json:"homeArgs,omitempty"`
 	// Key is what a remembered decision is stored under: the program
 	// (Resolved, or Name when unresolved), then the leading option words
 	// verbatim, then the first operand, joined by single spaces:
@@ -74,6 +78,19 @@ type CommandLine struct {
 	// explicit permission every time: memory never auto-allows it and
 	// callers must not auto-allow it because of an allow list either.
 	Risks []string
+	// Opaque are the Risks that also mean the set of programs the line
+	// runs is not known before it runs: a non-literal command name,
+	// trampolines (env, xargs, sudo, find -exec, bash -c, …), builtins
+	// that run code or rebind names (eval, source, exec, command,
+	// builtin, alias, hash), function definitions, assignments, and
+	// arithmetic that can run commands through array subscripts. With a
+	// deny or allow list configured, Terminal.Check refuses such lines.
+	Opaque []string `json:"opaque,omitempty"`
+	// Chained is set when the line runs more than one statement in
+	// sequence (;, &&, ||, a newline): the permission policy "allow"
+	// asks about such lines instead of allowing them (a pipeline alone
+	// is not chained).
+	Chained bool `json:"chained,omitempty"`
 }
 
 // ErrCommandParse is what a line the shell parser rejects unwraps to.
@@ -157,15 +174,26 @@ type lineParser struct {
 }
 
 func (p *lineParser) risk(format string, args ...any) {
-	r := fmt.Sprintf(format, args...)
-	if p.seen[r] {
-		return
-	}
+	p.add(false, fmt.Sprintf(format, args...))
+}
+
+// opaque records a risk that also hides which programs run.
+func (p *lineParser) opaque(format string, args ...any) {
+	p.add(true, fmt.Sprintf(format, args...))
+}
+
+func (p *lineParser) add(opaque bool, r string) {
 	if p.seen == nil {
 		p.seen = make(map[string]bool)
 	}
-	p.seen[r] = true
-	p.cl.Risks = append(p.cl.Risks, r)
+	if !p.seen[r] {
+		p.seen[r] = true
+		p.cl.Risks = append(p.cl.Risks, r)
+	}
+	if opaque && !p.seen["\x00opaque\x00"+r] {
+		p.seen["\x00opaque\x00"+r] = true
+		p.cl.Opaque = append(p.cl.Opaque, r)
+	}
 }
 
 // maxTextBytes clips the source text quoted in risks and kept for
@@ -196,6 +224,9 @@ func (p *lineParser) stmts(list []*syntax.Stmt) {
 	if p.depth > MaxCommandNesting {
 		p.tooDeep = true
 		return
+	}
+	if len(list) > 1 {
+		p.cl.Chained = true
 	}
 	for _, s := range list {
 		p.stmt(s)
@@ -231,7 +262,9 @@ func (p *lineParser) command(c syntax.Command) {
 		p.call(c)
 	case *syntax.BinaryCmd:
 		switch c.Op {
-		case syntax.AndStmt, syntax.OrStmt, syntax.Pipe, syntax.PipeAll:
+		case syntax.AndStmt, syntax.OrStmt:
+			p.cl.Chained = true
+		case syntax.Pipe, syntax.PipeAll:
 		default:
 			p.risk("operator %s is outside the whitelist (; && || |)", c.Op)
 		}
@@ -274,22 +307,22 @@ func (p *lineParser) command(c syntax.Command) {
 		if c.Name != nil {
 			name = c.Name.Value
 		}
-		p.risk("function definition %q can shadow any command name", name)
+		p.opaque("function definition %q can shadow any command name", name)
 		p.stmt(c.Body)
 	case *syntax.DeclClause:
 		variant := "declare"
 		if c.Variant != nil {
 			variant = c.Variant.Value
 		}
-		p.risk("%s changes shell variables or the environment of later commands", variant)
+		p.opaque("%s changes shell variables or the environment of later commands", variant)
 		for _, a := range c.Args {
 			p.nested(a)
 		}
 	case *syntax.ArithmCmd, *syntax.LetClause:
-		p.risk("arithmetic evaluation (( … ))/let can run commands through array subscripts")
+		p.opaque("arithmetic evaluation (( … ))/let can run commands through array subscripts")
 		p.nested(c)
 	case *syntax.TestClause:
-		p.risk("[[ … ]] evaluates arithmetic and array subscripts, which can run commands")
+		p.opaque("[[ … ]] evaluates arithmetic and array subscripts, which can run commands")
 		p.nested(c)
 	case *syntax.CoprocClause:
 		p.risk("coproc runs a command detached from the line")
@@ -318,8 +351,13 @@ func (p *lineParser) nested(n syntax.Node) {
 			return false
 		case *syntax.ParamExp:
 			p.risk("parameter expansion $%s: its value is not known to the policy", paramName(n))
+			if n.Excl || n.Index != nil || n.Slice != nil || (n.Exp != nil && n.Exp.Op == syntax.OtherParamOps) {
+				// Subscripts and slices are arithmetic, ${!x} and
+				// ${x@P} expand a value again: each can run commands.
+				p.opaque("parameter expansion $%s evaluates a subscript or expands a value again, which can run commands", paramName(n))
+			}
 		case *syntax.ArithmExp:
-			p.risk("arithmetic expansion $(( … )) can run commands through array subscripts")
+			p.opaque("arithmetic expansion $(( … )) can run commands through array subscripts")
 		}
 		return true
 	})
@@ -342,9 +380,9 @@ func (p *lineParser) call(c *syntax.CallExpr) {
 			name = a.Name.Value
 		}
 		if len(c.Args) == 0 {
-			p.risk("assignment %s=… changes shell variables for later commands", name)
+			p.opaque("assignment %s=… changes shell variables for later commands", name)
 		} else {
-			p.risk("assignment %s=… before a command sets its environment (LD_PRELOAD, PATH, … would change what runs)", name)
+			p.opaque("assignment %s=… before a command sets its environment (LD_PRELOAD, PATH, … would change what runs)", name)
 		}
 		p.nested(a)
 	}
@@ -353,11 +391,15 @@ func (p *lineParser) call(c *syntax.CallExpr) {
 	}
 	name, nameOK := p.word(c.Args[0], true)
 	args := make([]string, 0, len(c.Args)-1)
-	for _, w := range c.Args[1:] {
+	var home []int
+	for i, w := range c.Args[1:] {
 		s, _ := p.word(w, false)
 		args = append(args, s)
+		if lit, ok := w.Parts[0].(*syntax.Lit); ok && strings.HasPrefix(lit.Value, "~") {
+			home = append(home, i)
+		}
 	}
-	sc := SimpleCommand{Name: name, Args: args}
+	sc := SimpleCommand{Name: name, Args: args, HomeArgs: home}
 	if nameOK {
 		p.checkName(name, args)
 		if p.lookPath != nil && !isShellBuiltin(name) {
@@ -366,7 +408,7 @@ func (p *lineParser) call(c *syntax.CallExpr) {
 			}
 		}
 	} else {
-		p.risk("command name %q is not a literal word, so the program that runs is not known", name)
+		p.opaque("command name %q is not a literal word, so the program that runs is not known", name)
 	}
 	sc.Key = commandKey(sc)
 	p.cl.Commands = append(p.cl.Commands, sc)
@@ -432,7 +474,7 @@ func (p *lineParser) checkName(name string, args []string) {
 	}
 	if !hasSlash {
 		if reason := builtinRisk(name, args); reason != "" {
-			p.risk("%s", reason)
+			p.opaque("%s", reason)
 		}
 		switch name {
 		case "cd", "pushd", "popd":
@@ -440,7 +482,7 @@ func (p *lineParser) checkName(name string, args []string) {
 		}
 	}
 	if reason := programRisk(filepath.Base(name), args); reason != "" {
-		p.risk("%s", reason)
+		p.opaque("%s", reason)
 	}
 }
 

@@ -24,7 +24,7 @@ var fakeBins = []string{
 	"python3", "python", "python3.12", "node", "perl", "ruby", "awk", "sed",
 	"head", "tee", "cat", "make", "tar", "ssh", "rsync", "strace", "busybox",
 	"setsid", "chroot", "ionice", "watch", "parallel", "vim", "grep", "wc",
-	"echo", "true", "test", "chmod", "cp", "mv", "wget", "nc",
+	"echo", "true", "test", "chmod", "cp", "mv", "wget", "nc", "file",
 }
 
 func newFakeSystem(t testing.TB) fakeSystem {
@@ -403,4 +403,25 @@ func TestNewLookPathResolvesOnlyThroughFixedPathAndSlashNamesAgainstCwd(t *testi
 		require.NoError(t, err)
 		require.True(t, strings.HasSuffix(got, "/sh"))
 	})
+}
+
+// ctx is the context commands of the fake system run in: the cwd is work,
+// the PATH is bin, and a path operand is inside when it stays lexically
+// under work (no links in this world).
+func (fs fakeSystem) ctx() CommandContext {
+	return CommandContext{Dir: fs.work, Path: fs.bin, Operand: func(dir, w string) OperandInfo {
+		if strings.HasPrefix(w, "~") {
+			return OperandInfo{}
+		}
+		p := w
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		rel, err := filepath.Rel(fs.work, filepath.Clean(p))
+		if err != nil || !(rel == "." || filepath.IsLocal(rel)) {
+			return OperandInfo{}
+		}
+		fi, err := os.Stat(p)
+		return OperandInfo{Inside: true, Dir: err == nil && fi.IsDir()}
+	}}
 }

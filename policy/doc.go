@@ -32,7 +32,12 @@
 // Risk, which always needs an explicit permission. Terminal applies the
 // allow and deny lists to every simple command; CheckEnv refuses
 // environment variables that inject code (LD_PRELOAD, BASH_ENV, PATH,
-// GIT_*, ...). CommandMemory remembers allow_always and reject_always per
-// program and subcommand, so an approval of "git status" never covers
-// "git status; rm -rf ~".
+// GIT_*, ...). With a list configured, Terminal refuses lines whose programs
+// are not all known statically (CommandLine.Opaque: trampolines, eval,
+// functions, non-literal names). CommandMemory remembers allow_always per
+// simple command exactly (program, arguments, working directory), more
+// widely only for read-only programs while their path operands stay inside
+// the workspace and for git's read-only subcommands in one folder, so an
+// approval of "git status" never covers "git status; rm -rf ~" or
+// "git stash clear", and DescribeApproval names that scope in words.
 package policy

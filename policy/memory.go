@@ -1,6 +1,12 @@
 package policy
 
-import "sync"
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+)
 
 // Decision is a remembered permission answer.
 type Decision int
@@ -26,89 +32,394 @@ func (d Decision) String() string {
 	}
 }
 
+// OperandInfo is where a path-like word of a command leads.
+type OperandInfo struct {
+	// Inside is true when the word, read as a path relative to the
+	// command's directory, resolves (through symlinks) inside the
+	// workspace roots and outside the denied names, and is not a file
+	// with more than one hard link. A word starting with "~" never is.
+	Inside bool
+	// Dir is true when it names an existing directory.
+	Dir bool
+}
+
+// CommandContext is what a remembered command decision depends on besides
+// the line: where it runs and how its path operands are judged.
+type CommandContext struct {
+	// Dir is the absolute working directory the line runs in. Exact
+	// approvals and git approvals hold only in this directory.
+	Dir string
+	// Path is the fixed PATH the line was resolved with ("" means
+	// DefaultPath); only programs directly in its directories can get a
+	// scope wider than their exact arguments.
+	Path string
+	// Operand judges a path-like word; nil means no word is inside, so
+	// nothing gets a scope wider than its exact arguments.
+	Operand func(dir, word string) OperandInfo
+}
+
+func (ctx CommandContext) operand(word string) OperandInfo {
+	if ctx.Operand == nil || ctx.Dir == "" {
+		return OperandInfo{}
+	}
+	return ctx.Operand(ctx.Dir, word)
+}
+
+// Approval kinds.
+const (
+	// ApprovalExact covers one simple command with exactly these
+	// arguments (after quote removal), this program and this directory.
+	ApprovalExact = "exact"
+	// ApprovalProgram covers a read-only program (readOnlyPrograms) with
+	// any arguments its rule accepts, in any directory, while every
+	// path operand is inside the workspace.
+	ApprovalProgram = "program"
+	// ApprovalGit covers a read-only git subcommand with any read-only
+	// options in this directory.
+	ApprovalGit = "git"
+	// ApprovalLine covers this exact line in this directory: lines that
+	// change directory (cd, pushd, popd) are remembered only whole.
+	ApprovalLine = "line"
+	// ApprovalRejectKey rejects a program with these leading words
+	// (SimpleCommand.Key) anywhere.
+	ApprovalRejectKey = "reject-key"
+	// ApprovalRejectLine rejects this exact line anywhere.
+	ApprovalRejectLine = "reject-line"
+)
+
+// Approval is one remembered entry: what an allow_always or a
+// reject_always stored. Sessions persist them as they are, so a reload
+// never widens what the user was shown.
+type Approval struct {
+	Kind    string   `json:"kind"`
+	Dir     string   `json:"dir,omitempty"`
+	Program string   `json:"program,omitempty"`
+	Args    []string `json:"args,omitempty"`
+	Line    string   `json:"line,omitempty"`
+}
+
+func (a Approval) key() string {
+	return strings.Join(append([]string{a.Kind, a.Dir, a.Program, a.Line}, a.Args...), "\x00")
+}
+
 // CommandMemory remembers allow_always and reject_always answers for
-// command lines, keyed per simple command (SimpleCommand.Key), so that
-// approving "go test ./..." once covers "go test -run X ./pkg" but never
-// "go test ./...; rm -rf /": the second command has its own key, which
-// must be remembered too.
+// command lines. An allow covers what the user was shown, with the scope
+// the permission option names (DescribeApproval):
+//
+//   - by default, each simple command of the line exactly: the same
+//     program (equivalent spellings match: 'ls', \ls and /usr/bin/ls when
+//     ls resolves there), the same arguments after quote removal, in the
+//     same working directory;
+//   - for the read-only programs of readOnlyPrograms (cat, head, ls,
+//     grep, find, …), the program with any arguments its rule accepts
+//     (no writing or command-running options), as long as every
+//     path-like word resolves inside the workspace;
+//   - for git's read-only subcommands (status, diff, log, show, and
+//     listing branch, tag, remote -v), the subcommand with any read-only
+//     options, in the same directory;
+//   - a line that changes directory (cd, pushd, popd) only as the exact
+//     line in the same directory.
+//
+// The wide scopes count only in lines made of read-only programs and
+// read-only git subcommands: another command of the line could change
+// the files between the check and the read.
+//
+// A line is allowed only when it has no Risks and every simple command
+// is covered. A reject_always rejects each command's program with its
+// leading words (SimpleCommand.Key) and the exact line, anywhere:
+// rejects may be broad, allows may not.
 //
 // The zero value is ready to use and safe for concurrent use. One memory
 // belongs to one session; drop it to forget (session/delete, logout).
 type CommandMemory struct {
-	mu sync.Mutex
-	// keys holds per-command decisions from risk-free lines.
-	keys map[string]Decision
-	// rejectedLines holds the exact source of rejected lines that had
-	// Risks, which are never remembered by key.
-	rejectedLines map[string]bool
+	mu      sync.Mutex
+	entries map[string]Decision
 }
 
-// Remember stores d for every simple command key of cl.
+// Remember stores d for cl run in ctx.Dir and returns the approvals it
+// stored, for persistence (Restore puts them back).
 //
-// A line with Risks is never remembered by key: its keys do not describe
-// everything it runs ("ls $(evil)" has the single key "ls"), so storing
-// an allow would approve far more than the user saw, and storing a
-// reject would refuse plain "ls" forever. A reject_always of such a line
-// is remembered for that exact source text only, which is always safe; an
-// allow_always of it is not remembered at all, so the next such line asks
-// again.
-//
-// A reject of a risk-free multi-command line rejects every command in it
-// ("ls; rm -rf /" rejects ls too): memory cannot tell which part the user
-// objected to, and over-rejecting only costs a question. DecisionNone
-// forgets the line's keys.
-func (m *CommandMemory) Remember(cl CommandLine, d Decision) {
+// A line with Risks is never allowed by memory: its commands do not
+// describe everything it runs ("ls $(evil)" lists only ls and evil, not
+// what evil's output does), so an allow_always of it stores nothing; a
+// reject_always of it stores its exact source only. DecisionNone forgets
+// what an allow or reject of this line would store.
+func (m *CommandMemory) Remember(cl CommandLine, ctx CommandContext, d Decision) []Approval {
+	var as []Approval
+	switch d {
+	case DecisionReject:
+		as = append(as, Approval{Kind: ApprovalRejectLine, Line: cl.Source})
+		if len(cl.Risks) == 0 {
+			for _, c := range cl.Commands {
+				as = append(as, Approval{Kind: ApprovalRejectKey, Program: c.Key})
+			}
+		}
+	case DecisionAllow:
+		as = allowApprovals(cl, ctx)
+		// The commands with a wide scope are remembered exactly too: in a
+		// line with a command that is not read-only, only exact
+		// approvals count (see Lookup).
+		for i, a := range slices.Clone(as) {
+			if a.Kind == ApprovalProgram || a.Kind == ApprovalGit {
+				as = append(as, exactApproval(cl.Commands[i], ctx))
+			}
+		}
+	default:
+		as = append(allowApprovals(cl, ctx), Approval{Kind: ApprovalRejectLine, Line: cl.Source})
+		for _, c := range cl.Commands {
+			as = append(as, Approval{Kind: ApprovalRejectKey, Program: c.Key})
+		}
+	}
+	m.Restore(as, d)
+	if d == DecisionNone {
+		return nil
+	}
+	return as
+}
+
+// Restore stores approvals read back from a session file (what Remember
+// returned) with decision d.
+func (m *CommandMemory) Restore(as []Approval, d Decision) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if len(cl.Risks) > 0 {
-		if d == DecisionReject {
-			if m.rejectedLines == nil {
-				m.rejectedLines = make(map[string]bool)
-			}
-			m.rejectedLines[cl.Source] = true
+	if m.entries == nil {
+		m.entries = make(map[string]Decision)
+	}
+	for _, a := range as {
+		k := a.key()
+		switch {
+		case d == DecisionNone:
+			delete(m.entries, k)
+		case d == DecisionReject && (a.Kind == ApprovalRejectKey || a.Kind == ApprovalRejectLine):
+			m.entries[k] = DecisionReject
+		case d == DecisionAllow && a.Kind != ApprovalRejectKey && a.Kind != ApprovalRejectLine:
+			m.entries[k] = DecisionAllow
 		}
-		return
 	}
-	if m.keys == nil {
-		m.keys = make(map[string]Decision)
+}
+
+// Reset forgets everything.
+func (m *CommandMemory) Reset() {
+	m.mu.Lock()
+	m.entries = nil
+	m.mu.Unlock()
+}
+
+// allowApprovals is what an allow_always of cl in ctx stores; nil when
+// the line cannot be remembered.
+func allowApprovals(cl CommandLine, ctx CommandContext) []Approval {
+	if len(cl.Risks) > 0 || len(cl.Commands) == 0 || ctx.Dir == "" {
+		return nil
 	}
+	if changesDir(cl) {
+		return []Approval{{Kind: ApprovalLine, Dir: ctx.Dir, Line: cl.Source}}
+	}
+	as := make([]Approval, 0, len(cl.Commands))
 	for _, c := range cl.Commands {
-		switch d {
-		case DecisionAllow:
-			// An earlier reject_always of the same key stands: reject wins.
-			if m.keys[c.Key] != DecisionReject {
-				m.keys[c.Key] = DecisionAllow
-			}
-		case DecisionReject:
-			m.keys[c.Key] = DecisionReject
-		default:
-			delete(m.keys, c.Key)
-		}
+		as = append(as, scopeOf(c, ctx))
 	}
+	return as
 }
 
-// Lookup returns DecisionReject if the line was rejected verbatim or any
-// of its simple commands has a remembered reject; DecisionAllow only if
-// the line has no Risks, has at least one command, and every command's key
-// has a remembered allow; DecisionNone otherwise.
-func (m *CommandMemory) Lookup(cl CommandLine) Decision {
+// Lookup returns DecisionReject if the line or any of its commands has a
+// remembered reject; DecisionAllow only if the line has no Risks, has at
+// least one command, and every command is covered by a remembered allow
+// (see CommandMemory); DecisionNone otherwise.
+func (m *CommandMemory) Lookup(cl CommandLine, ctx CommandContext) Decision {
+	// The approvals that would cover each command are worked out before
+	// the lock is taken: ctx.Operand is the caller's code and does I/O.
+	var exact, wide []string
+	line := ""
+	allowable := len(cl.Risks) == 0 && len(cl.Commands) > 0 && ctx.Dir != ""
+	if allowable && changesDir(cl) {
+		line = Approval{Kind: ApprovalLine, Dir: ctx.Dir, Line: cl.Source}.key()
+	} else if allowable {
+		for _, c := range cl.Commands {
+			exact = append(exact, exactApproval(c, ctx).key())
+			w := ""
+			if s := scopeOf(c, ctx); s.Kind != ApprovalExact {
+				w = s.key()
+			}
+			wide = append(wide, w)
+		}
+	}
+
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.rejectedLines[cl.Source] {
+	if m.entries[Approval{Kind: ApprovalRejectLine, Line: cl.Source}.key()] == DecisionReject {
 		return DecisionReject
 	}
-	allAllowed := len(cl.Commands) > 0
 	for _, c := range cl.Commands {
-		switch m.keys[c.Key] {
-		case DecisionReject:
+		if m.entries[Approval{Kind: ApprovalRejectKey, Program: c.Key}.key()] == DecisionReject {
 			return DecisionReject
-		case DecisionAllow:
-		default:
-			allAllowed = false
 		}
 	}
-	if allAllowed && len(cl.Risks) == 0 {
-		return DecisionAllow
+	switch {
+	case !allowable:
+		return DecisionNone
+	case line != "":
+		if m.entries[line] == DecisionAllow {
+			return DecisionAllow
+		}
+		return DecisionNone
 	}
-	return DecisionNone
+	// A wide scope was judged on the files as they are now; a command
+	// of the same line that is not read-only (git checkout, cp, ln) can
+	// change them before the read-only one runs (a checkout that turns a
+	// file into a link to ~/.ssh). So wide scopes count only in lines
+	// whose every command has one.
+	readOnly := !slices.Contains(wide, "")
+	for i := range exact {
+		if m.entries[exact[i]] != DecisionAllow && (!readOnly || m.entries[wide[i]] != DecisionAllow) {
+			return DecisionNone
+		}
+	}
+	return DecisionAllow
+}
+
+// DescribeApproval names in words what an allow_always of cl in ctx would
+// cover, for the permission option ("Always allow `git status` in this
+// folder"); folder is how the directory is shown. ok is false when the
+// line cannot be remembered (it has Risks or runs nothing).
+func DescribeApproval(cl CommandLine, ctx CommandContext, folder string) (string, bool) {
+	as := allowApprovals(cl, ctx)
+	if len(as) == 0 {
+		return "", false
+	}
+	where := "in this folder"
+	if folder != "" && folder != "." {
+		where = "in the folder " + folder
+	}
+	if as[0].Kind == ApprovalLine {
+		return fmt.Sprintf("Always allow exactly this line, %s", where), true
+	}
+	var parts []string
+	seen := map[string]bool{}
+	for i, a := range as {
+		var p string
+		switch a.Kind {
+		case ApprovalProgram:
+			rule := readOnlyPrograms[a.Program]
+			if rule.noPaths {
+				p = fmt.Sprintf("`%s` (any arguments)", a.Program)
+			} else {
+				p = fmt.Sprintf("`%s` (any files in the workspace)", a.Program)
+			}
+		case ApprovalGit:
+			p = fmt.Sprintf("`git %s` %s", a.Program, where)
+		default:
+			c := cl.Commands[i]
+			p = fmt.Sprintf("`%s` exactly, %s", clip(displayArgv(c)), where)
+		}
+		if !seen[p] {
+			seen[p] = true
+			parts = append(parts, p)
+		}
+	}
+	return "Always allow " + strings.Join(parts, "; "), true
+}
+
+// clip bounds what an option name quotes; the title shows the full line.
+func clip(s string) string {
+	const max = 200
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// displayArgv shows c's argv the way a shell would read it back.
+func displayArgv(c SimpleCommand) string {
+	words := []string{shellQuote(c.Name)}
+	for i, a := range c.Args {
+		if slices.Contains(c.HomeArgs, i) {
+			rest := strings.TrimPrefix(a, "~")
+			if rest != "" {
+				rest = shellQuote(rest)
+			}
+			words = append(words, "~"+rest)
+			continue
+		}
+		words = append(words, shellQuote(a))
+	}
+	return strings.Join(words, " ")
+}
+
+func shellQuote(w string) string {
+	if w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=@%+,-") == "" {
+		return w
+	}
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+}
+
+// changesDir reports whether a command of cl changes the directory later
+// commands run in.
+func changesDir(cl CommandLine) bool {
+	for _, c := range cl.Commands {
+		switch c.Name {
+		case "cd", "pushd", "popd":
+			return true
+		}
+	}
+	return false
+}
+
+// program is what identifies the program of c: the file it resolved to,
+// else its name (a builtin, or a name that runs nothing).
+func program(c SimpleCommand) string {
+	if c.Resolved != "" {
+		return c.Resolved
+	}
+	return c.Name
+}
+
+func exactApproval(c SimpleCommand, ctx CommandContext) Approval {
+	args := slices.Clone(c.Args)
+	for _, i := range c.HomeArgs {
+		// "~" expanded by the shell is not the literal '~'.
+		args[i] = homePrefix + args[i]
+	}
+	return Approval{Kind: ApprovalExact, Dir: ctx.Dir, Program: program(c), Args: args}
+}
+
+// homePrefix marks, in an exact approval, an argument whose leading "~"
+// the shell expands.
+const homePrefix = "\x00home:"
+
+// scopeOf is the widest approval c may get in ctx: a read-only program
+// scope, a git read-only subcommand scope, else exactly c.
+func scopeOf(c SimpleCommand, ctx CommandContext) Approval {
+	// The working directory itself must resolve inside: "ls" with no
+	// operand lists it.
+	if base, ok := trustedProgram(c, ctx.Path); ok && ctx.operand(".").Inside {
+		if rule, ok := readOnlyPrograms[base]; ok && rule.accepts(c.Args, ctx) {
+			return Approval{Kind: ApprovalProgram, Program: base}
+		}
+		if base == "git" {
+			if sub, ok := gitReadOnly(c.Args, ctx); ok {
+				return Approval{Kind: ApprovalGit, Dir: ctx.Dir, Program: sub}
+			}
+		}
+	}
+	return exactApproval(c, ctx)
+}
+
+// trustedProgram returns the base name of c's program when it is a file
+// directly in a directory of path, or a shell builtin written as a bare
+// name: the only programs whose name says what they do.
+func trustedProgram(c SimpleCommand, path string) (string, bool) {
+	if c.Resolved == "" {
+		if isShellBuiltin(c.Name) {
+			return c.Name, true
+		}
+		return "", false
+	}
+	if !pathDirs(path)[filepath.Dir(c.Resolved)] {
+		return "", false
+	}
+	return filepath.Base(c.Resolved), true
 }

@@ -117,11 +117,15 @@ func (v Verdict) String() string {
 //     full-access allows everything; accept-edits allows edits;
 //  2. a remembered decision (remembered): reject_always cancels,
 //     allow_always allows;
-//  3. the policy mode: allow, cancel, or ask.
+//  3. the policy mode: allow, cancel, or ask. A risky call (a command
+//     line with Risks: ;-chains are fine, but $(…), redirections to
+//     files, trampolines, … are not) is never allowed by the allow
+//     policy: it asks, as it would in the ask policy.
 //
 // Step 2 comes before the modes that allow freely as well, so a
-// remembered reject_always holds in full-access mode too.
-func Decide(mode Mode, policy PolicyMode, a Action, remembered Decision) Verdict {
+// remembered reject_always holds in full-access mode too. Full-access
+// allows risky calls: the user chose to be asked nothing.
+func Decide(mode Mode, policy PolicyMode, a Action, remembered Decision, risky bool) Verdict {
 	if a == ActionNone || a == ActionRead {
 		return Allow
 	}
@@ -139,6 +143,9 @@ func Decide(mode Mode, policy PolicyMode, a Action, remembered Decision) Verdict
 	}
 	switch policy {
 	case PolicyAllow:
+		if risky {
+			return Ask
+		}
 		return Allow
 	case PolicyDeny:
 		return Cancel

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// promptModel is an OpenAI-format model server whose tool calls depend on
+// the prompt: a user message containing a key of calls gets those calls,
+// a tool result gets a closing answer.
+func promptModel(t *testing.T, calls map[string][]modelCall) *scriptedModel {
+	m := &scriptedModel{}
+	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		data, _ := io.ReadAll(r.Body)
+		m.mu.Lock()
+		m.bodies = append(m.bodies, string(data))
+		m.mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		if lastIsToolResult(data) {
+			io.WriteString(w, openAIStream(nil, true))
+			return
+		}
+		var req struct {
+			Messages []struct {
+				Role    string          `json:"role"`
+				Content json.RawMessage `json:"content"`
+			} `json:"messages"`
+		}
+		_ = json.Unmarshal(data, &req)
+		last := ""
+		if n := len(req.Messages); n > 0 {
+			last = string(req.Messages[n-1].Content)
+		}
+		for key, cs := range calls {
+			if strings.Contains(last, key) {
+				io.WriteString(w, openAIStream(cs, false))
+				return
+			}
+		}
+		io.WriteString(w, openAIStream(nil, true))
+	}))
+	t.Cleanup(m.Close)
+	return m
+}
+
+// answeringClient is a toolClient whose permission answer the test
+// changes between prompts.
+type answeringClient struct {
+	*toolClient
+	mu     sync.Mutex
+	answer string
+}
+
+func (c *answeringClient) setAnswer(a string) {
+	c.mu.Lock()
+	c.answer = a
+	c.mu.Unlock()
+}
+
+func (c *answeringClient) RequestPermission(ctx context.Context, req sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+	c.mu.Lock()
+	c.toolClient.answer = c.answer
+	c.mu.Unlock()
+	return c.toolClient.RequestPermission(ctx, req)
+}
+
+func (c *answeringClient) asked() int {
+	c.toolClient.mu.Lock()
+	defer c.toolClient.mu.Unlock()
+	return len(c.toolClient.permissions)
+}
+
+// Issue 13 item 1 through the built binary: "Always allow" of
+// `cat README.md` covers cat on workspace files, never
+// `cat README.md ~/.ssh/id_rsa`; the option named that scope.
+func TestBinaryRememberedApprovalCoversOnlyWhatWasShown(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "README.md"), []byte("readme\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "docs.md"), []byte("docs\n"), 0o644))
+	model := promptModel(t, map[string][]modelCall{
+		"first":  {{"run_command", map[string]any{"command": "cat README.md"}}},
+		"second": {{"run_command", map[string]any{"command": "cat README.md ~/.ssh/id_rsa"}}},
+		"third":  {{"run_command", map[string]any{"command": "cat docs.md"}}},
+	})
+	client := &answeringClient{toolClient: newToolClient(dir, "")}
+	conn2, sid2 := e2eSessionWith(t, model, client)
+
+	client.setAnswer("allow_always")
+	promptE2E(t, conn2, sid2, "first")
+	require.Equal(t, 1, client.asked())
+	client.toolClient.mu.Lock()
+	req := client.toolClient.permissions[0]
+	client.toolClient.mu.Unlock()
+	assert.Equal(t, "cat README.md", *req.ToolCall.Title)
+	var names []string
+	for _, o := range req.Options {
+		names = append(names, o.Name)
+	}
+	assert.Contains(t, names, "Always allow `cat` (any files in the workspace)")
+
+	client.setAnswer("reject_once")
+	promptE2E(t, conn2, sid2, "second")
+	assert.Equal(t, 2, client.asked(), "a file outside the workspace asks again")
+	promptE2E(t, conn2, sid2, "third")
+	assert.Equal(t, 2, client.asked(), "cat of another workspace file is covered")
+}
+
+// e2eSessionWith starts the binary like e2eSession, with client (which
+// overrides the permission answers) serving the connection.
+func e2eSessionWith(t *testing.T, model *scriptedModel, client sdk.Client, args ...string) (*sdk.ClientSideConnection, sdk.SessionId) {
+	t.Helper()
+	var dir string
+	if ac, ok := client.(*answeringClient); ok {
+		dir = ac.dir
+	}
+	cmd := exec.Command(agentBin, append(args, "--model", "openai/test-model")...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr syncWriter
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		stdin.Close()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("agent stderr:\n%s", stderr.String())
+		}
+	})
+	conn := sdk.NewClientSideConnection(client, stdin, stdout)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	_, err = conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
+	require.NoError(t, err)
+	sess, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
+	require.NoError(t, err)
+	return conn, sess.SessionId
+}
+
+// Issue 13 item 5 through the built binary: with deniedCommands in the
+// config file and --mode full-access (nothing asks), trampolines to rm
+// are refused with a reason and the file survives.
+func TestBinaryDeniedCommandsRefuseTrampolines(t *testing.T) {
+	rm, err := exec.LookPath("rm")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	require.NoError(t, os.WriteFile(victim, []byte("x"), 0o644))
+	require.NoError(t, os.Symlink(rm, filepath.Join(dir, "rmlink")))
+	config := filepath.Join(t.TempDir(), "config.json")
+	require.NoError(t, os.WriteFile(config, []byte(`{"deniedCommands":["rm"]}`), 0o600))
+	lines := []string{"env rm victim", "bash -c 'rm victim'", "$(echo rm) victim", "x=rm; $x victim", "./rmlink victim", "command rm victim"}
+	calls := map[string][]modelCall{}
+	for i, l := range lines {
+		calls[fmt.Sprintf("[t%d]", i)] = []modelCall{{"run_command", map[string]any{"command": l}}}
+	}
+	model := promptModel(t, calls)
+	client := &answeringClient{toolClient: newToolClient(dir, ""), answer: "allow_once"}
+	conn, sid := e2eSessionWith(t, model, client, "--config", config, "--mode", "full-access")
+	for i, l := range lines {
+		assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, fmt.Sprintf("[t%d]", i)))
+		_, err := os.Stat(victim)
+		require.NoError(t, err, "%q removed the file", l)
+		assert.Contains(t, model.body(t, 2*i+1), "Command denied", "the model is told %q was refused", l)
+	}
+	assert.Zero(t, client.asked(), "full-access asks nothing")
+}
+
+// Issue 13 item 5 and issue 15 through the built binary: --permission
+// allow runs what would ask but asks about chained and risky lines;
+// --permission deny cancels without asking.
+func TestBinaryPermissionPolicyAllowAndDeny(t *testing.T) {
+	calls := map[string][]modelCall{
+		"[plain]":   {{"run_command", map[string]any{"command": "touch made"}}},
+		"[chained]": {{"run_command", map[string]any{"command": "touch one; touch two"}}},
+		"[subst]":   {{"run_command", map[string]any{"command": "touch $(echo three)"}}},
+		"[redir]":   {{"run_command", map[string]any{"command": "echo x > four"}}},
+	}
+	t.Run("allow", func(t *testing.T) {
+		dir := t.TempDir()
+		client := &answeringClient{toolClient: newToolClient(dir, ""), answer: "reject_once"}
+		conn, sid := e2eSessionWith(t, promptModel(t, calls), client, "--permission", "allow")
+		promptE2E(t, conn, sid, "[plain]")
+		assert.Zero(t, client.asked(), "a plain line is allowed without asking")
+		assert.FileExists(t, filepath.Join(dir, "made"))
+		for i, tag := range []string{"[chained]", "[subst]", "[redir]"} {
+			promptE2E(t, conn, sid, tag)
+			assert.Equal(t, i+1, client.asked(), "%s asks", tag)
+		}
+		for _, f := range []string{"one", "two", "three", "four"} {
+			assert.NoFileExists(t, filepath.Join(dir, f))
+		}
+	})
+	t.Run("deny", func(t *testing.T) {
+		dir := t.TempDir()
+		client := &answeringClient{toolClient: newToolClient(dir, ""), answer: "allow_once"}
+		conn, sid := e2eSessionWith(t, promptModel(t, calls), client, "--permission", "deny")
+		assert.Equal(t, sdk.StopReasonCancelled, promptE2E(t, conn, sid, "[plain]"))
+		assert.Zero(t, client.asked())
+		assert.NoFileExists(t, filepath.Join(dir, "made"))
+	})
+}
