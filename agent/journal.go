@@ -130,6 +130,9 @@ type journal struct {
 	// title goes in the header, and setting it rewrites the (small) file.
 	early  []json.RawMessage
 	titled bool
+	// copied: the file starts with records copied from another session
+	// (a fork), which early does not hold.
+	copied bool
 	err    error // the first write error, reported by Sync
 }
 
@@ -185,7 +188,13 @@ func (j *journal) setTitle(title string) {
 	}
 	h := j.f.Header()
 	h.Title = title
-	if err := j.f.Rewrite(h, j.early); err != nil {
+	var err error
+	if j.copied {
+		err = j.f.RewriteHeader(h) // keeps the copied records
+	} else {
+		err = j.f.Rewrite(h, j.early)
+	}
+	if err != nil {
 		j.log.Error("saving the session title", "error", err)
 		return
 	}

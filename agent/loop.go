@@ -151,6 +151,8 @@ func (s *Session) setTitleFrom(ctx context.Context, text string) {
 }
 
 func (s *Session) appendEntry(e Entry) {
+	s.appendMu.Lock()
+	defer s.appendMu.Unlock()
 	s.mu.Lock()
 	s.tr.append(e)
 	last := s.tr.entries[len(s.tr.entries)-1]

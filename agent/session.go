@@ -165,6 +165,11 @@ type Session struct {
 	end      context.CancelCauseFunc
 	worker   sync.WaitGroup
 
+	// appendMu makes an entry's append to the transcript and its record in
+	// the file one step for a fork, which copies both (lock order:
+	// appendMu, then mu).
+	appendMu sync.Mutex
+
 	mu      sync.Mutex
 	tr      transcript
 	queue   []*item
@@ -842,6 +847,8 @@ type ForkOptions struct {
 	Workspace *Workspace
 	// journal of the new session, holding the copied records.
 	journal *journal
+	// upTo, if set, caps the entries copied (those the journal copied).
+	upTo *int
 }
 
 // Fork returns a new session with its own id, an equal but independent
@@ -867,6 +874,9 @@ func (s *Session) ForkWith(opts ForkOptions) (*Session, error) {
 			return nil, &InvalidForkEntryIndexError{Index: i}
 		}
 		n = i
+	}
+	if opts.upTo != nil {
+		n = min(n, *opts.upTo)
 	}
 	tr := s.tr.prefix(n)
 	model := s.model

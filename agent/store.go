@@ -402,22 +402,32 @@ func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkRequest, source ac
 		return nil, nil, err
 	}
 	opts := ForkOptions{ID: id, FromUserEntryIndex: req.FromUserEntryIndex, Sink: client, Permissions: client, Workspace: cfg.Workspace}
+	unlockAppends := func() {}
 	if src.cfg.journal != nil && a.store != nil {
-		n := src.cfg.journal.prefixFor(len(src.Transcript()))
+		// A turn may be appending entries: the file copy and the memory
+		// copy hold the same entries, or a restart loses the difference.
+		src.appendMu.Lock()
+		unlockAppends = src.appendMu.Unlock
+		k := len(src.Transcript())
+		n := src.cfg.journal.prefixFor(k)
 		if i := req.FromUserEntryIndex; i != nil && *i >= 0 {
 			n = src.cfg.journal.prefixFor(*i)
 		}
+		opts.upTo = &k
 		h := src.cfg.journal.f.Header()
 		h.ID, h.ParentSessionID, h.CWD, h.AdditionalDirectories, h.Timestamp = id, src.ID(), cwd, extra, time.Now()
 		f, err := a.store.Fork(src.cfg.journal.f, h, n)
 		if err != nil {
+			unlockAppends()
 			cfg.Workspace.closeIfSet()
 			return nil, nil, fmt.Errorf("%w: forking the session file: %v", acp.ErrInternal, err)
 		}
 		opts.journal = newJournal(f, a.log, nil, nil)
+		opts.journal.copied = true
 	}
 	f, err := src.ForkWith(opts)
 	if err != nil {
+		unlockAppends()
 		cfg.Workspace.closeIfSet()
 		if opts.journal != nil {
 			opts.journal.close()
@@ -435,6 +445,9 @@ func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkRequest, source ac
 	if opts.journal != nil {
 		// The fork's file knows where each of its entries starts.
 		opts.journal.entryStart = append([]int(nil), src.cfg.journal.entryStartPrefix(len(f.Transcript()))...)
+	}
+	unlockAppends()
+	if opts.journal != nil {
 		// The copied records include the source's remembered decisions;
 		// the fork starts with nothing remembered, also after a reload,
 		// and in the mode it has now.
