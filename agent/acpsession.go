@@ -106,7 +106,7 @@ func (a acpSession) Close() error {
 type extParams struct {
 	SessionID       string             `json:"sessionId"`
 	Prompt          []acp.ContentBlock `json:"prompt"`
-	MaxLength       int                `json:"maxLength"`
+	MaxLength       *int               `json:"maxLength"` // absent: DefaultPreviewLength
 	IncludeResolved bool               `json:"includeResolved"`
 	CancelActive    bool               `json:"cancelActivePrompt"`
 }
@@ -136,7 +136,11 @@ func (a acpSession) Extension(ctx context.Context, method string, raw json.RawMe
 		}
 		return map[string]any{"pendingMessages": s.PendingMessageCount()}, nil
 	case acp.MethodExtSessionPending:
-		msgs := s.PendingMessages(p.MaxLength, p.IncludeResolved)
+		maxLength := DefaultPreviewLength
+		if p.MaxLength != nil {
+			maxLength = *p.MaxLength
+		}
+		msgs := s.PendingMessages(maxLength, p.IncludeResolved)
 		if msgs == nil {
 			msgs = []PendingMessage{}
 		}

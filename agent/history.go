@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -47,22 +49,21 @@ type historyState struct {
 }
 
 // entriesFromMessages turns a rewritten conversation back into transcript
-// entries. Entries of the old transcript that survive (same tool call id,
-// or same position for messages that did not change) keep their time,
-// source and display.
+// entries. Entries of the old transcript that survive keep their time,
+// source and display. Survivors are found by aligning both from the end
+// (a rewrite keeps the newest messages): never by tool-call id alone,
+// which providers such as Ollama and llama.cpp reuse in every response.
 func entriesFromMessages(msgs []llm.Message, old []*Entry) []Entry {
-	outputs := map[string]*Entry{}
-	for _, e := range old {
-		if e.Kind == EntryToolOutput {
-			outputs[e.ToolCallID] = e
-		}
-	}
 	now := time.Now()
 	var out []Entry
 	for _, m := range msgs {
 		switch m.Role {
 		case llm.RoleUser, llm.RoleSystem:
-			out = append(out, Entry{Kind: EntryUser, Content: m.Content, Source: "prompt", Time: now})
+			e := Entry{Kind: EntryUser, Content: m.Content, Source: "prompt", Time: now}
+			if t := partsText(m.Content); strings.HasPrefix(t, compact.CompressedHistoryPrefix) {
+				e.Source = SourceSummary
+			}
+			out = append(out, e)
 		case llm.RoleAssistant:
 			if len(m.Content) > 0 || m.Reasoning != "" || m.ReasoningSignature != "" || len(m.RedactedReasoning) > 0 {
 				out = append(out, Entry{Kind: EntryAssistant, Content: m.Content, Reasoning: m.Reasoning,
@@ -72,15 +73,47 @@ func entriesFromMessages(msgs []llm.Message, old []*Entry) []Entry {
 				out = append(out, Entry{Kind: EntryToolCalls, ToolCalls: m.ToolCalls, Time: now})
 			}
 		case llm.RoleTool:
-			e := Entry{Kind: EntryToolOutput, ToolCallID: m.ToolCallID, ToolName: m.ToolName, IsError: m.IsError,
-				Text: llm.Message{Content: m.Content}.Text(), Time: now}
-			if o, ok := outputs[m.ToolCallID]; ok {
-				e.Time, e.Display = o.Time, o.Display
+			out = append(out, Entry{Kind: EntryToolOutput, ToolCallID: m.ToolCallID, ToolName: m.ToolName, IsError: m.IsError,
+				Text: llm.Message{Content: m.Content}.Text(), Time: now})
+		}
+	}
+	j := len(old) - 1
+	for i := len(out) - 1; i >= 0 && j >= 0; i-- {
+		e := &out[i]
+		for k := j; k >= 0; k-- {
+			if survives(old[k], e) {
+				o := old[k]
+				e.Time, e.Source, e.Display = o.Time, o.Source, o.Display
+				j = k - 1
+				break
 			}
-			out = append(out, e)
 		}
 	}
 	return out
+}
+
+// SourceSummary is the Source of the user entry holding a compaction's
+// summary ("[Compressed History]"): not a message the user wrote, so it
+// is neither forkable nor counted as a user message.
+const SourceSummary = "compaction_summary"
+
+// survives reports whether e, rebuilt from a rewritten conversation, is
+// the old entry o (a tool output's text may have been offloaded).
+func survives(o *Entry, e *Entry) bool {
+	if o.Kind != e.Kind {
+		return false
+	}
+	switch e.Kind {
+	case EntryUser:
+		return partsText(o.Content) == partsText(e.Content) && len(o.Content) == len(e.Content)
+	case EntryAssistant:
+		return partsText(o.Content) == partsText(e.Content) && o.Reasoning == e.Reasoning
+	case EntryToolCalls:
+		return slices.Equal(o.ToolCalls, e.ToolCalls)
+	case EntryToolOutput:
+		return o.ToolCallID == e.ToolCallID && o.ToolName == e.ToolName
+	}
+	return false
 }
 
 // replaceHistory installs a rewritten conversation and rewrites the
@@ -122,20 +155,39 @@ func (s *Session) rewriteFile() {
 // replaceToolTexts installs offloaded tool results: only the texts of
 // tool outputs change, so the entries keep everything else (times,
 // sources, displays) and are replaced in place; the file is rewritten.
+// msgs is the transcript's conversation with some tool texts replaced:
+// its k-th tool message is the k-th tool output entry (by position, as
+// tool-call ids repeat across responses with some providers).
 func (s *Session) replaceToolTexts(msgs []llm.Message) {
-	texts := map[string]string{}
+	var texts []string
 	for _, m := range msgs {
 		if m.Role == llm.RoleTool {
-			texts[m.ToolCallID] = llm.Message{Content: m.Content}.Text()
+			texts = append(texts, llm.Message{Content: m.Content}.Text())
 		}
 	}
 	s.mu.Lock()
+	k := 0
+	for _, e := range s.tr.entries {
+		if e.Kind == EntryToolOutput {
+			k++
+		}
+	}
+	if k != len(texts) {
+		s.mu.Unlock()
+		s.log.Warn("offload result does not match the history; not installed", "outputs", k, "results", len(texts))
+		return
+	}
+	k = 0
 	for i, e := range s.tr.entries {
-		if t, ok := texts[e.ToolCallID]; ok && e.Kind == EntryToolOutput && t != e.Text {
+		if e.Kind != EntryToolOutput {
+			continue
+		}
+		if t := texts[k]; t != e.Text {
 			c := *e // entries are shared with forks: copy, never mutate
 			c.Text = t
 			s.tr.entries[i] = &c
 		}
+		k++
 	}
 	s.mu.Unlock()
 	s.rewriteFile()
@@ -281,6 +333,12 @@ func (s *Session) resizeAfterTurn(ctx context.Context) {
 	switch {
 	case err != nil:
 		s.log.Warn("resizing the history failed; it is kept", "decision", d.Kind, "reason", d.Reason, "error", err)
+	case d.Kind != compact.KindNone && reflect.DeepEqual(out, msgs):
+		// Nothing changed (a deep resize of a history too short to
+		// summarize): the file is not rewritten.
+		s.mu.Lock()
+		s.hist.turnsSinceResize = 0
+		s.mu.Unlock()
 	case d.Kind != compact.KindNone:
 		s.log.Info("resized the history", "decision", d.Kind, "reason", d.Reason, "before", len(msgs), "after", len(out))
 		s.replaceHistory(out)

@@ -56,7 +56,7 @@ func TestLifecycleSendIsConsumedInFIFOOrder(t *testing.T) {
 	assert.Equal(t, []pendingView{
 		{agent.SourceFollowUp, agent.PendingQueued, "two"},
 		{agent.SourceFollowUp, agent.PendingQueued, "three\nand more"},
-	}, pendingViews(s.PendingMessages(0, false)))
+	}, pendingViews(s.PendingMessages(agent.DefaultPreviewLength, false)))
 
 	g.Release()
 	results := waitResults(t, sub, 3)
@@ -180,7 +180,7 @@ func TestLifecycleCloseStopsInputAndLetsTheRunningTurnFinish(t *testing.T) {
 	_, err := s.Prompt(ctx, "late", agent.FollowUp)
 	assert.ErrorIs(t, err, agent.ErrSessionClosed)
 	assert.ErrorIs(t, await(t, awaiting).err, agent.ErrSessionClosed)
-	hist := s.PendingMessages(0, true)
+	hist := s.PendingMessages(agent.DefaultPreviewLength, true)
 	assert.Equal(t, []pendingView{
 		{agent.SourceFollowUp, agent.PendingFailed, "queued"},
 		{agent.SourcePromptFollowUp, agent.PendingFailed, "awaiting"},
@@ -299,6 +299,11 @@ func TestLifecycleConfigSystemPromptAndAllowedTools(t *testing.T) {
 				assert.Contains(t, req.System, "/work/project", "the default system prompt names the cwd")
 			}
 			assert.Equal(t, tt.wantOffered, toolNames(req))
+			active := s.ActiveToolNames()
+			if active == nil {
+				active = []string{}
+			}
+			assert.Equal(t, tt.wantOffered, active, "ActiveToolNames is what the model is offered (issue 15.6)")
 			assert.Equal(t, tt.wantRan, rt.Calls(), "a tool that is not allowed is not run")
 			for _, e := range s.Transcript() {
 				if e.Kind == agent.EntryToolOutput {

@@ -487,7 +487,7 @@ func TestScenario11_PendingMessagesSnapshot(t *testing.T) {
 		require.NoError(t, s.Steer("steer\r\nnow"))
 		require.NoError(t, s.FollowUp("follow"))
 
-		queued := s.PendingMessages(0, false)
+		queued := s.PendingMessages(agent.DefaultPreviewLength, false)
 		assert.Equal(t, []pendingView{
 			{agent.SourcePromptFollowUp, agent.PendingQueued, strings.Repeat("p", 120) + "..."},
 			{agent.SourceSteer, agent.PendingQueued, "steer\nnow"},
@@ -509,8 +509,8 @@ func TestScenario11_PendingMessagesSnapshot(t *testing.T) {
 		require.NoError(t, await(t, p).err)
 		waitResults(t, sub, 3) // A (with the steer), the follow-up prompt, the follow-up
 
-		assert.Empty(t, s.PendingMessages(0, false))
-		hist := s.PendingMessages(0, true)
+		assert.Empty(t, s.PendingMessages(agent.DefaultPreviewLength, false))
+		hist := s.PendingMessages(agent.DefaultPreviewLength, true)
 		assert.Equal(t, []pendingView{
 			{agent.SourceSteer, agent.PendingResolved, "steer\nnow"},
 			{agent.SourcePromptFollowUp, agent.PendingResolved, strings.Repeat("p", 120) + "..."},
@@ -531,10 +531,11 @@ func TestScenario11_PendingMessagesSnapshot(t *testing.T) {
 			maxLength int
 			want      string
 		}{
-			{strings.Repeat("x", 120), 0, strings.Repeat("x", 120)},
-			{strings.Repeat("x", 121), 0, strings.Repeat("x", 120) + "..."},
-			{han, 0, strings.Repeat("汉", 120) + "..."},
-			{"a\r\nb", 0, "a\nb"},
+			{strings.Repeat("x", 120), agent.DefaultPreviewLength, strings.Repeat("x", 120)},
+			{strings.Repeat("x", 121), agent.DefaultPreviewLength, strings.Repeat("x", 120) + "..."},
+			{han, agent.DefaultPreviewLength, strings.Repeat("汉", 120) + "..."},
+			{"a\r\nb", agent.DefaultPreviewLength, "a\nb"},
+			{"a\r\nb", 0, "a..."}, // clamped to 1, as the seed does
 			{"a\r\nb", 2, "a\n..."},
 			{"abcdef", 1, "a..."},
 			{"abcdef", 6, "abcdef"},
@@ -612,7 +613,7 @@ func TestScenario13_ClearPendingState(t *testing.T) {
 		g1.Release()
 		require.NoError(t, await(t, a).err)
 		g2.awaitStarted(t)
-		require.Equal(t, []pendingView{{agent.SourceFollowUp, agent.PendingResolved, "p0"}}, pendingViews(s.PendingMessages(0, true)))
+		require.Equal(t, []pendingView{{agent.SourceFollowUp, agent.PendingResolved, "p0"}}, pendingViews(s.PendingMessages(agent.DefaultPreviewLength, true)))
 		return m, s, sub, g2
 	}
 
@@ -621,7 +622,7 @@ func TestScenario13_ClearPendingState(t *testing.T) {
 		require.NoError(t, s.FollowUp("f2"))
 
 		assert.Equal(t, 1, s.ClearPendingHistory())
-		assert.Equal(t, []pendingView{{agent.SourceFollowUp, agent.PendingQueued, "f2"}}, pendingViews(s.PendingMessages(0, true)))
+		assert.Equal(t, []pendingView{{agent.SourceFollowUp, agent.PendingQueued, "f2"}}, pendingViews(s.PendingMessages(agent.DefaultPreviewLength, true)))
 		assert.Equal(t, 1, s.PendingMessageCount())
 		assert.Equal(t, 0, s.ClearPendingHistory())
 
@@ -630,7 +631,7 @@ func TestScenario13_ClearPendingState(t *testing.T) {
 		assert.Equal(t, []pendingView{
 			{agent.SourceFollowUp, agent.PendingResolved, "f1"},
 			{agent.SourceFollowUp, agent.PendingResolved, "f2"},
-		}, pendingViews(s.PendingMessages(0, true)))
+		}, pendingViews(s.PendingMessages(agent.DefaultPreviewLength, true)))
 	})
 
 	t.Run("ClearPendingState drops queue and history, not the running turn", func(t *testing.T) {
@@ -643,7 +644,7 @@ func TestScenario13_ClearPendingState(t *testing.T) {
 		assert.Equal(t, agent.ClearPendingResult{QueuedRemoved: 2, ResolvedRemoved: 1, ActivePromptCancelled: false}, r)
 		rpf := await(t, pf)
 		assert.ErrorIs(t, rpf.err, context.Canceled, "the waiting follow-up gets a cancellation error")
-		assert.Empty(t, s.PendingMessages(0, true))
+		assert.Empty(t, s.PendingMessages(agent.DefaultPreviewLength, true))
 		assert.Equal(t, 0, s.PendingMessageCount())
 
 		g2.Release()
@@ -651,7 +652,7 @@ func TestScenario13_ClearPendingState(t *testing.T) {
 		assert.Empty(t, res[2].Err, "the running turn was not cancelled")
 		assert.Equal(t, "f1 done", res[2].Text)
 		require.NoError(t, s.Close())
-		assert.Equal(t, []pendingView{{agent.SourceFollowUp, agent.PendingResolved, "f1"}}, pendingViews(s.PendingMessages(0, true)),
+		assert.Equal(t, []pendingView{{agent.SourceFollowUp, agent.PendingResolved, "f1"}}, pendingViews(s.PendingMessages(agent.DefaultPreviewLength, true)),
 			"the dropped messages are not recorded as failed")
 		assert.Equal(t, []string{"A", "p0", "f1"}, userTexts(s.Transcript()))
 		assert.Len(t, m.Requests(), 3)
@@ -675,7 +676,7 @@ func TestScenario13_ClearPendingState(t *testing.T) {
 		assert.ErrorIs(t, await(t, a).err, context.Canceled)
 		assert.ErrorIs(t, await(t, pf).err, context.Canceled)
 		require.NoError(t, s.Close())
-		assert.Empty(t, s.PendingMessages(0, true))
+		assert.Empty(t, s.PendingMessages(agent.DefaultPreviewLength, true))
 		assert.Len(t, m.Requests(), 1)
 	})
 }
@@ -694,7 +695,7 @@ func TestScenario14_IdleFollowUpRunsExactlyOnce(t *testing.T) {
 	tr := s.Transcript()
 	assert.Equal(t, []string{"only once"}, userTexts(tr))
 	assert.Equal(t, string(agent.SourceFollowUp), tr[0].Source)
-	assert.Equal(t, []pendingView{{agent.SourceFollowUp, agent.PendingResolved, "only once"}}, pendingViews(s.PendingMessages(0, true)))
+	assert.Equal(t, []pendingView{{agent.SourceFollowUp, agent.PendingResolved, "only once"}}, pendingViews(s.PendingMessages(agent.DefaultPreviewLength, true)))
 	assert.Equal(t, 0, s.PendingMessageCount())
 }
 
@@ -751,7 +752,7 @@ func TestScenario16_CancelActivePromptFailsQueuedItems(t *testing.T) {
 	assert.ErrorIs(t, rpf.err, context.Canceled)
 	assert.ErrorIs(t, rpf.err, agent.ErrPromptCancelled)
 
-	hist := s.PendingMessages(0, true)
+	hist := s.PendingMessages(agent.DefaultPreviewLength, true)
 	assert.Equal(t, []pendingView{
 		{agent.SourcePromptFollowUp, agent.PendingFailed, "awaiting"},
 		{agent.SourceSteer, agent.PendingFailed, "steer"},
@@ -786,7 +787,7 @@ func TestScenario17_FailedHistoryKeepsNewest20(t *testing.T) {
 	require.True(t, s.CancelActivePrompt())
 	require.ErrorIs(t, await(t, a).err, context.Canceled)
 	waitResults(t, sub, 1)
-	require.Len(t, s.PendingMessages(0, true), 15)
+	require.Len(t, s.PendingMessages(agent.DefaultPreviewLength, true), 15)
 
 	// Round 2: a running follow-up (itself recorded) with 10 queued, cancelled.
 	g2 := m.gate()
@@ -802,7 +803,7 @@ func TestScenario17_FailedHistoryKeepsNewest20(t *testing.T) {
 	waitResults(t, sub, 1)
 	want = append(want, "r2-active") // it ends after the queue was failed
 
-	hist := s.PendingMessages(0, true)
+	hist := s.PendingMessages(agent.DefaultPreviewLength, true)
 	require.Len(t, hist, 20)
 	var got []string
 	for _, h := range hist {
@@ -833,7 +834,10 @@ func TestScenario18_CustomMaxLengthAppliesToQueuedAndResolved(t *testing.T) {
 		want      []string
 	}{
 		{10, []string{"qqqqqqqqqq...", "rrrrrrrrrr..."}},
-		{0, []string{strings.Repeat("q", 120) + "...", resolved}},
+		{agent.DefaultPreviewLength, []string{strings.Repeat("q", 120) + "...", resolved}},
+		// The seed clamps maxLength to at least 1 (issue 15.7).
+		{0, []string{"q...", "r..."}},
+		{-5, []string{"q...", "r..."}},
 		{30, []string{strings.Repeat("q", 30) + "...", resolved}},
 		{29, []string{strings.Repeat("q", 29) + "...", strings.Repeat("r", 29) + "..."}},
 	}
@@ -865,7 +869,7 @@ func TestScenario19_IdleFireAndForgetHistory(t *testing.T) {
 				require.NoError(t, send[source](s, "msg"))
 				res := waitResults(t, sub, 1)
 
-				hist := s.PendingMessages(0, true)
+				hist := s.PendingMessages(agent.DefaultPreviewLength, true)
 				require.Len(t, hist, 1)
 				assert.Equal(t, source, hist[0].Source)
 				assert.Equal(t, "msg", hist[0].Preview)
@@ -894,7 +898,7 @@ func TestScenario19_IdleFireAndForgetHistory(t *testing.T) {
 		assert.Equal(t, []pendingView{
 			{agent.SourceFollowUp, agent.PendingResolved, "first"},
 			{agent.SourceSteer, agent.PendingFailed, "second"},
-		}, pendingViews(s.PendingMessages(0, true)))
+		}, pendingViews(s.PendingMessages(agent.DefaultPreviewLength, true)))
 	})
 }
 
@@ -965,12 +969,12 @@ func TestScenario21_ForkDoesNotCopyPendingState(t *testing.T) {
 	require.NoError(t, s.Steer("st"))
 	require.NoError(t, s.FollowUp("ff"))
 	require.Equal(t, 3, s.PendingMessageCount())
-	require.NotEmpty(t, s.PendingMessages(0, true)[3:], "the parent has history")
+	require.NotEmpty(t, s.PendingMessages(agent.DefaultPreviewLength, true)[3:], "the parent has history")
 
 	f := fork(t, m, s)
 	assert.Equal(t, s.Transcript(), f.Transcript(), "the transcript snapshot is copied")
 	assert.Equal(t, 0, f.PendingMessageCount())
-	assert.Empty(t, f.PendingMessages(0, true))
+	assert.Empty(t, f.PendingMessages(agent.DefaultPreviewLength, true))
 	st := f.Stats()
 	assert.Equal(t, 0, st.PendingMessages)
 	assert.Equal(t, map[agent.PendingSource]int{agent.SourcePromptFollowUp: 0, agent.SourceSteer: 0, agent.SourceFollowUp: 0}, st.PendingBreakdown)
@@ -988,7 +992,7 @@ func TestScenario21_ForkDoesNotCopyPendingState(t *testing.T) {
 	require.NoError(t, await(t, a).err)
 	require.NoError(t, await(t, pf).err)
 	require.NoError(t, f.Close())
-	assert.Empty(t, f.PendingMessages(0, true))
+	assert.Empty(t, f.PendingMessages(agent.DefaultPreviewLength, true))
 	assert.NotContains(t, userTexts(f.Transcript()), "ff")
 }
 

@@ -322,8 +322,11 @@ func (s *Session) Tools() *ToolRegistry { return s.tools }
 // ToolDescriptors lists the session's tools (see ToolRegistry.Descriptors).
 func (s *Session) ToolDescriptors() []ToolDescriptor { return s.tools.Descriptors() }
 
-// ActiveToolNames lists the enabled tools.
-func (s *Session) ActiveToolNames() []string { return s.tools.ActiveNames() }
+// ActiveToolNames lists the tools the model is offered: enabled and, with
+// SessionConfig.AllowedTools, allowed.
+func (s *Session) ActiveToolNames() []string {
+	return slices.DeleteFunc(s.tools.ActiveNames(), func(n string) bool { return !s.toolAllowed(n) })
+}
 
 // Unregister removes a tool from the session: it is no longer offered to
 // the model nor callable.
@@ -669,11 +672,11 @@ func (s *Session) pendingCountLocked() int {
 
 // PendingMessages returns the queued messages in order, then (with
 // includeResolved) the newest resolved/failed ones, oldest first. Previews
-// are cut at maxLength characters plus "..." (maxLength <= 0 means 120).
+// are cut at maxLength characters plus "..."; maxLength is clamped to at
+// least 1, as seed 000's pendingMessages does (pass DefaultPreviewLength
+// for the seed's default of 120).
 func (s *Session) PendingMessages(maxLength int, includeResolved bool) []PendingMessage {
-	if maxLength <= 0 {
-		maxLength = DefaultPreviewLength
-	}
+	maxLength = max(maxLength, 1)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []PendingMessage
@@ -819,13 +822,16 @@ type ForkableMessage struct {
 	Text       string `json:"text"`
 }
 
-// ForkableUserMessages lists the user messages in transcript order.
+// ForkableUserMessages lists the user messages a fork can start from, in
+// transcript order: those with text the user wrote (seed 000 S5). Blank
+// and image-only messages and a compaction's summary are not listed, and
+// forking from them is refused like any other non-user entry (S20).
 func (s *Session) ForkableUserMessages() []ForkableMessage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []ForkableMessage
 	for i, e := range s.tr.entries {
-		if e.Kind == EntryUser {
+		if e.forkable() {
 			out = append(out, ForkableMessage{EntryIndex: i, Text: e.Text})
 		}
 	}
@@ -869,7 +875,7 @@ func (s *Session) ForkWith(opts ForkOptions) (*Session, error) {
 	n := len(s.tr.entries)
 	if opts.FromUserEntryIndex != nil {
 		i := *opts.FromUserEntryIndex
-		if i < 0 || i >= n || s.tr.entries[i].Kind != EntryUser {
+		if i < 0 || i >= n || !s.tr.entries[i].forkable() {
 			s.mu.Unlock()
 			return nil, &InvalidForkEntryIndexError{Index: i}
 		}

@@ -157,7 +157,7 @@ func TestSteerSkipsRemainingToolCallsAndReachesNextRequest(t *testing.T) {
 			assert.Len(t, subCalls, len(tt.ran))
 			// The turn's result is published after its steer was recorded.
 			assert.Equal(t, []pendingView{{agent.SourceSteer, agent.PendingResolved, steerText}},
-				pendingViews(s.PendingMessages(0, true)))
+				pendingViews(s.PendingMessages(agent.DefaultPreviewLength, true)))
 		})
 	}
 }
@@ -228,7 +228,7 @@ func TestSteerAwaitedPromptReturnsResultOfJoinedTurn(t *testing.T) {
 		{agent.SourcePromptFollowUp, agent.PendingQueued, "F1"},
 		{agent.SourceSteer, agent.PendingQueued, "S"},
 		{agent.SourceFollowUp, agent.PendingQueued, "F2"},
-	}, pendingViews(s.PendingMessages(0, false)))
+	}, pendingViews(s.PendingMessages(agent.DefaultPreviewLength, false)))
 
 	g.Release()
 	ra, rs := await(t, a), await(t, st)
@@ -253,7 +253,7 @@ func TestSteerAwaitedPromptReturnsResultOfJoinedTurn(t *testing.T) {
 		{agent.SourceSteer, agent.PendingResolved, "S"},
 		{agent.SourcePromptFollowUp, agent.PendingResolved, "F1"},
 		{agent.SourceFollowUp, agent.PendingResolved, "F2"},
-	}, pendingViews(s.PendingMessages(0, true)))
+	}, pendingViews(s.PendingMessages(agent.DefaultPreviewLength, true)))
 }
 
 func TestSteerJoinedTurnCancelledFailsTheSteer(t *testing.T) {
@@ -276,5 +276,5 @@ func TestSteerJoinedTurnCancelledFailsTheSteer(t *testing.T) {
 	assert.ErrorIs(t, ra.err, context.Canceled)
 	assert.ErrorIs(t, rs.err, context.Canceled)
 	assert.Equal(t, "answering the steer", rs.res.Text)
-	assert.Equal(t, []pendingView{{agent.SourceSteer, agent.PendingFailed, "S"}}, pendingViews(s.PendingMessages(0, true)))
+	assert.Equal(t, []pendingView{{agent.SourceSteer, agent.PendingFailed, "S"}}, pendingViews(s.PendingMessages(agent.DefaultPreviewLength, true)))
 }

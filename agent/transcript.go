@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"strings"
 	"time"
 
 	"github.com/acp-agent/acp-agent/agent/llm"
@@ -49,6 +50,12 @@ type Entry struct {
 	Display *ToolDisplay `json:"-"`
 }
 
+// forkable reports whether a fork can start from e: a user message with
+// text the user wrote (not blank, not only images, not a summary).
+func (e *Entry) forkable() bool {
+	return e.Kind == EntryUser && e.Source != SourceSummary && strings.TrimSpace(e.Text) != ""
+}
+
 // UserEntry returns a user entry with text.
 func UserEntry(text string) Entry {
 	return Entry{Kind: EntryUser, Content: []llm.Part{llm.TextPart(text)}, Text: text, Source: "prompt", Time: time.Now()}
@@ -74,7 +81,9 @@ type entryCounts struct {
 func (c *entryCounts) add(e *Entry) {
 	switch e.Kind {
 	case EntryUser:
-		c.user++
+		if e.Source != SourceSummary { // the summary is not a user message
+			c.user++
+		}
 	case EntryAssistant:
 		c.assistant++
 	case EntryToolCalls:
