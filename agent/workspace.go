@@ -179,7 +179,7 @@ func (w *Workspace) describe(mode policy.Mode) string {
 	}
 	b.WriteString(" Tools can only reach files inside the workspace; ")
 	b.WriteString("paths may be absolute or relative to the workspace root. ")
-	fmt.Fprintf(&b, "Paths under %s are off limits.", strings.Join(w.local.Policy().DeniedPathPrefixes, ", "))
+	fmt.Fprintf(&b, "Paths under %s are off limits, and so are .git, .env and .env.* at any depth.", strings.Join(w.local.Policy().DeniedPathPrefixes, ", "))
 	switch mode {
 	case policy.ModeReadOnly:
 		b.WriteString(" The session is in read-only (plan) mode: you may read and search, but not edit files or run commands; propose changes instead.")

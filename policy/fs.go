@@ -197,14 +197,48 @@ func (p FS) DeniedRel(rel string) bool {
 }
 
 func (p FS) deniedPrefix(rel string) (string, bool) {
-	if len(p.DeniedPathPrefixes) == 0 {
-		return "", false
-	}
 	rel = filepath.ToSlash(rel)
 	for _, raw := range p.DeniedPathPrefixes {
 		if underPrefix(rel, normalizePrefix(raw)) {
 			return raw, true
 		}
+	}
+	return deniedComponent(rel)
+}
+
+// DeniedName reports whether a single path component is one the agent
+// never reads or writes at any depth, whatever the configuration: ".git"
+// (a repository's config and hooks run code the next time git runs, a
+// planted ".git" file or directory in a subdirectory makes git use it),
+// ".env" and ".env.<anything>" (secrets by convention), except the
+// templates projects commit on purpose: ".env.example", ".env.sample",
+// ".env.template" and ".env.dist". Names are compared as DeniedRel
+// compares prefixes: case-insensitively, after dropping what
+// case-insensitive filesystems ignore.
+func DeniedName(name string) bool {
+	c := strings.ToLower(foldableComponent(name))
+	switch {
+	case c == ".git", c == ".env":
+		return true
+	case strings.HasPrefix(c, ".env."):
+		switch c {
+		case ".env.example", ".env.sample", ".env.template", ".env.dist":
+			return false
+		}
+		return true
+	}
+	return false
+}
+
+// deniedComponent finds a component of the slash path rel that DeniedName
+// refuses.
+func deniedComponent(rel string) (string, bool) {
+	for rel != "" {
+		c, rest, _ := strings.Cut(rel, "/")
+		if DeniedName(c) {
+			return "name " + c + " (at any depth)", true
+		}
+		rel = rest
 	}
 	return "", false
 }

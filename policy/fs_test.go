@@ -97,7 +97,7 @@ func TestFSResolve(t *testing.T) {
 		{name: "denied trailing space (Windows)", path: "/w/root/.git /config", reason: "denied prefix .git"},
 		{name: "denied HFS+ ignorable code point", path: "/w/root/.g\u200cit/config", reason: "denied prefix .git"},
 		{name: "denied BOM inside name", path: "/w/root/.en\ufeffv", reason: "denied prefix /.env"},
-		{name: "denied relative to nested root", path: "/w/root/nested/.git/config", reason: "denied prefix .git"},
+		{name: "denied relative to nested root", path: "/w/root/nested/.git/config", reason: "denied prefix name .git (at any depth)"},
 		{name: "denied in additional root", path: "/w/extra/.env", reason: "denied prefix /.env"},
 		{name: "denied multi-component prefix", path: "/w/root/secrets/keys/id_rsa", reason: "denied prefix secrets/keys/"},
 		{name: "denied multi-component prefix case variant", path: "/w/root/SECRETS/Keys", reason: "denied prefix secrets/keys/"},
@@ -109,8 +109,9 @@ func TestFSResolve(t *testing.T) {
 		{name: "prefix is slash-bounded: .github", path: "/w/root/.github/workflows/ci.yml", wantRoot: "/w/root", wantRel: ".github/workflows/ci.yml"},
 		{name: "prefix is slash-bounded: .gitignore", path: "/w/root/.gitignore", wantRoot: "/w/root", wantRel: ".gitignore"},
 		{name: "prefix is slash-bounded: .envrc", path: "/w/root/.envrc", wantRoot: "/w/root", wantRel: ".envrc"},
-		{name: "prefix is slash-bounded: .env.local", path: "/w/root/.env.local", wantRoot: "/w/root", wantRel: ".env.local"},
-		{name: "prefix is root-relative: nested repo .git", path: "/w/root/sub/.git/config", wantRoot: "/w/root", wantRel: "sub/.git/config"},
+		{name: "name at any depth: .env.local", path: "/w/root/.env.local", reason: "denied prefix name .env.local (at any depth)"},
+		{name: "name at any depth: nested repo .git", path: "/w/root/sub/.git/config", reason: "denied prefix name .git (at any depth)"},
+		{name: "name at any depth: .env template allowed", path: "/w/root/app/.env.example", wantRoot: "/w/root", wantRel: "app/.env.example"},
 		{name: "multi-component prefix parent allowed", path: "/w/root/secrets", wantRoot: "/w/root", wantRel: "secrets"},
 		{name: "multi-component prefix sibling allowed", path: "/w/root/secrets/keysX", wantRoot: "/w/root", wantRel: "secrets/keysX"},
 		{name: "dotdot prefix never matches", fs: &FS{Roots: []string{"/w/root"}, DeniedPathPrefixes: []string{"../x"}}, path: "/w/root/x", wantRoot: "/w/root", wantRel: "x"},
@@ -175,18 +176,26 @@ func TestFSDeniedRel(t *testing.T) {
 		{"a", false},
 		{".github", false},
 		{".gitmodules", false},
-		{"sub/.git", false},
+		{"sub/.git", true},
+		{"a/b/.git/hooks/pre-commit", true},
+		{"deep/dir/.env.local", true},
+		{"deep/dir/.ENV.Production", true},
+		{"deep/.env.example", false},
+		{"deep/.env.sample", false},
+		{"deep/.env.template", false},
+		{"deep/.environment", false},
 		{".", false},
 		{"", false},
 		{"...", false},
-		{"x/.env", false},
+		{"x/.env", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.rel, func(t *testing.T) {
 			require.Equal(t, tt.want, p.DeniedRel(tt.rel))
 		})
 	}
-	require.False(t, FS{}.DeniedRel(".git"), "no prefixes deny nothing")
+	require.False(t, FS{}.DeniedRel("src/main.go"), "no prefixes deny ordinary paths")
+	require.True(t, FS{}.DeniedRel("sub/.git/config"), "the names are denied whatever the prefixes")
 }
 
 func TestDefaultDeniedPrefixesDenyGitAndEnv(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/acp-agent/acp-agent/acp"
@@ -97,6 +98,12 @@ func (t *ClientTerminal) Run(ctx context.Context, spec CommandSpec, started func
 	req := &acp.CreateTerminalRequest{SessionID: sid, Command: spec.Command, Args: spec.Args, CWD: spec.Cwd}
 	for k, v := range spec.Env {
 		req.Env = append(req.Env, acp.EnvVariable{Name: k, Value: v})
+	}
+	// The editor's git must refuse planted bare repositories too
+	// (gitenv.go); any GIT_CONFIG_* of the editor's own is replaced.
+	for _, kv := range GitSafetyEnv(0) {
+		name, value, _ := strings.Cut(kv, "=")
+		req.Env = append(req.Env, acp.EnvVariable{Name: name, Value: value})
 	}
 	if spec.OutputByteLimit > 0 {
 		n := uint64(spec.OutputByteLimit)

@@ -131,7 +131,7 @@ func NewLocalTerminal(opts TerminalOptions) *LocalTerminal {
 	if env == nil {
 		env = minimalEnv()
 	}
-	env = withoutSecrets(env)
+	env = withGitSafety(withoutSecrets(env))
 	t := &LocalTerminal{
 		env:          env,
 		lookPathPath: envValue(env, "PATH"),

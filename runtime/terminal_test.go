@@ -406,7 +406,20 @@ func TestExplicitEnvironmentIsFilteredAndOverridable(t *testing.T) {
 		"DB_PASSWORD=s", "SSH_AUTH_SOCK=/x", "MY_KEY=s", "malformed",
 	}})
 	env := envLines(t, term, map[string]string{"FOO": "2"})
-	require.ElementsMatch(t, []string{"PATH=" + termTestPath, "FOO=2"}, env)
+	require.ElementsMatch(t, append([]string{"PATH=" + termTestPath, "FOO=2"}, GitSafetyEnv(0)...), env)
+}
+
+// Every git a command starts refuses planted bare repositories and the
+// repository's fsmonitor, also when the inherited environment has
+// GIT_CONFIG_* entries of its own (ours come after, so they win).
+func TestGitSafetyConfigComesLastInEveryEnvironment(t *testing.T) {
+	term := newTestTerminal(t, TerminalOptions{Env: []string{
+		"PATH=" + termTestPath, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=safe.bareRepository", "GIT_CONFIG_VALUE_0=all",
+	}})
+	env := envLines(t, term, nil)
+	require.ElementsMatch(t, []string{"PATH=" + termTestPath, "GIT_CONFIG_KEY_0=safe.bareRepository", "GIT_CONFIG_VALUE_0=all",
+		"GIT_CONFIG_KEY_1=safe.bareRepository", "GIT_CONFIG_VALUE_1=explicit",
+		"GIT_CONFIG_KEY_2=core.fsmonitor", "GIT_CONFIG_VALUE_2=false", "GIT_CONFIG_COUNT=3"}, env)
 }
 
 func TestStartResolvesCommandsWithTheFixedPathOnly(t *testing.T) {

@@ -207,6 +207,11 @@ func (c *toolClient) CreateTerminal(_ context.Context, req sdk.CreateTerminalReq
 	if req.Cwd != nil {
 		cmd.Dir = *req.Cwd
 	}
+	// Like an editor: its own environment plus what the agent asked for.
+	cmd.Env = os.Environ()
+	for _, e := range req.Env {
+		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
+	}
 	out := &strings.Builder{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
