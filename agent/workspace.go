@@ -106,7 +106,7 @@ func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, caps acp.Clie
 
 func pick(viaEditor bool, caller runtime.Caller, sessionID string, local *runtime.LocalFS) textFiles {
 	if viaEditor {
-		return runtime.NewClientFS(caller, sessionID)
+		return runtime.NewClientFS(caller, sessionID, local)
 	}
 	return local
 }

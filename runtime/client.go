@@ -18,22 +18,39 @@ type Caller interface {
 
 // ClientFS reads and writes text files through the editor
 // (fs/read_text_file, fs/write_text_file), so the agent sees unsaved
-// buffers and the editor tracks its edits. It does no policy checks of its
-// own: callers check paths with policy.FS first. Build it only for
-// methods the client advertised.
+// buffers and the editor tracks its edits. Build it only for methods the
+// client advertised.
+//
+// An editor opens whatever path it is given, following symlinks and hard
+// links. So before every call the path goes through the same checks the
+// local runtime applies (LocalFS.CheckRead, CheckWrite: os.Root
+// resolution, the real path against the roots and denied names, one hard
+// link, a regular file), and the editor is given the real path that was
+// checked. What stays open is a race: a component swapped for a symlink
+// between the check and the editor's open (docs/security.md).
 type ClientFS struct {
 	c         Caller
 	sessionID string
+	check     *LocalFS
 }
 
-// NewClientFS returns a ClientFS for one session.
-func NewClientFS(c Caller, sessionID string) *ClientFS {
-	return &ClientFS{c: c, sessionID: sessionID}
+// NewClientFS returns a ClientFS for one session whose paths are checked
+// by local (the session's confined filesystem) before the editor sees
+// them. A nil local checks nothing: only for tests of the wire calls.
+func NewClientFS(c Caller, sessionID string, local *LocalFS) *ClientFS {
+	return &ClientFS{c: c, sessionID: sessionID, check: local}
 }
 
 // ReadTextFile reads path; line (1-based) and limit (lines) apply when
 // positive, as in LocalFS.
 func (f *ClientFS) ReadTextFile(ctx context.Context, path string, line, limit int) (string, error) {
+	if f.check != nil {
+		real, err := f.check.CheckRead(ctx, path)
+		if err != nil {
+			return "", err
+		}
+		path = real
+	}
 	req := &acp.ReadTextFileRequest{SessionID: acp.SessionId(f.sessionID), Path: path}
 	if line > 0 {
 		l := uint32(line)
@@ -52,6 +69,13 @@ func (f *ClientFS) ReadTextFile(ctx context.Context, path string, line, limit in
 
 // WriteTextFile writes content to path.
 func (f *ClientFS) WriteTextFile(ctx context.Context, path, content string) error {
+	if f.check != nil {
+		real, err := f.check.CheckWrite(ctx, path, len(content))
+		if err != nil {
+			return err
+		}
+		path = real
+	}
 	req := &acp.WriteTextFileRequest{SessionID: acp.SessionId(f.sessionID), Path: path, Content: content}
 	if err := f.c.Call(ctx, acp.MethodFSWriteTextFile, req, nil); err != nil {
 		return fmt.Errorf("writing %s through the editor: %w", path, err)

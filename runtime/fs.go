@@ -293,6 +293,90 @@ func (f *LocalFS) openChecked(path string) (*os.File, string, error) {
 	return file, real, nil
 }
 
+// CheckRead applies every check ReadTextFile applies — the lexical rules,
+// os.Root resolution, the real path of the opened descriptor against the
+// rules (so symlinks that leave the roots or reach a denied name are
+// refused), a regular file, one hard link, the size cap — without reading
+// the file, and returns its real path. It is for runtimes that hand the
+// file to someone else to open (the editor's fs/read_text_file), who must
+// be given the path that was checked, not the one the model wrote.
+func (f *LocalFS) CheckRead(ctx context.Context, path string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	file, real, err := f.openChecked(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Not on disk: the editor may hold it as an unsaved buffer. Its
+		// directory must pass the checks, and the name the rules.
+		return f.checkAbsent(path)
+	}
+	if err != nil {
+		return "", err
+	}
+	defer file.Close()
+	fi, err := file.Stat()
+	if err != nil {
+		return "", rootErr("stat", path, err)
+	}
+	if err := f.checkReadable(fi, path); err != nil {
+		return "", err
+	}
+	return f.underRoot(real), nil
+}
+
+// checkAbsent checks a path whose file does not exist for a read: its
+// parent directory must exist and pass the real-path checks, and the full
+// name the rules; it returns the name under the parent's real path.
+func (f *LocalFS) checkAbsent(path string) (string, error) {
+	r, rootPath, rel, err := f.resolve(path, policy.AccessRead)
+	if err != nil {
+		return "", err
+	}
+	if rel == "." {
+		return "", fmt.Errorf("read %s: %w (is a directory)", path, ErrNotRegular)
+	}
+	dirRel, base := filepath.Dir(rel), filepath.Base(rel)
+	dir, err := r.OpenRoot(filepath.Join(dirRel, "."))
+	if err != nil {
+		return "", rootErr("open", path, err)
+	}
+	defer dir.Close()
+	d, err := dir.Open(".")
+	if err != nil {
+		return "", rootErr("open", path, err)
+	}
+	defer d.Close()
+	dirReal, err := f.confirm(d, path, filepath.Join(rootPath, dirRel), policy.AccessRead)
+	if err != nil {
+		return "", err
+	}
+	target := filepath.Join(dirReal, base)
+	if _, _, err := f.real.Resolve(target, policy.AccessRead); err != nil {
+		return "", realRefusal(path, err)
+	}
+	if _, err := dir.Lstat(base); !errors.Is(err, fs.ErrNotExist) {
+		// It appeared (or is a dangling symlink): not what was checked.
+		return "", &policy.PathError{Path: path, Reason: "changed while checked"}
+	}
+	return f.underRoot(target), nil
+}
+
+// underRoot spells a checked real path under the root as it was given
+// (the editor's own spelling of its workspace, which may differ from the
+// real one by a symlink in the root's path), so the editor finds its
+// buffers; below the root it is the real path, with no link to follow.
+func (f *LocalFS) underRoot(real string) string {
+	best, out := -1, real
+	for i, r := range f.real.Roots {
+		rel, err := filepath.Rel(r, real)
+		if err != nil || (rel != "." && !filepath.IsLocal(rel)) || len(r) <= best {
+			continue
+		}
+		best, out = len(r), filepath.Join(f.policy.Roots[i], rel)
+	}
+	return out
+}
+
 // readOpened reads a confirmed file, enforcing type, link count and size.
 func (f *LocalFS) readOpened(file *os.File, path string) ([]byte, error) {
 	fi, err := file.Stat()
@@ -409,31 +493,69 @@ func lineWindow(s string, line, limit int) string {
 // creates or passes is checked by its real path first, so a symlink to a
 // denied prefix or read-only root cannot be used to create anything there.
 func (f *LocalFS) WriteTextFile(ctx context.Context, path, content string) error {
-	if err := ctx.Err(); err != nil {
+	w, err := f.prepareWrite(ctx, path, len(content))
+	if err != nil {
 		return err
+	}
+	defer w.dir.Close()
+	return writeAtomic(w.dir, w.base, path, content, w.perm, w.existing)
+}
+
+// CheckWrite applies every check WriteTextFile applies to path for size
+// bytes of content — creating missing parent directories the same checked
+// way — without writing the file, and returns the real path to write. It
+// is for runtimes that hand the write to someone else (the editor's
+// fs/write_text_file).
+func (f *LocalFS) CheckWrite(ctx context.Context, path string, size int) (string, error) {
+	w, err := f.prepareWrite(ctx, path, size)
+	if err != nil {
+		return "", err
+	}
+	w.dir.Close()
+	return f.underRoot(filepath.Join(w.dirReal, w.base)), nil
+}
+
+// preparedWrite is a checked write target: its directory (open, confirmed
+// by real path) and the file's name, mode and whether it exists.
+type preparedWrite struct {
+	dir      *os.Root
+	dirReal  string
+	base     string
+	perm     fs.FileMode
+	existing bool
+}
+
+func (f *LocalFS) prepareWrite(ctx context.Context, path string, size int) (preparedWrite, error) {
+	if err := ctx.Err(); err != nil {
+		return preparedWrite{}, err
 	}
 	r, rootPath, rel, err := f.resolve(path, policy.AccessWrite)
 	if err != nil {
-		return err
+		return preparedWrite{}, err
 	}
-	if int64(len(content)) > f.maxSize {
-		return fmt.Errorf("write %s: %w (%d bytes, cap %d)", path, ErrTooLarge, len(content), f.maxSize)
+	if int64(size) > f.maxSize {
+		return preparedWrite{}, fmt.Errorf("write %s: %w (%d bytes, cap %d)", path, ErrTooLarge, size, f.maxSize)
 	}
 	if rel == "." {
-		return fmt.Errorf("write %s: %w (is a directory)", path, ErrNotRegular)
+		return preparedWrite{}, fmt.Errorf("write %s: %w (is a directory)", path, ErrNotRegular)
 	}
 	dir, dirReal, err := f.openWriteDir(r, rootPath, filepath.Dir(rel), path)
 	if err != nil {
-		return err
+		return preparedWrite{}, err
 	}
-	defer dir.Close()
+	w := preparedWrite{dir: dir, dirReal: dirReal, base: filepath.Base(rel), perm: 0o644}
+	if err := f.checkWriteTarget(&w, path); err != nil {
+		dir.Close()
+		return preparedWrite{}, err
+	}
+	return w, nil
+}
 
-	base := filepath.Base(rel)
-	if _, _, err := f.real.Resolve(filepath.Join(dirReal, base), policy.AccessWrite); err != nil {
+func (f *LocalFS) checkWriteTarget(w *preparedWrite, path string) error {
+	if _, _, err := f.real.Resolve(filepath.Join(w.dirReal, w.base), policy.AccessWrite); err != nil {
 		return realRefusal(path, err)
 	}
-	perm, existing := fs.FileMode(0o644), false
-	switch fi, err := dir.Lstat(base); {
+	switch fi, err := w.dir.Lstat(w.base); {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		return rootErr("lstat", path, err)
@@ -450,9 +572,9 @@ func (f *LocalFS) WriteTextFile(ctx context.Context, path, content string) error
 		// would refuse to write; keep the protection.
 		return &fs.PathError{Op: "write", Path: path, Err: fs.ErrPermission}
 	default:
-		perm, existing = fi.Mode().Perm(), true
+		w.perm, w.existing = fi.Mode().Perm(), true
 	}
-	return writeAtomic(dir, base, path, content, perm, existing)
+	return nil
 }
 
 // writeAtomic writes content to base in dir via a temporary file.

@@ -124,9 +124,18 @@ func TestBinaryRememberedApprovalCoversOnlyWhatWasShown(t *testing.T) {
 // overrides the permission answers) serving the connection.
 func e2eSessionWith(t *testing.T, model *scriptedModel, client sdk.Client, args ...string) (*sdk.ClientSideConnection, sdk.SessionId) {
 	t.Helper()
+	return e2eSessionWithCaps(t, model, client, sdk.ClientCapabilities{}, args...)
+}
+
+// e2eSessionWithCaps is e2eSessionWith for a client advertising caps.
+func e2eSessionWithCaps(t *testing.T, model *scriptedModel, client sdk.Client, caps sdk.ClientCapabilities, args ...string) (*sdk.ClientSideConnection, sdk.SessionId) {
+	t.Helper()
 	var dir string
-	if ac, ok := client.(*answeringClient); ok {
-		dir = ac.dir
+	switch c := client.(type) {
+	case *answeringClient:
+		dir = c.dir
+	case *diskEditor:
+		dir = c.dir
 	}
 	cmd := exec.Command(agentBin, append(args, "--model", "openai/test-model")...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
@@ -147,7 +156,7 @@ func e2eSessionWith(t *testing.T, model *scriptedModel, client sdk.Client, args 
 	conn := sdk.NewClientSideConnection(client, stdin, stdout)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
-	_, err = conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
+	_, err = conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps})
 	require.NoError(t, err)
 	sess, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
 	require.NoError(t, err)

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -145,4 +147,125 @@ func TestBinaryDeniedNamesAtEveryDepth(t *testing.T) {
 		}
 	}
 	t.Logf("denied-name corpus: %d tool calls, 0 leaks", len(cs))
+}
+
+// diskEditor is an editor that opens exactly what it is given: reads and
+// writes go to the path in the request, following every symlink and hard
+// link, as a careless editor would.
+type diskEditor struct {
+	*toolClient
+	paths []string
+}
+
+func (c *diskEditor) ReadTextFile(_ context.Context, req sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
+	c.record("fs/read_text_file")
+	c.mu.Lock()
+	c.paths = append(c.paths, req.Path)
+	c.mu.Unlock()
+	data, err := os.ReadFile(req.Path)
+	return sdk.ReadTextFileResponse{Content: string(data)}, err
+}
+
+func (c *diskEditor) WriteTextFile(_ context.Context, req sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
+	c.record("fs/write_text_file")
+	c.mu.Lock()
+	c.paths = append(c.paths, req.Path)
+	c.mu.Unlock()
+	return sdk.WriteTextFileResponse{}, os.WriteFile(req.Path, []byte(req.Content), 0o644)
+}
+
+// Issue 13 item 3 through the built binary: with fs/* advertised, every
+// path goes through the local runtime's real-path checks before the
+// editor sees it, and the editor is given the checked real path. A corpus
+// of symlinks (out of the workspace, to .git, .env and nested names, to
+// /proc/self/root, chains, dangling, through directories), hard links and
+// a FIFO, for reads and writes: 0 leaks, 0 writes outside.
+func TestBinaryEditorFSGetsOnlyCheckedRealPaths(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	w := func(p, c string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(c), 0o644))
+	}
+	ln := func(target, name string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755))
+		require.NoError(t, os.Symlink(target, filepath.Join(dir, name)))
+	}
+	w(filepath.Join(outside, "secret"), "OUTSIDE_SECRET")
+	w(filepath.Join(dir, ".git", "config"), "GIT_SECRET")
+	w(filepath.Join(dir, ".env"), "ENV_SECRET")
+	w(filepath.Join(dir, "sub", ".env.local"), "NESTED_SECRET")
+	w(filepath.Join(dir, "deep", "repo", ".git"), "gitdir: DOTGIT_FILE_SECRET")
+	w(filepath.Join(dir, "ok.txt"), "ORDINARY_OK")
+	ln(filepath.Join(outside, "secret"), "link_out")
+	ln(outside, "link_outdir")
+	ln(filepath.Join(dir, ".git", "config"), "link_git")
+	ln(".git", "link_gitdir")
+	ln(".env", "link_env")
+	ln("sub/.env.local", "link_nested_env")
+	ln("deep/repo/.git", "link_dotgit_file")
+	ln("/proc/self/root"+filepath.Join(outside, "secret"), "link_proc")
+	ln("/proc/self/root"+outside, "link_procdir")
+	ln(filepath.Join("..", filepath.Base(outside), "secret"), "link_rel")
+	ln("link_out", "chain_a")
+	ln("chain_a", "chain_b")
+	ln("..", "sub/up")
+	ln("/etc/passwd", "link_passwd")
+	ln(filepath.Join(outside, "created-by-dangling"), "dangling")
+	ln("ok.txt", "link_ok")
+	require.NoError(t, os.Link(filepath.Join(outside, "secret"), filepath.Join(dir, "hardlink_out")))
+	require.NoError(t, os.Link(filepath.Join(dir, ".env"), filepath.Join(dir, "hardlink_env")))
+	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644))
+
+	reads := []string{"link_out", "link_outdir/secret", "link_git", "link_gitdir/config", "link_env", "link_nested_env",
+		"link_dotgit_file", "link_proc", "link_procdir/secret", "link_rel", "chain_b", "sub/up/.env", "link_passwd",
+		"hardlink_out", "hardlink_env", "fifo", "/proc/self/root" + filepath.Join(outside, "secret"),
+		filepath.Join(outside, "secret"), "sub/up/link_out", "dangling"}
+	writes := []string{"link_out", "link_outdir/new", "link_gitdir/hooks/pre-commit", "link_env", "sub/up/.env",
+		"hardlink_out", "dangling", "link_procdir/new", "chain_b", "sub/up/link_outdir/new2", "link_nested_env"}
+	var cs []modelCall
+	for _, p := range reads {
+		cs = append(cs, modelCall{"read_file", map[string]any{"path": p}})
+	}
+	for _, p := range writes {
+		cs = append(cs, modelCall{"write_file", map[string]any{"path": p, "content": "PLANTED"}})
+	}
+	cs = append(cs, modelCall{"read_file", map[string]any{"path": "link_ok"}},
+		modelCall{"write_file", map[string]any{"path": "new/dir/made.txt", "content": "MADE"}})
+	model := promptModel(t, map[string][]modelCall{"[go]": cs})
+	editor := &diskEditor{toolClient: newToolClient(dir, "allow_once")}
+	caps := sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}}
+	conn, sid := e2eSessionWithCaps(t, model, editor, caps, "--mode", "full-access")
+	assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "[go]"))
+
+	body := model.body(t, 1)
+	for _, s := range []string{"OUTSIDE_SECRET", "GIT_SECRET", "ENV_SECRET", "NESTED_SECRET", "DOTGIT_FILE_SECRET", "root:x:0"} {
+		assert.False(t, strings.Contains(body, s), "the model saw %s", s)
+	}
+	assert.True(t, strings.Contains(body, "ORDINARY_OK"), "an ordinary file is read through the editor (control)")
+	data, err := os.ReadFile(filepath.Join(dir, "new/dir/made.txt"))
+	require.NoError(t, err, "an ordinary write goes through the editor (control)")
+	assert.Equal(t, "MADE", string(data))
+	entries, err := os.ReadDir(outside)
+	require.NoError(t, err)
+	for _, e := range entries {
+		assert.Equal(t, "secret", e.Name(), "the editor created %s outside", e.Name())
+	}
+	data, _ = os.ReadFile(filepath.Join(outside, "secret"))
+	assert.Equal(t, "OUTSIDE_SECRET", string(data), "the outside file is unchanged")
+	for _, p := range []string{".env", ".git/config", "sub/.env.local"} {
+		data, _ := os.ReadFile(filepath.Join(dir, p))
+		assert.NotEqual(t, "PLANTED", string(data), "%s was written", p)
+	}
+	assert.NoFileExists(t, filepath.Join(dir, ".git", "hooks", "pre-commit"))
+	editor.mu.Lock()
+	for _, p := range editor.paths {
+		rel, err := filepath.Rel(dir, p)
+		assert.True(t, err == nil && filepath.IsLocal(rel), "the editor was given %s", p)
+		real, err := filepath.EvalSymlinks(filepath.Dir(p))
+		if err == nil {
+			assert.Equal(t, filepath.Dir(p), real, "the editor was given a path with a link in it: %s", p)
+		}
+	}
+	editor.mu.Unlock()
+	t.Logf("editor fs corpus: %d reads, %d writes, 0 leaks", len(reads), len(writes))
 }
