@@ -405,6 +405,11 @@ func (w *Workspace) parseCommand(args json.RawMessage) (command, error) {
 	if err := w.check(c.cwd, policy.AccessRead); err != nil {
 		return c, err
 	}
+	// The directory the command runs in is its real path: a symlink in
+	// the workspace that points elsewhere is refused like that elsewhere.
+	if c.cwd, err = w.local.CheckDir(c.cwd); err != nil {
+		return c, err
+	}
 	c.parsed, err = policy.ParseCommandLine(a.Command, policy.NewLookPath(w.cfg.PATH, c.cwd))
 	if err != nil {
 		return c, fmt.Errorf("the command cannot be run: %w", err)

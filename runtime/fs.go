@@ -324,6 +324,33 @@ func (f *LocalFS) CheckRead(ctx context.Context, path string) (string, error) {
 	return f.underRoot(real), nil
 }
 
+// CheckDir resolves the directory path through os.Root, checks its real
+// path for reading against the rules and returns it, spelled under the
+// root as given. Commands run there (their working directory), so a
+// symlink inside the workspace that leads out of it, or to a denied
+// name, is refused.
+func (f *LocalFS) CheckDir(path string) (string, error) {
+	r, rootPath, rel, err := f.resolve(path, policy.AccessRead)
+	if err != nil {
+		return "", err
+	}
+	dir, err := r.OpenRoot(filepath.Join(rel, "."))
+	if err != nil {
+		return "", rootErr("open", path, err)
+	}
+	defer dir.Close()
+	d, err := dir.Open(".")
+	if err != nil {
+		return "", rootErr("open", path, err)
+	}
+	defer d.Close()
+	real, err := f.confirm(d, path, filepath.Join(rootPath, rel), policy.AccessRead)
+	if err != nil {
+		return "", err
+	}
+	return f.underRoot(real), nil
+}
+
 // checkAbsent checks a path whose file does not exist for a read: its
 // parent directory must exist and pass the real-path checks, and the full
 // name the rules; it returns the name under the parent's real path.

@@ -269,3 +269,28 @@ func TestBinaryEditorFSGetsOnlyCheckedRealPaths(t *testing.T) {
 	editor.mu.Unlock()
 	t.Logf("editor fs corpus: %d reads, %d writes, 0 leaks", len(reads), len(writes))
 }
+
+// run_command's cwd is checked by its real path: a symlink in the
+// workspace that leads out of it (or to .git) is refused before anything
+// runs, even in full-access mode.
+func TestBinaryCommandCwdThroughASymlinkOutIsRefused(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	require.NoError(t, os.Symlink(outside, filepath.Join(dir, "out")))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".git"), 0o755))
+	require.NoError(t, os.Symlink(".git", filepath.Join(dir, "g")))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "real", "sub"), 0o755))
+	require.NoError(t, os.Symlink("real/sub", filepath.Join(dir, "inside")))
+	model := promptModel(t, map[string][]modelCall{
+		"[out]":    {{"run_command", map[string]any{"command": "touch made", "cwd": "out"}}},
+		"[git]":    {{"run_command", map[string]any{"command": "touch made", "cwd": "g"}}},
+		"[inside]": {{"run_command", map[string]any{"command": "touch made", "cwd": "inside"}}},
+	})
+	client := newToolClient(dir, "allow_once")
+	conn, sid := e2eSession(t, "openai", model, client, sdk.ClientCapabilities{}, "--mode", "full-access")
+	for _, p := range []string{"[out]", "[git]", "[inside]"} {
+		promptE2E(t, conn, sid, p)
+	}
+	assert.NoFileExists(t, filepath.Join(outside, "made"), "a command ran outside the workspace")
+	assert.NoFileExists(t, filepath.Join(dir, ".git", "made"), "a command ran in .git")
+	assert.FileExists(t, filepath.Join(dir, "real", "sub", "made"), "a link that stays inside works (control)")
+}
