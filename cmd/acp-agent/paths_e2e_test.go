@@ -294,3 +294,41 @@ func TestBinaryCommandCwdThroughASymlinkOutIsRefused(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(dir, ".git", "made"), "a command ran in .git")
 	assert.FileExists(t, filepath.Join(dir, "real", "sub", "made"), "a link that stays inside works (control)")
 }
+
+// Issue 15 pin: the config file's workspace rules through the built
+// binary: a write into a readOnlyRoot and a read under a
+// deniedPathPrefix are refused; the same operations elsewhere work.
+func TestBinaryConfigWorkspaceRulesReadOnlyRootsAndDeniedPrefixes(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "vendor"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "vendor", "lib.go"), []byte("VENDORED"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "secrets", "keys"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "secrets", "keys", "id"), []byte("KEY_SECRET"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("NOTES_OK"), 0o644))
+	config := filepath.Join(t.TempDir(), "config.json")
+	cfg := fmt.Sprintf(`{"readOnlyRoots":[%q],"deniedPathPrefixes":["secrets/keys"]}`, filepath.Join(dir, "vendor"))
+	require.NoError(t, os.WriteFile(config, []byte(cfg), 0o600))
+	model := promptModel(t, map[string][]modelCall{"[go]": {
+		{"write_file", map[string]any{"path": "vendor/lib.go", "content": "CHANGED"}},
+		{"write_file", map[string]any{"path": "vendor/new.go", "content": "CHANGED"}},
+		{"edit_file", map[string]any{"path": "vendor/lib.go", "old_string": "VENDORED", "new_string": "CHANGED"}},
+		{"read_file", map[string]any{"path": "secrets/keys/id"}},
+		{"grep", map[string]any{"pattern": "KEY_SEC"}},
+		{"read_file", map[string]any{"path": "vendor/lib.go"}},
+		{"read_file", map[string]any{"path": "notes.txt"}},
+		{"write_file", map[string]any{"path": "src/ok.go", "content": "WRITTEN"}},
+	}})
+	client := newToolClient(dir, "allow_once")
+	conn, sid := e2eSession(t, "openai", model, client, sdk.ClientCapabilities{}, "--config", config, "--mode", "full-access")
+	promptE2E(t, conn, sid, "[go]")
+	body := model.body(t, 1)
+	data, _ := os.ReadFile(filepath.Join(dir, "vendor", "lib.go"))
+	assert.Equal(t, "VENDORED", string(data), "the read-only root was written")
+	assert.NoFileExists(t, filepath.Join(dir, "vendor", "new.go"))
+	assert.False(t, strings.Contains(body, "KEY_SECRET"), "a denied prefix was read")
+	assert.True(t, strings.Contains(body, "VENDORED"), "a read-only root stays readable")
+	assert.True(t, strings.Contains(body, "NOTES_OK"), "ordinary reads work")
+	data, err := os.ReadFile(filepath.Join(dir, "src", "ok.go"))
+	require.NoError(t, err, "ordinary writes work")
+	assert.Equal(t, "WRITTEN", string(data))
+}
