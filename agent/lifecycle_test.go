@@ -22,8 +22,11 @@ import (
 // eventView renders an output event compactly.
 func eventView(ev agent.OutputEvent) string {
 	switch ev.Type {
-	case agent.OutputToolCall, agent.OutputToolResult:
-		return string(ev.Type) + ":" + ev.ToolCallID + ":" + ev.Text
+	case agent.OutputToolCall:
+		// Seed 001 AS-004: tool_use carries the tool's name and input.
+		return string(ev.Type) + ":" + ev.ToolCallID + ":" + ev.ToolName + ":" + ev.Arguments
+	case agent.OutputToolResult:
+		return string(ev.Type) + ":" + ev.ToolCallID + ":" + ev.ToolName + ":" + ev.Text
 	}
 	return string(ev.Type) + ":" + ev.Text + ev.Err
 }
@@ -99,7 +102,7 @@ func TestLifecycleSubscribersEachSeeEveryEventInOrder(t *testing.T) {
 
 	_, err := s.Prompt(context.Background(), "hi")
 	require.NoError(t, err)
-	want := []string{"text:Hel", "text:lo", "tool_call:c1:", `tool_result:c1:echo:{"v":1}`, "text:do", "text:ne", "result:done"}
+	want := []string{"text:Hel", "text:lo", `tool_call:c1:echo:{"v":1}`, `tool_result:c1:echo:echo:{"v":1}`, "text:do", "text:ne", "result:done"}
 	for i, sub := range subs {
 		assert.Equal(t, want, untilResult(t, sub), "subscriber %d", i)
 	}
@@ -200,8 +203,12 @@ func TestLifecycleCloseStopsInputAndLetsTheRunningTurnFinish(t *testing.T) {
 	}
 	evs := drain(t, sub)
 	require.NotEmpty(t, evs)
-	assert.Equal(t, agent.OutputEvent{Type: agent.OutputResult, Text: "finished anyway", StopReason: "end_turn", Usage: &llm.Usage{}}, evs[len(evs)-1],
-		"the running turn completed; nothing ran after it")
+	last := evs[len(evs)-1]
+	require.NotNil(t, last.DurationMS, "seed 001: the result carries the turn's duration")
+	assert.GreaterOrEqual(t, *last.DurationMS, int64(0))
+	last.DurationMS = nil
+	assert.Equal(t, agent.OutputEvent{Type: agent.OutputResult, Text: "finished anyway", StopReason: "end_turn", Usage: &llm.Usage{}}, last,
+		"the running turn completed; nothing ran after it; no pricing, so no cost")
 	assert.NoError(t, sub.Err())
 	assert.Equal(t, []string{"running"}, userTexts(s.Transcript()))
 	assert.Len(t, m.Requests(), 1)

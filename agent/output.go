@@ -31,6 +31,13 @@ type OutputEvent struct {
 	StopReason acp.StopReason `json:"stopReason,omitempty"`
 	Usage      *llm.Usage     `json:"usage,omitempty"`
 	Err        string         `json:"error,omitempty"`
+	// TotalCost (result events) is the session's cost so far in USD (what
+	// /cost shows), as seed 001's result carries the SDK's total_cost_usd;
+	// nil while no model call of the session was priced.
+	TotalCost *float64 `json:"totalCost,omitempty"`
+	// DurationMS (result events) is how long the turn ran, from its start
+	// to its end, in milliseconds (seed 001's duration_ms).
+	DurationMS *int64 `json:"durationMs,omitempty"`
 }
 
 // ErrSubscriberLagged ends the stream of a subscriber that fell more than

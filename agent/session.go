@@ -513,6 +513,7 @@ func (s *Session) work() {
 
 		s.sendState(it, acp.ExecStateRunning, 0, "")
 		s.emit(it, telemetry.EventPromptStarted)
+		started := time.Now()
 		turnCtx, stopTimer := ctx, context.CancelFunc(func() {})
 		if s.cfg.PromptTimeout > 0 {
 			turnCtx, stopTimer = context.WithTimeoutCause(ctx, s.cfg.PromptTimeout, ErrPromptTimedOut)
@@ -564,7 +565,12 @@ func (s *Session) work() {
 		for _, st := range steered {
 			s.deliver(st, res, err, false)
 		}
-		s.publish(OutputEvent{Type: OutputResult, StopReason: res.StopReason, Text: res.Text, Usage: &res.Usage, Err: errString(err)})
+		ms := time.Since(started).Milliseconds()
+		result := OutputEvent{Type: OutputResult, StopReason: res.StopReason, Text: res.Text, Usage: &res.Usage, Err: errString(err), DurationMS: &ms}
+		s.mu.Lock()
+		result.TotalCost = s.hist.usage.Totals().Cost // the /cost figure
+		s.mu.Unlock()
+		s.publish(result)
 	}
 }
 
