@@ -199,6 +199,14 @@ func (c *Client) parse(line []byte) (Message, error) {
 			}
 			break
 		}
+		if env.Method == acp.MethodSessionUpdate && isSDKUpdate(env.Params) {
+			// Variants of the newer SDK schema (compaction), sent only to
+			// clients that advertise them.
+			if err := c.checker.ValidateSDK("SessionNotification", env.Params); err != nil {
+				return m, fmt.Errorf("agent update does not match the SDK 2.4.0 schema: %v\n%s", err, line)
+			}
+			break
+		}
 		if err := c.validate(def, env.Params); err != nil {
 			return m, fmt.Errorf("agent %s params do not match the ACP schema (%s): %v\n%s", env.Method, def, err, line)
 		}
@@ -227,6 +235,20 @@ func (c *Client) parse(line []byte) (Message, error) {
 		return m, fmt.Errorf("agent message is neither request nor response: %s", line)
 	}
 	return m, nil
+}
+
+// isSDKUpdate reports whether session/update params carry a variant the
+// v1 schema does not have but SDK 2.4.0's does (compaction).
+func isSDKUpdate(params json.RawMessage) bool {
+	var p struct {
+		Update struct {
+			Tag string `json:"sessionUpdate"`
+		} `json:"update"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return false
+	}
+	return p.Update.Tag == "compaction_update" || p.Update.Tag == "compaction_summary_chunk"
 }
 
 // isExtensionUpdate reports whether session/update params carry one of

@@ -142,10 +142,11 @@ func TestSeed003_NoCompactDuringCooldown(t *testing.T) {
 }
 
 // Seed 003, Context compaction: compact 成功后应更新历史并发出 compact 事件.
-// The runner's part (rewrite the session file, emit the event) is the
-// integrator's; this checks that a forced compaction gives it the new
-// history and the event's figures, and that cleanup after the rewrite
-// deletes the files the new history no longer needs.
+// The runner's part (rewrite the session file, emit the event) is tested
+// in the session by agent's TestSeed003_ForcedCompactSuccessReplacesHistoryInTheSession;
+// this checks that a forced compaction gives it the new history and the
+// event's figures, and that cleanup after the rewrite deletes the files
+// the new history no longer needs.
 func TestSeed003_ForcedCompactSuccessReplacesHistory(t *testing.T) {
 	s := &script{answers: []any{"the summary"}}
 	o := testOffloader(t)
