@@ -186,6 +186,12 @@ func (s *Session) authorize(ctx context.Context, call toolCallView, info ToolCal
 	mode := s.perms.Mode()
 	risky := info.Command != nil && (len(info.Command.Risks) > 0 || info.Command.Chained)
 	v := policy.Decide(mode, s.cfg.PermissionPolicy, info.Action, s.perms.remembered(call.name, info), risky)
+	if v == policy.Allow && info.Action == policy.ActionExecute && s.sandboxMissing() != "" {
+		// The user asked for a sandbox this machine cannot give: never
+		// pretend to be confined; every command asks.
+		s.noticeSandboxMissing(ctx)
+		v = policy.Ask
+	}
 	switch v {
 	case policy.Allow:
 		return permitted, ""
@@ -382,4 +388,21 @@ func realPath(p string) (string, error) {
 		return "", err
 	}
 	return filepath.Join(rp, filepath.Base(p)), nil
+}
+
+// sandboxMissing is why the session's commands cannot be confined although
+// the sandbox was asked for ("" when they are, or it was not asked for).
+func (s *Session) sandboxMissing() string {
+	if w := s.cfg.Workspace; w != nil && !w.termViaEditor {
+		return w.cfg.SandboxUnavailable
+	}
+	return ""
+}
+
+// noticeSandboxMissing tells the user, once per session, that commands
+// run unconfined and therefore ask.
+func (s *Session) noticeSandboxMissing(ctx context.Context) {
+	s.sandboxNotice.Do(func() {
+		s.update(ctx, acp.AgentMessageChunk("Note: commands cannot be sandboxed here ("+s.sandboxMissing()+"), so every command asks for permission.\n\n"))
+	})
 }

@@ -169,6 +169,8 @@ type Session struct {
 	// the file one step for a fork, which copies both (lock order:
 	// appendMu, then mu).
 	appendMu sync.Mutex
+	// sandboxNotice says once that commands are not confined.
+	sandboxNotice sync.Once
 
 	mu      sync.Mutex
 	tr      transcript

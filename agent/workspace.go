@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -44,6 +45,14 @@ type WorkspaceConfig struct {
 	// PATH is the fixed search path of commands; empty means
 	// policy.DefaultPath.
 	PATH string
+	// Sandbox, if set, confines the commands of the local terminal (not
+	// the editor's: there the editor decides): its policy gets the
+	// session's roots as WritableRoots and a per-session TempDir.
+	Sandbox *runtime.Sandbox
+	// SandboxUnavailable, if set, says why commands cannot be confined
+	// although the user asked for it: sessions say so once and ask for
+	// every command.
+	SandboxUnavailable string
 }
 
 // Workspace is where a session's built-in tools work: the session's roots,
@@ -55,6 +64,8 @@ type Workspace struct {
 	local *runtime.LocalFS
 	files textFiles // editor or local
 	term  commandRunner
+	// tempDir is the confined commands' TMPDIR, removed by Close.
+	tempDir string
 	// localTerm is closed with the workspace (nil when the editor runs
 	// the commands).
 	localTerm *runtime.LocalTerminal
@@ -98,11 +109,45 @@ func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, caps acp.Clie
 	if caller != nil && caps.Terminal {
 		w.term, w.termViaEditor = runtime.NewClientTerminal(caller, sessionID), true
 	} else {
-		w.localTerm = runtime.NewLocalTerminal(runtime.TerminalOptions{})
+		opts := runtime.TerminalOptions{}
+		if sb := cfg.Sandbox; sb != nil {
+			tmp, err := os.MkdirTemp("", "acp-agent-cmd-")
+			if err != nil {
+				local.Close()
+				return nil, fmt.Errorf("sandbox temporary directory: %w", err)
+			}
+			w.tempDir = tmp
+			confined := *sb
+			confined.Policy.WritableRoots = writableRoots(roots, cfg.ReadOnlyRoots)
+			confined.Policy.TempDir = tmp
+			opts.Sandbox = &confined
+		}
+		w.localTerm = runtime.NewLocalTerminal(opts)
 		w.term = w.localTerm
 	}
 	return w, nil
 }
+
+// writableRoots are the roots a confined command may write: every root
+// not inside a read-only root.
+func writableRoots(roots, readOnly []string) []string {
+	var out []string
+	for _, r := range roots {
+		ro := false
+		for _, x := range readOnly {
+			if rel, err := filepath.Rel(x, r); err == nil && (rel == "." || filepath.IsLocal(rel)) {
+				ro = true
+			}
+		}
+		if !ro {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Sandboxed reports whether the workspace's local commands are confined.
+func (w *Workspace) Sandboxed() bool { return w.localTerm != nil && w.cfg.Sandbox != nil }
 
 func pick(viaEditor bool, caller runtime.Caller, sessionID string, local *runtime.LocalFS) textFiles {
 	if viaEditor {
@@ -128,6 +173,9 @@ func (w *Workspace) Close() error {
 	var errs []error
 	if w.localTerm != nil {
 		errs = append(errs, w.localTerm.Close())
+	}
+	if w.tempDir != "" {
+		errs = append(errs, os.RemoveAll(w.tempDir))
 	}
 	errs = append(errs, w.local.Close())
 	return errors.Join(errs...)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acp-agent/acp-agent/runtime/sandbox"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,6 +68,18 @@ type TerminalOptions struct {
 	// descendants that left the process group with setsid. Start fails if
 	// the child cgroup cannot be created. Empty means process groups only.
 	CgroupParent string
+	// Sandbox, if set, confines every process: it starts through the
+	// sandbox helper (package sandbox), which applies the policy and then
+	// runs the command.
+	Sandbox *Sandbox
+}
+
+// Sandbox is how a LocalTerminal confines its processes.
+type Sandbox struct {
+	// Exe is the agent's own binary, which runs the helper (sandbox.Main
+	// must be called from its main).
+	Exe    string
+	Policy sandbox.Policy
 }
 
 // CommandSpec describes one process to start.
@@ -114,6 +127,7 @@ type ExitStatus struct {
 // ends before Close returns.
 type LocalTerminal struct {
 	env          []string
+	sandbox      *Sandbox
 	lookPathPath string
 	killGrace    time.Duration
 	waitDelay    time.Duration
@@ -138,6 +152,7 @@ func NewLocalTerminal(opts TerminalOptions) *LocalTerminal {
 		killGrace:    opts.KillGrace,
 		waitDelay:    opts.WaitDelay,
 		cgroupParent: opts.CgroupParent,
+		sandbox:      opts.Sandbox,
 		procs:        make(map[*Process]struct{}),
 	}
 	if t.lookPathPath == "" {
@@ -218,6 +233,13 @@ func (t *LocalTerminal) Start(ctx context.Context, spec CommandSpec) (*Process, 
 		Stdout:    out,
 		Stderr:    out,
 		WaitDelay: t.waitDelay,
+	}
+	if sb := t.sandbox; sb != nil {
+		exe, args, env, err := sandbox.Command(sb.Exe, sb.Policy, cmd.Path, cmd.Args)
+		if err != nil {
+			return nil, fmt.Errorf("start %q: sandbox: %w", spec.Command, err)
+		}
+		cmd.Path, cmd.Args, cmd.Env = exe, args, append(cmd.Env, env...)
 	}
 
 	t.mu.Lock()

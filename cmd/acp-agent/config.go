@@ -46,6 +46,8 @@ type fileConfig struct {
 		EveryNTurns           int `json:"everyNTurns"`
 	} `json:"resize"`
 	OffloadThreshold int `json:"offloadThreshold"`
+	// Sandbox of local commands (sandbox.go).
+	Sandbox *sandboxFile `json:"sandbox"`
 	// Caps of one streamed model response (limits.go).
 	MaxToolArgumentBytes *int `json:"maxToolArgumentBytes"`
 	MaxResponseTextBytes *int `json:"maxResponseTextBytes"`
@@ -66,7 +68,7 @@ type fileModel struct {
 var (
 	configKeys = []string{"model", "models", "maxRetries", "promptTimeout", "executionState", "logLevel", "logFile", "modelsFile", "telemetryFile",
 		"mode", "permission", "allowedCommands", "deniedCommands", "readOnlyRoots", "deniedPathPrefixes", "commandTimeout", "maxCommandRuntime", "sessionDir", "stopHooks", "offloadThreshold", "modelTitles", "resize",
-		"maxToolArgumentBytes", "maxResponseTextBytes"}
+		"maxToolArgumentBytes", "maxResponseTextBytes", "sandbox"}
 	modelKeys = []string{"model", "name", "description", "baseUrl", "apiKeyEnv", "thoughtLevels", "thoughtLevel"}
 )
 

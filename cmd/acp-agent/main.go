@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/acp-agent/acp-agent/runtime/sandbox"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -32,6 +33,9 @@ import (
 var version = "0.1.0-dev"
 
 func main() {
+	// A confined command starts as this binary in the sandbox's helper
+	// mode; it never returns then.
+	sandbox.Main(os.Args)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Stdin, os.Stdout, os.Stderr, os.Args[1:])
 	stop()
@@ -56,6 +60,15 @@ func main() {
 // and they do not start the protocol. "acp-agent exec" is the
 // non-interactive mode (exec.go).
 func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []string) error {
+	if len(args) > 0 && args[0] == "doctor" {
+		// What this machine can do for the agent (not the protocol).
+		st := sandbox.Probe()
+		fmt.Fprintf(stdout, "acp-agent %s\nsandbox: %s\n", version, st)
+		if !st.Available {
+			fmt.Fprintln(stdout, "commands are not confined here: with --sandbox auto or on, every command asks for permission")
+		}
+		return nil
+	}
 	if len(args) > 0 && args[0] == "exec" {
 		return runExec(ctx, stdin, stdout, stderr, args[1:])
 	}
@@ -67,7 +80,7 @@ func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []
 		return fmt.Errorf("unexpected argument %q (see --help)", st.fs.Arg(0))
 	}
 	if st.version {
-		_, err := fmt.Fprintln(stdout, "acp-agent", version)
+		_, err := fmt.Fprintf(stdout, "acp-agent %s\nsandbox: %s\n", version, sandbox.Probe())
 		return err
 	}
 	a, log, cleanup, err := st.newAgent(stderr)
@@ -108,6 +121,9 @@ type settings struct {
 
 	// streamLimits cap one model response (limits.go).
 	streamLimits llm.Limits
+	// The sandbox's flags and config (sandbox.go), resolved in newAgent.
+	sandboxFlags sandboxFlags
+	sandboxFile  *sandboxFile
 }
 
 // parseSettings parses args with the common flags; extra adds a
@@ -131,6 +147,7 @@ func parseSettings(name string, args []string, stderr io.Writer, getenv func(str
 	fs.StringVar(&st.sessionDir, "session-dir", getenv("ACP_AGENT_SESSION_DIR"), "where sessions are stored, one JSONL file each (env ACP_AGENT_SESSION_DIR; default $XDG_STATE_HOME/acp-agent/sessions)")
 	fs.BoolVar(&st.version, "version", false, "print the version and exit")
 	limitFlags := addStreamLimitFlags(fs, getenv)
+	st.sandboxFlags = addSandboxFlags(fs, getenv)
 	if extra != nil {
 		extra(fs)
 	}
@@ -223,6 +240,7 @@ func parseSettings(name string, args []string, stderr io.Writer, getenv func(str
 	st.streamLimits = streamLimits(flagLayer)
 	st.choices = file.choices()
 	st.workspace = file.workspace()
+	st.sandboxFile = file.Sandbox
 	for _, line := range file.StopHooks {
 		st.stopHooks = append(st.stopHooks, agent.CommandStopHook(line, 0))
 	}
@@ -299,6 +317,12 @@ func (st *settings) newAgent(stderr io.Writer) (*agent.Agent, *slog.Logger, func
 		cleanup()
 		return nil, nil, nil, fmt.Errorf("session directory: %w", err)
 	}
+	sb, unavailable, err := resolveSandbox(st.sandboxFlags, st.fs, st.sandboxFile, st.getenv, st.sessionDir, st.logFile, log)
+	if err != nil {
+		cleanup()
+		return nil, nil, nil, err
+	}
+	st.workspace.Sandbox, st.workspace.SandboxUnavailable = sb, unavailable
 	retry := agent.RetryPolicy{MaxRetries: st.maxRetries}
 	if st.maxRetries == 0 {
 		retry.MaxRetries = -1 // the flag's 0 means none; the policy's 0 means the default

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/acp-agent/acp-agent/runtime/sandbox"
 	"io"
 	"os"
 	"os/exec"
@@ -248,7 +249,8 @@ func TestRunFlags(t *testing.T) {
 		wantStdout string
 		wantStderr string
 	}{
-		{name: "version", args: []string{"--version"}, wantStdout: "acp-agent " + version + "\n"},
+		{name: "version", args: []string{"--version"}, wantStdout: "acp-agent " + version + "\nsandbox: " + sandbox.Probe().String() + "\n"},
+		{name: "doctor", args: []string{"doctor"}, wantStdout: "acp-agent " + version + "\nsandbox: " + sandbox.Probe().String() + "\n"},
 		{name: "help", args: []string{"--help"}, wantErr: flag.ErrHelp, wantStderr: "-model string"},
 		{name: "unknown flag", args: []string{"--bogus"}, wantErrMsg: "bogus"},
 		{name: "bad log level", args: []string{"--log-level", "loud"}, wantErrMsg: "unknown log level"},

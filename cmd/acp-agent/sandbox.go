@@ -1,0 +1,99 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/acp-agent/acp-agent/runtime"
+	"github.com/acp-agent/acp-agent/runtime/sandbox"
+)
+
+// sandboxFile is the config file's "sandbox" member.
+type sandboxFile struct {
+	// Mode: "auto" (confine where the kernel can, say so where it cannot),
+	// "on" (the same, named explicitly) or "off".
+	Mode           string   `json:"mode"`
+	Network        *bool    `json:"network"`
+	AllowGitWrites *bool    `json:"allowGitWrites"`
+	ExtraWritable  []string `json:"extraWritable"`
+	DeniedPaths    []string `json:"deniedPaths"`
+}
+
+type sandboxFlags struct {
+	mode    *string
+	network *bool
+}
+
+func addSandboxFlags(fs *flag.FlagSet, getenv func(string) string) sandboxFlags {
+	return sandboxFlags{
+		mode: fs.String("sandbox", getenv("ACP_AGENT_SANDBOX"), "confine local commands with Landlock and seccomp: auto, on or off (env ACP_AGENT_SANDBOX; default auto; docs/security.md)"),
+		network: fs.Bool("sandbox-network", envBool(getenv, "ACP_AGENT_SANDBOX_NETWORK"),
+			"let confined commands use the network (env ACP_AGENT_SANDBOX_NETWORK; default off)"),
+	}
+}
+
+// resolveSandbox turns flags and file into the workspace's sandbox, or the
+// reason commands cannot be confined (sessions then ask for every
+// command). Mode off gives neither.
+func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv func(string) string, sessionDir, logFile string, log *slog.Logger) (*runtime.Sandbox, string, error) {
+	if file == nil {
+		file = &sandboxFile{}
+	}
+	mode := "auto"
+	if file.Mode != "" {
+		mode = file.Mode
+	}
+	if *f.mode != "" {
+		mode = *f.mode
+	}
+	switch mode {
+	case "off":
+		return nil, "", nil
+	case "auto", "on":
+	default:
+		return nil, "", fmt.Errorf("sandbox mode %q: want auto, on or off", mode)
+	}
+	st := sandbox.Probe()
+	if !st.Available {
+		log.Warn("commands are not sandboxed; every command will ask", "reason", st.Reason)
+		return nil, st.Reason, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, "cannot find the agent's own binary: " + err.Error(), nil
+	}
+	home := getenv("HOME")
+	p := sandbox.Policy{
+		DeniedPaths:   sandbox.DefaultDeniedPaths(home),
+		ExtraWritable: append(sandbox.DefaultCaches(home), file.ExtraWritable...),
+	}
+	// The agent's own config, sessions and logs are not the model's.
+	if dir := defaultConfigPath(getenv); dir != "" {
+		p.DeniedPaths = append(p.DeniedPaths, filepath.Dir(dir))
+	}
+	if sessionDir != "" {
+		p.DeniedPaths = append(p.DeniedPaths, sessionDir)
+	}
+	if logFile != "" {
+		p.DeniedPaths = append(p.DeniedPaths, logFile)
+	}
+	p.DeniedPaths = append(p.DeniedPaths, file.DeniedPaths...)
+	for _, x := range append(append([]string(nil), file.ExtraWritable...), file.DeniedPaths...) {
+		if !filepath.IsAbs(x) {
+			return nil, "", fmt.Errorf("sandbox: %q is not an absolute path", x)
+		}
+	}
+	if file.Network != nil {
+		p.Network = *file.Network
+	}
+	if isSet(fs, "sandbox-network") || getenv("ACP_AGENT_SANDBOX_NETWORK") != "" {
+		p.Network = *f.network
+	}
+	if file.AllowGitWrites != nil {
+		p.AllowGitWrites = *file.AllowGitWrites
+	}
+	return &runtime.Sandbox{Exe: exe, Policy: p}, "", nil
+}

@@ -1,0 +1,359 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+
+	seccomp "github.com/elastic/go-seccomp-bpf"
+	"golang.org/x/sys/unix"
+)
+
+// Probe reports whether the kernel confines commands: Landlock at ABI 4
+// or later, and seccomp filters.
+func Probe() Status {
+	abi, err := landlockABI()
+	switch {
+	case err != nil:
+		return Status{Reason: "the kernel has no Landlock (" + err.Error() + "): needs Linux 6.7 or later with Landlock enabled"}
+	case abi < minABI:
+		return Status{ABI: abi, Reason: fmt.Sprintf("Landlock ABI %d is too old (needs %d: Linux 6.7 or later)", abi, minABI)}
+	case !seccomp.Supported():
+		return Status{ABI: abi, Reason: "the kernel has no seccomp filters"}
+	}
+	return Status{Available: true, ABI: abi}
+}
+
+// Main runs the helper when args (os.Args) ask for it, and never returns
+// then; otherwise it returns at once. Call it first thing in main.
+func Main(args []string) {
+	if len(args) < 2 {
+		return
+	}
+	switch args[1] {
+	case HelperArg:
+		os.Exit(supervise(args))
+	case execArg:
+		err := restrictAndExec(args[2:])
+		fmt.Fprintf(os.Stderr, "acp-agent sandbox: %v\n", err)
+		os.Exit(126)
+	}
+}
+
+// supervise is stage one: a subreaper that runs stage two, forwards
+// termination signals, and when the command ends kills and reaps every
+// process it left behind. argv: exe HelperArg path argv0 args...
+func supervise(args []string) int {
+	if len(args) < 4 {
+		fmt.Fprintln(os.Stderr, "acp-agent sandbox: missing command")
+		return 126
+	}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		fmt.Fprintf(os.Stderr, "acp-agent sandbox: subreaper: %v\n", err)
+		return 126
+	}
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "acp-agent sandbox: %v\n", err)
+		return 126
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	cmd := exec.Command(self, append([]string{execArg}, args[2:]...)...)
+	cmd.Args[0] = args[0]
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "acp-agent sandbox: %v\n", err)
+		return 126
+	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case s := <-sigs:
+				_ = cmd.Process.Signal(s)
+			case <-done:
+				return
+			}
+		}
+	}()
+	werr := cmd.Wait()
+	close(done)
+	killDescendants()
+	code := 0
+	var ee *exec.ExitError
+	switch {
+	case werr == nil:
+	case errors.As(werr, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		} else {
+			code = ee.ExitCode()
+		}
+	default:
+		code = 126
+	}
+	return code
+}
+
+// killDescendants SIGKILLs the subreaper's children (orphans of the
+// command reparented to it) until none is left, reaping them.
+func killDescendants() {
+	self := os.Getpid()
+	for range 1000 {
+		kids := children(self)
+		if len(kids) == 0 {
+			// Reap any zombie left; ECHILD ends it.
+			for {
+				pid, err := syscall.Wait4(-1, nil, syscall.WNOHANG, nil)
+				if pid <= 0 || err != nil {
+					return
+				}
+			}
+		}
+		for _, k := range kids {
+			_ = syscall.Kill(k, syscall.SIGKILL)
+		}
+		for range kids {
+			_, _ = syscall.Wait4(-1, nil, 0, nil)
+		}
+	}
+}
+
+// children lists the processes whose parent is pid (from /proc).
+func children(pid int) []int {
+	var out []int
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	if err == nil {
+		for _, f := range strings.Fields(string(data)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parens.
+		s := string(stat)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) > 1 {
+			if pp, _ := strconv.Atoi(f[1]); pp == pid {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// File rights Landlock accepts on a non-directory.
+const fileRights = llExecute | llWriteFile | llReadFile | llTruncate | llIoctlDev
+
+const readRights = llExecute | llReadFile | llReadDir
+
+// restrictAndExec is stage two: on one locked OS thread, set
+// no_new_privs, apply Landlock and seccomp to that thread, and exec the
+// command from it, so the new program inherits them. argv: path argv0
+// args...
+func restrictAndExec(args []string) error {
+	if len(args) < 2 {
+		return errors.New("missing command")
+	}
+	p, err := readPolicy()
+	if err != nil {
+		return err
+	}
+	runtime.LockOSThread() // never unlocked: the thread becomes the command
+	abi, err := landlockABI()
+	if err != nil || abi < minABI {
+		return fmt.Errorf("Landlock unavailable (ABI %d): %v", abi, err)
+	}
+	handledFS := uint64(llReferBits<<1) - 1 // ABI 1-2: execute .. refer
+	if abi >= 3 {
+		handledFS |= llTruncate
+	}
+	if abi >= 5 {
+		handledFS |= llIoctlDev
+	}
+	attr := unix.LandlockRulesetAttr{Access_fs: handledFS}
+	if !p.Network {
+		attr.Access_net = llNetBindTCP | llNetConnTCP
+	}
+	if abi >= 6 {
+		attr.Scoped = llScopeAbstr | llScopeSig
+	}
+	fd, err := landlockCreate(&attr)
+	if err != nil {
+		return fmt.Errorf("landlock_create_ruleset: %w", err)
+	}
+	add := func(path string, rights uint64) error {
+		pfd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil // missing: nothing to grant
+		}
+		defer unix.Close(pfd)
+		var st unix.Stat_t
+		if err := unix.Fstat(pfd, &st); err != nil {
+			return nil
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			rights &= fileRights
+		}
+		rights &= handledFS
+		if err := landlockAddPath(fd, rights, pfd); err != nil {
+			return fmt.Errorf("landlock rule for %s: %w", path, err)
+		}
+		return nil
+	}
+	all := handledFS
+	for _, g := range readGrants(p.DeniedPaths) {
+		if err := add(g, readRights); err != nil {
+			return err
+		}
+	}
+	gitReadOnly := map[string]bool{}
+	if !p.AllowGitWrites {
+		gitReadOnly = bindGitReadOnly(p.WritableRoots)
+	}
+	for _, r := range p.WritableRoots {
+		if err := addWritableRoot(add, r, p, all, gitReadOnly); err != nil {
+			return err
+		}
+	}
+	for _, w := range append(append([]string(nil), p.ExtraWritable...), p.TempDir) {
+		if w == "" || denied(w, p.DeniedPaths) {
+			continue
+		}
+		if err := add(w, all); err != nil {
+			return err
+		}
+	}
+	for _, dev := range []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom"} {
+		if err := add(dev, llReadFile|llWriteFile|llTruncate|llIoctlDev); err != nil {
+			return err
+		}
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	if err := landlockRestrictSelf(fd); err != nil {
+		return fmt.Errorf("landlock_restrict_self: %w", err)
+	}
+	unix.Close(fd)
+	if err := seccomp.LoadFilter(seccompFilter(p.Network)); err != nil {
+		return fmt.Errorf("seccomp: %w", err)
+	}
+	env := os.Environ()
+	return syscall.Exec(args[0], args[1:], env)
+}
+
+func denied(p string, deniedPaths []string) bool {
+	for _, d := range deniedPaths {
+		if within(d, p) || within(p, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// addWritableRoot grants a workspace root: all of it when its .git may be
+// written or was made read-only by a bind mount (readOnlyGit); otherwise
+// each of its entries but .git (Landlock rights are inherited down a
+// hierarchy, so the root itself cannot be granted, and new entries
+// directly in the root cannot be created then).
+func addWritableRoot(add func(string, uint64) error, root string, p Policy, all uint64, gitReadOnly map[string]bool) error {
+	gitDir := filepath.Join(root, ".git")
+	if _, err := os.Lstat(gitDir); err != nil || p.AllowGitWrites || gitReadOnly[root] {
+		return add(root, all)
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil
+	}
+	for _, e := range entries {
+		if e.Name() == ".git" {
+			continue
+		}
+		if err := add(filepath.Join(root, e.Name()), all); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// seccompFilter refuses (EPERM) what no confined command needs: ptrace,
+// reading or writing other processes' memory, io_uring (which bypasses
+// seccomp's view of syscalls), and, with the network off, sockets of any
+// family but Unix.
+func seccompFilter(network bool) seccomp.Filter {
+	groups := []seccomp.SyscallGroup{{
+		Action: seccomp.ActionErrno,
+		Names:  []string{"ptrace", "process_vm_readv", "process_vm_writev", "io_uring_setup", "io_uring_enter", "io_uring_register"},
+	}}
+	if !network {
+		groups = append(groups, seccomp.SyscallGroup{
+			Action: seccomp.ActionErrno,
+			NamesWithCondtions: []seccomp.NameWithConditions{{Name: "socket", Conditions: seccomp.ArgumentConditions{
+				{Argument: 0, Operation: seccomp.NotEqual, Value: unix.AF_UNIX},
+			}}},
+		})
+	}
+	return seccomp.Filter{NoNewPrivs: true, Policy: seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: groups}}
+}
+
+// bindGitReadOnly makes each root's .git directory read-only for this
+// thread (and the command it becomes) with a private mount namespace and
+// a read-only bind mount, where the process may (CAP_SYS_ADMIN: the agent
+// running as root, as in containers). It returns the roots so covered;
+// where it cannot, the caller falls back to granting around .git.
+func bindGitReadOnly(roots []string) map[string]bool {
+	done := map[string]bool{}
+	var gits []string
+	for _, r := range roots {
+		if fi, err := os.Lstat(filepath.Join(r, ".git")); err == nil && fi.IsDir() {
+			gits = append(gits, r)
+		}
+	}
+	if len(gits) == 0 {
+		return done
+	}
+	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+		return done
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return done
+	}
+	for _, r := range gits {
+		g := filepath.Join(r, ".git")
+		if err := unix.Mount(g, g, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			continue
+		}
+		if err := unix.Mount("", g, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, ""); err != nil {
+			_ = unix.Unmount(g, unix.MNT_DETACH)
+			continue
+		}
+		done[r] = true
+	}
+	return done
+}
