@@ -66,6 +66,13 @@ func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv 
 		return nil, "cannot find the agent's own binary: " + err.Error(), nil
 	}
 	home := getenv("HOME")
+	if home != "" && home != "/" {
+		// Toolchains create these on first use, which they could not do
+		// from inside the sandbox.
+		for _, d := range []string{".cache", ".npm"} {
+			_ = os.MkdirAll(filepath.Join(home, d), 0o755)
+		}
+	}
 	p := sandbox.Policy{
 		DeniedPaths:   sandbox.DefaultDeniedPaths(home),
 		ExtraWritable: append(sandbox.DefaultCaches(home), file.ExtraWritable...),

@@ -304,20 +304,18 @@ func addWritableRoot(add func(string, uint64) error, root string, p Policy, all 
 
 // seccompFilter refuses (EPERM) what no confined command needs: ptrace,
 // reading or writing other processes' memory, io_uring (which bypasses
-// seccomp's view of syscalls), and, with the network off, sockets of any
-// family but Unix.
+// seccomp's view of syscalls), and, with the network off, socket(2).
 func seccompFilter(network bool) seccomp.Filter {
 	groups := []seccomp.SyscallGroup{{
 		Action: seccomp.ActionErrno,
 		Names:  []string{"ptrace", "process_vm_readv", "process_vm_writev", "io_uring_setup", "io_uring_enter", "io_uring_register"},
 	}}
 	if !network {
-		groups = append(groups, seccomp.SyscallGroup{
-			Action: seccomp.ActionErrno,
-			NamesWithCondtions: []seccomp.NameWithConditions{{Name: "socket", Conditions: seccomp.ArgumentConditions{
-				{Argument: 0, Operation: seccomp.NotEqual, Value: unix.AF_UNIX},
-			}}},
-		})
+		// No new sockets at all: Landlock before ABI 9 cannot stop a
+		// connect to a Unix socket outside the workspace (a Docker or
+		// agent socket). socketpair, which reaches nothing outside,
+		// stays allowed.
+		groups[0].Names = append(groups[0].Names, "socket")
 	}
 	return seccomp.Filter{NoNewPrivs: true, Policy: seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: groups}}
 }

@@ -1,0 +1,329 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/acp-agent/acp-agent/runtime/sandbox"
+)
+
+func requireSandbox(t *testing.T) {
+	t.Helper()
+	if st := sandbox.Probe(); !st.Available {
+		t.Skip("the kernel cannot confine commands here:", st.Reason)
+	}
+}
+
+// sandboxSession runs the built binary (sandbox on, full-access mode: no
+// question, so only the sandbox stands between a command and the machine)
+// with HOME at home, and returns the agent's pid.
+func sandboxSession(t *testing.T, model *scriptedModel, dir, home string, args ...string) (*sdk.ClientSideConnection, sdk.SessionId, int) {
+	t.Helper()
+	client := newToolClient(dir, "allow_once")
+	cmd := exec.Command(agentBin, append(args, "--model", "openai/test-model", "--mode", "full-access", "--sandbox", "on")...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
+	conn, sid := startE2E(t, cmd, client, sdk.ClientCapabilities{})
+	return conn, sid, cmd.Process.Pid
+}
+
+// Issue 14's escape corpus through the built binary: a script in the
+// workspace (as a model would write it) tries each escape from inside a
+// confined run_command; every case must fail, and the host checks what it
+// can see itself (files, the listener, the agent, the grandchild).
+func TestBinarySandboxEscapeCorpus(t *testing.T) {
+	requireSandbox(t)
+	dir, home, outside := t.TempDir(), t.TempDir(), t.TempDir()
+	secrets := map[string]string{
+		".ssh/id_rsa": "SSH_SECRET", ".aws/credentials": "AWS_SECRET", ".gnupg/private.key": "GPG_SECRET",
+		".netrc": "NETRC_SECRET", ".config/gh/hosts.yml": "GH_SECRET", ".docker/config.json": "DOCKER_SECRET",
+		".kube/config": "KUBE_SECRET", ".git-credentials": "GITCRED_SECRET",
+		".local/state/acp-agent/sessions/other.jsonl": "SESSION_SECRET", ".config/acp-agent/notes.txt": "CONFIG_SECRET",
+	}
+	for p, c := range secrets {
+		require.NoError(t, os.MkdirAll(filepath.Join(home, filepath.Dir(p)), 0o700))
+		require.NoError(t, os.WriteFile(filepath.Join(home, p), []byte(c+"\n"), 0o600))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "victim"), []byte("ORIGINAL"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(home, ".bashrc"), []byte("ORIGINAL"), 0o644))
+	git := exec.Command("git", "init", "-q", dir)
+	require.NoError(t, git.Run())
+	require.NoError(t, os.Symlink(outside, filepath.Join(dir, "outlink")))
+	require.NoError(t, os.Symlink(filepath.Join(home, ".ssh"), filepath.Join(dir, "sshlink")))
+
+	// A TCP listener the sandbox must not reach, a UDP one, and a Unix
+	// socket outside the workspace.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	var accepted atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer udp.Close()
+	var udpGot atomic.Int32
+	go func() {
+		buf := make([]byte, 64)
+		for {
+			if _, _, err := udp.ReadFrom(buf); err != nil {
+				return
+			}
+			udpGot.Add(1)
+		}
+	}()
+	udpPort := udp.LocalAddr().(*net.UDPAddr).Port
+	sockPath := filepath.Join(outside, "agent.sock")
+	ul, err := net.Listen("unix", sockPath)
+	require.NoError(t, err)
+	defer ul.Close()
+	var unixGot atomic.Int32
+	go func() {
+		for {
+			c, err := ul.Accept()
+			if err != nil {
+				return
+			}
+			unixGot.Add(1)
+			c.Close()
+		}
+	}()
+
+	var cases []string // name<TAB>command: exit status 0 means it escaped
+	add := func(name, cmd string) { cases = append(cases, name+"\t"+cmd) }
+	writeTargets := map[string]string{
+		"home-bashrc": filepath.Join(home, ".bashrc"), "home-new": filepath.Join(home, "planted"),
+		"etc": "/etc/acp-sandbox-test", "tmp-outside": "/tmp/acp-sandbox-escape-" + strconv.Itoa(os.Getpid()),
+		"var-tmp": "/var/tmp/acp-sandbox-escape", "dev-shm": "/dev/shm/acp-sandbox-escape",
+		"outside-dir": filepath.Join(outside, "new"), "outside-victim": filepath.Join(outside, "victim"),
+		"usr-local": "/usr/local/bin/acp-sandbox-escape", "via-symlink": filepath.Join(dir, "outlink", "vialink"),
+		"via-dotdot": filepath.Join(dir, "..", filepath.Base(outside), "viadotdot"), "proc-root": "/proc/self/root" + filepath.Join(outside, "viaproc"),
+		"git-hook": filepath.Join(dir, ".git", "hooks", "pre-commit"), "git-config": filepath.Join(dir, ".git", "config"),
+	}
+	for _, target := range writeTargets {
+		if !strings.HasPrefix(target, dir) && !strings.HasPrefix(target, home) && !strings.HasPrefix(target, outside) {
+			// Machine-wide targets: a leftover of an unconfined run would
+			// make touch succeed (timestamps are not confined).
+			for _, suffix := range []string{"", ".d", ".lnk"} {
+				_ = os.RemoveAll(target + suffix)
+			}
+		}
+	}
+	for name, target := range writeTargets {
+		q := strconv.Quote(target)
+		add("write-redirect-"+name, "echo pwned > "+q)
+		add("write-append-"+name, "echo pwned >> "+q)
+		if name == "home-bashrc" || name == "outside-victim" || name == "git-config" {
+			// Landlock does not govern timestamps (touch of an existing
+			// file succeeds, documented); truncating is a write.
+			add("write-truncate-"+name, "truncate -s 0 "+q)
+		} else {
+			add("write-touch-"+name, "touch "+q)
+		}
+		add("write-cp-"+name, "cp ws.txt "+q)
+		add("write-python-"+name, "python3 -c 'import sys; open(sys.argv[1],\"a\").write(\"pwned\")' "+q)
+		add("write-mkdir-"+name, "mkdir "+q+".d")
+		add("write-symlink-"+name, "ln -s /etc/passwd "+q+".lnk")
+	}
+	add("hardlink-outside-into-ws", "ln "+strconv.Quote(filepath.Join(outside, "victim"))+" hl && echo pwned > hl")
+	add("rename-git-head", "mv .git/HEAD .git/HEAD.old")
+	add("remove-git-index", "rm -f .git/description")
+	add("mkdir-git-hooks", "mkdir .git/hooks/x")
+	for p, secret := range secrets {
+		q := strconv.Quote(filepath.Join(home, p))
+		add("read-cat-"+p, "cat "+q+" | grep -q "+secret)
+		add("read-python-"+p, "python3 -c 'import sys; print(open(sys.argv[1]).read())' "+q+" | grep -q "+secret)
+		add("read-cp-"+p, "cp "+q+" stolen && grep -q "+secret+" stolen")
+	}
+	add("read-via-symlink", "cat sshlink/id_rsa | grep -q SSH_SECRET")
+	add("list-ssh", "ls "+strconv.Quote(filepath.Join(home, ".ssh"))+" | grep -q id_rsa")
+	add("tcp-bash", fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d", port))
+	add("tcp-python", fmt.Sprintf("python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", %d), 2)'", port))
+	add("tcp-curl", fmt.Sprintf("curl -s -m 2 http://127.0.0.1:%d/", port))
+	add("udp-python", fmt.Sprintf("python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b\"x\", (\"127.0.0.1\", %d))'", udpPort))
+	add("tcp-bind", "python3 -c 'import socket; s=socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen()'")
+	add("unix-socket-outside", "python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])' "+strconv.Quote(sockPath))
+	add("ipv6-python", "python3 -c 'import socket; socket.socket(socket.AF_INET6)'")
+	add("ptrace-agent", "python3 -c 'import ctypes,sys; l=ctypes.CDLL(None,use_errno=True); sys.exit(0 if l.ptrace(16, int(sys.argv[1]), 0, 0)==0 else 1)' $AGENT_PID")
+	add("ptrace-strace", "strace -p $AGENT_PID -o /dev/null & sleep 0.5; kill -0 $! && wait $!")
+	add("ptrace-gdb", "gdb -p $AGENT_PID -batch -ex 'info registers' 2>&1 | grep -q rip")
+	add("process-vm-readv", "python3 -c 'import ctypes,sys; l=ctypes.CDLL(None,use_errno=True); sys.exit(0 if l.process_vm_readv(int(sys.argv[1]),0,0,0,0,0)>=0 else 1)' $AGENT_PID")
+	add("signal-agent-term", "kill -TERM $AGENT_PID")
+	add("signal-agent-zero", "kill -0 $AGENT_PID")
+	add("signal-agent-stop", "kill -STOP $AGENT_PID")
+	add("signal-init", "kill -0 1")
+
+	var script strings.Builder
+	script.WriteString("#!/bin/bash\necho workspace > ws.txt\n")
+	for i, c := range cases {
+		name, cmd, _ := strings.Cut(c, "\t")
+		fmt.Fprintf(&script, "( %s ) >/dev/null 2>&1 </dev/null && echo \"RESULT %d %s ESCAPED\" || echo \"RESULT %d %s blocked\"\n", cmd, i, name, i, name)
+	}
+	// Grandchildren that try to outlive the command.
+	script.WriteString("setsid sleep 300 & echo $! > grandchild1.pid\n")
+	script.WriteString("( sleep 301 & echo $! > grandchild2.pid ) \n")
+	script.WriteString("nohup setsid sleep 302 >/dev/null 2>&1 & echo $! > grandchild3.pid\n")
+	script.WriteString("echo CORPUS-DONE\n")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "attack.sh"), []byte(script.String()), 0o755))
+
+	model := promptModel(t, map[string][]modelCall{"[go]": {{"run_command", map[string]any{"command": "bash attack.sh", "timeout_seconds": 120}}}})
+	conn, sid, agentPid := sandboxSession(t, model, dir, home)
+	script2 := strings.ReplaceAll(script.String(), "$AGENT_PID", strconv.Itoa(agentPid))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "attack.sh"), []byte(script2), 0o755))
+	assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "[go]"))
+
+	body := model.body(t, 1)
+	require.Contains(t, body, "CORPUS-DONE", "the script ran to the end")
+	results := regexp.MustCompile(`RESULT (\d+) (\S+) (ESCAPED|blocked)`).FindAllStringSubmatch(body, -1)
+	require.Len(t, results, len(cases), "one result per case")
+	escapes := 0
+	for _, r := range results {
+		if r[3] == "ESCAPED" {
+			escapes++
+			t.Errorf("escape: %s", r[2])
+		}
+	}
+	for _, s := range secrets {
+		assert.False(t, strings.Contains(body, s), "the model saw %s", s)
+	}
+	// What the host sees.
+	data, _ := os.ReadFile(filepath.Join(outside, "victim"))
+	assert.Equal(t, "ORIGINAL", string(data))
+	data, _ = os.ReadFile(filepath.Join(home, ".bashrc"))
+	assert.Equal(t, "ORIGINAL", string(data))
+	for name, target := range writeTargets {
+		if name == "outside-victim" || name == "home-bashrc" || name == "git-config" {
+			continue
+		}
+		assert.NoFileExists(t, target, "%s was written", name)
+	}
+	assert.NoFileExists(t, filepath.Join(dir, ".git", "hooks", "pre-commit"))
+	assert.Zero(t, accepted.Load(), "the TCP listener was reached")
+	assert.Zero(t, udpGot.Load(), "the UDP listener got a datagram")
+	assert.Zero(t, unixGot.Load(), "the Unix socket outside was reached")
+	assert.NoError(t, syscall.Kill(agentPid, 0), "the agent is alive")
+	for _, f := range []string{"grandchild1.pid", "grandchild2.pid", "grandchild3.pid"} {
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err, f)
+		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		require.NoError(t, err)
+		assert.Eventually(t, func() bool { return syscall.Kill(pid, 0) != nil }, 5*time.Second, 50*time.Millisecond,
+			"%s (pid %d) outlived the command", f, pid)
+	}
+	t.Logf("sandbox escape corpus: %d cases, %d escapes (plus 3 grandchildren, the agent, 3 listeners checked from outside)", len(cases), escapes)
+}
+
+// Issue 14: the ordinary workflow works inside the sandbox: go build and
+// go test of a small module with its build cache, git status/diff/log,
+// npm test of a tiny package, a Python script, make.
+func TestBinarySandboxOrdinaryWorkflow(t *testing.T) {
+	requireSandbox(t)
+	// The real HOME: its Go build cache is warm (and writable inside, as
+	// a toolchain cache); sessions go to a temporary directory.
+	dir, home := t.TempDir(), os.Getenv("HOME")
+	if home == "" {
+		t.Skip("no HOME")
+	}
+	w := func(p, c string) { require.NoError(t, os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644)) }
+	w("go.mod", "module example.com/tiny\n\ngo 1.22\n")
+	w("tiny.go", "package tiny\n\nfunc Add(a, b int) int { return a + b }\n")
+	w("tiny_test.go", "package tiny\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal(\"bad\")\n\t}\n}\n")
+	w("package.json", `{"name":"tiny","version":"1.0.0","scripts":{"test":"node check.js"}}`)
+	w("check.js", "if (1 + 1 !== 2) process.exit(1); console.log('NODE-OK');\n")
+	w("script.py", "import os, tempfile\nwith tempfile.NamedTemporaryFile() as f: f.write(b'x')\nprint('PY-OK')\n")
+	w("Makefile", "all:\n\techo MAKE-OK > made.txt\n\tcat made.txt\n")
+	for _, args := range [][]string{{"init", "-q", "."}, {"add", "."}, {"-c", "user.email=t@e", "-c", "user.name=t", "commit", "-qm", "first"}} {
+		git := exec.Command("git", args...)
+		git.Dir = dir
+		out, err := git.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	w("tiny.go", "package tiny\n\n// Add adds.\nfunc Add(a, b int) int { return a + b }\n")
+	goBin := "/usr/local/go/bin/go"
+	if _, err := os.Stat(goBin); err != nil {
+		t.Skip("no Go toolchain at", goBin)
+	}
+	steps := map[string]string{
+		"[go]":     goBin + " build ./... && " + goBin + " test ./... && echo GO-OK",
+		"[git]":    "git status --short && git diff --stat && git log --oneline && echo GIT-OK",
+		"[npm]":    "npm test",
+		"[python]": "python3 script.py",
+		"[make]":   "make",
+	}
+	calls := map[string][]modelCall{}
+	for k, c := range steps {
+		calls[k] = []modelCall{{"run_command", map[string]any{"command": c, "timeout_seconds": 300}}}
+	}
+	model := promptModel(t, calls)
+	conn, sid, _ := sandboxSession(t, model, dir, home, "--session-dir", t.TempDir())
+	want := map[string]string{"[go]": "GO-OK", "[git]": "GIT-OK", "[npm]": "NODE-OK", "[python]": "PY-OK", "[make]": "MAKE-OK"}
+	i := 0
+	for _, k := range []string{"[go]", "[git]", "[npm]", "[python]", "[make]"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		resp, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: sid, Prompt: []sdk.ContentBlock{sdk.TextBlock(k)}})
+		cancel()
+		require.NoError(t, err)
+		assert.Equal(t, sdk.StopReasonEndTurn, resp.StopReason)
+		body := model.body(t, 2*i+1)
+		assert.True(t, strings.Contains(body, want[k]), "%s did not work inside the sandbox: %s", k, tail(body, 1500))
+		i++
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// startE2E starts cmd (the built agent) and a session for client in its
+// dir.
+func startE2E(t *testing.T, cmd *exec.Cmd, client *toolClient, caps sdk.ClientCapabilities) (*sdk.ClientSideConnection, sdk.SessionId) {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr syncWriter
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		stdin.Close()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("agent stderr:\n%s", tail(stderr.String(), 4000))
+		}
+	})
+	conn := sdk.NewClientSideConnection(client, stdin, stdout)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	_, err = conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps})
+	require.NoError(t, err)
+	sess, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: client.dir, McpServers: []sdk.McpServer{}})
+	require.NoError(t, err)
+	return conn, sess.SessionId
+}
