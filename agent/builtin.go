@@ -380,6 +380,8 @@ type commandArgs struct {
 	Command        string `json:"command"`
 	Cwd            string `json:"cwd"`
 	TimeoutSeconds int    `json:"timeout_seconds"`
+	OutsideSandbox bool   `json:"outside_sandbox"`
+	Justification  string `json:"justification"`
 }
 
 // command is a parsed, checked run_command call.
@@ -388,6 +390,10 @@ type command struct {
 	cwd     string
 	timeout time.Duration
 	parsed  policy.CommandLine
+	// outside: the user must allow running it outside the sandbox, for
+	// justification.
+	outside       bool
+	justification string
 }
 
 func (w *Workspace) parseCommand(args json.RawMessage) (command, error) {
@@ -396,6 +402,12 @@ func (w *Workspace) parseCommand(args json.RawMessage) (command, error) {
 		return command{}, err
 	}
 	c := command{line: a.Command, cwd: w.abs(cmp.Or(a.Cwd, w.roots[0])), timeout: w.cfg.CommandTimeout}
+	if a.OutsideSandbox && w.Sandboxed() {
+		if strings.TrimSpace(a.Justification) == "" {
+			return c, errors.New("outside_sandbox needs a justification: say why the command cannot run inside the sandbox")
+		}
+		c.outside, c.justification = true, strings.TrimSpace(a.Justification)
+	}
 	if a.TimeoutSeconds > 0 {
 		c.timeout = time.Duration(a.TimeoutSeconds) * time.Second
 	}
@@ -430,13 +442,19 @@ func (w *Workspace) runCommandTool() Tool {
 		Parameters: json.RawMessage(`{"type":"object","properties":{
 			"command":{"type":"string","minLength":1,"description":"the command line"},
 			"cwd":{"type":"string","description":"working directory (default: the workspace root)"},
-			"timeout_seconds":{"type":"integer","minimum":1,"maximum":86400}},
+			"timeout_seconds":{"type":"integer","minimum":1,"maximum":86400},
+			"outside_sandbox":{"type":"boolean","description":"run outside the sandbox; always asks the user; only after the sandbox blocked what the command must do"},
+			"justification":{"type":"string","description":"with outside_sandbox: why the command needs to leave the sandbox (shown to the user)"}},
 			"required":["command"],"additionalProperties":false}`),
 		Describe: func(args json.RawMessage) (ToolCallInfo, error) {
 			c, err := w.parseCommand(args)
 			info := ToolCallInfo{Kind: acp.ToolKindExecute, Title: c.line, Action: policy.ActionExecute}
 			if err != nil {
 				return info, err
+			}
+			if c.outside {
+				info.Escalation = c.justification
+				info.Title = "Outside the sandbox: " + c.line + " (" + c.justification + ")"
 			}
 			info.Command = &c.parsed
 			info.CommandContext = &policy.CommandContext{Dir: c.cwd, Path: w.cfg.PATH, Operand: w.operandInfo}
@@ -452,7 +470,11 @@ func (w *Workspace) runCommandTool() Tool {
 				return ToolResult{}, err
 			}
 			var content []acp.ToolCallContent
-			res, err := w.term.Run(ctx, runtime.CommandSpec{
+			term := w.term
+			if c.outside {
+				term = w.escapeTerm
+			}
+			res, err := term.Run(ctx, runtime.CommandSpec{
 				Command: w.shell(), Args: []string{"-c", c.line}, Cwd: c.cwd,
 				OutputByteLimit: w.cfg.OutputByteLimit, Timeout: c.timeout,
 			}, func(id string) {
@@ -463,7 +485,11 @@ func (w *Workspace) runCommandTool() Tool {
 			if err != nil {
 				return ToolResult{}, err
 			}
-			return commandResult(c, res, content), nil
+			r := commandResult(c, res, content)
+			if w.Sandboxed() && !c.outside {
+				r.Text += sandboxBlockedNote(res)
+			}
+			return r, nil
 		},
 	}
 }
@@ -542,4 +568,25 @@ func updatePlanTool() Tool {
 			return ToolResult{Text: fmt.Sprintf("Plan updated: %d entries, %d completed.", len(a.Entries), done)}, nil
 		}),
 	}
+}
+
+// sandboxMarkers are what programs print when the sandbox refuses them
+// (EACCES, EPERM, EROFS on .git, a refused socket).
+var sandboxMarkers = []string{"Permission denied", "Operation not permitted", "Read-only file system"}
+
+// sandboxBlockedNote tells the model that a failed confined command was
+// probably stopped by the sandbox, quoting the line that says so, and how
+// to escalate.
+func sandboxBlockedNote(res runtime.CommandResult) string {
+	if res.ExitCode != nil && *res.ExitCode == 0 {
+		return ""
+	}
+	for _, line := range strings.Split(res.Output, "\n") {
+		for _, m := range sandboxMarkers {
+			if strings.Contains(line, m) {
+				return "\n[blocked by the sandbox: " + strings.TrimSpace(line) + "] Commands run confined: writes only inside the workspace (not .git) and its temporary directory, no network, no secrets. If the task truly needs more, call run_command again with outside_sandbox: true and a justification; the user decides."
+			}
+		}
+	}
+	return ""
 }

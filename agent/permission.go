@@ -186,6 +186,15 @@ func (s *Session) authorize(ctx context.Context, call toolCallView, info ToolCal
 	mode := s.perms.Mode()
 	risky := info.Command != nil && (len(info.Command.Risks) > 0 || info.Command.Chained)
 	v := policy.Decide(mode, s.cfg.PermissionPolicy, info.Action, s.perms.remembered(call.name, info), risky)
+	if info.Escalation != "" && v != policy.Deny {
+		// Outside the sandbox: only the user, every time.
+		v = policy.Ask
+	}
+	if v == policy.Ask && info.Action == policy.ActionExecute && info.Escalation == "" && s.sandboxAutoApproves(mode) {
+		// Confined commands run without a question when the user chose
+		// the sandbox as the boundary (sandbox.autoApprove).
+		v = policy.Allow
+	}
 	if v == policy.Allow && info.Action == policy.ActionExecute && s.sandboxMissing() != "" {
 		// The user asked for a sandbox this machine cannot give: never
 		// pretend to be confined; every command asks.
@@ -208,6 +217,13 @@ func (s *Session) authorize(ctx context.Context, call toolCallView, info ToolCal
 		ToolCall: acp.ToolCallUpdate{ToolCallID: acp.ToolCallId(call.id), Title: info.Title, Kind: info.Kind,
 			Status: acp.ToolCallStatusPending, Locations: info.Locations, RawInput: call.rawInput},
 		Options: permissionOptions(call.name, info),
+	}
+	if info.Escalation != "" {
+		// Never remembered beyond what the user chose.
+		req.Options = []acp.PermissionOption{
+			{OptionID: "allow_once", Name: "Allow once, outside the sandbox", Kind: acp.PermissionOptionKindAllowOnce},
+			{OptionID: "reject_once", Name: "Reject", Kind: acp.PermissionOptionKindRejectOnce},
+		}
 	}
 	resp, err := s.cfg.Permissions.RequestPermission(ctx, req)
 	switch {
@@ -405,4 +421,13 @@ func (s *Session) noticeSandboxMissing(ctx context.Context) {
 	s.sandboxNotice.Do(func() {
 		s.update(ctx, acp.AgentMessageChunk("Note: commands cannot be sandboxed here ("+s.sandboxMissing()+"), so every command asks for permission.\n\n"))
 	})
+}
+
+// sandboxAutoApproves reports whether confined commands run without asking
+// in mode: the workspace confines them and the user set
+// sandbox.autoApprove; read-only still refuses commands (Decide denies
+// before this is asked).
+func (s *Session) sandboxAutoApproves(mode policy.Mode) bool {
+	w := s.cfg.Workspace
+	return w != nil && w.Sandboxed() && w.cfg.SandboxAutoApprove && mode != policy.ModeReadOnly
 }

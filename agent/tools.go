@@ -49,6 +49,10 @@ type ToolCallInfo struct {
 	// CommandFolder is how the permission option names the directory
 	// ("." for the workspace root).
 	CommandFolder string
+	// Escalation, when set, is the model's justification for running a
+	// command outside the sandbox: the user is always asked (allow once
+	// or reject once), whatever the mode or what was remembered.
+	Escalation string
 }
 
 // DescribeFunc describes a call with schema-valid arguments. An error

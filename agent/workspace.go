@@ -49,6 +49,10 @@ type WorkspaceConfig struct {
 	// the editor's: there the editor decides): its policy gets the
 	// session's roots as WritableRoots and a per-session TempDir.
 	Sandbox *runtime.Sandbox
+	// SandboxAutoApprove lets confined commands run without asking (only
+	// escalations outside the sandbox ask); the sandbox is then the
+	// boundary instead of the user's approval.
+	SandboxAutoApprove bool
 	// SandboxUnavailable, if set, says why commands cannot be confined
 	// although the user asked for it: sessions say so once and ask for
 	// every command.
@@ -64,6 +68,9 @@ type Workspace struct {
 	local *runtime.LocalFS
 	files textFiles // editor or local
 	term  commandRunner
+	// escapeTerm runs the escalations the user allowed, unconfined (nil
+	// without a sandbox).
+	escapeTerm *runtime.LocalTerminal
 	// tempDir is the confined commands' TMPDIR, removed by Close.
 	tempDir string
 	// localTerm is closed with the workspace (nil when the editor runs
@@ -124,6 +131,10 @@ func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, caps acp.Clie
 		}
 		w.localTerm = runtime.NewLocalTerminal(opts)
 		w.term = w.localTerm
+		if opts.Sandbox != nil {
+			// Escalations the user allowed run here, unconfined.
+			w.escapeTerm = runtime.NewLocalTerminal(runtime.TerminalOptions{})
+		}
 	}
 	return w, nil
 }
@@ -173,6 +184,9 @@ func (w *Workspace) Close() error {
 	var errs []error
 	if w.localTerm != nil {
 		errs = append(errs, w.localTerm.Close())
+	}
+	if w.escapeTerm != nil {
+		errs = append(errs, w.escapeTerm.Close())
 	}
 	if w.tempDir != "" {
 		errs = append(errs, os.RemoveAll(w.tempDir))

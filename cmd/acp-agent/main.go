@@ -323,6 +323,7 @@ func (st *settings) newAgent(stderr io.Writer) (*agent.Agent, *slog.Logger, func
 		return nil, nil, nil, err
 	}
 	st.workspace.Sandbox, st.workspace.SandboxUnavailable = sb, unavailable
+	st.workspace.SandboxAutoApprove = sb != nil && st.sandboxFlags.autoApproveSetting(st.fs, st.sandboxFile, st.getenv)
 	retry := agent.RetryPolicy{MaxRetries: st.maxRetries}
 	if st.maxRetries == 0 {
 		retry.MaxRetries = -1 // the flag's 0 means none; the policy's 0 means the default

@@ -18,13 +18,17 @@ type sandboxFile struct {
 	Mode           string   `json:"mode"`
 	Network        *bool    `json:"network"`
 	AllowGitWrites *bool    `json:"allowGitWrites"`
+	// AutoApprove lets confined commands run without asking in the
+	// default and accept-edits modes; escalations still ask.
+	AutoApprove *bool `json:"autoApprove"`
 	ExtraWritable  []string `json:"extraWritable"`
 	DeniedPaths    []string `json:"deniedPaths"`
 }
 
 type sandboxFlags struct {
-	mode    *string
-	network *bool
+	mode        *string
+	network     *bool
+	autoApprove *bool
 }
 
 func addSandboxFlags(fs *flag.FlagSet, getenv func(string) string) sandboxFlags {
@@ -32,7 +36,21 @@ func addSandboxFlags(fs *flag.FlagSet, getenv func(string) string) sandboxFlags 
 		mode: fs.String("sandbox", getenv("ACP_AGENT_SANDBOX"), "confine local commands with Landlock and seccomp: auto, on or off (env ACP_AGENT_SANDBOX; default auto; docs/security.md)"),
 		network: fs.Bool("sandbox-network", envBool(getenv, "ACP_AGENT_SANDBOX_NETWORK"),
 			"let confined commands use the network (env ACP_AGENT_SANDBOX_NETWORK; default off)"),
+		autoApprove: fs.Bool("sandbox-auto-approve", envBool(getenv, "ACP_AGENT_SANDBOX_AUTO_APPROVE"),
+			"run confined commands without asking (escalations outside the sandbox still ask; env ACP_AGENT_SANDBOX_AUTO_APPROVE)"),
 	}
+}
+
+// autoApprove is whether confined commands run without asking.
+func (f sandboxFlags) autoApproveSetting(fs *flag.FlagSet, file *sandboxFile, getenv func(string) string) bool {
+	v := false
+	if file != nil && file.AutoApprove != nil {
+		v = *file.AutoApprove
+	}
+	if isSet(fs, "sandbox-auto-approve") || getenv("ACP_AGENT_SANDBOX_AUTO_APPROVE") != "" {
+		v = *f.autoApprove
+	}
+	return v
 }
 
 // resolveSandbox turns flags and file into the workspace's sandbox, or the

@@ -327,3 +327,94 @@ func startE2E(t *testing.T, cmd *exec.Cmd, client *toolClient, caps sdk.ClientCa
 	require.NoError(t, err)
 	return conn, sess.SessionId
 }
+
+// Issue 14 escalation through the built binary: a confined command that
+// the sandbox stops comes back "blocked by the sandbox"; asking to run it
+// outside always asks the user, even in full-access mode, with the
+// justification in the title and only allow-once or reject; it is never
+// remembered. With sandbox.autoApprove, confined commands run without a
+// question in the default mode while escalations still ask.
+func TestBinarySandboxEscalationAlwaysAsks(t *testing.T) {
+	requireSandbox(t)
+	dir, home, outside := t.TempDir(), t.TempDir(), t.TempDir()
+	target := filepath.Join(outside, "made")
+	model := promptModel(t, map[string][]modelCall{
+		"[inside]":   {{"run_command", map[string]any{"command": "touch " + target}}},
+		"[escalate]": {{"run_command", map[string]any{"command": "touch " + target, "outside_sandbox": true, "justification": "it writes the shared cache"}}},
+		"[nojust]":   {{"run_command", map[string]any{"command": "touch " + target, "outside_sandbox": true}}},
+		"[plain]":    {{"run_command", map[string]any{"command": "touch inside.txt"}}},
+	})
+	client := &answeringClient{toolClient: newToolClient(dir, ""), answer: "allow_once"}
+	cmd := exec.Command(agentBin, "--model", "openai/test-model", "--mode", "full-access", "--sandbox", "on")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
+	conn, sid := startE2EWith(t, cmd, client, dir)
+
+	promptE2E(t, conn, sid, "[inside]")
+	assert.NoFileExists(t, target)
+	assert.Contains(t, model.body(t, 1), "[blocked by the sandbox: ", "the model learns why")
+	assert.Zero(t, client.asked(), "full-access asks nothing for a confined command")
+
+	promptE2E(t, conn, sid, "[nojust]")
+	assert.NoFileExists(t, target, "an escalation needs a justification")
+	assert.Zero(t, client.asked())
+
+	promptE2E(t, conn, sid, "[escalate]")
+	require.Equal(t, 1, client.asked(), "an escalation asks, even in full-access mode")
+	client.toolClient.mu.Lock()
+	req := client.toolClient.permissions[0]
+	client.toolClient.mu.Unlock()
+	assert.Contains(t, *req.ToolCall.Title, "Outside the sandbox")
+	assert.Contains(t, *req.ToolCall.Title, "it writes the shared cache")
+	var kinds []string
+	for _, o := range req.Options {
+		kinds = append(kinds, string(o.Kind))
+	}
+	assert.Equal(t, []string{"allow_once", "reject_once"}, kinds, "nothing to remember")
+	assert.FileExists(t, target, "allowed once, it ran outside")
+	require.NoError(t, os.Remove(target))
+
+	client.setAnswer("reject_once")
+	promptE2E(t, conn, sid, "[escalate]")
+	assert.Equal(t, 2, client.asked(), "asked again: never remembered")
+	assert.NoFileExists(t, target)
+
+	t.Run("auto-approve", func(t *testing.T) {
+		client := &answeringClient{toolClient: newToolClient(dir, ""), answer: "reject_once"}
+		cmd := exec.Command(agentBin, "--model", "openai/test-model", "--sandbox", "on", "--sandbox-auto-approve")
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
+		conn, sid := startE2EWith(t, cmd, client, dir)
+		promptE2E(t, conn, sid, "[plain]")
+		assert.Zero(t, client.asked(), "a confined command runs without a question")
+		assert.FileExists(t, filepath.Join(dir, "inside.txt"))
+		promptE2E(t, conn, sid, "[escalate]")
+		assert.Equal(t, 1, client.asked(), "an escalation still asks")
+		assert.NoFileExists(t, target, "rejected")
+	})
+}
+
+// startE2EWith is startE2E for any client working in dir.
+func startE2EWith(t *testing.T, cmd *exec.Cmd, client sdk.Client, dir string) (*sdk.ClientSideConnection, sdk.SessionId) {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr syncWriter
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		stdin.Close()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("agent stderr:\n%s", tail(stderr.String(), 4000))
+		}
+	})
+	conn := sdk.NewClientSideConnection(client, stdin, stdout)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	_, err = conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
+	require.NoError(t, err)
+	sess, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
+	require.NoError(t, err)
+	return conn, sess.SessionId
+}
