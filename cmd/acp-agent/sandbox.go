@@ -15,14 +15,14 @@ import (
 type sandboxFile struct {
 	// Mode: "auto" (confine where the kernel can, say so where it cannot),
 	// "on" (the same, named explicitly) or "off".
-	Mode           string   `json:"mode"`
-	Network        *bool    `json:"network"`
-	AllowGitWrites *bool    `json:"allowGitWrites"`
+	Mode           string `json:"mode"`
+	Network        *bool  `json:"network"`
+	AllowGitWrites *bool  `json:"allowGitWrites"`
 	// AutoApprove lets confined commands run without asking in the
 	// default and accept-edits modes; escalations still ask.
-	AutoApprove *bool `json:"autoApprove"`
-	ExtraWritable  []string `json:"extraWritable"`
-	DeniedPaths    []string `json:"deniedPaths"`
+	AutoApprove   *bool    `json:"autoApprove"`
+	ExtraWritable []string `json:"extraWritable"`
+	DeniedPaths   []string `json:"deniedPaths"`
 }
 
 type sandboxFlags struct {
