@@ -334,21 +334,33 @@ func (f *LocalFS) CheckDir(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	dir, real, err := f.openConfirmedDir(r, rootPath, rel, path)
+	if err != nil {
+		return "", err
+	}
+	dir.Close()
+	return f.underRoot(real), nil
+}
+
+// openConfirmedDir opens the directory rel of root r (O_DIRECTORY, so a
+// FIFO cannot block) and confirms its real path for reading.
+func (f *LocalFS) openConfirmedDir(r *os.Root, rootPath, rel, path string) (*os.Root, string, error) {
 	dir, err := r.OpenRoot(filepath.Join(rel, "."))
 	if err != nil {
-		return "", rootErr("open", path, err)
+		return nil, "", rootErr("open", path, err)
 	}
-	defer dir.Close()
 	d, err := dir.Open(".")
 	if err != nil {
-		return "", rootErr("open", path, err)
+		dir.Close()
+		return nil, "", rootErr("open", path, err)
 	}
 	defer d.Close()
 	real, err := f.confirm(d, path, filepath.Join(rootPath, rel), policy.AccessRead)
 	if err != nil {
-		return "", err
+		dir.Close()
+		return nil, "", err
 	}
-	return f.underRoot(real), nil
+	return dir, real, nil
 }
 
 // checkAbsent checks a path whose file does not exist for a read: its
@@ -363,20 +375,11 @@ func (f *LocalFS) checkAbsent(path string) (string, error) {
 		return "", fmt.Errorf("read %s: %w (is a directory)", path, ErrNotRegular)
 	}
 	dirRel, base := filepath.Dir(rel), filepath.Base(rel)
-	dir, err := r.OpenRoot(filepath.Join(dirRel, "."))
-	if err != nil {
-		return "", rootErr("open", path, err)
-	}
-	defer dir.Close()
-	d, err := dir.Open(".")
-	if err != nil {
-		return "", rootErr("open", path, err)
-	}
-	defer d.Close()
-	dirReal, err := f.confirm(d, path, filepath.Join(rootPath, dirRel), policy.AccessRead)
+	dir, dirReal, err := f.openConfirmedDir(r, rootPath, dirRel, path)
 	if err != nil {
 		return "", err
 	}
+	defer dir.Close()
 	target := filepath.Join(dirReal, base)
 	if _, _, err := f.real.Resolve(target, policy.AccessRead); err != nil {
 		return "", realRefusal(path, err)

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/stretchr/testify/assert"
@@ -139,28 +138,7 @@ func e2eSessionWithCaps(t *testing.T, model *scriptedModel, client sdk.Client, c
 	}
 	cmd := exec.Command(agentBin, append(args, "--model", "openai/test-model")...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
-	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	var stderr syncWriter
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		stdin.Close()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("agent stderr:\n%s", stderr.String())
-		}
-	})
-	conn := sdk.NewClientSideConnection(client, stdin, stdout)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	_, err = conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps})
-	require.NoError(t, err)
-	sess, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
-	require.NoError(t, err)
-	return conn, sess.SessionId
+	return startE2EWith(t, cmd, client, dir, caps)
 }
 
 // Issue 13 item 5 through the built binary: with deniedCommands in the

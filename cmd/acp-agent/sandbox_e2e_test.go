@@ -304,28 +304,7 @@ func tail(s string, n int) string {
 // dir.
 func startE2E(t *testing.T, cmd *exec.Cmd, client *toolClient, caps sdk.ClientCapabilities) (*sdk.ClientSideConnection, sdk.SessionId) {
 	t.Helper()
-	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	var stderr syncWriter
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		stdin.Close()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("agent stderr:\n%s", tail(stderr.String(), 4000))
-		}
-	})
-	conn := sdk.NewClientSideConnection(client, stdin, stdout)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	_, err = conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps})
-	require.NoError(t, err)
-	sess, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: client.dir, McpServers: []sdk.McpServer{}})
-	require.NoError(t, err)
-	return conn, sess.SessionId
+	return startE2EWith(t, cmd, client, client.dir, caps)
 }
 
 // Issue 14 escalation through the built binary: a confined command that
@@ -347,7 +326,7 @@ func TestBinarySandboxEscalationAlwaysAsks(t *testing.T) {
 	client := &answeringClient{toolClient: newToolClient(dir, ""), answer: "allow_once"}
 	cmd := exec.Command(agentBin, "--model", "openai/test-model", "--mode", "full-access", "--sandbox", "on")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
-	conn, sid := startE2EWith(t, cmd, client, dir)
+	conn, sid := startE2EWith(t, cmd, client, dir, sdk.ClientCapabilities{})
 
 	promptE2E(t, conn, sid, "[inside]")
 	assert.NoFileExists(t, target)
@@ -382,7 +361,7 @@ func TestBinarySandboxEscalationAlwaysAsks(t *testing.T) {
 		client := &answeringClient{toolClient: newToolClient(dir, ""), answer: "reject_once"}
 		cmd := exec.Command(agentBin, "--model", "openai/test-model", "--sandbox", "on", "--sandbox-auto-approve")
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
-		conn, sid := startE2EWith(t, cmd, client, dir)
+		conn, sid := startE2EWith(t, cmd, client, dir, sdk.ClientCapabilities{})
 		promptE2E(t, conn, sid, "[plain]")
 		assert.Zero(t, client.asked(), "a confined command runs without a question")
 		assert.FileExists(t, filepath.Join(dir, "inside.txt"))
@@ -392,8 +371,9 @@ func TestBinarySandboxEscalationAlwaysAsks(t *testing.T) {
 	})
 }
 
-// startE2EWith is startE2E for any client working in dir.
-func startE2EWith(t *testing.T, cmd *exec.Cmd, client sdk.Client, dir string) (*sdk.ClientSideConnection, sdk.SessionId) {
+// startE2EWith starts cmd (the built agent), connects client with caps and
+// opens a session in dir.
+func startE2EWith(t *testing.T, cmd *exec.Cmd, client sdk.Client, dir string, caps sdk.ClientCapabilities) (*sdk.ClientSideConnection, sdk.SessionId) {
 	t.Helper()
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
@@ -412,7 +392,7 @@ func startE2EWith(t *testing.T, cmd *exec.Cmd, client sdk.Client, dir string) (*
 	conn := sdk.NewClientSideConnection(client, stdin, stdout)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
-	_, err = conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
+	_, err = conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps})
 	require.NoError(t, err)
 	sess, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
 	require.NoError(t, err)
