@@ -4,12 +4,12 @@
 //
 // The agent process is never restricted. A confined command starts as the
 // agent's own binary re-executed in a helper mode (Command builds the
-// argv; Main runs it): stage one becomes a child subreaper and starts
-// stage two, which restricts its own thread and execs the command, so the
-// restrictions hold for the command and everything it starts; when the
-// command exits, stage one kills whatever it left behind (setsid
-// grandchildren included, since orphans are reparented to the subreaper)
-// and exits with the command's status.
+// argv; Main runs it): the helper becomes a child subreaper, restricts one
+// locked OS thread and forks the command from it, so the restrictions hold
+// for the command and everything it starts; when the command exits, the
+// helper kills whatever it left behind (setsid grandchildren included,
+// since orphans are reparented to the subreaper) and exits with the
+// command's status.
 //
 // What a Policy grants: read and execute everywhere except the denied
 // paths (Landlock only grants, so the read set is built by granting

@@ -42,10 +42,6 @@ func Main(args []string) {
 	switch args[1] {
 	case HelperArg:
 		os.Exit(supervise(args))
-	case execArg:
-		err := restrictAndExec(args[2:])
-		fmt.Fprintf(os.Stderr, "acp-agent sandbox: %v\n", err)
-		os.Exit(126)
 	}
 }
 
@@ -61,19 +57,27 @@ func supervise(args []string) int {
 		fmt.Fprintf(os.Stderr, "acp-agent sandbox: subreaper: %v\n", err)
 		return 126
 	}
-	self, err := os.Executable()
+	p, err := readPolicy()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "acp-agent sandbox: %v\n", err)
 		return 126
 	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	cmd := exec.Command(self, append([]string{execArg}, args[2:]...)...)
-	cmd.Args[0] = args[0]
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if err := cmd.Start(); err != nil {
+	// Restrict this goroutine's OS thread only (it stays locked: no other
+	// goroutine runs on it again) and fork the command from it: the child
+	// inherits the thread's Landlock domain, seccomp filter, mount
+	// namespace and no_new_privs, while the helper's other threads stay
+	// free to forward signals.
+	runtime.LockOSThread()
+	if err := restrictThread(p); err != nil {
 		fmt.Fprintf(os.Stderr, "acp-agent sandbox: %v\n", err)
 		return 126
+	}
+	cmd := &exec.Cmd{Path: args[2], Args: args[3:], Env: os.Environ(), Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "acp-agent sandbox: %v\n", err)
+		return 127
 	}
 	done := make(chan struct{})
 	go func() {
@@ -172,19 +176,10 @@ const fileRights = llExecute | llWriteFile | llReadFile | llTruncate | llIoctlDe
 
 const readRights = llExecute | llReadFile | llReadDir
 
-// restrictAndExec is stage two: on one locked OS thread, set
-// no_new_privs, apply Landlock and seccomp to that thread, and exec the
-// command from it, so the new program inherits them. argv: path argv0
-// args...
-func restrictAndExec(args []string) error {
-	if len(args) < 2 {
-		return errors.New("missing command")
-	}
-	p, err := readPolicy()
-	if err != nil {
-		return err
-	}
-	runtime.LockOSThread() // never unlocked: the thread becomes the command
+// restrictThread sets no_new_privs, Landlock and seccomp on the calling,
+// locked OS thread, after making .git read-only in a private mount
+// namespace where the process may.
+func restrictThread(p Policy) error {
 	abi, err := landlockABI()
 	if err != nil || abi < minABI {
 		return fmt.Errorf("Landlock unavailable (ABI %d): %v", abi, err)
@@ -264,8 +259,7 @@ func restrictAndExec(args []string) error {
 	if err := seccomp.LoadFilter(seccompFilter(p.Network)); err != nil {
 		return fmt.Errorf("seccomp: %w", err)
 	}
-	env := os.Environ()
-	return syscall.Exec(args[0], args[1:], env)
+	return nil
 }
 
 func denied(p string, deniedPaths []string) bool {

@@ -10,10 +10,9 @@ import (
 	"strings"
 )
 
-// HelperArg is argv[1] of the helper's first stage; execArg of its second.
+// HelperArg is argv[1] of the helper.
 const (
 	HelperArg = "__acp-agent-sandbox"
-	execArg   = "__acp-agent-sandbox-exec"
 	// policyEnv carries the JSON policy from the agent to the helper; the
 	// helper removes it before the command starts.
 	policyEnv = "ACP_AGENT_SANDBOX_POLICY"
