@@ -477,6 +477,7 @@ func (w *Workspace) runCommandTool() Tool {
 			res, err := term.Run(ctx, runtime.CommandSpec{
 				Command: w.shell(), Args: []string{"-c", c.line}, Cwd: c.cwd,
 				OutputByteLimit: w.cfg.OutputByteLimit, Timeout: c.timeout,
+				SandboxNetwork: w.cfg.SandboxNetworkInFullAccess && runningMode(ctx) == policy.ModeFullAccess,
 			}, func(id string) {
 				// The editor shows the terminal live in the tool call.
 				content = []acp.ToolCallContent{{Terminal: &acp.Terminal{TerminalID: acp.TerminalId(id)}}}

@@ -16,6 +16,7 @@ import (
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/agent/pricing"
+	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/telemetry"
 )
 
@@ -445,6 +446,15 @@ func ToolProgress(ctx context.Context, content []acp.ToolCallContent) {
 		return
 	}
 	tc.s.update(ctx, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallId(tc.id), Content: content}})
+}
+
+// runningMode is the mode of the session running the tool call ctx
+// belongs to ("" outside one).
+func runningMode(ctx context.Context) policy.Mode {
+	if tc, ok := ctx.Value(toolCallKey{}).(runningToolCall); ok {
+		return tc.s.Mode()
+	}
+	return ""
 }
 
 // SendUpdate sends an ACP update of the session running the tool (a plan),

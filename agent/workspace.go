@@ -49,6 +49,10 @@ type WorkspaceConfig struct {
 	// the editor's: there the editor decides): its policy gets the
 	// session's roots as WritableRoots and a per-session TempDir.
 	Sandbox *runtime.Sandbox
+	// SandboxNetworkInFullAccess lets confined commands use the network
+	// while the session is in full-access mode (the network was not
+	// configured either way); in the other modes it stays off.
+	SandboxNetworkInFullAccess bool
 	// SandboxAutoApprove lets confined commands run without asking (only
 	// escalations outside the sandbox ask); the sandbox is then the
 	// boundary instead of the user's approval.

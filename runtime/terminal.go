@@ -99,6 +99,9 @@ type CommandSpec struct {
 	OutputByteLimit int
 	// Timeout kills the process group when it elapses; 0 means none.
 	Timeout time.Duration
+	// SandboxNetwork lets this command use the network inside the
+	// terminal's sandbox even when its policy keeps the network off.
+	SandboxNetwork bool
 }
 
 // ExitStatus is how a process ended.
@@ -235,7 +238,9 @@ func (t *LocalTerminal) Start(ctx context.Context, spec CommandSpec) (*Process, 
 		WaitDelay: t.waitDelay,
 	}
 	if sb := t.sandbox; sb != nil {
-		exe, args, env, err := sandbox.Command(sb.Exe, sb.Policy, cmd.Path, cmd.Args)
+		pol := sb.Policy
+		pol.Network = pol.Network || spec.SandboxNetwork
+		exe, args, env, err := sandbox.Command(sb.Exe, pol, cmd.Path, cmd.Args)
 		if err != nil {
 			return nil, fmt.Errorf("start %q: sandbox: %w", spec.Command, err)
 		}

@@ -36,6 +36,7 @@ func main() {
 	// A confined command starts as this binary in the sandbox's helper
 	// mode; it never returns then.
 	sandbox.Main(os.Args)
+	notDumpable()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Stdin, os.Stdout, os.Stderr, os.Args[1:])
 	stop()
@@ -317,12 +318,13 @@ func (st *settings) newAgent(stderr io.Writer) (*agent.Agent, *slog.Logger, func
 		cleanup()
 		return nil, nil, nil, fmt.Errorf("session directory: %w", err)
 	}
-	sb, unavailable, err := resolveSandbox(st.sandboxFlags, st.fs, st.sandboxFile, st.getenv, st.sessionDir, st.logFile, log)
+	sb, netInFullAccess, unavailable, err := resolveSandbox(st.sandboxFlags, st.fs, st.sandboxFile, st.getenv, st.sessionDir, st.logFile, log)
 	if err != nil {
 		cleanup()
 		return nil, nil, nil, err
 	}
 	st.workspace.Sandbox, st.workspace.SandboxUnavailable = sb, unavailable
+	st.workspace.SandboxNetworkInFullAccess = netInFullAccess
 	st.workspace.SandboxAutoApprove = sb != nil && st.sandboxFlags.autoApproveSetting(st.fs, st.sandboxFile, st.getenv)
 	retry := agent.RetryPolicy{MaxRetries: st.maxRetries}
 	if st.maxRetries == 0 {

@@ -35,7 +35,7 @@ func addSandboxFlags(fs *flag.FlagSet, getenv func(string) string) sandboxFlags 
 	return sandboxFlags{
 		mode: fs.String("sandbox", getenv("ACP_AGENT_SANDBOX"), "confine local commands with Landlock and seccomp: auto, on or off (env ACP_AGENT_SANDBOX; default auto; docs/security.md)"),
 		network: fs.Bool("sandbox-network", envBool(getenv, "ACP_AGENT_SANDBOX_NETWORK"),
-			"let confined commands use the network (env ACP_AGENT_SANDBOX_NETWORK; default off)"),
+			"let confined commands use the network in every mode; =false: in none (env ACP_AGENT_SANDBOX_NETWORK; default: in full-access mode only)"),
 		autoApprove: fs.Bool("sandbox-auto-approve", envBool(getenv, "ACP_AGENT_SANDBOX_AUTO_APPROVE"),
 			"run confined commands without asking (escalations outside the sandbox still ask; env ACP_AGENT_SANDBOX_AUTO_APPROVE)"),
 	}
@@ -56,7 +56,7 @@ func (f sandboxFlags) autoApproveSetting(fs *flag.FlagSet, file *sandboxFile, ge
 // resolveSandbox turns flags and file into the workspace's sandbox, or the
 // reason commands cannot be confined (sessions then ask for every
 // command). Mode off gives neither.
-func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv func(string) string, sessionDir, logFile string, log *slog.Logger) (*runtime.Sandbox, string, error) {
+func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv func(string) string, sessionDir, logFile string, log *slog.Logger) (sb *runtime.Sandbox, netInFullAccess bool, unavailable string, err error) {
 	if file == nil {
 		file = &sandboxFile{}
 	}
@@ -69,19 +69,19 @@ func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv 
 	}
 	switch mode {
 	case "off":
-		return nil, "", nil
+		return nil, false, "", nil
 	case "auto", "on":
 	default:
-		return nil, "", fmt.Errorf("sandbox mode %q: want auto, on or off", mode)
+		return nil, false, "", fmt.Errorf("sandbox mode %q: want auto, on or off", mode)
 	}
 	st := sandbox.Probe()
 	if !st.Available {
 		log.Warn("commands are not sandboxed; every command will ask", "reason", st.Reason)
-		return nil, st.Reason, nil
+		return nil, false, st.Reason, nil
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, "cannot find the agent's own binary: " + err.Error(), nil
+		return nil, false, "cannot find the agent's own binary: " + err.Error(), nil
 	}
 	home := getenv("HOME")
 	if home != "" && home != "/" {
@@ -108,17 +108,21 @@ func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv 
 	p.DeniedPaths = append(p.DeniedPaths, file.DeniedPaths...)
 	for _, x := range append(append([]string(nil), file.ExtraWritable...), file.DeniedPaths...) {
 		if !filepath.IsAbs(x) {
-			return nil, "", fmt.Errorf("sandbox: %q is not an absolute path", x)
+			return nil, false, "", fmt.Errorf("sandbox: %q is not an absolute path", x)
 		}
 	}
+	netConfigured := false
 	if file.Network != nil {
-		p.Network = *file.Network
+		p.Network, netConfigured = *file.Network, true
 	}
 	if isSet(fs, "sandbox-network") || getenv("ACP_AGENT_SANDBOX_NETWORK") != "" {
-		p.Network = *f.network
+		p.Network, netConfigured = *f.network, true
 	}
+	// Not configured: on in full-access mode only (the session's mode
+	// when the command runs), off in the others.
+	netInFullAccess = !netConfigured
 	if file.AllowGitWrites != nil {
 		p.AllowGitWrites = *file.AllowGitWrites
 	}
-	return &runtime.Sandbox{Exe: exe, Policy: p}, "", nil
+	return &runtime.Sandbox{Exe: exe, Policy: p}, netInFullAccess, "", nil
 }

@@ -35,7 +35,7 @@ func requireSandbox(t *testing.T) {
 func sandboxSession(t *testing.T, model *scriptedModel, dir, home string, args ...string) (*sdk.ClientSideConnection, sdk.SessionId, int) {
 	t.Helper()
 	client := newToolClient(dir, "allow_once")
-	cmd := exec.Command(agentBin, append(args, "--model", "openai/test-model", "--mode", "full-access", "--sandbox", "on")...)
+	cmd := exec.Command(agentBin, append(args, "--model", "openai/test-model", "--mode", "full-access", "--sandbox", "on", "--sandbox-network=false")...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
 	conn, sid := startE2E(t, cmd, client, sdk.ClientCapabilities{})
 	return conn, sid, cmd.Process.Pid
@@ -64,6 +64,9 @@ func TestBinarySandboxEscapeCorpus(t *testing.T) {
 	require.NoError(t, git.Run())
 	require.NoError(t, os.Symlink(outside, filepath.Join(dir, "outlink")))
 	require.NoError(t, os.Symlink(filepath.Join(home, ".ssh"), filepath.Join(dir, "sshlink")))
+	// A sibling of the secret that links to it: granting around .ssh must
+	// not grant it again through the link.
+	require.NoError(t, os.Symlink(".ssh", filepath.Join(home, "innocent")))
 
 	// A TCP listener the sandbox must not reach, a UDP one, and a Unix
 	// socket outside the workspace.
@@ -159,6 +162,11 @@ func TestBinarySandboxEscapeCorpus(t *testing.T) {
 		add("read-cp-"+p, "cp "+q+" stolen && grep -q "+secret+" stolen")
 	}
 	add("read-via-symlink", "cat sshlink/id_rsa | grep -q SSH_SECRET")
+	add("read-via-home-symlink-sibling", "cat "+strconv.Quote(filepath.Join(home, "innocent", "id_rsa"))+" | grep -q SSH_SECRET")
+	add("read-agent-environ", "grep -q OPENAI_API_KEY /proc/$AGENT_PID/environ")
+	add("read-agent-mem", "head -c 1 /proc/$AGENT_PID/mem")
+	add("read-agent-cmdline-fd", "ls -l /proc/$AGENT_PID/fd/ | grep -q socket")
+	add("read-agent-cwd", "ls /proc/$AGENT_PID/cwd/")
 	add("list-ssh", "ls "+strconv.Quote(filepath.Join(home, ".ssh"))+" | grep -q id_rsa")
 	add("tcp-bash", fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d", port))
 	add("tcp-python", fmt.Sprintf("python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", %d), 2)'", port))
@@ -397,4 +405,51 @@ func startE2EWith(t *testing.T, cmd *exec.Cmd, client sdk.Client, dir string, ca
 	sess, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
 	require.NoError(t, err)
 	return conn, sess.SessionId
+}
+
+// Issue 14: with the network not configured, confined commands reach it in
+// full-access mode only; configured off, not even there.
+func TestBinarySandboxNetworkFollowsTheMode(t *testing.T) {
+	requireSandbox(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	var accepted atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.Close()
+		}
+	}()
+	line := fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d", ln.Addr().(*net.TCPAddr).Port)
+	model := promptModel(t, map[string][]modelCall{"[net]": {{"run_command", map[string]any{"command": line}}}})
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		reach bool
+	}{
+		{"full-access", []string{"--mode", "full-access"}, true},
+		{"full-access, network configured off", []string{"--mode", "full-access", "--sandbox-network=false"}, false},
+		{"default mode, auto-approved", []string{"--sandbox-auto-approve"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := accepted.Load()
+			dir := t.TempDir()
+			client := &answeringClient{toolClient: newToolClient(dir, ""), answer: "allow_once"}
+			cmd := exec.Command(agentBin, append([]string{"--model", "openai/test-model", "--sandbox", "on"}, tc.args...)...)
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
+			conn, sid := startE2EWith(t, cmd, client, dir, sdk.ClientCapabilities{})
+			promptE2E(t, conn, sid, "[net]")
+			if tc.reach {
+				assert.Eventually(t, func() bool { return accepted.Load() > before }, 5*time.Second, 20*time.Millisecond, "full-access reaches the network")
+			} else {
+				time.Sleep(100 * time.Millisecond)
+				assert.Equal(t, before, accepted.Load(), "the network was reached")
+			}
+		})
+	}
 }

@@ -203,7 +203,10 @@ func restrictThread(p Policy) error {
 		return fmt.Errorf("landlock_create_ruleset: %w", err)
 	}
 	add := func(path string, rights uint64) error {
-		pfd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+		// Never through a symlink: a link among the entries granted
+		// around a secret, or in a workspace root, would grant its
+		// target (~/.ssh, a directory outside) instead.
+		pfd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 		if err != nil {
 			return nil // missing: nothing to grant
 		}
@@ -212,7 +215,11 @@ func restrictThread(p Policy) error {
 		if err := unix.Fstat(pfd, &st); err != nil {
 			return nil
 		}
-		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFLNK:
+			return nil
+		case unix.S_IFDIR:
+		default:
 			rights &= fileRights
 		}
 		rights &= handledFS
@@ -226,6 +233,16 @@ func restrictThread(p Policy) error {
 		if err := add(g, readRights); err != nil {
 			return err
 		}
+	}
+	// The configured paths are granted as what they name: their real
+	// paths (add itself never follows a final symlink).
+	p.WritableRoots = realPaths(p.WritableRoots)
+	// Denied paths too: the read grants go around where a secret really
+	// is, so no symlinked spelling of its directory reaches it.
+	p.DeniedPaths = append(p.DeniedPaths, realPaths(p.DeniedPaths)...)
+	p.ExtraWritable = realPaths(p.ExtraWritable)
+	if p.TempDir != "" {
+		p.TempDir = realPaths([]string{p.TempDir})[0]
 	}
 	gitReadOnly := map[string]bool{}
 	if !p.AllowGitWrites {
@@ -249,6 +266,7 @@ func restrictThread(p Policy) error {
 			return err
 		}
 	}
+	dropCapabilities()
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
@@ -348,4 +366,35 @@ func bindGitReadOnly(roots []string) map[string]bool {
 		done[r] = true
 	}
 	return done
+}
+
+// realPaths resolves each path's symlinks (a missing one is kept as it is,
+// and then grants nothing).
+func realPaths(ps []string) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			out[i] = r
+		} else {
+			out[i] = p
+		}
+	}
+	return out
+}
+
+// dropCapabilities empties the calling thread's capability sets and
+// bounding set, so a command started by an agent running as root (as in
+// containers) cannot read other processes' memory and environment
+// (CAP_SYS_PTRACE), open files by handle around path checks
+// (CAP_DAC_READ_SEARCH), load modules, or administer the system. It keeps
+// uid 0, so files root owns stay usable. Errors are ignored: without the
+// capabilities there is nothing to drop.
+func dropCapabilities() {
+	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
+		_ = unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
+	}
+	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	_ = unix.Capset(&hdr, &data[0])
 }
