@@ -26,9 +26,11 @@
 // group; with TerminalOptions.CgroupParent it is killed through its
 // cgroup, otherwise only WaitDelay bounds the wait.
 //
-// Neither runtime confines commands to the workspace: a command sees what
-// the agent's user sees (docs/security.md). The policy decides what runs;
-// the runtimes decide how.
+// Without TerminalOptions.Sandbox a command sees what the agent's user
+// sees; with it, the terminal's sandbox.Launcher runs each command in a
+// helper process under Landlock and seccomp, and kills everything the
+// command left behind when it ends (docs/security.md). The policy decides
+// what runs; the runtimes decide how.
 //
 // Concurrency: LocalFS, LocalTerminal, ClientFS and ClientTerminal are
 // safe for concurrent use. Every goroutine a LocalTerminal starts is

@@ -6,7 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/acp-agent/acp-agent/runtime/sandbox"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/acp-agent/acp-agent/policy"
+	"github.com/acp-agent/acp-agent/runtime/sandbox"
 )
 
 // Defaults for TerminalOptions and CommandSpec.
@@ -68,9 +69,10 @@ type TerminalOptions struct {
 	// descendants that left the process group with setsid. Start fails if
 	// the child cgroup cannot be created. Empty means process groups only.
 	CgroupParent string
-	// Sandbox, if set, confines every process: it starts through the
-	// sandbox helper (package sandbox), which applies the policy and then
-	// runs the command.
+	// Sandbox, if set, confines every process: a helper process of the
+	// terminal's sandbox.Launcher applies the policy and runs the command
+	// (started on the first command, kept for the next ones; Close ends
+	// them).
 	Sandbox *Sandbox
 }
 
@@ -124,13 +126,15 @@ type ExitStatus struct {
 // KillGrace. A descendant that calls setsid (or setpgid) leaves the group
 // and survives that kill; WaitDelay still bounds Wait if it holds the
 // output pipe, and Pdeathsig only covers the direct child. Set
-// CgroupParent to reach such descendants through cgroup.kill.
+// CgroupParent to reach such descendants through cgroup.kill. A confined
+// command's helper kills every descendant as soon as the command ends.
 //
 // LocalTerminal is safe for concurrent use. Every goroutine it starts
 // ends before Close returns.
 type LocalTerminal struct {
 	env          []string
 	sandbox      *Sandbox
+	launcher     *sandbox.Launcher // with sandbox: its helpers
 	lookPathPath string
 	killGrace    time.Duration
 	waitDelay    time.Duration
@@ -158,6 +162,9 @@ func NewLocalTerminal(opts TerminalOptions) *LocalTerminal {
 		sandbox:      opts.Sandbox,
 		procs:        make(map[*Process]struct{}),
 	}
+	if t.sandbox != nil {
+		t.launcher = sandbox.NewLauncher(t.sandbox.Exe)
+	}
 	if t.lookPathPath == "" {
 		t.lookPathPath = policy.DefaultPath
 	}
@@ -172,11 +179,12 @@ func NewLocalTerminal(opts TerminalOptions) *LocalTerminal {
 
 // Process is a started command.
 type Process struct {
-	t      *LocalTerminal
-	cmd    *exec.Cmd
-	pid    int
-	out    *tailBuffer
-	cgroup *cgroup // nil without CgroupParent
+	t        *LocalTerminal
+	name     string
+	pid      int
+	confined *sandbox.Proc // nil unless run by a sandbox helper
+	out      *tailBuffer
+	cgroup   *cgroup // nil without CgroupParent
 
 	killOnce sync.Once
 	killReq  chan struct{} // closed by the first kill request
@@ -237,15 +245,6 @@ func (t *LocalTerminal) Start(ctx context.Context, spec CommandSpec) (*Process, 
 		Stderr:    out,
 		WaitDelay: t.waitDelay,
 	}
-	if sb := t.sandbox; sb != nil {
-		pol := sb.Policy
-		pol.Network = pol.Network || spec.SandboxNetwork
-		exe, args, env, err := sandbox.Command(sb.Exe, pol, cmd.Path, cmd.Args)
-		if err != nil {
-			return nil, fmt.Errorf("start %q: sandbox: %w", spec.Command, err)
-		}
-		cmd.Path, cmd.Args, cmd.Env = exe, args, append(cmd.Env, env...)
-	}
 
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -263,8 +262,20 @@ func (t *LocalTerminal) Start(ctx context.Context, spec CommandSpec) (*Process, 
 		}
 		cgroupFD = cg.fd
 	}
-	cmd.SysProcAttr = sysProcAttr(cgroupFD)
-	err = cmd.Start()
+	p := &Process{
+		t:       t,
+		name:    spec.Command,
+		out:     out,
+		cgroup:  cg,
+		killReq: make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	var wait func() waitResult
+	if t.sandbox != nil {
+		wait, err = t.startConfined(p, cmd, spec.SandboxNetwork, cgroupFD)
+	} else {
+		wait, err = t.startLocal(p, cmd, cgroupFD)
+	}
 	if cg != nil {
 		cg.closeFD()
 	}
@@ -274,30 +285,115 @@ func (t *LocalTerminal) Start(ctx context.Context, spec CommandSpec) (*Process, 
 		}
 		return nil, fmt.Errorf("start %q: %w", spec.Command, err)
 	}
-	p := &Process{
-		t:       t,
-		cmd:     cmd,
-		pid:     cmd.Process.Pid,
-		out:     out,
-		cgroup:  cg,
-		killReq: make(chan struct{}),
-		done:    make(chan struct{}),
-	}
 	t.procs[p] = struct{}{}
-	waitErr := make(chan error, 1)
+	waitRes := make(chan waitResult, 1)
 	t.wg.Add(2)
 	go func() {
 		defer t.wg.Done()
-		waitErr <- cmd.Wait()
+		waitRes <- wait()
 	}()
-	go p.supervise(ctx, spec.Timeout, waitErr)
+	go p.supervise(ctx, spec.Timeout, waitRes)
 	return p, nil
+}
+
+// waitResult is how a process ended: its wait status when known, and an
+// error that is not about the status.
+type waitResult struct {
+	status *syscall.WaitStatus
+	err    error
+}
+
+// startLocal forks cmd from the agent.
+func (t *LocalTerminal) startLocal(p *Process, cmd *exec.Cmd, cgroupFD int) (func() waitResult, error) {
+	cmd.SysProcAttr = sysProcAttr(cgroupFD)
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p.pid = cmd.Process.Pid
+	return func() waitResult {
+		err := cmd.Wait()
+		var ws *syscall.WaitStatus
+		if ps := cmd.ProcessState; ps != nil {
+			if st, ok := ps.Sys().(syscall.WaitStatus); ok {
+				ws = &st
+			}
+		}
+		var exitErr *exec.ExitError
+		if errors.As(err, &exitErr) || errors.Is(err, exec.ErrWaitDelay) {
+			err = nil // the status says it all
+		}
+		return waitResult{status: ws, err: err}
+	}, nil
+}
+
+// startConfined has one of the terminal's sandbox helpers run cmd: its
+// output comes through a pipe this side drains, bounded by WaitDelay
+// after the exit like exec.Cmd's.
+func (t *LocalTerminal) startConfined(p *Process, cmd *exec.Cmd, network bool, cgroupFD int) (func() waitResult, error) {
+	pol := t.sandbox.Policy
+	pol.Network = pol.Network || network
+	env := cmd.Env
+	if pol.TempDir != "" {
+		env = append(env, "TMPDIR="+pol.TempDir)
+	}
+	devNull, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil, err
+	}
+	defer devNull.Close()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	files := []*os.File{devNull, pw, pw}
+	if cgroupFD >= 0 {
+		// A copy the File owns: cg keeps and closes its own.
+		dup, err := syscall.Dup(cgroupFD)
+		if err != nil {
+			pr.Close()
+			pw.Close()
+			return nil, fmt.Errorf("cgroup: %w", err)
+		}
+		cg := os.NewFile(uintptr(dup), "cgroup")
+		defer cg.Close()
+		files = append(files, cg)
+	}
+	req := sandbox.Request{Policy: pol, Path: cmd.Path, Argv: cmd.Args, Env: env, Dir: cmd.Dir, Cgroup: cgroupFD >= 0}
+	sp, err := t.launcher.Start(req, files)
+	pw.Close()
+	if err != nil {
+		pr.Close()
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	p.pid, p.confined = sp.Pid(), sp
+	copied := make(chan struct{})
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		defer close(copied)
+		_, _ = io.Copy(p.out, pr)
+	}()
+	return func() waitResult {
+		ws, err := sp.Wait()
+		timer := time.NewTimer(t.waitDelay)
+		select {
+		case <-copied:
+		case <-timer.C:
+		}
+		timer.Stop()
+		pr.Close()
+		<-copied
+		if err != nil {
+			return waitResult{err: err}
+		}
+		return waitResult{status: &ws}
+	}, nil
 }
 
 // supervise turns the timeout, ctx and Kill into signals and records the
 // exit status. It owns the escalation timer, so no timer goroutine
 // outlives the process.
-func (p *Process) supervise(ctx context.Context, timeout time.Duration, waitErr <-chan error) {
+func (p *Process) supervise(ctx context.Context, timeout time.Duration, waitRes <-chan waitResult) {
 	defer p.t.wg.Done()
 	var timeoutC, graceC <-chan time.Time
 	if timeout > 0 {
@@ -314,8 +410,8 @@ func (p *Process) supervise(ctx context.Context, timeout time.Duration, waitErr 
 	killReq, ctxDone := p.killReq, ctx.Done()
 	for {
 		select {
-		case err := <-waitErr:
-			p.finish(err)
+		case res := <-waitRes:
+			p.finish(res)
 			return
 		case <-timeoutC:
 			timeoutC = nil
@@ -372,6 +468,11 @@ func (p *Process) hardKill() {
 // therefore limited to finish (right after the reap, when a kill was
 // requested) and Release.
 func (p *Process) signalGroup(sig syscall.Signal) error {
+	if p.confined != nil {
+		// The helper signals the group only while the command runs, so
+		// a reused pid is never reached.
+		return p.confined.Signal(sig)
+	}
 	err := syscall.Kill(-p.pid, sig)
 	if err == nil || errors.Is(err, syscall.ESRCH) {
 		return nil
@@ -379,13 +480,13 @@ func (p *Process) signalGroup(sig syscall.Signal) error {
 	return fmt.Errorf("signal process group %d with %v: %w", p.pid, sig, err)
 }
 
-func (p *Process) finish(err error) {
+func (p *Process) finish(res waitResult) {
 	st := &ExitStatus{TimedOut: p.timedOut.Load()}
-	if ps := p.cmd.ProcessState; ps != nil {
-		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	if ws := res.status; ws != nil {
+		if ws.Signaled() {
 			st.Signal = signalName(ws.Signal())
 		} else {
-			code := ps.ExitCode()
+			code := ws.ExitStatus()
 			st.ExitCode = &code
 		}
 	}
@@ -394,13 +495,9 @@ func (p *Process) finish(err error) {
 		// with it now rather than after the grace period.
 		p.hardKill()
 	}
-	var exitErr *exec.ExitError
-	if errors.As(err, &exitErr) || errors.Is(err, exec.ErrWaitDelay) {
-		err = nil // the status says it all
-	}
 	p.mu.Lock()
 	p.status = st
-	p.waitErr = err
+	p.waitErr = res.err
 	p.mu.Unlock()
 	close(p.done)
 }
@@ -436,7 +533,7 @@ func (p *Process) Wait(ctx context.Context) (ExitStatus, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.waitErr != nil {
-		return *p.status, fmt.Errorf("wait %q: %w", p.cmd.Args[0], p.waitErr)
+		return *p.status, fmt.Errorf("wait %q: %w", p.name, p.waitErr)
 	}
 	return *p.status, nil
 }
@@ -492,6 +589,9 @@ func (t *LocalTerminal) Close() error {
 	}
 	for _, p := range procs {
 		errs = append(errs, p.Release())
+	}
+	if t.launcher != nil {
+		errs = append(errs, t.launcher.Close())
 	}
 	t.wg.Wait()
 	return errors.Join(errs...)

@@ -41,8 +41,8 @@ func BenchmarkTailBufferWrite(b *testing.B) {
 	}
 }
 
-// BenchmarkSandboxOverhead compares a command run confined (through the
-// sandbox helper: two re-execs, Landlock, seccomp, reaping) with the same
+// BenchmarkSandboxOverhead compares a command run confined (a request to
+// the terminal's warm sandbox helper: Landlock, seccomp, reaping) with the same
 // command unconfined, and reports each one's median time per command
 // (docs/benchmarks.md; the target is under 5 ms of overhead).
 func BenchmarkSandboxOverhead(b *testing.B) {

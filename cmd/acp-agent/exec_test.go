@@ -25,7 +25,7 @@ func runExecBin(t *testing.T, dir, stdin string, env []string, args ...string) (
 	t.Helper()
 	cmd := exec.Command(agentBin, append([]string{"exec"}, args...)...)
 	cmd.Dir = dir
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + t.TempDir()}, env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -130,7 +130,7 @@ func TestExecInterruptCancelsTheTurn(t *testing.T) {
 	script := textScript(t, "", map[string]any{"text": "working"}, map[string]any{"hang": true})
 	cmd := exec.Command(agentBin, "exec", "--model", "replay/"+script, "go")
 	cmd.Dir = t.TempDir()
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + t.TempDir()}
 	var stdout, stderr syncWriter
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Start())

@@ -129,7 +129,7 @@ func TestInteropCoderSDK(t *testing.T) {
 	defer srv.Close()
 
 	cmd := exec.Command(agentBin, "--model", "openai/interop-model")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "OPENAI_API_KEY=sk-interop", "OPENAI_BASE_URL=" + srv.URL + "/v1"}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "OPENAI_API_KEY=sk-interop", "OPENAI_BASE_URL=" + srv.URL + "/v1"}
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()

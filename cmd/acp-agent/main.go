@@ -37,6 +37,8 @@ func main() {
 	// mode; it never returns then.
 	sandbox.Main(os.Args)
 	notDumpable()
+	// Descriptors an editor leaked to the agent never reach its commands.
+	sandbox.CloseInheritedOnExec()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Stdin, os.Stdout, os.Stderr, os.Args[1:])
 	stop()

@@ -28,6 +28,11 @@ import (
 // agentBin is the acp-agent binary built once for the end-to-end tests.
 var agentBin string
 
+// goraceEnv goes into every agent's environment: the race runtime of the
+// race-enabled test build otherwise sleeps a second at each exit (the
+// agent's and its sandbox helpers').
+const goraceEnv = "GORACE=atexit_sleep_ms=0"
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "acp-agent-test")
 	if err != nil {
@@ -73,7 +78,7 @@ type proc struct {
 func startAgent(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(agentBin, args...)
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + t.TempDir()}, env...)
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()

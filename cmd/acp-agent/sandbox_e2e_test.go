@@ -36,7 +36,7 @@ func sandboxSession(t *testing.T, model *scriptedModel, dir, home string, args .
 	t.Helper()
 	client := newToolClient(dir, "allow_once")
 	cmd := exec.Command(agentBin, append(args, "--model", "openai/test-model", "--mode", "full-access", "--sandbox", "on", "--sandbox-network=false")...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + home, "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
 	conn, sid := startE2E(t, cmd, client, sdk.ClientCapabilities{})
 	return conn, sid, cmd.Process.Pid
 }
@@ -333,7 +333,7 @@ func TestBinarySandboxEscalationAlwaysAsks(t *testing.T) {
 	})
 	client := &answeringClient{toolClient: newToolClient(dir, ""), answer: "allow_once"}
 	cmd := exec.Command(agentBin, "--model", "openai/test-model", "--mode", "full-access", "--sandbox", "on")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + home, "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
 	conn, sid := startE2EWith(t, cmd, client, dir, sdk.ClientCapabilities{})
 
 	promptE2E(t, conn, sid, "[inside]")
@@ -368,7 +368,7 @@ func TestBinarySandboxEscalationAlwaysAsks(t *testing.T) {
 	t.Run("auto-approve", func(t *testing.T) {
 		client := &answeringClient{toolClient: newToolClient(dir, ""), answer: "reject_once"}
 		cmd := exec.Command(agentBin, "--model", "openai/test-model", "--sandbox", "on", "--sandbox-auto-approve")
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + home, "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
 		conn, sid := startE2EWith(t, cmd, client, dir, sdk.ClientCapabilities{})
 		promptE2E(t, conn, sid, "[plain]")
 		assert.Zero(t, client.asked(), "a confined command runs without a question")
@@ -441,7 +441,7 @@ func TestBinarySandboxNetworkFollowsTheMode(t *testing.T) {
 			dir := t.TempDir()
 			client := &answeringClient{toolClient: newToolClient(dir, ""), answer: "allow_once"}
 			cmd := exec.Command(agentBin, append([]string{"--model", "openai/test-model", "--sandbox", "on"}, tc.args...)...)
-			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + t.TempDir(), "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
 			conn, sid := startE2EWith(t, cmd, client, dir, sdk.ClientCapabilities{})
 			promptE2E(t, conn, sid, "[net]")
 			if tc.reach {

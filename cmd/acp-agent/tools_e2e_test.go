@@ -269,7 +269,7 @@ func (c *toolClient) final(id string) (sdk.SessionToolCallUpdate, bool) {
 // with caps, and opens a session in dir.
 func e2eSession(t *testing.T, provider string, model *scriptedModel, client *toolClient, caps sdk.ClientCapabilities, args ...string) (*sdk.ClientSideConnection, sdk.SessionId) {
 	t.Helper()
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	env := []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + t.TempDir()}
 	switch provider {
 	case "anthropic":
 		env = append(env, "ANTHROPIC_API_KEY=k", "ANTHROPIC_BASE_URL="+model.URL)

@@ -1,15 +1,20 @@
 // Package sandbox confines the commands the agent runs, on Linux, with
 // Landlock (filesystem, TCP, IPC scopes) and seccomp (sockets other than
-// Unix, ptrace, process_vm_*, io_uring_*), under no_new_privs.
+// Unix, ptrace, process_vm_*, io_uring_*), under no_new_privs and with no
+// capabilities.
 //
-// The agent process is never restricted. A confined command starts as the
-// agent's own binary re-executed in a helper mode (Command builds the
-// argv; Main runs it): the helper becomes a child subreaper, restricts one
-// locked OS thread and forks the command from it, so the restrictions hold
-// for the command and everything it starts; when the command exits, the
-// helper kills whatever it left behind (setsid grandchildren included,
-// since orphans are reparented to the subreaper) and exits with the
-// command's status.
+// The agent process is never restricted. A Launcher keeps helper
+// processes: the agent's own binary re-executed in a helper mode (Main
+// runs it), talking to the agent over a socketpair. A helper is a child
+// subreaper and runs one command at a time: for each request it restricts
+// a fresh locked OS thread with the request's Policy and forks the command
+// from it, so the restrictions hold for the command and everything it
+// starts while the helper's other threads stay free; when the command
+// exits, the helper kills whatever it left behind (setsid grandchildren
+// included, since orphans are reparented to the subreaper), reports the
+// wait status, and the restricted thread ends. Helpers are kept for later
+// commands, which is what makes a confined command cost about as much as
+// an unconfined one.
 //
 // What a Policy grants: read and execute everywhere except the denied
 // paths (Landlock only grants, so the read set is built by granting
@@ -19,6 +24,8 @@
 // network only when Network is set. Probe says whether the kernel can do
 // it; where it cannot, callers must not pretend to confine.
 //
-// Functions here are safe for concurrent use; Main is meant to be called
+// Launcher and Proc are safe for concurrent use; a Launcher owns one
+// reader goroutine per helper, and Close ends the helpers (killing their
+// commands) and waits for those goroutines. Main is meant to be called
 // first thing in main and never returns when it recognises its argv.
 package sandbox

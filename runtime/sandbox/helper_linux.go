@@ -5,13 +5,13 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
-	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
@@ -36,85 +36,219 @@ func Probe() Status {
 // Main runs the helper when args (os.Args) ask for it, and never returns
 // then; otherwise it returns at once. Call it first thing in main.
 func Main(args []string) {
-	if len(args) < 2 {
-		return
-	}
-	switch args[1] {
-	case HelperArg:
-		os.Exit(supervise(args))
+	if len(args) >= 2 && args[1] == HelperArg {
+		os.Exit(serve(helperFD))
 	}
 }
 
-// supervise is stage one: a subreaper that runs stage two, forwards
-// termination signals, and when the command ends kills and reaps every
-// process it left behind. argv: exe HelperArg path argv0 args...
-func supervise(args []string) int {
-	if len(args) < 4 {
-		fmt.Fprintln(os.Stderr, "acp-agent sandbox: missing command")
-		return 126
-	}
+// helperFD is the helper's end of the socketpair (the launcher's first
+// ExtraFiles entry).
+const helperFD = 3
+
+// server is the helper process: it runs one command at a time for the
+// agent at the other end of fd, each from a fresh OS thread restricted
+// by that command's policy.
+type server struct {
+	fd  int
+	wmu sync.Mutex // serialises replies
+
+	mu       sync.Mutex
+	cur      *job // the command being run, nil when idle
+	stopping bool
+}
+
+type job struct {
+	id     uint64
+	pid    int  // 0 until started
+	reaped bool // the command itself has exited and was reaped
+	done   chan struct{}
+}
+
+// serve is the helper's main loop. It is a child subreaper, so whatever a
+// command leaves behind (setsid grandchildren included) is reparented to
+// it and killed when the command ends; it runs one command at a time, so
+// all of its children belong to that command. It ends, killing a running
+// command, when the agent's end of fd closes.
+func serve(fd int) int {
+	// Not dumpable: a command of the same user cannot read this
+	// process's memory or open its descriptors through /proc.
+	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		fmt.Fprintf(os.Stderr, "acp-agent sandbox: subreaper: %v\n", err)
+		fmt.Fprintf(os.Stderr, "acp-agent sandbox helper: subreaper: %v\n", err)
 		return 126
 	}
-	p, err := readPolicy()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "acp-agent sandbox: %v\n", err)
-		return 126
-	}
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	// Restrict this goroutine's OS thread only (it stays locked: no other
-	// goroutine runs on it again) and fork the command from it: the child
-	// inherits the thread's Landlock domain, seccomp filter, mount
-	// namespace and no_new_privs, while the helper's other threads stay
-	// free to forward signals.
-	runtime.LockOSThread()
-	if err := restrictThread(p); err != nil {
-		fmt.Fprintf(os.Stderr, "acp-agent sandbox: %v\n", err)
-		return 126
-	}
-	cmd := &exec.Cmd{Path: args[2], Args: args[3:], Env: os.Environ(), Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
-	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(os.Stderr, "acp-agent sandbox: %v\n", err)
-		return 127
-	}
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case s := <-sigs:
-				_ = cmd.Process.Signal(s)
-			case <-done:
-				return
+	// Neither the socket nor anything the helper inherited (descriptors
+	// an editor leaked to the agent) may reach a command.
+	CloseInheritedOnExec()
+	s := &server{fd: fd}
+	for {
+		var m message
+		fds, err := readFrame(fd, &m)
+		if err != nil {
+			closeAll(fds)
+			s.stop()
+			if errors.Is(err, io.EOF) {
+				return 0
 			}
+			fmt.Fprintf(os.Stderr, "acp-agent sandbox helper: %v\n", err)
+			return 2
 		}
-	}()
-	werr := cmd.Wait()
-	close(done)
-	killDescendants()
-	code := 0
-	var ee *exec.ExitError
-	switch {
-	case werr == nil:
-	case errors.As(werr, &ee):
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			code = 128 + int(ws.Signal())
-		} else {
-			code = ee.ExitCode()
+		switch m.Op {
+		case "start":
+			s.start(m, fds)
+		case "signal":
+			closeAll(fds)
+			s.signal(m.ID, syscall.Signal(m.Sig))
+		default:
+			closeAll(fds)
 		}
-	default:
-		code = 126
 	}
-	return code
+}
+
+func (s *server) reply(m message) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	// A failed reply means the agent is gone; the read loop sees EOF.
+	_ = writeFrame(s.fd, m, nil)
+}
+
+func (s *server) start(m message, fds []int) {
+	fail := func(msg string) {
+		closeAll(fds)
+		s.reply(message{ID: m.ID, Err: msg})
+	}
+	switch {
+	case m.Req == nil:
+		fail("sandbox helper: start without a request")
+		return
+	case len(fds) != 3 && !(m.Req.Cgroup && len(fds) == 4):
+		fail(fmt.Sprintf("sandbox helper: start with %d descriptors", len(fds)))
+		return
+	}
+	if err := m.Req.validate(); err != nil {
+		fail(err.Error())
+		return
+	}
+	s.mu.Lock()
+	if s.cur != nil || s.stopping {
+		s.mu.Unlock()
+		fail("sandbox helper: busy")
+		return
+	}
+	j := &job{id: m.ID, done: make(chan struct{})}
+	s.cur = j
+	s.mu.Unlock()
+	go s.run(j, *m.Req, fds)
+}
+
+// run restricts this goroutine's OS thread and forks the command from it:
+// the child inherits the thread's Landlock domain, seccomp filter, mount
+// namespace, capabilities and no_new_privs. The thread stays locked and
+// dies with the goroutine, so no other work ever runs restricted, and
+// the command's Pdeathsig (tied to its parent thread) fires only if the
+// helper itself dies.
+func (s *server) run(j *job, req Request, fds []int) {
+	defer close(j.done)
+	runtime.LockOSThread()
+	pid, err := s.fork(req, fds)
+	closeAll(fds)
+	if err != nil {
+		s.mu.Lock()
+		s.cur = nil
+		s.mu.Unlock()
+		s.reply(message{ID: j.id, Err: err.Error()})
+		return
+	}
+	s.mu.Lock()
+	j.pid = pid
+	stopping := s.stopping
+	s.mu.Unlock()
+	if stopping {
+		_ = unix.Kill(-pid, unix.SIGKILL)
+	}
+	s.reply(message{ID: j.id, Pid: pid})
+	var ws unix.WaitStatus
+	for {
+		_, err := unix.Wait4(pid, &ws, 0, nil)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	s.mu.Lock()
+	j.reaped = true
+	s.mu.Unlock()
+	killDescendants()
+	status := int(ws)
+	s.mu.Lock()
+	s.cur = nil
+	s.mu.Unlock()
+	s.reply(message{ID: j.id, Exit: &status})
+}
+
+func (s *server) fork(req Request, fds []int) (int, error) {
+	if err := restrictThread(req.Policy); err != nil {
+		return 0, fmt.Errorf("sandbox: %w", err)
+	}
+	sys := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if req.Cgroup {
+		sys.UseCgroupFD, sys.CgroupFD = true, fds[3]
+	}
+	files := []uintptr{uintptr(fds[0]), uintptr(fds[1]), uintptr(fds[2])}
+	pid, err := syscall.ForkExec(req.Path, req.Argv, &syscall.ProcAttr{Dir: req.Dir, Env: req.Env, Files: files, Sys: sys})
+	if err != nil {
+		return 0, fmt.Errorf("start %s: %w", req.Path, err)
+	}
+	return pid, nil
+}
+
+// signal delivers sig to the process group of command id, if that command
+// is still the one running and has not been reaped (so its pid cannot
+// have been reused).
+func (s *server) signal(id uint64, sig syscall.Signal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if j := s.cur; j != nil && j.id == id && j.pid > 0 && !j.reaped {
+		_ = unix.Kill(-j.pid, sig)
+	}
+}
+
+// stop kills the running command, if any, and waits until it and what it
+// left behind are gone.
+func (s *server) stop() {
+	s.mu.Lock()
+	s.stopping = true
+	j := s.cur
+	if j != nil && j.pid > 0 && !j.reaped {
+		_ = unix.Kill(-j.pid, unix.SIGKILL)
+		_ = unix.Kill(j.pid, unix.SIGKILL)
+	}
+	s.mu.Unlock()
+	if j != nil {
+		<-j.done
+	}
+}
+
+// CloseInheritedOnExec marks every descriptor above stderr close-on-exec,
+// so nothing the process inherited without the flag (from an editor or a
+// shell that leaked it) passes on to the programs it starts.
+func CloseInheritedOnExec() {
+	if unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) == nil {
+		return
+	}
+	// Before Linux 5.11: one by one.
+	entries, _ := os.ReadDir("/proc/self/fd")
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			unix.CloseOnExec(fd)
+		}
+	}
 }
 
 // killDescendants SIGKILLs the subreaper's children (orphans of the
 // command reparented to it) until none is left, reaping them.
 func killDescendants() {
-	self := os.Getpid()
 	for range 1000 {
-		kids := children(self)
+		kids := children()
 		if len(kids) == 0 {
 			// Reap any zombie left; ECHILD ends it.
 			for {
@@ -133,18 +267,35 @@ func killDescendants() {
 	}
 }
 
-// children lists the processes whose parent is pid (from /proc).
-func children(pid int) []int {
+// children lists this process's children, whichever of its threads each
+// belongs to (orphans are reparented to some live thread of the
+// subreaper).
+func children() []int {
 	var out []int
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
-	if err == nil {
+	read := false
+	tasks, _ := os.ReadDir("/proc/self/task")
+	for _, t := range tasks {
+		data, err := os.ReadFile("/proc/self/task/" + t.Name() + "/children")
+		if err != nil {
+			continue
+		}
+		read = true
 		for _, f := range strings.Fields(string(data)) {
 			if n, err := strconv.Atoi(f); err == nil {
 				out = append(out, n)
 			}
 		}
+	}
+	if read {
 		return out
 	}
+	return childrenFromStat(os.Getpid())
+}
+
+// childrenFromStat lists the processes whose parent is pid by scanning
+// /proc, for kernels without the children files.
+func childrenFromStat(pid int) []int {
+	var out []int
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		n, err := strconv.Atoi(e.Name())

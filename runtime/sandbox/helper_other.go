@@ -11,3 +11,6 @@ func Probe() Status {
 
 // Main does nothing where there is no sandbox.
 func Main(args []string) {}
+
+// CloseInheritedOnExec does nothing here.
+func CloseInheritedOnExec() {}

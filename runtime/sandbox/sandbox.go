@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,12 +9,7 @@ import (
 )
 
 // HelperArg is argv[1] of the helper.
-const (
-	HelperArg = "__acp-agent-sandbox"
-	// policyEnv carries the JSON policy from the agent to the helper; the
-	// helper removes it before the command starts.
-	policyEnv = "ACP_AGENT_SANDBOX_POLICY"
-)
+const HelperArg = "__acp-agent-sandbox"
 
 // Policy is what a confined command may do.
 type Policy struct {
@@ -84,41 +77,42 @@ func DefaultCaches(home string) []string {
 	return out
 }
 
-// Command returns the program and argv that run path (argv0 and args its
-// argv) confined by p, through exe (the agent's own binary), and the
-// environment entries to add.
-func Command(exe string, p Policy, path string, argv []string) (string, []string, []string, error) {
-	data, err := json.Marshal(p)
-	if err != nil {
-		return "", nil, nil, err
-	}
-	args := append([]string{exe, HelperArg, path}, argv...)
-	env := []string{policyEnv + "=" + string(data)}
-	if p.TempDir != "" {
-		env = append(env, "TMPDIR="+p.TempDir)
-	}
-	return exe, args, env, nil
+// Request is one command for a Launcher: the program's resolved path, its
+// argv (argv[0] as the user wrote it), the complete environment and the
+// absolute working directory, confined by Policy.
+type Request struct {
+	Policy Policy   `json:"policy"`
+	Path   string   `json:"path"`
+	Argv   []string `json:"argv"`
+	Env    []string `json:"env"`
+	Dir    string   `json:"dir"`
+	// Cgroup says a fourth descriptor comes with the request: a cgroup v2
+	// directory the command starts in.
+	Cgroup bool `json:"cgroup,omitempty"`
 }
 
-// readPolicy takes the policy from the environment and removes it.
-func readPolicy() (Policy, error) {
-	raw, ok := os.LookupEnv(policyEnv)
-	if !ok {
-		return Policy{}, errors.New("no sandbox policy in the environment")
+// validate refuses what the helper must never guess about: relative
+// paths (they would resolve against the helper's own cwd) and an empty
+// command.
+func (r Request) validate() error {
+	if !filepath.IsAbs(r.Path) || len(r.Argv) == 0 {
+		return fmt.Errorf("sandbox request: program %q is not an absolute path with an argv", r.Path)
 	}
-	os.Unsetenv(policyEnv)
-	var p Policy
-	if err := json.Unmarshal([]byte(raw), &p); err != nil {
-		return Policy{}, fmt.Errorf("sandbox policy: %w", err)
+	if !filepath.IsAbs(r.Dir) {
+		return fmt.Errorf("sandbox request: working directory %q is not absolute", r.Dir)
 	}
+	p := r.Policy
 	for _, list := range [][]string{p.WritableRoots, p.ExtraWritable, p.DeniedPaths} {
 		for _, x := range list {
 			if !filepath.IsAbs(x) {
-				return Policy{}, fmt.Errorf("sandbox policy: %q is not absolute", x)
+				return fmt.Errorf("sandbox policy: %q is not absolute", x)
 			}
 		}
 	}
-	return p, nil
+	if p.TempDir != "" && !filepath.IsAbs(p.TempDir) {
+		return fmt.Errorf("sandbox policy: temporary directory %q is not absolute", p.TempDir)
+	}
+	return nil
 }
 
 // within reports whether p is dir or below it.

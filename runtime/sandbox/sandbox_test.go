@@ -33,21 +33,23 @@ func TestReadGrantsGoAroundEveryDeniedPath(t *testing.T) {
 	assert.Equal(t, []string{"/"}, readGrants(nil), "nothing denied: everything readable")
 }
 
-// The helper's argv and environment carry the command and the policy;
-// TMPDIR points at the session's directory.
-func TestCommandWrapsTheProgramAndCarriesThePolicy(t *testing.T) {
-	exe, args, env, err := Command("/bin/agent", Policy{WritableRoots: []string{"/w"}, TempDir: "/t"}, "/usr/bin/bash", []string{"bash", "-c", "true"})
-	require.NoError(t, err)
-	assert.Equal(t, "/bin/agent", exe)
-	assert.Equal(t, []string{"/bin/agent", HelperArg, "/usr/bin/bash", "bash", "-c", "true"}, args)
-	assert.Contains(t, env, "TMPDIR=/t")
-	t.Setenv(policyEnv, env[0][len(policyEnv)+1:])
-	p, err := readPolicy()
-	require.NoError(t, err)
-	assert.Equal(t, []string{"/w"}, p.WritableRoots)
-	_, set := os.LookupEnv(policyEnv)
-	assert.False(t, set, "the command does not see the policy")
-	t.Setenv(policyEnv, `{"writableRoots":["relative"]}`)
-	_, err = readPolicy()
-	assert.Error(t, err, "relative paths are refused")
+// A request the helper would have to guess about is refused before any
+// helper starts.
+func TestRequestsWithRelativePathsAreRefused(t *testing.T) {
+	ok := Request{Path: "/bin/true", Argv: []string{"true"}, Dir: "/", Policy: Policy{WritableRoots: []string{"/w"}}}
+	require.NoError(t, ok.validate())
+	for name, mutate := range map[string]func(*Request){
+		"relative program":       func(r *Request) { r.Path = "bin/true" },
+		"no argv":                func(r *Request) { r.Argv = nil },
+		"relative cwd":           func(r *Request) { r.Dir = "." },
+		"relative root":          func(r *Request) { r.Policy.WritableRoots = []string{"w"} },
+		"relative denied path":   func(r *Request) { r.Policy.DeniedPaths = []string{".ssh"} },
+		"relative extra":         func(r *Request) { r.Policy.ExtraWritable = []string{"cache"} },
+		"relative temporary dir": func(r *Request) { r.Policy.TempDir = "tmp" },
+	} {
+		r := ok
+		r.Policy.WritableRoots = slices.Clone(ok.Policy.WritableRoots)
+		mutate(&r)
+		assert.Error(t, r.validate(), name)
+	}
 }

@@ -1,0 +1,362 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrClosed is returned by Start after Close.
+var ErrClosed = errors.New("sandbox launcher closed")
+
+// errHelperDied marks a start that failed because the helper went away
+// before answering; Start retries it once with a fresh helper.
+var errHelperDied = errors.New("sandbox helper exited")
+
+const (
+	// maxIdle is how many idle helpers a Launcher keeps; more exit as
+	// their commands end.
+	maxIdle = 4
+	// startTimeout bounds one start round trip, a helper's own start-up
+	// included.
+	startTimeout = 30 * time.Second
+	// reapTimeout is how long a helper whose socket was closed may take to
+	// exit before it is killed.
+	reapTimeout = 5 * time.Second
+)
+
+// Launcher starts confined commands through helper processes: the
+// agent's own binary re-executed in helper mode (Main), each serving one
+// command at a time over a socketpair and kept for the next command.
+// Paying a Go binary's start-up once per helper, not once per command,
+// is what keeps a confined command within a few milliseconds of an
+// unconfined one. Helpers start on demand, so concurrent commands get
+// helpers of their own.
+//
+// A Launcher is safe for concurrent use. Close ends every helper (and the
+// command it runs) and waits for every goroutine the Launcher started.
+type Launcher struct {
+	exe string
+	seq atomic.Uint64
+
+	mu      sync.Mutex
+	closed  bool
+	idle    []*helper
+	helpers map[*helper]struct{}
+	wg      sync.WaitGroup
+}
+
+// NewLauncher returns a Launcher whose helpers run exe, which must call
+// Main first thing in its main. No process starts until the first Start.
+func NewLauncher(exe string) *Launcher {
+	return &Launcher{exe: exe, helpers: make(map[*helper]struct{})}
+}
+
+// helper is one helper process and the agent's end of its socket.
+type helper struct {
+	l   *Launcher
+	cmd *exec.Cmd
+	fd  int
+
+	wmu    sync.Mutex // serialises frames; guards closed
+	closed bool
+
+	mu   sync.Mutex
+	cur  *Proc // the command it runs, nil when idle
+	dead bool  // its reader ended: it takes no more commands
+}
+
+// Proc is a command started by a Launcher.
+type Proc struct {
+	h       *helper
+	id      uint64
+	pid     int
+	started chan startResult // one result, from the helper's reader
+	done    chan struct{}    // closed once status and err are set
+	status  syscall.WaitStatus
+	err     error
+}
+
+type startResult struct {
+	pid int
+	err error
+}
+
+// Start runs req confined, with files as its stdin, stdout and stderr
+// (and, when req.Cgroup, a cgroup directory as the fourth). The files
+// stay the caller's: close them after Start returns.
+func (l *Launcher) Start(req Request, files []*os.File) (*Proc, error) {
+	if err := req.validate(); err != nil {
+		return nil, err
+	}
+	want := 3
+	if req.Cgroup {
+		want = 4
+	}
+	if len(files) != want {
+		return nil, fmt.Errorf("sandbox: start needs %d descriptors, got %d", want, len(files))
+	}
+	fds := make([]int, len(files))
+	for i, f := range files {
+		fds[i] = int(f.Fd())
+	}
+	var err error
+	for range 2 {
+		var p *Proc
+		p, err = l.try(req, fds)
+		if !errors.Is(err, errHelperDied) {
+			return p, err
+		}
+	}
+	return nil, err
+}
+
+func (l *Launcher) try(req Request, fds []int) (*Proc, error) {
+	h, err := l.get()
+	if err != nil {
+		return nil, err
+	}
+	p := &Proc{h: h, id: l.seq.Add(1), started: make(chan startResult, 1), done: make(chan struct{})}
+	h.mu.Lock()
+	dead := h.dead
+	if !dead {
+		h.cur = p
+	}
+	h.mu.Unlock()
+	if dead {
+		return nil, errHelperDied
+	}
+	if err := h.send(message{Op: "start", ID: p.id, Req: &req}, fds); err != nil {
+		// The reader reports the helper's end, which fails p.
+		h.shutdown()
+	}
+	timer := time.NewTimer(startTimeout)
+	defer timer.Stop()
+	select {
+	case r := <-p.started:
+		if r.err != nil {
+			return nil, r.err
+		}
+		p.pid = r.pid
+		return p, nil
+	case <-timer.C:
+		h.kill()
+		r := <-p.started
+		if r.err == nil {
+			<-p.done
+		}
+		return nil, fmt.Errorf("sandbox helper did not answer within %v", startTimeout)
+	}
+}
+
+// get returns an idle helper or starts one.
+func (l *Launcher) get() (*helper, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil, ErrClosed
+	}
+	if n := len(l.idle); n > 0 {
+		h := l.idle[n-1]
+		l.idle = l.idle[:n-1]
+		return h, nil
+	}
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox helper socket: %w", err)
+	}
+	theirs := os.NewFile(uintptr(fds[1]), "sandbox-helper")
+	// Nothing of the agent's environment: the helper needs none, and each
+	// command brings its own. GORACE passes so race-enabled test builds
+	// can skip the race runtime's one-second sleep at exit.
+	env := []string{}
+	if v, ok := os.LookupEnv("GORACE"); ok {
+		env = append(env, "GORACE="+v)
+	}
+	cmd := &exec.Cmd{
+		Path:       l.exe,
+		Args:       []string{l.exe, HelperArg},
+		Env:        env,
+		Stderr:     os.Stderr,
+		ExtraFiles: []*os.File{theirs},
+		// Its own process group, so a terminal's ^C reaches the agent,
+		// which then ends its helpers; Pdeathsig if the agent dies.
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+	}
+	err = cmd.Start()
+	theirs.Close()
+	if err != nil {
+		unix.Close(fds[0])
+		return nil, fmt.Errorf("start sandbox helper %s: %w", l.exe, err)
+	}
+	h := &helper{l: l, cmd: cmd, fd: fds[0]}
+	l.helpers[h] = struct{}{}
+	l.wg.Add(1)
+	go h.read()
+	return h, nil
+}
+
+// put takes back a helper whose command ended.
+func (l *Launcher) put(h *helper) {
+	l.mu.Lock()
+	keep := !l.closed && len(l.idle) < maxIdle
+	if keep {
+		l.idle = append(l.idle, h)
+	}
+	l.mu.Unlock()
+	if !keep {
+		h.shutdown()
+	}
+}
+
+// Close ends every helper, killing the commands they run, and waits for
+// them and for the Launcher's goroutines.
+func (l *Launcher) Close() error {
+	l.mu.Lock()
+	l.closed = true
+	l.idle = nil
+	hs := make([]*helper, 0, len(l.helpers))
+	for h := range l.helpers {
+		hs = append(hs, h)
+	}
+	l.mu.Unlock()
+	for _, h := range hs {
+		h.shutdown()
+	}
+	l.wg.Wait()
+	return nil
+}
+
+func (h *helper) send(m message, fds []int) error {
+	h.wmu.Lock()
+	defer h.wmu.Unlock()
+	if h.closed {
+		return errHelperDied
+	}
+	return writeFrame(h.fd, m, fds)
+}
+
+// shutdown closes the socket both ways: the helper reads EOF, kills its
+// command and exits; this side's reader reads EOF too and reaps it.
+func (h *helper) shutdown() {
+	h.wmu.Lock()
+	defer h.wmu.Unlock()
+	if !h.closed {
+		h.closed = true
+		_ = unix.Shutdown(h.fd, unix.SHUT_RDWR)
+	}
+}
+
+// kill ends a helper that stopped answering (its command dies with it
+// through Pdeathsig).
+func (h *helper) kill() {
+	_ = h.cmd.Process.Kill()
+	h.shutdown()
+}
+
+// read owns the helper: it turns its frames into the current command's
+// start result and exit status, and when the socket ends, fails the
+// command in progress, reaps the helper and forgets it.
+func (h *helper) read() {
+	defer h.l.wg.Done()
+	var started bool
+	for {
+		var m message
+		fds, err := readFrame(h.fd, &m)
+		closeAll(fds)
+		if err != nil {
+			break
+		}
+		h.mu.Lock()
+		p := h.cur
+		h.mu.Unlock()
+		if p == nil || m.ID != p.id {
+			continue
+		}
+		switch {
+		// The helper goes back to the pool before the caller hears of
+		// the end, so a command that follows at once reuses it.
+		case m.Err != "":
+			h.setIdle()
+			h.l.put(h)
+			p.started <- startResult{err: errors.New(m.Err)}
+		case m.Pid > 0 && !started:
+			started = true
+			p.started <- startResult{pid: m.Pid}
+		case m.Exit != nil && started:
+			started = false
+			h.setIdle()
+			h.l.put(h)
+			p.status = syscall.WaitStatus(*m.Exit)
+			close(p.done)
+		}
+	}
+	h.shutdown()
+	h.mu.Lock()
+	p := h.cur
+	h.cur, h.dead = nil, true
+	h.mu.Unlock()
+	h.l.mu.Lock()
+	delete(h.l.helpers, h)
+	for i, x := range h.l.idle {
+		if x == h {
+			h.l.idle = append(h.l.idle[:i], h.l.idle[i+1:]...)
+			break
+		}
+	}
+	h.l.mu.Unlock()
+	if p != nil {
+		if started {
+			p.err = errHelperDied
+			close(p.done)
+		} else {
+			p.started <- startResult{err: errHelperDied}
+		}
+	}
+	timer := time.AfterFunc(reapTimeout, func() { _ = h.cmd.Process.Kill() })
+	_ = h.cmd.Wait()
+	timer.Stop()
+	_ = unix.Close(h.fd)
+}
+
+func (h *helper) setIdle() {
+	h.mu.Lock()
+	h.cur = nil
+	h.mu.Unlock()
+}
+
+// Pid is the command's process id; it leads its own process group.
+func (p *Proc) Pid() int { return p.pid }
+
+// Signal sends sig to the command's process group while the command runs;
+// after it ended it does nothing.
+func (p *Proc) Signal(sig syscall.Signal) error {
+	select {
+	case <-p.done:
+		return nil
+	default:
+	}
+	if err := p.h.send(message{Op: "signal", ID: p.id, Sig: int(sig)}, nil); err != nil && !errors.Is(err, errHelperDied) {
+		return err
+	}
+	return nil
+}
+
+// Wait returns the command's wait status once it exited and everything it
+// started was killed. If the helper died first, the error says so.
+func (p *Proc) Wait() (syscall.WaitStatus, error) {
+	<-p.done
+	return p.status, p.err
+}
+
+var _ io.Closer = (*Launcher)(nil)

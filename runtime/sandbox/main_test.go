@@ -1,0 +1,16 @@
+package sandbox
+
+import (
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	// The test binary doubles as the helper the launcher tests start.
+	Main(os.Args)
+	// Helpers this binary starts skip the race runtime's sleep at exit.
+	os.Setenv("GORACE", "atexit_sleep_ms=0")
+	goleak.VerifyTestMain(m)
+}

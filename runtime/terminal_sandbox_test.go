@@ -1,0 +1,124 @@
+//go:build linux
+
+package runtime
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/acp-agent/acp-agent/runtime/sandbox"
+)
+
+// newConfinedTerminal is newTestTerminal with the sandbox on: the test
+// binary is the helper (TestMain calls sandbox.Main). It returns the
+// workspace the policy lets commands write.
+func newConfinedTerminal(t *testing.T, opts TerminalOptions) (*LocalTerminal, string) {
+	t.Helper()
+	if st := sandbox.Probe(); !st.Available {
+		t.Skip("no sandbox on this kernel:", st.Reason)
+	}
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	opts.Sandbox = &Sandbox{Exe: exe, Policy: sandbox.Policy{WritableRoots: []string{dir}, TempDir: t.TempDir()}}
+	return newTestTerminal(t, opts), dir
+}
+
+func TestConfinedCommandReportsOutputExitCodeAndTMPDIR(t *testing.T) {
+	term, dir := newConfinedTerminal(t, TerminalOptions{})
+	p := termStart(t, term, CommandSpec{Command: "sh", Args: []string{"-c", `echo out; echo err >&2; read x || echo "stdin empty"; echo "$TMPDIR"; exit 7`}, Cwd: dir})
+	st := termWait(t, p, 10*time.Second)
+	require.NotNil(t, st.ExitCode)
+	require.Equal(t, 7, *st.ExitCode)
+	out, _, _ := p.Output()
+	require.Equal(t, "out\nerr\nstdin empty\n"+term.sandbox.Policy.TempDir+"\n", out)
+}
+
+func TestConfinedCommandCannotWriteOutsideItsWorkspace(t *testing.T) {
+	term, dir := newConfinedTerminal(t, TerminalOptions{})
+	outside := t.TempDir()
+	p := termStart(t, term, CommandSpec{Command: "sh", Args: []string{"-c", "echo x > " + outside + "/f"}, Cwd: dir})
+	st := termWait(t, p, 10*time.Second)
+	require.NotEqual(t, 0, *st.ExitCode)
+	require.NoFileExists(t, outside+"/f")
+}
+
+func TestConfinedTimeoutKillsTheGroupWithTERMThenKILL(t *testing.T) {
+	for name, script := range map[string]string{
+		"SIGTERM": "sleep 100 & sleep 100",
+		"SIGKILL": `trap "" TERM; sleep 100 & sleep 100`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			term, dir := newConfinedTerminal(t, TerminalOptions{KillGrace: 200 * time.Millisecond})
+			spec := CommandSpec{Command: "sh", Args: []string{"-c", script}, Cwd: dir, Timeout: 300 * time.Millisecond}
+			p := termStart(t, term, spec)
+			st := termWait(t, p, 5*time.Second)
+			require.True(t, st.TimedOut)
+			require.Nil(t, st.ExitCode)
+			require.Equal(t, name, st.Signal)
+			requireGroupGone(t, p.Pid(), time.Second)
+		})
+	}
+}
+
+func TestConfinedContextCancelKillsTheCommand(t *testing.T) {
+	term, dir := newConfinedTerminal(t, TerminalOptions{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p, err := term.Start(ctx, CommandSpec{Command: "sleep", Args: []string{"100"}, Cwd: dir})
+	require.NoError(t, err)
+	cancel()
+	st := termWait(t, p, 5*time.Second)
+	require.True(t, st.TimedOut)
+	require.Equal(t, "SIGTERM", st.Signal)
+}
+
+// Unlike an unconfined command's (TestSetsidDescendantEscapesGroupKill...),
+// a confined command's setsid descendant dies with it.
+func TestConfinedSetsidDescendantDiesWithTheCommand(t *testing.T) {
+	term, dir := newConfinedTerminal(t, TerminalOptions{})
+	p := termStart(t, term, CommandSpec{Command: "sh", Args: []string{"-c", "setsid sleep 100 >/dev/null 2>&1 & echo $!"}, Cwd: dir})
+	st := termWait(t, p, 10*time.Second)
+	require.Equal(t, 0, *st.ExitCode)
+	out, _, _ := p.Output()
+	pid, err := strconv.Atoi(strings.TrimSpace(out))
+	require.NoError(t, err, "output %q", out)
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	require.False(t, processAlive(pid), "the setsid grandchild outlived its command")
+}
+
+func TestConfinedCloseKillsEveryCommandAndRefusesStart(t *testing.T) {
+	term, dir := newConfinedTerminal(t, TerminalOptions{KillGrace: 100 * time.Millisecond})
+	var procs []*Process
+	for range 3 {
+		p, err := term.Start(context.Background(), CommandSpec{Command: "sh", Args: []string{"-c", "sleep 100 & sleep 100"}, Cwd: dir})
+		require.NoError(t, err)
+		procs = append(procs, p)
+	}
+	require.NoError(t, term.Close())
+	for _, p := range procs {
+		_, _, exit := p.Output()
+		require.NotNil(t, exit)
+		requireGroupGone(t, p.Pid(), time.Second)
+	}
+	_, err := term.Start(context.Background(), CommandSpec{Command: "true", Cwd: dir})
+	require.ErrorIs(t, err, ErrTerminalClosed)
+}
+
+func TestConfinedCommandStartsInItsCgroup(t *testing.T) {
+	parent := cgroupParentForTest(t)
+	term, dir := newConfinedTerminal(t, TerminalOptions{CgroupParent: parent})
+	p := termStart(t, term, CommandSpec{Command: "cat", Args: []string{"/proc/self/cgroup"}, Cwd: dir})
+	st := termWait(t, p, 10*time.Second)
+	require.Equal(t, 0, *st.ExitCode)
+	out, _, _ := p.Output()
+	require.Contains(t, out, "acp-agent-"+strconv.Itoa(os.Getpid()), "the command is not in its own cgroup")
+	require.NoError(t, p.Release())
+}
