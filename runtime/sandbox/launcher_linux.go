@@ -26,7 +26,7 @@ var errHelperDied = errors.New("sandbox helper exited")
 const (
 	// maxIdle is how many idle helpers a Launcher keeps; more exit as
 	// their commands end.
-	maxIdle = 4
+	maxIdle = 2
 	// startTimeout bounds one start round trip, a helper's own start-up
 	// included.
 	startTimeout = 30 * time.Second
