@@ -51,7 +51,7 @@ func (a acpSession) Prompt(ctx context.Context, req *acp.PromptRequest, finish f
 		OnComplete: func(res PromptResult, err error) {
 			switch {
 			case err == nil:
-				finish(&acp.PromptResponse{StopReason: res.StopReason, Usage: promptUsage(res.Usage)}, nil)
+				finish(&acp.PromptResponse{StopReason: acp.StopReason(res.StopReason), Usage: promptUsage(res.Usage)}, nil)
 			case errors.Is(err, ErrPromptTimedOut):
 				finish(nil, fmt.Errorf("%w: %v", acp.ErrInternal, err))
 			case errors.Is(err, context.Canceled) || errors.Is(err, ErrSessionClosed):

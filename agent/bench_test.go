@@ -11,7 +11,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/agent/llm/openai"
@@ -99,11 +98,11 @@ func instantOpenAI(b *testing.B) *httptest.Server {
 	return srv
 }
 
-// encodingSink encodes every update as the ACP service would, to a
-// discarded buffer.
+// encodingSink encodes every update to a discarded buffer, as a sink
+// that forwards updates would.
 type encodingSink struct{}
 
-func (encodingSink) Update(_ context.Context, u acp.SessionUpdate) error {
+func (encodingSink) Update(_ context.Context, u agent.Update) error {
 	_, err := json.Marshal(u)
 	return err
 }

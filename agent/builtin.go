@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/runtime"
 )
@@ -77,7 +76,7 @@ func runWith[T any](f func(context.Context, T) (ToolResult, error)) ToolFunc {
 
 // pathCall describes a call on one path, checked for access: reads are
 // ActionRead, writes ActionEdit.
-func (w *Workspace) pathCall(path string, kind acp.ToolKind, title string, line int, access policy.Access) (ToolCallInfo, error) {
+func (w *Workspace) pathCall(path string, kind ToolKind, title string, line int, access policy.Access) (ToolCallInfo, error) {
 	action := policy.ActionRead
 	if access == policy.AccessWrite {
 		action = policy.ActionEdit
@@ -85,13 +84,13 @@ func (w *Workspace) pathCall(path string, kind acp.ToolKind, title string, line 
 	return ToolCallInfo{Kind: kind, Title: title, Locations: location(path, line), Action: action}, w.check(path, access)
 }
 
-func location(path string, line int) []acp.ToolCallLocation {
-	l := acp.ToolCallLocation{Path: path}
+func location(path string, line int) []Location {
+	l := Location{Path: path}
 	if line > 0 {
 		n := uint32(line)
 		l.Line = &n
 	}
-	return []acp.ToolCallLocation{l}
+	return []Location{l}
 }
 
 type readArgs struct {
@@ -122,7 +121,7 @@ func (w *Workspace) readFileTool() Tool {
 			case a.Limit > 0:
 				title += fmt.Sprintf(" (first %d lines)", a.Limit)
 			}
-			return w.pathCall(path, acp.ToolKindRead, title, a.Line, policy.AccessRead)
+			return w.pathCall(path, ToolKindRead, title, a.Line, policy.AccessRead)
 		}),
 		Run: runWith(func(ctx context.Context, a readArgs) (ToolResult, error) {
 			text, err := w.files.ReadTextFile(ctx, w.abs(a.Path), a.Line, a.Limit)
@@ -167,7 +166,7 @@ func (w *Workspace) writeFileTool() Tool {
 			"required":["path","content"],"additionalProperties":false}`),
 		Describe: describeWith(func(a writeArgs) (ToolCallInfo, error) {
 			path := w.abs(a.Path)
-			return w.pathCall(path, acp.ToolKindEdit, "Write "+w.display(path), 0, policy.AccessWrite)
+			return w.pathCall(path, ToolKindEdit, "Write "+w.display(path), 0, policy.AccessWrite)
 		}),
 		Run: runWith(func(ctx context.Context, a writeArgs) (ToolResult, error) {
 			path := w.abs(a.Path)
@@ -178,14 +177,14 @@ func (w *Workspace) writeFileTool() Tool {
 			if err := w.files.WriteTextFile(ctx, path, a.Content); err != nil {
 				return ToolResult{}, err
 			}
-			diff := &acp.Diff{Path: path, NewText: a.Content}
+			diff := &Diff{Path: path, NewText: a.Content}
 			verb := "Created"
 			if exists {
 				diff.OldText, verb = &old, "Replaced"
 			}
 			return ToolResult{
 				Text:    fmt.Sprintf("%s %s (%d bytes).", verb, path, len(a.Content)),
-				Content: []acp.ToolCallContent{{Diff: diff}},
+				Content: []ToolContent{{Diff: diff}},
 			}, nil
 		}),
 	}
@@ -212,7 +211,7 @@ func (w *Workspace) editFileTool() Tool {
 			"required":["path","old_string","new_string"],"additionalProperties":false}`),
 		Describe: describeWith(func(a editArgs) (ToolCallInfo, error) {
 			path := w.abs(a.Path)
-			return w.pathCall(path, acp.ToolKindEdit, "Edit "+w.display(path), 0, policy.AccessWrite)
+			return w.pathCall(path, ToolKindEdit, "Edit "+w.display(path), 0, policy.AccessWrite)
 		}),
 		Run: runWith(func(ctx context.Context, a editArgs) (ToolResult, error) {
 			path := w.abs(a.Path)
@@ -241,7 +240,7 @@ func (w *Workspace) editFileTool() Tool {
 			plural := map[bool]string{true: "s", false: ""}[n > 1]
 			return ToolResult{
 				Text:    fmt.Sprintf("Replaced %d occurrence%s in %s (first at line %d).", n, plural, path, line),
-				Content: []acp.ToolCallContent{{Diff: &acp.Diff{Path: path, OldText: &old, NewText: updated}}},
+				Content: []ToolContent{{Diff: &Diff{Path: path, OldText: &old, NewText: updated}}},
 			}, nil
 		}),
 	}
@@ -261,7 +260,7 @@ func (w *Workspace) listDirectoryTool() Tool {
 			"additionalProperties":false}`),
 		Describe: describeWith(func(a pathArgs) (ToolCallInfo, error) {
 			path := w.abs(cmp.Or(a.Path, w.roots[0]))
-			return w.pathCall(path, acp.ToolKindRead, "List "+w.display(path), 0, policy.AccessRead)
+			return w.pathCall(path, ToolKindRead, "List "+w.display(path), 0, policy.AccessRead)
 		}),
 		Run: runWith(func(ctx context.Context, a pathArgs) (ToolResult, error) {
 			entries, err := w.local.ListDirectory(ctx, w.abs(cmp.Or(a.Path, w.roots[0])))
@@ -307,7 +306,7 @@ func (w *Workspace) globTool() Tool {
 			"required":["pattern"],"additionalProperties":false}`),
 		Describe: describeWith(func(a globArgs) (ToolCallInfo, error) {
 			dir := w.abs(cmp.Or(a.Path, w.roots[0]))
-			return w.pathCall(dir, acp.ToolKindSearch, fmt.Sprintf("Find %s in %s", a.Pattern, w.display(dir)), 0, policy.AccessRead)
+			return w.pathCall(dir, ToolKindSearch, fmt.Sprintf("Find %s in %s", a.Pattern, w.display(dir)), 0, policy.AccessRead)
 		}),
 		Run: runWith(func(ctx context.Context, a globArgs) (ToolResult, error) {
 			paths, truncated, err := w.local.Glob(ctx, w.abs(cmp.Or(a.Path, w.roots[0])), a.Pattern, maxGlobResults)
@@ -349,7 +348,7 @@ func (w *Workspace) grepTool() Tool {
 			"required":["pattern"],"additionalProperties":false}`),
 		Describe: describeWith(func(a grepArgs) (ToolCallInfo, error) {
 			path := w.abs(cmp.Or(a.Path, w.roots[0]))
-			return w.pathCall(path, acp.ToolKindSearch, fmt.Sprintf("Search %q in %s", a.Pattern, w.display(path)), 0, policy.AccessRead)
+			return w.pathCall(path, ToolKindSearch, fmt.Sprintf("Search %q in %s", a.Pattern, w.display(path)), 0, policy.AccessRead)
 		}),
 		Run: runWith(func(ctx context.Context, a grepArgs) (ToolResult, error) {
 			max := a.MaxMatches
@@ -448,7 +447,7 @@ func (w *Workspace) runCommandTool() Tool {
 			"required":["command"],"additionalProperties":false}`),
 		Describe: func(args json.RawMessage) (ToolCallInfo, error) {
 			c, err := w.parseCommand(args)
-			info := ToolCallInfo{Kind: acp.ToolKindExecute, Title: c.line, Action: policy.ActionExecute}
+			info := ToolCallInfo{Kind: ToolKindExecute, Title: c.line, Action: policy.ActionExecute}
 			if err != nil {
 				return info, err
 			}
@@ -469,7 +468,7 @@ func (w *Workspace) runCommandTool() Tool {
 			if err != nil {
 				return ToolResult{}, err
 			}
-			var content []acp.ToolCallContent
+			var content []ToolContent
 			term := w.term
 			if c.outside {
 				term = w.escapeTerm
@@ -480,7 +479,7 @@ func (w *Workspace) runCommandTool() Tool {
 				SandboxNetwork: w.cfg.SandboxNetworkInFullAccess && runningMode(ctx) == policy.ModeFullAccess,
 			}, func(id string) {
 				// The editor shows the terminal live in the tool call.
-				content = []acp.ToolCallContent{{Terminal: &acp.Terminal{TerminalID: acp.TerminalId(id)}}}
+				content = []ToolContent{{TerminalID: id}}
 				ToolProgress(ctx, content)
 			})
 			if err != nil {
@@ -507,7 +506,7 @@ func (w *Workspace) shell() string {
 
 // commandResult is what the model (and, without an editor terminal, the
 // user) sees of a finished command.
-func commandResult(c command, res runtime.CommandResult, terminal []acp.ToolCallContent) ToolResult {
+func commandResult(c command, res runtime.CommandResult, terminal []ToolContent) ToolResult {
 	var b strings.Builder
 	if res.Truncated {
 		b.WriteString("[... earlier output truncated ...]\n")
@@ -553,19 +552,18 @@ func updatePlanTool() Tool {
 				"required":["content","status"],"additionalProperties":false}}},
 			"required":["entries"],"additionalProperties":false}`),
 		Describe: func(json.RawMessage) (ToolCallInfo, error) {
-			return ToolCallInfo{Kind: acp.ToolKindThink, Title: "Update plan", Action: policy.ActionNone}, nil
+			return ToolCallInfo{Kind: ToolKindThink, Title: "Update plan", Action: policy.ActionNone}, nil
 		},
 		Run: runWith(func(ctx context.Context, a planArgs) (ToolResult, error) {
-			plan := &acp.Plan{Entries: []acp.PlanEntry{}}
+			plan := Plan{Entries: []PlanEntry{}}
 			done := 0
 			for _, e := range a.Entries {
-				plan.Entries = append(plan.Entries, acp.PlanEntry{Content: e.Content,
-					Priority: acp.PlanEntryPriority(cmp.Or(e.Priority, "medium")), Status: acp.PlanEntryStatus(e.Status)})
+				plan.Entries = append(plan.Entries, PlanEntry{Content: e.Content, Priority: cmp.Or(e.Priority, "medium"), Status: e.Status})
 				if e.Status == "completed" {
 					done++
 				}
 			}
-			SendUpdate(ctx, acp.SessionUpdate{Plan: plan})
+			SendPlan(ctx, plan)
 			return ToolResult{Text: fmt.Sprintf("Plan updated: %d entries, %d completed.", len(a.Entries), done)}, nil
 		}),
 	}

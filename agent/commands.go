@@ -123,7 +123,7 @@ func (a *Agent) modelCommand(s *Session, args string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s.post(acp.SessionUpdate{ConfigOptionUpdate: &acp.ConfigOptionUpdate{ConfigOptions: opts}})
+	postACP(s, acp.SessionUpdate{ConfigOptionUpdate: &acp.ConfigOptionUpdate{ConfigOptions: opts}})
 	return "Model: " + args, nil
 }
 
@@ -156,15 +156,15 @@ func (as acpSession) runSlash(ctx context.Context, c *slashCommand, args string,
 			if err != nil {
 				out = "/" + c.name + ": " + err.Error()
 			}
-			as.s.update(ctx, acp.AgentMessageChunk(out))
-			return PromptResult{Text: out, StopReason: acp.StopReasonEndTurn}, nil
+			as.s.update(ctx, Update{Kind: UpdateMessage, Text: out})
+			return PromptResult{Text: out, StopReason: StopEndTurn}, nil
 		},
 		OnComplete: func(res PromptResult, err error) {
 			if err != nil {
 				finish(&acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil)
 				return
 			}
-			finish(&acp.PromptResponse{StopReason: res.StopReason}, nil)
+			finish(&acp.PromptResponse{StopReason: acp.StopReason(res.StopReason)}, nil)
 		},
 	})
 }

@@ -3,8 +3,6 @@ package agent
 import (
 	"context"
 	"errors"
-
-	"github.com/acp-agent/acp-agent/acp"
 )
 
 // ErrPromptTimedOut is the error of a prompt whose turn ran longer than
@@ -12,29 +10,21 @@ import (
 // answers it with -32603, not with stopReason "cancelled".
 var ErrPromptTimedOut = errors.New("agent: prompt timed out")
 
-// postSink is an UpdateSink that can also queue an update without waiting
-// for room (acp.ClientConn). Execution states sent from a caller's
-// goroutine use it, because that goroutine may be the connection's read
-// loop, which must never block.
-type postSink interface {
-	Post(u acp.SessionUpdate) error
-}
-
 // sendState sends an execution_state_update for it, if its session reports
 // execution states. It never blocks when the sink can post, and it is
 // never called with s.mu held: a Go sink may call back into the session.
-func (s *Session) sendState(it *item, st acp.ExecState, attempt int, message string) {
+func (s *Session) sendState(it *item, st ExecState, attempt int, message string) {
 	if !it.states || s.cfg.Sink == nil {
 		return
 	}
-	es := acp.ExecutionState{State: st, Message: message}
+	es := &ExecutionState{State: st, Message: message}
 	if attempt > 0 {
 		es.Attempt = &attempt
 	}
-	u := acp.SessionUpdate{ExecutionStateUpdate: &acp.ExecutionStateUpdate{ExecutionState: es}}
+	u := Update{Kind: UpdateExecutionState, State: es}
 	switch {
-	case st == acp.ExecStateQueued || it.queuedSent == nil:
-	case st == acp.ExecStateRunning || st == acp.ExecStateRetrying:
+	case st == ExecQueued || it.queuedSent == nil:
+	case st == ExecRunning || st == ExecRetrying:
 		<-it.queuedSent // on the worker: waiting for the sink is backpressure
 	default:
 		it.stateMu.Lock()
@@ -53,7 +43,7 @@ func (s *Session) sendState(it *item, st acp.ExecState, attempt int, message str
 // queuedDone sends the "queued" state of a just-queued item (never under
 // s.mu) and then a final state that arrived meanwhile.
 func (s *Session) queuedDone(it *item) {
-	s.sendState(it, acp.ExecStateQueued, 0, "")
+	s.sendState(it, ExecQueued, 0, "")
 	if it.queuedSent == nil {
 		return
 	}
@@ -68,9 +58,9 @@ func (s *Session) queuedDone(it *item) {
 
 // postUpdate queues u without blocking when the sink allows it, else sends
 // it with Update (Go programs' sinks).
-func (s *Session) postUpdate(ctx context.Context, u acp.SessionUpdate) {
+func (s *Session) postUpdate(ctx context.Context, u Update) {
 	var err error
-	if p, ok := s.cfg.Sink.(postSink); ok {
+	if p, ok := s.cfg.Sink.(PostSink); ok {
 		err = p.Post(u)
 	} else {
 		err = s.cfg.Sink.Update(context.WithoutCancel(ctx), u)
@@ -82,7 +72,7 @@ func (s *Session) postUpdate(ctx context.Context, u acp.SessionUpdate) {
 
 // post queues an update from a goroutine that must not block (the read
 // loop): without waiting when the sink allows it.
-func (s *Session) post(u acp.SessionUpdate) {
+func (s *Session) post(u Update) {
 	if s.cfg.Sink == nil {
 		return
 	}
@@ -99,22 +89,20 @@ func (s *Session) sendRetry(it *item, n RetryNotice) {
 	if n.Err != nil {
 		reason = n.Err.Error()
 	}
-	s.sendState(it, acp.ExecStateRetrying, n.Attempt, reason)
-	s.postUpdate(it.ctx, acp.SessionUpdate{RetryUpdate: &acp.RetryUpdate{Retry: acp.RetryInfo{
-		Attempt: n.Attempt, MaxAttempts: n.MaxAttempts, Reason: reason,
-	}}})
+	s.sendState(it, ExecRetrying, n.Attempt, reason)
+	s.postUpdate(it.ctx, Update{Kind: UpdateRetry, Retry: &RetryInfo{Attempt: n.Attempt, MaxAttempts: n.MaxAttempts, Reason: reason}})
 }
 
 // finalState is the terminal execution state of a turn that ended with
 // err, and its message.
-func finalState(err error) (acp.ExecState, string) {
+func finalState(err error) (ExecState, string) {
 	switch {
 	case err == nil:
-		return acp.ExecStateCompleted, ""
+		return ExecCompleted, ""
 	case errors.Is(err, ErrPromptTimedOut):
-		return acp.ExecStateTimedOut, "Prompt timed out"
+		return ExecTimedOut, "Prompt timed out"
 	case errors.Is(err, context.Canceled) || errors.Is(err, ErrSessionClosed):
-		return acp.ExecStateCancelled, ""
+		return ExecCancelled, ""
 	}
-	return acp.ExecStateFailed, err.Error()
+	return ExecFailed, err.Error()
 }

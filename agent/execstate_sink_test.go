@@ -9,14 +9,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
 )
 
 // sinkFunc is a Go program's UpdateSink.
-type sinkFunc func(ctx context.Context, u acp.SessionUpdate) error
+type sinkFunc func(ctx context.Context, u agent.Update) error
 
-func (f sinkFunc) Update(ctx context.Context, u acp.SessionUpdate) error { return f(ctx, u) }
+func (f sinkFunc) Update(ctx context.Context, u agent.Update) error { return f(ctx, u) }
 
 // A Go sink that calls back into the session on every update (as a UI
 // refreshing its counters would) must not deadlock a prompt with
@@ -26,17 +25,17 @@ func TestExecutionStatesSinkMayCallBackIntoTheSession(t *testing.T) {
 	var (
 		s      *agent.Session
 		mu     sync.Mutex
-		states []acp.ExecState
+		states []agent.ExecState
 	)
 	s = newSession(t, m, func(c *agent.SessionConfig) {
 		c.ExecutionStates = true
-		c.Sink = sinkFunc(func(_ context.Context, u acp.SessionUpdate) error {
+		c.Sink = sinkFunc(func(_ context.Context, u agent.Update) error {
 			_ = s.Stats()
 			_ = s.PendingMessages(10, true)
 			_ = s.PendingMessageCount()
-			if u.ExecutionStateUpdate != nil {
+			if u.Kind == agent.UpdateExecutionState {
 				mu.Lock()
-				states = append(states, u.ExecutionStateUpdate.ExecutionState.State)
+				states = append(states, u.State.State)
 				mu.Unlock()
 			}
 			return nil
@@ -51,7 +50,7 @@ func TestExecutionStatesSinkMayCallBackIntoTheSession(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	assert.Equal(t, []acp.ExecState{acp.ExecStateQueued, acp.ExecStateRunning, acp.ExecStateCompleted}, states, "in order")
+	assert.Equal(t, []agent.ExecState{agent.ExecQueued, agent.ExecRunning, agent.ExecCompleted}, states, "in order")
 }
 
 // A sink that applies backpressure (blocks) holds up only the updates, not
@@ -67,17 +66,17 @@ func TestExecutionStatesBlockingSinkDoesNotBlockCancel(t *testing.T) {
 	var (
 		once   sync.Once
 		mu     sync.Mutex
-		states []acp.ExecState
+		states []agent.ExecState
 	)
 	s := newSession(t, m, func(c *agent.SessionConfig) {
 		c.ExecutionStates = true
-		c.Sink = sinkFunc(func(ctx context.Context, u acp.SessionUpdate) error {
-			if u.ExecutionStateUpdate == nil {
+		c.Sink = sinkFunc(func(ctx context.Context, u agent.Update) error {
+			if u.Kind != agent.UpdateExecutionState {
 				return nil
 			}
 			mu.Lock()
 			n := len(states)
-			states = append(states, u.ExecutionStateUpdate.ExecutionState.State)
+			states = append(states, u.State.State)
 			mu.Unlock()
 			if n == 2 { // the follow-up's "queued", after the first prompt's queued and running
 				once.Do(func() { close(stuck) })
@@ -112,6 +111,6 @@ func TestExecutionStatesBlockingSinkDoesNotBlockCancel(t *testing.T) {
 	}, 10*time.Second, 10*time.Millisecond)
 	mu.Lock()
 	defer mu.Unlock()
-	assert.Equal(t, []acp.ExecState{acp.ExecStateQueued, acp.ExecStateRunning, acp.ExecStateQueued, acp.ExecStateCancelled, acp.ExecStateCancelled},
+	assert.Equal(t, []agent.ExecState{agent.ExecQueued, agent.ExecRunning, agent.ExecQueued, agent.ExecCancelled, agent.ExecCancelled},
 		states, "the follow-up's cancelled state waits for its queued one")
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/compact"
 	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/agent/pricing"
@@ -147,7 +146,7 @@ func (s *Session) rewriteFile() {
 		state = append(state, h.rec)
 	}
 	if plan != nil {
-		state = append(state, record{Type: recPlan, Plan: plan})
+		state = append(state, record{Type: recPlan, Plan: toACPPlan(plan)})
 	}
 	s.cfg.journal.rewrite(state, s.Transcript())
 }
@@ -276,14 +275,14 @@ func (s *Session) keepWithinContext(ctx context.Context, forced bool) error {
 		return nil
 	}
 	id := uuid.NewString()
-	s.compactionUpdate(ctx, id, acp.CompactionStatusInProgress, "", "")
+	s.compactionUpdate(ctx, id, CompactionInProgress, "", "")
 	res, _, err := c.CompactIfNeeded(ctx, &st, off, forced)
 	s.mu.Lock()
 	s.hist.compaction = st
 	s.mu.Unlock()
 	if err != nil {
 		s.log.Warn("compaction failed; the history is kept as it was", "error", err)
-		s.compactionUpdate(ctx, id, acp.CompactionStatusFailed, "", err.Error())
+		s.compactionUpdate(ctx, id, CompactionFailed, "", err.Error())
 		return err
 	}
 	s.replaceHistory(res.Messages)
@@ -293,7 +292,7 @@ func (s *Session) keepWithinContext(ctx context.Context, forced bool) error {
 		}
 	}
 	s.log.Info("compacted the history", "summarized", res.SummarizedCount, "kept", res.KeptCount, "freedTokens", res.FreedTokens)
-	s.compactionUpdate(ctx, id, acp.CompactionStatusCompleted, res.Summary, "")
+	s.compactionUpdate(ctx, id, CompactionCompleted, res.Summary, "")
 	s.contextUsage(ctx, res.CurrentTokens)
 	return nil
 }
@@ -305,13 +304,13 @@ func (s *Session) contextUsage(ctx context.Context, used int) {
 	if info == nil || info.ContextWindow() <= 0 {
 		return
 	}
-	u := &acp.UsageUpdate{Used: uint64(max(used, 0)), Size: uint64(info.ContextWindow())}
+	u := &ContextUsage{Used: uint64(max(used, 0)), Size: uint64(info.ContextWindow())}
 	s.mu.Lock()
 	if s.cost > 0 {
-		u.Cost = &acp.Cost{Amount: s.cost, Currency: info.Currency}
+		u.Cost = &Cost{Amount: s.cost, Currency: info.Currency}
 	}
 	s.mu.Unlock()
-	s.update(ctx, acp.SessionUpdate{UsageUpdate: u})
+	s.update(ctx, Update{Kind: UpdateUsage, Usage: u})
 }
 
 // resizeAfterTurn applies the resize policy, if any, after a turn.
@@ -371,19 +370,14 @@ func (s *Session) summarize(ctx context.Context, prompt []llm.Message) (string, 
 // compactionUpdate tells clients that support it about a compaction
 // (SDK 2.4.0 compaction_update and compaction_summary_chunk); others get
 // nothing new on the wire.
-func (s *Session) compactionUpdate(ctx context.Context, id string, st acp.CompactionStatus, summary, errText string) {
+func (s *Session) compactionUpdate(ctx context.Context, id string, st CompactionStatus, summary, errText string) {
 	if !s.cfg.CompactionUpdates {
 		return
 	}
 	if summary != "" {
-		s.update(ctx, acp.SessionUpdate{CompactionSummaryChunk: &acp.CompactionSummaryChunk{
-			CompactionID: acp.CompactionId(id), Content: acp.TextBlock(summary)}})
+		s.update(ctx, Update{Kind: UpdateCompactionSummary, Compaction: &Compaction{ID: id, Summary: summary}})
 	}
-	u := &acp.CompactionUpdate{CompactionID: acp.CompactionId(id), Status: st}
-	if errText != "" {
-		u.Error = acp.NullableOf(errText)
-	}
-	s.update(ctx, acp.SessionUpdate{CompactionUpdate: u})
+	s.update(ctx, Update{Kind: UpdateCompaction, Compaction: &Compaction{ID: id, Status: st, Error: errText}})
 }
 
 // Compact compacts the history now (/compact): offloaded results are

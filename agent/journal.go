@@ -40,7 +40,7 @@ type record struct {
 	ToolName           string           `json:"toolName,omitempty"`
 	IsError            bool             `json:"isError,omitempty"`
 	Source             string           `json:"source,omitempty"`
-	Display            *ToolDisplay     `json:"display,omitempty"`
+	Display            *displayRecord   `json:"display,omitempty"`
 
 	// mode
 	Mode policy.Mode `json:"mode,omitempty"`
@@ -73,9 +73,9 @@ type toolCallRecord struct {
 	Arguments string `json:"arguments"`
 }
 
-// ToolDisplay is how a finished tool call was shown to the client, kept
-// with its output so session/load can show it again.
-type ToolDisplay struct {
+// displayRecord is a ToolDisplay as stored: in ACP's shapes, which is
+// also how session/load shows it again.
+type displayRecord struct {
 	Title     string                 `json:"title"`
 	Kind      acp.ToolKind           `json:"kind,omitempty"`
 	Locations []acp.ToolCallLocation `json:"locations,omitempty"`
@@ -83,10 +83,26 @@ type ToolDisplay struct {
 	Content   []acp.ToolCallContent  `json:"content,omitempty"`
 }
 
+func toDisplayRecord(d *ToolDisplay) *displayRecord {
+	if d == nil {
+		return nil
+	}
+	return &displayRecord{Title: d.Title, Kind: acp.ToolKind(d.Kind), Locations: toACPLocations(d.Locations),
+		RawInput: d.RawInput, Content: toACPToolContent(d.Content)}
+}
+
+func (r *displayRecord) display() *ToolDisplay {
+	if r == nil {
+		return nil
+	}
+	return &ToolDisplay{Title: r.Title, Kind: ToolKind(r.Kind), Locations: fromACPLocations(r.Locations),
+		RawInput: r.RawInput, Content: fromACPToolContent(r.Content)}
+}
+
 func entryRecord(e *Entry) record {
 	r := record{Type: recEntry, Time: e.Time, Kind: e.Kind, Reasoning: e.Reasoning, ReasoningSignature: e.ReasoningSignature,
 		RedactedReasoning: e.RedactedReasoning, ToolCallID: e.ToolCallID, ToolName: e.ToolName, IsError: e.IsError,
-		Source: e.Source, Display: e.Display}
+		Source: e.Source, Display: toDisplayRecord(e.Display)}
 	for _, p := range e.Content {
 		r.Content = append(r.Content, partRecord{Type: p.Type, Text: p.Text, MIMEType: p.MIMEType, Data: p.Data})
 	}
@@ -101,7 +117,7 @@ func entryRecord(e *Entry) record {
 
 func (r *record) entry() Entry {
 	e := Entry{Kind: r.Kind, Reasoning: r.Reasoning, ReasoningSignature: r.ReasoningSignature, RedactedReasoning: r.RedactedReasoning,
-		ToolCallID: r.ToolCallID, ToolName: r.ToolName, IsError: r.IsError, Source: r.Source, Time: r.Time, Display: r.Display}
+		ToolCallID: r.ToolCallID, ToolName: r.ToolName, IsError: r.IsError, Source: r.Source, Time: r.Time, Display: r.Display.display()}
 	for _, p := range r.Content {
 		e.Content = append(e.Content, llm.Part{Type: p.Type, Text: p.Text, MIMEType: p.MIMEType, Data: p.Data})
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/agent/pricing"
 	"github.com/acp-agent/acp-agent/policy"
@@ -35,7 +34,7 @@ func (s *Session) runTurn(ctx context.Context, it *item) (PromptResult, []*item,
 	var res PromptResult
 	for requests := 0; ; requests++ {
 		if requests == s.cfg.MaxTurnRequests {
-			res.StopReason = acp.StopReasonMaxTurnRequests
+			res.StopReason = StopMaxTurnRequests
 			return res, steered, nil
 		}
 		// Errors are logged inside: the request goes on with the history
@@ -123,7 +122,7 @@ func (s *Session) appendUser(ctx context.Context, it *item) {
 	if it.source == SourceSteer || it.source == SourceFollowUp {
 		for _, p := range it.content {
 			if p.Type == llm.PartText {
-				s.update(ctx, acp.UserMessageChunk(acp.TextBlock(p.Text)))
+				s.update(ctx, Update{Kind: UpdateUserMessage, Text: p.Text})
 			}
 		}
 	}
@@ -147,8 +146,7 @@ func (s *Session) setTitleFrom(ctx context.Context, text string) {
 	if s.cfg.journal != nil {
 		s.cfg.journal.setTitle(line)
 	}
-	s.update(ctx, acp.SessionUpdate{SessionInfoUpdate: &acp.SessionInfoUpdate{
-		Title: acp.NullableOf(line), UpdatedAt: acp.NullableOf(time.Now().UTC().Format(time.RFC3339))}})
+	s.update(ctx, Update{Kind: UpdateTitle, Title: &TitleChange{Title: line, UpdatedAt: time.Now().UTC()}})
 }
 
 func (s *Session) appendEntry(e Entry) {
@@ -190,14 +188,15 @@ func (s *Session) takeSteer() []*item {
 	return st
 }
 
-// update hands an ACP update to the sink, if any.
-func (s *Session) update(ctx context.Context, u acp.SessionUpdate) {
-	if s.cfg.Sink == nil {
-		return
+// update hands an update to the sink, if any, and then to the output
+// stream's subscribers: one path for every update.
+func (s *Session) update(ctx context.Context, u Update) {
+	if s.cfg.Sink != nil {
+		if err := s.cfg.Sink.Update(ctx, u); err != nil && ctx.Err() == nil {
+			s.log.Debug("sending update", "error", err)
+		}
 	}
-	if err := s.cfg.Sink.Update(ctx, u); err != nil && ctx.Err() == nil {
-		s.log.Debug("sending update", "error", err)
-	}
+	s.publishUpdate(u)
 }
 
 // modelResponse is one model call's outcome.
@@ -239,11 +238,9 @@ func (s *Session) callModel(ctx context.Context) (resp modelResponse, err error)
 		}
 		switch ev.Kind {
 		case llm.EventTextDelta:
-			s.update(ctx, chunk(ev.Text, messageID, false))
-			s.publish(OutputEvent{Type: OutputText, Text: ev.Text})
+			s.update(ctx, Update{Kind: UpdateMessage, Text: ev.Text, MessageID: messageID})
 		case llm.EventReasoningDelta:
-			s.update(ctx, chunk(ev.Text, messageID, true))
-			s.publish(OutputEvent{Type: OutputReasoning, Text: ev.Text})
+			s.update(ctx, Update{Kind: UpdateThought, Text: ev.Text, MessageID: messageID})
 		case llm.EventReasoningSignature:
 			resp.signature = ev.Text
 		case llm.EventRedactedReasoning:
@@ -288,15 +285,15 @@ func (s *Session) reportUsage(ctx context.Context, info *pricing.Model, u llm.Us
 	if info == nil || info.ContextWindow() <= 0 || (u.InputTokens == 0 && u.OutputTokens == 0) {
 		return
 	}
-	update := &acp.UsageUpdate{Used: uint64(max(u.InputTokens+u.OutputTokens, 0)), Size: uint64(info.ContextWindow())}
+	update := &ContextUsage{Used: uint64(max(u.InputTokens+u.OutputTokens, 0)), Size: uint64(info.ContextWindow())}
 	if c, ok := info.Cost(u, pricing.DialectFor(info.Provider)); ok {
 		s.mu.Lock()
 		s.cost += c.Amount
 		total := s.cost
 		s.mu.Unlock()
-		update.Cost = &acp.Cost{Amount: total, Currency: c.Currency}
+		update.Cost = &Cost{Amount: total, Currency: c.Currency}
 	}
-	s.update(ctx, acp.SessionUpdate{UsageUpdate: update})
+	s.update(ctx, Update{Kind: UpdateUsage, Usage: update})
 }
 
 func (s *Session) systemPrompt() string {
@@ -326,19 +323,17 @@ func (s *Session) systemPrompt() string {
 // error returned is ErrPermissionCancelled, which ends the turn.
 func (s *Session) runTool(ctx context.Context, it *item, call llm.ToolCall) error {
 	view := toolCallView{id: call.ID, name: call.Name, rawInput: rawJSON(call.Arguments)}
-	s.publish(OutputEvent{Type: OutputToolCall, ToolCallID: call.ID, ToolName: call.Name, Arguments: call.Arguments})
 	rt, info, result, ok := s.prepareTool(call)
 	// The client hears of the call before anything is asked or run.
-	s.update(ctx, acp.SessionUpdate{ToolCall: &acp.ToolCall{
-		ToolCallID: acp.ToolCallId(call.ID), Title: info.Title, Name: call.Name, Kind: info.Kind,
-		Status: acp.ToolCallStatusPending, Locations: info.Locations, RawInput: view.rawInput,
+	s.update(ctx, Update{Kind: UpdateToolCall, ToolCall: &ToolCallUpdate{
+		ID: call.ID, Title: info.Title, Name: call.Name, Kind: info.Kind,
+		Status: ToolPending, Locations: info.Locations, RawInput: view.rawInput, Arguments: call.Arguments,
 	}})
 	var err error
 	if ok {
 		switch why, msg := s.authorize(ctx, view, info); why {
 		case permitted:
-			s.update(ctx, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{
-				ToolCallID: acp.ToolCallId(call.ID), Status: acp.ToolCallStatusInProgress}})
+			s.update(ctx, Update{Kind: UpdateToolCallProgress, ToolCall: &ToolCallUpdate{ID: call.ID, Status: ToolInProgress}})
 			result = s.execTool(withToolCall(ctx, s, call.ID), rt, call)
 		case permissionCancelled:
 			s.denied(it, call.Name, why)
@@ -348,18 +343,17 @@ func (s *Session) runTool(ctx context.Context, it *item, call llm.ToolCall) erro
 			result = ToolResult{Text: msg, IsError: true}
 		}
 	}
-	status := acp.ToolCallStatusCompleted
+	status := ToolCompleted
 	if result.IsError {
-		status = acp.ToolCallStatusFailed
+		status = ToolFailed
 	}
 	content := result.Content
 	if content == nil {
-		content = []acp.ToolCallContent{{Content: &acp.Content{Content: acp.TextBlock(result.Text)}}}
+		content = []ToolContent{TextContent(result.Text)}
 	}
-	s.update(ctx, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{
-		ToolCallID: acp.ToolCallId(call.ID), Status: status, Content: content}})
 	text := truncateForModel(result.Text)
-	s.publish(OutputEvent{Type: OutputToolResult, ToolCallID: call.ID, ToolName: call.Name, Text: text, IsError: result.IsError})
+	s.update(ctx, Update{Kind: UpdateToolCallProgress, ToolCall: &ToolCallUpdate{
+		ID: call.ID, Name: call.Name, Status: status, Content: content, Result: text}})
 	s.appendEntry(Entry{Kind: EntryToolOutput, ToolCallID: call.ID, ToolName: call.Name, Text: text, IsError: result.IsError,
 		Display: &ToolDisplay{Title: info.Title, Kind: info.Kind, Locations: info.Locations, RawInput: view.rawInput, Content: content}})
 	return err
@@ -368,7 +362,7 @@ func (s *Session) runTool(ctx context.Context, it *item, call llm.ToolCall) erro
 // prepareTool finds the tool, validates the arguments and describes the
 // call. When the call cannot run, ok is false and result says why.
 func (s *Session) prepareTool(call llm.ToolCall) (rt registeredTool, info ToolCallInfo, result ToolResult, ok bool) {
-	info = ToolCallInfo{Kind: acp.ToolKindOther, Title: call.Name}
+	info = ToolCallInfo{Kind: ToolKindOther, Title: call.Name}
 	rt, found := s.tools.active(call.Name, s.toolAllowed)
 	if !found {
 		return rt, info, ToolResult{Text: fmt.Sprintf("Error: tool %q is not available.", call.Name), IsError: true}, false
@@ -381,7 +375,7 @@ func (s *Session) prepareTool(call llm.ToolCall) (rt registeredTool, info ToolCa
 	}
 	info, err := rt.tool.describe(args)
 	if err != nil {
-		return rt, ToolCallInfo{Kind: cmp.Or(info.Kind, acp.ToolKindOther), Title: cmp.Or(info.Title, call.Name)},
+		return rt, ToolCallInfo{Kind: cmp.Or(info.Kind, ToolKindOther), Title: cmp.Or(info.Title, call.Name)},
 			ToolResult{Text: "Error: " + err.Error(), IsError: true}, false
 	}
 	return rt, info, ToolResult{}, true
@@ -440,12 +434,12 @@ func withToolCall(ctx context.Context, s *Session, id string) context.Context {
 // ToolProgress shows content (a terminal, partial output) on the running
 // tool call's entry in the client, from inside a Tool's Run. Outside a
 // session's tool call it does nothing.
-func ToolProgress(ctx context.Context, content []acp.ToolCallContent) {
+func ToolProgress(ctx context.Context, content []ToolContent) {
 	tc, ok := ctx.Value(toolCallKey{}).(runningToolCall)
 	if !ok {
 		return
 	}
-	tc.s.update(ctx, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallId(tc.id), Content: content}})
+	tc.s.update(ctx, Update{Kind: UpdateToolCallProgress, ToolCall: &ToolCallUpdate{ID: tc.id, Content: content}})
 }
 
 // runningMode is the mode of the session running the tool call ctx
@@ -457,18 +451,16 @@ func runningMode(ctx context.Context) policy.Mode {
 	return ""
 }
 
-// SendUpdate sends an ACP update of the session running the tool (a plan),
-// from inside a Tool's Run. Outside a session's tool call it does nothing.
-func SendUpdate(ctx context.Context, u acp.SessionUpdate) {
+// SendPlan shows the plan of the session running the tool, from inside a
+// Tool's Run. Outside a session's tool call it does nothing.
+func SendPlan(ctx context.Context, p Plan) {
 	if tc, ok := ctx.Value(toolCallKey{}).(runningToolCall); ok {
-		tc.s.update(ctx, u)
-		if u.Plan != nil {
-			// session/load shows the last plan again.
-			tc.s.mu.Lock()
-			tc.s.lastPlan = u.Plan
-			tc.s.mu.Unlock()
-			tc.s.journalWrite(record{Type: recPlan, Plan: u.Plan}, false)
-		}
+		tc.s.update(ctx, Update{Kind: UpdatePlan, Plan: &p})
+		// session/load shows the last plan again.
+		tc.s.mu.Lock()
+		tc.s.lastPlan = &p
+		tc.s.mu.Unlock()
+		tc.s.journalWrite(record{Type: recPlan, Plan: toACPPlan(&p)}, false)
 	}
 }
 
@@ -477,10 +469,10 @@ func SendUpdate(ctx context.Context, u acp.SessionUpdate) {
 // call that already failed (a tool_call_update would name an unknown call).
 func (s *Session) skipCalls(ctx context.Context, calls []llm.ToolCall) {
 	for _, c := range calls {
-		s.update(ctx, acp.SessionUpdate{ToolCall: &acp.ToolCall{
-			ToolCallID: c.ID, Title: c.Name, Name: c.Name, Kind: acp.ToolKindOther,
-			Status: acp.ToolCallStatusFailed, RawInput: rawJSON(c.Arguments),
-			Content: []acp.ToolCallContent{{Content: &acp.Content{Content: acp.TextBlock(SkippedForSteerResult)}}},
+		s.update(ctx, Update{Kind: UpdateToolCall, ToolCall: &ToolCallUpdate{
+			ID: c.ID, Title: c.Name, Name: c.Name, Kind: ToolKindOther,
+			Status: ToolFailed, RawInput: rawJSON(c.Arguments), Arguments: c.Arguments,
+			Content: []ToolContent{TextContent(SkippedForSteerResult)},
 		}})
 		s.appendEntry(Entry{Kind: EntryToolOutput, ToolCallID: c.ID, ToolName: c.Name, Text: SkippedForSteerResult, IsError: true})
 	}
@@ -513,9 +505,9 @@ func (s *Session) refuseCalls(ctx context.Context, calls []llm.ToolCall, tooLarg
 			text = fmt.Sprintf("Error: not run: the arguments of this call passed the limit of %d bytes for one response (setting %s) and were cut off. "+
 				"Send large content in smaller pieces, over several calls.", tooLarge.Limit, tooLarge.Setting)
 		}
-		s.update(ctx, acp.SessionUpdate{ToolCall: &acp.ToolCall{
-			ToolCallID: c.ID, Title: c.Name, Name: c.Name, Kind: acp.ToolKindOther, Status: acp.ToolCallStatusFailed,
-			Content: []acp.ToolCallContent{{Content: &acp.Content{Content: acp.TextBlock(text)}}},
+		s.update(ctx, Update{Kind: UpdateToolCall, ToolCall: &ToolCallUpdate{
+			ID: c.ID, Title: c.Name, Name: c.Name, Kind: ToolKindOther, Status: ToolFailed,
+			Content: []ToolContent{TextContent(text)},
 		}})
 		s.appendEntry(Entry{Kind: EntryToolOutput, ToolCallID: c.ID, ToolName: c.Name, Text: text, IsError: true})
 	}
@@ -541,23 +533,15 @@ func rawJSON(s string) json.RawMessage {
 	return b
 }
 
-func chunk(text, messageID string, thought bool) acp.SessionUpdate {
-	c := &acp.ContentChunk{Content: acp.TextBlock(text), MessageID: messageID}
-	if thought {
-		return acp.SessionUpdate{AgentThoughtChunk: c}
-	}
-	return acp.SessionUpdate{AgentMessageChunk: c}
-}
-
-// stopReason maps a model's finish reason to ACP.
-func stopReason(f llm.FinishReason) acp.StopReason {
+// stopReason maps a model's finish reason to the turn's.
+func stopReason(f llm.FinishReason) StopReason {
 	switch f {
 	case llm.FinishLength:
-		return acp.StopReasonMaxTokens
+		return StopMaxTokens
 	case llm.FinishContentFilter:
-		return acp.StopReasonRefusal
+		return StopRefusal
 	}
-	return acp.StopReasonEndTurn
+	return StopEndTurn
 }
 
 func addUsage(a, b llm.Usage) llm.Usage {

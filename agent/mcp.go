@@ -47,9 +47,9 @@ func (a *Agent) connectMCP(ctx context.Context, s *Session, servers []acp.McpSer
 		a.log.Warn("MCP server failed", "session", s.ID(), "server", f.Server, "error", f.Err)
 		msg := fmt.Sprintf("The MCP server %q could not be used: %v. The session goes on without its tools.", f.Server, f.Err)
 		if caps.Session != nil && caps.Session.Notices != nil {
-			s.post(acp.SessionUpdate{Notice: &acp.Notice{Severity: acp.NoticeSeverityWarning, Title: "MCP server " + f.Server + " failed", Description: msg}})
+			s.post(Update{Kind: UpdateNotice, Notice: &Notice{Severity: string(acp.NoticeSeverityWarning), Title: "MCP server " + f.Server + " failed", Description: msg}})
 		} else {
-			s.post(acp.AgentMessageChunk(msg + "\n"))
+			s.post(Update{Kind: UpdateMessage, Text: msg + "\n"})
 		}
 	}
 }
@@ -101,7 +101,7 @@ func mcpTool(m *mcpclient.Manager, t mcpclient.Tool) Tool {
 		ShortDescription: fmt.Sprintf("MCP %s: %s", t.Server, t.Title),
 		Parameters:       t.InputSchema, Source: ToolSourceMCP,
 		Describe: func(json.RawMessage) (ToolCallInfo, error) {
-			return ToolCallInfo{Kind: acp.ToolKindOther, Title: fmt.Sprintf("%s: %s (MCP)", t.Server, t.Title), Action: policy.ActionOther}, nil
+			return ToolCallInfo{Kind: ToolKindOther, Title: fmt.Sprintf("%s: %s (MCP)", t.Server, t.Title), Action: policy.ActionOther}, nil
 		},
 		Run: func(ctx context.Context, args json.RawMessage) (ToolResult, error) {
 			res, err := m.Call(ctx, t.QualifiedName, args)
@@ -110,7 +110,9 @@ func mcpTool(m *mcpclient.Manager, t mcpclient.Tool) Tool {
 			}
 			out := ToolResult{Text: res.Text, IsError: res.IsError}
 			for _, b := range res.Content {
-				out.Content = append(out.Content, acp.ToolCallContent{Content: &acp.Content{Content: b}})
+				if cb, ok := fromACPBlock(b); ok {
+					out.Content = append(out.Content, ToolContent{Block: &cb})
+				}
 			}
 			return out, nil
 		},

@@ -255,8 +255,8 @@ func (a *Agent) setMode(s *Session, mode string) error {
 		return fmt.Errorf("%w: modeId: %v", acp.ErrInvalidParams, err)
 	}
 	s.SetMode(m)
-	s.post(acp.SessionUpdate{CurrentModeUpdate: &acp.CurrentModeUpdate{CurrentModeID: acp.SessionModeId(m)}})
-	s.post(acp.SessionUpdate{ConfigOptionUpdate: &acp.ConfigOptionUpdate{ConfigOptions: a.sessionOptions(s)}})
+	postACP(s, acp.SessionUpdate{CurrentModeUpdate: &acp.CurrentModeUpdate{CurrentModeID: acp.SessionModeId(m)}})
+	postACP(s, acp.SessionUpdate{ConfigOptionUpdate: &acp.ConfigOptionUpdate{ConfigOptions: a.sessionOptions(s)}})
 	return nil
 }
 
@@ -290,7 +290,7 @@ func (a *Agent) setConfigOption(s *Session, req *acp.SetSessionConfigOptionReque
 		}
 		s.SetMode(m)
 		// The answer carries the options; the mode itself is announced.
-		s.post(acp.SessionUpdate{CurrentModeUpdate: &acp.CurrentModeUpdate{CurrentModeID: acp.SessionModeId(m)}})
+		postACP(s, acp.SessionUpdate{CurrentModeUpdate: &acp.CurrentModeUpdate{CurrentModeID: acp.SessionModeId(m)}})
 	case ConfigOptionThoughtLevel:
 		cur := s.CurrentModel()
 		e, ok := a.modelByID(cur.ID)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/llm"
 )
 
@@ -22,15 +21,15 @@ const (
 
 // OutputEvent is one item of a session's output stream (seed 001).
 type OutputEvent struct {
-	Type       OutputType     `json:"type"`
-	Text       string         `json:"text,omitempty"`
-	ToolCallID string         `json:"toolCallId,omitempty"`
-	ToolName   string         `json:"toolName,omitempty"`
-	Arguments  string         `json:"arguments,omitempty"`
-	IsError    bool           `json:"isError,omitempty"`
-	StopReason acp.StopReason `json:"stopReason,omitempty"`
-	Usage      *llm.Usage     `json:"usage,omitempty"`
-	Err        string         `json:"error,omitempty"`
+	Type       OutputType `json:"type"`
+	Text       string     `json:"text,omitempty"`
+	ToolCallID string     `json:"toolCallId,omitempty"`
+	ToolName   string     `json:"toolName,omitempty"`
+	Arguments  string     `json:"arguments,omitempty"`
+	IsError    bool       `json:"isError,omitempty"`
+	StopReason StopReason `json:"stopReason,omitempty"`
+	Usage      *llm.Usage `json:"usage,omitempty"`
+	Err        string     `json:"error,omitempty"`
 	// TotalCost (result events) is the session's cost so far in USD (what
 	// /cost shows), as seed 001's result carries the SDK's total_cost_usd;
 	// nil while no model call of the session was priced.
@@ -117,6 +116,34 @@ func (s *Session) removeSubLocked(sub *Subscription) {
 }
 
 // publish sends ev to every subscriber without ever blocking.
+// publishUpdate derives the output stream from the session's updates:
+// text and reasoning deltas, each tool call about to run (announced
+// pending) and its result, the end of each turn, and the deletion.
+func (s *Session) publishUpdate(u Update) {
+	switch u.Kind {
+	case UpdateMessage:
+		s.publish(OutputEvent{Type: OutputText, Text: u.Text})
+	case UpdateThought:
+		s.publish(OutputEvent{Type: OutputReasoning, Text: u.Text})
+	case UpdateToolCall:
+		if c := u.ToolCall; c.Status == ToolPending {
+			s.publish(OutputEvent{Type: OutputToolCall, ToolCallID: c.ID, ToolName: c.Name, Arguments: c.Arguments})
+		}
+	case UpdateToolCallProgress:
+		if c := u.ToolCall; c.Status == ToolCompleted || c.Status == ToolFailed {
+			s.publish(OutputEvent{Type: OutputToolResult, ToolCallID: c.ID, ToolName: c.Name, Text: c.Result, IsError: c.Status == ToolFailed})
+		}
+	case UpdateTurnEnded:
+		t := u.Turn
+		ms := t.Duration.Milliseconds()
+		usage := t.Usage
+		s.publish(OutputEvent{Type: OutputResult, StopReason: t.StopReason, Text: t.Text, Usage: &usage, Err: t.Err,
+			TotalCost: t.TotalCost, DurationMS: &ms})
+	case UpdateDeleted:
+		s.publish(OutputEvent{Type: OutputDeleted})
+	}
+}
+
 func (s *Session) publish(ev OutputEvent) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -9,7 +9,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/llm"
 )
 
@@ -117,7 +116,7 @@ type item struct {
 	// so states stay in order and a cancel never waits for the sink.
 	queuedSent    chan struct{}
 	stateMu       sync.Mutex
-	deferredState *acp.SessionUpdate
+	deferredState *Update
 	// run replaces the model turn (a slash command).
 	run func(ctx context.Context) (PromptResult, error)
 }

@@ -12,15 +12,46 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/telemetry"
 )
 
-// PermissionRequester asks the user to allow a tool call
-// (*acp.ClientConn is one).
+// PermissionRequester asks the user to allow a tool call.
 type PermissionRequester interface {
-	RequestPermission(ctx context.Context, req *acp.RequestPermissionRequest) (*acp.RequestPermissionResponse, error)
+	RequestPermission(ctx context.Context, req PermissionRequest) (PermissionAnswer, error)
+}
+
+// PermissionRequest asks about one tool call: what it is and the options
+// the user may choose from.
+type PermissionRequest struct {
+	SessionID string
+	ToolCall  ToolCallUpdate
+	Options   []PermissionOption
+}
+
+// PermissionOption is one answer offered; its ID is what the answer
+// names.
+type PermissionOption struct {
+	ID   string
+	Name string
+	Kind PermissionKind
+}
+
+// PermissionKind is what choosing an option means.
+type PermissionKind string
+
+const (
+	PermissionAllowOnce    PermissionKind = "allow_once"
+	PermissionAllowAlways  PermissionKind = "allow_always"
+	PermissionRejectOnce   PermissionKind = "reject_once"
+	PermissionRejectAlways PermissionKind = "reject_always"
+)
+
+// PermissionAnswer is the user's answer: the option chosen, or Cancelled
+// (the turn was cancelled). Neither means nothing was chosen.
+type PermissionAnswer struct {
+	OptionID  string
+	Cancelled bool
 }
 
 // ErrPermissionCancelled ends a turn whose tool call was answered
@@ -32,10 +63,10 @@ var ErrPermissionCancelled = fmt.Errorf("agent: permission cancelled: %w", conte
 // The permission options offered (seed 002). Their ids equal their kinds.
 // The allow_always option names what it will cover (permissionOptions).
 var (
-	optAllowOnce    = acp.PermissionOption{OptionID: "allow_once", Name: "Allow once", Kind: acp.PermissionOptionKindAllowOnce}
-	optAllowAlways  = acp.PermissionOption{OptionID: "allow_always", Name: "Always allow", Kind: acp.PermissionOptionKindAllowAlways}
-	optRejectOnce   = acp.PermissionOption{OptionID: "reject_once", Name: "Reject once", Kind: acp.PermissionOptionKindRejectOnce}
-	optRejectAlways = acp.PermissionOption{OptionID: "reject_always", Name: "Always reject", Kind: acp.PermissionOptionKindRejectAlways}
+	optAllowOnce    = PermissionOption{ID: "allow_once", Name: "Allow once", Kind: PermissionAllowOnce}
+	optAllowAlways  = PermissionOption{ID: "allow_always", Name: "Always allow", Kind: PermissionAllowAlways}
+	optRejectOnce   = PermissionOption{ID: "reject_once", Name: "Reject once", Kind: PermissionRejectOnce}
+	optRejectAlways = PermissionOption{ID: "reject_always", Name: "Always reject", Kind: PermissionRejectAlways}
 )
 
 // permissionOptions are the options offered for a call: allow_always
@@ -43,7 +74,7 @@ var (
 // "Always allow edits in this session"), and is left out for a command
 // line that memory never allows (one with Risks), so nothing offered
 // promises more than it does.
-func permissionOptions(tool string, info ToolCallInfo) []acp.PermissionOption {
+func permissionOptions(tool string, info ToolCallInfo) []PermissionOption {
 	always := optAllowAlways
 	switch info.Action {
 	case policy.ActionEdit:
@@ -54,13 +85,13 @@ func permissionOptions(tool string, info ToolCallInfo) []acp.PermissionOption {
 		}
 		name, ok := policy.DescribeApproval(*info.Command, commandContext(info), info.CommandFolder)
 		if !ok {
-			return []acp.PermissionOption{optAllowOnce, optRejectOnce, optRejectAlways}
+			return []PermissionOption{optAllowOnce, optRejectOnce, optRejectAlways}
 		}
 		always.Name = name
 	default:
 		always.Name = fmt.Sprintf("Always allow the tool `%s` in this session", tool)
 	}
-	return []acp.PermissionOption{optAllowOnce, always, optRejectOnce, optRejectAlways}
+	return []PermissionOption{optAllowOnce, always, optRejectOnce, optRejectAlways}
 }
 
 func commandContext(info ToolCallInfo) policy.CommandContext {
@@ -212,17 +243,17 @@ func (s *Session) authorize(ctx context.Context, call toolCallView, info ToolCal
 	if s.cfg.Permissions == nil {
 		return rejectedByUser, "Error: this tool call needs the user's permission, and there is no client to ask. It was not run."
 	}
-	req := &acp.RequestPermissionRequest{
-		SessionID: acp.SessionId(s.id),
-		ToolCall: acp.ToolCallUpdate{ToolCallID: acp.ToolCallId(call.id), Title: info.Title, Kind: info.Kind,
-			Status: acp.ToolCallStatusPending, Locations: info.Locations, RawInput: call.rawInput},
+	req := PermissionRequest{
+		SessionID: s.id,
+		ToolCall: ToolCallUpdate{ID: call.id, Title: info.Title, Kind: info.Kind,
+			Status: ToolPending, Locations: info.Locations, RawInput: call.rawInput},
 		Options: permissionOptions(call.name, info),
 	}
 	if info.Escalation != "" {
 		// Never remembered beyond what the user chose.
-		req.Options = []acp.PermissionOption{
-			{OptionID: "allow_once", Name: "Allow once, outside the sandbox", Kind: acp.PermissionOptionKindAllowOnce},
-			{OptionID: "reject_once", Name: "Reject", Kind: acp.PermissionOptionKindRejectOnce},
+		req.Options = []PermissionOption{
+			{ID: "allow_once", Name: "Allow once, outside the sandbox", Kind: PermissionAllowOnce},
+			{ID: "reject_once", Name: "Reject", Kind: PermissionRejectOnce},
 		}
 	}
 	resp, err := s.cfg.Permissions.RequestPermission(ctx, req)
@@ -232,27 +263,27 @@ func (s *Session) authorize(ctx context.Context, call toolCallView, info ToolCal
 	case err != nil:
 		s.log.Warn("permission request failed; rejecting the tool call", "tool", call.name, "error", err)
 		return rejectedByUser, "Error: asking the user for permission failed, so this tool call was not run: " + err.Error()
-	case resp.Outcome.Cancelled != nil:
+	case resp.Cancelled:
 		return permissionCancelled, ""
-	case resp.Outcome.Selected == nil:
+	case resp.OptionID == "":
 		return rejectedByUser, "Error: the user did not allow this tool call. It was not run."
 	}
-	chosen := acp.PermissionOptionKind(resp.Outcome.Selected.OptionID)
-	if !slices.ContainsFunc(req.Options, func(o acp.PermissionOption) bool { return acp.PermissionOptionKind(o.OptionID) == chosen }) {
-		chosen = "" // not an option we offered: fail closed below
+	var chosen PermissionKind
+	if i := slices.IndexFunc(req.Options, func(o PermissionOption) bool { return o.ID == resp.OptionID }); i >= 0 {
+		chosen = req.Options[i].Kind
 	}
 	switch chosen {
-	case acp.PermissionOptionKindAllowOnce:
+	case PermissionAllowOnce:
 		return permitted, ""
-	case acp.PermissionOptionKindAllowAlways:
+	case PermissionAllowAlways:
 		s.remember(call.name, info, policy.DecisionAllow)
 		return permitted, ""
-	case acp.PermissionOptionKindRejectAlways:
+	case PermissionRejectAlways:
 		s.remember(call.name, info, policy.DecisionReject)
-	case acp.PermissionOptionKindRejectOnce:
+	case PermissionRejectOnce:
 	default:
 		// Not an option we offered: fail closed.
-		s.log.Warn("permission answer names an unknown option; rejecting", "option", resp.Outcome.Selected.OptionID)
+		s.log.Warn("permission answer names an unknown option; rejecting", "option", resp.OptionID)
 	}
 	return rejectedByUser, "The user rejected this tool call; it was not run. Do not retry it; ask the user how to proceed if you need it."
 }
@@ -419,7 +450,7 @@ func (s *Session) sandboxMissing() string {
 // run unconfined and therefore ask.
 func (s *Session) noticeSandboxMissing(ctx context.Context) {
 	s.sandboxNotice.Do(func() {
-		s.update(ctx, acp.AgentMessageChunk("Note: commands cannot be sandboxed here ("+s.sandboxMissing()+"), so every command asks for permission.\n\n"))
+		s.update(ctx, Update{Kind: UpdateMessage, Text: "Note: commands cannot be sandboxed here (" + s.sandboxMissing() + "), so every command asks for permission.\n\n"})
 	})
 }
 

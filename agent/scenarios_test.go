@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/llm"
 )
@@ -42,7 +41,7 @@ func TestScenario01_PromptReturnsAssistantTextAndAppendsTranscript(t *testing.T)
 	res, err := s.Prompt(context.Background(), "hello")
 	require.NoError(t, err)
 	assert.Equal(t, "Hello!", res.Text)
-	assert.Equal(t, acp.StopReasonEndTurn, res.StopReason)
+	assert.Equal(t, agent.StopEndTurn, res.StopReason)
 	assert.Equal(t, llm.Usage{InputTokens: 7, OutputTokens: 3}, res.Usage)
 
 	tr := s.Transcript()

@@ -19,12 +19,6 @@ import (
 	"github.com/acp-agent/acp-agent/telemetry"
 )
 
-// UpdateSink receives a session's ACP updates in order. *acp.ClientConn is
-// one. Update may block (backpressure); it fails when ctx is done.
-type UpdateSink interface {
-	Update(ctx context.Context, u acp.SessionUpdate) error
-}
-
 // SessionConfig configures a Session.
 type SessionConfig struct {
 	// ID is the session id; empty means a new random one.
@@ -46,7 +40,8 @@ type SessionConfig struct {
 	AllowedTools []string
 	// Tools is the session's registry; nil means a new empty one.
 	Tools *ToolRegistry
-	// Sink receives ACP updates; nil sends none.
+	// Sink receives the session's updates; nil sends none (the output
+	// stream still has them).
 	Sink UpdateSink
 	// MaxTurnRequests caps the model requests of one turn; 0 means 50.
 	MaxTurnRequests int
@@ -55,6 +50,10 @@ type SessionConfig struct {
 	// StreamLimits caps one model response; see llm.Limits.
 	StreamLimits llm.Limits
 	// Telemetry receives the prompt lifecycle events; nil sends none.
+	// RequestID names the request a prompt's context belongs to, for
+	// the events' requestId (the protocol adapter knows it); nil leaves
+	// it empty.
+	RequestID func(context.Context) string
 	Telemetry Telemetry
 	// ModelInfo is the model's entry in the pricing table, if it has one:
 	// its context window and prices give usage_update its size and cost.
@@ -121,7 +120,10 @@ func (s *Session) emit(it *item, name string, attrs ...string) {
 	}
 	ctx, requestID := context.Background(), ""
 	if it != nil {
-		ctx, requestID = it.ctx, acp.RequestID(it.ctx)
+		ctx = it.ctx
+		if s.cfg.RequestID != nil {
+			requestID = s.cfg.RequestID(it.ctx)
+		}
 	}
 	s.cfg.Telemetry.Emit(context.WithoutCancel(ctx), name, s.id, requestID, attrs...)
 }
@@ -130,7 +132,7 @@ func (s *Session) emit(it *item, name string, attrs ...string) {
 type PromptResult struct {
 	// Text is the assistant's final message of the turn.
 	Text       string
-	StopReason acp.StopReason
+	StopReason StopReason
 	Usage      llm.Usage
 }
 
@@ -187,7 +189,7 @@ type Session struct {
 	// perms is the mode and the remembered permission decisions (own lock).
 	perms *permissions
 	// lastPlan is the plan the client was last sent, for session/load.
-	lastPlan *acp.Plan
+	lastPlan *Plan
 	// hist is the context-window bookkeeping.
 	hist historyState
 	// modelTitled: the model was asked for a title (worker only).
@@ -513,7 +515,7 @@ func (s *Session) work() {
 		s.active = &activeTurn{it: it, cancel: cancel}
 		s.mu.Unlock()
 
-		s.sendState(it, acp.ExecStateRunning, 0, "")
+		s.sendState(it, ExecRunning, 0, "")
 		s.emit(it, telemetry.EventPromptStarted)
 		started := time.Now()
 		turnCtx, stopTimer := ctx, context.CancelFunc(func() {})
@@ -567,12 +569,11 @@ func (s *Session) work() {
 		for _, st := range steered {
 			s.deliver(st, res, err, false)
 		}
-		ms := time.Since(started).Milliseconds()
-		result := OutputEvent{Type: OutputResult, StopReason: res.StopReason, Text: res.Text, Usage: &res.Usage, Err: errString(err), DurationMS: &ms}
+		end := &TurnEnd{StopReason: res.StopReason, Text: res.Text, Usage: res.Usage, Err: errString(err), Duration: time.Since(started)}
 		s.mu.Lock()
-		result.TotalCost = s.hist.usage.Totals().Cost // the /cost figure
+		end.TotalCost = s.hist.usage.Totals().Cost // the /cost figure
 		s.mu.Unlock()
-		s.publish(result)
+		s.update(context.WithoutCancel(it.ctx), Update{Kind: UpdateTurnEnded, Turn: end})
 	}
 }
 
@@ -994,7 +995,7 @@ func (s *Session) shutdown(deleted bool) {
 		}
 	}
 	if deleted {
-		s.publish(OutputEvent{Type: OutputDeleted})
+		s.update(context.Background(), Update{Kind: UpdateDeleted})
 	}
 	s.closeSubscribers()
 }

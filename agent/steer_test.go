@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/llm"
 )
@@ -20,20 +19,20 @@ import (
 // recordingSink is an agent.UpdateSink that keeps every update.
 type recordingSink struct {
 	mu      sync.Mutex
-	updates []acp.SessionUpdate
+	updates []agent.Update
 }
 
-func (r *recordingSink) Update(_ context.Context, u acp.SessionUpdate) error {
+func (r *recordingSink) Update(_ context.Context, u agent.Update) error {
 	r.mu.Lock()
 	r.updates = append(r.updates, u)
 	r.mu.Unlock()
 	return nil
 }
 
-func (r *recordingSink) Updates() []acp.SessionUpdate {
+func (r *recordingSink) Updates() []agent.Update {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]acp.SessionUpdate(nil), r.updates...)
+	return append([]agent.Update(nil), r.updates...)
 }
 
 func TestSteerSkipsRemainingToolCallsAndReachesNextRequest(t *testing.T) {
@@ -120,25 +119,25 @@ func TestSteerSkipsRemainingToolCallsAndReachesNextRequest(t *testing.T) {
 
 			// The client is told about every call before any update of it,
 			// and the skipped ones end failed with the skipped text.
-			announced := map[string]acp.ToolCallStatus{}
+			announced := map[string]agent.ToolStatus{}
 			var echoedSteer bool
 			for _, u := range sink.Updates() {
-				switch {
-				case u.ToolCall != nil:
-					announced[string(u.ToolCall.ToolCallID)] = u.ToolCall.Status
-				case u.ToolCallUpdate != nil:
-					id := string(u.ToolCallUpdate.ToolCallID)
+				switch u.Kind {
+				case agent.UpdateToolCall:
+					announced[u.ToolCall.ID] = u.ToolCall.Status
+				case agent.UpdateToolCallProgress:
+					id := u.ToolCall.ID
 					require.Contains(t, announced, id, "update of a tool call the client was never told about")
-					announced[id] = u.ToolCallUpdate.Status
-				case u.UserMessageChunk != nil:
+					announced[id] = u.ToolCall.Status
+				case agent.UpdateUserMessage:
 					echoedSteer = true
 				}
 			}
 			assert.True(t, echoedSteer, "the steer text is shown to the client")
 			for _, id := range []string{"c1", "c2", "c3"} {
-				want := acp.ToolCallStatusCompleted
+				want := agent.ToolCompleted
 				if contains(tt.skipped, id) {
-					want = acp.ToolCallStatusFailed
+					want = agent.ToolFailed
 				}
 				assert.Equal(t, want, announced[id], "final status of %s", id)
 			}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/llm"
 )
 
@@ -17,9 +16,9 @@ const StopHookMarker = "[StopHook]"
 
 // StopHookInput is what a stop hook is told about the turn that ended.
 type StopHookInput struct {
-	SessionID  string         `json:"sessionId"`
-	CWD        string         `json:"cwd"`
-	StopReason acp.StopReason `json:"stopReason"`
+	SessionID  string     `json:"sessionId"`
+	CWD        string     `json:"cwd"`
+	StopReason StopReason `json:"stopReason"`
 	// Answer is the assistant's final message of the turn.
 	Answer string `json:"answer"`
 }
@@ -61,7 +60,7 @@ func CommandStopHook(line string, timeout time.Duration) StopHook {
 // assistant entry with source "stop_hook", replayed by session/load and
 // seen by the model on the next turn).
 func (s *Session) runStopHooks(ctx context.Context, res *PromptResult) {
-	if len(s.cfg.StopHooks) == 0 || res.StopReason != acp.StopReasonEndTurn {
+	if len(s.cfg.StopHooks) == 0 || res.StopReason != StopEndTurn {
 		return
 	}
 	in := StopHookInput{SessionID: s.id, CWD: s.cfg.CWD, StopReason: res.StopReason, Answer: res.Text}
@@ -82,7 +81,7 @@ func (s *Session) runStopHooks(ctx context.Context, res *PromptResult) {
 	}
 	full := appendStopHookMessages(res.Text, msgs)
 	added := full[len(res.Text):]
-	s.update(ctx, acp.AgentMessageChunk(added))
+	s.update(ctx, Update{Kind: UpdateMessage, Text: added})
 	s.appendEntry(Entry{Kind: EntryAssistant, Content: []llm.Part{llm.TextPart(added)}, Text: added, Source: SourceStopHook, Time: time.Now()})
 	res.Text = full
 }

@@ -30,7 +30,7 @@ var _ acp.SessionStore = (*Agent)(nil)
 // agent-wide settings.
 func (a *Agent) newSessionConfig(id, cwd string, extra []string, client *acp.ClientConn) (SessionConfig, error) {
 	cfg := SessionConfig{ID: id, CWD: cwd, Model: a.model, ModelName: a.spec.Model, ModelID: a.def.choice.Spec,
-		ReasoningEffort: a.def.level, Sink: client, Logger: a.log, Permissions: client,
+		ReasoningEffort: a.def.level, Sink: acpSink{client}, Logger: a.log, Permissions: acpSink{client}, RequestID: acp.RequestID,
 		Mode: a.cfg.Mode, PermissionPolicy: a.cfg.PermissionPolicy,
 		Retry: a.cfg.Retry, ModelInfo: a.modelInfo, Telemetry: a.cfg.Telemetry,
 		ExecutionStates: a.cfg.ExecutionStates || acp.ExecutionStateEnabled(client.Capabilities()),
@@ -96,7 +96,7 @@ type loadedState struct {
 	level      string
 	levelSet   bool
 	perms      []*record
-	plan       *acp.Plan
+	plan       *Plan
 }
 
 // decodeRecords decodes the records in parallel: on a long session,
@@ -143,7 +143,7 @@ func readRecords(recs []json.RawMessage) (loadedState, []error) {
 		case recPermission:
 			st.perms = append(st.perms, r)
 		case recPlan:
-			st.plan = r.Plan
+			st.plan = fromACPPlan(r.Plan)
 		case recClear:
 			st.entries, st.entryStart, st.plan = st.entries[:0], st.entryStart[:0], nil
 		default:
@@ -172,7 +172,7 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadRequest, client *a
 	}
 	a.log.Info("session loaded", "session", s.ID(), "entries", s.Stats().TotalEntries, "replay", req.Replay)
 	a.connectMCP(ctx, s, req.MCPServers, client.Capabilities())
-	s.post(acp.SessionUpdate{AvailableCommandsUpdate: a.availableCommands()})
+	postACP(s, acp.SessionUpdate{AvailableCommandsUpdate: a.availableCommands()})
 	loaded := &acp.LoadedSession{Modes: modeState(s.Mode()), ConfigOptions: a.sessionOptions(s)}
 	if req.Replay {
 		loaded.Replay = func(ctx context.Context) { s.replay(ctx) }
@@ -278,24 +278,33 @@ func (a *Agent) openStored(id, cwd string, extra []string, client *acp.ClientCon
 // it was shown: user and agent messages, thoughts, every tool call with its
 // final status and content, and the last plan.
 func (s *Session) replay(ctx context.Context) {
+	k, ok := s.cfg.Sink.(acpSink)
+	if !ok {
+		return
+	}
+	send := func(u acp.SessionUpdate) {
+		if err := k.conn.Update(ctx, u); err != nil && ctx.Err() == nil {
+			s.log.Debug("replaying the history", "error", err)
+		}
+	}
 	for _, e := range s.Transcript() {
 		switch e.Kind {
 		case EntryUser:
 			for _, p := range e.Content {
 				switch p.Type {
 				case llm.PartImage:
-					s.update(ctx, acp.UserMessageChunk(acp.ContentBlock{Image: &acp.ImageContent{MimeType: p.MIMEType, Data: p.Data}}))
+					send(acp.UserMessageChunk(acp.ContentBlock{Image: &acp.ImageContent{MimeType: p.MIMEType, Data: p.Data}}))
 				default:
-					s.update(ctx, acp.UserMessageChunk(acp.TextBlock(p.Text)))
+					send(acp.UserMessageChunk(acp.TextBlock(p.Text)))
 				}
 			}
 		case EntryAssistant:
 			id := uuid.NewString()
 			if e.Reasoning != "" {
-				s.update(ctx, chunk(e.Reasoning, id, true))
+				send(acp.SessionUpdate{AgentThoughtChunk: &acp.ContentChunk{Content: acp.TextBlock(e.Reasoning), MessageID: acp.MessageId(id)}})
 			}
 			if e.Text != "" {
-				s.update(ctx, chunk(e.Text, id, false))
+				send(acp.SessionUpdate{AgentMessageChunk: &acp.ContentChunk{Content: acp.TextBlock(e.Text), MessageID: acp.MessageId(id)}})
 			}
 		case EntryToolOutput:
 			tc := &acp.ToolCall{ToolCallID: acp.ToolCallId(e.ToolCallID), Title: e.ToolName, Name: e.ToolName,
@@ -303,20 +312,20 @@ func (s *Session) replay(ctx context.Context) {
 			if e.IsError {
 				tc.Status = acp.ToolCallStatusFailed
 			}
-			if d := e.Display; d != nil {
+			if d := toDisplayRecord(e.Display); d != nil {
 				tc.Title, tc.Kind, tc.Locations, tc.RawInput, tc.Content = d.Title, d.Kind, d.Locations, d.RawInput, d.Content
 			}
 			if tc.Content == nil {
 				tc.Content = []acp.ToolCallContent{{Content: &acp.Content{Content: acp.TextBlock(e.Text)}}}
 			}
-			s.update(ctx, acp.SessionUpdate{ToolCall: tc})
+			send(acp.SessionUpdate{ToolCall: tc})
 		}
 	}
 	s.mu.Lock()
 	plan := s.lastPlan
 	s.mu.Unlock()
 	if plan != nil {
-		s.update(ctx, acp.SessionUpdate{Plan: plan})
+		send(acp.SessionUpdate{Plan: toACPPlan(plan)})
 	}
 }
 
@@ -401,7 +410,7 @@ func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkRequest, source ac
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := ForkOptions{ID: id, FromUserEntryIndex: req.FromUserEntryIndex, Sink: client, Permissions: client, Workspace: cfg.Workspace}
+	opts := ForkOptions{ID: id, FromUserEntryIndex: req.FromUserEntryIndex, Sink: acpSink{client}, Permissions: acpSink{client}, Workspace: cfg.Workspace}
 	unlockAppends := func() {}
 	if src.cfg.journal != nil && a.store != nil {
 		// A turn may be appending entries: the file copy and the memory

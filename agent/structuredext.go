@@ -136,11 +136,11 @@ func (a acpSession) structuredExtension(ctx context.Context, raw json.RawMessage
 			meta.Agent.Path, meta.Agent.Complete = e.Path, e.Complete
 			m, _ := json.Marshal(meta)
 			data, _ := json.Marshal(e.Value)
-			a.s.update(ctx, acp.SessionUpdate{AgentMessageChunk: &acp.ContentChunk{
-				Content: acp.TextBlock(string(data)), MessageID: messageID, Meta: m}})
+			sendACP(ctx, a.s, acp.SessionUpdate{AgentMessageChunk: &acp.ContentChunk{
+				Content: acp.TextBlock(string(data)), MessageID: acp.MessageId(messageID), Meta: m}})
 		})
 		value = v
-		return PromptResult{StopReason: acp.StopReasonEndTurn}, err
+		return PromptResult{StopReason: StopEndTurn}, err
 	}})
 	var ve *structured.ValidationError
 	switch {
@@ -179,5 +179,5 @@ func (s *Session) titleFromModel(ctx context.Context) {
 	if s.cfg.journal != nil {
 		s.cfg.journal.retitle(title)
 	}
-	s.update(ctx, acp.SessionUpdate{SessionInfoUpdate: &acp.SessionInfoUpdate{Title: acp.NullableOf(title)}})
+	s.update(ctx, Update{Kind: UpdateTitle, Title: &TitleChange{Title: title}})
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
-	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/policy"
 )
 
@@ -29,15 +28,15 @@ type ToolResult struct {
 	IsError bool
 	// Content is what the client is shown for the call (a diff, a
 	// terminal); nil means Text.
-	Content []acp.ToolCallContent
+	Content []ToolContent
 }
 
 // ToolCallInfo is how a call is shown to the client and what permission
 // it needs.
 type ToolCallInfo struct {
-	Kind      acp.ToolKind
+	Kind      ToolKind
 	Title     string
-	Locations []acp.ToolCallLocation
+	Locations []Location
 	// Action decides the permission (policy.Decide).
 	Action policy.Action
 	// Command is the parsed command line of an ActionExecute call:
@@ -89,7 +88,7 @@ func (t *Tool) describe(args json.RawMessage) (ToolCallInfo, error) {
 		}
 		return info, err
 	}
-	info := ToolCallInfo{Kind: acp.ToolKindOther, Title: t.Name, Action: policy.ActionNone}
+	info := ToolCallInfo{Kind: ToolKindOther, Title: t.Name, Action: policy.ActionNone}
 	if t.Source == ToolSourceMCP {
 		info.Action = policy.ActionOther
 	}

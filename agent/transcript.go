@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"strings"
 	"time"
 
@@ -215,4 +216,14 @@ func (t *transcript) events() []Event {
 		}
 	}
 	return out
+}
+
+// ToolDisplay is how a finished tool call was shown to the client, kept
+// with its output so a reloaded session can show it again.
+type ToolDisplay struct {
+	Title     string
+	Kind      ToolKind
+	Locations []Location
+	RawInput  json.RawMessage
+	Content   []ToolContent
 }

@@ -1,0 +1,249 @@
+package agent
+
+import (
+	"context"
+	"time"
+
+	"github.com/acp-agent/acp-agent/acp"
+)
+
+// acpSink maps a session's updates and permission requests onto its ACP
+// connection: it is the session's UpdateSink, PostSink and
+// PermissionRequester.
+type acpSink struct {
+	conn *acp.ClientConn
+}
+
+func (k acpSink) Update(ctx context.Context, u Update) error {
+	au, ok := toACPUpdate(u)
+	if !ok {
+		return nil
+	}
+	return k.conn.Update(ctx, au)
+}
+
+func (k acpSink) Post(u Update) error {
+	au, ok := toACPUpdate(u)
+	if !ok {
+		return nil
+	}
+	return k.conn.Post(au)
+}
+
+func (k acpSink) RequestPermission(ctx context.Context, req PermissionRequest) (PermissionAnswer, error) {
+	ar := &acp.RequestPermissionRequest{SessionID: acp.SessionId(k.conn.SessionID()), ToolCall: toACPToolCallUpdate(req.ToolCall)}
+	for _, o := range req.Options {
+		ar.Options = append(ar.Options, acp.PermissionOption{OptionID: acp.PermissionOptionId(o.ID), Name: o.Name, Kind: acp.PermissionOptionKind(o.Kind)})
+	}
+	resp, err := k.conn.RequestPermission(ctx, ar)
+	if err != nil {
+		return PermissionAnswer{}, err
+	}
+	switch {
+	case resp.Outcome.Cancelled != nil:
+		return PermissionAnswer{Cancelled: true}, nil
+	case resp.Outcome.Selected != nil:
+		return PermissionAnswer{OptionID: string(resp.Outcome.Selected.OptionID)}, nil
+	}
+	return PermissionAnswer{}, nil
+}
+
+// postACP queues an update only ACP has (commands, config options, the
+// current mode) on the session's connection, in order with the session's
+// own updates. Sessions of Go programs have no connection; nothing is sent.
+func postACP(s *Session, u acp.SessionUpdate) {
+	if k, ok := s.cfg.Sink.(acpSink); ok {
+		if err := k.conn.Post(u); err != nil {
+			s.log.Debug("sending update", "error", err)
+		}
+	}
+}
+
+// sendACP sends an update only ACP has (a structured-output chunk with its
+// _meta) from the session's worker, in order with the session's updates.
+func sendACP(ctx context.Context, s *Session, u acp.SessionUpdate) {
+	if k, ok := s.cfg.Sink.(acpSink); ok {
+		if err := k.conn.Update(ctx, u); err != nil && ctx.Err() == nil {
+			s.log.Debug("sending update", "error", err)
+		}
+	}
+}
+
+// toACPUpdate maps an update to its session/update; ok is false for the
+// ones ACP does not carry (the end of a turn is the prompt's response).
+func toACPUpdate(u Update) (acp.SessionUpdate, bool) {
+	switch u.Kind {
+	case UpdateUserMessage:
+		return acp.UserMessageChunk(acp.TextBlock(u.Text)), true
+	case UpdateMessage:
+		return acp.SessionUpdate{AgentMessageChunk: &acp.ContentChunk{Content: acp.TextBlock(u.Text), MessageID: acp.MessageId(u.MessageID)}}, true
+	case UpdateThought:
+		return acp.SessionUpdate{AgentThoughtChunk: &acp.ContentChunk{Content: acp.TextBlock(u.Text), MessageID: acp.MessageId(u.MessageID)}}, true
+	case UpdateToolCall:
+		c := u.ToolCall
+		return acp.SessionUpdate{ToolCall: &acp.ToolCall{ToolCallID: acp.ToolCallId(c.ID), Title: c.Title, Name: c.Name,
+			Kind: acp.ToolKind(c.Kind), Status: acp.ToolCallStatus(c.Status), Locations: toACPLocations(c.Locations),
+			RawInput: c.RawInput, Content: toACPToolContent(c.Content)}}, true
+	case UpdateToolCallProgress:
+		tu := toACPToolCallUpdate(*u.ToolCall)
+		return acp.SessionUpdate{ToolCallUpdate: &tu}, true
+	case UpdatePlan:
+		return acp.SessionUpdate{Plan: toACPPlan(u.Plan)}, true
+	case UpdateUsage:
+		au := &acp.UsageUpdate{Used: u.Usage.Used, Size: u.Usage.Size}
+		if c := u.Usage.Cost; c != nil {
+			au.Cost = &acp.Cost{Amount: c.Amount, Currency: c.Currency}
+		}
+		return acp.SessionUpdate{UsageUpdate: au}, true
+	case UpdateTitle:
+		info := &acp.SessionInfoUpdate{Title: acp.NullableOf(u.Title.Title)}
+		if !u.Title.UpdatedAt.IsZero() {
+			info.UpdatedAt = acp.NullableOf(u.Title.UpdatedAt.UTC().Format(time.RFC3339))
+		}
+		return acp.SessionUpdate{SessionInfoUpdate: info}, true
+	case UpdateCompaction:
+		cu := &acp.CompactionUpdate{CompactionID: acp.CompactionId(u.Compaction.ID), Status: acp.CompactionStatus(u.Compaction.Status)}
+		if u.Compaction.Error != "" {
+			cu.Error = acp.NullableOf(u.Compaction.Error)
+		}
+		return acp.SessionUpdate{CompactionUpdate: cu}, true
+	case UpdateCompactionSummary:
+		return acp.SessionUpdate{CompactionSummaryChunk: &acp.CompactionSummaryChunk{
+			CompactionID: acp.CompactionId(u.Compaction.ID), Content: acp.TextBlock(u.Compaction.Summary)}}, true
+	case UpdateExecutionState:
+		return acp.SessionUpdate{ExecutionStateUpdate: &acp.ExecutionStateUpdate{ExecutionState: acp.ExecutionState{
+			State: acp.ExecState(u.State.State), Attempt: u.State.Attempt, Message: u.State.Message}}}, true
+	case UpdateRetry:
+		return acp.SessionUpdate{RetryUpdate: &acp.RetryUpdate{Retry: acp.RetryInfo{
+			Attempt: u.Retry.Attempt, MaxAttempts: u.Retry.MaxAttempts, Reason: u.Retry.Reason}}}, true
+	case UpdateNotice:
+		return acp.SessionUpdate{Notice: &acp.Notice{Severity: acp.NoticeSeverity(u.Notice.Severity), Title: u.Notice.Title,
+			Description: u.Notice.Description}}, true
+	}
+	return acp.SessionUpdate{}, false
+}
+
+func toACPToolCallUpdate(c ToolCallUpdate) acp.ToolCallUpdate {
+	return acp.ToolCallUpdate{ToolCallID: acp.ToolCallId(c.ID), Title: c.Title, Kind: acp.ToolKind(c.Kind),
+		Status: acp.ToolCallStatus(c.Status), Locations: toACPLocations(c.Locations), RawInput: c.RawInput,
+		Content: toACPToolContent(c.Content)}
+}
+
+func toACPLocations(ls []Location) []acp.ToolCallLocation {
+	if ls == nil {
+		return nil
+	}
+	out := make([]acp.ToolCallLocation, len(ls))
+	for i, l := range ls {
+		out[i] = acp.ToolCallLocation{Path: l.Path, Line: l.Line}
+	}
+	return out
+}
+
+func fromACPLocations(ls []acp.ToolCallLocation) []Location {
+	if ls == nil {
+		return nil
+	}
+	out := make([]Location, len(ls))
+	for i, l := range ls {
+		out[i] = Location{Path: l.Path, Line: l.Line}
+	}
+	return out
+}
+
+func toACPToolContent(cs []ToolContent) []acp.ToolCallContent {
+	if cs == nil {
+		return nil
+	}
+	out := make([]acp.ToolCallContent, 0, len(cs))
+	for _, c := range cs {
+		switch {
+		case c.Block != nil:
+			out = append(out, acp.ToolCallContent{Content: &acp.Content{Content: toACPBlock(*c.Block)}})
+		case c.Diff != nil:
+			out = append(out, acp.ToolCallContent{Diff: &acp.Diff{Path: c.Diff.Path, OldText: c.Diff.OldText, NewText: c.Diff.NewText}})
+		case c.TerminalID != "":
+			out = append(out, acp.ToolCallContent{Terminal: &acp.Terminal{TerminalID: acp.TerminalId(c.TerminalID)}})
+		}
+	}
+	return out
+}
+
+func fromACPToolContent(cs []acp.ToolCallContent) []ToolContent {
+	if cs == nil {
+		return nil
+	}
+	out := make([]ToolContent, 0, len(cs))
+	for _, c := range cs {
+		switch {
+		case c.Content != nil:
+			if b, ok := fromACPBlock(c.Content.Content); ok {
+				out = append(out, ToolContent{Block: &b})
+			}
+		case c.Diff != nil:
+			out = append(out, ToolContent{Diff: &Diff{Path: c.Diff.Path, OldText: c.Diff.OldText, NewText: c.Diff.NewText}})
+		case c.Terminal != nil:
+			out = append(out, ToolContent{TerminalID: string(c.Terminal.TerminalID)})
+		}
+	}
+	return out
+}
+
+func toACPBlock(b ContentBlock) acp.ContentBlock {
+	switch b.Type {
+	case BlockImage:
+		return acp.ContentBlock{Image: &acp.ImageContent{Data: b.Data, MimeType: b.MIMEType, URI: b.URI}}
+	case BlockAudio:
+		return acp.ContentBlock{Audio: &acp.AudioContent{Data: b.Data, MimeType: b.MIMEType}}
+	case BlockResourceLink:
+		return acp.ContentBlock{ResourceLink: &acp.ResourceLink{URI: b.URI, Name: b.Name, Title: b.Title,
+			Description: b.Description, MimeType: b.MIMEType, Size: b.Size}}
+	case BlockResource:
+		return acp.ContentBlock{Resource: &acp.EmbeddedResource{Resource: acp.EmbeddedResourceResource{
+			Text: &acp.TextResourceContents{URI: b.URI, Text: b.Text, MimeType: b.MIMEType}}}}
+	}
+	return acp.TextBlock(b.Text)
+}
+
+// fromACPBlock maps a content block; ok is false for kinds the core does
+// not carry (binary embedded resources, unknown kinds).
+func fromACPBlock(b acp.ContentBlock) (ContentBlock, bool) {
+	switch {
+	case b.Text != nil:
+		return ContentBlock{Type: BlockText, Text: b.Text.Text}, true
+	case b.Image != nil:
+		return ContentBlock{Type: BlockImage, Data: b.Image.Data, MIMEType: b.Image.MimeType, URI: b.Image.URI}, true
+	case b.Audio != nil:
+		return ContentBlock{Type: BlockAudio, Data: b.Audio.Data, MIMEType: b.Audio.MimeType}, true
+	case b.ResourceLink != nil:
+		l := b.ResourceLink
+		return ContentBlock{Type: BlockResourceLink, URI: l.URI, Name: l.Name, Title: l.Title, Description: l.Description,
+			MIMEType: l.MimeType, Size: l.Size}, true
+	case b.Resource != nil && b.Resource.Resource.Text != nil:
+		r := b.Resource.Resource.Text
+		return ContentBlock{Type: BlockResource, URI: r.URI, Text: r.Text, MIMEType: r.MimeType}, true
+	}
+	return ContentBlock{}, false
+}
+
+func toACPPlan(p *Plan) *acp.Plan {
+	if p == nil {
+		return nil
+	}
+	out := &acp.Plan{Entries: make([]acp.PlanEntry, len(p.Entries))}
+	for i, e := range p.Entries {
+		out.Entries[i] = acp.PlanEntry{Content: e.Content, Priority: acp.PlanEntryPriority(e.Priority), Status: acp.PlanEntryStatus(e.Status)}
+	}
+	return out
+}
+
+func fromACPPlan(p *acp.Plan) *Plan {
+	if p == nil {
+		return nil
+	}
+	out := &Plan{Entries: make([]PlanEntry, len(p.Entries))}
+	for i, e := range p.Entries {
+		out.Entries[i] = PlanEntry{Content: e.Content, Priority: string(e.Priority), Status: string(e.Status)}
+	}
+	return out
+}
