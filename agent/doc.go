@@ -1,6 +1,10 @@
-// Package agent runs conversations with a model. Session is the session
-// facade that the ACP service and Go programs drive; Agent implements
-// acp.Agent on top of it.
+// Package agent runs conversations with a model: Session is the session
+// core that Go programs and protocol adapters drive. It knows no protocol:
+// a session reports what it does as agent.Update values (one stream: the
+// UpdateSink gets every update, and the Go output stream of Subscribe is
+// derived from the same ones), asks for permission with a
+// PermissionRequest, and stores itself through a Journal. Package
+// agent/acpagent maps all of this onto the Agent Client Protocol.
 //
 // # Sessions
 //

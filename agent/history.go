@@ -2,9 +2,7 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -134,21 +132,16 @@ func (s *Session) replaceHistory(msgs []llm.Message) {
 // rewriteFile replaces the session file with the session as it is now:
 // its state records, then its entries.
 func (s *Session) rewriteFile() {
-	if s.cfg.journal == nil {
+	j := s.cfg.Journal
+	if j == nil {
 		return
 	}
 	s.mu.Lock()
 	plan := s.lastPlan
 	s.mu.Unlock()
 	model := s.CurrentModel()
-	state := []record{{Type: recMode, Mode: s.Mode()}, {Type: recModel, Model: model.ID, ThoughtLevel: model.ReasoningEffort}}
-	for _, h := range s.perms.rememberedHistory() {
-		state = append(state, h.rec)
-	}
-	if plan != nil {
-		state = append(state, record{Type: recPlan, Plan: toACPPlan(plan)})
-	}
-	s.cfg.journal.rewrite(state, s.Transcript())
+	j.Rewrite(JournalState{Mode: s.Mode(), Model: model.ID, ThoughtLevel: model.ReasoningEffort,
+		Decisions: s.perms.rememberedHistory(), Plan: plan}, s.Transcript())
 }
 
 // replaceToolTexts installs offloaded tool results: only the texts of
@@ -395,47 +388,4 @@ func (s *Session) CostReport() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.hist.usage.FormatCostOutput()
-}
-
-// offloadDir is where a stored session's long tool results go:
-// <session-dir>/<sessionId>/offloaded.
-func offloadDir(sessionDir, id string) string {
-	return filepath.Join(sessionDir, id, "offloaded")
-}
-
-// rewrite replaces the file with state records and entries.
-func (j *journal) rewrite(state []record, entries []Entry) {
-	var recs []json.RawMessage
-	var starts []int
-	for _, r := range state {
-		r.Time = time.Now()
-		data, err := json.Marshal(r)
-		if err != nil {
-			j.log.Error("encoding a session record", "error", err)
-			return
-		}
-		recs = append(recs, data)
-	}
-	for i := range entries {
-		data, err := json.Marshal(entryRecord(&entries[i]))
-		if err != nil {
-			j.log.Error("encoding a session record", "error", err)
-			return
-		}
-		starts = append(starts, len(recs))
-		recs = append(recs, data)
-	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if err := j.f.Rewrite(j.f.Header(), recs); err != nil {
-		j.log.Error("rewriting the session file", "error", err)
-		if j.err == nil {
-			j.err = err
-		}
-		return
-	}
-	j.entryStart = starts
-	if !j.titled {
-		j.early = recs
-	}
 }

@@ -143,8 +143,8 @@ func (s *Session) setTitleFrom(ctx context.Context, text string) {
 	}
 	s.cfg.Title = line
 	s.mu.Unlock()
-	if s.cfg.journal != nil {
-		s.cfg.journal.setTitle(line)
+	if j := s.cfg.Journal; j != nil {
+		j.SetTitle(line, false)
 	}
 	s.update(ctx, Update{Kind: UpdateTitle, Title: &TitleChange{Title: line, UpdatedAt: time.Now().UTC()}})
 }
@@ -156,7 +156,9 @@ func (s *Session) appendEntry(e Entry) {
 	s.tr.append(e)
 	last := s.tr.entries[len(s.tr.entries)-1]
 	s.mu.Unlock()
-	s.journalWrite(entryRecord(last), true)
+	if j := s.cfg.Journal; j != nil {
+		j.AppendEntry(*last)
+	}
 }
 
 func (s *Session) steerQueued() bool {
@@ -460,7 +462,9 @@ func SendPlan(ctx context.Context, p Plan) {
 		tc.s.mu.Lock()
 		tc.s.lastPlan = &p
 		tc.s.mu.Unlock()
-		tc.s.journalWrite(record{Type: recPlan, Plan: toACPPlan(&p)}, false)
+		if j := tc.s.cfg.Journal; j != nil {
+			j.SetPlan(p)
+		}
 	}
 }
 
@@ -551,4 +555,14 @@ func addUsage(a, b llm.Usage) llm.Usage {
 	a.CachedWriteTokens += b.CachedWriteTokens
 	a.ReasoningTokens += b.ReasoningTokens
 	return a
+}
+
+// isJSONObjectText is compact's test of arguments: a JSON object, leading
+// white space allowed.
+func isJSONObjectText(s string) bool {
+	i := 0
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i < len(s) && s[i] == '{' && json.Valid([]byte(s[i:]))
 }

@@ -112,13 +112,9 @@ type permissions struct {
 	edits policy.Decision
 	other map[string]policy.Decision
 	cmds  policy.CommandMemory
-	// history is the record of every remembered decision, in order, so
-	// a rewrite of the session file keeps them.
-	history []rememberedCall
-}
-
-type rememberedCall struct {
-	rec record
+	// history is every remembered decision, in order, so a rewrite of
+	// the session's storage keeps them.
+	history []RememberedDecision
 }
 
 func (p *permissions) Mode() policy.Mode {
@@ -151,12 +147,12 @@ func (p *permissions) remembered(tool string, info ToolCallInfo) policy.Decision
 	return policy.DecisionNone
 }
 
-// remember stores a decision and returns its session-file record.
-func (p *permissions) remember(tool string, info ToolCallInfo, d policy.Decision) record {
-	r := record{Type: recPermission, Decision: d.String()}
+// remember stores a decision and returns it as it is stored.
+func (p *permissions) remember(tool string, info ToolCallInfo, d policy.Decision) RememberedDecision {
+	r := RememberedDecision{Decision: d.String()}
 	switch info.Action {
 	case policy.ActionEdit:
-		r.Scope = "edits"
+		r.Scope = ScopeEdits
 		p.mu.Lock()
 		p.edits = d
 		p.mu.Unlock()
@@ -165,14 +161,14 @@ func (p *permissions) remember(tool string, info ToolCallInfo, d policy.Decision
 			return r
 		}
 		ctx := commandContext(info)
-		r.Scope, r.Command, r.Dir = scopeCommandApprovals, info.Command, ctx.Dir
+		r.Scope, r.Command, r.Dir = ScopeCommandApprovals, info.Command, ctx.Dir
 		r.Approvals = p.cmds.Remember(*info.Command, ctx, d)
 	default:
-		r.Scope, r.Tool = "tool", tool
+		r.Scope, r.Tool = ScopeTool, tool
 		p.setOther(tool, d)
 	}
 	p.mu.Lock()
-	p.history = append(p.history, rememberedCall{r})
+	p.history = append(p.history, r)
 	p.mu.Unlock()
 	return r
 }
@@ -185,13 +181,6 @@ func (p *permissions) setOther(tool string, d policy.Decision) {
 	}
 	p.other[tool] = d
 }
-
-// scopeCommandApprovals is the permission record scope of command
-// decisions: the approvals policy.CommandMemory stored, kept as they are.
-// The older scope "command" stored a line whose keys covered a program
-// and its first operand anywhere; its allows are ignored on load (a
-// reload must never widen an approval), its rejects still reject.
-const scopeCommandApprovals = "command-approvals"
 
 // forFork is the permissions of a fork: the same mode and nothing
 // remembered (docs/security.md, "Forks").
@@ -291,54 +280,50 @@ func (s *Session) authorize(ctx context.Context, call toolCallView, info ToolCal
 // remember stores a remembered decision, and journals it so it survives a
 // restart with the session.
 func (s *Session) remember(tool string, info ToolCallInfo, d policy.Decision) {
-	s.journalWrite(s.perms.remember(tool, info, d), false)
+	r := s.perms.remember(tool, info, d)
+	if j := s.cfg.Journal; j != nil {
+		j.Remember(r)
+	}
 }
 
 // rememberedHistory is every remembered decision, in order.
-func (p *permissions) rememberedHistory() []rememberedCall {
+func (p *permissions) rememberedHistory() []RememberedDecision {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return slices.Clone(p.history)
 }
 
-// scopeForget is the permission record that forgets everything remembered
-// before it: a fork's file starts with a copy of its source's records,
-// and the fork starts with nothing remembered.
-const scopeForget = "forget"
-
-// restore applies a remembered decision read back from the session file.
-func (p *permissions) restore(r *record) {
+// restore applies a remembered decision read back from storage.
+func (p *permissions) restore(r RememberedDecision) {
 	d := map[string]policy.Decision{"allow": policy.DecisionAllow, "reject": policy.DecisionReject}[r.Decision]
 	keep := true
 	switch r.Scope {
-	case scopeForget:
+	case ScopeForget:
 		p.mu.Lock()
 		p.edits, p.other, p.history = policy.DecisionNone, nil, nil
 		p.mu.Unlock()
 		p.cmds.Reset()
 		return
-	case "edits":
+	case ScopeEdits:
 		p.mu.Lock()
 		p.edits = d
 		p.mu.Unlock()
-	case scopeCommandApprovals:
+	case ScopeCommandApprovals:
 		p.cmds.Restore(r.Approvals, d)
-	case "command":
+	case ScopeCommand:
 		// The old format: never widened, so only its rejects count.
 		if r.Command == nil || d != policy.DecisionReject {
 			return
 		}
-		cp := *r
-		cp.Scope, cp.Approvals = scopeCommandApprovals, p.cmds.Remember(*r.Command, policy.CommandContext{}, d)
-		r = &cp
-	case "tool":
+		r.Scope, r.Approvals = ScopeCommandApprovals, p.cmds.Remember(*r.Command, policy.CommandContext{}, d)
+	case ScopeTool:
 		p.setOther(r.Tool, d)
 	default:
 		keep = false
 	}
 	if keep {
 		p.mu.Lock()
-		p.history = append(p.history, rememberedCall{*r})
+		p.history = append(p.history, r)
 		p.mu.Unlock()
 	}
 }

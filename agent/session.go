@@ -11,9 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/llm"
-	"github.com/acp-agent/acp-agent/agent/mcpclient"
 	"github.com/acp-agent/acp-agent/agent/pricing"
 	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/telemetry"
@@ -97,9 +95,9 @@ type SessionConfig struct {
 	// Title is the session's title; empty means the first prompt's first
 	// line, once there is one (sent as session_info_update).
 	Title string
-	// journal, when set, stores the session durably (persistent agent
-	// sessions; see store.go).
-	journal *journal
+	// Journal, when set, stores the session durably; the session closes
+	// it on Close.
+	Journal Journal
 	// OnRetry, if set, is told about each retry before its back-off.
 	OnRetry func(RetryNotice)
 	// OnDelete is called by Delete to remove the session's stored data.
@@ -194,9 +192,6 @@ type Session struct {
 	hist historyState
 	// modelTitled: the model was asked for a title (worker only).
 	modelTitled bool
-	// mcp is the session's MCP connections; mcpServers what they are.
-	mcp        *mcpclient.Manager
-	mcpServers []acp.McpServer
 	// sessionEvents are the newest events of the session itself (not of
 	// its transcript); see Events.
 	sessionEvents []Event
@@ -272,7 +267,9 @@ func (s *Session) Mode() policy.Mode { return s.perms.Mode() }
 // SetMode switches the session mode; the next tool call is decided by it.
 func (s *Session) SetMode(m policy.Mode) {
 	s.perms.setMode(m)
-	s.journalWrite(record{Type: recMode, Mode: m}, false)
+	if j := s.cfg.Journal; j != nil {
+		j.SetMode(m)
+	}
 }
 
 // Title returns the session's title ("" until the first prompt).
@@ -280,13 +277,6 @@ func (s *Session) Title() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cfg.Title
-}
-
-// journalWrite stores a record, if the session is persistent.
-func (s *Session) journalWrite(r record, isEntry bool) {
-	if s.cfg.journal != nil {
-		s.cfg.journal.write(r, isEntry)
-	}
 }
 
 // CurrentModel returns the session's model.
@@ -302,7 +292,9 @@ func (s *Session) SetModel(m SessionModel) {
 	s.mu.Lock()
 	s.model = m
 	s.mu.Unlock()
-	s.journalWrite(record{Type: recModel, Model: m.ID, ThoughtLevel: m.ReasoningEffort}, false)
+	if j := s.cfg.Journal; j != nil {
+		j.SetModel(m.ID, m.ReasoningEffort)
+	}
 }
 
 // SetReasoningEffort sets the thought level of the next model requests.
@@ -311,8 +303,15 @@ func (s *Session) SetReasoningEffort(level string) {
 	s.model.ReasoningEffort = level
 	id := s.model.ID
 	s.mu.Unlock()
-	s.journalWrite(record{Type: recModel, Model: id, ThoughtLevel: level}, false)
+	if j := s.cfg.Journal; j != nil {
+		j.SetModel(id, level)
+	}
 }
+
+// Emit sends u through the session's one update path (the sink, then the
+// output stream), from a PromptOptions.Run or a tool's Run: a slash
+// command's answer, for example.
+func (s *Session) Emit(ctx context.Context, u Update) { s.update(ctx, u) }
 
 // ID returns the session id.
 func (s *Session) ID() string { return s.id }
@@ -438,13 +437,13 @@ func (s *Session) withdraw(it *item) {
 // Steer queues text to be delivered inside the running turn at its next
 // model-call boundary (fire and forget). When idle it starts a turn at once.
 func (s *Session) Steer(text string) error {
-	return s.enqueueDetached(SourceSteer, []llm.Part{llm.TextPart(text)})
+	return s.Queue(SourceSteer, []llm.Part{llm.TextPart(text)})
 }
 
 // FollowUp queues text to run after the running turn (fire and forget).
 // When idle it starts a turn at once; the message runs exactly once.
 func (s *Session) FollowUp(text string) error {
-	return s.enqueueDetached(SourceFollowUp, []llm.Part{llm.TextPart(text)})
+	return s.Queue(SourceFollowUp, []llm.Part{llm.TextPart(text)})
 }
 
 // Send is the streaming-input mode of seed 001: content is pushed to the
@@ -454,10 +453,13 @@ func (s *Session) Send(content ...llm.Part) error {
 	if len(content) == 0 {
 		return errors.New("agent: Send: no content")
 	}
-	return s.enqueueDetached(SourceFollowUp, content)
+	return s.Queue(SourceFollowUp, content)
 }
 
-func (s *Session) enqueueDetached(source PendingSource, content []llm.Part) error {
+// Queue queues a message without waiting for it: SourceSteer joins the
+// running turn at its next model-call boundary, SourceFollowUp runs after
+// it (as Steer, FollowUp and Send do with text).
+func (s *Session) Queue(source PendingSource, content []llm.Part) error {
 	it := &item{source: source, content: content, text: partsText(content), ctx: s.lifetime}
 	// Before it is queued (the worker may then say prompt_started at once)
 	// and not under s.mu: no callback runs under the session lock.
@@ -589,9 +591,9 @@ func (s *Session) deliver(it *item, res PromptResult, err error, record bool) {
 	if it.stopWatch != nil {
 		it.stopWatch()
 	}
-	if s.cfg.journal != nil && record {
+	if s.cfg.Journal != nil && record {
 		// Durable before the response that depends on it.
-		if serr := s.cfg.journal.Sync(); serr != nil && err == nil {
+		if serr := s.cfg.Journal.Sync(); serr != nil && err == nil {
 			err = serr
 		}
 	}
@@ -860,10 +862,10 @@ type ForkOptions struct {
 	Permissions PermissionRequester
 	// Workspace of the new session (nil: the fork has no built-in tools).
 	Workspace *Workspace
-	// journal of the new session, holding the copied records.
-	journal *journal
-	// upTo, if set, caps the entries copied (those the journal copied).
-	upTo *int
+	// Journal, if set, makes the fork's journal: it is called with the
+	// source's appends held and the number of entries the fork keeps (its
+	// first ones), so the journal can copy exactly the records of those.
+	Journal func(keptEntries int) (Journal, error)
 }
 
 // Fork returns a new session with its own id, an equal but independent
@@ -880,6 +882,13 @@ func (s *Session) ForkFromUserEntry(index int) (*Session, error) {
 
 // ForkWith forks with options.
 func (s *Session) ForkWith(opts ForkOptions) (*Session, error) {
+	if opts.Journal != nil {
+		// A turn may be appending entries: the journal's copy and the
+		// memory copy hold the same entries, or a restart loses the
+		// difference.
+		s.appendMu.Lock()
+		defer s.appendMu.Unlock()
+	}
 	s.mu.Lock()
 	n := len(s.tr.entries)
 	if opts.FromUserEntryIndex != nil {
@@ -890,12 +899,17 @@ func (s *Session) ForkWith(opts ForkOptions) (*Session, error) {
 		}
 		n = i
 	}
-	if opts.upTo != nil {
-		n = min(n, *opts.upTo)
-	}
 	tr := s.tr.prefix(n)
 	model := s.model
 	s.mu.Unlock()
+	var journal Journal
+	if opts.Journal != nil {
+		j, err := opts.Journal(n)
+		if err != nil {
+			return nil, err
+		}
+		journal = j
+	}
 	cfg := s.cfg
 	cfg.Mode = s.perms.Mode()
 	// The fork talks to the model the source talks to now.
@@ -907,7 +921,7 @@ func (s *Session) ForkWith(opts ForkOptions) (*Session, error) {
 			cfg.Tools.Unregister(name)
 		}
 	}
-	cfg.journal = opts.journal
+	cfg.Journal = journal
 	f := NewSession(cfg)
 	f.tr = tr
 	f.perms = s.perms.forFork()
@@ -983,9 +997,8 @@ func (s *Session) shutdown(deleted bool) {
 		return
 	}
 	s.end(ErrSessionClosed)
-	s.closeMCP()
-	if s.cfg.journal != nil {
-		if err := s.cfg.journal.close(); err != nil {
+	if s.cfg.Journal != nil {
+		if err := s.cfg.Journal.Close(); err != nil {
 			s.log.Warn("closing the session file", "error", err)
 		}
 	}

@@ -227,3 +227,12 @@ type ToolDisplay struct {
 	RawInput  json.RawMessage
 	Content   []ToolContent
 }
+
+// Messages is the conversation a model is sent for entries.
+func Messages(entries []Entry) []llm.Message {
+	var tr transcript
+	for _, e := range entries {
+		tr.append(e)
+	}
+	return tr.messages()
+}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/acpagent"
 	"github.com/acp-agent/acp-agent/policy"
 )
 
@@ -233,10 +234,10 @@ func (c *fileConfig) workspace() agent.WorkspaceConfig {
 }
 
 // choices turns the file's model list into the agent's.
-func (c *fileConfig) choices() []agent.ModelChoice {
-	var out []agent.ModelChoice
+func (c *fileConfig) choices() []acpagent.ModelChoice {
+	var out []acpagent.ModelChoice
 	for _, m := range c.Models {
-		out = append(out, agent.ModelChoice{
+		out = append(out, acpagent.ModelChoice{
 			Spec: m.Model, Name: m.Name, Description: m.Description, BaseURL: m.BaseURL,
 			APIKeyEnv: m.APIKeyEnv, ThoughtLevels: m.ThoughtLevels, ThoughtLevel: m.ThoughtLevel,
 		})

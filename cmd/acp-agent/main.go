@@ -20,6 +20,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/acpagent"
 	"github.com/acp-agent/acp-agent/agent/compact"
 	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/agent/pricing"
@@ -100,7 +101,7 @@ func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []
 type settings struct {
 	fs            *flag.FlagSet
 	model         string
-	choices       []agent.ModelChoice
+	choices       []acpagent.ModelChoice
 	logLevel      string
 	logFile       string
 	maxLine       int
@@ -274,7 +275,7 @@ func isSet(fs *flag.FlagSet, name string) bool {
 
 // newAgent builds the logger, telemetry and agent the settings describe.
 // cleanup closes the files they opened.
-func (st *settings) newAgent(stderr io.Writer) (*agent.Agent, *slog.Logger, func(), error) {
+func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, func(), error) {
 	var closers []io.Closer
 	cleanup := func() {
 		for _, c := range slices.Backward(closers) {
@@ -332,7 +333,7 @@ func (st *settings) newAgent(stderr io.Writer) (*agent.Agent, *slog.Logger, func
 	if st.maxRetries == 0 {
 		retry.MaxRetries = -1 // the flag's 0 means none; the policy's 0 means the default
 	}
-	a := agent.New(agent.Config{Model: st.model, Choices: st.choices, Getenv: st.getenv, Logger: log, Version: version,
+	a := acpagent.New(acpagent.Config{Model: st.model, Choices: st.choices, Getenv: st.getenv, Logger: log, Version: version,
 		Retry: retry, Models: models, Telemetry: telemetry.NewRecorder(sinks...),
 		ExecutionStates: st.execState, PromptTimeout: st.promptTimeout,
 		Workspace: st.workspace, Mode: st.mode, PermissionPolicy: st.permission, Store: store,

@@ -1,4 +1,4 @@
-package agent_test
+package acpagent_test
 
 import (
 	"encoding/json"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acptest"
-	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/acpagent"
 	"github.com/acp-agent/acp-agent/policy"
 )
 
@@ -34,7 +34,7 @@ func textTurn(text string) scriptTurn {
 
 // toolAgent starts an agent on a replay script (the first turn matches
 // "go", the rest follow tool results) with a workspace in a temp dir.
-func toolAgent(t *testing.T, caps *acp.ClientCapabilities, configure func(*agent.Config), first scriptTurn, rest ...scriptTurn) (*acptest.Client, string, string) {
+func toolAgent(t *testing.T, caps *acp.ClientCapabilities, configure func(*acpagent.Config), first scriptTurn, rest ...scriptTurn) (*acptest.Client, string, string) {
 	t.Helper()
 	if _, ok := first["match"]; !ok {
 		first["match"] = "go"
@@ -48,7 +48,7 @@ func toolAgent(t *testing.T, caps *acp.ClientCapabilities, configure func(*agent
 	path := filepath.Join(t.TempDir(), "script.json")
 	require.NoError(t, os.WriteFile(path, data, 0o600))
 	dir := t.TempDir()
-	c := client(t, nil, map[string]string{"MODEL": "replay/" + path}, func(cfg *agent.Config) {
+	c := client(t, nil, map[string]string{"MODEL": "replay/" + path}, func(cfg *acpagent.Config) {
 		if configure != nil {
 			configure(cfg)
 		}
@@ -123,7 +123,7 @@ func contentText(cs []acp.ToolCallContent) string {
 	return b.String()
 }
 
-func fullAccess(cfg *agent.Config) { cfg.Mode = policy.ModeFullAccess }
+func fullAccess(cfg *acpagent.Config) { cfg.Mode = policy.ModeFullAccess }
 
 func TestBuiltinToolsShowKindTitleLocationsAndContent(t *testing.T) {
 	c, sid, dir := toolAgent(t, nil, fullAccess, toolTurn(

@@ -1,4 +1,4 @@
-package agent_test
+package acpagent_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acptest"
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/acpagent"
 )
 
 // optionView is a config option reduced to what a user sees.
@@ -49,9 +50,9 @@ func twoProviders(t *testing.T) (*acptest.Client, *openAIServer, *bodies) {
 		`{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}}`,
 		`{"type":"message_stop"}`)
 	ant := ab.serve(t, "text/event-stream", reply, reply, reply)
-	c := client(t, oai, map[string]string{"OPENAI_API_KEY": testKey, "WORK_ANTHROPIC_KEY": "ak"}, func(cfg *agent.Config) {
+	c := client(t, oai, map[string]string{"OPENAI_API_KEY": testKey, "WORK_ANTHROPIC_KEY": "ak"}, func(cfg *acpagent.Config) {
 		cfg.Model = "openai/test-model"
-		cfg.Choices = []agent.ModelChoice{
+		cfg.Choices = []acpagent.ModelChoice{
 			{Spec: "openai/test-model", Name: "Test model"},
 			{Spec: "openai/o4-mini", Name: "o4-mini"},
 			{Spec: "anthropic/claude-sonnet-4-5", Name: "Claude", BaseURL: ant.URL, APIKeyEnv: "WORK_ANTHROPIC_KEY", ThoughtLevel: "low"},
@@ -177,15 +178,15 @@ func TestConfigOptionBadInputChangesNothing(t *testing.T) {
 }
 
 func TestConfigFileChoicesAreValidated(t *testing.T) {
-	a := agent.New(agent.Config{Model: "openai/a", Getenv: func(string) string { return "k" },
-		Choices: []agent.ModelChoice{{Spec: "openai/a"}, {Spec: "openai/a"}}})
+	a := acpagent.New(acpagent.Config{Model: "openai/a", Getenv: func(string) string { return "k" },
+		Choices: []acpagent.ModelChoice{{Spec: "openai/a"}, {Spec: "openai/a"}}})
 	resp, err := a.Initialize(context.Background(), &acp.InitializeRequest{ProtocolVersion: 1})
 	require.NoError(t, err)
 	require.Len(t, resp.AuthMethods, 1, "a broken model list is reported like an unusable model")
 	assert.Contains(t, resp.AuthMethods[0].Agent.Description, `"openai/a" is listed twice`)
 
-	a = agent.New(agent.Config{Model: "openai/gpt-4o", Getenv: func(string) string { return "k" },
-		Choices: []agent.ModelChoice{{Spec: "openai/gpt-4o", ThoughtLevel: "high"}}})
+	a = acpagent.New(acpagent.Config{Model: "openai/gpt-4o", Getenv: func(string) string { return "k" },
+		Choices: []acpagent.ModelChoice{{Spec: "openai/gpt-4o", ThoughtLevel: "high"}}})
 	resp, err = a.Initialize(context.Background(), &acp.InitializeRequest{ProtocolVersion: 1})
 	require.NoError(t, err)
 	require.Len(t, resp.AuthMethods, 1)

@@ -1,4 +1,4 @@
-package agent
+package acpagent
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/mcpclient"
 	"github.com/acp-agent/acp-agent/policy"
 )
@@ -20,10 +21,11 @@ const mcpConnectTimeout = 15 * time.Second
 // registers their tools (source mcp). A server that fails does not fail
 // the session: the user is told and the failure logged. The connections
 // end with the session.
-func (a *Agent) connectMCP(ctx context.Context, s *Session, servers []acp.McpServer, caps acp.ClientCapabilities) {
-	s.mu.Lock()
-	s.mcpServers = servers
-	s.mu.Unlock()
+func (a *Agent) connectMCP(ctx context.Context, as *acpSession, servers []acp.McpServer, caps acp.ClientCapabilities) {
+	s := as.s
+	as.mu.Lock()
+	as.mcpServers = servers
+	as.mu.Unlock()
 	if len(servers) == 0 {
 		return
 	}
@@ -34,22 +36,22 @@ func (a *Agent) connectMCP(ctx context.Context, s *Session, servers []acp.McpSer
 		ConnectTimeout: mcpConnectTimeout, Dir: s.CWD(),
 		OnToolsChanged: func() {
 			<-ready
-			s.syncMCPTools(holder.m)
+			as.syncMCPTools(holder.m)
 		},
 	})
 	holder.m = m
 	close(ready)
-	s.mu.Lock()
-	s.mcp = m
-	s.mu.Unlock()
-	s.syncMCPTools(m)
+	as.mu.Lock()
+	as.mcp = m
+	as.mu.Unlock()
+	as.syncMCPTools(m)
 	for _, f := range failures {
 		a.log.Warn("MCP server failed", "session", s.ID(), "server", f.Server, "error", f.Err)
 		msg := fmt.Sprintf("The MCP server %q could not be used: %v. The session goes on without its tools.", f.Server, f.Err)
 		if caps.Session != nil && caps.Session.Notices != nil {
-			s.post(Update{Kind: UpdateNotice, Notice: &Notice{Severity: string(acp.NoticeSeverityWarning), Title: "MCP server " + f.Server + " failed", Description: msg}})
+			as.post(acp.SessionUpdate{Notice: &acp.Notice{Severity: acp.NoticeSeverityWarning, Title: "MCP server " + f.Server + " failed", Description: msg}})
 		} else {
-			s.post(Update{Kind: UpdateMessage, Text: msg + "\n"})
+			as.post(acp.AgentMessageChunk(msg + "\n"))
 		}
 	}
 }
@@ -57,33 +59,34 @@ func (a *Agent) connectMCP(ctx context.Context, s *Session, servers []acp.McpSer
 // syncMCPTools makes the registry's MCP tools those the servers offer now:
 // gone ones are unregistered (and so no longer offered to the model), new
 // ones registered.
-func (s *Session) syncMCPTools(m *mcpclient.Manager) {
+func (as *acpSession) syncMCPTools(m *mcpclient.Manager) {
 	if m == nil {
 		return
 	}
+	tools := as.s.Tools()
 	want := map[string]mcpclient.Tool{}
 	for _, t := range m.Tools() {
 		want[t.QualifiedName] = t
 	}
-	for _, d := range s.tools.Descriptors() {
-		if d.Source != ToolSourceMCP {
+	for _, d := range tools.Descriptors() {
+		if d.Source != agent.ToolSourceMCP {
 			continue
 		}
 		if _, ok := want[d.Name]; !ok {
-			s.tools.UnregisterMCP(d.Name)
+			tools.UnregisterMCP(d.Name)
 		} else {
 			delete(want, d.Name) // already registered
 		}
 	}
 	for _, t := range want {
 		tool := mcpTool(m, t)
-		if err := s.tools.Register(tool); err != nil {
+		if err := tools.Register(tool); err != nil {
 			// A schema our validator cannot compile: keep the tool, check
 			// only that the arguments are an object.
-			s.log.Warn("MCP tool schema not usable; arguments are checked as an object only", "tool", t.QualifiedName, "error", err)
+			as.log.Warn("MCP tool schema not usable; arguments are checked as an object only", "tool", t.QualifiedName, "error", err)
 			tool.Parameters = json.RawMessage(`{"type":"object"}`)
-			if err := s.tools.Register(tool); err != nil {
-				s.log.Error("registering an MCP tool", "tool", t.QualifiedName, "error", err)
+			if err := tools.Register(tool); err != nil {
+				as.log.Error("registering an MCP tool", "tool", t.QualifiedName, "error", err)
 			}
 		}
 	}
@@ -91,27 +94,27 @@ func (s *Session) syncMCPTools(m *mcpclient.Manager) {
 
 // mcpTool is an MCP server's tool as a session tool: named by server and
 // tool in its title, asking permission like any tool with effects.
-func mcpTool(m *mcpclient.Manager, t mcpclient.Tool) Tool {
+func mcpTool(m *mcpclient.Manager, t mcpclient.Tool) agent.Tool {
 	desc := t.Description
 	if desc == "" {
 		desc = t.Title
 	}
-	return Tool{
+	return agent.Tool{
 		Name: t.QualifiedName, Description: fmt.Sprintf("%s (tool %q of the MCP server %q)", desc, t.Name, t.Server),
 		ShortDescription: fmt.Sprintf("MCP %s: %s", t.Server, t.Title),
-		Parameters:       t.InputSchema, Source: ToolSourceMCP,
-		Describe: func(json.RawMessage) (ToolCallInfo, error) {
-			return ToolCallInfo{Kind: ToolKindOther, Title: fmt.Sprintf("%s: %s (MCP)", t.Server, t.Title), Action: policy.ActionOther}, nil
+		Parameters:       t.InputSchema, Source: agent.ToolSourceMCP,
+		Describe: func(json.RawMessage) (agent.ToolCallInfo, error) {
+			return agent.ToolCallInfo{Kind: agent.ToolKindOther, Title: fmt.Sprintf("%s: %s (MCP)", t.Server, t.Title), Action: policy.ActionOther}, nil
 		},
-		Run: func(ctx context.Context, args json.RawMessage) (ToolResult, error) {
+		Run: func(ctx context.Context, args json.RawMessage) (agent.ToolResult, error) {
 			res, err := m.Call(ctx, t.QualifiedName, args)
 			if err != nil {
-				return ToolResult{}, err
+				return agent.ToolResult{}, err
 			}
-			out := ToolResult{Text: res.Text, IsError: res.IsError}
+			out := agent.ToolResult{Text: res.Text, IsError: res.IsError}
 			for _, b := range res.Content {
 				if cb, ok := fromACPBlock(b); ok {
-					out.Content = append(out.Content, ToolContent{Block: &cb})
+					out.Content = append(out.Content, agent.ToolContent{Block: &cb})
 				}
 			}
 			return out, nil
@@ -120,14 +123,14 @@ func mcpTool(m *mcpclient.Manager, t mcpclient.Tool) Tool {
 }
 
 // closeMCP ends the session's MCP connections (servers are shut down).
-func (s *Session) closeMCP() {
-	s.mu.Lock()
-	m := s.mcp
-	s.mcp = nil
-	s.mu.Unlock()
+func (as *acpSession) closeMCP() {
+	as.mu.Lock()
+	m := as.mcp
+	as.mcp = nil
+	as.mu.Unlock()
 	if m != nil {
 		if err := m.Close(); err != nil {
-			s.log.Warn("closing MCP servers", "error", err)
+			as.log.Warn("closing MCP servers", "error", err)
 		}
 	}
 }

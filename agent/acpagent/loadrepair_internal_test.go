@@ -1,4 +1,4 @@
-package agent
+package acpagent
 
 import (
 	"encoding/json"
@@ -9,21 +9,22 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/compact"
 	"github.com/acp-agent/acp-agent/agent/llm"
 )
 
 // Entries in a compact notation: "u" user, "a" assistant text,
 // "c:id1,id2" calls (args "{}"; "c!:id" invalid arguments), "o:id" result.
-func parseEntries(spec string) []Entry {
-	var out []Entry
+func parseEntries(spec string) []agent.Entry {
+	var out []agent.Entry
 	for _, f := range strings.Fields(spec) {
 		kind, rest, _ := strings.Cut(f, ":")
 		switch kind {
 		case "u":
-			out = append(out, Entry{Kind: EntryUser, Content: []llm.Part{llm.TextPart("q")}})
+			out = append(out, agent.Entry{Kind: agent.EntryUser, Content: []llm.Part{llm.TextPart("q")}})
 		case "a":
-			out = append(out, Entry{Kind: EntryAssistant, Content: []llm.Part{llm.TextPart("t")}})
+			out = append(out, agent.Entry{Kind: agent.EntryAssistant, Content: []llm.Part{llm.TextPart("t")}})
 		case "c", "c!":
 			var calls []llm.ToolCall
 			for _, id := range strings.Split(rest, ",") {
@@ -33,29 +34,29 @@ func parseEntries(spec string) []Entry {
 				}
 				calls = append(calls, llm.ToolCall{ID: id, Name: "t", Arguments: args})
 			}
-			out = append(out, Entry{Kind: EntryToolCalls, ToolCalls: calls})
+			out = append(out, agent.Entry{Kind: agent.EntryToolCalls, ToolCalls: calls})
 		case "o":
-			out = append(out, Entry{Kind: EntryToolOutput, ToolCallID: rest, ToolName: "t", Text: "r"})
+			out = append(out, agent.Entry{Kind: agent.EntryToolOutput, ToolCallID: rest, ToolName: "t", Text: "r"})
 		}
 	}
 	return out
 }
 
-func showEntries(es []Entry) string {
+func showEntries(es []agent.Entry) string {
 	var parts []string
 	for _, e := range es {
 		switch e.Kind {
-		case EntryUser:
+		case agent.EntryUser:
 			parts = append(parts, "u")
-		case EntryAssistant:
+		case agent.EntryAssistant:
 			parts = append(parts, "a")
-		case EntryToolCalls:
+		case agent.EntryToolCalls:
 			var ids []string
 			for _, c := range e.ToolCalls {
 				ids = append(ids, c.ID)
 			}
 			parts = append(parts, "c:"+strings.Join(ids, ","))
-		case EntryToolOutput:
+		case agent.EntryToolOutput:
 			p := "o:" + e.ToolCallID
 			if e.Text == InterruptedToolResult {
 				p = "i:" + e.ToolCallID
@@ -108,14 +109,10 @@ func TestPlanLoadRepair(t *testing.T) {
 			for i, at := range outStarts {
 				var rec record
 				require.NoError(t, json.Unmarshal(outRecs[at], &rec))
-				assert.Equal(t, showEntries(out[i:i+1]), showEntries([]Entry{rec.entry()}), "entry %d is at record %d", i, at)
+				assert.Equal(t, showEntries(out[i:i+1]), showEntries([]agent.Entry{rec.entry()}), "entry %d is at record %d", i, at)
 			}
 			// The sanitizer has nothing left to do.
-			var tr transcript
-			for _, e := range out {
-				tr.append(e)
-			}
-			_, changed := compact.Sanitize(tr.messages())
+			_, changed := compact.Sanitize(agent.Messages(out))
 			assert.False(t, changed, fmt.Sprint(showEntries(out)))
 		})
 	}

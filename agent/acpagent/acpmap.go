@@ -1,10 +1,11 @@
-package agent
+package acpagent
 
 import (
 	"context"
 	"time"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent"
 )
 
 // acpSink maps a session's updates and permission requests onto its ACP
@@ -14,7 +15,7 @@ type acpSink struct {
 	conn *acp.ClientConn
 }
 
-func (k acpSink) Update(ctx context.Context, u Update) error {
+func (k acpSink) Update(ctx context.Context, u agent.Update) error {
 	au, ok := toACPUpdate(u)
 	if !ok {
 		return nil
@@ -22,7 +23,7 @@ func (k acpSink) Update(ctx context.Context, u Update) error {
 	return k.conn.Update(ctx, au)
 }
 
-func (k acpSink) Post(u Update) error {
+func (k acpSink) Post(u agent.Update) error {
 	au, ok := toACPUpdate(u)
 	if !ok {
 		return nil
@@ -30,106 +31,85 @@ func (k acpSink) Post(u Update) error {
 	return k.conn.Post(au)
 }
 
-func (k acpSink) RequestPermission(ctx context.Context, req PermissionRequest) (PermissionAnswer, error) {
+func (k acpSink) RequestPermission(ctx context.Context, req agent.PermissionRequest) (agent.PermissionAnswer, error) {
 	ar := &acp.RequestPermissionRequest{SessionID: acp.SessionId(k.conn.SessionID()), ToolCall: toACPToolCallUpdate(req.ToolCall)}
 	for _, o := range req.Options {
 		ar.Options = append(ar.Options, acp.PermissionOption{OptionID: acp.PermissionOptionId(o.ID), Name: o.Name, Kind: acp.PermissionOptionKind(o.Kind)})
 	}
 	resp, err := k.conn.RequestPermission(ctx, ar)
 	if err != nil {
-		return PermissionAnswer{}, err
+		return agent.PermissionAnswer{}, err
 	}
 	switch {
 	case resp.Outcome.Cancelled != nil:
-		return PermissionAnswer{Cancelled: true}, nil
+		return agent.PermissionAnswer{Cancelled: true}, nil
 	case resp.Outcome.Selected != nil:
-		return PermissionAnswer{OptionID: string(resp.Outcome.Selected.OptionID)}, nil
+		return agent.PermissionAnswer{OptionID: string(resp.Outcome.Selected.OptionID)}, nil
 	}
-	return PermissionAnswer{}, nil
-}
-
-// postACP queues an update only ACP has (commands, config options, the
-// current mode) on the session's connection, in order with the session's
-// own updates. Sessions of Go programs have no connection; nothing is sent.
-func postACP(s *Session, u acp.SessionUpdate) {
-	if k, ok := s.cfg.Sink.(acpSink); ok {
-		if err := k.conn.Post(u); err != nil {
-			s.log.Debug("sending update", "error", err)
-		}
-	}
-}
-
-// sendACP sends an update only ACP has (a structured-output chunk with its
-// _meta) from the session's worker, in order with the session's updates.
-func sendACP(ctx context.Context, s *Session, u acp.SessionUpdate) {
-	if k, ok := s.cfg.Sink.(acpSink); ok {
-		if err := k.conn.Update(ctx, u); err != nil && ctx.Err() == nil {
-			s.log.Debug("sending update", "error", err)
-		}
-	}
+	return agent.PermissionAnswer{}, nil
 }
 
 // toACPUpdate maps an update to its session/update; ok is false for the
 // ones ACP does not carry (the end of a turn is the prompt's response).
-func toACPUpdate(u Update) (acp.SessionUpdate, bool) {
+func toACPUpdate(u agent.Update) (acp.SessionUpdate, bool) {
 	switch u.Kind {
-	case UpdateUserMessage:
+	case agent.UpdateUserMessage:
 		return acp.UserMessageChunk(acp.TextBlock(u.Text)), true
-	case UpdateMessage:
+	case agent.UpdateMessage:
 		return acp.SessionUpdate{AgentMessageChunk: &acp.ContentChunk{Content: acp.TextBlock(u.Text), MessageID: acp.MessageId(u.MessageID)}}, true
-	case UpdateThought:
+	case agent.UpdateThought:
 		return acp.SessionUpdate{AgentThoughtChunk: &acp.ContentChunk{Content: acp.TextBlock(u.Text), MessageID: acp.MessageId(u.MessageID)}}, true
-	case UpdateToolCall:
+	case agent.UpdateToolCall:
 		c := u.ToolCall
 		return acp.SessionUpdate{ToolCall: &acp.ToolCall{ToolCallID: acp.ToolCallId(c.ID), Title: c.Title, Name: c.Name,
 			Kind: acp.ToolKind(c.Kind), Status: acp.ToolCallStatus(c.Status), Locations: toACPLocations(c.Locations),
 			RawInput: c.RawInput, Content: toACPToolContent(c.Content)}}, true
-	case UpdateToolCallProgress:
+	case agent.UpdateToolCallProgress:
 		tu := toACPToolCallUpdate(*u.ToolCall)
 		return acp.SessionUpdate{ToolCallUpdate: &tu}, true
-	case UpdatePlan:
+	case agent.UpdatePlan:
 		return acp.SessionUpdate{Plan: toACPPlan(u.Plan)}, true
-	case UpdateUsage:
+	case agent.UpdateUsage:
 		au := &acp.UsageUpdate{Used: u.Usage.Used, Size: u.Usage.Size}
 		if c := u.Usage.Cost; c != nil {
 			au.Cost = &acp.Cost{Amount: c.Amount, Currency: c.Currency}
 		}
 		return acp.SessionUpdate{UsageUpdate: au}, true
-	case UpdateTitle:
+	case agent.UpdateTitle:
 		info := &acp.SessionInfoUpdate{Title: acp.NullableOf(u.Title.Title)}
 		if !u.Title.UpdatedAt.IsZero() {
 			info.UpdatedAt = acp.NullableOf(u.Title.UpdatedAt.UTC().Format(time.RFC3339))
 		}
 		return acp.SessionUpdate{SessionInfoUpdate: info}, true
-	case UpdateCompaction:
+	case agent.UpdateCompaction:
 		cu := &acp.CompactionUpdate{CompactionID: acp.CompactionId(u.Compaction.ID), Status: acp.CompactionStatus(u.Compaction.Status)}
 		if u.Compaction.Error != "" {
 			cu.Error = acp.NullableOf(u.Compaction.Error)
 		}
 		return acp.SessionUpdate{CompactionUpdate: cu}, true
-	case UpdateCompactionSummary:
+	case agent.UpdateCompactionSummary:
 		return acp.SessionUpdate{CompactionSummaryChunk: &acp.CompactionSummaryChunk{
 			CompactionID: acp.CompactionId(u.Compaction.ID), Content: acp.TextBlock(u.Compaction.Summary)}}, true
-	case UpdateExecutionState:
+	case agent.UpdateExecutionState:
 		return acp.SessionUpdate{ExecutionStateUpdate: &acp.ExecutionStateUpdate{ExecutionState: acp.ExecutionState{
 			State: acp.ExecState(u.State.State), Attempt: u.State.Attempt, Message: u.State.Message}}}, true
-	case UpdateRetry:
+	case agent.UpdateRetry:
 		return acp.SessionUpdate{RetryUpdate: &acp.RetryUpdate{Retry: acp.RetryInfo{
 			Attempt: u.Retry.Attempt, MaxAttempts: u.Retry.MaxAttempts, Reason: u.Retry.Reason}}}, true
-	case UpdateNotice:
+	case agent.UpdateNotice:
 		return acp.SessionUpdate{Notice: &acp.Notice{Severity: acp.NoticeSeverity(u.Notice.Severity), Title: u.Notice.Title,
 			Description: u.Notice.Description}}, true
 	}
 	return acp.SessionUpdate{}, false
 }
 
-func toACPToolCallUpdate(c ToolCallUpdate) acp.ToolCallUpdate {
+func toACPToolCallUpdate(c agent.ToolCallUpdate) acp.ToolCallUpdate {
 	return acp.ToolCallUpdate{ToolCallID: acp.ToolCallId(c.ID), Title: c.Title, Kind: acp.ToolKind(c.Kind),
 		Status: acp.ToolCallStatus(c.Status), Locations: toACPLocations(c.Locations), RawInput: c.RawInput,
 		Content: toACPToolContent(c.Content)}
 }
 
-func toACPLocations(ls []Location) []acp.ToolCallLocation {
+func toACPLocations(ls []agent.Location) []acp.ToolCallLocation {
 	if ls == nil {
 		return nil
 	}
@@ -140,18 +120,18 @@ func toACPLocations(ls []Location) []acp.ToolCallLocation {
 	return out
 }
 
-func fromACPLocations(ls []acp.ToolCallLocation) []Location {
+func fromACPLocations(ls []acp.ToolCallLocation) []agent.Location {
 	if ls == nil {
 		return nil
 	}
-	out := make([]Location, len(ls))
+	out := make([]agent.Location, len(ls))
 	for i, l := range ls {
-		out[i] = Location{Path: l.Path, Line: l.Line}
+		out[i] = agent.Location{Path: l.Path, Line: l.Line}
 	}
 	return out
 }
 
-func toACPToolContent(cs []ToolContent) []acp.ToolCallContent {
+func toACPToolContent(cs []agent.ToolContent) []acp.ToolCallContent {
 	if cs == nil {
 		return nil
 	}
@@ -169,36 +149,36 @@ func toACPToolContent(cs []ToolContent) []acp.ToolCallContent {
 	return out
 }
 
-func fromACPToolContent(cs []acp.ToolCallContent) []ToolContent {
+func fromACPToolContent(cs []acp.ToolCallContent) []agent.ToolContent {
 	if cs == nil {
 		return nil
 	}
-	out := make([]ToolContent, 0, len(cs))
+	out := make([]agent.ToolContent, 0, len(cs))
 	for _, c := range cs {
 		switch {
 		case c.Content != nil:
 			if b, ok := fromACPBlock(c.Content.Content); ok {
-				out = append(out, ToolContent{Block: &b})
+				out = append(out, agent.ToolContent{Block: &b})
 			}
 		case c.Diff != nil:
-			out = append(out, ToolContent{Diff: &Diff{Path: c.Diff.Path, OldText: c.Diff.OldText, NewText: c.Diff.NewText}})
+			out = append(out, agent.ToolContent{Diff: &agent.Diff{Path: c.Diff.Path, OldText: c.Diff.OldText, NewText: c.Diff.NewText}})
 		case c.Terminal != nil:
-			out = append(out, ToolContent{TerminalID: string(c.Terminal.TerminalID)})
+			out = append(out, agent.ToolContent{TerminalID: string(c.Terminal.TerminalID)})
 		}
 	}
 	return out
 }
 
-func toACPBlock(b ContentBlock) acp.ContentBlock {
+func toACPBlock(b agent.ContentBlock) acp.ContentBlock {
 	switch b.Type {
-	case BlockImage:
+	case agent.BlockImage:
 		return acp.ContentBlock{Image: &acp.ImageContent{Data: b.Data, MimeType: b.MIMEType, URI: b.URI}}
-	case BlockAudio:
+	case agent.BlockAudio:
 		return acp.ContentBlock{Audio: &acp.AudioContent{Data: b.Data, MimeType: b.MIMEType}}
-	case BlockResourceLink:
+	case agent.BlockResourceLink:
 		return acp.ContentBlock{ResourceLink: &acp.ResourceLink{URI: b.URI, Name: b.Name, Title: b.Title,
 			Description: b.Description, MimeType: b.MIMEType, Size: b.Size}}
-	case BlockResource:
+	case agent.BlockResource:
 		return acp.ContentBlock{Resource: &acp.EmbeddedResource{Resource: acp.EmbeddedResourceResource{
 			Text: &acp.TextResourceContents{URI: b.URI, Text: b.Text, MimeType: b.MIMEType}}}}
 	}
@@ -207,26 +187,26 @@ func toACPBlock(b ContentBlock) acp.ContentBlock {
 
 // fromACPBlock maps a content block; ok is false for kinds the core does
 // not carry (binary embedded resources, unknown kinds).
-func fromACPBlock(b acp.ContentBlock) (ContentBlock, bool) {
+func fromACPBlock(b acp.ContentBlock) (agent.ContentBlock, bool) {
 	switch {
 	case b.Text != nil:
-		return ContentBlock{Type: BlockText, Text: b.Text.Text}, true
+		return agent.ContentBlock{Type: agent.BlockText, Text: b.Text.Text}, true
 	case b.Image != nil:
-		return ContentBlock{Type: BlockImage, Data: b.Image.Data, MIMEType: b.Image.MimeType, URI: b.Image.URI}, true
+		return agent.ContentBlock{Type: agent.BlockImage, Data: b.Image.Data, MIMEType: b.Image.MimeType, URI: b.Image.URI}, true
 	case b.Audio != nil:
-		return ContentBlock{Type: BlockAudio, Data: b.Audio.Data, MIMEType: b.Audio.MimeType}, true
+		return agent.ContentBlock{Type: agent.BlockAudio, Data: b.Audio.Data, MIMEType: b.Audio.MimeType}, true
 	case b.ResourceLink != nil:
 		l := b.ResourceLink
-		return ContentBlock{Type: BlockResourceLink, URI: l.URI, Name: l.Name, Title: l.Title, Description: l.Description,
+		return agent.ContentBlock{Type: agent.BlockResourceLink, URI: l.URI, Name: l.Name, Title: l.Title, Description: l.Description,
 			MIMEType: l.MimeType, Size: l.Size}, true
 	case b.Resource != nil && b.Resource.Resource.Text != nil:
 		r := b.Resource.Resource.Text
-		return ContentBlock{Type: BlockResource, URI: r.URI, Text: r.Text, MIMEType: r.MimeType}, true
+		return agent.ContentBlock{Type: agent.BlockResource, URI: r.URI, Text: r.Text, MIMEType: r.MimeType}, true
 	}
-	return ContentBlock{}, false
+	return agent.ContentBlock{}, false
 }
 
-func toACPPlan(p *Plan) *acp.Plan {
+func toACPPlan(p *agent.Plan) *acp.Plan {
 	if p == nil {
 		return nil
 	}
@@ -237,13 +217,13 @@ func toACPPlan(p *Plan) *acp.Plan {
 	return out
 }
 
-func fromACPPlan(p *acp.Plan) *Plan {
+func fromACPPlan(p *acp.Plan) *agent.Plan {
 	if p == nil {
 		return nil
 	}
-	out := &Plan{Entries: make([]PlanEntry, len(p.Entries))}
+	out := &agent.Plan{Entries: make([]agent.PlanEntry, len(p.Entries))}
 	for i, e := range p.Entries {
-		out.Entries[i] = PlanEntry{Content: e.Content, Priority: string(e.Priority), Status: string(e.Status)}
+		out.Entries[i] = agent.PlanEntry{Content: e.Content, Priority: string(e.Priority), Status: string(e.Status)}
 	}
 	return out
 }

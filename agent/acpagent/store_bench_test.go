@@ -1,4 +1,4 @@
-package agent_test
+package acpagent_test
 
 import (
 	"bufio"
@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/acp-agent/acp-agent/acp"
-	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/acpagent"
 	"github.com/acp-agent/acp-agent/persistence"
 )
 
@@ -80,7 +80,7 @@ func BenchmarkLoadSession100k(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				a := agent.New(agent.Config{Model: "replay/default", Store: store, NoBuiltinTools: true})
+				a := acpagent.New(acpagent.Config{Model: "replay/default", Store: store, NoBuiltinTools: true})
 				svc := acp.NewAgentService(a, acp.Options{})
 				inR, inW := io.Pipe()
 				outR, outW := io.Pipe()

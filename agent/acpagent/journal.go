@@ -1,13 +1,15 @@
-package agent
+package acpagent
 
 import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/policy"
@@ -21,6 +23,7 @@ const (
 	recModel      = "model"      // the model or thought level changed
 	recPermission = "permission" // a remembered allow_always / reject_always
 	recPlan       = "plan"       // the plan the client was last sent
+	recClear      = "clear"      // /clear: load drops the entries before it
 )
 
 // record is the union of the record types; unused members are omitted.
@@ -29,7 +32,7 @@ type record struct {
 	Time time.Time `json:"time"`
 
 	// entry
-	Kind               EntryKind        `json:"kind,omitempty"`
+	Kind               agent.EntryKind  `json:"kind,omitempty"`
 	Content            []partRecord     `json:"content,omitempty"`
 	Text               string           `json:"text,omitempty"` // a tool output's text
 	Reasoning          string           `json:"reasoning,omitempty"`
@@ -83,7 +86,7 @@ type displayRecord struct {
 	Content   []acp.ToolCallContent  `json:"content,omitempty"`
 }
 
-func toDisplayRecord(d *ToolDisplay) *displayRecord {
+func toDisplayRecord(d *agent.ToolDisplay) *displayRecord {
 	if d == nil {
 		return nil
 	}
@@ -91,15 +94,15 @@ func toDisplayRecord(d *ToolDisplay) *displayRecord {
 		RawInput: d.RawInput, Content: toACPToolContent(d.Content)}
 }
 
-func (r *displayRecord) display() *ToolDisplay {
+func (r *displayRecord) display() *agent.ToolDisplay {
 	if r == nil {
 		return nil
 	}
-	return &ToolDisplay{Title: r.Title, Kind: ToolKind(r.Kind), Locations: fromACPLocations(r.Locations),
+	return &agent.ToolDisplay{Title: r.Title, Kind: agent.ToolKind(r.Kind), Locations: fromACPLocations(r.Locations),
 		RawInput: r.RawInput, Content: fromACPToolContent(r.Content)}
 }
 
-func entryRecord(e *Entry) record {
+func entryRecord(e *agent.Entry) record {
 	r := record{Type: recEntry, Time: e.Time, Kind: e.Kind, Reasoning: e.Reasoning, ReasoningSignature: e.ReasoningSignature,
 		RedactedReasoning: e.RedactedReasoning, ToolCallID: e.ToolCallID, ToolName: e.ToolName, IsError: e.IsError,
 		Source: e.Source, Display: toDisplayRecord(e.Display)}
@@ -109,14 +112,14 @@ func entryRecord(e *Entry) record {
 	for _, c := range e.ToolCalls {
 		r.ToolCalls = append(r.ToolCalls, toolCallRecord{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 	}
-	if e.Kind == EntryToolOutput {
+	if e.Kind == agent.EntryToolOutput {
 		r.Text = e.Text
 	}
 	return r
 }
 
-func (r *record) entry() Entry {
-	e := Entry{Kind: r.Kind, Reasoning: r.Reasoning, ReasoningSignature: r.ReasoningSignature, RedactedReasoning: r.RedactedReasoning,
+func (r *record) entry() agent.Entry {
+	e := agent.Entry{Kind: r.Kind, Reasoning: r.Reasoning, ReasoningSignature: r.ReasoningSignature, RedactedReasoning: r.RedactedReasoning,
 		ToolCallID: r.ToolCallID, ToolName: r.ToolName, IsError: r.IsError, Source: r.Source, Time: r.Time, Display: r.Display.display()}
 	for _, p := range r.Content {
 		e.Content = append(e.Content, llm.Part{Type: p.Type, Text: p.Text, MIMEType: p.MIMEType, Data: p.Data})
@@ -124,7 +127,7 @@ func (r *record) entry() Entry {
 	for _, c := range r.ToolCalls {
 		e.ToolCalls = append(e.ToolCalls, llm.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 	}
-	if r.Kind == EntryToolOutput {
+	if r.Kind == agent.EntryToolOutput {
 		e.Text = r.Text
 	}
 	return e
@@ -260,4 +263,105 @@ func (j *journal) entryStartPrefix(n int) []int {
 	return j.entryStart[:min(n, len(j.entryStart))]
 }
 
-func (j *journal) close() error { return j.f.Close() }
+// The agent.Journal of a stored session: each call is one record.
+var _ agent.Journal = (*journal)(nil)
+
+// AppendEntry implements agent.Journal.
+func (j *journal) AppendEntry(e agent.Entry) { j.write(entryRecord(&e), true) }
+
+// SetMode implements agent.Journal.
+func (j *journal) SetMode(m policy.Mode) { j.write(record{Type: recMode, Mode: m}, false) }
+
+// SetModel implements agent.Journal.
+func (j *journal) SetModel(id, level string) {
+	j.write(record{Type: recModel, Model: id, ThoughtLevel: level}, false)
+}
+
+// Remember implements agent.Journal.
+func (j *journal) Remember(d agent.RememberedDecision) { j.write(decisionRecord(d), false) }
+
+// SetPlan implements agent.Journal.
+func (j *journal) SetPlan(p agent.Plan) { j.write(record{Type: recPlan, Plan: toACPPlan(&p)}, false) }
+
+// Clear implements agent.Journal: a clear record, after which load drops
+// the entries before it, and the transcript starts again at entry 0.
+func (j *journal) Clear() {
+	j.write(record{Type: recClear}, false)
+	j.clearEntries()
+}
+
+// SetTitle implements agent.Journal.
+func (j *journal) SetTitle(title string, replace bool) {
+	if replace {
+		j.retitle(title)
+	} else {
+		j.setTitle(title)
+	}
+}
+
+// Rewrite implements agent.Journal: the file is replaced by the state's
+// records and the entries.
+func (j *journal) Rewrite(st agent.JournalState, entries []agent.Entry) {
+	state := []record{{Type: recMode, Mode: st.Mode}, {Type: recModel, Model: st.Model, ThoughtLevel: st.ThoughtLevel}}
+	for _, d := range st.Decisions {
+		state = append(state, decisionRecord(d))
+	}
+	if st.Plan != nil {
+		state = append(state, record{Type: recPlan, Plan: toACPPlan(st.Plan)})
+	}
+	j.rewrite(state, entries)
+}
+
+// Close implements agent.Journal.
+func (j *journal) Close() error { return j.f.Close() }
+
+func decisionRecord(d agent.RememberedDecision) record {
+	return record{Type: recPermission, Scope: d.Scope, Tool: d.Tool, Command: d.Command, Dir: d.Dir, Approvals: d.Approvals, Decision: d.Decision}
+}
+
+func (r *record) decision() agent.RememberedDecision {
+	return agent.RememberedDecision{Scope: r.Scope, Tool: r.Tool, Command: r.Command, Dir: r.Dir, Approvals: r.Approvals, Decision: r.Decision}
+}
+
+// offloadDir is where a stored session's long tool results go:
+// <session-dir>/<sessionId>/offloaded.
+func offloadDir(sessionDir, id string) string {
+	return filepath.Join(sessionDir, id, "offloaded")
+}
+
+// rewrite replaces the file with state records and entries.
+func (j *journal) rewrite(state []record, entries []agent.Entry) {
+	var recs []json.RawMessage
+	var starts []int
+	for _, r := range state {
+		r.Time = time.Now()
+		data, err := json.Marshal(r)
+		if err != nil {
+			j.log.Error("encoding a session record", "error", err)
+			return
+		}
+		recs = append(recs, data)
+	}
+	for i := range entries {
+		data, err := json.Marshal(entryRecord(&entries[i]))
+		if err != nil {
+			j.log.Error("encoding a session record", "error", err)
+			return
+		}
+		starts = append(starts, len(recs))
+		recs = append(recs, data)
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if err := j.f.Rewrite(j.f.Header(), recs); err != nil {
+		j.log.Error("rewriting the session file", "error", err)
+		if j.err == nil {
+			j.err = err
+		}
+		return
+	}
+	j.entryStart = starts
+	if !j.titled {
+		j.early = recs
+	}
+}

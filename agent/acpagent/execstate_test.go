@@ -1,4 +1,4 @@
-package agent_test
+package acpagent_test
 
 import (
 	"encoding/json"
@@ -14,14 +14,15 @@ import (
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acptest"
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/acpagent"
 )
 
 // optIn is the client capabilities that ask for execution states.
 var optIn = &acp.ClientCapabilities{Meta: json.RawMessage(`{"acp-agent":{"executionState":true}}`)}
 
 // fastRetry retries with millisecond back-off.
-func fastRetry(max int) func(*agent.Config) {
-	return func(c *agent.Config) {
+func fastRetry(max int) func(*acpagent.Config) {
+	return func(c *acpagent.Config) {
 		c.Retry = agent.RetryPolicy{MaxRetries: max, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond}
 	}
 }
@@ -61,13 +62,13 @@ func TestSeed002_RetryAfter429ExactUpdateSequence(t *testing.T) {
 	tests := []struct {
 		name      string
 		caps      *acp.ClientCapabilities
-		configure []func(*agent.Config)
+		configure []func(*acpagent.Config)
 		want      []string
 	}{
 		{"off by default", nil, nil, []string{"title", "text:recovered"}},
 		{"client opts in with _meta", optIn, nil,
 			[]string{"state:queued", "state:running", "title", "state:retrying#1", "retry:1/3", "text:recovered", "state:completed"}},
-		{"operator turns it on", nil, []func(*agent.Config){func(c *agent.Config) { c.ExecutionStates = true }},
+		{"operator turns it on", nil, []func(*acpagent.Config){func(c *acpagent.Config) { c.ExecutionStates = true }},
 			[]string{"state:queued", "state:running", "title", "state:retrying#1", "retry:1/3", "text:recovered", "state:completed"}},
 		{"client _meta of another shape does not opt in", &acp.ClientCapabilities{Meta: json.RawMessage(`{"acp-agent":"yes"}`)}, nil,
 			[]string{"title", "text:recovered"}},
@@ -112,7 +113,7 @@ func TestSeed002_RetriesExhaustedEndFailedWithTheLastProviderMessage(t *testing.
 			srv := newOpenAIServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
 				failWith(w, http.StatusBadGateway, fmt.Sprintf("upstream down (attempt %d)", n))
 			})
-			c := client(t, srv, nil, fastRetry(2), func(c *agent.Config) { c.ExecutionStates = enabled })
+			c := client(t, srv, nil, fastRetry(2), func(c *acpagent.Config) { c.ExecutionStates = enabled })
 			c.Initialize(nil)
 			sid := c.NewSession("/tmp")
 			resp, updates := c.Call(acp.MethodSessionPrompt, prompt(sid, acp.TextBlock("hi")))
@@ -176,7 +177,7 @@ func TestSeed002_PromptTimeoutEndsTimedOutWithInternalError(t *testing.T) {
 				}
 			})
 			defer close(release)
-			c := client(t, srv, nil, func(c *agent.Config) {
+			c := client(t, srv, nil, func(c *acpagent.Config) {
 				c.PromptTimeout = 150 * time.Millisecond
 				c.ExecutionStates = enabled
 			})

@@ -1,10 +1,11 @@
-package agent
+package acpagent
 
 import (
 	"encoding/json"
 	"fmt"
 	"time"
 
+	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/llm"
 )
 
@@ -20,9 +21,9 @@ const InterruptedToolResult = "Error: interrupted: acp-agent stopped before this
 // InterruptedToolResult, and only what cannot be made consistent is
 // dropped. Every other record stays as it was, byte for byte.
 type loadRepair struct {
-	drop   []bool          // by entry: not usable
-	insert map[int][]Entry // by entry: results to add right after it
-	n      int             // entries with results to add
+	drop   []bool                // by entry: not usable
+	insert map[int][]agent.Entry // by entry: results to add right after it
+	n      int                   // entries with results to add
 }
 
 // planLoadRepair follows compact.Sanitize's rules (so the sanitizer has
@@ -33,21 +34,21 @@ type loadRepair struct {
 // one that answers no open call of it (the step and the results directly
 // after it); and a result that answers no call. The text of an assistant
 // message is its own entry, kept even when its calls are dropped.
-func planLoadRepair(entries []Entry) loadRepair {
-	r := loadRepair{drop: make([]bool, len(entries)), insert: map[int][]Entry{}}
+func planLoadRepair(entries []agent.Entry) loadRepair {
+	r := loadRepair{drop: make([]bool, len(entries)), insert: map[int][]agent.Entry{}}
 	for i := 0; i < len(entries); {
 		e := &entries[i]
 		switch {
-		case e.Kind == EntryToolOutput:
+		case e.Kind == agent.EntryToolOutput:
 			r.drop[i] = true // answers no call
 			i++
 			continue
-		case e.Kind != EntryToolCalls || len(e.ToolCalls) == 0:
+		case e.Kind != agent.EntryToolCalls || len(e.ToolCalls) == 0:
 			i++
 			continue
 		}
 		run := 0 // results directly after the step
-		for i+1+run < len(entries) && entries[i+1+run].Kind == EntryToolOutput {
+		for i+1+run < len(entries) && entries[i+1+run].Kind == agent.EntryToolOutput {
 			run++
 		}
 		calls := e.ToolCalls
@@ -73,10 +74,10 @@ func planLoadRepair(entries []Entry) loadRepair {
 		}
 		if matched < len(calls) {
 			// The results stop short: complete the step after its last one.
-			var add []Entry
+			var add []agent.Entry
 			for k, c := range calls {
 				if !answered[k] {
-					add = append(add, Entry{Kind: EntryToolOutput, ToolCallID: c.ID, ToolName: c.Name,
+					add = append(add, agent.Entry{Kind: agent.EntryToolOutput, ToolCallID: c.ID, ToolName: c.Name,
 						Text: InterruptedToolResult, IsError: true})
 				}
 			}
@@ -155,9 +156,9 @@ func isJSONObjectText(s string) bool {
 // applyTo returns the file's new records (the kept ones as they were
 // read, with the added results, stamped now, in place), the entries and
 // where each starts. entryStart[i] is entry i's record index in recs.
-func (r loadRepair) applyTo(recs []json.RawMessage, entries []Entry, entryStart []int) ([]json.RawMessage, []Entry, []int, error) {
+func (r loadRepair) applyTo(recs []json.RawMessage, entries []agent.Entry, entryStart []int) ([]json.RawMessage, []agent.Entry, []int, error) {
 	dropRec := make(map[int]bool)
-	after := make(map[int][]Entry) // by record index
+	after := make(map[int][]agent.Entry) // by record index
 	for i := range entries {
 		if r.drop[i] {
 			dropRec[entryStart[i]] = true
@@ -172,7 +173,7 @@ func (r loadRepair) applyTo(recs []json.RawMessage, entries []Entry, entryStart 
 	}
 	var (
 		out      = make([]json.RawMessage, 0, len(recs)+len(r.insert))
-		kept     = make([]Entry, 0, len(entries))
+		kept     = make([]agent.Entry, 0, len(entries))
 		keptFrom = make([]int, 0, len(entries))
 	)
 	for at, raw := range recs {

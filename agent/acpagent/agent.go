@@ -1,4 +1,4 @@
-package agent
+package acpagent
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/compact"
 	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/agent/mcpclient"
@@ -36,14 +37,14 @@ type Config struct {
 	// Version is reported in agentInfo.
 	Version string
 	// Retry is how sessions retry transient model failures.
-	Retry RetryPolicy
+	Retry agent.RetryPolicy
 	// StreamLimits caps what one model response may stream (tool-call
 	// arguments, text); zero fields take the llm defaults.
 	StreamLimits llm.Limits
 	// Models is the pricing/model table; nil means pricing.Default().
 	Models *pricing.Table
 	// Telemetry receives session and prompt events; nil sends none.
-	Telemetry Telemetry
+	Telemetry agent.Telemetry
 	// Choices are the models sessions can switch between (the "model"
 	// config option); Model is always one of them.
 	Choices []ModelChoice
@@ -54,7 +55,7 @@ type Config struct {
 	// PromptTimeout bounds each prompt's turn; 0 means no limit.
 	PromptTimeout time.Duration
 	// Workspace are the rules of the built-in tools (paths, commands).
-	Workspace WorkspaceConfig
+	Workspace agent.WorkspaceConfig
 	// Mode is the mode sessions start in; empty means policy.ModeDefault.
 	Mode policy.Mode
 	// PermissionPolicy decides calls the mode says to ask about: ask the
@@ -63,7 +64,7 @@ type Config struct {
 	// NoBuiltinTools leaves sessions without the built-in coding tools.
 	NoBuiltinTools bool
 	// StopHooks run when a turn ends normally (seed 003).
-	StopHooks []StopHook
+	StopHooks []agent.StopHook
 	// ModelTitles asks the model for each session's title after its first
 	// turn (structured output); otherwise the title is the first line of
 	// the first prompt.
@@ -85,8 +86,8 @@ type Config struct {
 type Agent struct {
 	cfg      Config
 	log      *slog.Logger
-	spec     ModelSpec
-	model    Model
+	spec     agent.ModelSpec
+	model    agent.Model
 	modelErr error // why no model is usable; reported at session/new
 	// modelInfo is the model's pricing/context-window entry, if known.
 	modelInfo *pricing.Model
@@ -99,7 +100,7 @@ type Agent struct {
 	extraCommands []slashCommand
 
 	mu       sync.Mutex
-	sessions map[string]*Session
+	sessions map[string]*acpSession
 }
 
 var (
@@ -114,7 +115,7 @@ func New(cfg Config) *Agent {
 		cfg.Getenv = os.Getenv
 	}
 	if cfg.Model == "" {
-		cfg.Model = DefaultModel
+		cfg.Model = agent.DefaultModel
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -122,7 +123,7 @@ func New(cfg Config) *Agent {
 	if cfg.Models == nil {
 		cfg.Models = pricing.Default()
 	}
-	a := &Agent{cfg: cfg, log: cfg.Logger, sessions: make(map[string]*Session), store: cfg.Store}
+	a := &Agent{cfg: cfg, log: cfg.Logger, sessions: make(map[string]*acpSession), store: cfg.Store}
 	a.models, a.modelErr = openModels(cfg)
 	if a.modelErr == nil {
 		i := slices.IndexFunc(a.models, func(e *modelEntry) bool { return e.choice.Spec == cfg.Model })
@@ -205,33 +206,38 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest, clie
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := a.createFile(&cfg, req.AdditionalDirectories, ""); err != nil {
-		cfg.Workspace.closeIfSet()
+	j, err := a.createFile(&cfg, req.AdditionalDirectories, "")
+	if err != nil {
+		closeWorkspace(cfg.Workspace)
 		return nil, nil, err
 	}
-	s := NewSession(cfg)
-	a.connectMCP(ctx, s, req.MCPServers, client.Capabilities())
-	a.track(s)
+	s := agent.NewSession(cfg)
+	as := a.newACPSession(s, client, j, req.AdditionalDirectories)
+	a.connectMCP(ctx, as, req.MCPServers, client.Capabilities())
+	a.track(as)
 	if a.cfg.Telemetry != nil {
 		a.cfg.Telemetry.Emit(ctx, telemetry.EventSessionNew, s.ID(), acp.RequestID(ctx), "cwd", s.CWD())
 	}
-	postACP(s, acp.SessionUpdate{AvailableCommandsUpdate: a.availableCommands()})
+	as.post(acp.SessionUpdate{AvailableCommandsUpdate: a.availableCommands()})
 	a.log.Info("session created", "session", s.ID(), "cwd", s.CWD(), "model", a.spec.String())
-	return acpSession{s, a}, &acp.NewSessionResponse{SessionID: s.ID(), Modes: modeState(s.Mode()), ConfigOptions: a.sessionOptions(s)}, nil
+	return as, &acp.NewSessionResponse{SessionID: s.ID(), Modes: modeState(s.Mode()), ConfigOptions: a.sessionOptions(s)}, nil
 }
 
 // Session returns a live session by id, for Go programs that embed the
 // agent.
-func (a *Agent) Session(id string) (*Session, bool) {
+func (a *Agent) Session(id string) (*agent.Session, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	s, ok := a.sessions[id]
-	return s, ok
+	as, ok := a.sessions[id]
+	if !ok {
+		return nil, false
+	}
+	return as.s, true
 }
 
-func (a *Agent) track(s *Session) {
+func (a *Agent) track(as *acpSession) {
 	a.mu.Lock()
-	a.sessions[s.ID()] = s
+	a.sessions[as.s.ID()] = as
 	a.mu.Unlock()
 }
 

@@ -1,4 +1,4 @@
-package agent
+package acpagent
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/agent/pricing"
 	"github.com/acp-agent/acp-agent/policy"
@@ -62,8 +63,8 @@ var levelNames = map[string]string{
 // modelEntry is a usable (or not) model choice.
 type modelEntry struct {
 	choice ModelChoice
-	spec   ModelSpec
-	model  Model
+	spec   agent.ModelSpec
+	model  agent.Model
 	err    error // why the model cannot be used
 	info   *pricing.Model
 	levels []string
@@ -81,13 +82,13 @@ func openModels(cfg Config) ([]*modelEntry, error) {
 	var out []*modelEntry
 	for _, c := range choices {
 		if seen[c.Spec] {
-			return nil, fmt.Errorf("%w: model %q is listed twice", ErrNoModel, c.Spec)
+			return nil, fmt.Errorf("%w: model %q is listed twice", agent.ErrNoModel, c.Spec)
 		}
 		seen[c.Spec] = true
 		e := &modelEntry{choice: c}
-		e.spec, e.err = ParseModelSpec(c.Spec)
+		e.spec, e.err = agent.ParseModelSpec(c.Spec)
 		if e.err == nil {
-			e.model, e.err = OpenModel(e.spec, choiceEnv(c, e.spec, cfg.Getenv), cfg.HTTPClient)
+			e.model, e.err = agent.OpenModel(e.spec, choiceEnv(c, e.spec, cfg.Getenv), cfg.HTTPClient)
 		}
 		if info, ok := cfg.Models.Lookup(e.spec.Provider, e.spec.Model); ok {
 			e.info = &info
@@ -106,7 +107,7 @@ func (e *modelEntry) setLevels() error {
 	case e.choice.ThoughtLevels != nil:
 		for _, l := range e.choice.ThoughtLevels {
 			if _, ok := levelNames[l]; !ok {
-				return fmt.Errorf("%w: model %s: unknown thought level %q (use off, low, medium or high)", ErrNoModel, e.choice.Spec, l)
+				return fmt.Errorf("%w: model %s: unknown thought level %q (use off, low, medium or high)", agent.ErrNoModel, e.choice.Spec, l)
 			}
 		}
 		e.levels = e.choice.ThoughtLevels
@@ -115,7 +116,7 @@ func (e *modelEntry) setLevels() error {
 	}
 	if len(e.levels) == 0 {
 		if e.choice.ThoughtLevel != "" {
-			return fmt.Errorf("%w: model %s: thought level %q set, but the model has no thought levels", ErrNoModel, e.choice.Spec, e.choice.ThoughtLevel)
+			return fmt.Errorf("%w: model %s: thought level %q set, but the model has no thought levels", agent.ErrNoModel, e.choice.Spec, e.choice.ThoughtLevel)
 		}
 		return nil
 	}
@@ -127,14 +128,14 @@ func (e *modelEntry) setLevels() error {
 		e.level = e.levels[0]
 	}
 	if !slices.Contains(e.levels, e.level) {
-		return fmt.Errorf("%w: model %s: thought level %q is not one of %s", ErrNoModel, e.choice.Spec, e.level, strings.Join(e.levels, ", "))
+		return fmt.Errorf("%w: model %s: thought level %q is not one of %s", agent.ErrNoModel, e.choice.Spec, e.level, strings.Join(e.levels, ", "))
 	}
 	return nil
 }
 
 // choiceEnv is getenv with the choice's base URL and key variable in
 // place of the provider's.
-func choiceEnv(c ModelChoice, spec ModelSpec, getenv func(string) string) func(string) string {
+func choiceEnv(c ModelChoice, spec agent.ModelSpec, getenv func(string) string) func(string) string {
 	if c.BaseURL == "" && c.APIKeyEnv == "" {
 		return getenv
 	}
@@ -183,7 +184,7 @@ func (a *Agent) configOptions(id, level string) []acp.SessionConfigOption {
 		desc := e.choice.Description
 		if e.err != nil {
 			// Listed so the user sees it, with what to set.
-			desc = strings.TrimSpace(desc + " (unavailable: " + strings.TrimPrefix(e.err.Error(), ErrNoModel.Error()+": ") + ")")
+			desc = strings.TrimSpace(desc + " (unavailable: " + strings.TrimPrefix(e.err.Error(), agent.ErrNoModel.Error()+": ") + ")")
 		}
 		model.Select.Options.Options = append(model.Select.Options.Options, acp.SessionConfigSelectOption{
 			Value: acp.SessionConfigValueId(e.choice.Spec), Name: e.name(), Description: desc,
@@ -241,7 +242,7 @@ func modeOption(current policy.Mode) acp.SessionConfigOption {
 
 // sessionOptions is the complete config option list of s: mode, model,
 // and thought level when the model has levels.
-func (a *Agent) sessionOptions(s *Session) []acp.SessionConfigOption {
+func (a *Agent) sessionOptions(s *agent.Session) []acp.SessionConfigOption {
 	cur := s.CurrentModel()
 	return append([]acp.SessionConfigOption{modeOption(s.Mode())}, a.configOptions(cur.ID, cur.ReasoningEffort)...)
 }
@@ -249,14 +250,15 @@ func (a *Agent) sessionOptions(s *Session) []acp.SessionConfigOption {
 // setMode switches s to mode and tells the client (current_mode_update,
 // and the config options, whose mode option changed). It runs on the read
 // loop, so the updates are posted without waiting.
-func (a *Agent) setMode(s *Session, mode string) error {
+func (a *Agent) setMode(as *acpSession, mode string) error {
+	s := as.s
 	m, err := policy.ParseMode(mode)
 	if err != nil {
 		return fmt.Errorf("%w: modeId: %v", acp.ErrInvalidParams, err)
 	}
 	s.SetMode(m)
-	postACP(s, acp.SessionUpdate{CurrentModeUpdate: &acp.CurrentModeUpdate{CurrentModeID: acp.SessionModeId(m)}})
-	postACP(s, acp.SessionUpdate{ConfigOptionUpdate: &acp.ConfigOptionUpdate{ConfigOptions: a.sessionOptions(s)}})
+	as.post(acp.SessionUpdate{CurrentModeUpdate: &acp.CurrentModeUpdate{CurrentModeID: acp.SessionModeId(m)}})
+	as.post(acp.SessionUpdate{ConfigOptionUpdate: &acp.ConfigOptionUpdate{ConfigOptions: a.sessionOptions(s)}})
 	return nil
 }
 
@@ -266,7 +268,8 @@ var errUnknownConfigValue = errors.New("not one of the option's values")
 
 // setConfigOption applies one config change to s and returns the complete
 // option list. Nothing changes when it fails.
-func (a *Agent) setConfigOption(s *Session, req *acp.SetSessionConfigOptionRequest) ([]acp.SessionConfigOption, error) {
+func (a *Agent) setConfigOption(as *acpSession, req *acp.SetSessionConfigOptionRequest) ([]acp.SessionConfigOption, error) {
+	s := as.s
 	if req.Value.ValueID == nil {
 		return nil, fmt.Errorf("%w: value: option %q takes a value id, not a boolean", acp.ErrInvalidParams, req.ConfigID)
 	}
@@ -282,7 +285,7 @@ func (a *Agent) setConfigOption(s *Session, req *acp.SetSessionConfigOptionReque
 		}
 		// A new model starts at its own default level: levels differ
 		// between providers.
-		s.SetModel(SessionModel{ID: e.choice.Spec, Model: e.model, Name: e.spec.Model, Info: e.info, ReasoningEffort: e.level})
+		s.SetModel(agent.SessionModel{ID: e.choice.Spec, Model: e.model, Name: e.spec.Model, Info: e.info, ReasoningEffort: e.level})
 	case ConfigOptionMode:
 		m, err := policy.ParseMode(value)
 		if err != nil {
@@ -290,7 +293,7 @@ func (a *Agent) setConfigOption(s *Session, req *acp.SetSessionConfigOptionReque
 		}
 		s.SetMode(m)
 		// The answer carries the options; the mode itself is announced.
-		postACP(s, acp.SessionUpdate{CurrentModeUpdate: &acp.CurrentModeUpdate{CurrentModeID: acp.SessionModeId(m)}})
+		as.post(acp.SessionUpdate{CurrentModeUpdate: &acp.CurrentModeUpdate{CurrentModeID: acp.SessionModeId(m)}})
 	case ConfigOptionThoughtLevel:
 		cur := s.CurrentModel()
 		e, ok := a.modelByID(cur.ID)

@@ -1,4 +1,4 @@
-package agent_test
+package acpagent_test
 
 import (
 	"encoding/json"
@@ -15,7 +15,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acptest"
-	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/acpagent"
 	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/policy"
 )
@@ -34,7 +34,7 @@ func commandTurn(tag, line, cwd string) scriptTurn {
 
 // replayAgent starts an agent on a replay script made of turns plus a
 // closing "done" for every tool result.
-func replayAgent(t *testing.T, turns []scriptTurn, configure ...func(*agent.Config)) (*acptest.Client, string) {
+func replayAgent(t *testing.T, turns []scriptTurn, configure ...func(*acpagent.Config)) (*acptest.Client, string) {
 	t.Helper()
 	path := writeScript(t, turns)
 	c := client(t, nil, map[string]string{"MODEL": "replay/" + path}, configure...)
@@ -313,7 +313,7 @@ func TestRememberedApprovalsReloadExactlyAndOldFormatIsIgnored(t *testing.T) {
 	start := func() *acptest.Client {
 		store, err := persistence.OpenStore(storeDir)
 		require.NoError(t, err)
-		c := client(t, nil, map[string]string{"MODEL": "replay/" + path}, func(cfg *agent.Config) { cfg.Store = store })
+		c := client(t, nil, map[string]string{"MODEL": "replay/" + path}, func(cfg *acpagent.Config) { cfg.Store = store })
 		c.Initialize(nil)
 		return c
 	}
@@ -372,7 +372,7 @@ func TestForkStartsWithNothingRememberedAlsoAfterReload(t *testing.T) {
 	start := func() *acptest.Client {
 		store, err := persistence.OpenStore(storeDir)
 		require.NoError(t, err)
-		c := client(t, nil, map[string]string{"MODEL": "replay/" + path}, func(cfg *agent.Config) { cfg.Store = store })
+		c := client(t, nil, map[string]string{"MODEL": "replay/" + path}, func(cfg *acpagent.Config) { cfg.Store = store })
 		c.Initialize(nil)
 		return c
 	}
@@ -456,7 +456,7 @@ func TestDeniedCommandsRefuseTrampolinesInFullAccess(t *testing.T) {
 		turns = append(turns, commandTurn(fmt.Sprintf("[t%d]", i), line, ""))
 	}
 	turns = append(turns, commandTurn("[ok]", "cat victim", ""))
-	c, _ := replayAgent(t, turns, fullAccess, func(cfg *agent.Config) {
+	c, _ := replayAgent(t, turns, fullAccess, func(cfg *acpagent.Config) {
 		cfg.Workspace.Terminal.DeniedCommands = []string{"rm"}
 	})
 	sid := c.NewSession(dir)
@@ -490,7 +490,7 @@ func TestRunCommandAppliesConfiguredListsAndRuntimeCap(t *testing.T) {
 		commandTurn("[echo]", "echo hello", ""), commandTurn("[touch]", "touch made", ""),
 		commandTurn("[git]", "git --version", ""),
 		toolTurnMatch("[sleep]", map[string]any{"command": "sleep 30", "timeout_seconds": 60}),
-	}, fullAccess, func(cfg *agent.Config) {
+	}, fullAccess, func(cfg *acpagent.Config) {
 		cfg.Workspace.Terminal.AllowedCommands = []string{"echo", "sleep", "git --version"}
 		cfg.Workspace.Terminal.DeniedCommands = []string{"git"}
 		cfg.Workspace.Terminal.MaxRuntime = time.Second
@@ -544,7 +544,7 @@ func TestPermissionPolicyModesAtTheSessionLevel(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(string(tt.policy)+" "+tt.line, func(t *testing.T) {
 			dir := t.TempDir()
-			c, _ := replayAgent(t, []scriptTurn{commandTurn("[go]", tt.line, "")}, func(cfg *agent.Config) {
+			c, _ := replayAgent(t, []scriptTurn{commandTurn("[go]", tt.line, "")}, func(cfg *acpagent.Config) {
 				cfg.PermissionPolicy = tt.policy
 			})
 			sid := c.NewSession(dir)

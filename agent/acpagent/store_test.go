@@ -1,4 +1,4 @@
-package agent_test
+package acpagent_test
 
 import (
 	"encoding/json"
@@ -14,7 +14,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acptest"
-	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/acpagent"
 	"github.com/acp-agent/acp-agent/persistence"
 )
 
@@ -55,10 +55,10 @@ func newStoreEnv(t *testing.T) *storeEnv {
 }
 
 // start is one agent process on the shared store.
-func (e *storeEnv) start(caps *acp.ClientCapabilities, configure ...func(*agent.Config)) *acptest.Client {
+func (e *storeEnv) start(caps *acp.ClientCapabilities, configure ...func(*acpagent.Config)) *acptest.Client {
 	store, err := persistence.OpenStore(e.dir)
 	require.NoError(e.t, err)
-	c := client(e.t, e.model, nil, append([]func(*agent.Config){func(cfg *agent.Config) {
+	c := client(e.t, e.model, nil, append([]func(*acpagent.Config){func(cfg *acpagent.Config) {
 		cfg.Store = store
 		cfg.Mode = "accept-edits"
 	}}, configure...)...)
@@ -294,12 +294,12 @@ func TestCloseKeepsTheFileAndDeleteRemovesIt(t *testing.T) {
 func TestRememberedPermissionsSurviveARestart(t *testing.T) {
 	e := newStoreEnv(t)
 	cwd := t.TempDir()
-	c := e.start(nil, func(cfg *agent.Config) { cfg.Mode = "default" })
+	c := e.start(nil, func(cfg *acpagent.Config) { cfg.Mode = "default" })
 	sid := c.NewSession(cwd)
 	r := runPrompt(t, c, sid, "write please", answerPermission("allow_always"))
 	require.Len(t, r.requests, 1)
 	c.Stop()
-	c2 := e.start(nil, func(cfg *agent.Config) { cfg.Mode = "default" })
+	c2 := e.start(nil, func(cfg *acpagent.Config) { cfg.Mode = "default" })
 	resp, _ := loadSession(t, c2, acp.MethodSessionResume, sid, cwd)
 	acptest.MustResult(t, resp, nil)
 	r = runPrompt(t, c2, sid, "write again", answerPermission("reject_once"))

@@ -1,4 +1,4 @@
-package agent_test
+package acpagent_test
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acptest"
-	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/acpagent"
 	"github.com/acp-agent/acp-agent/persistence"
 )
 
@@ -84,7 +84,7 @@ func TestModelTitlesUseStructuredOutput(t *testing.T) {
 	})
 	store, err := persistence.OpenStore(t.TempDir())
 	require.NoError(t, err)
-	c := client(t, srv, nil, func(cfg *agent.Config) { cfg.ModelTitles, cfg.Store = true, store })
+	c := client(t, srv, nil, func(cfg *acpagent.Config) { cfg.ModelTitles, cfg.Store = true, store })
 	c.Initialize(nil)
 	sid := c.NewSession(t.TempDir())
 	resp, _ := c.Call(acp.MethodSessionPrompt, prompt(sid, acp.TextBlock("what's the weather like in paris today?")))

@@ -1,4 +1,4 @@
-package agent_test
+package acpagent_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acptest"
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/acpagent"
 	"github.com/acp-agent/acp-agent/agent/compact"
 	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/persistence"
@@ -135,7 +136,7 @@ func TestSeed003_DamagedHistoryLoadsAndContinues(t *testing.T) {
 	assert.Equal(t, "2 user messages so far", text)
 	body := e.model.request(t, len(e.model.requests)-1).Body
 	assert.Contains(t, fmt.Sprint(body["messages"]), "tool_call_id:c1", "the dangling call is answered")
-	assert.Contains(t, fmt.Sprint(body["messages"]), agent.InterruptedToolResult)
+	assert.Contains(t, fmt.Sprint(body["messages"]), acpagent.InterruptedToolResult)
 }
 
 // A long scripted session with large tool outputs stays within the window
@@ -172,7 +173,7 @@ func TestLongSessionStaysWithinTheWindow(t *testing.T) {
 	start := func() *acptest.Client {
 		store, err := persistence.OpenStore(dir)
 		require.NoError(t, err)
-		c := client(t, srv, nil, func(cfg *agent.Config) {
+		c := client(t, srv, nil, func(cfg *acpagent.Config) {
 			cfg.Store = store
 			cfg.OffloadThreshold = 30_000 // tokens: a few turns of 20 KB reads
 		})

@@ -1,4 +1,4 @@
-package agent_test
+package acpagent_test
 
 import (
 	"net/http"
@@ -9,19 +9,19 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acptest"
-	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/acpagent"
 	"github.com/acp-agent/acp-agent/persistence"
 )
 
 // startWithAgent is storeEnv.start that also hands back the agent, so a
 // test can use the Go facade (agent.Session) of a session the client made.
-func (e *storeEnv) startWithAgent() (*acptest.Client, *agent.Agent) {
+func (e *storeEnv) startWithAgent() (*acptest.Client, *acpagent.Agent) {
 	store, err := persistence.OpenStore(e.dir)
 	require.NoError(e.t, err)
 	transport := &http.Transport{}
 	e.t.Cleanup(transport.CloseIdleConnections)
 	env := map[string]string{"OPENAI_API_KEY": testKey, "OPENAI_BASE_URL": e.model.URL + "/v1"}
-	a := agent.New(agent.Config{
+	a := acpagent.New(acpagent.Config{
 		Model: "openai/test-model", Getenv: func(k string) string { return env[k] },
 		HTTPClient: &http.Client{Transport: transport}, Version: "test",
 		Store: store, Mode: "accept-edits",

@@ -1,4 +1,4 @@
-package agent
+package acpagent
 
 import (
 	"cmp"
@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/compact"
 	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/persistence"
@@ -28,8 +29,8 @@ var _ acp.SessionStore = (*Agent)(nil)
 // newSessionConfig is the configuration of a session of this agent in
 // cwd, talking to client: the default model, the workspace and the
 // agent-wide settings.
-func (a *Agent) newSessionConfig(id, cwd string, extra []string, client *acp.ClientConn) (SessionConfig, error) {
-	cfg := SessionConfig{ID: id, CWD: cwd, Model: a.model, ModelName: a.spec.Model, ModelID: a.def.choice.Spec,
+func (a *Agent) newSessionConfig(id, cwd string, extra []string, client *acp.ClientConn) (agent.SessionConfig, error) {
+	cfg := agent.SessionConfig{ID: id, CWD: cwd, Model: a.model, ModelName: a.spec.Model, ModelID: a.def.choice.Spec,
 		ReasoningEffort: a.def.level, Sink: acpSink{client}, Logger: a.log, Permissions: acpSink{client}, RequestID: acp.RequestID,
 		Mode: a.cfg.Mode, PermissionPolicy: a.cfg.PermissionPolicy,
 		Retry: a.cfg.Retry, ModelInfo: a.modelInfo, Telemetry: a.cfg.Telemetry,
@@ -57,7 +58,7 @@ func (a *Agent) newSessionConfig(id, cwd string, extra []string, client *acp.Cli
 		wcfg.ReadOnlyRoots = append(slices.Clone(wcfg.ReadOnlyRoots), dir)
 	}
 	if !a.cfg.NoBuiltinTools {
-		ws, err := NewWorkspace(cwd, extra, wcfg, caps, client, id)
+		ws, err := agent.NewWorkspace(cwd, extra, wcfg, caps, client, id)
 		if err != nil {
 			return cfg, fmt.Errorf("%w: cwd: cannot open the workspace: %v", acp.ErrInvalidParams, err)
 		}
@@ -68,35 +69,49 @@ func (a *Agent) newSessionConfig(id, cwd string, extra []string, client *acp.Cli
 
 // createFile creates a new session's file, with its starting mode and
 // model, so a restart finds them even when flags change.
-func (a *Agent) createFile(cfg *SessionConfig, extra []string, parent string) error {
+func (a *Agent) createFile(cfg *agent.SessionConfig, extra []string, parent string) (*journal, error) {
 	if a.store == nil {
-		return nil
+		return nil, nil
 	}
 	f, err := a.store.Create(persistence.Header{ID: cfg.ID, CWD: cfg.CWD, AdditionalDirectories: extra,
 		ParentSessionID: parent, Timestamp: time.Now()})
 	if err != nil {
-		return fmt.Errorf("%w: creating the session file: %v", acp.ErrInternal, err)
+		return nil, fmt.Errorf("%w: creating the session file: %v", acp.ErrInternal, err)
 	}
-	cfg.journal = newJournal(f, a.log, nil, nil)
-	cfg.journal.write(record{Type: recMode, Mode: cmp.Or(cfg.Mode, policy.ModeDefault)}, false)
-	cfg.journal.write(record{Type: recModel, Model: cfg.ModelID, ThoughtLevel: cfg.ReasoningEffort}, false)
-	if err := cfg.journal.Sync(); err != nil {
-		cfg.journal.close()
-		return fmt.Errorf("%w: %v", acp.ErrInternal, err)
+	j := newJournal(f, a.log, nil, nil)
+	j.SetMode(cmp.Or(cfg.Mode, policy.ModeDefault))
+	j.SetModel(cfg.ModelID, cfg.ReasoningEffort)
+	if err := j.Sync(); err != nil {
+		j.Close()
+		return nil, fmt.Errorf("%w: %v", acp.ErrInternal, err)
 	}
-	return nil
+	cfg.Journal = j
+	return j, nil
+}
+
+// newACPSession wraps a new or opened session for its connection.
+func (a *Agent) newACPSession(s *agent.Session, conn *acp.ClientConn, j *journal, extra []string) *acpSession {
+	return &acpSession{s: s, a: a, conn: conn, j: j, extra: extra, log: a.log.With("session", s.ID())}
+}
+
+// closeWorkspace closes the workspace of a session that could not be set
+// up.
+func closeWorkspace(w *agent.Workspace) {
+	if w != nil {
+		w.Close()
+	}
 }
 
 // loadedState is a session file read back.
 type loadedState struct {
-	entries    []Entry
+	entries    []agent.Entry
 	entryStart []int
 	mode       policy.Mode
 	model      string
 	level      string
 	levelSet   bool
-	perms      []*record
-	plan       *Plan
+	perms      []agent.RememberedDecision
+	plan       *agent.Plan
 }
 
 // decodeRecords decodes the records in parallel: on a long session,
@@ -125,7 +140,7 @@ func readRecords(recs []json.RawMessage) (loadedState, []error) {
 	var st loadedState
 	var errs []error
 	decoded, decodeErrs := decodeRecords(recs)
-	st.entries = make([]Entry, 0, len(recs))
+	st.entries = make([]agent.Entry, 0, len(recs))
 	for i := range decoded {
 		if decodeErrs[i] != nil {
 			errs = append(errs, decodeErrs[i])
@@ -141,7 +156,7 @@ func readRecords(recs []json.RawMessage) (loadedState, []error) {
 		case recModel:
 			st.model, st.level, st.levelSet = r.Model, r.ThoughtLevel, true
 		case recPermission:
-			st.perms = append(st.perms, r)
+			st.perms = append(st.perms, r.decision())
 		case recPlan:
 			st.plan = fromACPPlan(r.Plan)
 		case recClear:
@@ -163,26 +178,27 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadRequest, client *a
 	if a.store == nil {
 		return nil, nil, fmt.Errorf("%w: sessions are not stored", acp.ErrMethodNotFound)
 	}
-	s, err := a.openStored(req.SessionID, req.CWD, req.AdditionalDirectories, client)
+	as, err := a.openStored(req.SessionID, req.CWD, req.AdditionalDirectories, client)
 	if err != nil {
 		return nil, nil, err
 	}
+	s := as.s
 	if a.cfg.Telemetry != nil {
 		a.cfg.Telemetry.Emit(ctx, telemetry.EventSessionLoad, s.ID(), acp.RequestID(ctx), "cwd", s.CWD())
 	}
 	a.log.Info("session loaded", "session", s.ID(), "entries", s.Stats().TotalEntries, "replay", req.Replay)
-	a.connectMCP(ctx, s, req.MCPServers, client.Capabilities())
-	postACP(s, acp.SessionUpdate{AvailableCommandsUpdate: a.availableCommands()})
+	a.connectMCP(ctx, as, req.MCPServers, client.Capabilities())
+	as.post(acp.SessionUpdate{AvailableCommandsUpdate: a.availableCommands()})
 	loaded := &acp.LoadedSession{Modes: modeState(s.Mode()), ConfigOptions: a.sessionOptions(s)}
 	if req.Replay {
-		loaded.Replay = func(ctx context.Context) { s.replay(ctx) }
+		loaded.Replay = as.replay
 	}
-	return acpSession{s, a}, loaded, nil
+	return as, loaded, nil
 }
 
 // openStored opens a stored session for client: its file (locked), its
 // transcript, mode, model and remembered decisions.
-func (a *Agent) openStored(id, cwd string, extra []string, client *acp.ClientConn) (*Session, error) {
+func (a *Agent) openStored(id, cwd string, extra []string, client *acp.ClientConn) (*acpSession, error) {
 	f, loaded, err := a.store.Open(id)
 	switch {
 	case errors.Is(err, persistence.ErrInvalidID):
@@ -230,7 +246,7 @@ func (a *Agent) openStored(id, cwd string, extra []string, client *acp.ClientCon
 	// then finds nothing, so the file is not rewritten with new times.
 	recs := loaded.Records
 	repair := planLoadRepair(st.entries)
-	var appendLater []Entry
+	var appendLater []agent.Entry
 	switch {
 	case !repair.changed():
 	case repair.appendOnly():
@@ -252,44 +268,36 @@ func (a *Agent) openStored(id, cwd string, extra []string, client *acp.ClientCon
 	if loaded.Header.Title == "" {
 		early = recs
 	}
-	cfg.journal = newJournal(f, a.log, st.entryStart, early)
-	s := NewSession(cfg)
-	if err := s.installEntries(st.entries); err != nil {
+	j := newJournal(f, a.log, st.entryStart, early)
+	cfg.Journal = j
+	s := agent.NewSession(cfg)
+	if len(appendLater) > 0 {
+		a.log.Warn("answered the tool calls a stop left without results", "session", id, "calls", len(appendLater))
+	}
+	// A file damaged or a turn killed mid-tool must still load and go on:
+	// Restore also makes the history consistent for the model.
+	if err := s.Restore(agent.Restored{Entries: st.entries, Append: appendLater, Decisions: st.perms, Plan: st.plan}); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("%w: %v", acp.ErrInternal, err)
 	}
-	if len(appendLater) > 0 {
-		a.log.Warn("answered the tool calls a stop left without results", "session", id, "calls", len(appendLater))
-		for _, e := range appendLater {
-			s.appendEntry(e)
-		}
-	}
-	for _, r := range st.perms {
-		s.perms.restore(r)
-	}
-	// A file damaged or a turn killed mid-tool must still load and go on.
-	s.sanitizeHistory()
-	s.lastPlan = st.plan
-	a.track(s)
-	return s, nil
+	as := a.newACPSession(s, client, j, extra)
+	a.track(as)
+	return as, nil
 }
 
 // replay sends the conversation to the client as session/update, the way
 // it was shown: user and agent messages, thoughts, every tool call with its
 // final status and content, and the last plan.
-func (s *Session) replay(ctx context.Context) {
-	k, ok := s.cfg.Sink.(acpSink)
-	if !ok {
-		return
-	}
+func (as *acpSession) replay(ctx context.Context) {
+	s := as.s
 	send := func(u acp.SessionUpdate) {
-		if err := k.conn.Update(ctx, u); err != nil && ctx.Err() == nil {
-			s.log.Debug("replaying the history", "error", err)
+		if err := as.conn.Update(ctx, u); err != nil && ctx.Err() == nil {
+			as.log.Debug("replaying the history", "error", err)
 		}
 	}
 	for _, e := range s.Transcript() {
 		switch e.Kind {
-		case EntryUser:
+		case agent.EntryUser:
 			for _, p := range e.Content {
 				switch p.Type {
 				case llm.PartImage:
@@ -298,7 +306,7 @@ func (s *Session) replay(ctx context.Context) {
 					send(acp.UserMessageChunk(acp.TextBlock(p.Text)))
 				}
 			}
-		case EntryAssistant:
+		case agent.EntryAssistant:
 			id := uuid.NewString()
 			if e.Reasoning != "" {
 				send(acp.SessionUpdate{AgentThoughtChunk: &acp.ContentChunk{Content: acp.TextBlock(e.Reasoning), MessageID: acp.MessageId(id)}})
@@ -306,7 +314,7 @@ func (s *Session) replay(ctx context.Context) {
 			if e.Text != "" {
 				send(acp.SessionUpdate{AgentMessageChunk: &acp.ContentChunk{Content: acp.TextBlock(e.Text), MessageID: acp.MessageId(id)}})
 			}
-		case EntryToolOutput:
+		case agent.EntryToolOutput:
 			tc := &acp.ToolCall{ToolCallID: acp.ToolCallId(e.ToolCallID), Title: e.ToolName, Name: e.ToolName,
 				Kind: acp.ToolKindOther, Status: acp.ToolCallStatusCompleted}
 			if e.IsError {
@@ -321,10 +329,7 @@ func (s *Session) replay(ctx context.Context) {
 			send(acp.SessionUpdate{ToolCall: tc})
 		}
 	}
-	s.mu.Lock()
-	plan := s.lastPlan
-	s.mu.Unlock()
-	if plan != nil {
+	if plan := s.Plan(); plan != nil {
 		send(acp.SessionUpdate{Plan: toACPPlan(plan)})
 	}
 }
@@ -381,68 +386,57 @@ func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkRequest, source ac
 	if a.modelErr != nil {
 		return nil, nil, fmt.Errorf("%w: %v", acp.ErrAuthRequired, a.modelErr)
 	}
-	var src *Session
-	if as, ok := source.(acpSession); ok {
-		src = as.s
+	var src *acpSession
+	if as, ok := source.(*acpSession); ok {
+		src = as
 	} else if a.store != nil {
 		// Not open here: read it, fork it, let it go.
-		s, err := a.openStored(req.SourceID, "", nil, client)
+		as, err := a.openStored(req.SourceID, "", nil, client)
 		if err != nil {
 			return nil, nil, err
 		}
-		defer func() {
-			a.forget(s.ID())
-			s.Close()
-		}()
-		src = s
+		defer as.Close()
+		src = as
 	} else {
 		return nil, nil, fmt.Errorf("%w %q", acp.ErrSessionNotFound, req.SourceID)
 	}
 	id := uuid.NewString()
 	cwd, extra := req.CWD, req.AdditionalDirectories
 	if cwd == "" {
-		cwd = src.CWD()
+		cwd = src.s.CWD()
 	}
-	if extra == nil && src.cfg.Workspace != nil {
-		extra = src.cfg.Workspace.Roots()[1:]
+	if extra == nil {
+		extra = src.extra
 	}
 	cfg, err := a.newSessionConfig(id, cwd, extra, client)
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := ForkOptions{ID: id, FromUserEntryIndex: req.FromUserEntryIndex, Sink: acpSink{client}, Permissions: acpSink{client}, Workspace: cfg.Workspace}
-	unlockAppends := func() {}
-	if src.cfg.journal != nil && a.store != nil {
-		// A turn may be appending entries: the file copy and the memory
-		// copy hold the same entries, or a restart loses the difference.
-		src.appendMu.Lock()
-		unlockAppends = src.appendMu.Unlock
-		k := len(src.Transcript())
-		n := src.cfg.journal.prefixFor(k)
-		if i := req.FromUserEntryIndex; i != nil && *i >= 0 {
-			n = src.cfg.journal.prefixFor(*i)
+	opts := agent.ForkOptions{ID: id, FromUserEntryIndex: req.FromUserEntryIndex, Sink: acpSink{client}, Permissions: acpSink{client}, Workspace: cfg.Workspace}
+	var fj *journal
+	if src.j != nil && a.store != nil {
+		// Called with the source's appends held: the file copy holds the
+		// records of exactly the entries the fork keeps.
+		opts.Journal = func(kept int) (agent.Journal, error) {
+			h := src.j.f.Header()
+			h.ID, h.ParentSessionID, h.CWD, h.AdditionalDirectories, h.Timestamp = id, src.s.ID(), cwd, extra, time.Now()
+			f, err := a.store.Fork(src.j.f, h, src.j.prefixFor(kept))
+			if err != nil {
+				return nil, fmt.Errorf("%w: forking the session file: %v", acp.ErrInternal, err)
+			}
+			fj = newJournal(f, a.log, append([]int(nil), src.j.entryStartPrefix(kept)...), nil)
+			fj.copied = true
+			return fj, nil
 		}
-		opts.upTo = &k
-		h := src.cfg.journal.f.Header()
-		h.ID, h.ParentSessionID, h.CWD, h.AdditionalDirectories, h.Timestamp = id, src.ID(), cwd, extra, time.Now()
-		f, err := a.store.Fork(src.cfg.journal.f, h, n)
-		if err != nil {
-			unlockAppends()
-			cfg.Workspace.closeIfSet()
-			return nil, nil, fmt.Errorf("%w: forking the session file: %v", acp.ErrInternal, err)
-		}
-		opts.journal = newJournal(f, a.log, nil, nil)
-		opts.journal.copied = true
 	}
-	f, err := src.ForkWith(opts)
+	f, err := src.s.ForkWith(opts)
 	if err != nil {
-		unlockAppends()
-		cfg.Workspace.closeIfSet()
-		if opts.journal != nil {
-			opts.journal.close()
+		closeWorkspace(cfg.Workspace)
+		if fj != nil {
+			fj.Close()
 			a.store.Delete(id)
 		}
-		var bad *InvalidForkEntryIndexError
+		var bad *agent.InvalidForkEntryIndexError
 		if errors.As(err, &bad) {
 			return nil, nil, &acp.DataError{
 				Err:  fmt.Errorf("%w: fromUserEntryIndex: %v", acp.ErrInvalidParams, err),
@@ -451,27 +445,22 @@ func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkRequest, source ac
 		}
 		return nil, nil, err
 	}
-	if opts.journal != nil {
-		// The fork's file knows where each of its entries starts.
-		opts.journal.entryStart = append([]int(nil), src.cfg.journal.entryStartPrefix(len(f.Transcript()))...)
-	}
-	unlockAppends()
-	if opts.journal != nil {
+	if fj != nil {
 		// The copied records include the source's remembered decisions;
 		// the fork starts with nothing remembered, also after a reload,
 		// and in the mode it has now.
-		opts.journal.write(record{Type: recPermission, Scope: scopeForget}, false)
-		opts.journal.write(record{Type: recMode, Mode: f.Mode()}, false)
-		if err := opts.journal.Sync(); err != nil {
+		fj.Remember(agent.RememberedDecision{Scope: agent.ScopeForget})
+		fj.SetMode(f.Mode())
+		if err := fj.Sync(); err != nil {
 			a.log.Error("saving the fork", "session", id, "error", err)
 		}
 	}
 	// The fork's MCP tools are its own: those cloned from the source are
 	// bound to the source's connections, so the fork connects anew (to
 	// the servers it was given, else to the source's).
-	for _, d := range f.tools.Descriptors() {
-		if d.Source == ToolSourceMCP {
-			f.tools.UnregisterMCP(d.Name)
+	for _, d := range f.Tools().Descriptors() {
+		if d.Source == agent.ToolSourceMCP {
+			f.Tools().UnregisterMCP(d.Name)
 		}
 	}
 	servers := req.MCPServers
@@ -480,8 +469,9 @@ func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkRequest, source ac
 		servers = src.mcpServers
 		src.mu.Unlock()
 	}
-	a.connectMCP(ctx, f, servers, client.Capabilities())
-	a.track(f)
-	a.log.Info("session forked", "session", f.ID(), "from", src.ID())
-	return acpSession{f, a}, &acp.ForkSessionResponse{SessionID: acp.SessionId(f.ID()), Modes: modeState(f.Mode()), ConfigOptions: a.sessionOptions(f)}, nil
+	fs := a.newACPSession(f, client, fj, extra)
+	a.connectMCP(ctx, fs, servers, client.Capabilities())
+	a.track(fs)
+	a.log.Info("session forked", "session", f.ID(), "from", src.s.ID())
+	return fs, &acp.ForkSessionResponse{SessionID: acp.SessionId(f.ID()), Modes: modeState(f.Mode()), ConfigOptions: a.sessionOptions(f)}, nil
 }

@@ -1,4 +1,4 @@
-package agent_test
+package acpagent_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acptest"
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/acpagent"
 	"github.com/acp-agent/acp-agent/telemetry"
 )
 
@@ -72,7 +73,7 @@ func TestPromptRetryEmitsTelemetryRetryEvent(t *testing.T) {
 		}
 		sse(w, []string{textChunk("ok"), finishChunk("stop")}, true)
 	})
-	c := client(t, srv, nil, fastRetry(3), func(cfg *agent.Config) { cfg.Telemetry = telemetry.NewRecorder(mem) })
+	c := client(t, srv, nil, fastRetry(3), func(cfg *acpagent.Config) { cfg.Telemetry = telemetry.NewRecorder(mem) })
 	c.Initialize(nil)
 	sid := c.NewSession(t.TempDir())
 	resp, _ := c.Call(acp.MethodSessionPrompt, prompt(sid, acp.TextBlock("hi")))
@@ -95,10 +96,10 @@ func TestPromptRetryEmitsTelemetryRetryEvent(t *testing.T) {
 // rejects emits prompt_permission_denied naming the tool and the reason.
 func TestStoreAndPermissionTelemetryEvents(t *testing.T) {
 	mem := &telemetry.MemorySink{}
-	withTelemetry := func(cfg *agent.Config) { cfg.Telemetry = telemetry.NewRecorder(mem) }
+	withTelemetry := func(cfg *acpagent.Config) { cfg.Telemetry = telemetry.NewRecorder(mem) }
 	e := newStoreEnv(t)
 	cwd := t.TempDir()
-	c := e.start(nil, withTelemetry, func(cfg *agent.Config) { cfg.Mode = "default" })
+	c := e.start(nil, withTelemetry, func(cfg *acpagent.Config) { cfg.Mode = "default" })
 	sid := c.NewSession(cwd)
 	r := runPrompt(t, c, sid, "please write the file", answerPermission("reject_once"))
 	require.Len(t, r.requests, 1, "the write asked")

@@ -1,4 +1,4 @@
-package agent
+package acpagent
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/policy"
 )
 
@@ -15,36 +16,33 @@ type slashCommand struct {
 	name, description, hint string
 	// run handles the command with the rest of the line; what it returns
 	// is shown to the user as the agent's answer.
-	run func(ctx context.Context, a acpSession, args string) (string, error)
+	run func(ctx context.Context, a *acpSession, args string) (string, error)
 }
-
-// recClear is the record of /clear: load drops the entries before it.
-const recClear = "clear"
 
 func (a *Agent) slashCommands() []slashCommand {
 	cmds := []slashCommand{
 		{name: "clear", description: "Start a new, empty context in this session (the history stays on disk)",
-			run: func(ctx context.Context, as acpSession, _ string) (string, error) {
-				as.s.clearContext()
+			run: func(ctx context.Context, as *acpSession, _ string) (string, error) {
+				as.s.ClearContext()
 				return "Context cleared: the next prompt starts a new conversation.", nil
 			}},
 		{name: "model", description: "Show the models, or switch to one", hint: "model id (e.g. openai/gpt-4.1)",
-			run: func(ctx context.Context, as acpSession, args string) (string, error) {
-				return a.modelCommand(as.s, args)
+			run: func(ctx context.Context, as *acpSession, args string) (string, error) {
+				return a.modelCommand(as, args)
 			}},
 		{name: "mode", description: "Show the modes, or switch to one", hint: "read-only | default | accept-edits | full-access",
-			run: func(ctx context.Context, as acpSession, args string) (string, error) {
-				return a.modeCommand(as.s, args)
+			run: func(ctx context.Context, as *acpSession, args string) (string, error) {
+				return a.modeCommand(as, args)
 			}},
 		{name: "compact", description: "Summarise the older part of the conversation now, to free context",
-			run: func(ctx context.Context, as acpSession, _ string) (string, error) {
+			run: func(ctx context.Context, as *acpSession, _ string) (string, error) {
 				if err := as.s.Compact(ctx); err != nil {
 					return "", err
 				}
 				return "Compacted: older messages were replaced by a summary.", nil
 			}},
 		{name: "cost", description: "Show the session's token usage and cost",
-			run: func(ctx context.Context, as acpSession, _ string) (string, error) {
+			run: func(ctx context.Context, as *acpSession, _ string) (string, error) {
 				return as.s.CostReport(), nil
 			}},
 	}
@@ -84,21 +82,8 @@ func (a *Agent) parseSlash(blocks []acp.ContentBlock) (*slashCommand, string) {
 	return nil, ""
 }
 
-// clearContext empties the transcript; the file keeps the history and a
-// clear record, so a reload starts from the same empty context.
-func (s *Session) clearContext() {
-	s.mu.Lock()
-	s.tr = transcript{}
-	s.lastPlan = nil
-	s.mu.Unlock()
-	if s.cfg.journal != nil {
-		s.cfg.journal.write(record{Type: recClear}, false)
-		s.cfg.journal.clearEntries()
-	}
-}
-
-func (a *Agent) modelCommand(s *Session, args string) (string, error) {
-	cur := s.CurrentModel()
+func (a *Agent) modelCommand(as *acpSession, args string) (string, error) {
+	cur := as.s.CurrentModel()
 	if args == "" {
 		var b strings.Builder
 		b.WriteString("Models (switch with /model ID):\n")
@@ -119,15 +104,16 @@ func (a *Agent) modelCommand(s *Session, args string) (string, error) {
 		return b.String(), nil
 	}
 	v := acp.SessionConfigValueId(args)
-	opts, err := a.setConfigOption(s, &acp.SetSessionConfigOptionRequest{ConfigID: ConfigOptionModel, Value: acp.SessionConfigOptionValue{ValueID: &v}})
+	opts, err := a.setConfigOption(as, &acp.SetSessionConfigOptionRequest{ConfigID: ConfigOptionModel, Value: acp.SessionConfigOptionValue{ValueID: &v}})
 	if err != nil {
 		return "", err
 	}
-	postACP(s, acp.SessionUpdate{ConfigOptionUpdate: &acp.ConfigOptionUpdate{ConfigOptions: opts}})
+	as.post(acp.SessionUpdate{ConfigOptionUpdate: &acp.ConfigOptionUpdate{ConfigOptions: opts}})
 	return "Model: " + args, nil
 }
 
-func (a *Agent) modeCommand(s *Session, args string) (string, error) {
+func (a *Agent) modeCommand(as *acpSession, args string) (string, error) {
+	s := as.s
 	if args == "" {
 		var b strings.Builder
 		b.WriteString("Modes (switch with /mode ID):\n")
@@ -140,7 +126,7 @@ func (a *Agent) modeCommand(s *Session, args string) (string, error) {
 		}
 		return b.String(), nil
 	}
-	if err := a.setMode(s, args); err != nil {
+	if err := a.setMode(as, args); err != nil {
 		return "", err
 	}
 	return "Mode: " + args, nil
@@ -148,18 +134,18 @@ func (a *Agent) modeCommand(s *Session, args string) (string, error) {
 
 // runSlash queues a slash command in the prompt's place: it runs on the
 // session's worker, in order with prompts, and answers like a turn.
-func (as acpSession) runSlash(ctx context.Context, c *slashCommand, args string, finish func(*acp.PromptResponse, error)) error {
-	return as.s.Submit(ctx, nil, PromptOptions{
-		Behavior: FollowUp,
-		Run: func(ctx context.Context) (PromptResult, error) {
+func (as *acpSession) runSlash(ctx context.Context, c *slashCommand, args string, finish func(*acp.PromptResponse, error)) error {
+	return as.s.Submit(ctx, nil, agent.PromptOptions{
+		Behavior: agent.FollowUp,
+		Run: func(ctx context.Context) (agent.PromptResult, error) {
 			out, err := c.run(ctx, as, args)
 			if err != nil {
 				out = "/" + c.name + ": " + err.Error()
 			}
-			as.s.update(ctx, Update{Kind: UpdateMessage, Text: out})
-			return PromptResult{Text: out, StopReason: StopEndTurn}, nil
+			as.s.Emit(ctx, agent.Update{Kind: agent.UpdateMessage, Text: out})
+			return agent.PromptResult{Text: out, StopReason: agent.StopEndTurn}, nil
 		},
-		OnComplete: func(res PromptResult, err error) {
+		OnComplete: func(res agent.PromptResult, err error) {
 			if err != nil {
 				finish(&acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil)
 				return

@@ -1,44 +1,75 @@
-package agent
+package acpagent
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"sync"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/llm"
+	"github.com/acp-agent/acp-agent/agent/mcpclient"
 )
 
-// acpSession adapts a Session to acp.Session and serves the acp-agent
-// extension methods (docs/extensions.md).
+// acpSession adapts an agent.Session to acp.Session and serves the
+// acp-agent extension methods (docs/extensions.md). It holds what only
+// the adapter knows of a session: its connection, its journal, its
+// additional directories and its MCP connections.
 type acpSession struct {
-	s *Session
-	a *Agent
+	s     *agent.Session
+	a     *Agent
+	conn  *acp.ClientConn
+	j     *journal // nil when sessions are not stored
+	extra []string // the additional directories it was opened with
+	log   *slog.Logger
+
+	mu         sync.Mutex
+	mcp        *mcpclient.Manager
+	mcpServers []acp.McpServer
 }
 
 var (
-	_ acp.Session             = acpSession{}
-	_ acp.ExtensionSession    = acpSession{}
-	_ acp.ConfigurableSession = acpSession{}
-	_ acp.ModalSession        = acpSession{}
+	_ acp.Session             = (*acpSession)(nil)
+	_ acp.ExtensionSession    = (*acpSession)(nil)
+	_ acp.ConfigurableSession = (*acpSession)(nil)
+	_ acp.ModalSession        = (*acpSession)(nil)
 )
 
+// post queues an update only ACP has (commands, config options, the
+// current mode) on the session's connection without waiting, in order
+// with the session's own updates.
+func (a *acpSession) post(u acp.SessionUpdate) {
+	if err := a.conn.Post(u); err != nil {
+		a.log.Debug("sending update", "error", err)
+	}
+}
+
+// send sends an update only ACP has (a structured-output chunk with its
+// _meta) from the session's worker, in order with the session's updates.
+func (a *acpSession) send(ctx context.Context, u acp.SessionUpdate) {
+	if err := a.conn.Update(ctx, u); err != nil && ctx.Err() == nil {
+		a.log.Debug("sending update", "error", err)
+	}
+}
+
 // SetMode implements acp.ModalSession.
-func (a acpSession) SetMode(_ context.Context, mode acp.SessionModeId) error {
-	return a.a.setMode(a.s, string(mode))
+func (a *acpSession) SetMode(_ context.Context, mode acp.SessionModeId) error {
+	return a.a.setMode(a, string(mode))
 }
 
 // SetConfigOption implements acp.ConfigurableSession: the "model" and
 // "thought_level" options.
-func (a acpSession) SetConfigOption(_ context.Context, req *acp.SetSessionConfigOptionRequest) ([]acp.SessionConfigOption, error) {
-	return a.a.setConfigOption(a.s, req)
+func (a *acpSession) SetConfigOption(_ context.Context, req *acp.SetSessionConfigOptionRequest) ([]acp.SessionConfigOption, error) {
+	return a.a.setConfigOption(a, req)
 }
 
 // Prompt implements acp.Session: it queues the prompt and returns. A
 // prompt that arrives while the session is busy is queued as a follow-up
 // and answered when it has run.
-func (a acpSession) Prompt(ctx context.Context, req *acp.PromptRequest, finish func(*acp.PromptResponse, error)) error {
+func (a *acpSession) Prompt(ctx context.Context, req *acp.PromptRequest, finish func(*acp.PromptResponse, error)) error {
 	if c, args := a.a.parseSlash(req.Prompt); c != nil {
 		return a.runSlash(ctx, c, args, finish)
 	}
@@ -46,22 +77,22 @@ func (a acpSession) Prompt(ctx context.Context, req *acp.PromptRequest, finish f
 	if err != nil {
 		return fmt.Errorf("%w: %v", acp.ErrInvalidParams, err)
 	}
-	err = a.s.Submit(ctx, content, PromptOptions{
-		Behavior: FollowUp,
-		OnComplete: func(res PromptResult, err error) {
+	err = a.s.Submit(ctx, content, agent.PromptOptions{
+		Behavior: agent.FollowUp,
+		OnComplete: func(res agent.PromptResult, err error) {
 			switch {
 			case err == nil:
 				finish(&acp.PromptResponse{StopReason: acp.StopReason(res.StopReason), Usage: promptUsage(res.Usage)}, nil)
-			case errors.Is(err, ErrPromptTimedOut):
+			case errors.Is(err, agent.ErrPromptTimedOut):
 				finish(nil, fmt.Errorf("%w: %v", acp.ErrInternal, err))
-			case errors.Is(err, context.Canceled) || errors.Is(err, ErrSessionClosed):
+			case errors.Is(err, context.Canceled) || errors.Is(err, agent.ErrSessionClosed):
 				finish(&acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil)
 			default:
 				finish(nil, fmt.Errorf("%w: model %s: %v", acp.ErrInternal, a.s.CurrentModel().Name, err))
 			}
 		},
 	})
-	if errors.Is(err, ErrSessionClosed) {
+	if errors.Is(err, agent.ErrSessionClosed) {
 		return fmt.Errorf("%w: session %s is closed", acp.ErrResourceNotFound, a.s.ID())
 	}
 	return err
@@ -94,12 +125,15 @@ func promptUsage(u llm.Usage) *acp.Usage {
 
 // Cancel implements acp.Session: session/cancel stops the running turn
 // and fails what is queued.
-func (a acpSession) Cancel() { a.s.CancelActivePrompt() }
+func (a *acpSession) Cancel() { a.s.CancelActivePrompt() }
 
-// Close implements acp.Session.
-func (a acpSession) Close() error {
+// Close implements acp.Session: the session ends, then its MCP
+// connections.
+func (a *acpSession) Close() error {
 	a.a.forget(a.s.ID())
-	return a.s.Close()
+	err := a.s.Close()
+	a.closeMCP()
+	return err
 }
 
 // extParams are the params of the extension methods.
@@ -112,7 +146,7 @@ type extParams struct {
 }
 
 // Extension implements acp.ExtensionSession.
-func (a acpSession) Extension(ctx context.Context, method string, raw json.RawMessage) (any, error) {
+func (a *acpSession) Extension(ctx context.Context, method string, raw json.RawMessage) (any, error) {
 	if method == MethodExtStructured {
 		return a.structuredExtension(ctx, raw)
 	}
@@ -127,22 +161,22 @@ func (a acpSession) Extension(ctx context.Context, method string, raw json.RawMe
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", acp.ErrInvalidParams, err)
 		}
-		source := SourceFollowUp
+		source := agent.SourceFollowUp
 		if method == acp.MethodExtSessionSteer {
-			source = SourceSteer
+			source = agent.SourceSteer
 		}
-		if err := s.enqueueDetached(source, content); err != nil {
+		if err := s.Queue(source, content); err != nil {
 			return nil, err
 		}
 		return map[string]any{"pendingMessages": s.PendingMessageCount()}, nil
 	case acp.MethodExtSessionPending:
-		maxLength := DefaultPreviewLength
+		maxLength := agent.DefaultPreviewLength
 		if p.MaxLength != nil {
 			maxLength = *p.MaxLength
 		}
 		msgs := s.PendingMessages(maxLength, p.IncludeResolved)
 		if msgs == nil {
-			msgs = []PendingMessage{}
+			msgs = []agent.PendingMessage{}
 		}
 		return map[string]any{"messages": msgs, "count": s.PendingMessageCount()}, nil
 	case acp.MethodExtSessionStats:
@@ -157,13 +191,13 @@ func (a acpSession) Extension(ctx context.Context, method string, raw json.RawMe
 	case acp.MethodExtSessionEvents:
 		ev := s.Events()
 		if ev == nil {
-			ev = []Event{}
+			ev = []agent.Event{}
 		}
 		return map[string]any{"events": ev}, nil
 	case acp.MethodExtSessionForkable:
 		msgs := s.ForkableUserMessages()
 		if msgs == nil {
-			msgs = []ForkableMessage{}
+			msgs = []agent.ForkableMessage{}
 		}
 		return map[string]any{"messages": msgs}, nil
 	case acp.MethodExtSessionClearPending:

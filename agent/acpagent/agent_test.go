@@ -1,4 +1,4 @@
-package agent_test
+package acpagent_test
 
 import (
 	"encoding/json"
@@ -18,6 +18,7 @@ import (
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acptest"
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/acpagent"
 	"github.com/acp-agent/acp-agent/agent/pricing"
 )
 
@@ -96,7 +97,7 @@ const usageChunk = `{"id":"c1","object":"chat.completion.chunk","created":1,"mod
 
 // client starts an agent (model openai/test-model against srv) behind an
 // in-process ACP service.
-func client(t *testing.T, srv *openAIServer, env map[string]string, configure ...func(*agent.Config)) *acptest.Client {
+func client(t *testing.T, srv *openAIServer, env map[string]string, configure ...func(*acpagent.Config)) *acptest.Client {
 	t.Helper()
 	if env == nil {
 		env = map[string]string{"OPENAI_API_KEY": testKey}
@@ -110,7 +111,7 @@ func client(t *testing.T, srv *openAIServer, env map[string]string, configure ..
 	}
 	transport := &http.Transport{}
 	t.Cleanup(transport.CloseIdleConnections)
-	cfg := agent.Config{
+	cfg := acpagent.Config{
 		Model:      model,
 		Getenv:     func(k string) string { return env[k] },
 		HTTPClient: &http.Client{Transport: transport},
@@ -119,7 +120,7 @@ func client(t *testing.T, srv *openAIServer, env map[string]string, configure ..
 	for _, f := range configure {
 		f(&cfg)
 	}
-	a := agent.New(cfg)
+	a := acpagent.New(cfg)
 	c := acptest.Pipe(t, acp.NewAgentService(a, acp.Options{}))
 	c.AnnouncesCommands = true
 	return c

@@ -1,4 +1,4 @@
-package agent_test
+package acpagent_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acptest"
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/acpagent"
 	"github.com/acp-agent/acp-agent/agent/compact"
 	"github.com/acp-agent/acp-agent/agent/llm"
 )
@@ -137,7 +138,7 @@ func TestSanitizeRunsBeforeEachTurn(t *testing.T) {
 func TestNoOpResizeDoesNotRewriteTheFile(t *testing.T) {
 	e := newStoreEnv(t)
 	cwd := t.TempDir()
-	c := e.start(nil, func(cfg *agent.Config) { cfg.Resize = &compact.ResizePolicy{EveryNTurns: 1} })
+	c := e.start(nil, func(cfg *acpagent.Config) { cfg.Resize = &compact.ResizePolicy{EveryNTurns: 1} })
 	sid := c.NewSession(cwd)
 	say(t, c, sid, "one")
 	file := filepath.Join(e.dir, sid+".jsonl")

@@ -1,4 +1,4 @@
-package agent_test
+package acpagent_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acptest"
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/acpagent"
 )
 
 // Seed 003 "Stop Hook" as an ACP client sees it: the chunks of the turn
@@ -18,7 +19,7 @@ import (
 func TestSeed003_StopHookMessagesReachTheClientAndTheStoredTranscript(t *testing.T) {
 	e := newStoreEnv(t)
 	cwd := t.TempDir()
-	hooks := func(cfg *agent.Config) {
+	hooks := func(cfg *acpagent.Config) {
 		cfg.StopHooks = []agent.StopHook{
 			func(_ context.Context, in agent.StopHookInput) (string, error) { return "checked: " + in.Answer, nil },
 			func(context.Context, agent.StopHookInput) (string, error) { return "  ", nil },

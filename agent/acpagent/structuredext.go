@@ -1,0 +1,107 @@
+package acpagent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/structured"
+)
+
+// MethodExtStructured is the structured-output extension method: a prompt
+// answered with a JSON value matching a schema, streamed as it is parsed.
+const MethodExtStructured = acp.ExtPrefix + "structured"
+
+type structuredParams struct {
+	SessionID string             `json:"sessionId"`
+	Prompt    json.RawMessage    `json:"prompt"` // a string or ContentBlock[]
+	Output    json.RawMessage    `json:"output"` // a JSON Schema
+	blocks    []acp.ContentBlock // decoded Prompt
+}
+
+func (p *structuredParams) text() string {
+	var b strings.Builder
+	for _, c := range p.blocks {
+		if c.Text != nil {
+			if b.Len() > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString(c.Text.Text)
+		}
+	}
+	return b.String()
+}
+
+func decodeStructured(raw json.RawMessage) (*structuredParams, error) {
+	var p structuredParams
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, fmt.Errorf("%w: %v", acp.ErrInvalidParams, err)
+	}
+	var s string
+	switch {
+	case len(p.Prompt) == 0:
+		return nil, fmt.Errorf("%w: prompt: required", acp.ErrInvalidParams)
+	case json.Unmarshal(p.Prompt, &s) == nil:
+		p.blocks = []acp.ContentBlock{acp.TextBlock(s)}
+	default:
+		if err := json.Unmarshal(p.Prompt, &p.blocks); err != nil {
+			return nil, fmt.Errorf("%w: prompt: a string or an array of content blocks: %v", acp.ErrInvalidParams, err)
+		}
+	}
+	if strings.TrimSpace(p.text()) == "" {
+		return nil, fmt.Errorf("%w: prompt: no text", acp.ErrInvalidParams)
+	}
+	if len(p.Output) == 0 {
+		return nil, fmt.Errorf("%w: output: a JSON Schema is required", acp.ErrInvalidParams)
+	}
+	return &p, nil
+}
+
+// structuredChunkMeta is the _meta of a streamed structured value.
+type structuredChunkMeta struct {
+	Agent struct {
+		Path     string `json:"path"`
+		Complete bool   `json:"complete"`
+	} `json:"acp-agent"`
+}
+
+// structuredExtension serves MethodExtStructured on the session's worker,
+// in order with prompts.
+func (a *acpSession) structuredExtension(ctx context.Context, raw json.RawMessage) (any, error) {
+	p, err := decodeStructured(raw)
+	if err != nil {
+		return nil, err
+	}
+	node, err := structured.FromJSONSchema(p.Output)
+	if err != nil {
+		return nil, fmt.Errorf("%w: output: %v", acp.ErrInvalidParams, err)
+	}
+	var value any
+	messageID := uuid.NewString()
+	_, err = a.s.PromptContent(ctx, nil, agent.PromptOptions{Behavior: agent.FollowUp, Run: func(ctx context.Context) (agent.PromptResult, error) {
+		v, err := a.s.Structured(ctx, p.text(), node, func(e structured.Event) {
+			var meta structuredChunkMeta
+			meta.Agent.Path, meta.Agent.Complete = e.Path, e.Complete
+			m, _ := json.Marshal(meta)
+			data, _ := json.Marshal(e.Value)
+			a.send(ctx, acp.SessionUpdate{AgentMessageChunk: &acp.ContentChunk{
+				Content: acp.TextBlock(string(data)), MessageID: acp.MessageId(messageID), Meta: m}})
+		})
+		value = v
+		return agent.PromptResult{StopReason: agent.StopEndTurn}, err
+	}})
+	var ve *structured.ValidationError
+	switch {
+	case errors.As(err, &ve):
+		return nil, &acp.DataError{Err: fmt.Errorf("%w: the model's answer does not match the schema: %v", acp.ErrInternal, err), Data: ve.Problems}
+	case err != nil:
+		return nil, fmt.Errorf("%w: %v", acp.ErrInternal, err)
+	}
+	return map[string]any{"value": value}, nil
+}

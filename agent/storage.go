@@ -1,0 +1,128 @@
+package agent
+
+import (
+	"github.com/acp-agent/acp-agent/policy"
+)
+
+// Journal keeps a session durably (SessionConfig.Journal). The session
+// tells it every change a reload must restore, in the order they
+// happened; appends need not be durable until Sync, which the session
+// calls before a prompt's result is delivered. Implementations must be
+// safe for concurrent use: entries come from the session's worker, state
+// changes from whoever changes the state. The persistence glue of the
+// ACP adapter (agent/acpagent) implements it over package persistence.
+type Journal interface {
+	// AppendEntry records an entry appended to the transcript.
+	AppendEntry(e Entry)
+	// SetMode, SetModel, Remember and SetPlan record state changes.
+	SetMode(m policy.Mode)
+	SetModel(id, thoughtLevel string)
+	Remember(d RememberedDecision)
+	SetPlan(p Plan)
+	// Clear records that the transcript and plan were emptied (/clear).
+	Clear()
+	// SetTitle records the session's title: the first line of the first
+	// prompt, or (replace) the model's title taking its place.
+	SetTitle(title string, replace bool)
+	// Rewrite replaces everything stored with st and entries (after
+	// compaction or Resume).
+	Rewrite(st JournalState, entries []Entry)
+	// Sync makes everything recorded durable.
+	Sync() error
+	// Close releases the storage; the session calls it on Close.
+	Close() error
+}
+
+// JournalState is a session's state as a Journal restores it.
+type JournalState struct {
+	Mode         policy.Mode
+	Model        string
+	ThoughtLevel string
+	// Decisions are the remembered permission decisions, in order.
+	Decisions []RememberedDecision
+	Plan      *Plan
+}
+
+// RememberedDecision is one remembered answer to a permission request, as
+// it is stored: its scope ("edits", "tool" with Tool, "command-approvals"
+// with Command, Dir and the Approvals policy.CommandMemory made, "forget"
+// to forget everything remembered before it; "command" is the old
+// command format) and the decision ("allow" or "reject").
+type RememberedDecision struct {
+	Scope     string
+	Tool      string
+	Command   *policy.CommandLine
+	Dir       string
+	Approvals []policy.Approval
+	Decision  string
+}
+
+// The scopes of RememberedDecision.
+const (
+	ScopeEdits = "edits"
+	ScopeTool  = "tool"
+	// ScopeCommandApprovals holds the approvals policy.CommandMemory
+	// stored, kept as they are.
+	ScopeCommandApprovals = "command-approvals"
+	// ScopeForget forgets everything remembered before it: a fork's file
+	// starts with a copy of its source's records, and the fork starts
+	// with nothing remembered.
+	ScopeForget = "forget"
+	// ScopeCommand is the old command format, whose keys covered a
+	// program and its first operand anywhere: its allows are ignored on
+	// load (a reload must never widen an approval), its rejects still
+	// reject.
+	ScopeCommand = "command"
+)
+
+// Restored is what a session opened from storage gets back (Restore).
+type Restored struct {
+	// Entries are installed as they are (they are stored already).
+	Entries []Entry
+	// Append are entries to add after them and record (the results a
+	// load repair gives to calls a stop left unanswered).
+	Append []Entry
+	// Decisions are the remembered decisions, in order.
+	Decisions []RememberedDecision
+	Plan      *Plan
+}
+
+// Restore gives a session opened from storage its transcript, remembered
+// decisions and plan, and makes its history consistent for the model
+// (a damaged file or a turn killed mid-tool still loads and goes on). It
+// fails while a turn runs.
+func (s *Session) Restore(r Restored) error {
+	if err := s.installEntries(r.Entries); err != nil {
+		return err
+	}
+	for _, e := range r.Append {
+		s.appendEntry(e)
+	}
+	for _, d := range r.Decisions {
+		s.perms.restore(d)
+	}
+	s.sanitizeHistory()
+	s.mu.Lock()
+	s.lastPlan = r.Plan
+	s.mu.Unlock()
+	return nil
+}
+
+// ClearContext empties the transcript and the plan (/clear); the journal
+// records it, so a reload starts from the same empty context.
+func (s *Session) ClearContext() {
+	s.mu.Lock()
+	s.tr = transcript{}
+	s.lastPlan = nil
+	s.mu.Unlock()
+	if j := s.cfg.Journal; j != nil {
+		j.Clear()
+	}
+}
+
+// Plan returns the plan the client was last sent (nil: none).
+func (s *Session) Plan() *Plan {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastPlan
+}
