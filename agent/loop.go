@@ -305,7 +305,7 @@ func (s *Session) systemPrompt() string {
 	var b strings.Builder
 	b.WriteString("You are acp-agent, a coding assistant working inside the user's code editor through the Agent Client Protocol.\n")
 	if w := s.cfg.Workspace; w != nil {
-		b.WriteString(w.describe(s.perms.Mode()))
+		b.WriteString(w.Describe(s.perms.Mode()))
 		b.WriteString("\n\nTools:\n")
 		for _, t := range s.tools.specs(s.toolAllowed) {
 			fmt.Fprintf(&b, "- %s: %s\n", t.name, t.short)
@@ -444,9 +444,9 @@ func ToolProgress(ctx context.Context, content []ToolContent) {
 	tc.s.update(ctx, Update{Kind: UpdateToolCallProgress, ToolCall: &ToolCallUpdate{ID: tc.id, Content: content}})
 }
 
-// runningMode is the mode of the session running the tool call ctx
-// belongs to ("" outside one).
-func runningMode(ctx context.Context) policy.Mode {
+// RunningMode is the mode of the session running the tool call ctx
+// belongs to ("" outside one), for a tool's Run.
+func RunningMode(ctx context.Context) policy.Mode {
 	if tc, ok := ctx.Value(toolCallKey{}).(runningToolCall); ok {
 		return tc.s.Mode()
 	}

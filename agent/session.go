@@ -67,7 +67,7 @@ type SessionConfig struct {
 	// Workspace, if set, gives the session the built-in coding tools
 	// (BuiltinTools) and a system prompt that describes it; the session
 	// closes it on Close.
-	Workspace *Workspace
+	Workspace Workspace
 	// Mode is the session mode (what tool calls may do without asking);
 	// empty means policy.ModeDefault.
 	Mode policy.Mode
@@ -234,7 +234,7 @@ func NewSession(cfg SessionConfig) *Session {
 	s.cfg = cfg
 	s.perms = &permissions{mode: cfg.Mode}
 	if cfg.Workspace != nil {
-		for _, t := range BuiltinTools(cfg.Workspace) {
+		for _, t := range cfg.Workspace.Tools() {
 			// A fork's cloned registry holds the source's built-ins,
 			// bound to the source's workspace: replace them.
 			s.tools.Unregister(t.Name)
@@ -861,7 +861,7 @@ type ForkOptions struct {
 	// Permissions of the new session (nil: nobody to ask).
 	Permissions PermissionRequester
 	// Workspace of the new session (nil: the fork has no built-in tools).
-	Workspace *Workspace
+	Workspace Workspace
 	// Journal, if set, makes the fork's journal: it is called with the
 	// source's appends held and the number of entries the fork keeps (its
 	// first ones), so the journal can copy exactly the records of those.
@@ -916,9 +916,11 @@ func (s *Session) ForkWith(opts ForkOptions) (*Session, error) {
 	cfg.ModelID, cfg.Model, cfg.ModelName, cfg.ModelInfo, cfg.ReasoningEffort = model.ID, model.Model, model.Name, model.Info, model.ReasoningEffort
 	cfg.ID, cfg.Sink, cfg.Tools, cfg.OnDelete = opts.ID, opts.Sink, s.tools.Clone(), nil
 	cfg.Permissions, cfg.Workspace = opts.Permissions, opts.Workspace
-	if opts.Workspace == nil {
-		for _, name := range builtinToolNames {
-			cfg.Tools.Unregister(name)
+	if opts.Workspace == nil && s.cfg.Workspace != nil {
+		// The cloned registry holds the source's built-ins, bound to the
+		// source's workspace.
+		for _, t := range s.cfg.Workspace.Tools() {
+			cfg.Tools.Unregister(t.Name)
 		}
 	}
 	cfg.Journal = journal

@@ -14,6 +14,25 @@ import (
 	"github.com/acp-agent/acp-agent/policy"
 )
 
+// Workspace is the environment a session's built-in tools work in
+// (package agent/tools has one). The session registers its tools,
+// describes it in the system prompt, asks it how commands are confined,
+// and closes it on Close.
+type Workspace interface {
+	// Tools are the tools working in it.
+	Tools() []Tool
+	// Describe is the system prompt's paragraph about it in mode.
+	Describe(mode policy.Mode) string
+	// SandboxMissing says why its commands cannot be confined although a
+	// sandbox was asked for ("" when they are, or none was asked for):
+	// every command then asks, and the session says so once.
+	SandboxMissing() string
+	// SandboxAutoApproves reports whether confined commands run without
+	// asking in mode (the sandbox is the boundary, not the user).
+	SandboxAutoApproves(mode policy.Mode) bool
+	Close() error
+}
+
 // ToolSource says where a tool comes from.
 type ToolSource string
 

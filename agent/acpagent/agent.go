@@ -18,6 +18,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/agent/mcpclient"
 	"github.com/acp-agent/acp-agent/agent/pricing"
+	"github.com/acp-agent/acp-agent/agent/tools"
 	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/telemetry"
@@ -55,7 +56,7 @@ type Config struct {
 	// PromptTimeout bounds each prompt's turn; 0 means no limit.
 	PromptTimeout time.Duration
 	// Workspace are the rules of the built-in tools (paths, commands).
-	Workspace agent.WorkspaceConfig
+	Workspace tools.WorkspaceConfig
 	// Mode is the mode sessions start in; empty means policy.ModeDefault.
 	Mode policy.Mode
 	// PermissionPolicy decides calls the mode says to ask about: ask the

@@ -19,6 +19,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/compact"
 	"github.com/acp-agent/acp-agent/agent/llm"
+	"github.com/acp-agent/acp-agent/agent/tools"
 	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/telemetry"
@@ -58,7 +59,7 @@ func (a *Agent) newSessionConfig(id, cwd string, extra []string, client *acp.Cli
 		wcfg.ReadOnlyRoots = append(slices.Clone(wcfg.ReadOnlyRoots), dir)
 	}
 	if !a.cfg.NoBuiltinTools {
-		ws, err := agent.NewWorkspace(cwd, extra, wcfg, caps, client, id)
+		ws, err := tools.NewWorkspace(cwd, extra, wcfg, editorOf(client, id))
 		if err != nil {
 			return cfg, fmt.Errorf("%w: cwd: cannot open the workspace: %v", acp.ErrInvalidParams, err)
 		}
@@ -96,7 +97,7 @@ func (a *Agent) newACPSession(s *agent.Session, conn *acp.ClientConn, j *journal
 
 // closeWorkspace closes the workspace of a session that could not be set
 // up.
-func closeWorkspace(w *agent.Workspace) {
+func closeWorkspace(w agent.Workspace) {
 	if w != nil {
 		w.Close()
 	}

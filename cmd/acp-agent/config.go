@@ -14,6 +14,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/acpagent"
+	"github.com/acp-agent/acp-agent/agent/tools"
 	"github.com/acp-agent/acp-agent/policy"
 )
 
@@ -225,8 +226,8 @@ func describeJSON(data []byte, err error) error {
 }
 
 // workspace is the built-in tools' rules from the file.
-func (c *fileConfig) workspace() agent.WorkspaceConfig {
-	return agent.WorkspaceConfig{
+func (c *fileConfig) workspace() tools.WorkspaceConfig {
+	return tools.WorkspaceConfig{
 		ReadOnlyRoots: c.ReadOnlyRoots, DeniedPathPrefixes: c.DeniedPathPrefixes,
 		Terminal:       policy.Terminal{AllowedCommands: c.AllowedCommands, DeniedCommands: c.DeniedCommands, MaxRuntime: c.maxCommandRuntime},
 		CommandTimeout: c.commandTimeout,

@@ -25,6 +25,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/agent/pricing"
 	agentsettings "github.com/acp-agent/acp-agent/agent/settings"
+	"github.com/acp-agent/acp-agent/agent/tools"
 	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/telemetry"
@@ -112,7 +113,7 @@ type settings struct {
 	promptTimeout time.Duration
 	mode          policy.Mode
 	permission    policy.PolicyMode
-	workspace     agent.WorkspaceConfig
+	workspace     tools.WorkspaceConfig
 	sessionDir    string
 	modelTitles   bool
 	// layers are the resolved settings, nearest layer first.

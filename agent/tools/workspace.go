@@ -1,4 +1,4 @@
-package agent
+package tools
 
 import (
 	"context"
@@ -9,22 +9,34 @@ import (
 	"strings"
 	"time"
 
-	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/runtime"
 )
 
-// textFiles reads and writes text files: the editor's fs/* methods, or the
-// local confined filesystem.
-type textFiles interface {
+// TextFiles reads and writes text files: the editor's, or the local
+// confined filesystem.
+type TextFiles interface {
 	ReadTextFile(ctx context.Context, path string, line, limit int) (string, error)
 	WriteTextFile(ctx context.Context, path, content string) error
 }
 
-// commandRunner runs a command to its end: in the editor's terminal, or
+// CommandRunner runs a command to its end: in the editor's terminal, or
 // locally.
-type commandRunner interface {
+type CommandRunner interface {
 	Run(ctx context.Context, spec runtime.CommandSpec, started func(terminalID string)) (runtime.CommandResult, error)
+}
+
+// Editor is what the client offers the tools: its file reads and writes
+// and its terminal. The protocol adapter builds it from what the client
+// advertised; nil members work locally.
+type Editor struct {
+	// Reads and Writes, if set, give the editor's file access for a
+	// workspace whose confined local filesystem is local (the editor's
+	// runtime checks every path with it before the editor sees it).
+	Reads, Writes func(local *runtime.LocalFS) TextFiles
+	// Terminal runs commands in the editor's terminal.
+	Terminal CommandRunner
 }
 
 // WorkspaceConfig are the rules of the built-in tools' workspace.
@@ -70,8 +82,8 @@ type Workspace struct {
 	cfg   WorkspaceConfig
 	roots []string // cwd first
 	local *runtime.LocalFS
-	files textFiles // editor or local
-	term  commandRunner
+	files TextFiles // editor or local
+	term  CommandRunner
 	// escapeTerm runs the escalations the user allowed, unconfined (nil
 	// without a sandbox).
 	escapeTerm *runtime.LocalTerminal
@@ -85,10 +97,9 @@ type Workspace struct {
 }
 
 // NewWorkspace opens the workspace of a session in cwd (plus extra
-// roots). Methods the client advertised in caps are used through caller
-// (fs/read_text_file, fs/write_text_file, terminal/*); everything else is
-// local. Paths are checked against the workspace rules before any of them.
-func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, caps acp.ClientCapabilities, caller runtime.Caller, sessionID string) (*Workspace, error) {
+// roots). What editor offers is used; everything else is local. Paths are
+// checked against the workspace rules before any of them.
+func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, editor Editor) (*Workspace, error) {
 	roots := append([]string{cwd}, extra...)
 	for _, r := range roots {
 		if !filepath.IsAbs(r) {
@@ -113,12 +124,12 @@ func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, caps acp.Clie
 		cfg.PATH = policy.DefaultPath
 	}
 	w := &Workspace{cfg: cfg, roots: roots, local: local, files: local}
-	if caller != nil && (caps.FS.ReadTextFile || caps.FS.WriteTextFile) {
-		w.files = &splitFiles{read: pick(caps.FS.ReadTextFile, caller, sessionID, local), write: pick(caps.FS.WriteTextFile, caller, sessionID, local)}
-		w.readsViaEditor, w.writesViaEditor = caps.FS.ReadTextFile, caps.FS.WriteTextFile
+	if editor.Reads != nil || editor.Writes != nil {
+		w.files = &splitFiles{read: pick(editor.Reads, local), write: pick(editor.Writes, local)}
+		w.readsViaEditor, w.writesViaEditor = editor.Reads != nil, editor.Writes != nil
 	}
-	if caller != nil && caps.Terminal {
-		w.term, w.termViaEditor = runtime.NewClientTerminal(caller, sessionID), true
+	if editor.Terminal != nil {
+		w.term, w.termViaEditor = editor.Terminal, true
 	} else {
 		opts := runtime.TerminalOptions{}
 		if sb := cfg.Sandbox; sb != nil {
@@ -164,16 +175,16 @@ func writableRoots(roots, readOnly []string) []string {
 // Sandboxed reports whether the workspace's local commands are confined.
 func (w *Workspace) Sandboxed() bool { return w.localTerm != nil && w.cfg.Sandbox != nil }
 
-func pick(viaEditor bool, caller runtime.Caller, sessionID string, local *runtime.LocalFS) textFiles {
-	if viaEditor {
-		return runtime.NewClientFS(caller, sessionID, local)
+func pick(editor func(*runtime.LocalFS) TextFiles, local *runtime.LocalFS) TextFiles {
+	if editor != nil {
+		return editor(local)
 	}
 	return local
 }
 
 // splitFiles reads and writes through different runtimes (a client that
 // offers only one of the two fs methods).
-type splitFiles struct{ read, write textFiles }
+type splitFiles struct{ read, write TextFiles }
 
 func (f *splitFiles) ReadTextFile(ctx context.Context, path string, line, limit int) (string, error) {
 	return f.read.ReadTextFile(ctx, path, line, limit)
@@ -197,13 +208,6 @@ func (w *Workspace) Close() error {
 	}
 	errs = append(errs, w.local.Close())
 	return errors.Join(errs...)
-}
-
-// closeIfSet closes w if there is one (a failed session set-up).
-func (w *Workspace) closeIfSet() {
-	if w != nil {
-		w.Close()
-	}
 }
 
 // Roots returns the workspace roots, the session's cwd first.
@@ -236,8 +240,31 @@ func (w *Workspace) display(path string) string {
 	return path
 }
 
-// describe is the part of the system prompt about the workspace.
-func (w *Workspace) describe(mode policy.Mode) string {
+// The agent.Workspace of the built-in tools.
+var _ agent.Workspace = (*Workspace)(nil)
+
+// Tools implements agent.Workspace: BuiltinTools.
+func (w *Workspace) Tools() []agent.Tool { return BuiltinTools(w) }
+
+// SandboxMissing implements agent.Workspace: the configured reason, for
+// local commands only (the editor's terminal is the editor's).
+func (w *Workspace) SandboxMissing() string {
+	if w.termViaEditor {
+		return ""
+	}
+	return w.cfg.SandboxUnavailable
+}
+
+// SandboxAutoApproves implements agent.Workspace: the local commands are
+// confined, the user set sandbox.autoApprove, and the mode is not
+// read-only (which refuses commands before this is asked).
+func (w *Workspace) SandboxAutoApproves(mode policy.Mode) bool {
+	return w.Sandboxed() && w.cfg.SandboxAutoApprove && mode != policy.ModeReadOnly
+}
+
+// Describe implements agent.Workspace: the part of the system prompt
+// about the workspace.
+func (w *Workspace) Describe(mode policy.Mode) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "The workspace root (current directory) is %s.", w.roots[0])
 	if len(w.roots) > 1 {

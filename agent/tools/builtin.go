@@ -1,4 +1,4 @@
-package agent
+package tools
 
 import (
 	"cmp"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/runtime"
 )
@@ -37,8 +38,8 @@ const (
 // BuiltinTools returns the coding tools working in w: reading, writing and
 // editing files, listing, finding and searching, running commands, and
 // keeping the plan.
-func BuiltinTools(w *Workspace) []Tool {
-	return []Tool{
+func BuiltinTools(w *Workspace) []agent.Tool {
+	return []agent.Tool{
 		w.readFileTool(), w.writeFileTool(), w.editFileTool(), w.listDirectoryTool(),
 		w.globTool(), w.grepTool(), w.runCommandTool(), updatePlanTool(),
 	}
@@ -54,21 +55,21 @@ func decode[T any](args json.RawMessage) (T, error) {
 }
 
 // describeWith and runWith decode the (schema-checked) arguments for f.
-func describeWith[T any](f func(T) (ToolCallInfo, error)) DescribeFunc {
-	return func(args json.RawMessage) (ToolCallInfo, error) {
+func describeWith[T any](f func(T) (agent.ToolCallInfo, error)) agent.DescribeFunc {
+	return func(args json.RawMessage) (agent.ToolCallInfo, error) {
 		a, err := decode[T](args)
 		if err != nil {
-			return ToolCallInfo{}, err
+			return agent.ToolCallInfo{}, err
 		}
 		return f(a)
 	}
 }
 
-func runWith[T any](f func(context.Context, T) (ToolResult, error)) ToolFunc {
-	return func(ctx context.Context, args json.RawMessage) (ToolResult, error) {
+func runWith[T any](f func(context.Context, T) (agent.ToolResult, error)) agent.ToolFunc {
+	return func(ctx context.Context, args json.RawMessage) (agent.ToolResult, error) {
 		a, err := decode[T](args)
 		if err != nil {
-			return ToolResult{}, err
+			return agent.ToolResult{}, err
 		}
 		return f(ctx, a)
 	}
@@ -76,21 +77,21 @@ func runWith[T any](f func(context.Context, T) (ToolResult, error)) ToolFunc {
 
 // pathCall describes a call on one path, checked for access: reads are
 // ActionRead, writes ActionEdit.
-func (w *Workspace) pathCall(path string, kind ToolKind, title string, line int, access policy.Access) (ToolCallInfo, error) {
+func (w *Workspace) pathCall(path string, kind agent.ToolKind, title string, line int, access policy.Access) (agent.ToolCallInfo, error) {
 	action := policy.ActionRead
 	if access == policy.AccessWrite {
 		action = policy.ActionEdit
 	}
-	return ToolCallInfo{Kind: kind, Title: title, Locations: location(path, line), Action: action}, w.check(path, access)
+	return agent.ToolCallInfo{Kind: kind, Title: title, Locations: location(path, line), Action: action}, w.check(path, access)
 }
 
-func location(path string, line int) []Location {
-	l := Location{Path: path}
+func location(path string, line int) []agent.Location {
+	l := agent.Location{Path: path}
 	if line > 0 {
 		n := uint32(line)
 		l.Line = &n
 	}
-	return []Location{l}
+	return []agent.Location{l}
 }
 
 type readArgs struct {
@@ -99,8 +100,8 @@ type readArgs struct {
 	Limit int    `json:"limit"`
 }
 
-func (w *Workspace) readFileTool() Tool {
-	return Tool{
+func (w *Workspace) readFileTool() agent.Tool {
+	return agent.Tool{
 		Name: ToolReadFile,
 		Description: "Read a text file. Returns its content; with line (1-based) and/or limit (a number of lines), only that window. " +
 			"Reads the editor's buffer when the file is open there. Use it before editing a file.",
@@ -110,7 +111,7 @@ func (w *Workspace) readFileTool() Tool {
 			"line":{"type":"integer","minimum":1,"description":"first line to read (1-based)"},
 			"limit":{"type":"integer","minimum":1,"description":"number of lines to read"}},
 			"required":["path"],"additionalProperties":false}`),
-		Describe: describeWith(func(a readArgs) (ToolCallInfo, error) {
+		Describe: describeWith(func(a readArgs) (agent.ToolCallInfo, error) {
 			path := w.abs(a.Path)
 			title := "Read " + w.display(path)
 			switch {
@@ -121,17 +122,17 @@ func (w *Workspace) readFileTool() Tool {
 			case a.Limit > 0:
 				title += fmt.Sprintf(" (first %d lines)", a.Limit)
 			}
-			return w.pathCall(path, ToolKindRead, title, a.Line, policy.AccessRead)
+			return w.pathCall(path, agent.ToolKindRead, title, a.Line, policy.AccessRead)
 		}),
-		Run: runWith(func(ctx context.Context, a readArgs) (ToolResult, error) {
+		Run: runWith(func(ctx context.Context, a readArgs) (agent.ToolResult, error) {
 			text, err := w.files.ReadTextFile(ctx, w.abs(a.Path), a.Line, a.Limit)
 			if err != nil {
-				return ToolResult{}, err
+				return agent.ToolResult{}, err
 			}
 			if text == "" {
 				text = "(empty)"
 			}
-			return ToolResult{Text: text}, nil
+			return agent.ToolResult{Text: text}, nil
 		}),
 	}
 }
@@ -155,8 +156,8 @@ type writeArgs struct {
 	Content string `json:"content"`
 }
 
-func (w *Workspace) writeFileTool() Tool {
-	return Tool{
+func (w *Workspace) writeFileTool() agent.Tool {
+	return agent.Tool{
 		Name:             ToolWriteFile,
 		Description:      "Create a file, or replace a whole file, with content. Parent directories are created. Prefer edit_file for changes to an existing file.",
 		ShortDescription: "Create or overwrite a file",
@@ -164,27 +165,27 @@ func (w *Workspace) writeFileTool() Tool {
 			"path":{"type":"string","description":"absolute path, or relative to the workspace root"},
 			"content":{"type":"string","description":"the complete new content"}},
 			"required":["path","content"],"additionalProperties":false}`),
-		Describe: describeWith(func(a writeArgs) (ToolCallInfo, error) {
+		Describe: describeWith(func(a writeArgs) (agent.ToolCallInfo, error) {
 			path := w.abs(a.Path)
-			return w.pathCall(path, ToolKindEdit, "Write "+w.display(path), 0, policy.AccessWrite)
+			return w.pathCall(path, agent.ToolKindEdit, "Write "+w.display(path), 0, policy.AccessWrite)
 		}),
-		Run: runWith(func(ctx context.Context, a writeArgs) (ToolResult, error) {
+		Run: runWith(func(ctx context.Context, a writeArgs) (agent.ToolResult, error) {
 			path := w.abs(a.Path)
 			old, exists, err := w.current(ctx, path)
 			if err != nil {
-				return ToolResult{}, err
+				return agent.ToolResult{}, err
 			}
 			if err := w.files.WriteTextFile(ctx, path, a.Content); err != nil {
-				return ToolResult{}, err
+				return agent.ToolResult{}, err
 			}
-			diff := &Diff{Path: path, NewText: a.Content}
+			diff := &agent.Diff{Path: path, NewText: a.Content}
 			verb := "Created"
 			if exists {
 				diff.OldText, verb = &old, "Replaced"
 			}
-			return ToolResult{
+			return agent.ToolResult{
 				Text:    fmt.Sprintf("%s %s (%d bytes).", verb, path, len(a.Content)),
-				Content: []ToolContent{{Diff: diff}},
+				Content: []agent.ToolContent{{Diff: diff}},
 			}, nil
 		}),
 	}
@@ -197,8 +198,8 @@ type editArgs struct {
 	ReplaceAll bool   `json:"replace_all"`
 }
 
-func (w *Workspace) editFileTool() Tool {
-	return Tool{
+func (w *Workspace) editFileTool() agent.Tool {
+	return agent.Tool{
 		Name: ToolEditFile,
 		Description: "Edit a file by exact string replacement: old_string must occur in the file exactly once (include enough surrounding lines to make it unique), " +
 			"or set replace_all to replace every occurrence. Whitespace and indentation must match exactly. Read the file first.",
@@ -209,38 +210,38 @@ func (w *Workspace) editFileTool() Tool {
 			"new_string":{"type":"string","description":"the replacement"},
 			"replace_all":{"type":"boolean","description":"replace every occurrence (default false)"}},
 			"required":["path","old_string","new_string"],"additionalProperties":false}`),
-		Describe: describeWith(func(a editArgs) (ToolCallInfo, error) {
+		Describe: describeWith(func(a editArgs) (agent.ToolCallInfo, error) {
 			path := w.abs(a.Path)
-			return w.pathCall(path, ToolKindEdit, "Edit "+w.display(path), 0, policy.AccessWrite)
+			return w.pathCall(path, agent.ToolKindEdit, "Edit "+w.display(path), 0, policy.AccessWrite)
 		}),
-		Run: runWith(func(ctx context.Context, a editArgs) (ToolResult, error) {
+		Run: runWith(func(ctx context.Context, a editArgs) (agent.ToolResult, error) {
 			path := w.abs(a.Path)
 			old, exists, err := w.current(ctx, path)
 			if err != nil {
-				return ToolResult{}, err
+				return agent.ToolResult{}, err
 			}
 			if !exists {
-				return ToolResult{}, fmt.Errorf("%s does not exist; use write_file to create it", path)
+				return agent.ToolResult{}, fmt.Errorf("%s does not exist; use write_file to create it", path)
 			}
 			if a.OldString == a.NewString {
-				return ToolResult{}, errors.New("old_string and new_string are the same; nothing to change")
+				return agent.ToolResult{}, errors.New("old_string and new_string are the same; nothing to change")
 			}
 			n := strings.Count(old, a.OldString)
 			switch {
 			case n == 0:
-				return ToolResult{}, fmt.Errorf("old_string was not found in %s; read the file and copy the text exactly, whitespace included", path)
+				return agent.ToolResult{}, fmt.Errorf("old_string was not found in %s; read the file and copy the text exactly, whitespace included", path)
 			case n > 1 && !a.ReplaceAll:
-				return ToolResult{}, fmt.Errorf("old_string occurs %d times in %s; include more surrounding text to make it unique, or set replace_all", n, path)
+				return agent.ToolResult{}, fmt.Errorf("old_string occurs %d times in %s; include more surrounding text to make it unique, or set replace_all", n, path)
 			}
 			updated := strings.Replace(old, a.OldString, a.NewString, map[bool]int{true: -1, false: 1}[a.ReplaceAll])
 			if err := w.files.WriteTextFile(ctx, path, updated); err != nil {
-				return ToolResult{}, err
+				return agent.ToolResult{}, err
 			}
 			line := 1 + strings.Count(old[:strings.Index(old, a.OldString)], "\n")
 			plural := map[bool]string{true: "s", false: ""}[n > 1]
-			return ToolResult{
+			return agent.ToolResult{
 				Text:    fmt.Sprintf("Replaced %d occurrence%s in %s (first at line %d).", n, plural, path, line),
-				Content: []ToolContent{{Diff: &Diff{Path: path, OldText: &old, NewText: updated}}},
+				Content: []agent.ToolContent{{Diff: &agent.Diff{Path: path, OldText: &old, NewText: updated}}},
 			}, nil
 		}),
 	}
@@ -250,22 +251,22 @@ type pathArgs struct {
 	Path string `json:"path"`
 }
 
-func (w *Workspace) listDirectoryTool() Tool {
-	return Tool{
+func (w *Workspace) listDirectoryTool() agent.Tool {
+	return agent.Tool{
 		Name:             ToolListDirectory,
 		Description:      "List a directory: one entry per line, directories with a trailing /, symlinks marked, file sizes in bytes.",
 		ShortDescription: "List a directory",
 		Parameters: json.RawMessage(`{"type":"object","properties":{
 			"path":{"type":"string","description":"absolute path, or relative to the workspace root (default: the root)"}},
 			"additionalProperties":false}`),
-		Describe: describeWith(func(a pathArgs) (ToolCallInfo, error) {
+		Describe: describeWith(func(a pathArgs) (agent.ToolCallInfo, error) {
 			path := w.abs(cmp.Or(a.Path, w.roots[0]))
-			return w.pathCall(path, ToolKindRead, "List "+w.display(path), 0, policy.AccessRead)
+			return w.pathCall(path, agent.ToolKindRead, "List "+w.display(path), 0, policy.AccessRead)
 		}),
-		Run: runWith(func(ctx context.Context, a pathArgs) (ToolResult, error) {
+		Run: runWith(func(ctx context.Context, a pathArgs) (agent.ToolResult, error) {
 			entries, err := w.local.ListDirectory(ctx, w.abs(cmp.Or(a.Path, w.roots[0])))
 			if err != nil {
-				return ToolResult{}, err
+				return agent.ToolResult{}, err
 			}
 			var b strings.Builder
 			for i, e := range entries {
@@ -285,7 +286,7 @@ func (w *Workspace) listDirectoryTool() Tool {
 			if len(entries) == 0 {
 				b.WriteString("(empty directory)")
 			}
-			return ToolResult{Text: b.String()}, nil
+			return agent.ToolResult{Text: b.String()}, nil
 		}),
 	}
 }
@@ -295,8 +296,8 @@ type globArgs struct {
 	Path    string `json:"path"`
 }
 
-func (w *Workspace) globTool() Tool {
-	return Tool{
+func (w *Workspace) globTool() agent.Tool {
+	return agent.Tool{
 		Name:             ToolGlob,
 		Description:      "Find files and directories by name pattern, relative to path: * and ? within a name, ** across directories, {a,b} alternatives (e.g. **/*.go, cmd/**/main.go). Returns absolute paths, sorted.",
 		ShortDescription: "Find files by pattern",
@@ -304,14 +305,14 @@ func (w *Workspace) globTool() Tool {
 			"pattern":{"type":"string","minLength":1},
 			"path":{"type":"string","description":"directory to search from (default: the workspace root)"}},
 			"required":["pattern"],"additionalProperties":false}`),
-		Describe: describeWith(func(a globArgs) (ToolCallInfo, error) {
+		Describe: describeWith(func(a globArgs) (agent.ToolCallInfo, error) {
 			dir := w.abs(cmp.Or(a.Path, w.roots[0]))
-			return w.pathCall(dir, ToolKindSearch, fmt.Sprintf("Find %s in %s", a.Pattern, w.display(dir)), 0, policy.AccessRead)
+			return w.pathCall(dir, agent.ToolKindSearch, fmt.Sprintf("Find %s in %s", a.Pattern, w.display(dir)), 0, policy.AccessRead)
 		}),
-		Run: runWith(func(ctx context.Context, a globArgs) (ToolResult, error) {
+		Run: runWith(func(ctx context.Context, a globArgs) (agent.ToolResult, error) {
 			paths, truncated, err := w.local.Glob(ctx, w.abs(cmp.Or(a.Path, w.roots[0])), a.Pattern, maxGlobResults)
 			if err != nil {
-				return ToolResult{}, err
+				return agent.ToolResult{}, err
 			}
 			text := strings.Join(paths, "\n")
 			if len(paths) == 0 {
@@ -320,7 +321,7 @@ func (w *Workspace) globTool() Tool {
 			if truncated {
 				text += fmt.Sprintf("\n[... more than %d matches; use a more specific pattern ...]", maxGlobResults)
 			}
-			return ToolResult{Text: text}, nil
+			return agent.ToolResult{Text: text}, nil
 		}),
 	}
 }
@@ -333,8 +334,8 @@ type grepArgs struct {
 	MaxMatches int    `json:"max_matches"`
 }
 
-func (w *Workspace) grepTool() Tool {
-	return Tool{
+func (w *Workspace) grepTool() agent.Tool {
+	return agent.Tool{
 		Name: ToolGrep,
 		Description: "Search file contents with a regular expression (Go RE2 syntax) under path (a file or directory). " +
 			"include filters file names by glob (e.g. *.go). Returns path:line: text, in path order; binary files are skipped.",
@@ -346,11 +347,11 @@ func (w *Workspace) grepTool() Tool {
 			"ignore_case":{"type":"boolean"},
 			"max_matches":{"type":"integer","minimum":1,"maximum":2000}},
 			"required":["pattern"],"additionalProperties":false}`),
-		Describe: describeWith(func(a grepArgs) (ToolCallInfo, error) {
+		Describe: describeWith(func(a grepArgs) (agent.ToolCallInfo, error) {
 			path := w.abs(cmp.Or(a.Path, w.roots[0]))
-			return w.pathCall(path, ToolKindSearch, fmt.Sprintf("Search %q in %s", a.Pattern, w.display(path)), 0, policy.AccessRead)
+			return w.pathCall(path, agent.ToolKindSearch, fmt.Sprintf("Search %q in %s", a.Pattern, w.display(path)), 0, policy.AccessRead)
 		}),
-		Run: runWith(func(ctx context.Context, a grepArgs) (ToolResult, error) {
+		Run: runWith(func(ctx context.Context, a grepArgs) (agent.ToolResult, error) {
 			max := a.MaxMatches
 			if max <= 0 {
 				max = maxGrepMatches
@@ -358,7 +359,7 @@ func (w *Workspace) grepTool() Tool {
 			matches, truncated, err := w.local.Grep(ctx, w.abs(cmp.Or(a.Path, w.roots[0])), runtime.GrepOptions{
 				Pattern: a.Pattern, Include: a.Include, IgnoreCase: a.IgnoreCase, MaxMatches: max})
 			if err != nil {
-				return ToolResult{}, err
+				return agent.ToolResult{}, err
 			}
 			var b strings.Builder
 			for _, m := range matches {
@@ -370,7 +371,7 @@ func (w *Workspace) grepTool() Tool {
 			if truncated {
 				fmt.Fprintf(&b, "[... stopped after %d matches; narrow the pattern or path ...]", max)
 			}
-			return ToolResult{Text: b.String()}, nil
+			return agent.ToolResult{Text: b.String()}, nil
 		}),
 	}
 }
@@ -431,8 +432,8 @@ func (w *Workspace) parseCommand(args json.RawMessage) (command, error) {
 	return c, nil
 }
 
-func (w *Workspace) runCommandTool() Tool {
-	return Tool{
+func (w *Workspace) runCommandTool() agent.Tool {
+	return agent.Tool{
 		Name: ToolRunCommand,
 		Description: "Run a shell command line (bash -c) in the workspace and return its combined output and exit status. " +
 			"Use it to build, test, run git and the like. Output beyond a limit keeps its end. Commands are killed at their timeout. " +
@@ -445,9 +446,9 @@ func (w *Workspace) runCommandTool() Tool {
 			"outside_sandbox":{"type":"boolean","description":"run outside the sandbox; always asks the user; only after the sandbox blocked what the command must do"},
 			"justification":{"type":"string","description":"with outside_sandbox: why the command needs to leave the sandbox (shown to the user)"}},
 			"required":["command"],"additionalProperties":false}`),
-		Describe: func(args json.RawMessage) (ToolCallInfo, error) {
+		Describe: func(args json.RawMessage) (agent.ToolCallInfo, error) {
 			c, err := w.parseCommand(args)
-			info := ToolCallInfo{Kind: ToolKindExecute, Title: c.line, Action: policy.ActionExecute}
+			info := agent.ToolCallInfo{Kind: agent.ToolKindExecute, Title: c.line, Action: policy.ActionExecute}
 			if err != nil {
 				return info, err
 			}
@@ -463,12 +464,12 @@ func (w *Workspace) runCommandTool() Tool {
 			}
 			return info, nil
 		},
-		Run: func(ctx context.Context, args json.RawMessage) (ToolResult, error) {
+		Run: func(ctx context.Context, args json.RawMessage) (agent.ToolResult, error) {
 			c, err := w.parseCommand(args)
 			if err != nil {
-				return ToolResult{}, err
+				return agent.ToolResult{}, err
 			}
-			var content []ToolContent
+			var content []agent.ToolContent
 			term := w.term
 			if c.outside {
 				term = w.escapeTerm
@@ -476,14 +477,14 @@ func (w *Workspace) runCommandTool() Tool {
 			res, err := term.Run(ctx, runtime.CommandSpec{
 				Command: w.shell(), Args: []string{"-c", c.line}, Cwd: c.cwd,
 				OutputByteLimit: w.cfg.OutputByteLimit, Timeout: c.timeout,
-				SandboxNetwork: w.cfg.SandboxNetworkInFullAccess && runningMode(ctx) == policy.ModeFullAccess,
+				SandboxNetwork: w.cfg.SandboxNetworkInFullAccess && agent.RunningMode(ctx) == policy.ModeFullAccess,
 			}, func(id string) {
 				// The editor shows the terminal live in the tool call.
-				content = []ToolContent{{TerminalID: id}}
-				ToolProgress(ctx, content)
+				content = []agent.ToolContent{{TerminalID: id}}
+				agent.ToolProgress(ctx, content)
 			})
 			if err != nil {
-				return ToolResult{}, err
+				return agent.ToolResult{}, err
 			}
 			r := commandResult(c, res, content)
 			if w.Sandboxed() && !c.outside {
@@ -506,7 +507,7 @@ func (w *Workspace) shell() string {
 
 // commandResult is what the model (and, without an editor terminal, the
 // user) sees of a finished command.
-func commandResult(c command, res runtime.CommandResult, terminal []ToolContent) ToolResult {
+func commandResult(c command, res runtime.CommandResult, terminal []agent.ToolContent) agent.ToolResult {
 	var b strings.Builder
 	if res.Truncated {
 		b.WriteString("[... earlier output truncated ...]\n")
@@ -527,7 +528,7 @@ func commandResult(c command, res runtime.CommandResult, terminal []ToolContent)
 	default:
 		b.WriteString("[exit status unknown]")
 	}
-	return ToolResult{Text: b.String(), IsError: failed, Content: terminal}
+	return agent.ToolResult{Text: b.String(), IsError: failed, Content: terminal}
 }
 
 type planArgs struct {
@@ -538,8 +539,8 @@ type planArgs struct {
 	} `json:"entries"`
 }
 
-func updatePlanTool() Tool {
-	return Tool{
+func updatePlanTool() agent.Tool {
+	return agent.Tool{
 		Name: ToolUpdatePlan,
 		Description: "Show your plan for the task to the user as a checklist. Send the complete plan every time (it replaces the previous one), " +
 			"marking entries pending, in_progress or completed as you go. Use it for tasks of several steps.",
@@ -551,20 +552,20 @@ func updatePlanTool() Tool {
 				"status":{"enum":["pending","in_progress","completed"]}},
 				"required":["content","status"],"additionalProperties":false}}},
 			"required":["entries"],"additionalProperties":false}`),
-		Describe: func(json.RawMessage) (ToolCallInfo, error) {
-			return ToolCallInfo{Kind: ToolKindThink, Title: "Update plan", Action: policy.ActionNone}, nil
+		Describe: func(json.RawMessage) (agent.ToolCallInfo, error) {
+			return agent.ToolCallInfo{Kind: agent.ToolKindThink, Title: "Update plan", Action: policy.ActionNone}, nil
 		},
-		Run: runWith(func(ctx context.Context, a planArgs) (ToolResult, error) {
-			plan := Plan{Entries: []PlanEntry{}}
+		Run: runWith(func(ctx context.Context, a planArgs) (agent.ToolResult, error) {
+			plan := agent.Plan{Entries: []agent.PlanEntry{}}
 			done := 0
 			for _, e := range a.Entries {
-				plan.Entries = append(plan.Entries, PlanEntry{Content: e.Content, Priority: cmp.Or(e.Priority, "medium"), Status: e.Status})
+				plan.Entries = append(plan.Entries, agent.PlanEntry{Content: e.Content, Priority: cmp.Or(e.Priority, "medium"), Status: e.Status})
 				if e.Status == "completed" {
 					done++
 				}
 			}
-			SendPlan(ctx, plan)
-			return ToolResult{Text: fmt.Sprintf("Plan updated: %d entries, %d completed.", len(a.Entries), done)}, nil
+			agent.SendPlan(ctx, plan)
+			return agent.ToolResult{Text: fmt.Sprintf("Plan updated: %d entries, %d completed.", len(a.Entries), done)}, nil
 		}),
 	}
 }

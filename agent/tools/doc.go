@@ -1,0 +1,19 @@
+// Package tools provides the built-in coding tools of a session and the
+// Workspace they work in: read_file, write_file, edit_file,
+// list_directory, glob, grep, run_command and update_plan, on top of
+// package runtime (confined local files and terminals, the editor's when
+// the protocol adapter passes them in an Editor) and package policy
+// (paths, commands, approvals' scope). A *Workspace is an
+// agent.Workspace: a session registers its tools through the core's tool
+// registry, like any other tool source, and closes it on Close.
+//
+// Tools take their arguments as the model sent them (schema-checked by
+// the session) and treat every path and command as untrusted: paths are
+// resolved inside the roots with os.Root and checked against the denied
+// names, commands are parsed and judged before anything runs, and with a
+// sandbox local commands run confined (runtime/sandbox).
+//
+// Concurrency: a Workspace is safe for concurrent use; the tools of one
+// session may run while another session's do. Close kills the local
+// commands still running and waits for them.
+package tools
