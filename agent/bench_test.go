@@ -120,7 +120,7 @@ func BenchmarkAgentLoopRoundTrip(b *testing.B) {
 	var calls []string
 	b.ReportAllocs()
 	for b.Loop() {
-		s := agent.NewSession(agent.SessionConfig{CWD: "/tmp", Model: model, ModelName: "m", Sink: encodingSink{}})
+		s := agent.NewSession(agent.SessionConfig{CWD: "/tmp", ModelConfig: agent.ModelConfig{Model: model, ModelName: "m"}, OutputConfig: agent.OutputConfig{Sink: encodingSink{}}})
 		if err := s.Tools().Register(weatherTool(&calls)); err != nil {
 			b.Fatal(err)
 		}

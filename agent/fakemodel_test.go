@@ -222,7 +222,7 @@ func call(id, name, args string) llm.ToolCall {
 // gates are released).
 func newSession(t *testing.T, m *fakeModel, configure ...func(*agent.SessionConfig)) *agent.Session {
 	t.Helper()
-	cfg := agent.SessionConfig{Model: m, ModelName: "m", CWD: "/tmp/x"}
+	cfg := agent.SessionConfig{CWD: "/tmp/x", ModelConfig: agent.ModelConfig{Model: m, ModelName: "m"}}
 	for _, f := range configure {
 		f(&cfg)
 	}

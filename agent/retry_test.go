@@ -25,17 +25,11 @@ func retrySession(t *testing.T, srv *openAIServer, maxRetries int) (*agent.Sessi
 	t.Cleanup(transport.CloseIdleConnections)
 	var mu sync.Mutex
 	var notices []agent.RetryNotice
-	s := agent.NewSession(agent.SessionConfig{
-		CWD:       "/tmp",
-		Model:     openai.New(openai.Config{BaseURL: srv.URL + "/v1", APIKey: testKey, HTTPClient: &http.Client{Transport: transport}}),
-		ModelName: "test-model",
-		Retry:     agent.RetryPolicy{MaxRetries: maxRetries, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond},
-		OnRetry: func(n agent.RetryNotice) {
-			mu.Lock()
-			notices = append(notices, n)
-			mu.Unlock()
-		},
-	})
+	s := agent.NewSession(agent.SessionConfig{CWD: "/tmp", ModelConfig: agent.ModelConfig{Model: openai.New(openai.Config{BaseURL: srv.URL + "/v1", APIKey: testKey, HTTPClient: &http.Client{Transport: transport}}), ModelName: "test-model", Retry: agent.RetryPolicy{MaxRetries: maxRetries, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond}}, HookConfig: agent.HookConfig{OnRetry: func(n agent.RetryNotice) {
+		mu.Lock()
+		notices = append(notices, n)
+		mu.Unlock()
+	}}})
 	t.Cleanup(func() { s.Close() })
 	return s, func() []agent.RetryNotice {
 		mu.Lock()

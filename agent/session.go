@@ -17,56 +17,74 @@ import (
 	"github.com/acp-agent/acp-agent/telemetry"
 )
 
-// SessionConfig configures a Session.
+// SessionConfig configures a Session: who it is, then four cohesive
+// parts (embedded, so their fields read as the config's own): the model
+// and how it is called, the tools and who decides about them, where its
+// updates go, and the callbacks; then how its history is kept and
+// stored.
 type SessionConfig struct {
 	// ID is the session id; empty means a new random one.
 	ID string
 	// CWD is the session's working directory (absolute).
 	CWD string
+	// Title is the session's title; empty means the first prompt's first
+	// line, once there is one.
+	Title string
+
+	ModelConfig
+	ToolConfig
+	OutputConfig
+	HookConfig
+
+	// History is how the history is kept within the context window.
+	History HistoryConfig
+	// Journal, when set, stores the session durably; the session closes
+	// it on Close.
+	Journal Journal
+}
+
+// ModelConfig is the model a session talks to and how its turns call it.
+type ModelConfig struct {
 	// Model answers the prompts; ModelName is the provider's model name.
 	Model     Model
 	ModelName string
-	// ModelID names the model choice ("provider/model") for the "model"
-	// config option; ReasoningEffort is the starting thought level ("" for
-	// the provider's default). SetModel and SetReasoningEffort change them.
+	// ModelID names the model choice ("provider/model"); ReasoningEffort
+	// is the starting thought level ("" for the provider's default).
+	// SetModel and SetReasoningEffort change them.
 	ModelID         string
 	ReasoningEffort string
+	// ModelInfo is the model's entry in the pricing table, if it has one:
+	// its context window and prices give usage updates their size and
+	// cost.
+	ModelInfo *pricing.Model
 	// SystemPrompt replaces the default system prompt when set.
 	SystemPrompt string
-	// AllowedTools, when non-nil, is the only tools the model is offered and
-	// may call.
-	AllowedTools []string
-	// Tools is the session's registry; nil means a new empty one.
-	Tools *ToolRegistry
-	// Sink receives the session's updates; nil sends none (the output
-	// stream still has them).
-	Sink UpdateSink
 	// MaxTurnRequests caps the model requests of one turn; 0 means 50.
 	MaxTurnRequests int
 	// Retry is how transient model failures are retried.
 	Retry RetryPolicy
 	// StreamLimits caps one model response; see llm.Limits.
 	StreamLimits llm.Limits
-	// Telemetry receives the prompt lifecycle events; nil sends none.
-	// RequestID names the request a prompt's context belongs to, for
-	// the events' requestId (the protocol adapter knows it); nil leaves
-	// it empty.
-	RequestID func(context.Context) string
-	Telemetry Telemetry
-	// ModelInfo is the model's entry in the pricing table, if it has one:
-	// its context window and prices give usage_update its size and cost.
-	ModelInfo *pricing.Model
-	// ExecutionStates turns on the execution_state_update and
-	// retry_update extension updates for prompts (seed 002). Off by
-	// default: clients that do not know them reject unknown updates.
-	ExecutionStates bool
 	// PromptTimeout, if positive, bounds each prompt's turn from the time
 	// it starts running; a turn that runs longer ends with
 	// ErrPromptTimedOut.
 	PromptTimeout time.Duration
-	// Workspace, if set, gives the session the built-in coding tools
-	// (BuiltinTools) and a system prompt that describes it; the session
-	// closes it on Close.
+	// ModelTitles asks the model, with structured output, for a title
+	// after the first turn (the first line of the first prompt is the
+	// title until then).
+	ModelTitles bool
+}
+
+// ToolConfig is what the model may call and who decides whether a call
+// runs.
+type ToolConfig struct {
+	// Tools is the session's registry; nil means a new empty one.
+	Tools *ToolRegistry
+	// AllowedTools, when non-nil, is the only tools the model is offered
+	// and may call.
+	AllowedTools []string
+	// Workspace, if set, gives the session its built-in tools and a
+	// system prompt that describes it; the session closes it on Close.
 	Workspace Workspace
 	// Mode is the session mode (what tool calls may do without asking);
 	// empty means policy.ModeDefault.
@@ -77,33 +95,42 @@ type SessionConfig struct {
 	// Permissions asks the user; nil means nobody can be asked, so calls
 	// that need asking are rejected.
 	Permissions PermissionRequester
+}
+
+// OutputConfig is where a session's updates, events and logs go.
+type OutputConfig struct {
+	// Sink receives the session's updates; nil sends none (the output
+	// stream still has them).
+	Sink UpdateSink
+	// ExecutionStates turns on the execution-state and retry updates for
+	// prompts (seed 002). Off by default: clients that do not know them
+	// reject unknown updates.
+	ExecutionStates bool
+	// CompactionUpdates sends the compaction updates (clients that
+	// advertise them).
+	CompactionUpdates bool
+	// Telemetry receives the prompt lifecycle events; nil sends none.
+	Telemetry Telemetry
+	// RequestID names the request a prompt's context belongs to, for the
+	// events' requestId (the protocol adapter knows it); nil leaves it
+	// empty.
+	RequestID func(context.Context) string
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+}
+
+// HookConfig are the callbacks of a session.
+type HookConfig struct {
 	// StopHooks run when a turn ends normally (seed 003); nil or empty
 	// means none are loaded or run.
 	StopHooks []StopHook
 	// OnStopHookMessage, if set, is told each stop hook message (a
 	// progress callback; a panic in it is logged and ignored).
 	OnStopHookMessage func(text string)
-	// ModelTitles asks the model, with structured output, for a title
-	// after the first turn (the first line of the first prompt is the
-	// title until then).
-	ModelTitles bool
-	// History is how the history is kept within the context window.
-	History HistoryConfig
-	// CompactionUpdates sends compaction_update and
-	// compaction_summary_chunk (clients that advertise session.compaction).
-	CompactionUpdates bool
-	// Title is the session's title; empty means the first prompt's first
-	// line, once there is one (sent as session_info_update).
-	Title string
-	// Journal, when set, stores the session durably; the session closes
-	// it on Close.
-	Journal Journal
 	// OnRetry, if set, is told about each retry before its back-off.
 	OnRetry func(RetryNotice)
 	// OnDelete is called by Delete to remove the session's stored data.
 	OnDelete func() error
-	// Logger receives diagnostics; nil discards them.
-	Logger *slog.Logger
 }
 
 // Telemetry receives telemetry events (telemetry.Recorder is one).

@@ -86,7 +86,7 @@ func TestStreamedResponsesAreCutOffAtTheLimit(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m := &floodModel{total: flood, piece: piece, text: c.text}
-			s := agent.NewSession(agent.SessionConfig{Model: m, ModelName: "m", CWD: "/tmp/x", StreamLimits: c.limits})
+			s := agent.NewSession(agent.SessionConfig{CWD: "/tmp/x", ModelConfig: agent.ModelConfig{Model: m, ModelName: "m", StreamLimits: c.limits}})
 			t.Cleanup(func() { require.NoError(t, s.Close()) })
 			_, err := s.Prompt(context.Background(), "write a big file")
 			require.ErrorIs(t, err, llm.ErrResponseTooLarge)
@@ -130,7 +130,7 @@ func BenchmarkStreamedToolArguments1MBIn16BytePieces(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		m := &floodModel{total: 1 << 20, piece: 16}
-		s := agent.NewSession(agent.SessionConfig{Model: m, ModelName: "m", CWD: "/tmp/x"})
+		s := agent.NewSession(agent.SessionConfig{CWD: "/tmp/x", ModelConfig: agent.ModelConfig{Model: m, ModelName: "m"}})
 		res, err := s.Prompt(context.Background(), "write")
 		if err != nil || res.Text != "done" {
 			b.Fatalf("prompt: %q, %v", res.Text, err)

@@ -103,8 +103,7 @@ func TestToolLoopAnthropic(t *testing.T) {
 	var calls []string
 	transport := &http.Transport{}
 	t.Cleanup(transport.CloseIdleConnections)
-	s := agent.NewSession(agent.SessionConfig{CWD: "/tmp", ModelName: "claude-x",
-		Model: anthropic.New(anthropic.Config{BaseURL: srv.URL, APIKey: "k", HTTPClient: &http.Client{Transport: transport}})})
+	s := agent.NewSession(agent.SessionConfig{CWD: "/tmp", ModelConfig: agent.ModelConfig{ModelName: "claude-x", Model: anthropic.New(anthropic.Config{BaseURL: srv.URL, APIKey: "k", HTTPClient: &http.Client{Transport: transport}})}})
 	t.Cleanup(func() { s.Close() })
 	require.NoError(t, s.Tools().Register(weatherTool(&calls)))
 
@@ -145,8 +144,7 @@ func TestToolLoopOpenAI(t *testing.T) {
 	var calls []string
 	transport := &http.Transport{}
 	t.Cleanup(transport.CloseIdleConnections)
-	s := agent.NewSession(agent.SessionConfig{CWD: "/tmp", ModelName: "gpt-x",
-		Model: openai.New(openai.Config{BaseURL: srv.URL, APIKey: "k", HTTPClient: &http.Client{Transport: transport}})})
+	s := agent.NewSession(agent.SessionConfig{CWD: "/tmp", ModelConfig: agent.ModelConfig{ModelName: "gpt-x", Model: openai.New(openai.Config{BaseURL: srv.URL, APIKey: "k", HTTPClient: &http.Client{Transport: transport}})}})
 	t.Cleanup(func() { s.Close() })
 	require.NoError(t, s.Tools().Register(weatherTool(&calls)))
 

@@ -23,3 +23,18 @@ func (t *LocalTerminal) Run(ctx context.Context, spec CommandSpec, _ func(termin
 	out, truncated, _ := p.Output()
 	return CommandResult{Output: out, Truncated: truncated, ExitCode: st.ExitCode, Signal: st.Signal, TimedOut: st.TimedOut}, nil
 }
+
+// CommandResult is how a command run ended.
+type CommandResult struct {
+	// Output is the command's output (stdout and stderr), its tail when
+	// Truncated.
+	Output    string
+	Truncated bool
+	// ExitCode is nil when the command was killed by a signal (Signal).
+	ExitCode *int
+	Signal   string
+	// TimedOut: the command ran past its timeout and was killed.
+	TimedOut bool
+	// TerminalID is the editor's terminal, for a command run there.
+	TerminalID string
+}

@@ -1,7 +1,8 @@
-// Package runtime holds the filesystem and terminal runtimes that the
-// agent's tools use: local ones, and ones that go through the editor
-// (ClientFS, ClientTerminal over fs/* and terminal/*) when the client
-// advertises those methods.
+// Package runtime holds the local filesystem and terminal runtimes that
+// the agent's tools use. It knows no protocol: the editor's runtimes
+// (fs/* and terminal/*) are the ACP adapter's (agent/acpagent), which
+// checks every path with a LocalFS (CheckRead, CheckWrite) before the
+// editor sees it.
 //
 // LocalFS serves files locally, confined to a policy.FS with one os.Root
 // per root. Each operation runs policy.FS.Resolve, then the os.Root method
@@ -32,7 +33,6 @@
 // command left behind when it ends (docs/security.md). The policy decides
 // what runs; the runtimes decide how.
 //
-// Concurrency: LocalFS, LocalTerminal, ClientFS and ClientTerminal are
-// safe for concurrent use. Every goroutine a LocalTerminal starts is
+// Concurrency: LocalFS and LocalTerminal are safe for concurrent use. Every goroutine a LocalTerminal starts is
 // waited for by Release or Close.
 package runtime

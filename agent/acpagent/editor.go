@@ -12,13 +12,13 @@ func editorOf(client *acp.ClientConn, sessionID string) tools.Editor {
 	caps := client.Capabilities()
 	var e tools.Editor
 	if caps.FS.ReadTextFile {
-		e.Reads = func(local *runtime.LocalFS) tools.TextFiles { return runtime.NewClientFS(client, sessionID, local) }
+		e.Reads = func(local *runtime.LocalFS) tools.TextFiles { return NewClientFS(client, sessionID, local) }
 	}
 	if caps.FS.WriteTextFile {
-		e.Writes = func(local *runtime.LocalFS) tools.TextFiles { return runtime.NewClientFS(client, sessionID, local) }
+		e.Writes = func(local *runtime.LocalFS) tools.TextFiles { return NewClientFS(client, sessionID, local) }
 	}
 	if caps.Terminal {
-		e.Terminal = runtime.NewClientTerminal(client, sessionID)
+		e.Terminal = NewClientTerminal(client, sessionID)
 	}
 	return e
 }

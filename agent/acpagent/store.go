@@ -31,17 +31,18 @@ var _ acp.SessionStore = (*Agent)(nil)
 // cwd, talking to client: the default model, the workspace and the
 // agent-wide settings.
 func (a *Agent) newSessionConfig(id, cwd string, extra []string, client *acp.ClientConn) (agent.SessionConfig, error) {
-	cfg := agent.SessionConfig{ID: id, CWD: cwd, Model: a.model, ModelName: a.spec.Model, ModelID: a.def.choice.Spec,
-		ReasoningEffort: a.def.level, Sink: acpSink{client}, Logger: a.log, Permissions: acpSink{client}, RequestID: acp.RequestID,
-		Mode: a.cfg.Mode, PermissionPolicy: a.cfg.PermissionPolicy,
-		Retry: a.cfg.Retry, ModelInfo: a.modelInfo, Telemetry: a.cfg.Telemetry,
-		ExecutionStates: a.cfg.ExecutionStates || acp.ExecutionStateEnabled(client.Capabilities()),
-		PromptTimeout:   a.cfg.PromptTimeout}
 	caps := client.Capabilities()
-	cfg.CompactionUpdates = caps.Session != nil && caps.Session.Compaction != nil
-	cfg.StopHooks = a.cfg.StopHooks
-	cfg.StreamLimits = a.cfg.StreamLimits
-	cfg.ModelTitles = a.cfg.ModelTitles
+	cfg := agent.SessionConfig{
+		ID: id, CWD: cwd,
+		ModelConfig: agent.ModelConfig{Model: a.model, ModelName: a.spec.Model, ModelID: a.def.choice.Spec,
+			ReasoningEffort: a.def.level, ModelInfo: a.modelInfo, Retry: a.cfg.Retry, StreamLimits: a.cfg.StreamLimits,
+			PromptTimeout: a.cfg.PromptTimeout, ModelTitles: a.cfg.ModelTitles},
+		ToolConfig: agent.ToolConfig{Mode: a.cfg.Mode, PermissionPolicy: a.cfg.PermissionPolicy, Permissions: acpSink{client}},
+		OutputConfig: agent.OutputConfig{Sink: acpSink{client}, Logger: a.log, Telemetry: a.cfg.Telemetry, RequestID: acp.RequestID,
+			ExecutionStates:   a.cfg.ExecutionStates || acp.ExecutionStateEnabled(caps),
+			CompactionUpdates: caps.Session != nil && caps.Session.Compaction != nil},
+		HookConfig: agent.HookConfig{StopHooks: a.cfg.StopHooks},
+	}
 	cfg.History.OffloadThreshold = a.cfg.OffloadThreshold
 	if a.cfg.Resize != nil {
 		cfg.History.Resize = &compact.Resizer{Policy: *a.cfg.Resize}

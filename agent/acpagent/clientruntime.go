@@ -1,4 +1,4 @@
-package runtime
+package acpagent
 
 import (
 	"context"
@@ -8,10 +8,15 @@ import (
 	"time"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/runtime"
 )
 
 // Caller sends a request to the ACP client and waits for its answer
 // (*acp.ClientConn is one). A cancelled ctx abandons the call.
+//
+// ClientFS and ClientTerminal are the editor's runtimes: the built-in
+// tools use them through tools.Editor when the client advertised fs/*
+// and terminal/*.
 type Caller interface {
 	Call(ctx context.Context, method string, params, result any) error
 }
@@ -23,7 +28,7 @@ type Caller interface {
 //
 // An editor opens whatever path it is given, following symlinks and hard
 // links. So before every call the path goes through the same checks the
-// local runtime applies (LocalFS.CheckRead, CheckWrite: os.Root
+// local runtime applies (runtime.LocalFS.CheckRead, CheckWrite: os.Root
 // resolution, the real path against the roots and denied names, one hard
 // link, a regular file), and the editor is given the real path that was
 // checked. What stays open is a race: a component swapped for a symlink
@@ -31,18 +36,18 @@ type Caller interface {
 type ClientFS struct {
 	c         Caller
 	sessionID string
-	check     *LocalFS
+	check     *runtime.LocalFS
 }
 
 // NewClientFS returns a ClientFS for one session whose paths are checked
 // by local (the session's confined filesystem) before the editor sees
 // them. A nil local checks nothing: only for tests of the wire calls.
-func NewClientFS(c Caller, sessionID string, local *LocalFS) *ClientFS {
+func NewClientFS(c Caller, sessionID string, local *runtime.LocalFS) *ClientFS {
 	return &ClientFS{c: c, sessionID: sessionID, check: local}
 }
 
 // ReadTextFile reads path; line (1-based) and limit (lines) apply when
-// positive, as in LocalFS.
+// positive, as in runtime.LocalFS.
 func (f *ClientFS) ReadTextFile(ctx context.Context, path string, line, limit int) (string, error) {
 	if f.check != nil {
 		real, err := f.check.CheckRead(ctx, path)
@@ -83,21 +88,6 @@ func (f *ClientFS) WriteTextFile(ctx context.Context, path, content string) erro
 	return nil
 }
 
-// CommandResult is how a command run ended.
-type CommandResult struct {
-	// Output is the command's output (stdout and stderr), its tail when
-	// Truncated.
-	Output    string
-	Truncated bool
-	// ExitCode is nil when the command was killed by a signal (Signal).
-	ExitCode *int
-	Signal   string
-	// TimedOut: the command ran past its timeout and was killed.
-	TimedOut bool
-	// TerminalID is the editor's terminal, for a command run there.
-	TerminalID string
-}
-
 // ClientTerminal runs commands in the editor's terminals (terminal/*), so
 // the user watches them live. Build it only when the client advertised
 // the terminal capability.
@@ -117,7 +107,7 @@ func NewClientTerminal(c Caller, sessionID string) *ClientTerminal {
 // call can embed it), waits for the exit at most spec.Timeout (then kills
 // it), reads its output, and always releases it. ctx ends the run like the
 // timeout does, but its error is returned.
-func (t *ClientTerminal) Run(ctx context.Context, spec CommandSpec, started func(terminalID string)) (CommandResult, error) {
+func (t *ClientTerminal) Run(ctx context.Context, spec runtime.CommandSpec, started func(terminalID string)) (runtime.CommandResult, error) {
 	sid := acp.SessionId(t.sessionID)
 	req := &acp.CreateTerminalRequest{SessionID: sid, Command: spec.Command, Args: spec.Args, CWD: spec.Cwd}
 	for k, v := range spec.Env {
@@ -125,7 +115,7 @@ func (t *ClientTerminal) Run(ctx context.Context, spec CommandSpec, started func
 	}
 	// The editor's git must refuse planted bare repositories too
 	// (gitenv.go); any GIT_CONFIG_* of the editor's own is replaced.
-	for _, kv := range GitSafetyEnv(0) {
+	for _, kv := range runtime.GitSafetyEnv(0) {
 		name, value, _ := strings.Cut(kv, "=")
 		req.Env = append(req.Env, acp.EnvVariable{Name: name, Value: value})
 	}
@@ -135,10 +125,10 @@ func (t *ClientTerminal) Run(ctx context.Context, spec CommandSpec, started func
 	}
 	var created acp.CreateTerminalResponse
 	if err := t.c.Call(ctx, acp.MethodTerminalCreate, req, &created); err != nil {
-		return CommandResult{}, fmt.Errorf("starting the command in the editor's terminal: %w", err)
+		return runtime.CommandResult{}, fmt.Errorf("starting the command in the editor's terminal: %w", err)
 	}
 	id := created.TerminalID
-	res := CommandResult{TerminalID: string(id)}
+	res := runtime.CommandResult{TerminalID: string(id)}
 	// Release always, even when ctx is done: the editor frees the
 	// terminal only when told.
 	cleanup := func() (context.Context, context.CancelFunc) {
