@@ -14,16 +14,16 @@ import (
 // no entry index, in time order with the transcript's events.
 func TestEventsIncludeSessionEventsOfThePendingQueue(t *testing.T) {
 	m := newFakeModel()
-	g := m.gate()
-	m.push(reply{Text: []string{"first"}, Gate: g})
+	g := m.Gate()
+	m.Push(reply{Text: []string{"first"}, Gate: g})
 	s := newSession(t, m)
 	sub := s.Subscribe(16)
 
 	a := goPrompt(s, "one")
-	g.awaitStarted(t)
+	g.AwaitStarted(t)
 	require.NoError(t, s.FollowUp("two"))
 	g.Release()
-	require.NoError(t, await(t, a).err)
+	require.NoError(t, await(t, a).Err)
 	waitResults(t, sub, 2)
 
 	type view struct {

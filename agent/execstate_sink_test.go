@@ -44,7 +44,7 @@ func TestExecutionStatesSinkMayCallBackIntoTheSession(t *testing.T) {
 	ch := goPrompt(s, "go")
 	select {
 	case r := <-ch:
-		require.NoError(t, r.err)
+		require.NoError(t, r.Err)
 	case <-time.After(10 * time.Second):
 		t.Fatal("the prompt deadlocked on a sink that calls back into the session")
 	}
@@ -59,8 +59,8 @@ func TestExecutionStatesSinkMayCallBackIntoTheSession(t *testing.T) {
 // still arrive in order once the sink moves again.
 func TestExecutionStatesBlockingSinkDoesNotBlockCancel(t *testing.T) {
 	m := newFakeModel()
-	g := m.gate()
-	m.push(reply{Text: []string{"working"}, Gate: g})
+	g := m.Gate()
+	m.Push(reply{Text: []string{"working"}, Gate: g})
 	release := make(chan struct{})
 	stuck := make(chan struct{})
 	var (
@@ -86,7 +86,7 @@ func TestExecutionStatesBlockingSinkDoesNotBlockCancel(t *testing.T) {
 		})
 	})
 	first := goPrompt(s, "first")
-	g.awaitStarted(t)
+	g.AwaitStarted(t)
 	second := goPrompt(s, "second", agent.FollowUp)
 	<-stuck
 	done := make(chan bool, 1)
@@ -102,8 +102,8 @@ func TestExecutionStatesBlockingSinkDoesNotBlockCancel(t *testing.T) {
 		t.Fatal("CancelActivePrompt blocked behind a sink applying backpressure")
 	}
 	close(release)
-	assert.Error(t, await(t, second).err)
-	assert.Error(t, await(t, first).err)
+	assert.Error(t, await(t, second).Err)
+	assert.Error(t, await(t, first).Err)
 	require.Eventually(t, func() bool {
 		mu.Lock()
 		defer mu.Unlock()

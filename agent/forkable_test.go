@@ -50,7 +50,7 @@ func TestSeed000_S5S20_OnlyRealUserTextIsForkable(t *testing.T) {
 	assert.Equal(t, 5, s.Stats().UserMessages, "blank and image messages are still user messages")
 
 	// Compaction: the summary is a user-role message, but not the user's.
-	m.push(says("Summary of one and two."))
+	m.Push(says("Summary of one and two."))
 	require.NoError(t, s.Compact(ctx))
 	tr = s.Transcript()
 	require.NotEmpty(t, tr)
@@ -87,7 +87,7 @@ func TestHistoryRewriteKeepsEachUserEntrysSource(t *testing.T) {
 	require.NoError(t, s.FollowUp("followed"))
 	require.Eventually(t, func() bool { return len(s.Transcript()) == 10 }, waitTimeout, 5e6)
 	before := s.Transcript()
-	m.push(says("Summary."))
+	m.Push(says("Summary."))
 	require.NoError(t, s.Compact(ctx))
 	after := s.Transcript()
 	require.Less(t, len(after), len(before))

@@ -46,13 +46,13 @@ func untilResult(t *testing.T, sub *agent.Subscription) []string {
 
 func TestLifecycleSendIsConsumedInFIFOOrder(t *testing.T) {
 	m := newFakeModel()
-	g := m.gate()
-	m.push(reply{Text: []string{"one done"}, Gate: g})
+	g := m.Gate()
+	m.Push(reply{Text: []string{"one done"}, Gate: g})
 	s := newSession(t, m)
 	sub := s.Subscribe(64)
 
 	require.NoError(t, s.Send(llm.TextPart("one")))
-	g.awaitStarted(t)
+	g.AwaitStarted(t)
 	require.NoError(t, s.Send(llm.TextPart("two")))
 	require.NoError(t, s.Send(llm.TextPart("three"), llm.TextPart("and more")))
 	require.Error(t, s.Send(), "Send needs content")
@@ -97,7 +97,7 @@ func TestLifecycleSubscribersEachSeeEveryEventInOrder(t *testing.T) {
 		reply{Text: []string{"oops"}, Err: errors.New("provider down")},
 	)
 	s := newSession(t, m)
-	require.NoError(t, s.Tools().Register((&recordingTool{}).tool("echo", nil)))
+	require.NoError(t, s.Tools().Register((&recordingTool{}).Tool("echo", nil)))
 	subs := []*agent.Subscription{s.Subscribe(64), s.Subscribe(64), s.Subscribe(64)}
 
 	_, err := s.Prompt(context.Background(), "hi")
@@ -158,13 +158,13 @@ func TestLifecycleSlowSubscriberIsDroppedWithoutStallingTheLoop(t *testing.T) {
 func TestLifecycleCloseStopsInputAndLetsTheRunningTurnFinish(t *testing.T) {
 	ctx := context.Background()
 	m := newFakeModel()
-	g := m.gate()
-	m.push(reply{Text: []string{"finished anyway"}, Gate: g})
+	g := m.Gate()
+	m.Push(reply{Text: []string{"finished anyway"}, Gate: g})
 	s := newSession(t, m)
 	sub := s.Subscribe(64)
 
 	require.NoError(t, s.Send(llm.TextPart("running")))
-	g.awaitStarted(t)
+	g.AwaitStarted(t)
 	require.NoError(t, s.Send(llm.TextPart("queued")))
 	awaiting := goPrompt(s, "awaiting", agent.FollowUp)
 	waitPending(t, s, 2)
@@ -182,7 +182,7 @@ func TestLifecycleCloseStopsInputAndLetsTheRunningTurnFinish(t *testing.T) {
 	assert.ErrorIs(t, s.Steer("late"), agent.ErrSessionClosed)
 	_, err := s.Prompt(ctx, "late", agent.FollowUp)
 	assert.ErrorIs(t, err, agent.ErrSessionClosed)
-	assert.ErrorIs(t, await(t, awaiting).err, agent.ErrSessionClosed)
+	assert.ErrorIs(t, await(t, awaiting).Err, agent.ErrSessionClosed)
 	hist := s.PendingMessages(agent.DefaultPreviewLength, true)
 	assert.Equal(t, []pendingView{
 		{agent.SourceFollowUp, agent.PendingFailed, "queued"},
@@ -293,13 +293,13 @@ func TestLifecycleConfigSystemPromptAndAllowedTools(t *testing.T) {
 			s := newSession(t, m, func(c *agent.SessionConfig) {
 				c.SystemPrompt, c.AllowedTools, c.CWD = tt.systemPrompt, tt.allowed, "/work/project"
 			})
-			require.NoError(t, s.Tools().Register(rt.tool("read", nil)))
-			require.NoError(t, s.Tools().Register(rt.tool("write", nil)))
+			require.NoError(t, s.Tools().Register(rt.Tool("read", nil)))
+			require.NoError(t, s.Tools().Register(rt.Tool("write", nil)))
 			assert.Equal(t, "/work/project", s.CWD())
 
 			_, err := s.Prompt(context.Background(), "go")
 			require.NoError(t, err)
-			req := m.request(t, 0)
+			req := m.Request(t, 0)
 			if tt.systemPrompt != "" {
 				assert.Equal(t, tt.systemPrompt, req.System)
 			} else {
@@ -324,7 +324,7 @@ func TestLifecycleConfigSystemPromptAndAllowedTools(t *testing.T) {
 			assert.Equal(t, "/work/project", f.CWD())
 			_, err = f.Prompt(context.Background(), "forked")
 			require.NoError(t, err)
-			freq := m.request(t, 2)
+			freq := m.Request(t, 2)
 			assert.Equal(t, req.System, freq.System)
 			assert.Equal(t, tt.wantOffered, toolNames(freq))
 		})

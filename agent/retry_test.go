@@ -38,15 +38,6 @@ func retrySession(t *testing.T, srv *openAIServer, maxRetries int) (*agent.Sessi
 	}
 }
 
-func failWith(w http.ResponseWriter, status int, msg string, headers ...string) {
-	for i := 0; i+1 < len(headers); i += 2 {
-		w.Header().Set(headers[i], headers[i+1])
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	fmt.Fprintf(w, `{"error":{"message":%q,"type":"server_error"}}`, msg)
-}
-
 func TestRetryTransientFailureThenSuccess(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -81,7 +72,7 @@ func TestRetryTransientFailureThenSuccess(t *testing.T) {
 				assert.Equal(t, 20*time.Millisecond, n.Delay, "retry-after-ms is honoured")
 				assert.GreaterOrEqual(t, time.Since(start), 20*time.Millisecond)
 			}
-			srv.request(t, 1) // a second request was made
+			srv.Request(t, 1) // a second request was made
 		})
 	}
 }
@@ -97,9 +88,7 @@ func TestRetriesExhaustedEndWithTheLastProviderMessage(t *testing.T) {
 	var pe *llm.ProviderError
 	assert.True(t, errors.As(err, &pe))
 	assert.Len(t, notices(), 2)
-	srv.mu.Lock()
-	assert.Len(t, srv.requests, 3, "1 call + 2 retries")
-	srv.mu.Unlock()
+	assert.Equal(t, 3, srv.Count(), "1 call + 2 retries")
 }
 
 func TestNoRetryWhenNotTransientOrOutputStreamed(t *testing.T) {
@@ -120,9 +109,7 @@ func TestNoRetryWhenNotTransientOrOutputStreamed(t *testing.T) {
 			_, err := s.Prompt(context.Background(), "hi")
 			require.Error(t, err)
 			assert.Empty(t, notices())
-			srv.mu.Lock()
-			assert.Len(t, srv.requests, 1)
-			srv.mu.Unlock()
+			assert.Equal(t, 1, srv.Count())
 		})
 	}
 }

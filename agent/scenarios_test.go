@@ -54,7 +54,7 @@ func TestScenario01_PromptReturnsAssistantTextAndAppendsTranscript(t *testing.T)
 	assert.False(t, tr[0].Time.IsZero())
 	assert.False(t, tr[1].Time.Before(tr[0].Time))
 
-	req := m.request(t, 0)
+	req := m.Request(t, 0)
 	assert.Equal(t, "m", req.Model)
 	assert.Equal(t, []string{"user:hello"}, messageSummary(req))
 	assert.Contains(t, req.System, "/tmp/x", "the default system prompt names the working directory")
@@ -63,7 +63,7 @@ func TestScenario01_PromptReturnsAssistantTextAndAppendsTranscript(t *testing.T)
 	res, err = s.Prompt(context.Background(), "again")
 	require.NoError(t, err)
 	assert.Equal(t, "re: again", res.Text)
-	assert.Equal(t, []string{"user:hello", "assistant:Hello!", "user:again"}, messageSummary(m.request(t, 1)))
+	assert.Equal(t, []string{"user:hello", "assistant:Hello!", "user:again"}, messageSummary(m.Request(t, 1)))
 	assert.Equal(t, []string{"hello", "again"}, userTexts(s.Transcript()))
 	assert.Len(t, s.Transcript(), 4)
 }
@@ -88,7 +88,7 @@ func TestScenario02_ForkHasNewIDAndIndependentTranscript(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t,
 		[]string{"user:one", "assistant:re: one", "user:two", "assistant:re: two", "user:child"},
-		messageSummary(m.request(t, 2)), "the fork's model sees the inherited history")
+		messageSummary(m.Request(t, 2)), "the fork's model sees the inherited history")
 	assert.Equal(t, []string{"one", "two", "child"}, userTexts(f.Transcript()))
 	assert.Equal(t, []string{"one", "two"}, userTexts(s.Transcript()))
 	assert.Len(t, s.Transcript(), 4)
@@ -114,7 +114,7 @@ func TestScenario03_ResumeRestoresTranscriptSnapshot(t *testing.T) {
 		m := newFakeModel(calls(call("c1", "echo", `{"x":1}`)), says("echoed"))
 		src := newSession(t, m)
 		rt := &recordingTool{}
-		require.NoError(t, src.Tools().Register(rt.tool("echo", nil)))
+		require.NoError(t, src.Tools().Register(rt.Tool("echo", nil)))
 		_, err := src.Prompt(ctx, "first")
 		require.NoError(t, err)
 		entries := src.Transcript()
@@ -136,7 +136,7 @@ func TestScenario03_ResumeRestoresTranscriptSnapshot(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t,
 			[]string{"user:first", `assistant:[c1 echo]`, `tool(c1):echo:{"x":1}`, "assistant:echoed", "user:next"},
-			messageSummary(m.request(t, 2)))
+			messageSummary(m.Request(t, 2)))
 	})
 
 	t.Run("constructed entries replace the transcript", func(t *testing.T) {
@@ -153,16 +153,16 @@ func TestScenario03_ResumeRestoresTranscriptSnapshot(t *testing.T) {
 
 	t.Run("refused while a turn runs", func(t *testing.T) {
 		m := newFakeModel()
-		g := m.gate()
-		m.push(reply{Gate: g})
+		g := m.Gate()
+		m.Push(reply{Gate: g})
 		s := newSession(t, m)
 		a := goPrompt(s, "busy")
-		g.awaitStarted(t)
+		g.AwaitStarted(t)
 		before := s.Transcript()
 		require.ErrorIs(t, s.Resume([]agent.Entry{agent.UserEntry("x")}), agent.ErrPromptAlreadyRunning)
 		assert.Equal(t, before, s.Transcript())
 		g.Release()
-		require.NoError(t, await(t, a).err)
+		require.NoError(t, await(t, a).Err)
 	})
 }
 
@@ -180,8 +180,8 @@ func TestScenario04_CancelActivePromptReturnsCancellationError(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := newFakeModel()
-			g := m.gate()
-			m.push(reply{Text: []string{"partial"}, Gate: g})
+			g := m.Gate()
+			m.Push(reply{Text: []string{"partial"}, Gate: g})
 			s := newSession(t, m)
 			assert.False(t, s.CancelActivePrompt(), "nothing runs yet")
 
@@ -190,16 +190,16 @@ func TestScenario04_CancelActivePromptReturnsCancellationError(t *testing.T) {
 			done := make(chan promptResult, 1)
 			go func() {
 				res, err := s.Prompt(ctx, "slow question")
-				done <- promptResult{res, err}
+				done <- promptResult{Res: res, Err: err}
 			}()
-			g.awaitStarted(t)
+			g.AwaitStarted(t)
 			tt.cancel(t, s, cancelCtx)
 
 			r := await(t, done)
-			require.Error(t, r.err)
-			assert.ErrorIs(t, r.err, context.Canceled)
-			assert.ErrorIs(t, r.err, agent.ErrPromptCancelled)
-			assert.Equal(t, "partial", r.res.Text, "the partial answer comes with the error")
+			require.Error(t, r.Err)
+			assert.ErrorIs(t, r.Err, context.Canceled)
+			assert.ErrorIs(t, r.Err, agent.ErrPromptCancelled)
+			assert.Equal(t, "partial", r.Res.Text, "the partial answer comes with the error")
 			assert.Equal(t, 1, m.Cancelled(), "the model call saw its context cancelled")
 			assert.Equal(t, []string{"slow question"}, userTexts(s.Transcript()))
 
@@ -214,7 +214,7 @@ func TestScenario04_CancelActivePromptReturnsCancellationError(t *testing.T) {
 func TestScenario05_ForkableUserMessagesListsUserEntriesInOrder(t *testing.T) {
 	m := newFakeModel(calls(call("c1", "echo", `{}`)), says("done one"))
 	s := newSession(t, m)
-	require.NoError(t, s.Tools().Register((&recordingTool{}).tool("echo", nil)))
+	require.NoError(t, s.Tools().Register((&recordingTool{}).Tool("echo", nil)))
 	assert.Empty(t, s.ForkableUserMessages())
 
 	for _, text := range []string{"one", "two", "three"} {
@@ -258,7 +258,7 @@ func TestScenario06_ForkFromUserEntry(t *testing.T) {
 	_, err := f.Prompt(ctx, "two, differently")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"user:one", "assistant:re: one", "user:two, differently"},
-		messageSummary(m.request(t, 3)), "the fork's model does not see the second round")
+		messageSummary(m.Request(t, 3)), "the fork's model does not see the second round")
 	assert.Equal(t, parentBefore, s.Transcript())
 
 	_, err = s.Prompt(ctx, "four")
@@ -275,13 +275,13 @@ func TestScenario06_ForkFromUserEntry(t *testing.T) {
 func TestScenario07_QueuedMessagesRunInOrderAfterThePrompt(t *testing.T) {
 	ctx := context.Background()
 	m := newFakeModel()
-	g := m.gate()
-	m.push(reply{Text: []string{"A, partly"}, Gate: g})
+	g := m.Gate()
+	m.Push(reply{Text: []string{"A, partly"}, Gate: g})
 	s := newSession(t, m)
 	sub := s.Subscribe(64)
 
 	a := goPrompt(s, "A")
-	g.awaitStarted(t)
+	g.AwaitStarted(t)
 
 	_, err := s.Prompt(ctx, "rejected")
 	require.ErrorIs(t, err, agent.ErrPromptAlreadyRunning, "the default behaviour rejects")
@@ -298,11 +298,11 @@ func TestScenario07_QueuedMessagesRunInOrderAfterThePrompt(t *testing.T) {
 
 	g.Release()
 	ra := await(t, a)
-	require.NoError(t, ra.err)
-	assert.Equal(t, "re: S", ra.res.Text, "the steer joined A's turn")
+	require.NoError(t, ra.Err)
+	assert.Equal(t, "re: S", ra.Res.Text, "the steer joined A's turn")
 	rb := await(t, b)
-	require.NoError(t, rb.err)
-	assert.Equal(t, "re: B", rb.res.Text, "an awaited follow-up gets its own result")
+	require.NoError(t, rb.Err)
+	assert.Equal(t, "re: B", rb.Res.Text, "an awaited follow-up gets its own result")
 
 	results := waitResults(t, sub, 3) // A (with S), B, C
 	for _, r := range results {
@@ -323,16 +323,16 @@ func TestScenario08_ToolDescriptorsAndActiveToolNames(t *testing.T) {
 	rt := &recordingTool{}
 	m := newFakeModel()
 	s := newSession(t, m)
-	read := rt.tool("read_file", nil)
+	read := rt.Tool("read_file", nil)
 	read.Description, read.ShortDescription, read.Parameters = "Read a file from the workspace.", "Read a file", schema
 	require.NoError(t, s.Tools().Register(read))
-	require.NoError(t, s.Tools().Register(rt.tool("write_file", nil)))
+	require.NoError(t, s.Tools().Register(rt.Tool("write_file", nil)))
 	require.NoError(t, s.Tools().SetEnabled("write_file", false))
-	search := rt.tool("mcp_search", nil)
+	search := rt.Tool("mcp_search", nil)
 	search.Source, search.Parameters = agent.ToolSourceMCP, nil
 	require.NoError(t, s.Tools().Register(search))
 
-	require.ErrorIs(t, s.Tools().Register(rt.tool("read_file", nil)), agent.ErrToolExists)
+	require.ErrorIs(t, s.Tools().Register(rt.Tool("read_file", nil)), agent.ErrToolExists)
 	require.ErrorIs(t, s.Tools().SetEnabled("nope", true), agent.ErrToolNotFound)
 
 	assert.Equal(t, []agent.ToolDescriptor{
@@ -343,10 +343,10 @@ func TestScenario08_ToolDescriptorsAndActiveToolNames(t *testing.T) {
 	assert.Equal(t, []string{"mcp_search", "read_file"}, s.ActiveToolNames())
 
 	// The model is offered the enabled tools only; a disabled one is not run.
-	m.push(calls(call("c1", "write_file", `{}`)), says("ok"))
+	m.Push(calls(call("c1", "write_file", `{}`)), says("ok"))
 	_, err := s.Prompt(context.Background(), "write")
 	require.NoError(t, err)
-	req := m.request(t, 0)
+	req := m.Request(t, 0)
 	assert.Equal(t, []string{"mcp_search", "read_file"}, toolNames(req))
 	assert.Equal(t, "Read a file from the workspace.", req.Tools[1].Description)
 	assert.JSONEq(t, string(schema), string(req.Tools[1].Parameters))
@@ -376,7 +376,7 @@ func TestScenario09_EventsCarrySourceAndSharedEntryIndex(t *testing.T) {
 		says("done"),
 	)
 	s := newSession(t, m)
-	require.NoError(t, s.Tools().Register((&recordingTool{}).tool("read", nil)))
+	require.NoError(t, s.Tools().Register((&recordingTool{}).Tool("read", nil)))
 	_, err := s.Prompt(context.Background(), "look")
 	require.NoError(t, err)
 
@@ -418,13 +418,13 @@ func TestScenario09_EventsCarrySourceAndSharedEntryIndex(t *testing.T) {
 	assert.Equal(t, []string{
 		"user:look", "assistant:let me look[c1 read c2 missing]",
 		`tool(c1):read:{"path":"a"}`, `tool(c2):Error: tool "missing" is not available.`,
-	}, messageSummary(m.request(t, 1)))
+	}, messageSummary(m.Request(t, 1)))
 }
 
 func TestScenario10_StatsMatchTranscript(t *testing.T) {
 	m := newFakeModel(calls(call("c1", "echo", `{"a":1}`), call("c2", "echo", `{"a":2}`)), says("both done"))
 	s := newSession(t, m)
-	require.NoError(t, s.Tools().Register((&recordingTool{}).tool("echo", nil)))
+	require.NoError(t, s.Tools().Register((&recordingTool{}).Tool("echo", nil)))
 
 	empty := s.Stats()
 	assert.Equal(t, agent.Stats{
@@ -473,12 +473,12 @@ func TestScenario10_StatsMatchTranscript(t *testing.T) {
 func TestScenario11_PendingMessagesSnapshot(t *testing.T) {
 	t.Run("queued in order, then resolved", func(t *testing.T) {
 		m := newFakeModel()
-		g := m.gate()
-		m.push(reply{Gate: g})
+		g := m.Gate()
+		m.Push(reply{Gate: g})
 		s := newSession(t, m)
 		sub := s.Subscribe(64)
 		a := goPrompt(s, "A")
-		g.awaitStarted(t)
+		g.AwaitStarted(t)
 
 		long := strings.Repeat("p", 150)
 		p := goPrompt(s, long, agent.FollowUp)
@@ -504,8 +504,8 @@ func TestScenario11_PendingMessagesSnapshot(t *testing.T) {
 		assert.Equal(t, queued, s.PendingMessages(agent.DefaultPreviewLength, true), "no history yet")
 
 		g.Release()
-		require.NoError(t, await(t, a).err)
-		require.NoError(t, await(t, p).err)
+		require.NoError(t, await(t, a).Err)
+		require.NoError(t, await(t, p).Err)
 		waitResults(t, sub, 3) // A (with the steer), the follow-up prompt, the follow-up
 
 		assert.Empty(t, s.PendingMessages(agent.DefaultPreviewLength, false))
@@ -540,11 +540,11 @@ func TestScenario11_PendingMessagesSnapshot(t *testing.T) {
 			{"abcdef", 6, "abcdef"},
 		}
 		m := newFakeModel()
-		g := m.gate()
-		m.push(reply{Gate: g})
+		g := m.Gate()
+		m.Push(reply{Gate: g})
 		s := newSession(t, m)
 		a := goPrompt(s, "busy")
-		g.awaitStarted(t)
+		g.AwaitStarted(t)
 		for i, tt := range tests {
 			require.NoError(t, s.FollowUp(tt.text))
 			got := s.PendingMessages(tt.maxLength, false)
@@ -552,19 +552,19 @@ func TestScenario11_PendingMessagesSnapshot(t *testing.T) {
 			assert.Equal(t, tt.want, got[i].Preview, "text %q, maxLength %d", tt.text, tt.maxLength)
 		}
 		assert.True(t, s.CancelActivePrompt())
-		require.Error(t, await(t, a).err)
+		require.Error(t, await(t, a).Err)
 	})
 }
 
 func TestScenario12_PendingBreakdownBySource(t *testing.T) {
 	m := newFakeModel()
-	g := m.gate()
-	m.push(reply{Gate: g})
+	g := m.Gate()
+	m.Push(reply{Gate: g})
 	s := newSession(t, m)
 	sub := s.Subscribe(64)
 
 	a := goPrompt(s, "A")
-	g.awaitStarted(t)
+	g.AwaitStarted(t)
 	p1 := goPrompt(s, "p1", agent.FollowUp)
 	waitPending(t, s, 1)
 	p2 := goPrompt(s, "p2", agent.FollowUp)
@@ -583,7 +583,7 @@ func TestScenario12_PendingBreakdownBySource(t *testing.T) {
 
 	g.Release()
 	for _, ch := range []<-chan promptResult{a, p1, p2} {
-		require.NoError(t, await(t, ch).err)
+		require.NoError(t, await(t, ch).Err)
 	}
 	waitResults(t, sub, 6) // A (with s), p1, p2, f1, f2, f3
 
@@ -601,17 +601,17 @@ func TestScenario13_ClearPendingState(t *testing.T) {
 	// holds p0 and the queue is empty.
 	setup := func(t *testing.T) (*fakeModel, *agent.Session, *agent.Subscription, *gate) {
 		m := newFakeModel()
-		g1, g2 := m.gate(), m.gate()
-		m.push(reply{Gate: g1}, says("p0 done"), reply{Text: []string{"f1 done"}, Gate: g2})
+		g1, g2 := m.Gate(), m.Gate()
+		m.Push(reply{Gate: g1}, says("p0 done"), reply{Text: []string{"f1 done"}, Gate: g2})
 		s := newSession(t, m)
 		sub := s.Subscribe(64)
 		a := goPrompt(s, "A")
-		g1.awaitStarted(t)
+		g1.AwaitStarted(t)
 		require.NoError(t, s.FollowUp("p0"))
 		require.NoError(t, s.FollowUp("f1"))
 		g1.Release()
-		require.NoError(t, await(t, a).err)
-		g2.awaitStarted(t)
+		require.NoError(t, await(t, a).Err)
+		g2.AwaitStarted(t)
 		require.Equal(t, []pendingView{{agent.SourceFollowUp, agent.PendingResolved, "p0"}}, pendingViews(s.PendingMessages(agent.DefaultPreviewLength, true)))
 		return m, s, sub, g2
 	}
@@ -642,7 +642,7 @@ func TestScenario13_ClearPendingState(t *testing.T) {
 		r := s.ClearPendingState(false)
 		assert.Equal(t, agent.ClearPendingResult{QueuedRemoved: 2, ResolvedRemoved: 1, ActivePromptCancelled: false}, r)
 		rpf := await(t, pf)
-		assert.ErrorIs(t, rpf.err, context.Canceled, "the waiting follow-up gets a cancellation error")
+		assert.ErrorIs(t, rpf.Err, context.Canceled, "the waiting follow-up gets a cancellation error")
 		assert.Empty(t, s.PendingMessages(agent.DefaultPreviewLength, true))
 		assert.Equal(t, 0, s.PendingMessageCount())
 
@@ -659,21 +659,21 @@ func TestScenario13_ClearPendingState(t *testing.T) {
 
 	t.Run("ClearPendingState with cancelActivePrompt", func(t *testing.T) {
 		m := newFakeModel()
-		g := m.gate()
-		m.push(reply{Gate: g})
+		g := m.Gate()
+		m.Push(reply{Gate: g})
 		s := newSession(t, m)
 		assert.Equal(t, agent.ClearPendingResult{}, s.ClearPendingState(true), "nothing to cancel when idle")
 
 		a := goPrompt(s, "A")
-		g.awaitStarted(t)
+		g.AwaitStarted(t)
 		pf := goPrompt(s, "awaiting", agent.FollowUp)
 		waitPending(t, s, 1)
 		require.NoError(t, s.Steer("st"))
 
 		r := s.ClearPendingState(true)
 		assert.Equal(t, agent.ClearPendingResult{QueuedRemoved: 2, ResolvedRemoved: 0, ActivePromptCancelled: true}, r)
-		assert.ErrorIs(t, await(t, a).err, context.Canceled)
-		assert.ErrorIs(t, await(t, pf).err, context.Canceled)
+		assert.ErrorIs(t, await(t, a).Err, context.Canceled)
+		assert.ErrorIs(t, await(t, pf).Err, context.Canceled)
 		require.NoError(t, s.Close())
 		assert.Empty(t, s.PendingMessages(agent.DefaultPreviewLength, true))
 		assert.Len(t, m.Requests(), 1)
@@ -702,14 +702,14 @@ func TestScenario15_UnregisterMCPToolIsNoLongerOffered(t *testing.T) {
 	rt := &recordingTool{}
 	m := newFakeModel()
 	s := newSession(t, m)
-	require.NoError(t, s.Tools().Register(rt.tool("echo", nil)))
-	mcpTool := rt.tool("mcp__docs__search", nil)
+	require.NoError(t, s.Tools().Register(rt.Tool("echo", nil)))
+	mcpTool := rt.Tool("mcp__docs__search", nil)
 	mcpTool.Source = agent.ToolSourceMCP
 	require.NoError(t, s.Tools().Register(mcpTool))
 
 	_, err := s.Prompt(context.Background(), "one")
 	require.NoError(t, err)
-	assert.Equal(t, []string{"echo", "mcp__docs__search"}, toolNames(m.request(t, 0)))
+	assert.Equal(t, []string{"echo", "mcp__docs__search"}, toolNames(m.Request(t, 0)))
 	assert.Equal(t, []string{"echo", "mcp__docs__search"}, s.ActiveToolNames())
 
 	assert.False(t, s.UnregisterMCP("echo"), "a native tool is not removed by UnregisterMCP")
@@ -721,10 +721,10 @@ func TestScenario15_UnregisterMCPToolIsNoLongerOffered(t *testing.T) {
 	assert.Equal(t, "echo", s.ToolDescriptors()[0].Name)
 
 	// The model is no longer offered it, and a call to it is refused.
-	m.push(calls(call("c1", "mcp__docs__search", `{"q":"x"}`)), says("after"))
+	m.Push(calls(call("c1", "mcp__docs__search", `{"q":"x"}`)), says("after"))
 	_, err = s.Prompt(context.Background(), "two")
 	require.NoError(t, err)
-	assert.Equal(t, []string{"echo"}, toolNames(m.request(t, 1)))
+	assert.Equal(t, []string{"echo"}, toolNames(m.Request(t, 1)))
 	assert.Empty(t, rt.Calls())
 	out := s.Transcript()[4]
 	require.Equal(t, agent.EntryToolOutput, out.Kind)
@@ -734,12 +734,12 @@ func TestScenario15_UnregisterMCPToolIsNoLongerOffered(t *testing.T) {
 
 func TestScenario16_CancelActivePromptFailsQueuedItems(t *testing.T) {
 	m := newFakeModel()
-	g := m.gate()
-	m.push(reply{Gate: g})
+	g := m.Gate()
+	m.Push(reply{Gate: g})
 	s := newSession(t, m)
 
 	a := goPrompt(s, "A")
-	g.awaitStarted(t)
+	g.AwaitStarted(t)
 	pf := goPrompt(s, "awaiting", agent.FollowUp)
 	waitPending(t, s, 1)
 	require.NoError(t, s.Steer("steer"))
@@ -747,9 +747,9 @@ func TestScenario16_CancelActivePromptFailsQueuedItems(t *testing.T) {
 
 	require.True(t, s.CancelActivePrompt())
 	ra, rpf := await(t, a), await(t, pf)
-	assert.ErrorIs(t, ra.err, context.Canceled)
-	assert.ErrorIs(t, rpf.err, context.Canceled)
-	assert.ErrorIs(t, rpf.err, agent.ErrPromptCancelled)
+	assert.ErrorIs(t, ra.Err, context.Canceled)
+	assert.ErrorIs(t, rpf.Err, context.Canceled)
+	assert.ErrorIs(t, rpf.Err, agent.ErrPromptCancelled)
 
 	hist := s.PendingMessages(agent.DefaultPreviewLength, true)
 	assert.Equal(t, []pendingView{
@@ -773,10 +773,10 @@ func TestScenario17_FailedHistoryKeepsNewest20(t *testing.T) {
 	sub := s.Subscribe(64)
 
 	// Round 1: a prompt with 15 queued follow-ups, cancelled.
-	g1 := m.gate()
-	m.push(reply{Gate: g1})
+	g1 := m.Gate()
+	m.Push(reply{Gate: g1})
 	a := goPrompt(s, "r1-active")
-	g1.awaitStarted(t)
+	g1.AwaitStarted(t)
 	var want []string
 	for i := range 15 {
 		text := fmt.Sprintf("r1-%02d", i)
@@ -784,15 +784,15 @@ func TestScenario17_FailedHistoryKeepsNewest20(t *testing.T) {
 		want = append(want, text)
 	}
 	require.True(t, s.CancelActivePrompt())
-	require.ErrorIs(t, await(t, a).err, context.Canceled)
+	require.ErrorIs(t, await(t, a).Err, context.Canceled)
 	waitResults(t, sub, 1)
 	require.Len(t, s.PendingMessages(agent.DefaultPreviewLength, true), 15)
 
 	// Round 2: a running follow-up (itself recorded) with 10 queued, cancelled.
-	g2 := m.gate()
-	m.push(reply{Gate: g2})
+	g2 := m.Gate()
+	m.Push(reply{Gate: g2})
 	require.NoError(t, s.FollowUp("r2-active"))
-	g2.awaitStarted(t)
+	g2.AwaitStarted(t)
 	for i := range 10 {
 		text := fmt.Sprintf("r2-%02d", i)
 		require.NoError(t, s.FollowUp(text))
@@ -821,10 +821,10 @@ func TestScenario18_CustomMaxLengthAppliesToQueuedAndResolved(t *testing.T) {
 	require.NoError(t, s.FollowUp(resolved))
 	waitResults(t, sub, 1)
 
-	g := m.gate()
-	m.push(reply{Gate: g})
+	g := m.Gate()
+	m.Push(reply{Gate: g})
 	require.NoError(t, s.FollowUp("running"))
-	g.awaitStarted(t)
+	g.AwaitStarted(t)
 	queued := strings.Repeat("q", 150)
 	require.NoError(t, s.FollowUp(queued))
 
@@ -861,7 +861,7 @@ func TestScenario19_IdleFireAndForgetHistory(t *testing.T) {
 			t.Run(fmt.Sprintf("%s fails=%v", source, fail), func(t *testing.T) {
 				m := newFakeModel()
 				if fail {
-					m.push(reply{Text: []string{"partial"}, Err: errors.New("upstream exploded")})
+					m.Push(reply{Text: []string{"partial"}, Err: errors.New("upstream exploded")})
 				}
 				s := newSession(t, m)
 				sub := s.Subscribe(16)
@@ -904,7 +904,7 @@ func TestScenario19_IdleFireAndForgetHistory(t *testing.T) {
 func TestScenario20_ForkFromInvalidEntryIndexIsRefused(t *testing.T) {
 	m := newFakeModel(calls(call("c1", "echo", `{}`)), says("done"))
 	s := newSession(t, m)
-	require.NoError(t, s.Tools().Register((&recordingTool{}).tool("echo", nil)))
+	require.NoError(t, s.Tools().Register((&recordingTool{}).Tool("echo", nil)))
 	for _, text := range []string{"one", "two"} {
 		_, err := s.Prompt(context.Background(), text)
 		require.NoError(t, err)
@@ -959,10 +959,10 @@ func TestScenario21_ForkDoesNotCopyPendingState(t *testing.T) {
 	require.NoError(t, s.FollowUp("resolved-one"))
 	waitResults(t, sub, 1)
 
-	g := m.gate()
-	m.push(reply{Gate: g})
+	g := m.Gate()
+	m.Push(reply{Gate: g})
 	a := goPrompt(s, "A", agent.FollowUp)
-	g.awaitStarted(t)
+	g.AwaitStarted(t)
 	pf := goPrompt(s, "queued-awaited", agent.FollowUp)
 	waitPending(t, s, 1)
 	require.NoError(t, s.Steer("st"))
@@ -988,8 +988,8 @@ func TestScenario21_ForkDoesNotCopyPendingState(t *testing.T) {
 	assert.Equal(t, 3, s.PendingMessageCount(), "the parent's queue is untouched")
 
 	g.Release()
-	require.NoError(t, await(t, a).err)
-	require.NoError(t, await(t, pf).err)
+	require.NoError(t, await(t, a).Err)
+	require.NoError(t, await(t, pf).Err)
 	require.NoError(t, f.Close())
 	assert.Empty(t, f.PendingMessages(agent.DefaultPreviewLength, true))
 	assert.NotContains(t, userTexts(f.Transcript()), "ff")
@@ -1001,7 +1001,7 @@ func TestScenario22_ForkToolRegistryIsolatedBothWays(t *testing.T) {
 	m := newFakeModel()
 	s := newSession(t, m)
 	for _, n := range []string{"alpha", "beta", "gamma"} {
-		require.NoError(t, s.Tools().Register(rt.tool(n, nil)))
+		require.NoError(t, s.Tools().Register(rt.Tool(n, nil)))
 	}
 	f := fork(t, m, s)
 	require.NotSame(t, s.Tools(), f.Tools())
@@ -1025,31 +1025,31 @@ func TestScenario22_ForkToolRegistryIsolatedBothWays(t *testing.T) {
 
 	require.NoError(t, f.Tools().SetEnabled("gamma", false))
 	assert.Equal(t, []string{"beta", "gamma"}, s.ActiveToolNames())
-	require.NoError(t, s.Tools().Register(rt.tool("delta", nil)))
+	require.NoError(t, s.Tools().Register(rt.Tool("delta", nil)))
 	assert.Equal(t, []string{"alpha", "gamma"}, names(f))
 
 	// What each model is offered follows its own registry.
 	_, err := f.Prompt(ctx, "child")
 	require.NoError(t, err)
-	assert.Equal(t, []string{"alpha"}, toolNames(m.request(t, 0)))
+	assert.Equal(t, []string{"alpha"}, toolNames(m.Request(t, 0)))
 	_, err = s.Prompt(ctx, "parent")
 	require.NoError(t, err)
-	assert.Equal(t, []string{"beta", "delta", "gamma"}, toolNames(m.request(t, 1)))
+	assert.Equal(t, []string{"beta", "delta", "gamma"}, toolNames(m.Request(t, 1)))
 }
 
 // Beyond the scenarios: the conversation stays valid for the model.
 
 func TestCancelWhileToolsRunAnswersEveryToolCall(t *testing.T) {
 	m := newFakeModel(calls(call("c1", "slow", `{}`), call("c2", "slow", `{}`), call("c3", "slow", `{}`)))
-	hold := m.gate()
+	hold := m.Gate()
 	s := newSession(t, m)
 	rt := &recordingTool{}
-	require.NoError(t, s.Tools().Register(rt.tool("slow", hold)))
+	require.NoError(t, s.Tools().Register(rt.Tool("slow", hold)))
 
 	a := goPrompt(s, "run three")
-	hold.awaitStarted(t)
+	hold.AwaitStarted(t)
 	require.True(t, s.CancelActivePrompt())
-	require.ErrorIs(t, await(t, a).err, context.Canceled)
+	require.ErrorIs(t, await(t, a).Err, context.Canceled)
 	assert.Len(t, rt.Calls(), 1, "no tool starts after the cancellation")
 
 	// Every call of the response has an output, so the next request is a
@@ -1061,14 +1061,14 @@ func TestCancelWhileToolsRunAnswersEveryToolCall(t *testing.T) {
 		"user:run three", "assistant:[c1 slow c2 slow c3 slow]",
 		"tool(c1):Error: cancelled.", "tool(c2):Error: cancelled.", "tool(c3):Error: cancelled.",
 		"user:next",
-	}, messageSummary(m.request(t, 1)))
+	}, messageSummary(m.Request(t, 1)))
 	assert.Equal(t, 3, s.Stats().ToolResults)
 }
 
 func TestToolCallWithoutIDGetsOneIDForCallAndOutput(t *testing.T) {
 	m := newFakeModel(calls(call("", "echo", `{}`)), says("done"))
 	s := newSession(t, m)
-	require.NoError(t, s.Tools().Register((&recordingTool{}).tool("echo", nil)))
+	require.NoError(t, s.Tools().Register((&recordingTool{}).Tool("echo", nil)))
 	_, err := s.Prompt(context.Background(), "go")
 	require.NoError(t, err)
 
@@ -1078,7 +1078,7 @@ func TestToolCallWithoutIDGetsOneIDForCallAndOutput(t *testing.T) {
 	id := tr[1].ToolCalls[0].ID
 	assert.NotEmpty(t, id)
 	assert.Equal(t, id, tr[2].ToolCallID, "the output answers the recorded call")
-	req := m.request(t, 1)
+	req := m.Request(t, 1)
 	assert.Equal(t, id, req.Messages[1].ToolCalls[0].ID)
 	assert.Equal(t, id, req.Messages[2].ToolCallID)
 }
@@ -1089,12 +1089,12 @@ func TestToolCallWithoutIDGetsOneIDForCallAndOutput(t *testing.T) {
 // the first turn, after the first prompt has returned.
 func TestPromptAfterThePreviousReturnedIsNotRejected(t *testing.T) {
 	m := newFakeModel()
-	g := m.gate()
-	m.push(reply{Gate: g})
+	g := m.Gate()
+	m.Push(reply{Gate: g})
 	s := newSession(t, m)
 
 	a := goPrompt(s, "A")
-	g.awaitStarted(t)
+	g.AwaitStarted(t)
 	holdWorker := make(chan struct{})
 	steered := make(chan promptResult, 1)
 	go func() {
@@ -1102,11 +1102,11 @@ func TestPromptAfterThePreviousReturnedIsNotRejected(t *testing.T) {
 			Behavior:   agent.Steer,
 			OnComplete: func(agent.PromptResult, error) { <-holdWorker },
 		})
-		steered <- promptResult{res, err}
+		steered <- promptResult{Res: res, Err: err}
 	}()
 	waitPending(t, s, 1)
 	g.Release()
-	require.NoError(t, await(t, a).err)
+	require.NoError(t, await(t, a).Err)
 
 	// The worker is blocked delivering S's result. A prompt whose context
 	// is already done is accepted and then withdrawn (not rejected).
@@ -1119,9 +1119,9 @@ func TestPromptAfterThePreviousReturnedIsNotRejected(t *testing.T) {
 	// And a live one runs as soon as the worker is free.
 	b := goPrompt(s, "C")
 	close(holdWorker)
-	require.NoError(t, await(t, steered).err)
+	require.NoError(t, await(t, steered).Err)
 	rb := await(t, b)
-	require.NoError(t, rb.err)
-	assert.Equal(t, "re: C", rb.res.Text)
+	require.NoError(t, rb.Err)
+	assert.Equal(t, "re: C", rb.Res.Text)
 	assert.Equal(t, []string{"A", "S", "C"}, userTexts(s.Transcript()))
 }

@@ -53,7 +53,7 @@ func TestSteerSkipsRemainingToolCallsAndReachesNextRequest(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := newFakeModel()
-			hold := m.gate()
+			hold := m.Gate()
 			sink := &recordingSink{}
 			s := newSession(t, m, func(c *agent.SessionConfig) { c.Sink = sink })
 			sub := s.Subscribe(64)
@@ -63,7 +63,7 @@ func TestSteerSkipsRemainingToolCallsAndReachesNextRequest(t *testing.T) {
 				if i == tt.holdTool {
 					g = hold
 				}
-				require.NoError(t, s.Tools().Register(rt.tool(name, g)))
+				require.NoError(t, s.Tools().Register(rt.Tool(name, g)))
 			}
 			first := reply{Text: []string{"working"}, Calls: []llm.ToolCall{
 				call("c1", "t1", `{"n":1}`), call("c2", "t2", `{"n":2}`), call("c3", "t3", `{"n":3}`),
@@ -71,16 +71,16 @@ func TestSteerSkipsRemainingToolCallsAndReachesNextRequest(t *testing.T) {
 			if tt.holdTool < 0 {
 				first.Gate = hold
 			}
-			m.push(first, says("after steer"))
+			m.Push(first, says("after steer"))
 
 			a := goPrompt(s, "do three things")
-			hold.awaitStarted(t)
+			hold.AwaitStarted(t)
 			require.NoError(t, s.Steer(steerText))
 			hold.Release()
 
 			r := await(t, a)
-			require.NoError(t, r.err)
-			assert.Equal(t, "after steer", r.res.Text)
+			require.NoError(t, r.Err)
+			assert.Equal(t, "after steer", r.Res.Text)
 			assert.Equal(t, tt.ran, rt.Calls(), "the tools that ran")
 			require.Len(t, m.Requests(), 2)
 
@@ -94,7 +94,7 @@ func TestSteerSkipsRemainingToolCallsAndReachesNextRequest(t *testing.T) {
 				want = append(want, "tool("+id+"):"+out)
 			}
 			want = append(want, "user:"+steerText)
-			assert.Equal(t, want, messageSummary(m.request(t, 1)))
+			assert.Equal(t, want, messageSummary(m.Request(t, 1)))
 
 			// The transcript agrees: skipped calls are failed outputs, and
 			// the steer is a user message of source steer.
@@ -183,23 +183,23 @@ func TestSteerDuringTextOnlyResponseMakesAnotherModelCall(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := newFakeModel()
-			g := m.gate()
-			m.push(reply{Text: []string{"first ", "answer"}, Gate: g}, says("second answer"))
+			g := m.Gate()
+			m.Push(reply{Text: []string{"first ", "answer"}, Gate: g}, says("second answer"))
 			s := newSession(t, m)
 
 			a := goPrompt(s, "question")
-			g.awaitStarted(t)
+			g.AwaitStarted(t)
 			if tt.steer {
 				require.NoError(t, s.Steer("also consider Y"))
 			}
 			g.Release()
 			r := await(t, a)
-			require.NoError(t, r.err)
-			assert.Equal(t, tt.wantText, r.res.Text)
+			require.NoError(t, r.Err)
+			assert.Equal(t, tt.wantText, r.Res.Text)
 			require.Len(t, m.Requests(), tt.wantReqs)
 			if tt.steer {
 				assert.Equal(t, []string{"user:question", "assistant:first answer", "user:also consider Y"},
-					messageSummary(m.request(t, 1)))
+					messageSummary(m.Request(t, 1)))
 				assert.Equal(t, []string{"question", "also consider Y"}, userTexts(s.Transcript()))
 				assert.Len(t, s.Transcript(), 4)
 			} else {
@@ -211,13 +211,13 @@ func TestSteerDuringTextOnlyResponseMakesAnotherModelCall(t *testing.T) {
 
 func TestSteerAwaitedPromptReturnsResultOfJoinedTurn(t *testing.T) {
 	m := newFakeModel()
-	g := m.gate()
-	m.push(reply{Text: []string{"a1"}, Gate: g}, says("joined"), says("f1 done"), says("f2 done"))
+	g := m.Gate()
+	m.Push(reply{Text: []string{"a1"}, Gate: g}, says("joined"), says("f1 done"), says("f2 done"))
 	s := newSession(t, m)
 	sub := s.Subscribe(64)
 
 	a := goPrompt(s, "A")
-	g.awaitStarted(t)
+	g.AwaitStarted(t)
 	f1 := goPrompt(s, "F1", agent.FollowUp)
 	waitPending(t, s, 1)
 	st := goPrompt(s, "S", agent.Steer)
@@ -231,13 +231,13 @@ func TestSteerAwaitedPromptReturnsResultOfJoinedTurn(t *testing.T) {
 
 	g.Release()
 	ra, rs := await(t, a), await(t, st)
-	require.NoError(t, ra.err)
-	require.NoError(t, rs.err)
-	assert.Equal(t, "joined", ra.res.Text)
-	assert.Equal(t, ra.res, rs.res, "the awaited steer gets the result of the turn it joined")
+	require.NoError(t, ra.Err)
+	require.NoError(t, rs.Err)
+	assert.Equal(t, "joined", ra.Res.Text)
+	assert.Equal(t, ra.Res, rs.Res, "the awaited steer gets the result of the turn it joined")
 	rf1 := await(t, f1)
-	require.NoError(t, rf1.err)
-	assert.Equal(t, "f1 done", rf1.res.Text)
+	require.NoError(t, rf1.Err)
+	assert.Equal(t, "f1 done", rf1.Res.Text)
 
 	results := waitResults(t, sub, 3) // A with S, F1, F2
 	assert.Equal(t, []string{"joined", "f1 done", "f2 done"}, []string{results[0].Text, results[1].Text, results[2].Text})
@@ -257,23 +257,23 @@ func TestSteerAwaitedPromptReturnsResultOfJoinedTurn(t *testing.T) {
 
 func TestSteerJoinedTurnCancelledFailsTheSteer(t *testing.T) {
 	m := newFakeModel()
-	g1, g2 := m.gate(), m.gate()
-	m.push(reply{Gate: g1}, reply{Text: []string{"answering the steer"}, Gate: g2})
+	g1, g2 := m.Gate(), m.Gate()
+	m.Push(reply{Gate: g1}, reply{Text: []string{"answering the steer"}, Gate: g2})
 	s := newSession(t, m)
 
 	a := goPrompt(s, "A")
-	g1.awaitStarted(t)
+	g1.AwaitStarted(t)
 	st := goPrompt(s, "S", agent.Steer)
 	waitPending(t, s, 1)
 	g1.Release()
-	g2.awaitStarted(t) // the steer is in the turn now
+	g2.AwaitStarted(t) // the steer is in the turn now
 	assert.Equal(t, 0, s.PendingMessageCount())
 	notYet(t, st)
 
 	require.True(t, s.CancelActivePrompt())
 	ra, rs := await(t, a), await(t, st)
-	assert.ErrorIs(t, ra.err, context.Canceled)
-	assert.ErrorIs(t, rs.err, context.Canceled)
-	assert.Equal(t, "answering the steer", rs.res.Text)
+	assert.ErrorIs(t, ra.Err, context.Canceled)
+	assert.ErrorIs(t, rs.Err, context.Canceled)
+	assert.Equal(t, "answering the steer", rs.Res.Text)
 	assert.Equal(t, []pendingView{{agent.SourceSteer, agent.PendingFailed, "S"}}, pendingViews(s.PendingMessages(agent.DefaultPreviewLength, true)))
 }

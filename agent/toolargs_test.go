@@ -37,7 +37,7 @@ func TestToolArgumentsAreValidatedBeforeTheToolRuns(t *testing.T) {
 			rt := &recordingTool{}
 			m := newFakeModel(calls(call("c1", "read_file", tt.args)), says("done"))
 			s := newSession(t, m)
-			tool := rt.tool("read_file", nil)
+			tool := rt.Tool("read_file", nil)
 			tool.Parameters = json.RawMessage(readFileSchema)
 			require.NoError(t, s.Tools().Register(tool))
 
@@ -61,7 +61,7 @@ func TestToolArgumentsAreValidatedBeforeTheToolRuns(t *testing.T) {
 				assert.Contains(t, out.Text, w)
 			}
 			// The model got the error as the tool result.
-			last := m.request(t, 1).Messages
+			last := m.Request(t, 1).Messages
 			assert.Contains(t, last[len(last)-1].Text(), tt.wantErr[0])
 		})
 	}

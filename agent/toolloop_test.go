@@ -3,12 +3,7 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -19,40 +14,6 @@ import (
 	"github.com/acp-agent/acp-agent/agent/llm/openai"
 )
 
-// bodies is a test server that answers the i-th request with responses[i]
-// and records the request bodies.
-type bodies struct {
-	mu  sync.Mutex
-	got []map[string]any
-}
-
-func (b *bodies) serve(t *testing.T, contentType string, responses ...string) *httptest.Server {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		data, _ := io.ReadAll(r.Body)
-		var body map[string]any
-		_ = json.Unmarshal(data, &body)
-		b.mu.Lock()
-		b.got = append(b.got, body)
-		n := len(b.got)
-		b.mu.Unlock()
-		if n > len(responses) {
-			http.Error(w, "unexpected request", http.StatusBadRequest)
-			return
-		}
-		w.Header().Set("Content-Type", contentType)
-		io.WriteString(w, responses[n-1])
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
-
-func (b *bodies) request(t *testing.T, i int) map[string]any {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	require.Greater(t, len(b.got), i)
-	return b.got[i]
-}
-
 func weatherTool(calls *[]string) agent.Tool {
 	return agent.Tool{
 		Name: "get_weather", Description: "Weather for a city.",
@@ -62,16 +23,6 @@ func weatherTool(calls *[]string) agent.Tool {
 			return agent.ToolResult{Text: "sunny, 21C"}, nil
 		},
 	}
-}
-
-func anthropicEvents(events ...string) string {
-	var b strings.Builder
-	for _, e := range events {
-		var typ struct{ Type string }
-		_ = json.Unmarshal([]byte(e), &typ)
-		fmt.Fprintf(&b, "event: %s\ndata: %s\n\n", typ.Type, e)
-	}
-	return b.String()
 }
 
 // TestToolLoopAnthropic: thinking + tool_use, the tool runs, and the second
@@ -99,7 +50,7 @@ func TestToolLoopAnthropic(t *testing.T) {
 		`{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":8}}`,
 		`{"type":"message_stop"}`,
 	)
-	srv := b.serve(t, "text/event-stream", first, second)
+	srv := b.Serve(t, "text/event-stream", first, second)
 	var calls []string
 	transport := &http.Transport{}
 	t.Cleanup(transport.CloseIdleConnections)
@@ -112,7 +63,7 @@ func TestToolLoopAnthropic(t *testing.T) {
 	assert.Equal(t, "It is sunny in Paris.", res.Text)
 	assert.Equal(t, []string{`{"city": "Paris"}`}, calls)
 
-	msgs := b.request(t, 1)["messages"].([]any)
+	msgs := b.Request(t, 1)["messages"].([]any)
 	require.Len(t, msgs, 3)
 	assistant, _ := json.Marshal(msgs[1])
 	assert.JSONEq(t, `{"role":"assistant","content":[
@@ -120,7 +71,7 @@ func TestToolLoopAnthropic(t *testing.T) {
 		{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city":"Paris"}}]}`, string(assistant))
 	user, _ := json.Marshal(msgs[2])
 	assert.JSONEq(t, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"sunny, 21C"}]}`, string(user))
-	tools, _ := json.Marshal(b.request(t, 0)["tools"])
+	tools, _ := json.Marshal(b.Request(t, 0)["tools"])
 	assert.Contains(t, string(tools), `"name":"get_weather"`)
 }
 
@@ -140,7 +91,7 @@ func TestToolLoopOpenAI(t *testing.T) {
 		chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"\"Paris\"}"}}]}`, "") +
 		chunk(`{}`, "tool_calls") + "data: [DONE]\n\n"
 	second := chunk(`{"content":"It is sunny in Paris."}`, "") + chunk(`{}`, "stop") + "data: [DONE]\n\n"
-	srv := b.serve(t, "text/event-stream", first, second)
+	srv := b.Serve(t, "text/event-stream", first, second)
 	var calls []string
 	transport := &http.Transport{}
 	t.Cleanup(transport.CloseIdleConnections)
@@ -152,7 +103,7 @@ func TestToolLoopOpenAI(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "It is sunny in Paris.", res.Text)
 	assert.Equal(t, []string{`{"city":"Paris"}`}, calls)
-	msgs := b.request(t, 1)["messages"].([]any)
+	msgs := b.Request(t, 1)["messages"].([]any)
 	require.Len(t, msgs, 4) // system, user, assistant(tool_calls), tool
 	assistant, _ := json.Marshal(msgs[2])
 	assert.JSONEq(t, `{"role":"assistant","content":null,"tool_calls":[{"id":"call_a","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]}`, string(assistant))

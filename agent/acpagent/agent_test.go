@@ -3,11 +3,8 @@ package acpagent_test
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,77 +20,6 @@ import (
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-const testKey = "sk-test-SECRET-4f9a1c"
-
-// openAIServer is an httptest server speaking the Chat Completions
-// streaming format. handle writes the response to each request; requests
-// records what the agent sent.
-type openAIServer struct {
-	*httptest.Server
-	mu       sync.Mutex
-	requests []recordedRequest
-}
-
-type recordedRequest struct {
-	Auth string
-	Body map[string]any
-}
-
-func newOpenAIServer(t *testing.T, handle func(w http.ResponseWriter, r *http.Request, n int)) *openAIServer {
-	s := &openAIServer{}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v1/chat/completions" {
-			http.NotFound(w, r)
-			return
-		}
-		var body map[string]any
-		data, _ := io.ReadAll(r.Body)
-		_ = json.Unmarshal(data, &body)
-		s.mu.Lock()
-		s.requests = append(s.requests, recordedRequest{Auth: r.Header.Get("Authorization"), Body: body})
-		n := len(s.requests)
-		s.mu.Unlock()
-		handle(w, r, n)
-	}))
-	t.Cleanup(s.Close)
-	return s
-}
-
-func (s *openAIServer) request(t *testing.T, i int) recordedRequest {
-	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	require.Greater(t, len(s.requests), i, "the model server got %d requests", len(s.requests))
-	return s.requests[i]
-}
-
-// sse writes Chat Completions chunks and, if done, the [DONE] marker.
-func sse(w http.ResponseWriter, chunks []string, done bool) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	for _, c := range chunks {
-		fmt.Fprintf(w, "data: %s\n\n", c)
-	}
-	if done {
-		fmt.Fprint(w, "data: [DONE]\n\n")
-	}
-}
-
-func textChunk(s string) string {
-	b, _ := json.Marshal(s)
-	return `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":` + string(b) + `},"finish_reason":null}]}`
-}
-
-func reasoningChunk(field, s string) string {
-	b, _ := json.Marshal(s)
-	return `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"` + field + `":` + string(b) + `},"finish_reason":null}]}`
-}
-
-func finishChunk(reason string) string {
-	return `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"` + reason + `"}]}`
-}
-
-const usageChunk = `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":5,"total_tokens":17}}`
 
 // client starts an agent (model openai/test-model against srv) behind an
 // in-process ACP service.
@@ -174,7 +100,7 @@ func TestPromptStreamsTextAndReasoning(t *testing.T) {
 	assert.Len(t, messageIDs, 1, "all chunks of one answer share a messageId")
 	assert.NotContains(t, messageIDs, "")
 
-	got := srv.request(t, 0)
+	got := srv.Request(t, 0)
 	assert.Equal(t, "Bearer "+testKey, got.Auth)
 	assert.Equal(t, "test-model", got.Body["model"])
 	assert.Equal(t, true, got.Body["stream"])
@@ -196,7 +122,7 @@ func TestHistoryIsSentWithTheNextPrompt(t *testing.T) {
 		resp, _ := c.Call(acp.MethodSessionPrompt, prompt(sid, acp.TextBlock(q)))
 		acptest.MustResult(t, resp, nil)
 	}
-	msgs := srv.request(t, 1).Body["messages"].([]any)
+	msgs := srv.Request(t, 1).Body["messages"].([]any)
 	require.Len(t, msgs, 4)
 	assert.Equal(t, map[string]any{"role": "user", "content": "first"}, msgs[1])
 	assert.Equal(t, "assistant", msgs[2].(map[string]any)["role"])
@@ -219,7 +145,7 @@ func TestResourceBlocksBecomeModelInput(t *testing.T) {
 		}}},
 	))
 	acptest.MustResult(t, resp, nil)
-	user := srv.request(t, 0).Body["messages"].([]any)[1].(map[string]any)
+	user := srv.Request(t, 0).Body["messages"].([]any)[1].(map[string]any)
 	data, _ := json.Marshal(user["content"])
 	content := string(data)
 	assert.Contains(t, content, "Review these")

@@ -61,8 +61,8 @@ func TestSeed003_ForcedCompactSuccessReplacesHistoryInTheSession(t *testing.T) {
 	}
 
 	text, _ := say(t, c, sid, "after compaction")
-	n := len(e.model.requests)
-	body := fmt.Sprint(e.model.request(t, n-1).Body["messages"])
+	n := e.model.Count()
+	body := fmt.Sprint(e.model.Request(t, n-1).Body["messages"])
 	assert.Contains(t, body, "[Compressed History]", "the next request carries the summary")
 	assert.NotContains(t, body, "first question")
 	assert.NotEqual(t, "8 user messages so far", text)
@@ -124,12 +124,12 @@ func TestSanitizeRunsBeforeEachTurn(t *testing.T) {
 	}))
 	_, err := s.Prompt(context.Background(), "now")
 	require.NoError(t, err)
-	for _, msg := range m.request(t, 0).Messages {
+	for _, msg := range m.Request(t, 0).Messages {
 		for _, c := range msg.ToolCalls {
 			assert.NotEqual(t, "call_dangling", c.ID, "a call without a result reached the provider")
 		}
 	}
-	assert.Equal(t, []string{"user:earlier", "user:now"}, messageSummary(m.request(t, 0)))
+	assert.Equal(t, []string{"user:earlier", "user:now"}, messageSummary(m.Request(t, 0)))
 }
 
 // A resize that changes nothing (the policy fires every turn but there is

@@ -49,7 +49,7 @@ func twoProviders(t *testing.T) (*acptest.Client, *openAIServer, *bodies) {
 		`{"type":"content_block_stop","index":0}`,
 		`{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}}`,
 		`{"type":"message_stop"}`)
-	ant := ab.serve(t, "text/event-stream", reply, reply, reply)
+	ant := ab.Serve(t, "text/event-stream", reply, reply, reply)
 	c := client(t, oai, map[string]string{"OPENAI_API_KEY": testKey, "WORK_ANTHROPIC_KEY": "ak"}, func(cfg *acpagent.Config) {
 		cfg.Model = "openai/test-model"
 		cfg.Choices = []acpagent.ModelChoice{
@@ -108,7 +108,7 @@ func TestConfigOptionsSwitchModelAndThoughtLevelMidSession(t *testing.T) {
 	acptest.MustResult(t, setOption(c, sid, "thought_level", "high"), &set)
 	assert.Equal(t, "high", string(set.ConfigOptions[2].Select.CurrentValue))
 	assert.Equal(t, "from openai", say("two"))
-	body := oai.request(t, 1).Body
+	body := oai.Request(t, 1).Body
 	assert.Equal(t, "o4-mini", body["model"])
 	assert.Equal(t, "high", body["reasoning_effort"])
 	assert.Len(t, body["messages"], 4, "the transcript is kept across the switch")
@@ -118,12 +118,12 @@ func TestConfigOptionsSwitchModelAndThoughtLevelMidSession(t *testing.T) {
 	assert.Equal(t, []optionView{mode, {"model", "model", "anthropic/claude-sonnet-4-5", models},
 		{"thought_level", "thought_level", "low", []string{"off", "low", "medium", "high"}}}, optionViews(set.ConfigOptions))
 	assert.Equal(t, "from anthropic", say("three"))
-	req := ab.request(t, 0)
+	req := ab.Request(t, 0)
 	assert.Equal(t, "claude-sonnet-4-5", req["model"])
 	assert.Equal(t, map[string]any{"type": "enabled", "budget_tokens": float64(2048)}, req["thinking"])
 	acptest.MustResult(t, setOption(c, sid, "thought_level", "off"), &set)
 	assert.Equal(t, "from anthropic", say("four"))
-	assert.NotContains(t, ab.request(t, 1), "thinking")
+	assert.NotContains(t, ab.Request(t, 1), "thinking")
 
 	// Back to a model without levels: the option disappears.
 	acptest.MustResult(t, setOption(c, sid, "model", "openai/test-model"), &set)
@@ -174,7 +174,7 @@ func TestConfigOptionBadInputChangesNothing(t *testing.T) {
 	// After all that, the session still talks to its model.
 	resp, _ := c.Call(acp.MethodSessionPrompt, prompt(sid, acp.TextBlock("hi")))
 	acptest.MustResult(t, resp, nil)
-	assert.Equal(t, "test-model", oai.request(t, 0).Body["model"])
+	assert.Equal(t, "test-model", oai.Request(t, 0).Body["model"])
 }
 
 func TestConfigFileChoicesAreValidated(t *testing.T) {
@@ -204,6 +204,6 @@ func TestForkKeepsTheChosenModel(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, m2.Requests(), 1)
 	assert.Empty(t, m1.Requests())
-	assert.Equal(t, "high", m2.request(t, 0).ReasoningEffort)
+	assert.Equal(t, "high", m2.Request(t, 0).ReasoningEffort)
 	assert.Equal(t, "fake/two", f.CurrentModel().ID)
 }

@@ -23,7 +23,7 @@ func TestForkDuringAStreamingTurnStoresWhatItHoldsAfterARestart(t *testing.T) {
 	e := &storeEnv{t: t, dir: t.TempDir()}
 	const rounds = 60
 	e.model = newOpenAIServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
-		msgs := e.model.request(t, n-1).Body["messages"].([]any)
+		msgs := e.model.Request(t, n-1).Body["messages"].([]any)
 		tools := 0 // tool results since the last user message
 		for _, m := range msgs {
 			switch m.(map[string]any)["role"] {

@@ -36,7 +36,7 @@ func TestSlashCommandsAreHandledByTheAgent(t *testing.T) {
 
 	say(t, c, sid, "one")
 	say(t, c, sid, "two")
-	before := len(e.model.requests)
+	before := e.model.Count()
 
 	text, _ := say(t, c, sid, "/cost")
 	assert.Contains(t, text, "Token: ")
@@ -51,9 +51,7 @@ func TestSlashCommandsAreHandledByTheAgent(t *testing.T) {
 	assert.Contains(t, text, "* openai/test-model")
 	text, _ = say(t, c, sid, "/clear")
 	assert.Contains(t, text, "Context cleared")
-	e.model.mu.Lock()
-	assert.Equal(t, before, len(e.model.requests), "slash commands never reach the model")
-	e.model.mu.Unlock()
+	assert.Equal(t, before, e.model.Count(), "slash commands never reach the model")
 
 	text, _ = say(t, c, sid, "after the clear")
 	assert.Equal(t, "1 user messages so far", text, "/clear starts a new context")
@@ -134,7 +132,7 @@ func TestSeed003_DamagedHistoryLoadsAndContinues(t *testing.T) {
 	acptest.MustResult(t, resp, nil)
 	text, _ := say(t, c, "damaged", "go on")
 	assert.Equal(t, "2 user messages so far", text)
-	body := e.model.request(t, len(e.model.requests)-1).Body
+	body := e.model.Request(t, e.model.Count()-1).Body
 	assert.Contains(t, fmt.Sprint(body["messages"]), "tool_call_id:c1", "the dangling call is answered")
 	assert.Contains(t, fmt.Sprint(body["messages"]), acpagent.InterruptedToolResult)
 }
@@ -148,7 +146,7 @@ func TestLongSessionStaysWithinTheWindow(t *testing.T) {
 	var summaries, maxBody atomic.Int64
 	var srv *openAIServer
 	srv = newOpenAIServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
-		body := srv.request(t, n-1).Body
+		body := srv.Request(t, n-1).Body
 		data, _ := json.Marshal(body)
 		if int64(len(data)) > maxBody.Load() {
 			maxBody.Store(int64(len(data)))
@@ -216,7 +214,7 @@ func TestResizePolicyRunsAfterEachTurn(t *testing.T) {
 			_, err := s.Prompt(context.Background(), q)
 			require.NoError(t, err)
 		}
-		last := messageSummary(m.request(t, 3))
+		last := messageSummary(m.Request(t, 3))
 		assert.Equal(t, []string{"user:q3", "assistant:a3", "user:q4"}, last[len(last)-3:])
 		assert.LessOrEqual(t, len(last), 4, "after each turn only the newest 3 messages are kept: %v", last)
 	})
@@ -234,7 +232,7 @@ func TestResizePolicyRunsAfterEachTurn(t *testing.T) {
 			_, err := s.Prompt(context.Background(), q)
 			require.NoError(t, err)
 		}
-		summary := messageSummary(m.request(t, 4))
+		summary := messageSummary(m.Request(t, 4))
 		assert.Contains(t, strings.Join(summary, "\n"), "[Compressed History]", "%v", summary)
 		assert.Contains(t, strings.Join(summary, "\n"), "Summary of the talk.")
 	})

@@ -99,10 +99,8 @@ func TestLoadOfATornToolOutputKeepsEveryCompleteRecord(t *testing.T) {
 	// The model gets the whole history, the interrupted step included.
 	text, _ := say(t, c2, sid, "how many?")
 	assert.Equal(t, "3 user messages so far", text)
-	e.model.mu.Lock()
-	n := len(e.model.requests)
-	e.model.mu.Unlock()
-	last := e.model.request(t, n-1).Body
+	n := e.model.Count()
+	last := e.model.Request(t, n-1).Body
 	raw, _ := json.Marshal(last["messages"])
 	assert.Contains(t, string(raw), callID)
 	assert.Contains(t, string(raw), "interrupted")

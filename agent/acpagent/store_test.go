@@ -32,7 +32,7 @@ type storeEnv struct {
 func newStoreEnv(t *testing.T) *storeEnv {
 	e := &storeEnv{t: t, dir: t.TempDir()}
 	e.model = newOpenAIServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
-		body := e.model.request(t, n-1).Body
+		body := e.model.Request(t, n-1).Body
 		msgs := body["messages"].([]any)
 		last := msgs[len(msgs)-1].(map[string]any)
 		users := 0

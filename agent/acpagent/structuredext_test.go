@@ -59,7 +59,7 @@ func TestStructuredExtensionStreamsPathsAndValidates(t *testing.T) {
 		paths = append(paths, meta.Agent.Path)
 	}
 	assert.Equal(t, []string{"/title", "/steps/0", "/steps/1", "/steps", "/estimate", ""}, paths)
-	body, _ := json.Marshal(srv.request(t, 0).Body)
+	body, _ := json.Marshal(srv.Request(t, 0).Body)
 	assert.Contains(t, string(body), "[OUTPUT REQUIREMENT]", "seed 004's prompt layout")
 	assert.Contains(t, string(body), "Data Format: JSON")
 
@@ -75,7 +75,7 @@ func TestStructuredExtensionStreamsPathsAndValidates(t *testing.T) {
 func TestModelTitlesUseStructuredOutput(t *testing.T) {
 	var srv *openAIServer
 	srv = newOpenAIServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
-		body, _ := json.Marshal(srv.request(t, n-1).Body)
+		body, _ := json.Marshal(srv.Request(t, n-1).Body)
 		if bytes.Contains(body, []byte("Give this conversation a short title")) {
 			sse(w, []string{textChunk(`{"title": "Weather in Paris"}`), finishChunk("stop")}, true)
 			return
@@ -99,6 +99,6 @@ func TestModelTitlesUseStructuredOutput(t *testing.T) {
 	// The title question is not part of the conversation.
 	resp, _ = c.Call(acp.MethodSessionPrompt, prompt(sid, acp.TextBlock("and tomorrow?")))
 	acptest.MustResult(t, resp, nil)
-	last, _ := json.Marshal(srv.request(t, 2).Body)
+	last, _ := json.Marshal(srv.Request(t, 2).Body)
 	assert.NotContains(t, string(last), "short title")
 }

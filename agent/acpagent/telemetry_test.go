@@ -21,8 +21,8 @@ func TestSessionEmitsThePromptLifecycle(t *testing.T) {
 	mem := &telemetry.MemorySink{}
 	rec := telemetry.NewRecorder(mem)
 	m := newFakeModel(says("ok"), reply{Err: errors.New("model exploded")})
-	g := m.gate()
-	m.push(reply{Gate: g})
+	g := m.Gate()
+	m.Push(reply{Gate: g})
 	s := newSession(t, m, func(c *agent.SessionConfig) { c.Telemetry = rec })
 
 	_, err := s.Prompt(context.Background(), "one")
@@ -30,9 +30,9 @@ func TestSessionEmitsThePromptLifecycle(t *testing.T) {
 	_, err = s.Prompt(context.Background(), "two")
 	require.Error(t, err)
 	done := goPrompt(s, "three")
-	g.awaitStarted(t)
+	g.AwaitStarted(t)
 	s.CancelActivePrompt()
-	assert.ErrorIs(t, await(t, done).err, context.Canceled)
+	assert.ErrorIs(t, await(t, done).Err, context.Canceled)
 
 	assert.Equal(t, []string{
 		"prompt_requested", "prompt_started", "prompt_completed",
@@ -50,7 +50,7 @@ func TestSessionEmitsThePromptLifecycle(t *testing.T) {
 func TestPromptTimeoutEmitsTimedOutNotCancelled(t *testing.T) {
 	mem := &telemetry.MemorySink{}
 	m := newFakeModel()
-	m.push(reply{Gate: m.gate()}) // never released: the turn outlives its timeout
+	m.Push(reply{Gate: m.Gate()}) // never released: the turn outlives its timeout
 	s := newSession(t, m, func(c *agent.SessionConfig) {
 		c.Telemetry = telemetry.NewRecorder(mem)
 		c.PromptTimeout = 50 * time.Millisecond

@@ -1,4 +1,4 @@
-package acpagent_test
+package testkit
 
 import (
 	"encoding/json"
@@ -16,14 +16,14 @@ import (
 // Test servers speaking the providers' wire formats (as in package
 // agent's tests).
 
-// bodies is a test server that answers the i-th request with responses[i]
-// and records the request bodies.
-type bodies struct {
+// Bodies is a test server that answers the i-th request with responses[i]
+// and records the request Bodies.
+type Bodies struct {
 	mu  sync.Mutex
 	got []map[string]any
 }
 
-func (b *bodies) serve(t *testing.T, contentType string, responses ...string) *httptest.Server {
+func (b *Bodies) Serve(t *testing.T, contentType string, responses ...string) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		data, _ := io.ReadAll(r.Body)
 		var body map[string]any
@@ -43,14 +43,14 @@ func (b *bodies) serve(t *testing.T, contentType string, responses ...string) *h
 	return srv
 }
 
-func (b *bodies) request(t *testing.T, i int) map[string]any {
+func (b *Bodies) Request(t *testing.T, i int) map[string]any {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	require.Greater(t, len(b.got), i)
 	return b.got[i]
 }
 
-func anthropicEvents(events ...string) string {
+func AnthropicEvents(events ...string) string {
 	var b strings.Builder
 	for _, e := range events {
 		var typ struct{ Type string }
@@ -60,7 +60,7 @@ func anthropicEvents(events ...string) string {
 	return b.String()
 }
 
-func failWith(w http.ResponseWriter, status int, msg string, headers ...string) {
+func FailWith(w http.ResponseWriter, status int, msg string, headers ...string) {
 	for i := 0; i+1 < len(headers); i += 2 {
 		w.Header().Set(headers[i], headers[i+1])
 	}

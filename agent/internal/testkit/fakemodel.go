@@ -1,4 +1,4 @@
-package acpagent_test
+package testkit
 
 import (
 	"context"
@@ -14,27 +14,27 @@ import (
 	"github.com/acp-agent/acp-agent/agent/llm"
 )
 
-// waitTimeout bounds every wait of these tests; nothing legitimately takes
+// WaitTimeout bounds every wait of these tests; nothing legitimately takes
 // longer than a few milliseconds.
-const waitTimeout = 5 * time.Second
+const WaitTimeout = 5 * time.Second
 
-// gate lets a test hold a model call or a tool call at a known point:
-// Started is closed when the holder reaches the gate, which then blocks
+// Gate lets a test hold a model Call or a tool Call at a known point:
+// Started is closed when the holder reaches the Gate, which then blocks
 // until Release (or until its context is done).
-type gate struct {
+type Gate struct {
 	started  chan struct{}
 	release  chan struct{}
 	startOne sync.Once
 	relOne   sync.Once
 }
 
-func (g *gate) Started() <-chan struct{} { return g.started }
+func (g *Gate) Started() <-chan struct{} { return g.started }
 
 // Release lets the holder go on; it may be called any number of times.
-func (g *gate) Release() { g.relOne.Do(func() { close(g.release) }) }
+func (g *Gate) Release() { g.relOne.Do(func() { close(g.release) }) }
 
-// wait marks the gate reached and blocks until Release or ctx is done.
-func (g *gate) wait(ctx context.Context) error {
+// wait marks the Gate reached and blocks until Release or ctx is done.
+func (g *Gate) Wait(ctx context.Context) error {
 	g.startOne.Do(func() { close(g.started) })
 	select {
 	case <-g.release:
@@ -44,63 +44,63 @@ func (g *gate) wait(ctx context.Context) error {
 	}
 }
 
-// awaitStarted fails the test if the gate is not reached in time.
-func (g *gate) awaitStarted(t *testing.T) {
+// awaitStarted fails the test if the Gate is not reached in time.
+func (g *Gate) AwaitStarted(t *testing.T) {
 	t.Helper()
 	select {
 	case <-g.started:
-	case <-time.After(waitTimeout):
-		t.Fatal("gate was never reached")
+	case <-time.After(WaitTimeout):
+		t.Fatal("Gate was never reached")
 	}
 }
 
-// reply is one scripted model response: Text deltas are streamed first,
-// then the call waits at Gate (if any), then it fails with Err or streams
+// Reply is one scripted model response: Text deltas are streamed first,
+// then the Call waits at Gate (if any), then it fails with Err or streams
 // Calls, Usage and the finish event.
-type reply struct {
+type Reply struct {
 	Text   []string
-	Gate   *gate
+	Gate   *Gate
 	Calls  []llm.ToolCall
 	Usage  *llm.Usage
 	Err    error
 	Finish llm.FinishReason // default: tool_calls with Calls, else stop
 }
 
-// fakeModel is a scripted agent.Model. Each Stream call takes the next
-// queued reply; when none is queued it answers "re: <last user text>". It
+// FakeModel is a scripted agent.Model. Each Stream Call takes the next
+// queued Reply; when none is queued it answers "re: <last user text>". It
 // records every request and is safe for concurrent use.
-type fakeModel struct {
+type FakeModel struct {
 	mu        sync.Mutex
-	script    []reply
+	script    []Reply
 	requests  []*llm.Request
-	cancelled int // calls that ended because their ctx was done
-	gates     []*gate
+	cancelled int // Calls that ended because their ctx was done
+	gates     []*Gate
 }
 
-var _ agent.Model = (*fakeModel)(nil)
+var _ agent.Model = (*FakeModel)(nil)
 
-func newFakeModel(replies ...reply) *fakeModel { return &fakeModel{script: replies} }
+func NewFakeModel(replies ...Reply) *FakeModel { return &FakeModel{script: replies} }
 
-func (m *fakeModel) Name() string { return "fake" }
+func (m *FakeModel) Name() string { return "fake" }
 
 // push queues more replies.
-func (m *fakeModel) push(replies ...reply) {
+func (m *FakeModel) Push(replies ...Reply) {
 	m.mu.Lock()
 	m.script = append(m.script, replies...)
 	m.mu.Unlock()
 }
 
-// gate returns a new gate that is released when the test ends (before the
-// session is closed), so a forgotten gate cannot hang Close.
-func (m *fakeModel) gate() *gate {
-	g := &gate{started: make(chan struct{}), release: make(chan struct{})}
+// Gate returns a new Gate that is released when the test ends (before the
+// session is closed), so a forgotten Gate cannot hang Close.
+func (m *FakeModel) Gate() *Gate {
+	g := &Gate{started: make(chan struct{}), release: make(chan struct{})}
 	m.mu.Lock()
 	m.gates = append(m.gates, g)
 	m.mu.Unlock()
 	return g
 }
 
-func (m *fakeModel) releaseAll() {
+func (m *FakeModel) ReleaseAll() {
 	m.mu.Lock()
 	gates := m.gates
 	m.mu.Unlock()
@@ -110,35 +110,35 @@ func (m *fakeModel) releaseAll() {
 }
 
 // Requests returns the requests received so far, in order.
-func (m *fakeModel) Requests() []*llm.Request {
+func (m *FakeModel) Requests() []*llm.Request {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append([]*llm.Request(nil), m.requests...)
 }
 
-func (m *fakeModel) request(t *testing.T, i int) *llm.Request {
+func (m *FakeModel) Request(t *testing.T, i int) *llm.Request {
 	t.Helper()
 	reqs := m.Requests()
 	require.Greater(t, len(reqs), i, "the model got %d requests", len(reqs))
 	return reqs[i]
 }
 
-func (m *fakeModel) Cancelled() int {
+func (m *FakeModel) Cancelled() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.cancelled
 }
 
-func (m *fakeModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+func (m *FakeModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
 		m.mu.Lock()
 		m.requests = append(m.requests, req)
-		var r reply
+		var r Reply
 		if len(m.script) > 0 {
 			r = m.script[0]
 			m.script = m.script[1:]
 		} else {
-			r = reply{Text: []string{"re: " + lastUserText(req)}}
+			r = Reply{Text: []string{"re: " + LastUserText(req)}}
 		}
 		m.mu.Unlock()
 
@@ -160,7 +160,7 @@ func (m *fakeModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.
 			}
 		}
 		if r.Gate != nil {
-			if err := r.Gate.wait(ctx); err != nil {
+			if err := r.Gate.Wait(ctx); err != nil {
 				fail(err)
 				return
 			}
@@ -174,7 +174,7 @@ func (m *fakeModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.
 			return
 		}
 		for i, c := range r.Calls {
-			// Split each call in two fragments, as providers do.
+			// Split each Call in two fragments, as providers do.
 			half := len(c.Arguments) / 2
 			if !yield(llm.Event{Kind: llm.EventToolCallDelta, ToolCall: &llm.ToolCallDelta{Index: i, ID: c.ID, Name: c.Name, ArgumentsDelta: c.Arguments[:half]}}, nil) {
 				return
@@ -199,7 +199,7 @@ func (m *fakeModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.
 	}
 }
 
-func lastUserText(req *llm.Request) string {
+func LastUserText(req *llm.Request) string {
 	for i := len(req.Messages) - 1; i >= 0; i-- {
 		if req.Messages[i].Role == llm.RoleUser {
 			return req.Messages[i].Text()
@@ -208,19 +208,19 @@ func lastUserText(req *llm.Request) string {
 	return ""
 }
 
-// says is a reply of plain text.
-func says(text ...string) reply { return reply{Text: text} }
+// Says is a Reply of plain text.
+func Says(text ...string) Reply { return Reply{Text: text} }
 
-// calls is a reply of tool calls.
-func calls(c ...llm.ToolCall) reply { return reply{Calls: c} }
+// Calls is a Reply of tool Calls.
+func Calls(c ...llm.ToolCall) Reply { return Reply{Calls: c} }
 
-func call(id, name, args string) llm.ToolCall {
+func Call(id, name, args string) llm.ToolCall {
 	return llm.ToolCall{ID: id, Name: name, Arguments: args}
 }
 
-// newSession returns a session on m, closed when the test ends (after m's
+// NewSession returns a session on m, closed when the test ends (after m's
 // gates are released).
-func newSession(t *testing.T, m *fakeModel, configure ...func(*agent.SessionConfig)) *agent.Session {
+func NewSession(t *testing.T, m *FakeModel, configure ...func(*agent.SessionConfig)) *agent.Session {
 	t.Helper()
 	cfg := agent.SessionConfig{CWD: "/tmp/x", ModelConfig: agent.ModelConfig{Model: m, ModelName: "m"}}
 	for _, f := range configure {
@@ -228,14 +228,14 @@ func newSession(t *testing.T, m *fakeModel, configure ...func(*agent.SessionConf
 	}
 	s := agent.NewSession(cfg)
 	t.Cleanup(func() {
-		m.releaseAll()
+		m.ReleaseAll()
 		require.NoError(t, s.Close())
 	})
 	return s
 }
 
-// fork forks s and closes the fork when the test ends.
-func fork(t *testing.T, m *fakeModel, s *agent.Session, index ...int) *agent.Session {
+// Fork forks s and closes the Fork when the test ends.
+func Fork(t *testing.T, m *FakeModel, s *agent.Session, index ...int) *agent.Session {
 	t.Helper()
 	var (
 		f   *agent.Session
@@ -248,43 +248,43 @@ func fork(t *testing.T, m *fakeModel, s *agent.Session, index ...int) *agent.Ses
 	}
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		m.releaseAll()
+		m.ReleaseAll()
 		require.NoError(t, f.Close())
 	})
 	return f
 }
 
-// promptResult is the outcome of a prompt run in the background.
-type promptResult struct {
-	res agent.PromptResult
-	err error
+// PromptResult is the outcome of a prompt run in the background.
+type PromptResult struct {
+	Res agent.PromptResult
+	Err error
 }
 
-// goPrompt runs s.Prompt in a goroutine; the returned channel yields its
+// GoPrompt runs s.Prompt in a goroutine; the returned channel yields its
 // outcome.
-func goPrompt(s *agent.Session, text string, behavior ...agent.StreamingBehavior) <-chan promptResult {
-	ch := make(chan promptResult, 1)
+func GoPrompt(s *agent.Session, text string, behavior ...agent.StreamingBehavior) <-chan PromptResult {
+	ch := make(chan PromptResult, 1)
 	go func() {
 		res, err := s.Prompt(context.Background(), text, behavior...)
-		ch <- promptResult{res, err}
+		ch <- PromptResult{Res: res, Err: err}
 	}()
 	return ch
 }
 
-// await returns the outcome of a background prompt.
-func await(t *testing.T, ch <-chan promptResult) promptResult {
+// Await returns the outcome of a background prompt.
+func Await(t *testing.T, ch <-chan PromptResult) PromptResult {
 	t.Helper()
 	select {
 	case r := <-ch:
 		return r
-	case <-time.After(waitTimeout):
+	case <-time.After(WaitTimeout):
 		t.Fatal("prompt did not return")
-		return promptResult{}
+		return PromptResult{}
 	}
 }
 
-// notYet asserts that a background prompt has not returned.
-func notYet(t *testing.T, ch <-chan promptResult) {
+// NotYet asserts that a background prompt has not returned.
+func NotYet(t *testing.T, ch <-chan PromptResult) {
 	t.Helper()
 	select {
 	case r := <-ch:
@@ -293,41 +293,41 @@ func notYet(t *testing.T, ch <-chan promptResult) {
 	}
 }
 
-// waitPending waits until n messages are queued: PendingMessageCount is the
+// WaitPending waits until n messages are queued: PendingMessageCount is the
 // only view of the queue a goroutine's Prompt(..., FollowUp) gives.
-func waitPending(t *testing.T, s *agent.Session, n int) {
+func WaitPending(t *testing.T, s *agent.Session, n int) {
 	t.Helper()
 	require.Eventually(t, func() bool { return s.PendingMessageCount() == n },
-		waitTimeout, time.Millisecond, "waiting for %d pending messages", n)
+		WaitTimeout, time.Millisecond, "waiting for %d pending messages", n)
 }
 
-// nextEvent reads the next event of sub.
-func nextEvent(t *testing.T, sub *agent.Subscription) agent.OutputEvent {
+// NextEvent reads the next event of sub.
+func NextEvent(t *testing.T, sub *agent.Subscription) agent.OutputEvent {
 	t.Helper()
 	select {
 	case ev, ok := <-sub.C():
 		require.True(t, ok, "the output stream ended (err %v)", sub.Err())
 		return ev
-	case <-time.After(waitTimeout):
+	case <-time.After(WaitTimeout):
 		t.Fatal("no output event")
 		return agent.OutputEvent{}
 	}
 }
 
-// waitResults reads sub until n turn results have arrived and returns them.
-func waitResults(t *testing.T, sub *agent.Subscription, n int) []agent.OutputEvent {
+// WaitResults reads sub until n turn results have arrived and returns them.
+func WaitResults(t *testing.T, sub *agent.Subscription, n int) []agent.OutputEvent {
 	t.Helper()
 	var out []agent.OutputEvent
 	for len(out) < n {
-		if ev := nextEvent(t, sub); ev.Type == agent.OutputResult {
+		if ev := NextEvent(t, sub); ev.Type == agent.OutputResult {
 			out = append(out, ev)
 		}
 	}
 	return out
 }
 
-// drain reads sub to its end and returns the events.
-func drain(t *testing.T, sub *agent.Subscription) []agent.OutputEvent {
+// Drain reads sub to its end and returns the events.
+func Drain(t *testing.T, sub *agent.Subscription) []agent.OutputEvent {
 	t.Helper()
 	var out []agent.OutputEvent
 	for {
@@ -337,15 +337,15 @@ func drain(t *testing.T, sub *agent.Subscription) []agent.OutputEvent {
 				return out
 			}
 			out = append(out, ev)
-		case <-time.After(waitTimeout):
+		case <-time.After(WaitTimeout):
 			t.Fatal("the output stream did not end")
 			return out
 		}
 	}
 }
 
-// userTexts lists the texts of the transcript's user entries.
-func userTexts(entries []agent.Entry) []string {
+// UserTexts lists the texts of the transcript's user entries.
+func UserTexts(entries []agent.Entry) []string {
 	var out []string
 	for _, e := range entries {
 		if e.Kind == agent.EntryUser {
@@ -355,9 +355,9 @@ func userTexts(entries []agent.Entry) []string {
 	return out
 }
 
-// messageSummary renders a request's conversation compactly:
+// MessageSummary renders a request's conversation compactly:
 // "user:hi", "assistant:hello", "assistant:[c1 read]", "tool(c1):out".
-func messageSummary(req *llm.Request) []string {
+func MessageSummary(req *llm.Request) []string {
 	var out []string
 	for _, m := range req.Messages {
 		switch {
@@ -379,7 +379,7 @@ func messageSummary(req *llm.Request) []string {
 	return out
 }
 
-func toolNames(req *llm.Request) []string {
+func ToolNames(req *llm.Request) []string {
 	out := []string{}
 	for _, t := range req.Tools {
 		out = append(out, t.Name)
@@ -387,20 +387,20 @@ func toolNames(req *llm.Request) []string {
 	return out
 }
 
-// recordingTool is a native tool that records its calls and answers
+// RecordingTool is a native tool that records its calls and answers
 // "<name>:<args>". If g is set, every call waits at it first.
-type recordingTool struct {
+type RecordingTool struct {
 	mu    sync.Mutex
 	calls []string
 }
 
-func (r *recordingTool) Calls() []string {
+func (r *RecordingTool) Calls() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]string(nil), r.calls...)
 }
 
-func (r *recordingTool) tool(name string, g *gate) agent.Tool {
+func (r *RecordingTool) Tool(name string, g *Gate) agent.Tool {
 	return agent.Tool{
 		Name:        name,
 		Description: "The " + name + " tool.",
@@ -410,7 +410,7 @@ func (r *recordingTool) tool(name string, g *gate) agent.Tool {
 			r.calls = append(r.calls, name+":"+string(args))
 			r.mu.Unlock()
 			if g != nil {
-				if err := g.wait(ctx); err != nil {
+				if err := g.Wait(ctx); err != nil {
 					return agent.ToolResult{}, err
 				}
 			}

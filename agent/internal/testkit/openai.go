@@ -1,4 +1,4 @@
-package agent_test
+package testkit
 
 import (
 	"encoding/json"
@@ -15,24 +15,24 @@ import (
 // An OpenAI-compatible streaming server for the tests (Chat Completions
 // SSE): the same helpers as agent/acpagent's tests use.
 
-const testKey = "sk-test-SECRET-4f9a1c"
+const TestKey = "sk-test-SECRET-4f9a1c"
 
-// openAIServer is an httptest server speaking the Chat Completions
+// OpenAIServer is an httptest server speaking the Chat Completions
 // streaming format. handle writes the response to each request; requests
 // records what the agent sent.
-type openAIServer struct {
+type OpenAIServer struct {
 	*httptest.Server
 	mu       sync.Mutex
-	requests []recordedRequest
+	requests []RecordedRequest
 }
 
-type recordedRequest struct {
+type RecordedRequest struct {
 	Auth string
 	Body map[string]any
 }
 
-func newOpenAIServer(t *testing.T, handle func(w http.ResponseWriter, r *http.Request, n int)) *openAIServer {
-	s := &openAIServer{}
+func NewOpenAIServer(t *testing.T, handle func(w http.ResponseWriter, r *http.Request, n int)) *OpenAIServer {
+	s := &OpenAIServer{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/v1/chat/completions" {
 			http.NotFound(w, r)
@@ -42,7 +42,7 @@ func newOpenAIServer(t *testing.T, handle func(w http.ResponseWriter, r *http.Re
 		data, _ := io.ReadAll(r.Body)
 		_ = json.Unmarshal(data, &body)
 		s.mu.Lock()
-		s.requests = append(s.requests, recordedRequest{Auth: r.Header.Get("Authorization"), Body: body})
+		s.requests = append(s.requests, RecordedRequest{Auth: r.Header.Get("Authorization"), Body: body})
 		n := len(s.requests)
 		s.mu.Unlock()
 		handle(w, r, n)
@@ -51,7 +51,7 @@ func newOpenAIServer(t *testing.T, handle func(w http.ResponseWriter, r *http.Re
 	return s
 }
 
-func (s *openAIServer) request(t *testing.T, i int) recordedRequest {
+func (s *OpenAIServer) Request(t *testing.T, i int) RecordedRequest {
 	t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -59,8 +59,8 @@ func (s *openAIServer) request(t *testing.T, i int) recordedRequest {
 	return s.requests[i]
 }
 
-// sse writes Chat Completions chunks and, if done, the [DONE] marker.
-func sse(w http.ResponseWriter, chunks []string, done bool) {
+// SSE writes Chat Completions chunks and, if done, the [DONE] marker.
+func SSE(w http.ResponseWriter, chunks []string, done bool) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	for _, c := range chunks {
 		fmt.Fprintf(w, "data: %s\n\n", c)
@@ -70,18 +70,25 @@ func sse(w http.ResponseWriter, chunks []string, done bool) {
 	}
 }
 
-func textChunk(s string) string {
+func TextChunk(s string) string {
 	b, _ := json.Marshal(s)
 	return `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":` + string(b) + `},"finish_reason":null}]}`
 }
 
-func reasoningChunk(field, s string) string {
+func ReasoningChunk(field, s string) string {
 	b, _ := json.Marshal(s)
 	return `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"` + field + `":` + string(b) + `},"finish_reason":null}]}`
 }
 
-func finishChunk(reason string) string {
+func FinishChunk(reason string) string {
 	return `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"` + reason + `"}]}`
 }
 
-const usageChunk = `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":5,"total_tokens":17}}`
+const UsageChunk = `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":5,"total_tokens":17}}`
+
+// Count is the number of requests the server got so far.
+func (s *OpenAIServer) Count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.requests)
+}
