@@ -29,6 +29,7 @@ const SkippedForSteerResult = "Skipped due to queued user message."
 // them the turn's result.
 func (s *Session) runTurn(ctx context.Context, it *item) (PromptResult, []*item, error) {
 	s.sanitizeHistory()
+	s.workspaceNotices(ctx)
 	s.appendUser(ctx, it)
 	var steered []*item
 	var res PromptResult
@@ -337,6 +338,7 @@ func (s *Session) runTool(ctx context.Context, it *item, call llm.ToolCall) erro
 		case permitted:
 			s.update(ctx, Update{Kind: UpdateToolCallProgress, ToolCall: &ToolCallUpdate{ID: call.ID, Status: ToolInProgress}})
 			result = s.execTool(withToolCall(ctx, s, call.ID), rt, call)
+			defer s.workspaceNotices(ctx)
 		case permissionCancelled:
 			s.denied(it, call.Name, why)
 			result, err = ToolResult{Text: cancelledToolResult, IsError: true}, ErrPermissionCancelled

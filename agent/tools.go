@@ -33,6 +33,24 @@ type Workspace interface {
 	Close() error
 }
 
+// noticer is a Workspace with something to tell the user (a rules file
+// cut, left out or refused): Notices returns each thing once.
+type noticer interface {
+	Notices() []string
+}
+
+// workspaceNotices tells the user what the workspace has to say, as a
+// note in the conversation (every client shows agent messages).
+func (s *Session) workspaceNotices(ctx context.Context) {
+	n, ok := s.cfg.Workspace.(noticer)
+	if !ok {
+		return
+	}
+	for _, t := range n.Notices() {
+		s.update(ctx, Update{Kind: UpdateMessage, Text: "Note: " + t + "\n\n"})
+	}
+}
+
 // ToolSource says where a tool comes from.
 type ToolSource string
 

@@ -132,7 +132,7 @@ func (w *Workspace) readFileTool() agent.Tool {
 			if text == "" {
 				text = "(empty)"
 			}
-			return agent.ToolResult{Text: text}, nil
+			return agent.ToolResult{Text: text + w.touchRules(w.abs(a.Path))}, nil
 		}),
 	}
 }
@@ -184,7 +184,7 @@ func (w *Workspace) writeFileTool() agent.Tool {
 				diff.OldText, verb = &old, "Replaced"
 			}
 			return agent.ToolResult{
-				Text:    fmt.Sprintf("%s %s (%d bytes).", verb, path, len(a.Content)),
+				Text:    fmt.Sprintf("%s %s (%d bytes).", verb, path, len(a.Content)) + w.touchRules(path),
 				Content: []agent.ToolContent{{Diff: diff}},
 			}, nil
 		}),
@@ -240,7 +240,7 @@ func (w *Workspace) editFileTool() agent.Tool {
 			line := 1 + strings.Count(old[:strings.Index(old, a.OldString)], "\n")
 			plural := map[bool]string{true: "s", false: ""}[n > 1]
 			return agent.ToolResult{
-				Text:    fmt.Sprintf("Replaced %d occurrence%s in %s (first at line %d).", n, plural, path, line),
+				Text:    fmt.Sprintf("Replaced %d occurrence%s in %s (first at line %d).", n, plural, path, line) + w.touchRules(path),
 				Content: []agent.ToolContent{{Diff: &agent.Diff{Path: path, OldText: &old, NewText: updated}}},
 			}, nil
 		}),

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/rules"
 	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/runtime"
 )
@@ -69,6 +70,11 @@ type WorkspaceConfig struct {
 	// escalations outside the sandbox ask); the sandbox is then the
 	// boundary instead of the user's approval.
 	SandboxAutoApprove bool
+	// UserRules is the user's own rules file (the config directory's
+	// AGENTS.md), read before the repository's; "" for none.
+	UserRules string
+	// NoRules leaves the rules files (AGENTS.md, ...) out of the context.
+	NoRules bool
 	// SandboxUnavailable, if set, says why commands cannot be confined
 	// although the user asked for it: sessions say so once and ask for
 	// every command.
@@ -92,6 +98,8 @@ type Workspace struct {
 	// localTerm is closed with the workspace (nil when the editor runs
 	// the commands).
 	localTerm *runtime.LocalTerminal
+	// rules are the session's rules files (nil with NoRules).
+	rules *rules.Set
 	// viaEditor says which operations go through the client.
 	readsViaEditor, writesViaEditor, termViaEditor bool
 }
@@ -124,6 +132,9 @@ func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, editor Editor
 		cfg.PATH = policy.DefaultPath
 	}
 	w := &Workspace{cfg: cfg, roots: roots, local: local, files: local}
+	if !cfg.NoRules {
+		w.rules = rules.Load(cwd, cfg.UserRules)
+	}
 	if editor.Reads != nil || editor.Writes != nil {
 		w.files = &splitFiles{read: pick(editor.Reads, local), write: pick(editor.Writes, local)}
 		w.readsViaEditor, w.writesViaEditor = editor.Reads != nil, editor.Writes != nil
@@ -262,8 +273,34 @@ func (w *Workspace) SandboxAutoApproves(mode policy.Mode) bool {
 	return w.Sandboxed() && w.cfg.SandboxAutoApprove && mode != policy.ModeReadOnly
 }
 
+// touchRules adds the rules files of the directories down to path (once)
+// and tells the model which ones it now has.
+func (w *Workspace) touchRules(path string) string {
+	if w.rules == nil {
+		return ""
+	}
+	added := w.rules.Touch(path)
+	if len(added) == 0 {
+		return ""
+	}
+	names := make([]string, len(added))
+	for i, f := range added {
+		names[i] = f.Path
+	}
+	return "\n\n[Rules files added to your instructions, for the files under their directories: " + strings.Join(names, ", ") + "]"
+}
+
+// Notices implements the session's optional notices: what the user should
+// be told about the rules files (cut, left out, refused).
+func (w *Workspace) Notices() []string {
+	if w.rules == nil {
+		return nil
+	}
+	return w.rules.Notices()
+}
+
 // Describe implements agent.Workspace: the part of the system prompt
-// about the workspace.
+// about the workspace, then the rules files.
 func (w *Workspace) Describe(mode policy.Mode) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "The workspace root (current directory) is %s.", w.roots[0])
@@ -282,6 +319,11 @@ func (w *Workspace) Describe(mode policy.Mode) string {
 		b.WriteString(" File edits are approved; commands need the user's approval.")
 	case policy.ModeFullAccess:
 		b.WriteString(" Edits and commands run without asking; be careful.")
+	}
+	if w.rules != nil {
+		if p := w.rules.Prompt(); p != "" {
+			b.WriteString("\n\n" + p)
+		}
 	}
 	return b.String()
 }

@@ -48,6 +48,9 @@ type fileConfig struct {
 		EveryNTurns           int `json:"everyNTurns"`
 	} `json:"resize"`
 	OffloadThreshold int `json:"offloadThreshold"`
+	// RulesFiles false leaves AGENTS.md (CLAUDE.md, GEMINI.md) out of the
+	// context.
+	RulesFiles *bool `json:"rulesFiles"`
 	// Sandbox of local commands (sandbox.go).
 	Sandbox *sandboxFile `json:"sandbox"`
 	// Caps of one streamed model response (limits.go).
@@ -70,7 +73,7 @@ type fileModel struct {
 var (
 	configKeys = []string{"model", "models", "maxRetries", "promptTimeout", "executionState", "logLevel", "logFile", "modelsFile", "telemetryFile",
 		"mode", "permission", "allowedCommands", "deniedCommands", "readOnlyRoots", "deniedPathPrefixes", "commandTimeout", "maxCommandRuntime", "sessionDir", "stopHooks", "offloadThreshold", "modelTitles", "resize",
-		"maxToolArgumentBytes", "maxResponseTextBytes", "sandbox"}
+		"maxToolArgumentBytes", "maxResponseTextBytes", "sandbox", "rulesFiles"}
 	modelKeys = []string{"model", "name", "description", "baseUrl", "apiKeyEnv", "thoughtLevels", "thoughtLevel"}
 )
 
@@ -231,7 +234,18 @@ func (c *fileConfig) workspace() tools.WorkspaceConfig {
 		ReadOnlyRoots: c.ReadOnlyRoots, DeniedPathPrefixes: c.DeniedPathPrefixes,
 		Terminal:       policy.Terminal{AllowedCommands: c.AllowedCommands, DeniedCommands: c.DeniedCommands, MaxRuntime: c.maxCommandRuntime},
 		CommandTimeout: c.commandTimeout,
+		NoRules:        c.RulesFiles != nil && !*c.RulesFiles,
 	}
+}
+
+// userRulesPath is the user's own rules file: AGENTS.md beside the
+// default config file; "" when there is no config directory.
+func userRulesPath(getenv func(string) string) string {
+	p := defaultConfigPath(getenv)
+	if p == "" {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(p), "AGENTS.md")
 }
 
 // choices turns the file's model list into the agent's.

@@ -245,6 +245,7 @@ func parseSettings(name string, args []string, stderr io.Writer, getenv func(str
 	st.streamLimits = streamLimits(flagLayer)
 	st.choices = file.choices()
 	st.workspace = file.workspace()
+	st.workspace.UserRules = userRulesPath(getenv)
 	st.sandboxFile = file.Sandbox
 	for _, line := range file.StopHooks {
 		st.stopHooks = append(st.stopHooks, agent.CommandStopHook(line, 0))

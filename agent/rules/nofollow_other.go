@@ -1,0 +1,5 @@
+//go:build !unix
+
+package rules
+
+const nofollow = 0
