@@ -12,6 +12,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/agent/mcpclient"
+	"github.com/acp-agent/acp-agent/agent/tools"
 )
 
 // acpSession adapts an agent.Session to acp.Session and serves the
@@ -22,8 +23,9 @@ type acpSession struct {
 	s     *agent.Session
 	a     *Agent
 	conn  *acp.ClientConn
-	j     *journal // nil when sessions are not stored
-	extra []string // the additional directories it was opened with
+	j     *journal         // nil when sessions are not stored
+	extra []string         // the additional directories it was opened with
+	ws    *tools.Workspace // its built-in tools' workspace; nil without
 	log   *slog.Logger
 
 	mu         sync.Mutex
@@ -70,12 +72,28 @@ func (a *acpSession) SetConfigOption(_ context.Context, req *acp.SetSessionConfi
 // prompt that arrives while the session is busy is queued as a follow-up
 // and answered when it has run.
 func (a *acpSession) Prompt(ctx context.Context, req *acp.PromptRequest, finish func(*acp.PromptResponse, error)) error {
-	if c, args := a.a.parseSlash(req.Prompt); c != nil {
+	if a.ws != nil {
+		if _, changed := a.ws.Prompts(); changed {
+			// A command or skill file changed: the menu follows.
+			a.post(acp.SessionUpdate{AvailableCommandsUpdate: a.availableCommands()})
+		}
+	}
+	c, args := a.parseSlash(req.Prompt)
+	if c != nil && c.prompt == nil {
 		return a.runSlash(ctx, c, args, finish)
 	}
 	content, err := userContent(req.Prompt)
 	if err != nil {
 		return fmt.Errorf("%w: %v", acp.ErrInvalidParams, err)
+	}
+	if c != nil {
+		text, err := c.prompt(args)
+		if err != nil {
+			return fmt.Errorf("%w: /%s: %v", acp.ErrInvalidParams, c.name, err)
+		}
+		// The command's prompt replaces the first block ("/name args");
+		// anything else the user attached goes with it.
+		content = append([]llm.Part{llm.TextPart(text)}, content[1:]...)
 	}
 	err = a.s.Submit(ctx, content, agent.PromptOptions{
 		Behavior: agent.FollowUp,

@@ -213,13 +213,13 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest, clie
 		return nil, nil, err
 	}
 	s := agent.NewSession(cfg)
-	as := a.newACPSession(s, client, j, req.AdditionalDirectories)
+	as := a.newACPSession(s, client, j, req.AdditionalDirectories, cfg.Workspace)
 	a.connectMCP(ctx, as, req.MCPServers, client.Capabilities())
 	a.track(as)
 	if a.cfg.Telemetry != nil {
 		a.cfg.Telemetry.Emit(ctx, telemetry.EventSessionNew, s.ID(), acp.RequestID(ctx), "cwd", s.CWD())
 	}
-	as.post(acp.SessionUpdate{AvailableCommandsUpdate: a.availableCommands()})
+	as.post(acp.SessionUpdate{AvailableCommandsUpdate: as.availableCommands()})
 	a.log.Info("session created", "session", s.ID(), "cwd", s.CWD(), "model", a.spec.String())
 	return as, &acp.NewSessionResponse{SessionID: s.ID(), Modes: modeState(s.Mode()), ConfigOptions: a.sessionOptions(s)}, nil
 }

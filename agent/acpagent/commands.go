@@ -3,10 +3,12 @@ package acpagent
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/prompts"
 	"github.com/acp-agent/acp-agent/policy"
 )
 
@@ -17,6 +19,59 @@ type slashCommand struct {
 	// run handles the command with the rest of the line; what it returns
 	// is shown to the user as the agent's answer.
 	run func(ctx context.Context, a *acpSession, args string) (string, error)
+	// prompt, for a command defined in a file (or a skill), is the prompt
+	// the command stands for: it goes to the model in the command's place.
+	prompt func(args string) (string, error)
+}
+
+// sessionCommands are the built-in commands, then the commands and skills
+// the session's workspace and the user define in files (a built-in name
+// always means the built-in).
+func (as *acpSession) sessionCommands() []slashCommand {
+	cmds := as.a.slashCommands()
+	if as.ws == nil {
+		return cmds
+	}
+	seen := map[string]bool{}
+	for _, c := range cmds {
+		seen[c.name] = true
+	}
+	lib, _ := as.ws.Prompts()
+	for _, fc := range lib.Commands {
+		if seen[fc.Name] {
+			continue
+		}
+		seen[fc.Name] = true
+		desc := fc.Description
+		if desc == "" {
+			desc = "Run the prompt in " + filepath.Base(fc.Path)
+		}
+		cmds = append(cmds, slashCommand{name: fc.Name, description: desc, hint: fc.ArgumentHint,
+			prompt: func(args string) (string, error) { return prompts.Expand(fc.Body, args), nil }})
+	}
+	for _, sk := range lib.Skills {
+		if seen[sk.Name] {
+			continue
+		}
+		seen[sk.Name] = true
+		desc := sk.Description
+		if desc == "" {
+			desc = "Use the skill " + sk.Name
+		}
+		cmds = append(cmds, slashCommand{name: sk.Name, description: desc, hint: "what to use the skill for",
+			prompt: func(args string) (string, error) {
+				body, err := sk.Body()
+				if err != nil {
+					return "", fmt.Errorf("reading the skill %s: %w", sk.Name, err)
+				}
+				p := "Use the skill " + sk.Name + " for this request. Its instructions:\n\n" + body
+				if strings.TrimSpace(args) != "" {
+					p += "\n\nThe request: " + args
+				}
+				return p, nil
+			}})
+	}
+	return cmds
 }
 
 func (a *Agent) slashCommands() []slashCommand {
@@ -51,9 +106,9 @@ func (a *Agent) slashCommands() []slashCommand {
 }
 
 // availableCommands is the available_commands_update of a session.
-func (a *Agent) availableCommands() *acp.AvailableCommandsUpdate {
+func (as *acpSession) availableCommands() *acp.AvailableCommandsUpdate {
 	u := &acp.AvailableCommandsUpdate{AvailableCommands: []acp.AvailableCommand{}}
-	for _, c := range a.slashCommands() {
+	for _, c := range as.sessionCommands() {
 		ac := acp.AvailableCommand{Name: c.name, Description: c.description}
 		if c.hint != "" {
 			ac.Input = &acp.AvailableCommandInput{Unstructured: &acp.UnstructuredCommandInput{Hint: c.hint}}
@@ -63,8 +118,9 @@ func (a *Agent) availableCommands() *acp.AvailableCommandsUpdate {
 	return u
 }
 
-// parseSlash finds a command at the start of a prompt: "/name args".
-func (a *Agent) parseSlash(blocks []acp.ContentBlock) (*slashCommand, string) {
+// parseSlash finds a command at the start of a prompt: "/name args" (the
+// arguments are the rest of the text, lines included).
+func (as *acpSession) parseSlash(blocks []acp.ContentBlock) (*slashCommand, string) {
 	if len(blocks) == 0 || blocks[0].Text == nil {
 		return nil, ""
 	}
@@ -72,9 +128,11 @@ func (a *Agent) parseSlash(blocks []acp.ContentBlock) (*slashCommand, string) {
 	if !strings.HasPrefix(text, "/") {
 		return nil, ""
 	}
-	name, args, _ := strings.Cut(text[1:], " ")
-	name, _, _ = strings.Cut(name, "\n")
-	for _, c := range a.slashCommands() {
+	name, args := text[1:], ""
+	if i := strings.IndexAny(name, " \t\n"); i >= 0 {
+		name, args = name[:i], name[i+1:]
+	}
+	for _, c := range as.sessionCommands() {
 		if c.name == name {
 			return &c, strings.TrimSpace(args)
 		}

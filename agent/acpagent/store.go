@@ -92,8 +92,9 @@ func (a *Agent) createFile(cfg *agent.SessionConfig, extra []string, parent stri
 }
 
 // newACPSession wraps a new or opened session for its connection.
-func (a *Agent) newACPSession(s *agent.Session, conn *acp.ClientConn, j *journal, extra []string) *acpSession {
-	return &acpSession{s: s, a: a, conn: conn, j: j, extra: extra, log: a.log.With("session", s.ID())}
+func (a *Agent) newACPSession(s *agent.Session, conn *acp.ClientConn, j *journal, extra []string, w agent.Workspace) *acpSession {
+	ws, _ := w.(*tools.Workspace)
+	return &acpSession{s: s, a: a, conn: conn, j: j, extra: extra, ws: ws, log: a.log.With("session", s.ID())}
 }
 
 // closeWorkspace closes the workspace of a session that could not be set
@@ -190,7 +191,7 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadRequest, client *a
 	}
 	a.log.Info("session loaded", "session", s.ID(), "entries", s.Stats().TotalEntries, "replay", req.Replay)
 	a.connectMCP(ctx, as, req.MCPServers, client.Capabilities())
-	as.post(acp.SessionUpdate{AvailableCommandsUpdate: a.availableCommands()})
+	as.post(acp.SessionUpdate{AvailableCommandsUpdate: as.availableCommands()})
 	loaded := &acp.LoadedSession{Modes: modeState(s.Mode()), ConfigOptions: a.sessionOptions(s)}
 	if req.Replay {
 		loaded.Replay = as.replay
@@ -282,7 +283,7 @@ func (a *Agent) openStored(id, cwd string, extra []string, client *acp.ClientCon
 		s.Close()
 		return nil, fmt.Errorf("%w: %v", acp.ErrInternal, err)
 	}
-	as := a.newACPSession(s, client, j, extra)
+	as := a.newACPSession(s, client, j, extra, cfg.Workspace)
 	a.track(as)
 	return as, nil
 }
@@ -471,7 +472,7 @@ func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkRequest, source ac
 		servers = src.mcpServers
 		src.mu.Unlock()
 	}
-	fs := a.newACPSession(f, client, fj, extra)
+	fs := a.newACPSession(f, client, fj, extra, cfg.Workspace)
 	a.connectMCP(ctx, fs, servers, client.Capabilities())
 	a.track(fs)
 	a.log.Info("session forked", "session", f.ID(), "from", src.s.ID())

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/prompts"
 	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/runtime"
 )
@@ -24,6 +25,7 @@ const (
 	ToolGrep          = "grep"
 	ToolRunCommand    = "run_command"
 	ToolUpdatePlan    = "update_plan"
+	ToolSkill         = "skill"
 )
 
 var builtinToolNames = []string{ToolReadFile, ToolWriteFile, ToolEditFile, ToolListDirectory, ToolGlob, ToolGrep, ToolRunCommand, ToolUpdatePlan}
@@ -39,9 +41,72 @@ const (
 // editing files, listing, finding and searching, running commands, and
 // keeping the plan.
 func BuiltinTools(w *Workspace) []agent.Tool {
-	return []agent.Tool{
+	tools := []agent.Tool{
 		w.readFileTool(), w.writeFileTool(), w.editFileTool(), w.listDirectoryTool(),
 		w.globTool(), w.grepTool(), w.runCommandTool(), updatePlanTool(),
+	}
+	if lib, _ := w.Prompts(); len(lib.Skills) > 0 {
+		tools = append(tools, w.skillTool())
+	}
+	return tools
+}
+
+type skillArgs struct {
+	Name string `json:"name"`
+	File string `json:"file"`
+}
+
+// skillTool loads a skill's instructions (or a file of its folder) when
+// the model decides to use it: only names and descriptions are in the
+// context until then.
+func (w *Workspace) skillTool() agent.Tool {
+	find := func(name string) (prompts.Skill, error) {
+		lib, _ := w.Prompts()
+		for _, sk := range lib.Skills {
+			if sk.Name == name {
+				return sk, nil
+			}
+		}
+		return prompts.Skill{}, fmt.Errorf("there is no skill %q; the skills are listed in your instructions", name)
+	}
+	return agent.Tool{
+		Name: ToolSkill,
+		Description: "Load a skill's instructions by name, before doing the kind of task it is for (the skills are listed in your instructions). " +
+			"With file, read one of the files in the skill's folder that its instructions name.",
+		ShortDescription: "Load a skill's instructions",
+		Parameters: json.RawMessage(`{"type":"object","properties":{
+			"name":{"type":"string","minLength":1,"description":"the skill's name"},
+			"file":{"type":"string","description":"a file of the skill's folder, relative to it"}},
+			"required":["name"],"additionalProperties":false}`),
+		Describe: describeWith(func(a skillArgs) (agent.ToolCallInfo, error) {
+			title := "Use the skill " + a.Name
+			if a.File != "" {
+				title += " (" + a.File + ")"
+			}
+			return agent.ToolCallInfo{Kind: agent.ToolKindRead, Title: title, Action: policy.ActionRead}, nil
+		}),
+		Run: runWith(func(_ context.Context, a skillArgs) (agent.ToolResult, error) {
+			sk, err := find(a.Name)
+			if err != nil {
+				return agent.ToolResult{}, err
+			}
+			if a.File != "" {
+				text, err := sk.ReadFile(a.File)
+				if err != nil {
+					return agent.ToolResult{}, fmt.Errorf("reading %s of the skill %s: %w", a.File, a.Name, err)
+				}
+				return agent.ToolResult{Text: text}, nil
+			}
+			body, err := sk.Body()
+			if err != nil {
+				return agent.ToolResult{}, fmt.Errorf("reading the skill %s: %w", a.Name, err)
+			}
+			text := "# Skill " + sk.Name + "\n\n" + body
+			if files := sk.Files(); len(files) > 0 {
+				text += "\n\nFiles in the skill's folder (read one with this tool's file argument): " + strings.Join(files, ", ")
+			}
+			return agent.ToolResult{Text: text}, nil
+		}),
 	}
 }
 

@@ -7,9 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/prompts"
 	"github.com/acp-agent/acp-agent/agent/rules"
 	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/runtime"
@@ -75,6 +77,9 @@ type WorkspaceConfig struct {
 	UserRules string
 	// NoRules leaves the rules files (AGENTS.md, ...) out of the context.
 	NoRules bool
+	// UserPrompts are the user's own command and skill directories
+	// (prompts.UserDirs), after the workspace root's own.
+	UserPrompts prompts.Dirs
 	// SandboxUnavailable, if set, says why commands cannot be confined
 	// although the user asked for it: sessions say so once and ask for
 	// every command.
@@ -100,6 +105,14 @@ type Workspace struct {
 	localTerm *runtime.LocalTerminal
 	// rules are the session's rules files (nil with NoRules).
 	rules *rules.Set
+	// promptDirs are where commands and skills are defined; lib is what
+	// they held when libSig was taken.
+	promptDirs prompts.Dirs
+	libMu      sync.Mutex
+	lib        prompts.Library
+	libSig     string
+	libLoaded  bool
+	libNotices []string // what the last reads skipped, for Notices
 	// viaEditor says which operations go through the client.
 	readsViaEditor, writesViaEditor, termViaEditor bool
 }
@@ -135,6 +148,7 @@ func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, editor Editor
 	if !cfg.NoRules {
 		w.rules = rules.Load(cwd, cfg.UserRules)
 	}
+	w.promptDirs = prompts.ProjectDirs(cwd).Join(cfg.UserPrompts)
 	if editor.Reads != nil || editor.Writes != nil {
 		w.files = &splitFiles{read: pick(editor.Reads, local), write: pick(editor.Writes, local)}
 		w.readsViaEditor, w.writesViaEditor = editor.Reads != nil, editor.Writes != nil
@@ -273,6 +287,21 @@ func (w *Workspace) SandboxAutoApproves(mode policy.Mode) bool {
 	return w.Sandboxed() && w.cfg.SandboxAutoApprove && mode != policy.ModeReadOnly
 }
 
+// Prompts returns the commands and skills defined in the workspace's and
+// the user's directories, read again when those changed, and whether they
+// changed since the last call.
+func (w *Workspace) Prompts() (prompts.Library, bool) {
+	sig := prompts.Signature(w.promptDirs)
+	w.libMu.Lock()
+	defer w.libMu.Unlock()
+	if w.libLoaded && sig == w.libSig {
+		return w.lib, false
+	}
+	w.lib, w.libSig, w.libLoaded = prompts.Load(w.promptDirs), sig, true
+	w.libNotices = append(w.libNotices, w.lib.Notices...)
+	return w.lib, true
+}
+
 // touchRules adds the rules files of the directories down to path (once)
 // and tells the model which ones it now has.
 func (w *Workspace) touchRules(path string) string {
@@ -293,10 +322,15 @@ func (w *Workspace) touchRules(path string) string {
 // Notices implements the session's optional notices: what the user should
 // be told about the rules files (cut, left out, refused).
 func (w *Workspace) Notices() []string {
-	if w.rules == nil {
-		return nil
+	var out []string
+	if w.rules != nil {
+		out = w.rules.Notices()
 	}
-	return w.rules.Notices()
+	w.libMu.Lock()
+	out = append(out, w.libNotices...)
+	w.libNotices = nil
+	w.libMu.Unlock()
+	return out
 }
 
 // Describe implements agent.Workspace: the part of the system prompt
@@ -323,6 +357,12 @@ func (w *Workspace) Describe(mode policy.Mode) string {
 	if w.rules != nil {
 		if p := w.rules.Prompt(); p != "" {
 			b.WriteString("\n\n" + p)
+		}
+	}
+	if lib, _ := w.Prompts(); len(lib.Skills) > 0 {
+		b.WriteString("\n\n# Skills\n\nSkills you can use: call the skill tool with a skill's name to load its instructions before doing that kind of task.\n")
+		for _, sk := range lib.Skills {
+			fmt.Fprintf(&b, "- %s: %s\n", sk.Name, sk.Description)
 		}
 	}
 	return b.String()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/acpagent"
+	"github.com/acp-agent/acp-agent/agent/prompts"
 	"github.com/acp-agent/acp-agent/agent/tools"
 	"github.com/acp-agent/acp-agent/policy"
 )
@@ -236,6 +237,16 @@ func (c *fileConfig) workspace() tools.WorkspaceConfig {
 		CommandTimeout: c.commandTimeout,
 		NoRules:        c.RulesFiles != nil && !*c.RulesFiles,
 	}
+}
+
+// userPromptDirs are the user's own command and skill directories: beside
+// the default config file, and under ~/.claude and ~/.agents.
+func userPromptDirs(getenv func(string) string) prompts.Dirs {
+	configDir := ""
+	if p := defaultConfigPath(getenv); p != "" {
+		configDir = filepath.Dir(p)
+	}
+	return prompts.UserDirs(configDir, getenv("HOME"))
 }
 
 // userRulesPath is the user's own rules file: AGENTS.md beside the

@@ -246,6 +246,7 @@ func parseSettings(name string, args []string, stderr io.Writer, getenv func(str
 	st.choices = file.choices()
 	st.workspace = file.workspace()
 	st.workspace.UserRules = userRulesPath(getenv)
+	st.workspace.UserPrompts = userPromptDirs(getenv)
 	st.sandboxFile = file.Sandbox
 	for _, line := range file.StopHooks {
 		st.stopHooks = append(st.stopHooks, agent.CommandStopHook(line, 0))

@@ -1,0 +1,17 @@
+// Package prompts reads the prompts a repository and its user define in
+// files: slash commands (Markdown files in .acp-agent/commands and
+// .claude/commands, subfolders giving "dir:name", frontmatter
+// description and argument-hint, $ARGUMENTS and $1…$9) and skills
+// (folders with a SKILL.md whose name and description go into the
+// context and whose body is loaded when the model uses it). It knows no
+// protocol: the ACP adapter turns commands into available_commands, the
+// built-in tools offer the skills.
+//
+// Files are untrusted: each must really be a regular file inside the
+// directory it was found in (symlinks out are refused), at most
+// MaxFileBytes, with a valid name; a library holds at most MaxCommands.
+// Expansion substitutes arguments in one pass, so arguments are never
+// expanded again.
+//
+// Functions here keep no state and are safe for concurrent use.
+package prompts

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package prompts
+
+const nofollow = 0
