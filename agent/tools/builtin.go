@@ -26,6 +26,7 @@ const (
 	ToolRunCommand    = "run_command"
 	ToolUpdatePlan    = "update_plan"
 	ToolSkill         = "skill"
+	ToolMultiEdit     = "multi_edit"
 )
 
 var builtinToolNames = []string{ToolReadFile, ToolWriteFile, ToolEditFile, ToolListDirectory, ToolGlob, ToolGrep, ToolRunCommand, ToolUpdatePlan}
@@ -42,7 +43,7 @@ const (
 // keeping the plan.
 func BuiltinTools(w *Workspace) []agent.Tool {
 	tools := []agent.Tool{
-		w.readFileTool(), w.writeFileTool(), w.editFileTool(), w.listDirectoryTool(),
+		w.readFileTool(), w.writeFileTool(), w.editFileTool(), w.multiEditTool(), w.listDirectoryTool(),
 		w.globTool(), w.grepTool(), w.runCommandTool(), updatePlanTool(),
 	}
 	if lib, _ := w.Prompts(); len(lib.Skills) > 0 {
@@ -288,17 +289,10 @@ func (w *Workspace) editFileTool() agent.Tool {
 			if !exists {
 				return agent.ToolResult{}, fmt.Errorf("%s does not exist; use write_file to create it", path)
 			}
-			if a.OldString == a.NewString {
-				return agent.ToolResult{}, errors.New("old_string and new_string are the same; nothing to change")
+			updated, n, err := replaceExact(old, a.OldString, a.NewString, a.ReplaceAll, path)
+			if err != nil {
+				return agent.ToolResult{}, err
 			}
-			n := strings.Count(old, a.OldString)
-			switch {
-			case n == 0:
-				return agent.ToolResult{}, fmt.Errorf("old_string was not found in %s; read the file and copy the text exactly, whitespace included", path)
-			case n > 1 && !a.ReplaceAll:
-				return agent.ToolResult{}, fmt.Errorf("old_string occurs %d times in %s; include more surrounding text to make it unique, or set replace_all", n, path)
-			}
-			updated := strings.Replace(old, a.OldString, a.NewString, map[bool]int{true: -1, false: 1}[a.ReplaceAll])
 			if err := w.files.WriteTextFile(ctx, path, updated); err != nil {
 				return agent.ToolResult{}, err
 			}
@@ -306,6 +300,79 @@ func (w *Workspace) editFileTool() agent.Tool {
 			plural := map[bool]string{true: "s", false: ""}[n > 1]
 			return agent.ToolResult{
 				Text:    fmt.Sprintf("Replaced %d occurrence%s in %s (first at line %d).", n, plural, path, line) + w.touchRules(path),
+				Content: []agent.ToolContent{{Diff: &agent.Diff{Path: path, OldText: &old, NewText: updated}}},
+			}, nil
+		}),
+	}
+}
+
+// replaceExact replaces old_string in content (once, which must be the
+// only occurrence, or every occurrence with all) and says how many.
+func replaceExact(content, oldS, newS string, all bool, path string) (string, int, error) {
+	if oldS == newS {
+		return "", 0, errors.New("old_string and new_string are the same; nothing to change")
+	}
+	n := strings.Count(content, oldS)
+	switch {
+	case n == 0:
+		return "", 0, fmt.Errorf("old_string was not found in %s; read the file and copy the text exactly, whitespace included", path)
+	case n > 1 && !all:
+		return "", 0, fmt.Errorf("old_string occurs %d times in %s; include more surrounding text to make it unique, or set replace_all", n, path)
+	}
+	return strings.Replace(content, oldS, newS, map[bool]int{true: -1, false: 1}[all]), n, nil
+}
+
+type multiEditArgs struct {
+	Path  string `json:"path"`
+	Edits []struct {
+		OldString  string `json:"old_string"`
+		NewString  string `json:"new_string"`
+		ReplaceAll bool   `json:"replace_all"`
+	} `json:"edits"`
+}
+
+// multiEditTool applies several exact replacements to one file, in order,
+// all or nothing: if any fails, the file is not written.
+func (w *Workspace) multiEditTool() agent.Tool {
+	return agent.Tool{
+		Name: ToolMultiEdit,
+		Description: "Make several exact replacements in one file, in order, all or nothing: each edit works on the result of the previous ones, " +
+			"and if any old_string is missing (or not unique without replace_all) nothing is written. Prefer it to several edit_file calls on one file.",
+		ShortDescription: "Several exact replacements in one file",
+		Parameters: json.RawMessage(`{"type":"object","properties":{
+			"path":{"type":"string","description":"absolute path, or relative to the workspace root"},
+			"edits":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"object","properties":{
+				"old_string":{"type":"string","minLength":1},
+				"new_string":{"type":"string"},
+				"replace_all":{"type":"boolean"}},
+				"required":["old_string","new_string"],"additionalProperties":false}}},
+			"required":["path","edits"],"additionalProperties":false}`),
+		Describe: describeWith(func(a multiEditArgs) (agent.ToolCallInfo, error) {
+			path := w.abs(a.Path)
+			return w.pathCall(path, agent.ToolKindEdit, fmt.Sprintf("Edit %s (%d changes)", w.display(path), len(a.Edits)), 0, policy.AccessWrite)
+		}),
+		Run: runWith(func(ctx context.Context, a multiEditArgs) (agent.ToolResult, error) {
+			path := w.abs(a.Path)
+			old, exists, err := w.current(ctx, path)
+			if err != nil {
+				return agent.ToolResult{}, err
+			}
+			if !exists {
+				return agent.ToolResult{}, fmt.Errorf("%s does not exist; use write_file to create it", path)
+			}
+			updated, total := old, 0
+			for i, e := range a.Edits {
+				next, n, err := replaceExact(updated, e.OldString, e.NewString, e.ReplaceAll, path)
+				if err != nil {
+					return agent.ToolResult{}, fmt.Errorf("edit %d of %d: %w; nothing was written", i+1, len(a.Edits), err)
+				}
+				updated, total = next, total+n
+			}
+			if err := w.files.WriteTextFile(ctx, path, updated); err != nil {
+				return agent.ToolResult{}, err
+			}
+			return agent.ToolResult{
+				Text:    fmt.Sprintf("Applied %d edits (%d replacements) to %s.", len(a.Edits), total, path) + w.touchRules(path),
 				Content: []agent.ToolContent{{Diff: &agent.Diff{Path: path, OldText: &old, NewText: updated}}},
 			}, nil
 		}),
