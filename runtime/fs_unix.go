@@ -3,6 +3,7 @@
 package runtime
 
 import (
+	"io"
 	"io/fs"
 	"os"
 	"syscall"
@@ -20,4 +21,64 @@ func linkCount(fi fs.FileInfo) uint64 {
 		return uint64(st.Nlink)
 	}
 	return 1
+}
+
+// readEntry reads the walked file e into *buf with raw system calls
+// (no os.File, poller or finalizer per file): openat relative to the
+// parent directory's descriptor, one path component, never through a
+// symlink (O_NOFOLLOW), never blocking on a FIFO; then fstat, which must
+// show a regular file with one link (unless hard-link reads are allowed)
+// within the size cap; then reads. What is opened is the entry of that
+// very directory at that name.
+func (w *walk) readEntry(e entry, buf *[]byte) ([]byte, bool) {
+	fd, err := syscall.Openat(e.parentFD, e.d.Name(), syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false
+	}
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if syscall.Fstat(fd, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG ||
+		(!w.f.hardLinkReads && st.Nlink > 1) || st.Size > w.f.maxSize {
+		return nil, false
+	}
+	need := int(st.Size) + 1
+	if cap(*buf) < need {
+		*buf = make([]byte, need)
+	}
+	b := (*buf)[:need]
+	n := 0
+	for n < need {
+		m, err := syscall.Read(fd, b[n:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, false
+		}
+		if m == 0 {
+			return b[:n], true
+		}
+		n += m
+	}
+	// It grew since fstat.
+	return w.readGrown(fdReader(fd), b[:n], buf)
+}
+
+// fdReader reads a raw descriptor.
+type fdReader int
+
+func (r fdReader) Read(p []byte) (int, error) {
+	for {
+		n, err := syscall.Read(int(r), p)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		if n == 0 {
+			return 0, io.EOF
+		}
+		return n, nil
+	}
 }

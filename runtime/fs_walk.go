@@ -5,13 +5,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"regexp/syntax"
+	goruntime "runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"unicode/utf8"
 
@@ -189,24 +193,7 @@ func (f *LocalFS) Grep(ctx context.Context, path string, opt GrepOptions) ([]Gre
 		}
 		return s.matches, s.truncated, nil
 	}
-	var visit func(e entry) error
-	visit = func(e entry) error {
-		switch {
-		case e.d.IsDir():
-			return w.descend(ctx, e, visit)
-		case !e.d.Type().IsRegular() || !s.includes(e.rel):
-			return nil
-		}
-		data, ok := w.readFile(e)
-		if !ok {
-			return nil
-		}
-		if s.searchFile(w.abs(e.rel), data) {
-			return errStopWalk
-		}
-		return nil
-	}
-	err = w.walkStart(ctx, visit)
+	err = s.searchTree(ctx, w)
 	if err != nil && !errors.Is(err, errStopWalk) {
 		return nil, false, err
 	}
@@ -216,6 +203,9 @@ func (f *LocalFS) Grep(ctx context.Context, path string, opt GrepOptions) ([]Gre
 // grepSearch holds one Grep's compiled pattern and results.
 type grepSearch struct {
 	line *regexp.Regexp // matched against single lines
+	// literal, when the pattern is a plain string (case-sensitive), is
+	// searched with bytes.Index instead of the regexp.
+	literal []byte
 	// file, if set, is the pattern in multi-line mode, run once over a
 	// whole file to skip files without any match. It is set only when
 	// that test is exact: a line matches only if the file does.
@@ -240,7 +230,9 @@ func newGrepSearch(opt GrepOptions) (*grepSearch, error) {
 	if s.max <= 0 {
 		s.max = DefaultGrepMaxMatches
 	}
-	if ml := "(?m)" + flags + opt.Pattern; wholeFileSafe(ml) {
+	if lit, complete := line.LiteralPrefix(); complete && lit != "" {
+		s.literal = []byte(lit)
+	} else if ml := "(?m)" + flags + opt.Pattern; wholeFileSafe(ml) {
 		s.file = regexp.MustCompile(ml)
 	}
 	if opt.Include != "" {
@@ -281,11 +273,154 @@ func (s *grepSearch) includes(rel string) bool {
 	return s.include.match(strings.Split(rel, "/"))
 }
 
+// grepJob is one file for a search worker; seq is its place in walk
+// order.
+type grepJob struct {
+	seq int
+	e   entry
+}
+
+type grepResult struct {
+	seq     int
+	matches []GrepMatch
+}
+
+// searchTree searches the walk's tree: this goroutine walks (in name
+// order, as ReadDir lists) and hands each file to one of GOMAXPROCS
+// workers, which read and search it; the results are put back in walk
+// order, so the output is the same as a sequential search's. The walk
+// stops once the matches in order are more than the cap. Every worker
+// ends before searchTree returns.
+func (s *grepSearch) searchTree(ctx context.Context, w *walk) error {
+	// stop is cancelled once the cap is passed; the walk itself runs on
+	// the caller's ctx.
+	stop, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	workers := min(max(goruntime.GOMAXPROCS(0), 1), 8)
+	jobs := make(chan grepJob, 4*workers)
+	results := make(chan grepResult, 4*workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf []byte // reused: a search keeps only the matching lines
+			for j := range jobs {
+				var m []GrepMatch
+				if stop.Err() == nil && ctx.Err() == nil {
+					if data, ok := w.readInto(j.e, &buf); ok {
+						m = s.fileMatches(w.abs(j.e.rel), data, s.max+1)
+					}
+				}
+				j.e.dir.release()
+				results <- grepResult{j.seq, m}
+			}
+		}()
+	}
+	collected := make(chan struct{})
+	go func() {
+		defer close(collected)
+		pending := map[int][]GrepMatch{}
+		next := 0
+		for r := range results {
+			pending[r.seq] = r.matches
+			for {
+				m, ok := pending[next]
+				if !ok {
+					break
+				}
+				delete(pending, next)
+				next++
+				if s.truncated {
+					continue
+				}
+				s.matches = append(s.matches, m...)
+				if len(s.matches) > s.max {
+					s.matches, s.truncated = s.matches[:s.max], true
+					cancel()
+				}
+			}
+		}
+	}()
+	seq := 0
+	var visit func(e entry) error
+	visit = func(e entry) error {
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case stop.Err() != nil:
+			return errStopWalk
+		case e.d.IsDir():
+			return w.descend(ctx, e, visit)
+		case !e.d.Type().IsRegular() || !s.includes(e.rel):
+			return nil
+		}
+		e.dir.acquire()
+		jobs <- grepJob{seq, e}
+		seq++
+		return nil
+	}
+	err := w.walkStart(ctx, visit)
+	close(jobs)
+	wg.Wait()
+	close(results)
+	<-collected
+	if s.truncated {
+		return nil // the walk was stopped on purpose
+	}
+	return err
+}
+
+// fileMatches returns the matching lines of data, at most limit. A file
+// without a match is ruled out by one pass over it (bytes.Index for a
+// literal, the multi-line regexp otherwise) before its lines are split;
+// only a file with a match must be valid UTF-8 (a non-text file gives no
+// matches, as ReadTextFile refuses it). Safe for concurrent use.
+func (s *grepSearch) fileMatches(path string, data []byte, limit int) []GrepMatch {
+	switch {
+	case s.literal != nil && bytes.Index(data, s.literal) < 0:
+		return nil
+	case s.file != nil && !s.file.Match(data):
+		return nil
+	case !utf8.Valid(data):
+		return nil
+	}
+	match := s.line.Match
+	if s.literal != nil {
+		match = func(line []byte) bool { return bytes.Contains(line, s.literal) }
+	}
+	var out []GrepMatch
+	for n := 1; len(data) > 0 && len(out) < limit; n++ {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if match(line) {
+			out = append(out, GrepMatch{Path: path, Line: n, Text: cutUTF8(string(line), grepTextMax)})
+		}
+	}
+	return out
+}
+
 // searchFile appends the matching lines of data and reports whether the
-// cap was hit.
+// cap was hit. A file without a match is ruled out by one pass over it
+// (bytes.Index for a literal, the multi-line regexp otherwise) before
+// its lines are split; only a file with a match must be valid UTF-8
+// (a non-text file gives no matches, as ReadTextFile refuses it).
 func (s *grepSearch) searchFile(path string, data []byte) (full bool) {
-	if s.file != nil && !s.file.Match(data) {
+	switch {
+	case s.literal != nil && bytes.Index(data, s.literal) < 0:
 		return false
+	case s.file != nil && !s.file.Match(data):
+		return false
+	case !utf8.Valid(data):
+		return false
+	}
+	match := s.line.Match
+	if s.literal != nil {
+		match = func(line []byte) bool { return bytes.Contains(line, s.literal) }
 	}
 	for n := 1; len(data) > 0; n++ {
 		line := data
@@ -294,7 +429,7 @@ func (s *grepSearch) searchFile(path string, data []byte) (full bool) {
 		} else {
 			data = nil
 		}
-		if !s.line.Match(line) {
+		if !match(line) {
 			continue
 		}
 		if len(s.matches) == s.max {
@@ -346,6 +481,26 @@ type entry struct {
 	d          fs.DirEntry // from the parent's listing
 	parent     *os.Root
 	parentReal string
+	// parentFD is an open descriptor of the parent directory (the one
+	// listed), valid while visit runs, or while a reference to dir is
+	// held (acquire before visit returns).
+	parentFD int
+	dir      *dirHandle
+}
+
+// dirHandle is a listed directory's open descriptor, closed when the
+// walk and every search worker holding it are done with it.
+type dirHandle struct {
+	file *os.File // nil: the walk's start, which the walk closes
+	refs atomic.Int32
+}
+
+func (h *dirHandle) acquire() { h.refs.Add(1) }
+
+func (h *dirHandle) release() {
+	if h.refs.Add(-1) == 0 && h.file != nil {
+		h.file.Close()
+	}
 }
 
 // startWalk resolves, opens and confirms path. The caller closes the
@@ -416,13 +571,16 @@ func (w *walk) walkStart(ctx context.Context, visit func(entry) error) error {
 	if err != nil {
 		return rootErr("readdir", w.start, err)
 	}
-	return w.list(ctx, w.dir, entries, "", w.startReal, visit)
+	h := &dirHandle{}
+	h.refs.Store(1)
+	defer h.release()
+	return w.list(ctx, w.dir, h, int(w.file.Fd()), entries, "", w.startReal, visit)
 }
 
 // list visits, in name order, the entries of the directory dir (rel from
 // the start, real its real path) that are allowed both by their lexical
 // and by their real path.
-func (w *walk) list(ctx context.Context, dir *os.Root, entries []fs.DirEntry, rel, real string, visit func(entry) error) error {
+func (w *walk) list(ctx context.Context, dir *os.Root, h *dirHandle, dirFD int, entries []fs.DirEntry, rel, real string, visit func(entry) error) error {
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	for _, e := range entries {
 		if err := ctx.Err(); err != nil {
@@ -438,7 +596,7 @@ func (w *walk) list(ctx context.Context, dir *os.Root, entries []fs.DirEntry, re
 		if _, _, err := w.f.real.Resolve(filepath.Join(real, e.Name()), policy.AccessRead); err != nil {
 			continue
 		}
-		if err := visit(entry{rel: child, d: e, parent: dir, parentReal: real}); err != nil {
+		if err := visit(entry{rel: child, d: e, parent: dir, parentReal: real, parentFD: dirFD, dir: h}); err != nil {
 			return err
 		}
 	}
@@ -466,26 +624,59 @@ func (w *walk) descend(ctx context.Context, e entry, visit func(entry) error) er
 		return nil
 	}
 	defer sub.Close()
-	entries, ok := readListedDir(sub, e.d)
+	dirFile, entries, ok := readListedDir(sub, e.d)
 	if !ok {
 		return nil
 	}
-	return w.list(ctx, sub, entries, e.rel, filepath.Join(e.parentReal, e.d.Name()), visit)
+	h := &dirHandle{file: dirFile}
+	h.refs.Store(1)
+	defer h.release()
+	return w.list(ctx, sub, h, int(dirFile.Fd()), entries, e.rel, filepath.Join(e.parentReal, e.d.Name()), visit)
 }
 
-// readListedDir lists the directory of r if it is the one listed as d.
-// The directory's descriptor is closed before the caller recurses.
-func readListedDir(r *os.Root, d fs.DirEntry) ([]fs.DirEntry, bool) {
+// readListedDir lists the directory of r if it is the one listed as d,
+// and returns it open (its descriptor opens the files listed).
+func readListedDir(r *os.Root, d fs.DirEntry) (*os.File, []fs.DirEntry, bool) {
 	f, err := r.OpenFile(".", openReadFlags, 0)
 	if err != nil {
-		return nil, false
+		return nil, nil, false
 	}
-	defer f.Close()
 	if fi, err := f.Stat(); err != nil || !sameAsListed(fi, d) {
-		return nil, false
+		f.Close()
+		return nil, nil, false
 	}
 	entries, err := f.ReadDir(-1)
-	return entries, err == nil
+	if err != nil {
+		f.Close()
+		return nil, nil, false
+	}
+	return f, entries, true
+}
+
+// readInto reads the walked file e into *buf (grown as needed and reused
+// across files) if it is still the listed file, readable, and not binary
+// (a NUL in its first 8 KiB). Unlike readFile it leaves the UTF-8 check
+// to the caller, which needs it only for files that match. One read
+// fills a buffer one byte larger than the file, so a file that grew
+// since its stat is noticed.
+func (w *walk) readInto(e entry, buf *[]byte) ([]byte, bool) {
+	data, ok := w.readEntry(e, buf)
+	if !ok || bytes.IndexByte(data[:min(len(data), binarySniffLen)], 0) >= 0 {
+		return nil, false
+	}
+	return data, true
+}
+
+// readGrown finishes reading a file that was larger than its stat said,
+// capped at the size limit.
+func (w *walk) readGrown(r io.Reader, b []byte, buf *[]byte) ([]byte, bool) {
+	more, err := io.ReadAll(io.LimitReader(r, w.f.maxSize+1-int64(len(b))))
+	if err != nil || int64(len(b)+len(more)) > w.f.maxSize {
+		return nil, false
+	}
+	b = append(b, more...)
+	*buf = b
+	return b, true
 }
 
 // readFile reads the walked file e if it is still the listed file and an
