@@ -32,3 +32,8 @@ func (w *walk) readEntry(e entry, buf *[]byte) ([]byte, bool) {
 	*buf = data
 	return data, true
 }
+
+const noFollowFlag = 0
+
+// readAt is not available here: walks see no ignore files inside them.
+func readAt(int, string) ([]byte, bool) { return nil, false }

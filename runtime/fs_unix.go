@@ -82,3 +82,23 @@ func (r fdReader) Read(p []byte) (int, error) {
 		return n, nil
 	}
 }
+
+// noFollowFlag refuses a final symlink.
+const noFollowFlag = syscall.O_NOFOLLOW
+
+// readAt reads a small regular file name of the directory dirFD (an
+// ignore file), never through a symlink, never blocking on a FIFO.
+func readAt(dirFD int, name string) ([]byte, bool) {
+	fd, err := syscall.Openat(dirFD, name, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxIgnoreFileBytes {
+		return nil, false
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxIgnoreFileBytes))
+	return data, err == nil
+}

@@ -95,6 +95,21 @@ func (f *LocalFS) ListDirectory(ctx context.Context, path string) ([]Entry, erro
 // The walk never follows symlinks, skips denied prefixes, and stops with
 // ctx's error when ctx is done.
 func (f *LocalFS) Glob(ctx context.Context, dir, pattern string, max int) (paths []string, truncated bool, err error) {
+	return f.GlobWith(ctx, dir, pattern, GlobOptions{Max: max, IncludeIgnored: true})
+}
+
+// GlobOptions configures GlobWith.
+type GlobOptions struct {
+	Max int // <= 0: DefaultGlobMax
+	// IncludeIgnored lists what git ignores too (see
+	// GrepOptions.IncludeIgnored); otherwise ignored entries, and
+	// everything in ignored directories, are left out.
+	IncludeIgnored bool
+}
+
+// GlobWith is Glob with options.
+func (f *LocalFS) GlobWith(ctx context.Context, dir, pattern string, opt GlobOptions) (paths []string, truncated bool, err error) {
+	max := opt.Max
 	if err := ctx.Err(); err != nil {
 		return nil, false, err
 	}
@@ -113,8 +128,15 @@ func (f *LocalFS) Glob(ctx context.Context, dir, pattern string, max int) (paths
 	if !w.startIsDir {
 		return nil, false, &fs.PathError{Op: "glob", Path: dir, Err: syscall.ENOTDIR}
 	}
+	var ig *ignorer
+	if !opt.IncludeIgnored {
+		ig = newIgnorer(w.startReal, globalExcludesFile())
+	}
 	var visit func(e entry) error
 	visit = func(e entry) error {
+		if ig != nil && ig.ignored(e) {
+			return nil
+		}
 		comps := strings.Split(e.rel, "/")
 		if g.match(comps) {
 			if len(paths) == max {
@@ -155,6 +177,10 @@ type GrepOptions struct {
 	MaxMatches int
 	// IgnoreCase matches case-insensitively.
 	IgnoreCase bool
+	// IncludeIgnored searches files git ignores too (.gitignore, .ignore,
+	// .git/info/exclude, the global excludes file), which are skipped by
+	// default.
+	IncludeIgnored bool
 }
 
 // Grep searches the file or directory at path for lines matching
@@ -193,6 +219,9 @@ func (f *LocalFS) Grep(ctx context.Context, path string, opt GrepOptions) ([]Gre
 		}
 		return s.matches, s.truncated, nil
 	}
+	if !opt.IncludeIgnored {
+		s.ignore = newIgnorer(w.startReal, globalExcludesFile())
+	}
 	err = s.searchTree(ctx, w)
 	if err != nil && !errors.Is(err, errStopWalk) {
 		return nil, false, err
@@ -212,6 +241,7 @@ type grepSearch struct {
 	file      *regexp.Regexp
 	include   *globPattern
 	byName    bool
+	ignore    *ignorer // nil: ignored files are searched too
 	max       int
 	matches   []GrepMatch
 	truncated bool
@@ -350,6 +380,8 @@ func (s *grepSearch) searchTree(ctx context.Context, w *walk) error {
 			return ctx.Err()
 		case stop.Err() != nil:
 			return errStopWalk
+		case s.ignore != nil && s.ignore.ignored(e):
+			return nil
 		case e.d.IsDir():
 			return w.descend(ctx, e, visit)
 		case !e.d.Type().IsRegular() || !s.includes(e.rel):

@@ -424,25 +424,28 @@ func (w *Workspace) listDirectoryTool() agent.Tool {
 }
 
 type globArgs struct {
-	Pattern string `json:"pattern"`
-	Path    string `json:"path"`
+	Pattern        string `json:"pattern"`
+	Path           string `json:"path"`
+	IncludeIgnored bool   `json:"include_ignored"`
 }
 
 func (w *Workspace) globTool() agent.Tool {
 	return agent.Tool{
 		Name:             ToolGlob,
-		Description:      "Find files and directories by name pattern, relative to path: * and ? within a name, ** across directories, {a,b} alternatives (e.g. **/*.go, cmd/**/main.go). Returns absolute paths, sorted.",
+		Description:      "Find files and directories by name pattern, relative to path: * and ? within a name, ** across directories, {a,b} alternatives (e.g. **/*.go, cmd/**/main.go). Returns absolute paths, sorted. What git ignores (.gitignore, .ignore, .git/info/exclude, the global excludes) is left out unless include_ignored is set.",
 		ShortDescription: "Find files by pattern",
 		Parameters: json.RawMessage(`{"type":"object","properties":{
 			"pattern":{"type":"string","minLength":1},
-			"path":{"type":"string","description":"directory to search from (default: the workspace root)"}},
+			"path":{"type":"string","description":"directory to search from (default: the workspace root)"},
+			"include_ignored":{"type":"boolean","description":"also list what git ignores"}},
 			"required":["pattern"],"additionalProperties":false}`),
 		Describe: describeWith(func(a globArgs) (agent.ToolCallInfo, error) {
 			dir := w.abs(cmp.Or(a.Path, w.roots[0]))
 			return w.pathCall(dir, agent.ToolKindSearch, fmt.Sprintf("Find %s in %s", a.Pattern, w.display(dir)), 0, policy.AccessRead)
 		}),
 		Run: runWith(func(ctx context.Context, a globArgs) (agent.ToolResult, error) {
-			paths, truncated, err := w.local.Glob(ctx, w.abs(cmp.Or(a.Path, w.roots[0])), a.Pattern, maxGlobResults)
+			paths, truncated, err := w.local.GlobWith(ctx, w.abs(cmp.Or(a.Path, w.roots[0])), a.Pattern,
+				runtime.GlobOptions{Max: maxGlobResults, IncludeIgnored: a.IncludeIgnored})
 			if err != nil {
 				return agent.ToolResult{}, err
 			}
@@ -464,20 +467,23 @@ type grepArgs struct {
 	Include    string `json:"include"`
 	IgnoreCase bool   `json:"ignore_case"`
 	MaxMatches int    `json:"max_matches"`
+	// IncludeIgnored searches what git ignores too.
+	IncludeIgnored bool `json:"include_ignored"`
 }
 
 func (w *Workspace) grepTool() agent.Tool {
 	return agent.Tool{
 		Name: ToolGrep,
 		Description: "Search file contents with a regular expression (Go RE2 syntax) under path (a file or directory). " +
-			"include filters file names by glob (e.g. *.go). Returns path:line: text, in path order; binary files are skipped.",
+			"include filters file names by glob (e.g. *.go). Returns path:line: text, in path order; binary files are skipped, and so is what git ignores (.gitignore, .ignore, .git/info/exclude, the global excludes) unless include_ignored is set.",
 		ShortDescription: "Search file contents",
 		Parameters: json.RawMessage(`{"type":"object","properties":{
 			"pattern":{"type":"string","minLength":1},
 			"path":{"type":"string","description":"file or directory (default: the workspace root)"},
 			"include":{"type":"string","description":"glob the file names must match"},
 			"ignore_case":{"type":"boolean"},
-			"max_matches":{"type":"integer","minimum":1,"maximum":2000}},
+			"max_matches":{"type":"integer","minimum":1,"maximum":2000},
+			"include_ignored":{"type":"boolean","description":"also search files git ignores"}},
 			"required":["pattern"],"additionalProperties":false}`),
 		Describe: describeWith(func(a grepArgs) (agent.ToolCallInfo, error) {
 			path := w.abs(cmp.Or(a.Path, w.roots[0]))
@@ -489,7 +495,7 @@ func (w *Workspace) grepTool() agent.Tool {
 				max = maxGrepMatches
 			}
 			matches, truncated, err := w.local.Grep(ctx, w.abs(cmp.Or(a.Path, w.roots[0])), runtime.GrepOptions{
-				Pattern: a.Pattern, Include: a.Include, IgnoreCase: a.IgnoreCase, MaxMatches: max})
+				Pattern: a.Pattern, Include: a.Include, IgnoreCase: a.IgnoreCase, MaxMatches: max, IncludeIgnored: a.IncludeIgnored})
 			if err != nil {
 				return agent.ToolResult{}, err
 			}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	goruntime "runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// grepScript is a replay script whose first turn greps pattern under dir
+// and whose second turn answers.
+func grepScript(tb testing.TB, dir, pattern string, includeIgnored bool) string {
+	tb.Helper()
+	args := map[string]any{"pattern": pattern, "path": dir}
+	if includeIgnored {
+		args["include_ignored"] = true
+	}
+	script := map[string]any{"turns": []any{
+		map[string]any{"events": []any{map[string]any{"toolCall": map[string]any{"id": "g1", "name": "grep", "arguments": args}}}},
+		map[string]any{"events": []any{map[string]any{"text": "done"}}},
+	}}
+	data, err := json.Marshal(script)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	path := filepath.Join(tb.TempDir(), "grep.json")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+func median(ds []time.Duration) time.Duration {
+	slices.Sort(ds)
+	return ds[len(ds)/2]
+}
+
+// BenchmarkExecGrepGoSource is issue 16's search figure: a whole
+// "acp-agent exec" turn whose only tool call greps Go's own source tree
+// (process start, two model requests through the replay provider, the
+// grep, the answer), against "rg -n" for the same pattern; medians of 5
+// each, alternated, in one run. It reports both medians and their ratio
+// (target: at most 1.5).
+func BenchmarkExecGrepGoSource(b *testing.B) {
+	rg, err := exec.LookPath("rg")
+	if err != nil {
+		b.Skip("ripgrep (rg) is not installed")
+	}
+	src := filepath.Join(goruntime.GOROOT(), "src")
+	if _, err := os.Stat(src); err != nil {
+		b.Skip("no Go source tree at", src)
+	}
+	const pattern = "func NewReader"
+	script := grepScript(b, src, pattern, false)
+	home := b.TempDir()
+	runExec := func() {
+		cmd := exec.Command(agentBin, "exec", "--model", "replay/"+script, "find NewReader")
+		cmd.Dir = src
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + home}
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "done") {
+			b.Fatalf("exec: %v\n%s", err, out)
+		}
+	}
+	runRG := func() {
+		if out, err := exec.Command(rg, "-n", pattern, src).Output(); err != nil || len(out) == 0 {
+			b.Fatalf("rg: %v", err)
+		}
+	}
+	runExec() // warm the page cache and the binary
+	runRG()
+	for b.Loop() {
+		var agentTimes, rgTimes []time.Duration
+		for range 5 {
+			start := time.Now()
+			runExec()
+			agentTimes = append(agentTimes, time.Since(start))
+			start = time.Now()
+			runRG()
+			rgTimes = append(rgTimes, time.Since(start))
+		}
+		a, r := median(agentTimes), median(rgTimes)
+		b.ReportMetric(float64(a.Microseconds())/1000, "exec-ms")
+		b.ReportMetric(float64(r.Microseconds())/1000, "rg-ms")
+		b.ReportMetric(float64(a)/float64(r), "ratio")
+	}
+}

@@ -1,0 +1,304 @@
+package runtime
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+)
+
+// maxIgnoreFileBytes caps one ignore file; a larger one is not read.
+const maxIgnoreFileBytes = 1 << 20
+
+// ignoreRule is one line of a .gitignore-format file.
+type ignoreRule struct {
+	re      *regexp.Regexp // over the path relative to the file's directory (anchored) or the name
+	negate  bool
+	dirOnly bool
+	byName  bool // no "/" in the pattern: matches the name at any depth
+}
+
+// ignoreFile is the rules of one file, for paths below base (slash-
+// separated, relative to the ignorer's origin; "" is the origin).
+type ignoreFile struct {
+	base  string
+	rules []ignoreRule
+}
+
+// parseIgnore compiles gitignore syntax: comments, blank lines, "!"
+// negation, a trailing "/" for directories only, a "/" elsewhere anchoring
+// the pattern to the file's directory, "*", "?", "[...]" within a
+// component and "**" across components. Lines that do not compile are
+// skipped.
+func parseIgnore(base string, data []byte) ignoreFile {
+	f := ignoreFile{base: base}
+	for _, raw := range strings.Split(string(data), "\n") {
+		line := strings.TrimSuffix(raw, "\r")
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		// Trailing spaces go unless escaped.
+		for strings.HasSuffix(line, " ") && !strings.HasSuffix(line, "\\ ") {
+			line = line[:len(line)-1]
+		}
+		var r ignoreRule
+		if strings.HasPrefix(line, "!") {
+			r.negate, line = true, line[1:]
+		} else if strings.HasPrefix(line, "\\!") || strings.HasPrefix(line, "\\#") {
+			line = line[1:]
+		}
+		if strings.HasSuffix(line, "/") {
+			r.dirOnly, line = true, strings.TrimRight(line, "/")
+		}
+		if line == "" {
+			continue
+		}
+		r.byName = !strings.Contains(line, "/")
+		line = strings.TrimPrefix(line, "/")
+		re, err := regexp.Compile("^" + ignoreRegexp(line) + "$")
+		if err != nil {
+			continue
+		}
+		r.re = re
+		f.rules = append(f.rules, r)
+	}
+	return f
+}
+
+// ignoreRegexp translates one gitignore pattern (no leading "/") to a
+// regexp over slash-separated paths.
+func ignoreRegexp(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); {
+		switch {
+		case strings.HasPrefix(p[i:], "**/"):
+			b.WriteString("(?:.*/)?")
+			i += 3
+		case p[i:] == "**":
+			b.WriteString(".*")
+			i += 2
+		case p[i] == '*':
+			b.WriteString("[^/]*")
+			i++
+		case p[i] == '?':
+			b.WriteString("[^/]")
+			i++
+		case p[i] == '[':
+			j := strings.IndexByte(p[i+1:], ']')
+			if j < 0 {
+				b.WriteString(`\[`)
+				i++
+				continue
+			}
+			class := p[i+1 : i+1+j]
+			if strings.HasPrefix(class, "!") {
+				class = "^" + class[1:]
+			}
+			b.WriteString("[" + strings.ReplaceAll(class, `\`, `\\`) + "]")
+			i += j + 2
+		case p[i] == '\\' && i+1 < len(p):
+			b.WriteString(regexp.QuoteMeta(p[i+1 : i+2]))
+			i += 2
+		default:
+			b.WriteString(regexp.QuoteMeta(p[i : i+1]))
+			i++
+		}
+	}
+	return b.String()
+}
+
+// match says whether f decides about path (relative to the origin):
+// matched, and whether it is ignored (false for a negation).
+func (f *ignoreFile) match(path string, isDir bool) (decided, ignored bool) {
+	rel := path
+	if f.base != "" {
+		if !strings.HasPrefix(path, f.base+"/") {
+			return false, false
+		}
+		rel = path[len(f.base)+1:]
+	}
+	name := rel[strings.LastIndexByte(rel, '/')+1:]
+	for i := len(f.rules) - 1; i >= 0; i-- {
+		r := &f.rules[i]
+		if r.dirOnly && !isDir {
+			continue
+		}
+		subject := rel
+		if r.byName {
+			subject = name
+		}
+		if r.re.MatchString(subject) {
+			return true, !r.negate
+		}
+	}
+	return false, false
+}
+
+// ignorer decides which walked paths git would ignore: the global
+// excludes file, the repository's .git/info/exclude, and the .gitignore
+// and .ignore files from the repository root down (those inside the walk
+// are read as the walk reaches their directories). Paths are relative to
+// the origin: the repository root, or the walk's start outside a
+// repository. A directory ignored is not walked, so nothing below it can
+// be re-included, as in git. It is safe for concurrent use.
+type ignorer struct {
+	prefix string // the walk's start relative to the origin ("" if the same)
+
+	mu    sync.Mutex
+	files []ignoreFile            // outside the walk, least specific first
+	dirs  map[string][]ignoreFile // by walk-relative directory ("" the start)
+}
+
+// newIgnorer prepares the ignore rules of a walk starting at startReal.
+func newIgnorer(startReal, globalExcludes string) *ignorer {
+	ig := &ignorer{dirs: map[string][]ignoreFile{}}
+	if globalExcludes != "" {
+		if data, ok := readIgnoreFile(globalExcludes); ok {
+			ig.files = append(ig.files, parseIgnore("", data))
+		}
+	}
+	repo := ""
+	for d := startReal; ; d = filepath.Dir(d) {
+		if fi, err := os.Lstat(filepath.Join(d, ".git")); err == nil && (fi.IsDir() || fi.Mode().IsRegular()) {
+			repo = d
+			break
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if repo == "" {
+		return ig
+	}
+	rel, err := filepath.Rel(repo, startReal)
+	if err != nil {
+		return ig
+	}
+	if rel != "." {
+		ig.prefix = filepath.ToSlash(rel)
+	}
+	if data, ok := readIgnoreFile(filepath.Join(repo, ".git", "info", "exclude")); ok {
+		ig.files = append(ig.files, parseIgnore("", data))
+	}
+	// The ignore files of the directories from the repository root down
+	// to (not including) the start; the start's own are read by the walk.
+	if ig.prefix != "" {
+		d, base := repo, ""
+		for _, c := range strings.Split(ig.prefix, "/") {
+			for _, n := range []string{".gitignore", ".ignore"} {
+				if data, ok := readIgnoreFile(filepath.Join(d, n)); ok {
+					ig.files = append(ig.files, parseIgnore(base, data))
+				}
+			}
+			d, base = filepath.Join(d, c), strings.TrimPrefix(base+"/"+c, "/")
+		}
+	}
+	return ig
+}
+
+// readIgnoreFile reads a small regular file, never through a final
+// symlink.
+func readIgnoreFile(path string) ([]byte, bool) {
+	f, err := os.OpenFile(path, os.O_RDONLY|noFollowFlag, 0)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxIgnoreFileBytes {
+		return nil, false
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxIgnoreFileBytes))
+	return data, err == nil
+}
+
+// loadDir reads the ignore files of the walked directory dirRel through
+// its open descriptor (once).
+func (ig *ignorer) loadDir(dirRel string, dirFD int) []ignoreFile {
+	ig.mu.Lock()
+	if fs, ok := ig.dirs[dirRel]; ok {
+		ig.mu.Unlock()
+		return fs
+	}
+	ig.mu.Unlock()
+	base := ig.origin(dirRel)
+	var fs []ignoreFile
+	for _, n := range []string{".gitignore", ".ignore"} {
+		if data, ok := readAt(dirFD, n); ok && len(bytes.TrimSpace(data)) > 0 {
+			fs = append(fs, parseIgnore(base, data))
+		}
+	}
+	ig.mu.Lock()
+	ig.dirs[dirRel] = fs
+	ig.mu.Unlock()
+	return fs
+}
+
+// origin is a walk-relative path relative to the origin.
+func (ig *ignorer) origin(rel string) string {
+	switch {
+	case ig.prefix == "":
+		return rel
+	case rel == "":
+		return ig.prefix
+	}
+	return ig.prefix + "/" + rel
+}
+
+// ignored reports whether the walked entry e is ignored. Its directory's
+// ignore files (and every ancestor's inside the walk, already loaded as
+// the walk went down) decide last.
+func (ig *ignorer) ignored(e entry) bool {
+	parent := ""
+	if i := strings.LastIndexByte(e.rel, '/'); i >= 0 {
+		parent = e.rel[:i]
+	}
+	ig.loadDir(parent, e.parentFD)
+	path, isDir := ig.origin(e.rel), e.d.IsDir()
+	ignored := false
+	decide := func(f *ignoreFile) {
+		if ok, ign := f.match(path, isDir); ok {
+			ignored = ign
+		}
+	}
+	for i := range ig.files {
+		decide(&ig.files[i])
+	}
+	// Ancestors inside the walk, outermost first.
+	dirs := []string{""}
+	for i := 0; i < len(parent); i++ {
+		if parent[i] == '/' {
+			dirs = append(dirs, parent[:i])
+		}
+	}
+	if parent != "" {
+		dirs = append(dirs, parent)
+	}
+	ig.mu.Lock()
+	var chain [][]ignoreFile
+	for _, d := range dirs {
+		chain = append(chain, ig.dirs[d])
+	}
+	ig.mu.Unlock()
+	for _, fs := range chain {
+		for i := range fs {
+			decide(&fs[i])
+		}
+	}
+	return ignored
+}
+
+// globalExcludesFile is git's default global excludes file:
+// $XDG_CONFIG_HOME/git/ignore, else ~/.config/git/ignore.
+func globalExcludesFile() string {
+	if x := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
+		return filepath.Join(x, "git", "ignore")
+	}
+	if h := os.Getenv("HOME"); filepath.IsAbs(h) {
+		return filepath.Join(h, ".config", "git", "ignore")
+	}
+	return ""
+}

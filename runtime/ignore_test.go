@@ -1,0 +1,71 @@
+package runtime
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/acp-agent/acp-agent/policy"
+)
+
+// Grep and GlobWith skip what git would ignore, with git's rules: the
+// repository's .gitignore files at every level (also above the searched
+// directory), .ignore, .git/info/exclude, negation, directory-only and
+// anchored patterns, "**"; IncludeIgnored searches everything.
+func TestSearchesSkipWhatGitIgnores(t *testing.T) {
+	repo := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(repo, "xdg"))
+	put := func(rel, content string) {
+		p := filepath.Join(repo, filepath.FromSlash(rel))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	}
+	put(".git/info/exclude", "excluded.txt\n")
+	put("xdg/git/ignore", "*.global\n")
+	put(".gitignore", "# comment\n*.log\n!keep.log\nbuild/\n/rootonly.txt\ndocs/**/gen.txt\n\\#hash.txt\n")
+	put("src/.ignore", "secret_*.txt\n")
+	put("src/sub/.gitignore", "local.txt\n")
+	for _, f := range []string{
+		"a.txt", "x.log", "keep.log", "build/out.txt", "src/build/out.txt", "rootonly.txt", "src/rootonly.txt",
+		"docs/a/b/gen.txt", "docs/gen.txt", "docs/other/gen.txt.bak", "#hash.txt", "excluded.txt", "src/secret_1.txt", "src/ok.txt",
+		"src/sub/local.txt", "src/sub/other.txt", "x.global", "notbuild/build",
+	} {
+		put(f, "needle\n")
+	}
+	f, err := NewLocalFS(policy.FS{Roots: []string{repo}, DeniedPathPrefixes: policy.DefaultDeniedPrefixes()})
+	require.NoError(t, err)
+	defer f.Close()
+	rels := func(paths []string, base string) []string {
+		var out []string
+		for _, p := range paths {
+			r, _ := filepath.Rel(base, p)
+			if r != "xdg/git/ignore" && !slices.Contains(out, filepath.ToSlash(r)) {
+				out = append(out, filepath.ToSlash(r))
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	grep := func(dir string, all bool) []string {
+		m, _, err := f.Grep(context.Background(), dir, GrepOptions{Pattern: "needle", IncludeIgnored: all})
+		require.NoError(t, err)
+		var paths []string
+		for _, x := range m {
+			paths = append(paths, x.Path)
+		}
+		return rels(paths, dir)
+	}
+	want := []string{"a.txt", "docs/other/gen.txt.bak", "keep.log", "notbuild/build", "src/ok.txt", "src/rootonly.txt", "src/sub/other.txt"}
+	assert.Equal(t, want, grep(repo, false))
+	assert.Equal(t, []string{"ok.txt", "rootonly.txt", "sub/other.txt"}, grep(filepath.Join(repo, "src"), false),
+		"rules of the directories above the searched one apply too")
+	assert.Len(t, grep(repo, true), 18, "include ignored: everything")
+	paths, _, err := f.GlobWith(context.Background(), repo, "**/*.txt", GlobOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a.txt", "src/ok.txt", "src/rootonly.txt", "src/sub/other.txt"}, rels(paths, repo))
+}
