@@ -30,6 +30,12 @@ const SkippedForSteerResult = "Skipped due to queued user message."
 func (s *Session) runTurn(ctx context.Context, it *item) (PromptResult, []*item, error) {
 	s.sanitizeHistory()
 	s.workspaceNotices(ctx)
+	if reason := s.promptHooks(ctx, it); reason != "" {
+		// The model never sees a blocked prompt; the user is told why.
+		text := "Blocked by a hook: " + reason
+		s.update(ctx, Update{Kind: UpdateMessage, Text: text})
+		return PromptResult{Text: text, StopReason: StopEndTurn}, nil, nil
+	}
 	s.appendUser(ctx, it)
 	var steered []*item
 	var res PromptResult
@@ -327,6 +333,11 @@ func (s *Session) systemPrompt() string {
 func (s *Session) runTool(ctx context.Context, it *item, call llm.ToolCall) error {
 	view := toolCallView{id: call.ID, name: call.Name, rawInput: rawJSON(call.Arguments)}
 	rt, info, result, ok := s.prepareTool(call)
+	if ok {
+		if o := s.runHooks(ctx, HookInput{Event: HookBeforeTool, Tool: call.Name, Arguments: view.rawInput}); o.Block {
+			result, ok = ToolResult{Text: "Error: a hook blocked this tool call: " + o.Reason, IsError: true}, false
+		}
+	}
 	// The client hears of the call before anything is asked or run.
 	s.update(ctx, Update{Kind: UpdateToolCall, ToolCall: &ToolCallUpdate{
 		ID: call.ID, Title: info.Title, Name: call.Name, Kind: info.Kind,
@@ -338,6 +349,10 @@ func (s *Session) runTool(ctx context.Context, it *item, call llm.ToolCall) erro
 		case permitted:
 			s.update(ctx, Update{Kind: UpdateToolCallProgress, ToolCall: &ToolCallUpdate{ID: call.ID, Status: ToolInProgress}})
 			result = s.execTool(withToolCall(ctx, s, call.ID), rt, call)
+			o := s.runHooks(ctx, HookInput{Event: HookAfterTool, Tool: call.Name, Arguments: view.rawInput, Result: result.Text, IsError: result.IsError})
+			if note := strings.TrimSpace(o.Context + "\n" + o.Reason); note != "" {
+				result.Text += "\n\n[hook] " + note
+			}
 			defer s.workspaceNotices(ctx)
 		case permissionCancelled:
 			s.denied(it, call.Name, why)

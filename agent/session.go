@@ -131,6 +131,9 @@ type HookConfig struct {
 	OnRetry func(RetryNotice)
 	// OnDelete is called by Delete to remove the session's stored data.
 	OnDelete func() error
+	// Hooks run before and after tool calls, when a prompt's turn
+	// starts and when the session's first turn starts (hooks.go).
+	Hooks []Hook
 }
 
 // Telemetry receives telemetry events (telemetry.Recorder is one).
@@ -224,6 +227,8 @@ type Session struct {
 	sessionEvents []Event
 	nextID        int64
 	subs          []*Subscription
+	// hooksStarted: the session-start hooks have run.
+	hooksStarted bool
 }
 
 type activeTurn struct {

@@ -66,6 +66,9 @@ type Config struct {
 	NoBuiltinTools bool
 	// StopHooks run when a turn ends normally (seed 003).
 	StopHooks []agent.StopHook
+	// Hooks run before and after tool calls, when a prompt is submitted
+	// and when a session starts.
+	Hooks []agent.Hook
 	// ModelTitles asks the model for each session's title after its first
 	// turn (structured output); otherwise the title is the first line of
 	// the first prompt.

@@ -49,6 +49,8 @@ type fileConfig struct {
 		EveryNTurns           int `json:"everyNTurns"`
 	} `json:"resize"`
 	OffloadThreshold int `json:"offloadThreshold"`
+	// Hooks are shell commands at events (hooks.go in package agent).
+	Hooks *fileHooks `json:"hooks"`
 	// RulesFiles false leaves AGENTS.md (CLAUDE.md, GEMINI.md) out of the
 	// context.
 	RulesFiles *bool `json:"rulesFiles"`
@@ -74,7 +76,7 @@ type fileModel struct {
 var (
 	configKeys = []string{"model", "models", "maxRetries", "promptTimeout", "executionState", "logLevel", "logFile", "modelsFile", "telemetryFile",
 		"mode", "permission", "allowedCommands", "deniedCommands", "readOnlyRoots", "deniedPathPrefixes", "commandTimeout", "maxCommandRuntime", "sessionDir", "stopHooks", "offloadThreshold", "modelTitles", "resize",
-		"maxToolArgumentBytes", "maxResponseTextBytes", "sandbox", "rulesFiles"}
+		"maxToolArgumentBytes", "maxResponseTextBytes", "sandbox", "rulesFiles", "hooks"}
 	modelKeys = []string{"model", "name", "description", "baseUrl", "apiKeyEnv", "thoughtLevels", "thoughtLevel"}
 )
 
@@ -237,6 +239,53 @@ func (c *fileConfig) workspace() tools.WorkspaceConfig {
 		CommandTimeout: c.commandTimeout,
 		NoRules:        c.RulesFiles != nil && !*c.RulesFiles,
 	}
+}
+
+// fileHooks is the "hooks" section: command lines by event.
+type fileHooks struct {
+	BeforeTool   []fileHook `json:"beforeTool"`
+	AfterTool    []fileHook `json:"afterTool"`
+	PromptSubmit []fileHook `json:"promptSubmit"`
+	SessionStart []fileHook `json:"sessionStart"`
+}
+
+type fileHook struct {
+	Command string   `json:"command"`
+	Tools   []string `json:"tools"`
+	Timeout string   `json:"timeout"`
+}
+
+// hooks turns the section into the agent's hooks; a hook without a
+// command or with a bad timeout is an error.
+func (h *fileHooks) hooks() ([]agent.Hook, error) {
+	if h == nil {
+		return nil, nil
+	}
+	var out []agent.Hook
+	for _, g := range []struct {
+		event agent.HookEvent
+		name  string
+		list  []fileHook
+	}{
+		{agent.HookBeforeTool, "beforeTool", h.BeforeTool}, {agent.HookAfterTool, "afterTool", h.AfterTool},
+		{agent.HookPromptSubmit, "promptSubmit", h.PromptSubmit}, {agent.HookSessionStart, "sessionStart", h.SessionStart},
+	} {
+		for i, fh := range g.list {
+			if strings.TrimSpace(fh.Command) == "" {
+				return nil, fmt.Errorf("hooks.%s[%d]: command is required", g.name, i)
+			}
+			var timeout time.Duration
+			if fh.Timeout != "" {
+				d, err := time.ParseDuration(fh.Timeout)
+				if err != nil || d <= 0 {
+					return nil, fmt.Errorf("hooks.%s[%d]: timeout %q is not a positive duration", g.name, i, fh.Timeout)
+				}
+				timeout = d
+			}
+			out = append(out, agent.CommandHook(g.event, fh.Command, fh.Tools, timeout))
+		}
+	}
+	return out, nil
 }
 
 // userPromptDirs are the user's own command and skill directories: beside

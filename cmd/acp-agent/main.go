@@ -119,6 +119,7 @@ type settings struct {
 	// layers are the resolved settings, nearest layer first.
 	layers    *agentsettings.Settings
 	stopHooks []agent.StopHook
+	hooks     []agent.Hook
 	resize    *compact.ResizePolicy
 	offload   int
 	version   bool
@@ -251,6 +252,9 @@ func parseSettings(name string, args []string, stderr io.Writer, getenv func(str
 	for _, line := range file.StopHooks {
 		st.stopHooks = append(st.stopHooks, agent.CommandStopHook(line, 0))
 	}
+	if st.hooks, err = file.Hooks.hooks(); err != nil {
+		return nil, fmt.Errorf("config file: %w", err)
+	}
 	st.offload = file.OffloadThreshold
 	if r := file.Resize; r != nil {
 		st.resize = &compact.ResizePolicy{MaxMessagesTextLength: r.MaxMessagesTextLength, MaxKeepMessagesCount: r.MaxKeepMessagesCount, EveryNTurns: r.EveryNTurns}
@@ -340,7 +344,7 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 		Retry: retry, Models: models, Telemetry: telemetry.NewRecorder(sinks...),
 		ExecutionStates: st.execState, PromptTimeout: st.promptTimeout,
 		Workspace: st.workspace, Mode: st.mode, PermissionPolicy: st.permission, Store: store,
-		StopHooks: st.stopHooks, OffloadThreshold: st.offload, ModelTitles: st.modelTitles, Resize: st.resize,
+		StopHooks: st.stopHooks, Hooks: st.hooks, OffloadThreshold: st.offload, ModelTitles: st.modelTitles, Resize: st.resize,
 		StreamLimits: st.streamLimits})
 	return a, log, cleanup, nil
 }

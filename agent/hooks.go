@@ -1,0 +1,163 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/acp-agent/acp-agent/agent/llm"
+)
+
+// HookEvent is when a Hook runs.
+type HookEvent string
+
+const (
+	// HookBeforeTool runs before a tool call is authorized and run; it
+	// may block the call, and the model gets the reason.
+	HookBeforeTool HookEvent = "before_tool"
+	// HookAfterTool runs after a tool call ran; what it says is added to
+	// the result the model gets.
+	HookAfterTool HookEvent = "after_tool"
+	// HookPromptSubmit runs when a prompt's turn starts, before the model
+	// sees it; it may block the prompt (the user gets the reason) or add
+	// context to it.
+	HookPromptSubmit HookEvent = "prompt_submit"
+	// HookSessionStart runs once, when the session's first turn starts;
+	// what it says is added to the first prompt as context.
+	HookSessionStart HookEvent = "session_start"
+)
+
+// HookInput is what a hook is told, as JSON on its stdin.
+type HookInput struct {
+	Event     HookEvent       `json:"event"`
+	SessionID string          `json:"sessionId"`
+	CWD       string          `json:"cwd"`
+	Tool      string          `json:"tool,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Result    string          `json:"result,omitempty"`
+	IsError   bool            `json:"isError,omitempty"`
+	Prompt    string          `json:"prompt,omitempty"`
+}
+
+// HookOutcome is what a hook decided: Block (before_tool and
+// prompt_submit only) with a Reason, or Context to add.
+type HookOutcome struct {
+	Block   bool
+	Reason  string
+	Context string
+}
+
+// Hook is a callback at one event. Tools, for the tool events, limits it
+// to those tools (nil: every tool). An error is logged and ignored: a
+// failing hook never blocks.
+type Hook struct {
+	Event HookEvent
+	Tools []string
+	Run   func(ctx context.Context, in HookInput) (HookOutcome, error)
+}
+
+// maxHookOutput bounds what a hook's output may add.
+const maxHookOutput = 16 << 10
+
+// CommandHook runs line with bash -c in the session's directory, the
+// input as JSON on stdin, for at most timeout (0: 30 s). Exit status 0:
+// its stdout is context; 2: blocked, with its stderr (else stdout) as the
+// reason; anything else (or the timeout) is an error.
+func CommandHook(event HookEvent, line string, tools []string, timeout time.Duration) Hook {
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	return Hook{Event: event, Tools: tools, Run: func(ctx context.Context, in HookInput) (HookOutcome, error) {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		data, _ := json.Marshal(in)
+		cmd := exec.CommandContext(ctx, "bash", "-c", line)
+		cmd.Dir = in.CWD
+		cmd.Stdin = bytes.NewReader(data)
+		cmd.WaitDelay = time.Second
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		out := llm.Truncate(strings.TrimSpace(stdout.String()), maxHookOutput)
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+			return HookOutcome{Context: out}, nil
+		case ctx.Err() != nil:
+			return HookOutcome{}, fmt.Errorf("%s hook %q: timed out after %v", event, line, timeout)
+		case errors.As(err, &ee) && ee.ExitCode() == 2:
+			reason := llm.Truncate(strings.TrimSpace(stderr.String()), maxHookOutput)
+			if reason == "" {
+				reason = out
+			}
+			if reason == "" {
+				reason = "no reason given"
+			}
+			return HookOutcome{Block: true, Reason: reason}, nil
+		}
+		return HookOutcome{}, fmt.Errorf("%s hook %q: %w: %s", event, line, err, llm.Truncate(strings.TrimSpace(stderr.String()), 512))
+	}}
+}
+
+// runHooks runs the hooks of event (for tool, if a tool event) in order;
+// the first block wins, contexts are joined.
+func (s *Session) runHooks(ctx context.Context, in HookInput) HookOutcome {
+	var out HookOutcome
+	var contexts []string
+	for _, h := range s.cfg.Hooks {
+		if h.Event != in.Event || (in.Tool != "" && h.Tools != nil && !slices.Contains(h.Tools, in.Tool)) {
+			continue
+		}
+		in.SessionID, in.CWD = s.id, s.cfg.CWD
+		o, err := h.Run(ctx, in)
+		if err != nil {
+			s.log.Warn("hook failed", "event", in.Event, "error", err)
+			continue
+		}
+		if o.Context != "" {
+			contexts = append(contexts, o.Context)
+		}
+		if o.Block {
+			out.Block, out.Reason = true, o.Reason
+			break
+		}
+	}
+	out.Context = strings.Join(contexts, "\n\n")
+	return out
+}
+
+// promptHooks runs the session-start hooks (on the first turn) and the
+// prompt hooks for it: context they give is added to its message; a block
+// ends the turn before the model sees it, with the reason.
+func (s *Session) promptHooks(ctx context.Context, it *item) (blocked string) {
+	if len(s.cfg.Hooks) == 0 {
+		return ""
+	}
+	var extra []string
+	s.mu.Lock()
+	first := !s.hooksStarted
+	s.hooksStarted = true
+	s.mu.Unlock()
+	if first {
+		if o := s.runHooks(ctx, HookInput{Event: HookSessionStart}); o.Context != "" {
+			extra = append(extra, o.Context)
+		}
+	}
+	o := s.runHooks(ctx, HookInput{Event: HookPromptSubmit, Prompt: it.text})
+	if o.Block {
+		return o.Reason
+	}
+	if o.Context != "" {
+		extra = append(extra, o.Context)
+	}
+	if len(extra) > 0 {
+		it.content = append(slices.Clone(it.content), llm.TextPart("[Context from hooks]\n"+strings.Join(extra, "\n\n")))
+	}
+	return ""
+}
