@@ -327,23 +327,31 @@ func (s *grepSearch) searchTree(ctx context.Context, w *walk) error {
 	stop, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	workers := min(max(goruntime.GOMAXPROCS(0), 1), 8)
-	jobs := make(chan grepJob, 4*workers)
-	results := make(chan grepResult, 4*workers)
+	// Files go to the workers, and results come back, in batches: one
+	// channel operation per file would cost more in scheduling than the
+	// search of a small file.
+	const batch = 32
+	jobs := make(chan []grepJob, 2*workers)
+	results := make(chan []grepResult, 2*workers)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			var buf []byte // reused: a search keeps only the matching lines
-			for j := range jobs {
-				var m []GrepMatch
-				if stop.Err() == nil && ctx.Err() == nil {
-					if data, ok := w.readInto(j.e, &buf); ok {
-						m = s.fileMatches(w.abs(j.e.rel), data, s.max+1)
+			for js := range jobs {
+				rs := make([]grepResult, len(js))
+				for i, j := range js {
+					var m []GrepMatch
+					if stop.Err() == nil && ctx.Err() == nil {
+						if data, ok := w.readInto(j.e, &buf); ok {
+							m = s.fileMatches(w.abs(j.e.rel), data, s.max+1)
+						}
 					}
+					j.e.dir.release()
+					rs[i] = grepResult{j.seq, m}
 				}
-				j.e.dir.release()
-				results <- grepResult{j.seq, m}
+				results <- rs
 			}
 		}()
 	}
@@ -352,8 +360,10 @@ func (s *grepSearch) searchTree(ctx context.Context, w *walk) error {
 		defer close(collected)
 		pending := map[int][]GrepMatch{}
 		next := 0
-		for r := range results {
-			pending[r.seq] = r.matches
+		for rs := range results {
+			for _, r := range rs {
+				pending[r.seq] = r.matches
+			}
 			for {
 				m, ok := pending[next]
 				if !ok {
@@ -373,6 +383,13 @@ func (s *grepSearch) searchTree(ctx context.Context, w *walk) error {
 		}
 	}()
 	seq := 0
+	var pendingJobs []grepJob
+	flush := func() {
+		if len(pendingJobs) > 0 {
+			jobs <- pendingJobs
+			pendingJobs = nil
+		}
+	}
 	var visit func(e entry) error
 	visit = func(e entry) error {
 		switch {
@@ -388,11 +405,15 @@ func (s *grepSearch) searchTree(ctx context.Context, w *walk) error {
 			return nil
 		}
 		e.dir.acquire()
-		jobs <- grepJob{seq, e}
+		pendingJobs = append(pendingJobs, grepJob{seq, e})
 		seq++
+		if len(pendingJobs) == batch {
+			flush()
+		}
 		return nil
 	}
 	err := w.walkStart(ctx, visit)
+	flush()
 	close(jobs)
 	wg.Wait()
 	close(results)
