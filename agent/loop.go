@@ -342,6 +342,7 @@ func (s *Session) runTool(ctx context.Context, it *item, call llm.ToolCall) erro
 	s.update(ctx, Update{Kind: UpdateToolCall, ToolCall: &ToolCallUpdate{
 		ID: call.ID, Title: info.Title, Name: call.Name, Kind: info.Kind,
 		Status: ToolPending, Locations: info.Locations, RawInput: view.rawInput, Arguments: call.Arguments,
+		Content: info.Preview,
 	}})
 	var err error
 	if ok {

@@ -229,7 +229,7 @@ func (s *Session) authorize(ctx context.Context, call toolCallView, info ToolCal
 	req := PermissionRequest{
 		SessionID: s.id,
 		ToolCall: ToolCallUpdate{ID: call.id, Title: info.Title, Kind: info.Kind,
-			Status: ToolPending, Locations: info.Locations, RawInput: call.rawInput},
+			Status: ToolPending, Locations: info.Locations, RawInput: call.rawInput, Content: info.Preview},
 		Options: permissionOptions(call.name, info),
 	}
 	if info.Escalation != "" {

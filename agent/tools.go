@@ -74,6 +74,9 @@ type ToolCallInfo struct {
 	Kind      ToolKind
 	Title     string
 	Locations []Location
+	// Preview is shown with the call before it runs, in the permission
+	// request too: every file's diff of a patch, say.
+	Preview []ToolContent
 	// Action decides the permission (policy.Decide).
 	Action policy.Action
 	// Command is the parsed command line of an ActionExecute call:

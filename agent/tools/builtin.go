@@ -27,6 +27,7 @@ const (
 	ToolUpdatePlan    = "update_plan"
 	ToolSkill         = "skill"
 	ToolMultiEdit     = "multi_edit"
+	ToolApplyPatch    = "apply_patch"
 )
 
 var builtinToolNames = []string{ToolReadFile, ToolWriteFile, ToolEditFile, ToolListDirectory, ToolGlob, ToolGrep, ToolRunCommand, ToolUpdatePlan}
@@ -43,7 +44,7 @@ const (
 // keeping the plan.
 func BuiltinTools(w *Workspace) []agent.Tool {
 	tools := []agent.Tool{
-		w.readFileTool(), w.writeFileTool(), w.editFileTool(), w.multiEditTool(), w.listDirectoryTool(),
+		w.readFileTool(), w.writeFileTool(), w.editFileTool(), w.multiEditTool(), w.applyPatchTool(), w.listDirectoryTool(),
 		w.globTool(), w.grepTool(), w.runCommandTool(), updatePlanTool(),
 	}
 	if lib, _ := w.Prompts(); len(lib.Skills) > 0 {
