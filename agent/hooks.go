@@ -161,3 +161,52 @@ func (s *Session) promptHooks(ctx context.Context, it *item) (blocked string) {
 	}
 	return ""
 }
+
+// HooksSpec is the hooks section of a config file (or of a project's
+// .acp-agent/hooks.json): command lines by event.
+type HooksSpec struct {
+	BeforeTool   []HookSpec `json:"beforeTool"`
+	AfterTool    []HookSpec `json:"afterTool"`
+	PromptSubmit []HookSpec `json:"promptSubmit"`
+	SessionStart []HookSpec `json:"sessionStart"`
+}
+
+// HookSpec is one command hook.
+type HookSpec struct {
+	Command string   `json:"command"`
+	Tools   []string `json:"tools"`
+	Timeout string   `json:"timeout"`
+}
+
+// Hooks turns the spec into command hooks; a hook without a command or
+// with a bad timeout is an error. A nil spec has none.
+func (h *HooksSpec) Hooks() ([]Hook, error) {
+	if h == nil {
+		return nil, nil
+	}
+	var out []Hook
+	for _, g := range []struct {
+		event HookEvent
+		name  string
+		list  []HookSpec
+	}{
+		{HookBeforeTool, "beforeTool", h.BeforeTool}, {HookAfterTool, "afterTool", h.AfterTool},
+		{HookPromptSubmit, "promptSubmit", h.PromptSubmit}, {HookSessionStart, "sessionStart", h.SessionStart},
+	} {
+		for i, fh := range g.list {
+			if strings.TrimSpace(fh.Command) == "" {
+				return nil, fmt.Errorf("hooks.%s[%d]: command is required", g.name, i)
+			}
+			var timeout time.Duration
+			if fh.Timeout != "" {
+				d, err := time.ParseDuration(fh.Timeout)
+				if err != nil || d <= 0 {
+					return nil, fmt.Errorf("hooks.%s[%d]: timeout %q is not a positive duration", g.name, i, fh.Timeout)
+				}
+				timeout = d
+			}
+			out = append(out, CommandHook(g.event, fh.Command, fh.Tools, timeout))
+		}
+	}
+	return out, nil
+}

@@ -69,6 +69,10 @@ type Config struct {
 	// Hooks run before and after tool calls, when a prompt is submitted
 	// and when a session starts.
 	Hooks []agent.Hook
+	// HooksTrustFile remembers which project hook files
+	// (ProjectHooksFile) the user trusted, by content hash; "" remembers
+	// nothing, so every session asks.
+	HooksTrustFile string
 	// ModelTitles asks the model for each session's title after its first
 	// turn (structured output); otherwise the title is the first line of
 	// the first prompt.
@@ -103,6 +107,8 @@ type Agent struct {
 	// extraCommands are slash commands beyond the built-in ones.
 	extraCommands []slashCommand
 
+	trust trustStore
+
 	mu       sync.Mutex
 	sessions map[string]*acpSession
 }
@@ -128,6 +134,7 @@ func New(cfg Config) *Agent {
 		cfg.Models = pricing.Default()
 	}
 	a := &Agent{cfg: cfg, log: cfg.Logger, sessions: make(map[string]*acpSession), store: cfg.Store}
+	a.trust.path = cfg.HooksTrustFile
 	a.models, a.modelErr = openModels(cfg)
 	if a.modelErr == nil {
 		i := slices.IndexFunc(a.models, func(e *modelEntry) bool { return e.choice.Spec == cfg.Model })

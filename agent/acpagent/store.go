@@ -41,7 +41,8 @@ func (a *Agent) newSessionConfig(id, cwd string, extra []string, client *acp.Cli
 		OutputConfig: agent.OutputConfig{Sink: acpSink{client}, Logger: a.log, Telemetry: a.cfg.Telemetry, RequestID: acp.RequestID,
 			ExecutionStates:   a.cfg.ExecutionStates || acp.ExecutionStateEnabled(caps),
 			CompactionUpdates: caps.Session != nil && caps.Session.Compaction != nil},
-		HookConfig: agent.HookConfig{StopHooks: a.cfg.StopHooks, Hooks: a.cfg.Hooks},
+		HookConfig: agent.HookConfig{StopHooks: a.cfg.StopHooks,
+			Hooks: append(slices.Clone(a.cfg.Hooks), a.loadProjectHooks(cwd, client)...)},
 	}
 	cfg.History.OffloadThreshold = a.cfg.OffloadThreshold
 	if a.cfg.Resize != nil {

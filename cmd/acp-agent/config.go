@@ -16,6 +16,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/acpagent"
 	"github.com/acp-agent/acp-agent/agent/prompts"
 	"github.com/acp-agent/acp-agent/agent/tools"
+	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/policy"
 )
 
@@ -50,7 +51,7 @@ type fileConfig struct {
 	} `json:"resize"`
 	OffloadThreshold int `json:"offloadThreshold"`
 	// Hooks are shell commands at events (hooks.go in package agent).
-	Hooks *fileHooks `json:"hooks"`
+	Hooks *agent.HooksSpec `json:"hooks"`
 	// RulesFiles false leaves AGENTS.md (CLAUDE.md, GEMINI.md) out of the
 	// context.
 	RulesFiles *bool `json:"rulesFiles"`
@@ -241,51 +242,14 @@ func (c *fileConfig) workspace() tools.WorkspaceConfig {
 	}
 }
 
-// fileHooks is the "hooks" section: command lines by event.
-type fileHooks struct {
-	BeforeTool   []fileHook `json:"beforeTool"`
-	AfterTool    []fileHook `json:"afterTool"`
-	PromptSubmit []fileHook `json:"promptSubmit"`
-	SessionStart []fileHook `json:"sessionStart"`
-}
-
-type fileHook struct {
-	Command string   `json:"command"`
-	Tools   []string `json:"tools"`
-	Timeout string   `json:"timeout"`
-}
-
-// hooks turns the section into the agent's hooks; a hook without a
-// command or with a bad timeout is an error.
-func (h *fileHooks) hooks() ([]agent.Hook, error) {
-	if h == nil {
-		return nil, nil
+// hooksTrustFile is where the trusted project hook files are remembered:
+// beside the sessions, in the state directory.
+func hooksTrustFile(getenv func(string) string) string {
+	dir := persistence.DefaultDir(getenv)
+	if dir == "" {
+		return ""
 	}
-	var out []agent.Hook
-	for _, g := range []struct {
-		event agent.HookEvent
-		name  string
-		list  []fileHook
-	}{
-		{agent.HookBeforeTool, "beforeTool", h.BeforeTool}, {agent.HookAfterTool, "afterTool", h.AfterTool},
-		{agent.HookPromptSubmit, "promptSubmit", h.PromptSubmit}, {agent.HookSessionStart, "sessionStart", h.SessionStart},
-	} {
-		for i, fh := range g.list {
-			if strings.TrimSpace(fh.Command) == "" {
-				return nil, fmt.Errorf("hooks.%s[%d]: command is required", g.name, i)
-			}
-			var timeout time.Duration
-			if fh.Timeout != "" {
-				d, err := time.ParseDuration(fh.Timeout)
-				if err != nil || d <= 0 {
-					return nil, fmt.Errorf("hooks.%s[%d]: timeout %q is not a positive duration", g.name, i, fh.Timeout)
-				}
-				timeout = d
-			}
-			out = append(out, agent.CommandHook(g.event, fh.Command, fh.Tools, timeout))
-		}
-	}
-	return out, nil
+	return filepath.Join(filepath.Dir(dir), "trusted-hooks.json")
 }
 
 // userPromptDirs are the user's own command and skill directories: beside

@@ -252,7 +252,7 @@ func parseSettings(name string, args []string, stderr io.Writer, getenv func(str
 	for _, line := range file.StopHooks {
 		st.stopHooks = append(st.stopHooks, agent.CommandStopHook(line, 0))
 	}
-	if st.hooks, err = file.Hooks.hooks(); err != nil {
+	if st.hooks, err = file.Hooks.Hooks(); err != nil {
 		return nil, fmt.Errorf("config file: %w", err)
 	}
 	st.offload = file.OffloadThreshold
@@ -344,7 +344,7 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 		Retry: retry, Models: models, Telemetry: telemetry.NewRecorder(sinks...),
 		ExecutionStates: st.execState, PromptTimeout: st.promptTimeout,
 		Workspace: st.workspace, Mode: st.mode, PermissionPolicy: st.permission, Store: store,
-		StopHooks: st.stopHooks, Hooks: st.hooks, OffloadThreshold: st.offload, ModelTitles: st.modelTitles, Resize: st.resize,
+		StopHooks: st.stopHooks, Hooks: st.hooks, HooksTrustFile: hooksTrustFile(st.getenv), OffloadThreshold: st.offload, ModelTitles: st.modelTitles, Resize: st.resize,
 		StreamLimits: st.streamLimits})
 	return a, log, cleanup, nil
 }
