@@ -28,6 +28,7 @@ const (
 	ToolSkill         = "skill"
 	ToolMultiEdit     = "multi_edit"
 	ToolApplyPatch    = "apply_patch"
+	ToolWebFetch      = "web_fetch"
 )
 
 var builtinToolNames = []string{ToolReadFile, ToolWriteFile, ToolEditFile, ToolListDirectory, ToolGlob, ToolGrep, ToolRunCommand, ToolUpdatePlan}
@@ -45,7 +46,7 @@ const (
 func BuiltinTools(w *Workspace) []agent.Tool {
 	tools := []agent.Tool{
 		w.readFileTool(), w.writeFileTool(), w.editFileTool(), w.multiEditTool(), w.applyPatchTool(), w.listDirectoryTool(),
-		w.globTool(), w.grepTool(), w.runCommandTool(), updatePlanTool(),
+		w.globTool(), w.grepTool(), w.runCommandTool(), updatePlanTool(), w.webFetchTool(),
 	}
 	if lib, _ := w.Prompts(); len(lib.Skills) > 0 {
 		tools = append(tools, w.skillTool())

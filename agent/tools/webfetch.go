@@ -1,0 +1,162 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	htmltomarkdown "github.com/JohannesKaufmann/html-to-markdown/v2"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
+
+	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/policy"
+)
+
+// Limits of web_fetch.
+const (
+	webFetchMaxBytes  = 5 << 20
+	webFetchTimeout   = 30 * time.Second
+	webFetchRedirects = 5
+)
+
+type fetchArgs struct {
+	URL string `json:"url"`
+}
+
+// checkFetchURL accepts http(s) URLs without credentials in them.
+func checkFetchURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("not a URL: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("only http and https URLs can be fetched, not %q", u.Scheme)
+	}
+	if u.User != nil {
+		return nil, errors.New("the URL carries credentials; web_fetch never sends any")
+	}
+	if u.Hostname() == "" {
+		return nil, errors.New("the URL has no host")
+	}
+	return u, nil
+}
+
+// metadataAddress reports the link-local addresses of cloud metadata
+// services, which hand out credentials: never fetched.
+func metadataAddress(ip net.IP) bool {
+	return ip.IsLinkLocalUnicast() || ip.Equal(net.ParseIP("fd00:ec2::254"))
+}
+
+// fetchClient sends no cookies and no credentials (a fresh client with
+// no jar; only the URL the model gave, which holds none), follows at
+// most webFetchRedirects redirects and only to http(s) URLs without
+// credentials, and never connects to a metadata address.
+func fetchClient() *http.Client {
+	dialer := &net.Dialer{Timeout: 10 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
+		host, _, err := net.SplitHostPort(address)
+		if err != nil {
+			return err
+		}
+		if ip := net.ParseIP(host); ip != nil && metadataAddress(ip) {
+			return fmt.Errorf("%s is a link-local (metadata) address; web_fetch does not connect there", host)
+		}
+		return nil
+	}}
+	tr := &http.Transport{DialContext: dialer.DialContext, Proxy: nil, TLSHandshakeTimeout: 10 * time.Second,
+		ResponseHeaderTimeout: 20 * time.Second, MaxResponseHeaderBytes: 64 << 10}
+	return &http.Client{Transport: tr, Timeout: webFetchTimeout, CheckRedirect: func(req *http.Request, via []*http.Request) error {
+		if len(via) >= webFetchRedirects {
+			return fmt.Errorf("more than %d redirects", webFetchRedirects)
+		}
+		if _, err := checkFetchURL(req.URL.String()); err != nil {
+			return fmt.Errorf("redirect to %s refused: %w", req.URL.Redacted(), err)
+		}
+		req.Header.Del("Authorization")
+		req.Header.Del("Cookie")
+		return nil
+	}}
+}
+
+// webFetchTool fetches a URL: HTML becomes Markdown, other text is
+// returned as it is. It is network access, so it asks like a command,
+// and it obeys the sandbox's network rule for the session's mode.
+func (w *Workspace) webFetchTool() agent.Tool {
+	return agent.Tool{
+		Name: ToolWebFetch,
+		Description: "Fetch an http(s) URL and return it as text: an HTML page turned into Markdown, other text as it is. " +
+			"At most 5 MB are read; the result for you is cut further. Use it for documentation and references.",
+		ShortDescription: "Fetch a web page as Markdown",
+		Parameters: json.RawMessage(`{"type":"object","properties":{
+			"url":{"type":"string","minLength":1,"description":"the http or https URL"}},
+			"required":["url"],"additionalProperties":false}`),
+		Describe: describeWith(func(a fetchArgs) (agent.ToolCallInfo, error) {
+			u, err := checkFetchURL(a.URL)
+			if err != nil {
+				return agent.ToolCallInfo{Kind: agent.ToolKindFetch, Title: "Fetch " + a.URL}, err
+			}
+			return agent.ToolCallInfo{Kind: agent.ToolKindFetch, Title: "Fetch " + u.Redacted(), Action: policy.ActionOther}, nil
+		}),
+		Run: runWith(func(ctx context.Context, a fetchArgs) (agent.ToolResult, error) {
+			u, err := checkFetchURL(a.URL)
+			if err != nil {
+				return agent.ToolResult{}, err
+			}
+			if w.Sandboxed() && !w.cfg.Sandbox.Policy.Network &&
+				!(w.cfg.SandboxNetworkInFullAccess && agent.RunningMode(ctx) == policy.ModeFullAccess) {
+				return agent.ToolResult{}, errors.New("[blocked by the sandbox: the network is off in this session's mode] web_fetch follows the sandbox's network setting; " +
+					"ask the user to switch to full-access mode or to turn the sandbox's network on")
+			}
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+			if err != nil {
+				return agent.ToolResult{}, err
+			}
+			req.Header.Set("User-Agent", "acp-agent web_fetch")
+			req.Header.Set("Accept", "text/html, text/markdown, text/plain, application/json;q=0.9, */*;q=0.1")
+			resp, err := fetchClient().Do(req)
+			if err != nil {
+				return agent.ToolResult{}, fmt.Errorf("fetching %s: %w", u.Redacted(), err)
+			}
+			defer resp.Body.Close()
+			data, err := io.ReadAll(io.LimitReader(resp.Body, webFetchMaxBytes+1))
+			if err != nil {
+				return agent.ToolResult{}, fmt.Errorf("reading %s: %w", u.Redacted(), err)
+			}
+			cut := len(data) > webFetchMaxBytes
+			if cut {
+				data = data[:webFetchMaxBytes]
+			}
+			mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+			var text string
+			switch {
+			case mt == "text/html" || mt == "application/xhtml+xml":
+				md, err := htmltomarkdown.ConvertString(string(data), converter.WithDomain(resp.Request.URL.String()))
+				if err != nil {
+					return agent.ToolResult{}, fmt.Errorf("turning %s into Markdown: %w", u.Redacted(), err)
+				}
+				text = md
+			case strings.HasPrefix(mt, "text/") || mt == "application/json" || strings.HasSuffix(mt, "+json") || mt == "application/xml" || mt == "":
+				if !utf8.Valid(data) {
+					return agent.ToolResult{}, fmt.Errorf("%s is not UTF-8 text", u.Redacted())
+				}
+				text = string(data)
+			default:
+				return agent.ToolResult{}, fmt.Errorf("%s is %s, not text; web_fetch returns text only", u.Redacted(), mt)
+			}
+			head := fmt.Sprintf("%s (HTTP %d)\n\n", resp.Request.URL.Redacted(), resp.StatusCode)
+			if cut {
+				text += fmt.Sprintf("\n\n[... cut: the response is more than %d bytes]", webFetchMaxBytes)
+			}
+			return agent.ToolResult{Text: head + text, IsError: resp.StatusCode >= 400}, nil
+		}),
+	}
+}
