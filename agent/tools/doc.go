@@ -1,9 +1,12 @@
 // Package tools provides the built-in coding tools of a session and the
-// Workspace they work in: read_file, write_file, edit_file,
-// list_directory, glob, grep, run_command and update_plan, on top of
+// Workspace they work in: read_file, write_file, edit_file, multi_edit,
+// apply_patch, list_directory, glob, grep, run_command, update_plan,
+// web_fetch, and skill (when skills are defined), on top of
 // package runtime (confined local files and terminals, the editor's when
 // the protocol adapter passes them in an Editor) and package policy
-// (paths, commands, approvals' scope). A *Workspace is an
+// (paths, commands, approvals' scope). The Workspace also holds the
+// session's rules files (agent/rules) for the system prompt and the
+// commands and skills defined in files (agent/prompts). A *Workspace is an
 // agent.Workspace: a session registers its tools through the core's tool
 // registry, like any other tool source, and closes it on Close.
 //
