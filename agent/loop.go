@@ -354,7 +354,6 @@ func (s *Session) runTool(ctx context.Context, it *item, call llm.ToolCall) erro
 			if note := strings.TrimSpace(o.Context + "\n" + o.Reason); note != "" {
 				result.Text += "\n\n[hook] " + note
 			}
-			defer s.workspaceNotices(ctx)
 		case permissionCancelled:
 			s.denied(it, call.Name, why)
 			result, err = ToolResult{Text: cancelledToolResult, IsError: true}, ErrPermissionCancelled
@@ -376,6 +375,8 @@ func (s *Session) runTool(ctx context.Context, it *item, call llm.ToolCall) erro
 		ID: call.ID, Name: call.Name, Status: status, Content: content, Result: text}})
 	s.appendEntry(Entry{Kind: EntryToolOutput, ToolCallID: call.ID, ToolName: call.Name, Text: text, IsError: result.IsError,
 		Display: &ToolDisplay{Title: info.Title, Kind: info.Kind, Locations: info.Locations, RawInput: view.rawInput, Content: content}})
+	// A tool may have met something to tell the user (a rules file cut).
+	s.workspaceNotices(ctx)
 	return err
 }
 

@@ -215,7 +215,7 @@ func (f *LocalFS) Grep(ctx context.Context, path string, opt GrepOptions) ([]Gre
 			return nil, false, err
 		}
 		if checkText(data) == nil {
-			s.searchFile(w.start, data)
+			s.add(s.fileMatches(w.start, data, s.max+1))
 		}
 		return s.matches, s.truncated, nil
 	}
@@ -371,12 +371,7 @@ func (s *grepSearch) searchTree(ctx context.Context, w *walk) error {
 				}
 				delete(pending, next)
 				next++
-				if s.truncated {
-					continue
-				}
-				s.matches = append(s.matches, m...)
-				if len(s.matches) > s.max {
-					s.matches, s.truncated = s.matches[:s.max], true
+				if s.add(m) {
 					cancel()
 				}
 			}
@@ -457,41 +452,17 @@ func (s *grepSearch) fileMatches(path string, data []byte, limit int) []GrepMatc
 	return out
 }
 
-// searchFile appends the matching lines of data and reports whether the
-// cap was hit. A file without a match is ruled out by one pass over it
-// (bytes.Index for a literal, the multi-line regexp otherwise) before
-// its lines are split; only a file with a match must be valid UTF-8
-// (a non-text file gives no matches, as ReadTextFile refuses it).
-func (s *grepSearch) searchFile(path string, data []byte) (full bool) {
-	switch {
-	case s.literal != nil && bytes.Index(data, s.literal) < 0:
-		return false
-	case s.file != nil && !s.file.Match(data):
-		return false
-	case !utf8.Valid(data):
-		return false
+// add appends matches in order, up to the cap, and reports whether the
+// cap was passed.
+func (s *grepSearch) add(m []GrepMatch) bool {
+	if s.truncated {
+		return true
 	}
-	match := s.line.Match
-	if s.literal != nil {
-		match = func(line []byte) bool { return bytes.Contains(line, s.literal) }
+	s.matches = append(s.matches, m...)
+	if len(s.matches) > s.max {
+		s.matches, s.truncated = s.matches[:s.max], true
 	}
-	for n := 1; len(data) > 0; n++ {
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			data = nil
-		}
-		if !match(line) {
-			continue
-		}
-		if len(s.matches) == s.max {
-			s.truncated = true
-			return true
-		}
-		s.matches = append(s.matches, GrepMatch{Path: path, Line: n, Text: cutUTF8(string(line), grepTextMax)})
-	}
-	return false
+	return s.truncated
 }
 
 // cutUTF8 cuts s to at most n bytes without splitting a rune.
@@ -708,10 +679,10 @@ func readListedDir(r *os.Root, d fs.DirEntry) (*os.File, []fs.DirEntry, bool) {
 
 // readInto reads the walked file e into *buf (grown as needed and reused
 // across files) if it is still the listed file, readable, and not binary
-// (a NUL in its first 8 KiB). Unlike readFile it leaves the UTF-8 check
-// to the caller, which needs it only for files that match. One read
-// fills a buffer one byte larger than the file, so a file that grew
-// since its stat is noticed.
+// (a NUL in its first 8 KiB). It leaves the UTF-8 check to the caller,
+// which needs it only for files that match. One read fills a buffer one
+// byte larger than the file, so a file that grew since its stat is
+// noticed.
 func (w *walk) readInto(e entry, buf *[]byte) ([]byte, bool) {
 	data, ok := w.readEntry(e, buf)
 	if !ok || bytes.IndexByte(data[:min(len(data), binarySniffLen)], 0) >= 0 {
@@ -730,23 +701,4 @@ func (w *walk) readGrown(r io.Reader, b []byte, buf *[]byte) ([]byte, bool) {
 	b = append(b, more...)
 	*buf = b
 	return b, true
-}
-
-// readFile reads the walked file e if it is still the listed file and an
-// allowed text file.
-func (w *walk) readFile(e entry) ([]byte, bool) {
-	file, err := e.parent.OpenFile(e.d.Name(), openReadFlags, 0)
-	if err != nil {
-		return nil, false
-	}
-	defer file.Close()
-	fi, err := file.Stat()
-	if err != nil || !sameAsListed(fi, e.d) {
-		return nil, false
-	}
-	data, err := w.f.readStat(file, fi, w.abs(e.rel))
-	if err != nil || checkText(data) != nil {
-		return nil, false
-	}
-	return data, true
 }

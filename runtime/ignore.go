@@ -2,10 +2,10 @@ package runtime
 
 import (
 	"bytes"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -147,14 +147,15 @@ func (f *ignoreFile) match(path string, isDir bool) (decided, ignored bool) {
 type ignorer struct {
 	prefix string // the walk's start relative to the origin ("" if the same)
 
-	mu    sync.Mutex
-	files []ignoreFile            // outside the walk, least specific first
-	dirs  map[string][]ignoreFile // by walk-relative directory ("" the start)
+	files []ignoreFile // outside the walk, least specific first; fixed after newIgnorer
+
+	mu     sync.Mutex
+	chains map[string][]ignoreFile // by walk-relative directory ("" the start): every file that applies inside it
 }
 
 // newIgnorer prepares the ignore rules of a walk starting at startReal.
 func newIgnorer(startReal, globalExcludes string) *ignorer {
-	ig := &ignorer{dirs: map[string][]ignoreFile{}}
+	ig := &ignorer{chains: map[string][]ignoreFile{}}
 	if globalExcludes != "" {
 		if data, ok := readIgnoreFile(globalExcludes); ok {
 			ig.files = append(ig.files, parseIgnore("", data))
@@ -202,39 +203,40 @@ func newIgnorer(startReal, globalExcludes string) *ignorer {
 // readIgnoreFile reads a small regular file, never through a final
 // symlink.
 func readIgnoreFile(path string) ([]byte, bool) {
-	f, err := os.OpenFile(path, os.O_RDONLY|noFollowFlag, 0)
-	if err != nil {
-		return nil, false
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxIgnoreFileBytes {
-		return nil, false
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxIgnoreFileBytes))
-	return data, err == nil
+	data, size, err := ReadRegularFile(path, "", maxIgnoreFileBytes)
+	return data, err == nil && size <= maxIgnoreFileBytes
 }
 
-// loadDir reads the ignore files of the walked directory dirRel through
-// its open descriptor (once).
-func (ig *ignorer) loadDir(dirRel string, dirFD int) []ignoreFile {
+// chain returns the ignore files that apply inside the walked directory
+// dirRel, outermost first: its parent's chain (built when the walk listed
+// the parent) and its own .gitignore and .ignore, read once through its
+// open descriptor.
+func (ig *ignorer) chain(dirRel string, dirFD int) []ignoreFile {
 	ig.mu.Lock()
-	if fs, ok := ig.dirs[dirRel]; ok {
+	if c, ok := ig.chains[dirRel]; ok {
 		ig.mu.Unlock()
-		return fs
+		return c
+	}
+	var parent []ignoreFile
+	if dirRel != "" {
+		p := ""
+		if i := strings.LastIndexByte(dirRel, '/'); i >= 0 {
+			p = dirRel[:i]
+		}
+		parent = ig.chains[p]
 	}
 	ig.mu.Unlock()
+	c := slices.Clip(parent)
 	base := ig.origin(dirRel)
-	var fs []ignoreFile
 	for _, n := range []string{".gitignore", ".ignore"} {
 		if data, ok := readAt(dirFD, n); ok && len(bytes.TrimSpace(data)) > 0 {
-			fs = append(fs, parseIgnore(base, data))
+			c = append(c, parseIgnore(base, data))
 		}
 	}
 	ig.mu.Lock()
-	ig.dirs[dirRel] = fs
+	ig.chains[dirRel] = c
 	ig.mu.Unlock()
-	return fs
+	return c
 }
 
 // origin is a walk-relative path relative to the origin.
@@ -248,44 +250,22 @@ func (ig *ignorer) origin(rel string) string {
 	return ig.prefix + "/" + rel
 }
 
-// ignored reports whether the walked entry e is ignored. Its directory's
-// ignore files (and every ancestor's inside the walk, already loaded as
-// the walk went down) decide last.
+// ignored reports whether the walked entry e is ignored: the files
+// outside the walk decide first, then those of e's directory's chain;
+// the last match wins.
 func (ig *ignorer) ignored(e entry) bool {
 	parent := ""
 	if i := strings.LastIndexByte(e.rel, '/'); i >= 0 {
 		parent = e.rel[:i]
 	}
-	ig.loadDir(parent, e.parentFD)
+	chain := ig.chain(parent, e.parentFD)
 	path, isDir := ig.origin(e.rel), e.d.IsDir()
 	ignored := false
-	decide := func(f *ignoreFile) {
-		if ok, ign := f.match(path, isDir); ok {
-			ignored = ign
-		}
-	}
-	for i := range ig.files {
-		decide(&ig.files[i])
-	}
-	// Ancestors inside the walk, outermost first.
-	dirs := []string{""}
-	for i := 0; i < len(parent); i++ {
-		if parent[i] == '/' {
-			dirs = append(dirs, parent[:i])
-		}
-	}
-	if parent != "" {
-		dirs = append(dirs, parent)
-	}
-	ig.mu.Lock()
-	var chain [][]ignoreFile
-	for _, d := range dirs {
-		chain = append(chain, ig.dirs[d])
-	}
-	ig.mu.Unlock()
-	for _, fs := range chain {
+	for _, fs := range [][]ignoreFile{ig.files, chain} {
 		for i := range fs {
-			decide(&fs[i])
+			if ok, ign := fs[i].match(path, isDir); ok {
+				ignored = ign
+			}
 		}
 	}
 	return ignored

@@ -37,6 +37,12 @@ func TestSearchesSkipWhatGitIgnores(t *testing.T) {
 	} {
 		put(f, "needle\n")
 	}
+	// An ignore file that is a symlink is not read: a repository cannot
+	// point its .gitignore at a file elsewhere.
+	outside := filepath.Join(t.TempDir(), "all")
+	require.NoError(t, os.WriteFile(outside, []byte("*\n"), 0o644))
+	put("linked/kept.txt", "needle\n")
+	require.NoError(t, os.Symlink(outside, filepath.Join(repo, "linked", ".gitignore")))
 	f, err := NewLocalFS(policy.FS{Roots: []string{repo}, DeniedPathPrefixes: policy.DefaultDeniedPrefixes()})
 	require.NoError(t, err)
 	defer f.Close()
@@ -60,12 +66,12 @@ func TestSearchesSkipWhatGitIgnores(t *testing.T) {
 		}
 		return rels(paths, dir)
 	}
-	want := []string{"a.txt", "docs/other/gen.txt.bak", "keep.log", "notbuild/build", "src/ok.txt", "src/rootonly.txt", "src/sub/other.txt"}
+	want := []string{"a.txt", "docs/other/gen.txt.bak", "keep.log", "linked/kept.txt", "notbuild/build", "src/ok.txt", "src/rootonly.txt", "src/sub/other.txt"}
 	assert.Equal(t, want, grep(repo, false))
 	assert.Equal(t, []string{"ok.txt", "rootonly.txt", "sub/other.txt"}, grep(filepath.Join(repo, "src"), false),
 		"rules of the directories above the searched one apply too")
-	assert.Len(t, grep(repo, true), 18, "include ignored: everything")
+	assert.Len(t, grep(repo, true), 19, "include ignored: everything")
 	paths, _, err := f.GlobWith(context.Background(), repo, "**/*.txt", GlobOptions{})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"a.txt", "src/ok.txt", "src/rootonly.txt", "src/sub/other.txt"}, rels(paths, repo))
+	assert.Equal(t, []string{"a.txt", "linked/kept.txt", "src/ok.txt", "src/rootonly.txt", "src/sub/other.txt"}, rels(paths, repo))
 }

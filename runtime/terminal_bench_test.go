@@ -6,6 +6,8 @@ import (
 	"context"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,4 +87,47 @@ func BenchmarkSandboxOverhead(b *testing.B) {
 			b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "median-ms")
 		})
 	}
+}
+
+// BenchmarkSandboxFirstCommand is what a session's first confined command
+// costs: a new terminal, so a new helper (this test binary in helper
+// mode) is started for it. It reports the median time and the helper's
+// resident memory, read by the command from /proc/$PPID/status.
+func BenchmarkSandboxFirstCommand(b *testing.B) {
+	if st := sandbox.Probe(); !st.Available {
+		b.Skip("no sandbox here:", st.Reason)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	ctx := context.Background()
+	spec := CommandSpec{Command: "sh", Args: []string{"-c", "grep VmRSS /proc/$PPID/status"}, Cwd: dir}
+	var times []time.Duration
+	var rssKB int
+	for b.Loop() {
+		term := NewLocalTerminal(TerminalOptions{Env: []string{"PATH=" + termTestPath},
+			Sandbox: &Sandbox{Exe: exe, Policy: sandbox.Policy{WritableRoots: []string{dir}, TempDir: b.TempDir()}}})
+		start := time.Now()
+		p, err := term.Start(ctx, spec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if st, err := p.Wait(ctx); err != nil || *st.ExitCode != 0 {
+			b.Fatalf("wait: %v %+v", err, st)
+		}
+		times = append(times, time.Since(start))
+		out, _, _ := p.Output()
+		if f := strings.Fields(out); len(f) >= 2 {
+			if n, err := strconv.Atoi(f[1]); err == nil {
+				rssKB = max(rssKB, n)
+			}
+		}
+		_ = p.Release()
+		_ = term.Close()
+	}
+	slices.Sort(times)
+	b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "median-ms")
+	b.ReportMetric(float64(rssKB)/1024, "helper-MB-RSS")
 }

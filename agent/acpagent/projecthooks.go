@@ -8,14 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/runtime"
 )
 
 // ProjectHooksFile is where a repository defines hooks, relative to the
@@ -129,23 +128,13 @@ func (a *Agent) loadProjectHooks(cwd string, conn *acp.ClientConn) []agent.Hook 
 	return out
 }
 
-// readProjectHooks reads a regular file, never through a symlink.
+// readProjectHooks reads a regular file, never through a final symlink.
 func readProjectHooks(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
+	data, size, err := runtime.ReadRegularFile(path, "", maxProjectHooksBytes)
+	if err == nil && size > maxProjectHooksBytes {
+		err = fmt.Errorf("%d bytes, more than %d", size, maxProjectHooksBytes)
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	switch {
-	case err != nil:
-		return nil, err
-	case !fi.Mode().IsRegular():
-		return nil, errors.New("not a regular file")
-	case fi.Size() > maxProjectHooksBytes:
-		return nil, fmt.Errorf("%d bytes, more than %d", fi.Size(), maxProjectHooksBytes)
-	}
-	return io.ReadAll(io.LimitReader(f, maxProjectHooksBytes))
+	return data, err
 }
 
 // trusted says whether the hooks may run: remembered for this hash, or

@@ -3,7 +3,6 @@ package prompts
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/acp-agent/acp-agent/runtime"
 )
 
 // Limits on what a repository can make the agent load.
@@ -176,43 +177,15 @@ func walkCommands(base, dir string, prefix []string, depth int, lib *Library, ad
 	}
 }
 
-var errOutside = errors.New("it leads outside its directory")
-
 // readInside reads path, which must resolve to a regular file of at most
 // MaxFileBytes inside dir.
 func readInside(path, dir string) (string, error) {
-	real, err := filepath.EvalSymlinks(path)
+	data, size, err := runtime.ReadRegularFile(path, dir, MaxFileBytes+1)
 	if err != nil {
 		return "", err
 	}
-	base, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return "", err
-	}
-	if rel, err := filepath.Rel(base, real); err != nil || !filepath.IsLocal(rel) {
-		return "", errOutside
-	}
-	f, err := os.OpenFile(real, os.O_RDONLY|nofollow, 0)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	if !fi.Mode().IsRegular() {
-		return "", errors.New("it is not a regular file")
-	}
-	if fi.Size() > MaxFileBytes {
-		return "", fmt.Errorf("it is %d bytes, more than %d", fi.Size(), MaxFileBytes)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if err != nil {
-		return "", err
-	}
-	if len(data) > MaxFileBytes {
-		return "", fmt.Errorf("it is more than %d bytes", MaxFileBytes)
+	if size > MaxFileBytes {
+		return "", fmt.Errorf("it is %d bytes, more than %d", size, MaxFileBytes)
 	}
 	return strings.ToValidUTF8(string(data), "\uFFFD"), nil
 }

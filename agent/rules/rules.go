@@ -1,14 +1,14 @@
 package rules
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/acp-agent/acp-agent/runtime"
 )
 
 // Names are the rules files looked for in a directory: AGENTS.md, or
@@ -180,42 +180,24 @@ func (s *Set) addLocked(path, boundary string, nested bool) bool {
 	return true
 }
 
-var errOutside = errors.New("it leads outside the repository")
-
 // readInside reads up to MaxFileBytes of path, which must resolve (through
-// any symlinks) to a regular file inside boundary.
+// any symlinks) to a regular file inside boundary; a longer file is cut
+// on a rune boundary.
 func readInside(path, boundary string) (File, error) {
-	real, err := filepath.EvalSymlinks(path)
+	data, size, err := runtime.ReadRegularFile(path, boundary, MaxFileBytes)
 	if err != nil {
 		return File{}, err
 	}
-	if b, err := filepath.EvalSymlinks(boundary); err == nil {
-		boundary = b
-	}
-	if rel, err := filepath.Rel(boundary, real); err != nil || !(rel == "." || filepath.IsLocal(rel)) {
-		return File{}, errOutside
-	}
-	fh, err := os.OpenFile(real, os.O_RDONLY|nofollow, 0)
-	if err != nil {
-		return File{}, err
-	}
-	defer fh.Close()
-	fi, err := fh.Stat()
-	if err != nil {
-		return File{}, err
-	}
-	if !fi.Mode().IsRegular() {
-		return File{}, errors.New("it is not a regular file")
-	}
-	data, err := io.ReadAll(io.LimitReader(fh, MaxFileBytes+1))
-	if err != nil {
-		return File{}, err
-	}
-	f := File{Path: path, Size: fi.Size()}
-	if len(data) > MaxFileBytes || fi.Size() > MaxFileBytes {
-		data = data[:min(len(data), MaxFileBytes)]
-		for len(data) > 0 && !utf8.Valid(data) {
-			data = data[:len(data)-1]
+	f := File{Path: path, Size: size}
+	if size > MaxFileBytes {
+		// Drop a rune the cut split (at most 3 bytes), not more.
+		for i := 1; i <= 3 && i <= len(data); i++ {
+			if utf8.RuneStart(data[len(data)-i]) {
+				if !utf8.FullRune(data[len(data)-i:]) {
+					data = data[:len(data)-i]
+				}
+				break
+			}
 		}
 		f.Cut = true
 	}

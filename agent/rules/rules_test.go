@@ -46,6 +46,7 @@ func TestCapsAndEncoding(t *testing.T) {
 		put(t, filepath.Join(ws, d, "AGENTS.md"), strings.Repeat("x", MaxFileBytes-1))
 	}
 	put(t, filepath.Join(ws, "e", "AGENTS.md"), "bad \xff byte")
+	put(t, filepath.Join(ws, "f", "AGENTS.md"), "early \xff byte "+strings.Repeat("y", MaxFileBytes))
 	s := Load(ws, "")
 	f := s.Files()
 	require.Len(t, f, 1)
@@ -55,6 +56,10 @@ func TestCapsAndEncoding(t *testing.T) {
 		s.Touch(filepath.Join(ws, d, "f"))
 	}
 	s.Touch(filepath.Join(ws, "e", "f"))
+	early, err := readInside(filepath.Join(ws, "f", "AGENTS.md"), ws)
+	require.NoError(t, err)
+	assert.True(t, early.Cut)
+	assert.Greater(t, len(early.Text), MaxFileBytes-8, "an invalid byte early in a cut file does not cost the rest")
 	total := 0
 	for _, f := range s.Files() {
 		total += len(f.Text)

@@ -48,7 +48,7 @@ func BuiltinTools(w *Workspace) []agent.Tool {
 		w.readFileTool(), w.writeFileTool(), w.editFileTool(), w.multiEditTool(), w.applyPatchTool(), w.listDirectoryTool(),
 		w.globTool(), w.grepTool(), w.runCommandTool(), updatePlanTool(), w.webFetchTool(),
 	}
-	if lib, _ := w.Prompts(); len(lib.Skills) > 0 {
+	if lib := w.loadedPrompts(); len(lib.Skills) > 0 {
 		tools = append(tools, w.skillTool())
 	}
 	return tools
@@ -64,7 +64,7 @@ type skillArgs struct {
 // context until then.
 func (w *Workspace) skillTool() agent.Tool {
 	find := func(name string) (prompts.Skill, error) {
-		lib, _ := w.Prompts()
+		lib := w.loadedPrompts()
 		for _, sk := range lib.Skills {
 			if sk.Name == name {
 				return sk, nil

@@ -302,6 +302,20 @@ func (w *Workspace) Prompts() (prompts.Library, bool) {
 	return w.lib, true
 }
 
+// loadedPrompts is the library as last read (read now if never): the
+// system prompt, built for every model request, does not look at the
+// directories again; Prompts, called once per prompt, does.
+func (w *Workspace) loadedPrompts() prompts.Library {
+	w.libMu.Lock()
+	loaded, lib := w.libLoaded, w.lib
+	w.libMu.Unlock()
+	if loaded {
+		return lib
+	}
+	lib, _ = w.Prompts()
+	return lib
+}
+
 // touchRules adds the rules files of the directories down to path (once)
 // and tells the model which ones it now has.
 func (w *Workspace) touchRules(path string) string {
@@ -359,7 +373,7 @@ func (w *Workspace) Describe(mode policy.Mode) string {
 			b.WriteString("\n\n" + p)
 		}
 	}
-	if lib, _ := w.Prompts(); len(lib.Skills) > 0 {
+	if lib := w.loadedPrompts(); len(lib.Skills) > 0 {
 		b.WriteString("\n\n# Skills\n\nSkills you can use: call the skill tool with a skill's name to load its instructions before doing that kind of task.\n")
 		for _, sk := range lib.Skills {
 			fmt.Fprintf(&b, "- %s: %s\n", sk.Name, sk.Description)

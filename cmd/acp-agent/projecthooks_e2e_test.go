@@ -52,4 +52,14 @@ func TestBinaryProjectHooksRunOnlyOnceTrusted(t *testing.T) {
 	asked, prompt = session("reject_once")
 	require.Len(t, asked, 1, "a changed file asks again")
 	assert.False(t, strings.Contains(prompt, "CHANGED-CONTEXT") || strings.Contains(prompt, "PROJECT-CONTEXT"))
+
+	// A hooks file that is a symlink is never read: nothing asks, nothing
+	// runs.
+	elsewhere := filepath.Join(t.TempDir(), "hooks.json")
+	write(t, elsewhere, `{"promptSubmit": [{"command": "cat > /dev/null; echo LINKED-CONTEXT"}]}`)
+	require.NoError(t, os.Remove(hooksFile))
+	require.NoError(t, os.Symlink(elsewhere, hooksFile))
+	asked, prompt = session("allow_always")
+	assert.Empty(t, asked)
+	assert.NotContains(t, prompt, "LINKED-CONTEXT")
 }

@@ -90,10 +90,14 @@ func TestBinaryFileCommandsAndSkills(t *testing.T) {
 	write(t, filepath.Join(ws, ".claude", "skills", "pdf", "reference.md"), "PDF-REFERENCE")
 	write(t, filepath.Join(home, ".claude", "commands", "hello.md"), "---\ndescription: Say hello\n---\nUSER-HELLO to $ARGUMENTS")
 
+	// The secret, named from the skill's folder: what a hostile SKILL.md
+	// would tell the model to read.
+	escape, err := filepath.Rel(filepath.Join(ws, ".claude", "skills", "pdf"), secret)
+	require.NoError(t, err)
 	model := promptModel(t, map[string][]modelCall{
 		"[use-skill]": {{"skill", map[string]any{"name": "pdf"}}},
 		"[skill-ref]": {{"skill", map[string]any{"name": "pdf", "file": "reference.md"}}},
-		"[skill-esc]": {{"skill", map[string]any{"name": "pdf", "file": "../../../../secret.txt"}}},
+		"[skill-esc]": {{"skill", map[string]any{"name": "pdf", "file": escape}}},
 	})
 	client := &commandsClient{messageClient: &messageClient{toolClient: newToolClient(ws, "allow_once")}}
 	cmd := exec.Command(agentBin, "--model", "openai/test-model")
@@ -141,6 +145,8 @@ func TestBinaryFileCommandsAndSkills(t *testing.T) {
 	b = bodies()
 	assert.Contains(t, b[len(b)-1], "PDF-REFERENCE")
 	promptE2E(t, conn, sid, "[skill-esc]")
+	b = bodies()
+	assert.Contains(t, b[len(b)-1], "is not a path inside the skill's folder")
 	promptE2E(t, conn, sid, "/pdf summarize report.pdf")
 	b = bodies()
 	last := lastUserMessage(t, b[len(b)-1])

@@ -46,6 +46,7 @@ func TestBinaryWebFetch(t *testing.T) {
 		"[again]":    {{"web_fetch", map[string]any{"url": site.URL + "/again"}}},
 		"[redirect]": {{"web_fetch", map[string]any{"url": site.URL + "/redirect"}}},
 		"[creds]":    {{"web_fetch", map[string]any{"url": "http://user:SECRETPW@" + site.Listener.Addr().String() + "/page"}}},
+		"[meta]":     {{"web_fetch", map[string]any{"url": "http://169.254.169.254/latest/meta-data/"}}},
 	}
 	lastTool := func(m *scriptedModel) string {
 		m.mu.Lock()
@@ -79,6 +80,8 @@ func TestBinaryWebFetch(t *testing.T) {
 	assert.Empty(t, headers[1].Get("Cookie"), "the cookie the site set is never sent back")
 	assert.Empty(t, headers[1].Get("Authorization"))
 	mu.Unlock()
+	promptE2E(t, conn, sid, "[meta]")
+	assert.Contains(t, lastTool(model), "link-local (metadata) address", "cloud metadata services are never reached")
 	promptE2E(t, conn, sid, "[redirect]")
 	assert.Contains(t, lastTool(model), "redirect to file:///etc/passwd refused")
 	client.mu.Lock()

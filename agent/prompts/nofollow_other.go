@@ -1,5 +1,0 @@
-//go:build !unix
-
-package prompts
-
-const nofollow = 0

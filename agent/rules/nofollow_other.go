@@ -1,5 +1,0 @@
-//go:build !unix
-
-package rules
-
-const nofollow = 0
