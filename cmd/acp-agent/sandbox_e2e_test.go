@@ -70,20 +70,7 @@ func TestBinarySandboxEscapeCorpus(t *testing.T) {
 
 	// A TCP listener the sandbox must not reach, a UDP one, and a Unix
 	// socket outside the workspace.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	var accepted atomic.Int32
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			c.Close()
-		}
-	}()
+	ln, accepted := countingListener(t)
 	port := ln.Addr().(*net.TCPAddr).Port
 	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -407,14 +394,14 @@ func startE2EWith(t *testing.T, cmd *exec.Cmd, client sdk.Client, dir string, ca
 	return conn, sess.SessionId
 }
 
-// Issue 14: with the network not configured, confined commands reach it in
-// full-access mode only; configured off, not even there.
-func TestBinarySandboxNetworkFollowsTheMode(t *testing.T) {
-	requireSandbox(t)
+// countingListener is a loopback TCP listener that counts the
+// connections it accepted; it closes with the test.
+func countingListener(t *testing.T) (net.Listener, *atomic.Int32) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	defer ln.Close()
-	var accepted atomic.Int32
+	t.Cleanup(func() { ln.Close() })
+	accepted := new(atomic.Int32)
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -425,6 +412,14 @@ func TestBinarySandboxNetworkFollowsTheMode(t *testing.T) {
 			c.Close()
 		}
 	}()
+	return ln, accepted
+}
+
+// Issue 14: with the network not configured, confined commands reach it in
+// full-access mode only; configured off, not even there.
+func TestBinarySandboxNetworkFollowsTheMode(t *testing.T) {
+	requireSandbox(t)
+	ln, accepted := countingListener(t)
 	line := fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d", ln.Addr().(*net.TCPAddr).Port)
 	model := promptModel(t, map[string][]modelCall{"[net]": {{"run_command", map[string]any{"command": line}}}})
 	for _, tc := range []struct {
