@@ -492,7 +492,15 @@ func (s *Store) Fork(src *File, h Header, n int) (*File, error) {
 // writeLines writes headerLine and records, one per line, to w through one
 // buffer and returns the offset just past each record's newline.
 func writeLines(w *os.File, headerLine []byte, records []json.RawMessage) ([]int64, error) {
-	bw := bufio.NewWriterSize(w, 1<<20)
+	// Up to 1 MiB of buffer, but no more than the file needs: a short
+	// transcript is rewritten without allocating and zeroing a megabyte.
+	size := len(headerLine)
+	for _, r := range records {
+		if size += len(r) + 1; size >= 1<<20 {
+			break
+		}
+	}
+	bw := bufio.NewWriterSize(w, min(size, 1<<20))
 	ends := make([]int64, len(records))
 	off := int64(len(headerLine))
 	if _, err := bw.Write(headerLine); err != nil {

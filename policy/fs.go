@@ -160,6 +160,49 @@ func (p FS) Resolve(path string, a Access) (root, rel string, err error) {
 	return root, rel, nil
 }
 
+// ChildrenByName reports whether, for the clean absolute directory dir
+// that Resolve allows, Resolve's answer for each entry dir/name depends
+// on the name alone, as ChildNameAllowed gives it: no root is an entry of
+// dir, and no denied prefix of a root containing dir names an entry of
+// dir (a prefix can only newly match one level down, since dir itself
+// is under none). Walks ask once per directory instead of resolving every
+// entry's whole path; where it reports false they call Resolve.
+func (p FS) ChildrenByName(dir string) bool {
+	for _, r := range p.Roots {
+		if !filepath.IsAbs(r) {
+			continue
+		}
+		cr := filepath.Clean(r)
+		if cr != dir && filepath.Dir(cr) == dir {
+			return false
+		}
+		_, rel, ok := within(cr, dir)
+		if !ok {
+			continue
+		}
+		for _, raw := range p.DeniedPathPrefixes {
+			pre := normalizePrefix(raw)
+			last := pre[strings.LastIndexByte(pre, '/')+1:]
+			child := last
+			if rel != "." {
+				child = filepath.ToSlash(rel) + "/" + last
+			}
+			if underPrefix(child, pre) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// ChildNameAllowed is Resolve's answer for an entry name of a directory
+// for which ChildrenByName holds: a single component, valid UTF-8, no
+// NUL, not "." or "..", and not a name DeniedName refuses.
+func ChildNameAllowed(name string) bool {
+	return name != "" && name != "." && name != ".." && !strings.ContainsAny(name, "/\x00") &&
+		utf8.ValidString(name) && !DeniedName(name)
+}
+
 // within reports whether the clean absolute path target is root or inside
 // it, and returns the cleaned root and the local relative path.
 func within(root, target string) (cleanRoot, rel string, ok bool) {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -248,5 +249,42 @@ func BenchmarkResolve(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		p.Resolve(paths[i%len(paths)], AccessWrite)
+	}
+}
+
+// TestChildrenByNameAgreesWithResolve: wherever ChildrenByName lets a walk
+// judge entries by name, ChildNameAllowed gives Resolve's answer, for
+// nested roots, multi-component and case-folded denied prefixes, and
+// hostile names; and it declines the directories where a root or a
+// prefix sits right below.
+func TestChildrenByNameAgreesWithResolve(t *testing.T) {
+	p := FS{
+		Roots:              []string{"/w/repo", "/w/repo/vendor/extra", "/other"},
+		DeniedPathPrefixes: []string{".git", ".env", "secrets/keys", "deep/a/b"},
+	}
+	dirs := []string{"/w/repo", "/w/repo/src", "/w/repo/secrets", "/w/repo/SECRETS", "/w/repo/vendor",
+		"/w/repo/vendor/extra", "/w/repo/vendor/extra/secrets", "/w/repo/deep", "/w/repo/deep/a", "/w/repo/deep/A.", "/other", "/other/src"}
+	names := []string{"main.go", ".git", ".GIT", ".git.", ".g\u200cit", ".env", ".env.local", ".env.example", "keys", "KEYS",
+		"extra", "b", "B", "a", "x\xff", "ok\u00e9", "secrets"}
+	declined := map[string]bool{}
+	for _, dir := range dirs {
+		if _, _, err := p.Resolve(dir, AccessRead); err != nil {
+			continue
+		}
+		if !p.ChildrenByName(dir) {
+			declined[dir] = true
+			continue
+		}
+		for _, name := range names {
+			_, _, err := p.Resolve(dir+"/"+name, AccessRead)
+			assert.Equal(t, err == nil, ChildNameAllowed(name), "%s/%s", dir, name)
+		}
+	}
+	// Directories where a root or a prefix ends one level down.
+	for _, dir := range []string{"/w/repo", "/w/repo/secrets", "/w/repo/SECRETS", "/w/repo/vendor", "/w/repo/deep/a", "/w/repo/vendor/extra/secrets"} {
+		assert.True(t, declined[dir], "%s should be resolved entry by entry", dir)
+	}
+	for _, dir := range []string{"/w/repo/src", "/w/repo/deep", "/other/src"} {
+		assert.False(t, declined[dir], "%s can be judged by name", dir)
 	}
 }

@@ -16,7 +16,7 @@ func linkCount(fs.FileInfo) uint64 { return 1 }
 // readEntry reads the walked file e through its parent Root, if it is
 // the file the listing showed and a readable one.
 func (w *walk) readEntry(e entry, buf *[]byte) ([]byte, bool) {
-	f, err := e.parent.OpenFile(e.d.Name(), openReadFlags, 0)
+	f, err := e.dir.root.OpenFile(e.d.Name(), openReadFlags, 0)
 	if err != nil {
 		return nil, false
 	}

@@ -31,7 +31,7 @@ func linkCount(fi fs.FileInfo) uint64 {
 // within the size cap; then reads. What is opened is the entry of that
 // very directory at that name.
 func (w *walk) readEntry(e entry, buf *[]byte) ([]byte, bool) {
-	fd, err := syscall.Openat(e.parentFD, e.d.Name(), syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	fd, err := syscall.Openat(e.dir.fd, e.d.Name(), syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, false
 	}
@@ -41,13 +41,16 @@ func (w *walk) readEntry(e entry, buf *[]byte) ([]byte, bool) {
 		(!w.f.hardLinkReads && st.Nlink > 1) || st.Size > w.f.maxSize {
 		return nil, false
 	}
-	need := int(st.Size) + 1
-	if cap(*buf) < need {
-		*buf = make([]byte, need)
+	// Exactly the size fstat gave: a file searched is the file as that
+	// fstat saw it (bytes appended since are not searched), and no read
+	// is spent to learn that EOF has come. A file that shrank ends early.
+	size := int(st.Size)
+	if cap(*buf) < size {
+		*buf = make([]byte, size)
 	}
-	b := (*buf)[:need]
+	b := (*buf)[:size]
 	n := 0
-	for n < need {
+	for n < size {
 		m, err := syscall.Read(fd, b[n:])
 		if err == syscall.EINTR {
 			continue
@@ -56,31 +59,11 @@ func (w *walk) readEntry(e entry, buf *[]byte) ([]byte, bool) {
 			return nil, false
 		}
 		if m == 0 {
-			return b[:n], true
+			break
 		}
 		n += m
 	}
-	// It grew since fstat.
-	return w.readGrown(fdReader(fd), b[:n], buf)
-}
-
-// fdReader reads a raw descriptor.
-type fdReader int
-
-func (r fdReader) Read(p []byte) (int, error) {
-	for {
-		n, err := syscall.Read(int(r), p)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return 0, err
-		}
-		if n == 0 {
-			return 0, io.EOF
-		}
-		return n, nil
-	}
+	return b[:n], true
 }
 
 // noFollowFlag refuses a final symlink.

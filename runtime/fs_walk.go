@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -59,6 +58,7 @@ func (f *LocalFS) ListDirectory(ctx context.Context, path string) ([]Entry, erro
 	if !w.startIsDir {
 		return nil, &fs.PathError{Op: "readdir", Path: path, Err: syscall.ENOTDIR}
 	}
+	w.withInfo = true
 	var out []Entry
 	err = w.walkStart(ctx, func(en entry) error {
 		d := en.d
@@ -316,7 +316,7 @@ type grepResult struct {
 }
 
 // searchTree searches the walk's tree: this goroutine walks (in name
-// order, as ReadDir lists) and hands each file to one of GOMAXPROCS
+// order) and hands each file to one of GOMAXPROCS
 // workers, which read and search it; the results are put back in walk
 // order, so the output is the same as a sequential search's. The walk
 // stops once the matches in order are more than the cap. Every worker
@@ -484,46 +484,54 @@ var errStopWalk = errors.New("stop walk")
 // Only the start is resolved by path and confirmed by the real path of
 // its descriptor. Below it, every directory and file is opened relative
 // to its already confirmed parent directory (one openat, not a walk from
-// the root), and accepted only if the descriptor is the very inode the
-// parent's listing showed at that name (os.SameFile with the lstat info
-// ReadDir loaded). Entries that were symlinks when listed are never
-// opened, so a link swapped in afterwards yields a different inode and is
-// skipped. The real path of a child is then its parent's real path joined
+// the root, never through a symlink), and a directory is accepted only if
+// the descriptor is the very inode the parent's listing showed at that
+// name (on Linux the listing is read with getdents, whose entries carry
+// their inode numbers; elsewhere os.SameFile with ReadDir's lstat).
+// Entries that were symlinks when listed are never opened. The real path of a child is then its parent's real path joined
 // with its name, which the rules check before anything is opened.
 type walk struct {
 	f          *LocalFS
 	start      string // as given, cleaned
 	startReal  string
 	startIsDir bool
-	file       *os.File // the start, confirmed
-	dir        *os.Root // the start as a Root, when it is a directory
+	// withInfo lists with FileInfo loaded (an lstat per entry), for
+	// callers that show sizes; walks that search need only the types.
+	withInfo bool
+	file     *os.File // the start, confirmed
+	dir      *os.Root // the start as a Root, when it is a directory
 }
 
 // entry is one allowed directory entry met by a walk.
 type entry struct {
 	rel        string      // slash-separated, relative to the start
 	d          fs.DirEntry // from the parent's listing
-	parent     *os.Root
 	parentReal string
-	// parentFD is an open descriptor of the parent directory (the one
-	// listed), valid while visit runs, or while a reference to dir is
-	// held (acquire before visit returns).
-	parentFD int
-	dir      *dirHandle
+	// dir is the parent directory (the one listed). Its descriptor is
+	// valid while visit runs, or while a reference to it is held
+	// (acquire before visit returns).
+	dir *dirHandle
 }
 
 // dirHandle is a listed directory's open descriptor, closed when the
 // walk and every search worker holding it are done with it.
 type dirHandle struct {
-	file *os.File // nil: the walk's start, which the walk closes
-	refs atomic.Int32
+	fd int
+	// root is the directory as an os.Root where its children are opened
+	// through one (not on Linux, which opens them with openat on fd).
+	root  *os.Root
+	close func() // nil: the walk's start, which the walk closes
+	refs  atomic.Int32
+	// ignoreFiles has bit i set if the listing shows ignoreFileNames[i],
+	// so directories without them cost no failed open.
+	ignoreFiles uint8
 }
 
 func (h *dirHandle) acquire() { h.refs.Add(1) }
 
 func (h *dirHandle) release() {
-	if h.refs.Add(-1) == 0 && h.file != nil {
-		h.file.Close()
+	if h.refs.Add(-1) == 0 && h.close != nil {
+		h.close()
 	}
 }
 
@@ -579,33 +587,42 @@ func sameDir(r *os.Root, fi fs.FileInfo) bool {
 	return err == nil && os.SameFile(dfi, fi)
 }
 
-// sameAsListed reports whether fi is the inode the listing showed for d.
-func sameAsListed(fi fs.FileInfo, d fs.DirEntry) bool {
-	listed, err := d.Info()
-	return err == nil && os.SameFile(fi, listed)
-}
-
 func (w *walk) abs(rel string) string {
 	return filepath.Join(w.start, filepath.FromSlash(rel))
 }
 
 // walkStart lists the start directory.
 func (w *walk) walkStart(ctx context.Context, visit func(entry) error) error {
-	entries, err := w.file.ReadDir(-1)
+	var entries []fs.DirEntry
+	var err error
+	if w.withInfo {
+		entries, err = w.file.ReadDir(-1)
+	} else {
+		entries, err = readStartDir(w.file)
+	}
 	if err != nil {
 		return rootErr("readdir", w.start, err)
 	}
-	h := &dirHandle{}
+	h := &dirHandle{fd: int(w.file.Fd()), root: w.dir}
 	h.refs.Store(1)
 	defer h.release()
-	return w.list(ctx, w.dir, h, int(w.file.Fd()), entries, "", w.startReal, visit)
+	return w.list(ctx, h, entries, "", w.startReal, visit)
 }
 
 // list visits, in name order, the entries of the directory dir (rel from
 // the start, real its real path) that are allowed both by their lexical
 // and by their real path.
-func (w *walk) list(ctx context.Context, dir *os.Root, h *dirHandle, dirFD int, entries []fs.DirEntry, rel, real string, visit func(entry) error) error {
+func (w *walk) list(ctx context.Context, h *dirHandle, entries []fs.DirEntry, rel, real string, visit func(entry) error) error {
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	for _, e := range entries {
+		if i := slices.Index(ignoreFileNames[:], e.Name()); i >= 0 {
+			h.ignoreFiles |= 1 << i
+		}
+	}
+	// Where no root or denied prefix lies right below this directory, an
+	// entry's name alone decides (see policy.FS.ChildrenByName); the
+	// whole path is resolved only where one does.
+	byName := w.f.policy.ChildrenByName(w.abs(rel)) && w.f.real.ChildrenByName(real)
 	for _, e := range entries {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -614,17 +631,29 @@ func (w *walk) list(ctx context.Context, dir *os.Root, h *dirHandle, dirFD int, 
 		if rel != "" {
 			child = rel + "/" + e.Name()
 		}
-		if _, _, err := w.f.policy.Resolve(w.abs(child), policy.AccessRead); err != nil {
+		if byName {
+			if !policy.ChildNameAllowed(e.Name()) {
+				continue
+			}
+		} else if !w.allowed(child, real, e.Name()) {
 			continue
 		}
-		if _, _, err := w.f.real.Resolve(filepath.Join(real, e.Name()), policy.AccessRead); err != nil {
-			continue
-		}
-		if err := visit(entry{rel: child, d: e, parent: dir, parentReal: real, parentFD: dirFD, dir: h}); err != nil {
+		if err := visit(entry{rel: child, d: e, parentReal: real, dir: h}); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// allowed reports whether the entry child (rel from the start) of the
+// directory whose real path is real is allowed by its lexical and by its
+// real path.
+func (w *walk) allowed(child, real, name string) bool {
+	if _, _, err := w.f.policy.Resolve(w.abs(child), policy.AccessRead); err != nil {
+		return false
+	}
+	_, _, err := w.f.real.Resolve(filepath.Join(real, name), policy.AccessRead)
+	return err == nil
 }
 
 // maxWalkDepth bounds how deep a walk descends. Each level holds one
@@ -641,64 +670,22 @@ func (w *walk) descend(ctx context.Context, e entry, visit func(entry) error) er
 	if strings.Count(e.rel, "/") >= maxWalkDepth {
 		return nil
 	}
-	// "name/." opens name as an intermediate component, with O_DIRECTORY,
-	// so a FIFO swapped in cannot block.
-	sub, err := e.parent.OpenRoot(e.d.Name() + string(filepath.Separator) + ".")
-	if err != nil {
-		return nil
-	}
-	defer sub.Close()
-	dirFile, entries, ok := readListedDir(sub, e.d)
+	h, entries, ok := openListedDir(e)
 	if !ok {
 		return nil
 	}
-	h := &dirHandle{file: dirFile}
-	h.refs.Store(1)
 	defer h.release()
-	return w.list(ctx, sub, h, int(dirFile.Fd()), entries, e.rel, filepath.Join(e.parentReal, e.d.Name()), visit)
-}
-
-// readListedDir lists the directory of r if it is the one listed as d,
-// and returns it open (its descriptor opens the files listed).
-func readListedDir(r *os.Root, d fs.DirEntry) (*os.File, []fs.DirEntry, bool) {
-	f, err := r.OpenFile(".", openReadFlags, 0)
-	if err != nil {
-		return nil, nil, false
-	}
-	if fi, err := f.Stat(); err != nil || !sameAsListed(fi, d) {
-		f.Close()
-		return nil, nil, false
-	}
-	entries, err := f.ReadDir(-1)
-	if err != nil {
-		f.Close()
-		return nil, nil, false
-	}
-	return f, entries, true
+	return w.list(ctx, h, entries, e.rel, filepath.Join(e.parentReal, e.d.Name()), visit)
 }
 
 // readInto reads the walked file e into *buf (grown as needed and reused
 // across files) if it is still the listed file, readable, and not binary
 // (a NUL in its first 8 KiB). It leaves the UTF-8 check to the caller,
-// which needs it only for files that match. One read fills a buffer one
-// byte larger than the file, so a file that grew since its stat is
-// noticed.
+// which needs it only for files that match.
 func (w *walk) readInto(e entry, buf *[]byte) ([]byte, bool) {
 	data, ok := w.readEntry(e, buf)
 	if !ok || bytes.IndexByte(data[:min(len(data), binarySniffLen)], 0) >= 0 {
 		return nil, false
 	}
 	return data, true
-}
-
-// readGrown finishes reading a file that was larger than its stat said,
-// capped at the size limit.
-func (w *walk) readGrown(r io.Reader, b []byte, buf *[]byte) ([]byte, bool) {
-	more, err := io.ReadAll(io.LimitReader(r, w.f.maxSize+1-int64(len(b))))
-	if err != nil || int64(len(b)+len(more)) > w.f.maxSize {
-		return nil, false
-	}
-	b = append(b, more...)
-	*buf = b
-	return b, true
 }

@@ -200,6 +200,9 @@ func newIgnorer(startReal, globalExcludes string) *ignorer {
 	return ig
 }
 
+// ignoreFileNames are the ignore files a walked directory may hold.
+var ignoreFileNames = [...]string{".gitignore", ".ignore"}
+
 // readIgnoreFile reads a small regular file, never through a final
 // symlink.
 func readIgnoreFile(path string) ([]byte, bool) {
@@ -210,8 +213,8 @@ func readIgnoreFile(path string) ([]byte, bool) {
 // chain returns the ignore files that apply inside the walked directory
 // dirRel, outermost first: its parent's chain (built when the walk listed
 // the parent) and its own .gitignore and .ignore, read once through its
-// open descriptor.
-func (ig *ignorer) chain(dirRel string, dirFD int) []ignoreFile {
+// open descriptor if its listing has them (present: ignoreFileNames bits).
+func (ig *ignorer) chain(dirRel string, dirFD int, present uint8) []ignoreFile {
 	ig.mu.Lock()
 	if c, ok := ig.chains[dirRel]; ok {
 		ig.mu.Unlock()
@@ -228,7 +231,10 @@ func (ig *ignorer) chain(dirRel string, dirFD int) []ignoreFile {
 	ig.mu.Unlock()
 	c := slices.Clip(parent)
 	base := ig.origin(dirRel)
-	for _, n := range []string{".gitignore", ".ignore"} {
+	for i, n := range ignoreFileNames {
+		if present&(1<<i) == 0 {
+			continue
+		}
 		if data, ok := readAt(dirFD, n); ok && len(bytes.TrimSpace(data)) > 0 {
 			c = append(c, parseIgnore(base, data))
 		}
@@ -258,7 +264,7 @@ func (ig *ignorer) ignored(e entry) bool {
 	if i := strings.LastIndexByte(e.rel, '/'); i >= 0 {
 		parent = e.rel[:i]
 	}
-	chain := ig.chain(parent, e.parentFD)
+	chain := ig.chain(parent, e.dir.fd, e.dir.ignoreFiles)
 	path, isDir := ig.origin(e.rel), e.d.IsDir()
 	ignored := false
 	for _, fs := range [][]ignoreFile{ig.files, chain} {
