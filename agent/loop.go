@@ -224,6 +224,9 @@ func (s *Session) callModel(ctx context.Context) (resp modelResponse, err error)
 	msgs := s.tr.messages()
 	model := s.model
 	s.mu.Unlock()
+	if !model.AcceptsImages() {
+		msgs = withoutToolImages(msgs, model.ID)
+	}
 	req := &llm.Request{Model: model.Name, System: s.systemPrompt(), Messages: msgs, ReasoningEffort: model.ReasoningEffort}
 	for _, t := range s.tools.specs(s.toolAllowed) {
 		req.Tools = append(req.Tools, llm.ToolSpec{Name: t.name, Description: t.description, Parameters: t.parameters})
@@ -373,7 +376,11 @@ func (s *Session) runTool(ctx context.Context, it *item, call llm.ToolCall) erro
 	text := truncateForModel(result.Text)
 	s.update(ctx, Update{Kind: UpdateToolCallProgress, ToolCall: &ToolCallUpdate{
 		ID: call.ID, Name: call.Name, Status: status, Content: content, Result: text}})
-	s.appendEntry(Entry{Kind: EntryToolOutput, ToolCallID: call.ID, ToolName: call.Name, Text: text, IsError: result.IsError,
+	var parts []llm.Part
+	if images := toolImages(result.Images); len(images) > 0 {
+		parts = append([]llm.Part{llm.TextPart(text)}, images...)
+	}
+	s.appendEntry(Entry{Kind: EntryToolOutput, ToolCallID: call.ID, ToolName: call.Name, Text: text, Content: parts, IsError: result.IsError,
 		Display: &ToolDisplay{Title: info.Title, Kind: info.Kind, Locations: info.Locations, RawInput: view.rawInput, Content: content}})
 	// A tool may have met something to tell the user (a rules file cut).
 	s.workspaceNotices(ctx)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -291,6 +292,16 @@ type SessionModel struct {
 	Info *pricing.Model
 	// ReasoningEffort is the thought level ("" for the provider default).
 	ReasoningEffort string
+}
+
+// AcceptsImages reports whether the model reads images: as its models
+// file entry says, else only Anthropic's models (all of which do).
+func (m SessionModel) AcceptsImages() bool {
+	if m.Info != nil && m.Info.ImageInput != nil {
+		return *m.Info.ImageInput
+	}
+	provider, _, _ := strings.Cut(m.ID, "/")
+	return provider == "anthropic"
 }
 
 // Mode returns the session mode.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
+	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/policy"
 )
 
@@ -66,6 +67,10 @@ type ToolResult struct {
 	// Content is what the client is shown for the call (a diff, a
 	// terminal); nil means Text.
 	Content []ToolContent
+	// Images are images for the model to see with Text (PartImage parts,
+	// base64): sent to models that accept image input, replaced by a note
+	// for the others. Show them to the client through Content.
+	Images []llm.Part
 }
 
 // ToolCallInfo is how a call is shown to the client and what permission

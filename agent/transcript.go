@@ -153,7 +153,11 @@ func (t *transcript) messages() []llm.Message {
 				out = append(out, llm.Message{Role: llm.RoleAssistant, ToolCalls: e.ToolCalls})
 			}
 		case EntryToolOutput:
-			out = append(out, llm.Message{Role: llm.RoleTool, Content: []llm.Part{llm.TextPart(e.Text)}, ToolCallID: e.ToolCallID, ToolName: e.ToolName, IsError: e.IsError})
+			content := []llm.Part{llm.TextPart(e.Text)}
+			if hasImage(e.Content) {
+				content = e.Content // the text, then the images the tool returned
+			}
+			out = append(out, llm.Message{Role: llm.RoleTool, Content: content, ToolCallID: e.ToolCallID, ToolName: e.ToolName, IsError: e.IsError})
 		}
 	}
 	return out

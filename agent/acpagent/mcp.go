@@ -8,6 +8,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/agent/mcpclient"
 	"github.com/acp-agent/acp-agent/policy"
 )
@@ -115,6 +116,11 @@ func mcpTool(m *mcpclient.Manager, t mcpclient.Tool) agent.Tool {
 			for _, b := range res.Content {
 				if cb, ok := fromACPBlock(b); ok {
 					out.Content = append(out.Content, agent.ToolContent{Block: &cb})
+				}
+				// Images go to the model too (the core drops types and
+				// sizes it cannot send).
+				if b.Image != nil {
+					out.Images = append(out.Images, llm.Part{Type: llm.PartImage, MIMEType: b.Image.MimeType, Data: b.Image.Data})
 				}
 			}
 			return out, nil

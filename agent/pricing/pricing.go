@@ -38,6 +38,10 @@ type Model struct {
 	// reasoning_effort, Anthropic extended thinking): the agent then
 	// offers a thought_level config option for it.
 	Reasoning bool `json:"reasoning,omitempty"`
+	// ImageInput says whether the model reads images (in prompts and in
+	// tool results); nil means unknown, and the agent then assumes so only
+	// for Anthropic's models.
+	ImageInput *bool `json:"imageInput,omitempty"`
 
 	InputPerMTok      float64 `json:"inputPerMTok,omitempty"`
 	OutputPerMTok     float64 `json:"outputPerMTok,omitempty"`

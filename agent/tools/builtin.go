@@ -172,7 +172,8 @@ func (w *Workspace) readFileTool() agent.Tool {
 	return agent.Tool{
 		Name: ToolReadFile,
 		Description: "Read a text file. Returns its content; with line (1-based) and/or limit (a number of lines), only that window. " +
-			"Reads the editor's buffer when the file is open there. Use it before editing a file.",
+			"Reads the editor's buffer when the file is open there. Use it before editing a file. " +
+			"A PNG, JPEG, GIF or WebP image is returned as an image when the model can see images.",
 		ShortDescription: "Read a text file",
 		Parameters: json.RawMessage(`{"type":"object","properties":{
 			"path":{"type":"string","description":"absolute path, or relative to the workspace root"},
@@ -193,6 +194,11 @@ func (w *Workspace) readFileTool() agent.Tool {
 			return w.pathCall(path, agent.ToolKindRead, title, a.Line, policy.AccessRead)
 		}),
 		Run: runWith(func(ctx context.Context, a readArgs) (agent.ToolResult, error) {
+			if isImagePath(a.Path) {
+				if res, ok, err := w.readImage(ctx, w.abs(a.Path)); ok || err != nil {
+					return res, err
+				}
+			}
 			text, err := w.files.ReadTextFile(ctx, w.abs(a.Path), a.Line, a.Limit)
 			if err != nil {
 				return agent.ToolResult{}, err

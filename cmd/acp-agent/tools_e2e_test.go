@@ -79,7 +79,10 @@ func lastIsToolResult(body []byte) bool {
 		return false
 	}
 	last := req.Messages[len(req.Messages)-1]
-	return last.Role == "tool" || strings.Contains(string(last.Content), `"tool_result"`)
+	// OpenAI: the images tools returned follow their tool messages in a
+	// user message.
+	return last.Role == "tool" || strings.Contains(string(last.Content), `"tool_result"`) ||
+		strings.Contains(string(last.Content), "returned by tool call")
 }
 
 func openAIStream(calls []modelCall, answered bool) string {

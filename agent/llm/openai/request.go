@@ -99,12 +99,27 @@ func (p *Provider) requestBody(req *llm.Request) ([]byte, error) {
 	if req.System != "" {
 		cr.Messages = append(cr.Messages, chatMessage{Role: "system", Content: req.System})
 	}
+	// Chat Completions tool messages carry text only. Images tools
+	// returned follow the run of tool messages they belong to, in one user
+	// message that names each image's call: tool messages must directly
+	// follow the assistant message that made the calls.
+	var toolImages []contentPart
 	for i, m := range req.Messages {
+		if m.Role != llm.RoleTool && len(toolImages) > 0 {
+			cr.Messages = append(cr.Messages, chatMessage{Role: "user", Content: toolImages})
+			toolImages = nil
+		}
 		cm, err := encodeMessage(m)
 		if err != nil {
 			return nil, fmt.Errorf("openai: message %d: %w", i, err)
 		}
 		cr.Messages = append(cr.Messages, cm)
+		if m.Role == llm.RoleTool {
+			toolImages = appendToolImages(toolImages, m)
+		}
+	}
+	if len(toolImages) > 0 {
+		cr.Messages = append(cr.Messages, chatMessage{Role: "user", Content: toolImages})
 	}
 	for _, t := range req.Tools {
 		params := t.Parameters
@@ -148,20 +163,42 @@ func encodeMessage(m llm.Message) (chatMessage, error) {
 		}
 		return cm, nil
 	case llm.RoleTool:
-		// Chat Completions tool results carry text only; images a tool
-		// returned are replaced by a note so the model knows they existed.
+		// Chat Completions tool results carry text only; the images a tool
+		// returned follow in a user message (see encodeRequest), and a note
+		// here says so.
 		var b strings.Builder
 		for _, part := range m.Content {
 			switch part.Type {
 			case llm.PartText:
 				b.WriteString(part.Text)
 			case llm.PartImage:
-				fmt.Fprintf(&b, "[image %s omitted]", part.MIMEType)
+				fmt.Fprintf(&b, "\n[%s image: in the next user message]", part.MIMEType)
 			}
 		}
 		return chatMessage{Role: "tool", ToolCallID: m.ToolCallID, Name: m.ToolName, Content: b.String()}, nil
 	}
 	return chatMessage{}, fmt.Errorf("unknown role %q", m.Role)
+}
+
+// ToolImagesText introduces, in the user message after a run of tool
+// messages, the images one tool call returned; %s is the call's id.
+const ToolImagesText = "The image(s) returned by tool call %s:"
+
+// appendToolImages adds the images of the tool message m, after a line
+// naming its call, to parts.
+func appendToolImages(parts []contentPart, m llm.Message) []contentPart {
+	named := false
+	for _, part := range m.Content {
+		if part.Type != llm.PartImage {
+			continue
+		}
+		if !named {
+			parts = append(parts, contentPart{Type: "text", Text: fmt.Sprintf(ToolImagesText, m.ToolCallID)})
+			named = true
+		}
+		parts = append(parts, contentPart{Type: "image_url", ImageURL: &imageURL{URL: "data:" + part.MIMEType + ";base64," + part.Data}})
+	}
+	return parts
 }
 
 // userContent is a plain string when parts are all text, which every
