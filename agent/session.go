@@ -340,6 +340,17 @@ func (s *Session) SetModel(m SessionModel) {
 	}
 }
 
+// SetModelInfo gives the session's model, if it is still id, the table
+// entry info (a context window learnt from the server, say). Nothing is
+// journaled: the entry is not part of the session's state.
+func (s *Session) SetModelInfo(id string, info *pricing.Model) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.model.ID == id {
+		s.model.Info = info
+	}
+}
+
 // SetReasoningEffort sets the thought level of the next model requests.
 func (s *Session) SetReasoningEffort(level string) {
 	s.mu.Lock()

@@ -49,6 +49,10 @@ type Config struct {
 	// Choices are the models sessions can switch between (the "model"
 	// config option); Model is always one of them.
 	Choices []ModelChoice
+	// DiscoverModels adds the models the choices' servers offer (GET
+	// /v1/models and the like) to the choices, in the background after
+	// the first session starts; call Close to end it.
+	DiscoverModels bool
 	// ExecutionStates sends execution_state_update and retry_update to
 	// every client; otherwise only to clients that ask for them with
 	// clientCapabilities._meta["acp-agent"].executionState.
@@ -101,8 +105,12 @@ type Agent struct {
 	modelInfo *pricing.Model
 	// models are the choices of the "model" config option; def is the
 	// default one (the model above).
-	models []*modelEntry
-	def    *modelEntry
+	// modelsMu guards models, def and modelInfo, which model discovery
+	// replaces (entries themselves are never changed once published).
+	modelsMu sync.RWMutex
+	models   []*modelEntry
+	def      *modelEntry
+	disc     discovery
 	store  *persistence.Store
 	// extraCommands are slash commands beyond the built-in ones.
 	extraCommands []slashCommand
@@ -135,6 +143,8 @@ func New(cfg Config) *Agent {
 	}
 	a := &Agent{cfg: cfg, log: cfg.Logger, sessions: make(map[string]*acpSession), store: cfg.Store}
 	a.trust.path = cfg.HooksTrustFile
+	a.disc.ctx, a.disc.cancel = context.WithCancel(context.Background())
+	a.disc.done = make(chan struct{})
 	a.models, a.modelErr = openModels(cfg)
 	if a.modelErr == nil {
 		i := slices.IndexFunc(a.models, func(e *modelEntry) bool { return e.choice.Spec == cfg.Model })
@@ -246,10 +256,12 @@ func (a *Agent) Session(id string) (*agent.Session, bool) {
 	return as.s, true
 }
 
+// track makes as a live session; the first one starts model discovery.
 func (a *Agent) track(as *acpSession) {
 	a.mu.Lock()
 	a.sessions[as.s.ID()] = as
 	a.mu.Unlock()
+	a.startDiscovery()
 }
 
 func (a *Agent) forget(id string) {

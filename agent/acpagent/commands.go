@@ -145,7 +145,7 @@ func (a *Agent) modelCommand(as *acpSession, args string) (string, error) {
 	if args == "" {
 		var b strings.Builder
 		b.WriteString("Models (switch with /model ID):\n")
-		for _, e := range a.models {
+		for _, e := range a.modelEntries() {
 			mark := "  "
 			if e.choice.Spec == cur.ID {
 				mark = "* "

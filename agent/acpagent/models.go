@@ -160,7 +160,7 @@ func (e *modelEntry) name() string {
 
 // modelByID returns the entry with spec id.
 func (a *Agent) modelByID(id string) (*modelEntry, bool) {
-	for _, e := range a.models {
+	for _, e := range a.modelEntries() {
 		if e.choice.Spec == id {
 			return e, true
 		}
@@ -177,7 +177,7 @@ func (a *Agent) configOptions(id, level string) []acp.SessionConfigOption {
 		Select:      &acp.SessionConfigSelect{CurrentValue: acp.SessionConfigValueId(id)},
 	}
 	var cur *modelEntry
-	for _, e := range a.models {
+	for _, e := range a.modelEntries() {
 		if e.choice.Spec == id {
 			cur = e
 		}

@@ -24,7 +24,7 @@ import (
 // a tool result gets a closing answer.
 func promptModel(t *testing.T, calls map[string][]modelCall) *scriptedModel {
 	m := &scriptedModel{}
-	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	m.Server = httptest.NewServer(chatOnly(func(w http.ResponseWriter, r *http.Request) {
 		data, _ := io.ReadAll(r.Body)
 		m.mu.Lock()
 		m.bodies = append(m.bodies, string(data))

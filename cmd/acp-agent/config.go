@@ -28,6 +28,7 @@ type fileConfig struct {
 	MaxRetries     *int        `json:"maxRetries"`
 	PromptTimeout  string      `json:"promptTimeout"`
 	ExecutionState *bool       `json:"executionState"`
+	DiscoverModels *bool       `json:"discoverModels"`
 	LogLevel       string      `json:"logLevel"`
 	LogFile        string      `json:"logFile"`
 	ModelsFile     string      `json:"modelsFile"`
@@ -77,7 +78,7 @@ type fileModel struct {
 var (
 	configKeys = []string{"model", "models", "maxRetries", "promptTimeout", "executionState", "logLevel", "logFile", "modelsFile", "telemetryFile",
 		"mode", "permission", "allowedCommands", "deniedCommands", "readOnlyRoots", "deniedPathPrefixes", "commandTimeout", "maxCommandRuntime", "sessionDir", "stopHooks", "offloadThreshold", "modelTitles", "resize",
-		"maxToolArgumentBytes", "maxResponseTextBytes", "sandbox", "rulesFiles", "hooks"}
+		"maxToolArgumentBytes", "maxResponseTextBytes", "sandbox", "rulesFiles", "hooks", "discoverModels"}
 	modelKeys = []string{"model", "name", "description", "baseUrl", "apiKeyEnv", "thoughtLevels", "thoughtLevel"}
 )
 

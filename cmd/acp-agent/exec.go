@@ -89,11 +89,13 @@ func runExec(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, arg
 			return &exitError{exitError1, err}
 		}
 	}
+	st.discover = false // one turn on one model: no picker to fill
 	a, log, cleanup, err := st.newAgent(stderr)
 	if err != nil {
 		return &exitError{exitUsage, err}
 	}
 	defer cleanup()
+	defer a.Close()
 
 	svc := acp.NewAgentService(a, acp.Options{MaxMessageBytes: st.maxLine, Logger: log})
 	agentIn, toAgent := io.Pipe()

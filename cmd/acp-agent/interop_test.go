@@ -89,7 +89,7 @@ func (c *sdkClient) WaitForTerminalExit(context.Context, sdk.WaitForTerminalExit
 func TestInteropCoderSDK(t *testing.T) {
 	var mu sync.Mutex
 	providerClosed := make(chan struct{}, 1)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(chatOnly(func(w http.ResponseWriter, r *http.Request) {
 		var body struct {
 			Messages []struct {
 				Content json.RawMessage `json:"content"`

@@ -93,6 +93,7 @@ func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []
 		return err
 	}
 	defer cleanup()
+	defer a.Close() // ends the model discovery, if it runs, and waits for it
 	svc := acp.NewAgentService(a, acp.Options{MaxMessageBytes: st.maxLine, Logger: log})
 	return svc.Serve(ctx, stdin, stdout)
 }
@@ -110,6 +111,7 @@ type settings struct {
 	modelsFile    string
 	telemetryFile string
 	execState     bool
+	discover      bool
 	promptTimeout time.Duration
 	mode          policy.Mode
 	permission    policy.PolicyMode
@@ -147,6 +149,7 @@ func parseSettings(name string, args []string, stderr io.Writer, getenv func(str
 	fs.StringVar(&st.modelsFile, "models-file", getenv("ACP_AGENT_MODELS_FILE"), "model pricing/context-window overrides (default $XDG_CONFIG_HOME/acp-agent/models.json if it exists; env ACP_AGENT_MODELS_FILE)")
 	fs.StringVar(&st.telemetryFile, "telemetry-file", getenv("ACP_AGENT_TELEMETRY_FILE"), "also append telemetry events to this file as JSON lines (env ACP_AGENT_TELEMETRY_FILE)")
 	fs.BoolVar(&st.execState, "execution-state", envBool(getenv, "ACP_AGENT_EXECUTION_STATE"), "send execution_state_update and retry_update to every client (otherwise only to clients that opt in; env ACP_AGENT_EXECUTION_STATE)")
+	fs.BoolVar(&st.discover, "discover-models", true, "list the models the configured providers' servers offer (GET /v1/models, Anthropic's models list) in the model picker, fetched in the background (env ACP_AGENT_DISCOVER_MODELS)")
 	promptTimeout := fs.String("prompt-timeout", getenv("ACP_AGENT_PROMPT_TIMEOUT"), "end a prompt turn that runs longer than this, e.g. 10m (env ACP_AGENT_PROMPT_TIMEOUT; default no limit)")
 	mode := fs.String("mode", getenv("ACP_AGENT_MODE"), "mode sessions start in: read-only, default, accept-edits or full-access (env ACP_AGENT_MODE; default default)")
 	permission := fs.String("permission", getenv("ACP_AGENT_PERMISSION"), "what happens to a tool call the mode says to ask about: ask the editor, allow, or deny (env ACP_AGENT_PERMISSION; default ask)")
@@ -186,7 +189,7 @@ func parseSettings(name string, args []string, stderr io.Writer, getenv func(str
 	layers := agentsettings.New(map[string]any{
 		"model": agent.DefaultModel, "logLevel": defaultLevel, "maxRetries": agent.DefaultMaxRetries,
 		"executionState": false, "mode": string(policy.ModeDefault), "permission": string(policy.PolicyAsk),
-		"sessionDir": persistence.DefaultDir(getenv), "modelTitles": false,
+		"sessionDir": persistence.DefaultDir(getenv), "modelTitles": false, "discoverModels": true,
 	})
 	fileLayer := layers.Layer("config file")
 	for key, v := range map[string]any{"model": file.Model, "logLevel": file.LogLevel, "logFile": file.LogFile,
@@ -205,6 +208,9 @@ func parseSettings(name string, args []string, stderr io.Writer, getenv func(str
 	if file.ModelTitles != nil {
 		fileLayer.Set("modelTitles", *file.ModelTitles)
 	}
+	if file.DiscoverModels != nil {
+		fileLayer.Set("discoverModels", *file.DiscoverModels)
+	}
 	if file.promptTimeout > 0 {
 		fileLayer.Set("promptTimeout", file.promptTimeout)
 	}
@@ -221,6 +227,15 @@ func parseSettings(name string, args []string, stderr io.Writer, getenv func(str
 	}
 	if isSet(fs, "execution-state") || getenv("ACP_AGENT_EXECUTION_STATE") != "" {
 		flagLayer.Set("executionState", st.execState)
+	}
+	if isSet(fs, "discover-models") {
+		flagLayer.Set("discoverModels", st.discover)
+	} else if v := getenv("ACP_AGENT_DISCOVER_MODELS"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("ACP_AGENT_DISCOVER_MODELS: %q is not true or false", v)
+		}
+		flagLayer.Set("discoverModels", b)
 	}
 	if *promptTimeout != "" {
 		d, err := time.ParseDuration(*promptTimeout)
@@ -242,6 +257,7 @@ func parseSettings(name string, args []string, stderr io.Writer, getenv func(str
 	st.maxRetries = flagLayer.Int("maxRetries", agent.DefaultMaxRetries)
 	st.execState = flagLayer.Bool("executionState", false)
 	st.modelTitles = flagLayer.Bool("modelTitles", false)
+	st.discover = flagLayer.Bool("discoverModels", true)
 	st.promptTimeout = flagLayer.Duration("promptTimeout", 0)
 	st.streamLimits = streamLimits(flagLayer)
 	st.choices = file.choices()
@@ -341,7 +357,7 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 		retry.MaxRetries = -1 // the flag's 0 means none; the policy's 0 means the default
 	}
 	a := acpagent.New(acpagent.Config{Model: st.model, Choices: st.choices, Getenv: st.getenv, Logger: log, Version: version,
-		Retry: retry, Models: models, Telemetry: telemetry.NewRecorder(sinks...),
+		Retry: retry, Models: models, Telemetry: telemetry.NewRecorder(sinks...), DiscoverModels: st.discover,
 		ExecutionStates: st.execState, PromptTimeout: st.promptTimeout,
 		Workspace: st.workspace, Mode: st.mode, PermissionPolicy: st.permission, Store: store,
 		StopHooks: st.stopHooks, Hooks: st.hooks, HooksTrustFile: hooksTrustFile(st.getenv), OffloadThreshold: st.offload, ModelTitles: st.modelTitles, Resize: st.resize,

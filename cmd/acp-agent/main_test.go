@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"github.com/acp-agent/acp-agent/runtime/sandbox"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -337,4 +338,18 @@ func TestBinaryTelemetryGoesToItsFileNeverToStdout(t *testing.T) {
 		}
 	}
 	assert.Contains(t, p.stderr.String(), "prompt_completed", "the log sink gets the events")
+}
+
+// chatOnly serves h for chat requests (POST) and answers anything else
+// as a server without a model list does (404): the agent's model
+// discovery (GET /v1/models) then fails quietly, and h sees, and
+// records, only the model requests a test is about.
+func chatOnly(h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			http.NotFound(w, r)
+			return
+		}
+		h(w, r)
+	})
 }

@@ -29,7 +29,7 @@ type countingModel struct {
 
 func newCountingModel(t *testing.T) *countingModel {
 	m := &countingModel{}
-	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	m.Server = httptest.NewServer(chatOnly(func(w http.ResponseWriter, r *http.Request) {
 		data, _ := io.ReadAll(r.Body)
 		m.mu.Lock()
 		m.bodies = append(m.bodies, string(data))

@@ -47,7 +47,7 @@ func (m *scriptedModel) body(t *testing.T, i int) string {
 
 func newScriptedModel(t *testing.T, provider string, calls ...modelCall) *scriptedModel {
 	m := &scriptedModel{}
-	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	m.Server = httptest.NewServer(chatOnly(func(w http.ResponseWriter, r *http.Request) {
 		data, _ := io.ReadAll(r.Body)
 		m.mu.Lock()
 		m.bodies = append(m.bodies, string(data))

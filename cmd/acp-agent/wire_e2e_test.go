@@ -172,7 +172,7 @@ type recorder struct {
 
 func newRecorder(t *testing.T) *recorder {
 	r := &recorder{}
-	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	r.Server = httptest.NewServer(chatOnly(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
 		r.mu.Lock()
 		r.reqs = append(r.reqs, fmt.Sprintf("%s %s %v %s", req.Method, req.URL, req.Header, body))
@@ -210,7 +210,7 @@ func TestBinaryProvidersDoNotFollowRedirects(t *testing.T) {
 				current atomic.Pointer[redirectCase]
 				hits    atomic.Int32
 			)
-			self = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			self = httptest.NewServer(chatOnly(func(w http.ResponseWriter, r *http.Request) {
 				if hits.Add(1) > 1 {
 					http.Error(w, "followed a same-origin redirect", http.StatusTeapot)
 					return
@@ -268,7 +268,7 @@ func newFloodServer(t *testing.T, total int) *floodServer {
 	chunk := func(delta string) string {
 		return `data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":` + delta + `,"finish_reason":null}]}` + "\n\n"
 	}
-	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	f.Server = httptest.NewServer(chatOnly(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		f.mu.Lock()
 		f.bodies = append(f.bodies, string(body))

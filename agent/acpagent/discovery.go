@@ -1,0 +1,212 @@
+package acpagent
+
+import (
+	"cmp"
+	"context"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/llm"
+	"github.com/acp-agent/acp-agent/agent/pricing"
+)
+
+// DiscoveryTimeout bounds one server's model listing.
+const DiscoveryTimeout = 5 * time.Second
+
+// discovery is the background model listing of an Agent: started once,
+// by the first session, and waited for by Close.
+type discovery struct {
+	once   sync.Once
+	wg     sync.WaitGroup
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the listing has been merged
+}
+
+// startDiscovery lists the configured servers' models in the background,
+// once, if the config asks for it; it never delays the caller.
+func (a *Agent) startDiscovery() {
+	if !a.cfg.DiscoverModels {
+		return
+	}
+	a.disc.once.Do(func() {
+		a.disc.wg.Go(func() {
+			defer close(a.disc.done)
+			a.discoverModels(a.disc.ctx)
+		})
+	})
+}
+
+// DiscoveryDone is closed once the background model listing is merged
+// (never, when discovery is off or no session has started it).
+func (a *Agent) DiscoveryDone() <-chan struct{} { return a.disc.done }
+
+// Close stops the background work of the agent (the model listing) and
+// waits for it. Sessions are closed by the transport.
+func (a *Agent) Close() {
+	a.disc.cancel()
+	a.disc.wg.Wait()
+}
+
+// modelServer is one server the configured models talk to: the provider
+// instance of the first choice that uses it, which lists for all.
+type modelServer struct {
+	key    string
+	host   string
+	lister llm.ModelLister
+	from   *modelEntry
+	found  []llm.ServerModel
+}
+
+// discoverModels asks every server of a usable configured model which
+// models it offers (each within DiscoveryTimeout, all at once), merges
+// them into the model choices after the configured ones, fills context
+// windows the table does not know, and sends each session the new
+// config options.
+func (a *Agent) discoverModels(ctx context.Context) {
+	var servers []*modelServer
+	for _, e := range a.modelEntries() {
+		lister, ok := e.model.(llm.ModelLister)
+		if e.err != nil || !ok {
+			continue
+		}
+		key, host := serverKey(e, a.cfg.Getenv)
+		if !slices.ContainsFunc(servers, func(s *modelServer) bool { return s.key == key }) {
+			servers = append(servers, &modelServer{key: key, host: host, lister: lister, from: e})
+		}
+	}
+	var wg sync.WaitGroup
+	for _, s := range servers {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(ctx, DiscoveryTimeout)
+			defer cancel()
+			found, err := s.lister.ListModels(ctx)
+			if err != nil {
+				a.log.Info("model discovery failed", "server", s.host, "error", err)
+				return
+			}
+			s.found = found
+			a.log.Debug("models discovered", "server", s.host, "count", len(found))
+		})
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return
+	}
+	if !a.mergeDiscovered(servers) {
+		return
+	}
+	a.mu.Lock()
+	sessions := make([]*acpSession, 0, len(a.sessions))
+	for _, as := range a.sessions {
+		sessions = append(sessions, as)
+	}
+	a.mu.Unlock()
+	for _, as := range sessions {
+		cur := as.s.CurrentModel()
+		if e, ok := a.modelByID(cur.ID); ok && cur.Info == nil && e.info != nil {
+			as.s.SetModelInfo(cur.ID, e.info)
+		}
+		as.post(acp.SessionUpdate{ConfigOptionUpdate: &acp.ConfigOptionUpdate{ConfigOptions: a.sessionOptions(as.s)}})
+	}
+}
+
+// serverKey names the server a choice's model talks to: its provider,
+// base URL and key variable; host is for the log.
+func serverKey(e *modelEntry, getenv func(string) string) (key, host string) {
+	env := choiceEnv(e.choice, e.spec, getenv)
+	prefix := strings.ToUpper(e.spec.Provider) + "_"
+	base := env(prefix + "BASE_URL")
+	host = e.spec.Provider
+	if u, err := url.Parse(base); err == nil && u.Host != "" {
+		host = u.Host
+	}
+	return e.spec.Provider + "\x00" + base + "\x00" + e.choice.APIKeyEnv, host
+}
+
+// mergeDiscovered adds the servers' models to the choices and fills the
+// context windows of known ones; it reports whether anything changed.
+func (a *Agent) mergeDiscovered(servers []*modelServer) bool {
+	a.modelsMu.Lock()
+	defer a.modelsMu.Unlock()
+	models := slices.Clone(a.models)
+	changed := false
+	var added []*modelEntry
+	for _, s := range servers {
+		for _, m := range s.found {
+			spec := s.from.spec.Provider + "/" + m.ID
+			if i := slices.IndexFunc(models, func(e *modelEntry) bool { return e.choice.Spec == spec }); i >= 0 {
+				if e := withServerLimits(models[i], m); e != models[i] {
+					models[i], changed = e, true
+				}
+				continue
+			}
+			if slices.ContainsFunc(added, func(e *modelEntry) bool { return e.choice.Spec == spec }) {
+				continue
+			}
+			e := &modelEntry{
+				choice: ModelChoice{Spec: spec, Name: m.Name, Description: "Offered by " + s.host,
+					BaseURL: s.from.choice.BaseURL, APIKeyEnv: s.from.choice.APIKeyEnv},
+				spec:  agent.ModelSpec{Provider: s.from.spec.Provider, Model: m.ID},
+				model: s.from.model,
+			}
+			if info, ok := a.cfg.Models.Lookup(e.spec.Provider, e.spec.Model); ok {
+				e.info = &info
+			}
+			e = withServerLimits(e, m)
+			if e.setLevels() != nil {
+				continue
+			}
+			added = append(added, e)
+		}
+	}
+	slices.SortFunc(added, func(x, y *modelEntry) int { return cmp.Compare(x.choice.Spec, y.choice.Spec) })
+	if len(added) == 0 && !changed {
+		return false
+	}
+	a.models = append(models, added...)
+	if i := slices.IndexFunc(a.models, func(e *modelEntry) bool { return a.def != nil && e.choice.Spec == a.def.choice.Spec }); i >= 0 {
+		a.def = a.models[i]
+		a.modelInfo = a.def.info
+	}
+	return true
+}
+
+// withServerLimits returns e with the context window and output limit the
+// server reported where the table knows none (a copy; entries are not
+// changed once published), or e itself.
+func withServerLimits(e *modelEntry, m llm.ServerModel) *modelEntry {
+	if m.ContextWindow <= 0 || (e.info != nil && e.info.ContextWindow() > 0) {
+		return e
+	}
+	info := pricing.Model{Provider: e.spec.Provider, ID: e.spec.Model, Source: "the server's model list"}
+	if e.info != nil {
+		info = *e.info
+	}
+	info.ContextTokens = m.ContextWindow
+	if info.MaxOutputTokens == 0 {
+		info.MaxOutputTokens = m.MaxOutputTokens
+	}
+	c := *e
+	c.info = &info
+	return &c
+}
+
+// modelEntries is the current model choices (a snapshot).
+func (a *Agent) modelEntries() []*modelEntry {
+	a.modelsMu.RLock()
+	defer a.modelsMu.RUnlock()
+	return a.models
+}
+
+// defaultModel is the default choice and its table entry.
+func (a *Agent) defaultModel() (*modelEntry, *pricing.Model) {
+	a.modelsMu.RLock()
+	defer a.modelsMu.RUnlock()
+	return a.def, a.modelInfo
+}
