@@ -105,6 +105,24 @@ type SessionStore interface {
 	DeleteSession(ctx context.Context, id SessionId) error
 }
 
+// SessionManager is a SessionStore that also retitles, reports and
+// archives sessions (the unstable session/set_title, session/status,
+// session/archive and session/unarchive). An unknown session is an error
+// wrapping ErrSessionNotFound.
+type SessionManager interface {
+	// SetSessionTitle stores title (normalized; an empty one is an error
+	// wrapping ErrInvalidParams) for a live or stored session and returns
+	// what it stored. The session is no longer titled automatically.
+	SetSessionTitle(ctx context.Context, id SessionId, title string) (string, error)
+	// SessionStatus is SessionStatusOpen or SessionStatusSaved, without
+	// side effects.
+	SessionStatus(ctx context.Context, id SessionId) (string, error)
+	// ArchiveSession sets whether a stored session is archived (hidden
+	// from session/list by default). The service closes a live session
+	// before archiving it.
+	ArchiveSession(ctx context.Context, id SessionId, archived bool) error
+}
+
 // LoadRequest is session/load (Replay) or session/resume.
 type LoadRequest struct {
 	SessionID             SessionId

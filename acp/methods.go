@@ -17,7 +17,14 @@ const (
 	MethodSessionSetMode         = "session/set_mode"
 	MethodSessionSetConfigOption = "session/set_config_option"
 	MethodSessionPrompt          = "session/prompt"
-	MethodSessionCancel          = "session/cancel" // notification
+	MethodSessionCancel          = "session/cancel"    // notification
+	MethodSessionSetTitle        = "session/set_title" // unstable
+	MethodSessionStatus          = "session/status"    // unstable
+	MethodSessionArchive         = "session/archive"   // unstable
+	MethodSessionUnarchive       = "session/unarchive" // unstable
+	// MethodSessionSteering is the steering extension claude-agent-acp and
+	// codex-acp answer: a message for the turn in flight.
+	MethodSessionSteering = "_session/steering"
 
 	// Client methods (agent → client).
 	MethodSessionUpdate            = "session/update" // notification

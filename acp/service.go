@@ -293,6 +293,10 @@ func (s *AgentService) dispatch(ctx context.Context, conn *jsonrpc2.Conn, req *j
 			s.closeLive(p.SessionID)
 			return &DeleteSessionResponse{}, store.DeleteSession(ctx, p.SessionID)
 		}), nil
+	case MethodSessionSetTitle, MethodSessionStatus, MethodSessionArchive, MethodSessionUnarchive:
+		return s.manage(ctx, conn, req)
+	case MethodSessionSteering:
+		return s.extension(ctx, conn, req)
 	case MethodSessionSetConfigOption:
 		return s.setConfigOption(ctx, conn, req)
 	case MethodSessionSetMode:
@@ -314,7 +318,8 @@ func isKnownMethod(method string) bool {
 	switch method {
 	case MethodInitialize, MethodAuthenticate, MethodSessionNew, MethodSessionPrompt, MethodSessionCancel,
 		MethodSessionSetConfigOption, MethodSessionSetMode, MethodSessionLoad, MethodSessionResume, MethodSessionFork,
-		MethodSessionList, MethodSessionClose, MethodSessionDelete:
+		MethodSessionList, MethodSessionClose, MethodSessionDelete, MethodSessionSteering,
+		MethodSessionSetTitle, MethodSessionStatus, MethodSessionArchive, MethodSessionUnarchive:
 		return true
 	}
 	return false
@@ -625,6 +630,72 @@ func (s *AgentService) fork(ctx context.Context, conn *jsonrpc2.Conn, req *jsonr
 		}
 		s.register(ctx, conn, req.ID, sess, string(resp.SessionID), client, resp)
 	}, nil
+}
+
+// manage serves session/set_title, session/status, session/archive and
+// session/unarchive through the agent's SessionManager. Archiving closes
+// the session first if it is live, as session/close does.
+func (s *AgentService) manage(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) (func(), error) {
+	m, ok := s.agent.(SessionManager)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrMethodNotFound, req.Method)
+	}
+	switch req.Method {
+	case MethodSessionSetTitle:
+		var p SetSessionTitleRequest
+		if err := decodeParams(req.Params, &p); err != nil {
+			return nil, err
+		}
+		return s.simple(ctx, conn, req.ID, func(ctx context.Context) (any, error) {
+			title, err := m.SetSessionTitle(ctx, p.SessionID, *p.Title)
+			if err != nil {
+				return nil, notFoundData(err, p.SessionID)
+			}
+			return &SetSessionTitleResponse{Title: title}, nil
+		}), nil
+	case MethodSessionStatus:
+		var p SessionStatusRequest
+		if err := decodeParams(req.Params, &p); err != nil {
+			return nil, err
+		}
+		return s.simple(ctx, conn, req.ID, func(ctx context.Context) (any, error) {
+			s.mu.Lock()
+			_, live := s.sessions[p.SessionID]
+			s.mu.Unlock()
+			if live {
+				return &SessionStatusResponse{Status: SessionStatusOpen}, nil
+			}
+			st, err := m.SessionStatus(ctx, p.SessionID)
+			if err != nil {
+				return nil, notFoundData(err, p.SessionID)
+			}
+			return &SessionStatusResponse{Status: st}, nil
+		}), nil
+	default: // archive, unarchive
+		var p ArchiveSessionRequest
+		if err := decodeParams(req.Params, &p); err != nil {
+			return nil, err
+		}
+		archive := req.Method == MethodSessionArchive
+		return s.simple(ctx, conn, req.ID, func(ctx context.Context) (any, error) {
+			if archive {
+				s.closeLive(p.SessionID)
+			}
+			if err := m.ArchiveSession(ctx, p.SessionID, archive); err != nil {
+				return nil, notFoundData(err, p.SessionID)
+			}
+			return &ArchiveSessionResponse{}, nil
+		}), nil
+	}
+}
+
+// notFoundData attaches {"sessionId"} to a session-not-found error, as
+// the unstable session methods answer it.
+func notFoundData(err error, id SessionId) error {
+	if errors.Is(err, ErrSessionNotFound) {
+		return &DataError{Err: err, Data: map[string]string{"sessionId": string(id)}}
+	}
+	return err
 }
 
 // extension serves "_acp-agent/..." methods that name a session.

@@ -167,8 +167,28 @@ type SessionCapabilities struct {
 	AdditionalDirectories *SessionAdditionalDirectoriesCapabilities `json:"additionalDirectories,omitempty"`
 	Resume                *SessionResumeCapabilities                `json:"resume,omitempty"`
 	Close                 *SessionCloseCapabilities                 `json:"close,omitempty"`
-	Fork                  *SessionForkCapabilities                  `json:"fork,omitempty"` // unstable
+	Fork                  *SessionForkCapabilities                  `json:"fork,omitempty"`    // unstable
+	Title                 *SessionTitleCapabilities                 `json:"title,omitempty"`   // unstable
+	Status                *SessionStatusCapabilities                `json:"status,omitempty"`  // unstable
+	Archive               *SessionArchiveCapabilities               `json:"archive,omitempty"` // unstable
 	Meta                  json.RawMessage                           `json:"_meta,omitempty"`
+}
+
+// SessionTitleCapabilities marks support for session/set_title.
+type SessionTitleCapabilities struct {
+	Meta json.RawMessage `json:"_meta,omitempty"`
+}
+
+// SessionStatusCapabilities marks support for session/status.
+type SessionStatusCapabilities struct {
+	Meta json.RawMessage `json:"_meta,omitempty"`
+}
+
+// SessionArchiveCapabilities marks support for session/archive,
+// session/unarchive, the archived filter of session/list and
+// SessionInfo.archived.
+type SessionArchiveCapabilities struct {
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // SessionListCapabilities marks support for session/list.

@@ -98,9 +98,12 @@ type CloseSessionResponse struct {
 
 // ListSessionsRequest is the params of session/list.
 type ListSessionsRequest struct {
-	CWD    string          `json:"cwd,omitempty"` // filter; absolute
-	Cursor string          `json:"cursor,omitempty"`
-	Meta   json.RawMessage `json:"_meta,omitempty"`
+	CWD    string `json:"cwd,omitempty"` // filter; absolute
+	Cursor string `json:"cursor,omitempty"`
+	// Archived is the archive filter: "" or "exclude" (the default),
+	// "include" or "only" (unstable).
+	Archived string          `json:"archived,omitempty"`
+	Meta     json.RawMessage `json:"_meta,omitempty"`
 }
 
 // ListSessionsResponse is the result of session/list.
@@ -124,7 +127,53 @@ type SessionInfo struct {
 	AdditionalDirectories []string        `json:"additionalDirectories,omitzero"`
 	Title                 string          `json:"title,omitempty"`
 	UpdatedAt             string          `json:"updatedAt,omitempty"` // ISO 8601
+	Archived              *bool           `json:"archived,omitempty"`  // unstable
 	Meta                  json.RawMessage `json:"_meta,omitempty"`
+}
+
+// SetSessionTitleRequest is the params of session/set_title (unstable).
+type SetSessionTitleRequest struct {
+	SessionID SessionId       `json:"sessionId"`
+	Title     *string         `json:"title"` // required, non-null
+	Meta      json.RawMessage `json:"_meta,omitempty"`
+}
+
+// SetSessionTitleResponse is the result of session/set_title: the title
+// stored, after normalization.
+type SetSessionTitleResponse struct {
+	Title string          `json:"title"`
+	Meta  json.RawMessage `json:"_meta,omitempty"`
+}
+
+// SessionStatusRequest is the params of session/status (unstable).
+type SessionStatusRequest struct {
+	SessionID SessionId       `json:"sessionId"`
+	Meta      json.RawMessage `json:"_meta,omitempty"`
+}
+
+// Session statuses (SessionStatusResponse.Status).
+const (
+	SessionStatusOpen  = "open"  // in memory
+	SessionStatusSaved = "saved" // stored, can be loaded or resumed
+)
+
+// SessionStatusResponse is the result of session/status.
+type SessionStatusResponse struct {
+	Status string          `json:"status"`
+	Meta   json.RawMessage `json:"_meta,omitempty"`
+}
+
+// ArchiveSessionRequest is the params of session/archive and
+// session/unarchive (unstable).
+type ArchiveSessionRequest struct {
+	SessionID SessionId       `json:"sessionId"`
+	Meta      json.RawMessage `json:"_meta,omitempty"`
+}
+
+// ArchiveSessionResponse is the result of session/archive and
+// session/unarchive.
+type ArchiveSessionResponse struct {
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // DeleteSessionRequest is the params of session/delete.

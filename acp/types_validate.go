@@ -184,8 +184,18 @@ func (r *CloseSessionRequest) Validate() error { return validateSessionID(r.Sess
 // Validate checks sessionId.
 func (r *DeleteSessionRequest) Validate() error { return validateSessionID(r.SessionID) }
 
-// Validate checks that cwd, when given, is absolute.
-func (r *ListSessionsRequest) Validate() error { return validateCWD("cwd", r.CWD, false) }
+// Validate checks that cwd, when given, is absolute, and the archive
+// filter.
+func (r *ListSessionsRequest) Validate() error {
+	if err := validateCWD("cwd", r.CWD, false); err != nil {
+		return err
+	}
+	switch r.Archived {
+	case "", "exclude", "include", "only":
+		return nil
+	}
+	return fmt.Errorf("archived: %q is not exclude, include or only", r.Archived)
+}
 
 // Validate checks sessionId and modeId.
 func (r *SetSessionModeRequest) Validate() error {
@@ -238,3 +248,20 @@ func (r *CancelRequestNotification) Validate() error {
 	}
 	return nil
 }
+
+// Validate checks sessionId and that title is there.
+func (r *SetSessionTitleRequest) Validate() error {
+	if err := validateSessionID(r.SessionID); err != nil {
+		return err
+	}
+	if r.Title == nil {
+		return fmt.Errorf("title: required, and must not be null")
+	}
+	return nil
+}
+
+// Validate checks sessionId.
+func (r *SessionStatusRequest) Validate() error { return validateSessionID(r.SessionID) }
+
+// Validate checks sessionId.
+func (r *ArchiveSessionRequest) Validate() error { return validateSessionID(r.SessionID) }

@@ -31,6 +31,9 @@ type SessionConfig struct {
 	// Title is the session's title; empty means the first prompt's first
 	// line, once there is one.
 	Title string
+	// TitleByUser: the user set Title (SetTitle); the session does not
+	// title itself (first line, model titles).
+	TitleByUser bool
 
 	ModelConfig
 	ToolConfig
@@ -340,6 +343,20 @@ func (s *Session) SetModel(m SessionModel) {
 	}
 }
 
+// SetTitle sets the title the user chose. The session stops titling
+// itself; storing the title is the caller's (the journal's header).
+func (s *Session) SetTitle(title string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.Title, s.cfg.TitleByUser = title, true
+}
+
+func (s *Session) titledByUser() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg.TitleByUser
+}
+
 // SetModelInfo gives the session's model, if it is still id, the table
 // entry info (a context window learnt from the server, say). Nothing is
 // journaled: the entry is not part of the session's state.
@@ -528,6 +545,28 @@ func (s *Session) Queue(source PendingSource, content []llm.Part) error {
 	return nil
 }
 
+// QueueIfBusy queues content as source only while a turn runs or
+// messages wait, and reports whether it did: a steer for a turn that has
+// already ended is the caller's to send as a prompt.
+func (s *Session) QueueIfBusy(source PendingSource, content []llm.Part) (bool, error) {
+	it := &item{source: source, content: content, text: partsText(content), ctx: s.lifetime}
+	s.mu.Lock()
+	switch {
+	case s.closed:
+		s.mu.Unlock()
+		return false, ErrSessionClosed
+	case !s.busyLocked():
+		s.mu.Unlock()
+		return false, nil
+	}
+	s.enqueueLocked(it)
+	s.mu.Unlock()
+	// After the lock (no callback runs under it); the turn it joins is
+	// already running, so this cannot follow its prompt_started.
+	s.emit(it, telemetry.EventPromptRequested, "source", string(source))
+	return true, nil
+}
+
 // enqueueLocked queues it and starts the worker if it is not running.
 func (s *Session) enqueueLocked(it *item) {
 	s.nextID++
@@ -616,7 +655,7 @@ func (s *Session) work() {
 		}
 		s.mu.Unlock()
 		s.complete(it, res, err)
-		if s.cfg.ModelTitles && err == nil && it.run == nil && !s.modelTitled {
+		if s.cfg.ModelTitles && err == nil && it.run == nil && !s.modelTitled && !s.titledByUser() {
 			// After the response: the title costs the next prompt, not
 			// this one.
 			s.modelTitled = true

@@ -76,6 +76,10 @@ func (s *Session) titleFromModel(ctx context.Context) {
 		title = string(r[:79]) + "…"
 	}
 	s.mu.Lock()
+	if s.cfg.TitleByUser { // set while the model was asked
+		s.mu.Unlock()
+		return
+	}
 	s.cfg.Title = title
 	s.mu.Unlock()
 	if j := s.cfg.Journal; j != nil {

@@ -31,6 +31,28 @@ type ListOptions struct {
 	Cursor string
 	// Limit is the page size; 0 means DefaultListLimit.
 	Limit int
+	// Archived selects by archive state before paging: ArchivedExclude
+	// (the default), ArchivedInclude or ArchivedOnly.
+	Archived ArchiveFilter
+}
+
+// ArchiveFilter selects sessions by archive state.
+type ArchiveFilter string
+
+const (
+	ArchivedExclude ArchiveFilter = "" // not archived
+	ArchivedInclude ArchiveFilter = "include"
+	ArchivedOnly    ArchiveFilter = "only"
+)
+
+func (f ArchiveFilter) keeps(archived bool) bool {
+	switch f {
+	case ArchivedInclude:
+		return true
+	case ArchivedOnly:
+		return archived
+	}
+	return !archived
 }
 
 // Summary describes one session, from its header and its file's mtime.
@@ -44,6 +66,7 @@ type Summary struct {
 	UpdatedAt time.Time
 	// CreatedAt is the header's Timestamp.
 	CreatedAt time.Time
+	Archived  bool
 }
 
 // ListPage is one page of List's result.
@@ -107,7 +130,7 @@ func (s *Store) List(opts ListOptions) (ListPage, error) {
 	for pos := start; pos < len(cands) && len(out) <= limit; {
 		end := min(pos+batch, len(cands))
 		for _, sum := range s.readSummaries(cands[pos:end]) {
-			if sum != nil && (opts.CWD == "" || sum.CWD == opts.CWD) {
+			if sum != nil && (opts.CWD == "" || sum.CWD == opts.CWD) && opts.Archived.keeps(sum.Archived) {
 				out = append(out, *sum)
 			}
 		}
@@ -205,6 +228,7 @@ func (s *Store) readSummary(p position, buf *[]byte) *Summary {
 		ParentSessionID: h.ParentSessionID,
 		UpdatedAt:       time.Unix(0, p.mtime),
 		CreatedAt:       h.Timestamp,
+		Archived:        h.Archived,
 	}
 }
 

@@ -63,6 +63,11 @@ type Header struct {
 	ParentSessionID string `json:"parentSessionId,omitempty"`
 	// Title is the session's display title, if any.
 	Title string `json:"title,omitempty"`
+	// TitleByUser says the title was set by the user (session/set_title):
+	// the agent no longer titles the session itself.
+	TitleByUser bool `json:"titleByUser,omitempty"`
+	// Archived hides the session from List unless asked for.
+	Archived bool `json:"archived,omitempty"`
 	// AdditionalDirectories are workspace roots besides CWD.
 	AdditionalDirectories []string `json:"additionalDirectories,omitempty"`
 }
@@ -105,6 +110,16 @@ func (h Header) clone() Header {
 
 // maxIDLen keeps "<id>.jsonl.tmp<digits>" well under NAME_MAX (255).
 const maxIDLen = 128
+
+// Exists reports whether the store holds a session with id (a data
+// file; it may be damaged).
+func (s *Store) Exists(id string) bool {
+	if ValidateID(id) != nil {
+		return false
+	}
+	fi, err := os.Lstat(s.dataPath(id))
+	return err == nil && fi.Mode().IsRegular()
+}
 
 // ValidateID reports whether id can name a session: 1 to 128 bytes of
 // ASCII letters, digits, '-', '_' and '.', not starting with '.' and not

@@ -78,6 +78,18 @@ var unstableResponseDefs = map[string]string{
 	acp.MethodSessionFork: "ForkSessionResponse",
 }
 
+// sdkUnstableResponseDefs are validated against the npm SDK 2.4.0's
+// unstable schema (also, for list and initialize, beside the stable one:
+// the archive flag and the new session capabilities are defined there).
+var sdkUnstableResponseDefs = map[string]string{
+	acp.MethodSessionSetTitle:  "SetSessionTitleResponse",
+	acp.MethodSessionStatus:    "SessionStatusResponse",
+	acp.MethodSessionArchive:   "ArchiveSessionResponse",
+	acp.MethodSessionUnarchive: "UnarchiveSessionResponse",
+	acp.MethodSessionList:      "ListSessionsResponse",
+	acp.MethodInitialize:       "InitializeResponse",
+}
+
 // requestDefs names the schema definition of each client method's params,
 // for the requests and notifications the agent sends.
 var requestDefs = map[string]string{
@@ -229,6 +241,11 @@ func (c *Client) parse(line []byte) (Message, error) {
 		} else if def, ok := unstableResponseDefs[method]; ok {
 			if err := c.checker.ValidateUnstable(def, env.Result); err != nil {
 				return m, fmt.Errorf("agent %s result does not match the ACP schema (%s): %v\n%s", method, def, err, line)
+			}
+		}
+		if def, ok := sdkUnstableResponseDefs[method]; ok {
+			if err := c.checker.ValidateSDKUnstable(def, env.Result); err != nil {
+				return m, fmt.Errorf("agent %s result does not match the SDK 2.4.0 unstable schema (%s): %v\n%s", method, def, err, line)
 			}
 		}
 	default:

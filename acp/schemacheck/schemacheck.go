@@ -23,6 +23,9 @@ const (
 	stableFile   = "v1/schema.json"
 	unstableFile = "v1/schema.unstable.json"
 	sdkFile      = "npm-sdk-2.4.0/v1/schema.json"
+	// sdkUnstableFile has the SDK's unstable methods (session/set_title,
+	// session/status, session/archive, elicitation, subagents).
+	sdkUnstableFile = "npm-sdk-2.4.0/v1/schema.unstable.json"
 	// extFile is acp-agent's own schema for its extension updates; it
 	// lives next to the official copy, in testdata/acp-agent-schema.
 	extFile = "../acp-agent-schema/extensions.json"
@@ -71,7 +74,7 @@ func LoadDir(dir string) (*Checker, error) {
 		defs:     make(map[string]map[string]struct{}),
 		cache:    make(map[string]*jsonschema.Schema),
 	}
-	for _, f := range []string{stableFile, unstableFile, sdkFile, extFile} {
+	for _, f := range []string{stableFile, unstableFile, sdkFile, sdkUnstableFile, extFile} {
 		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f)))
 		if err != nil {
 			return nil, fmt.Errorf("schemacheck: %w", err)
@@ -112,6 +115,13 @@ func (c *Checker) ValidateSDK(def string, data []byte) error {
 	return c.validate(sdkFile, def, data)
 }
 
+// ValidateSDKUnstable validates data against the unstable v1 schema
+// shipped in the npm SDK 2.4.0 (session/set_title, session/status,
+// session/archive, the archived filter and flag of session/list).
+func (c *Checker) ValidateSDKUnstable(def string, data []byte) error {
+	return c.validate(sdkUnstableFile, def, data)
+}
+
 // ValidateExtension validates data against acp-agent's extension schema
 // (testdata/acp-agent-schema/extensions.json): the execution_state_update
 // and retry_update session updates.
@@ -119,10 +129,10 @@ func (c *Checker) ValidateExtension(def string, data []byte) error {
 	return c.validate(extFile, def, data)
 }
 
-// HasDef reports whether the schema file ("stable", "unstable", "sdk" or
-// "extension") defines def.
+// HasDef reports whether the schema file ("stable", "unstable", "sdk",
+// "sdk-unstable" or "extension") defines def.
 func (c *Checker) HasDef(schema, def string) bool {
-	f := map[string]string{"stable": stableFile, "unstable": unstableFile, "sdk": sdkFile, "extension": extFile}[schema]
+	f := map[string]string{"stable": stableFile, "unstable": unstableFile, "sdk": sdkFile, "sdk-unstable": sdkUnstableFile, "extension": extFile}[schema]
 	_, ok := c.defs[f][def]
 	return ok
 }

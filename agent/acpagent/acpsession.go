@@ -174,6 +174,8 @@ func (a *acpSession) Extension(ctx context.Context, method string, raw json.RawM
 	}
 	s := a.s
 	switch method {
+	case acp.MethodSessionSteering:
+		return a.steering(raw, p.Prompt)
 	case acp.MethodExtSessionSteer, acp.MethodExtSessionFollowUp:
 		content, err := userContent(p.Prompt)
 		if err != nil {
@@ -222,6 +224,50 @@ func (a *acpSession) Extension(ctx context.Context, method string, raw json.RawM
 		return s.ClearPendingState(p.CancelActive), nil
 	}
 	return nil, fmt.Errorf("%w: %q", acp.ErrMethodNotFound, method)
+}
+
+// steeringResult is the answer to _session/steering.
+type steeringResult struct {
+	Outcome string `json:"outcome"` // injected, promptRequired, startedNewTurn
+	Reason  string `json:"reason,omitempty"`
+}
+
+// steering answers _session/steering, the extension claude-agent-acp and
+// codex-acp share: the message joins the running turn at its next model
+// call ("injected"). With no turn running, _meta.steering.idleBehavior
+// "startNewTurn" starts one with it ("startedNewTurn"); otherwise the
+// client is told to send it as a prompt ("promptRequired").
+func (a *acpSession) steering(raw json.RawMessage, prompt []acp.ContentBlock) (any, error) {
+	var p struct {
+		Meta struct {
+			Steering struct {
+				IdleBehavior string `json:"idleBehavior"`
+			} `json:"steering"`
+		} `json:"_meta"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, fmt.Errorf("%w: _meta: %v", acp.ErrInvalidParams, err)
+	}
+	if len(prompt) == 0 {
+		return nil, fmt.Errorf("%w: prompt: required, with at least one content block", acp.ErrInvalidParams)
+	}
+	content, err := userContent(prompt)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", acp.ErrInvalidParams, err)
+	}
+	queued, err := a.s.QueueIfBusy(agent.SourceSteer, content)
+	switch {
+	case err != nil:
+		return nil, err
+	case queued:
+		return steeringResult{Outcome: "injected"}, nil
+	case p.Meta.Steering.IdleBehavior == "startNewTurn":
+		if err := a.s.Queue(agent.SourceFollowUp, content); err != nil {
+			return nil, err
+		}
+		return steeringResult{Outcome: "startedNewTurn"}, nil
+	}
+	return steeringResult{Outcome: "promptRequired", Reason: "noRunningTurn"}, nil
 }
 
 // userContent turns ACP content blocks into the model's user message.

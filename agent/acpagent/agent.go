@@ -111,7 +111,7 @@ type Agent struct {
 	models   []*modelEntry
 	def      *modelEntry
 	disc     discovery
-	store  *persistence.Store
+	store    *persistence.Store
 	// extraCommands are slash commands beyond the built-in ones.
 	extraCommands []slashCommand
 
@@ -183,12 +183,15 @@ func (a *Agent) Initialize(_ context.Context, _ *acp.InitializeRequest) (*acp.In
 		},
 		AgentInfo:   &acp.Implementation{Name: "acp-agent", Title: "ACP Agent", Version: a.cfg.Version},
 		AuthMethods: []acp.AuthMethod{},
+		// The steering extension of claude-agent-acp and codex-acp.
+		Meta: json.RawMessage(`{"steering":{"supported":true}}`),
 	}
 	if a.store != nil {
 		// Advertised only with a store: these need sessions on disk.
 		resp.AgentCapabilities.LoadSession = true
 		sc := &resp.AgentCapabilities.SessionCapabilities
 		sc.List, sc.Resume, sc.Delete = &acp.SessionListCapabilities{}, &acp.SessionResumeCapabilities{}, &acp.SessionDeleteCapabilities{}
+		sc.Title, sc.Status, sc.Archive = &acp.SessionTitleCapabilities{}, &acp.SessionStatusCapabilities{}, &acp.SessionArchiveCapabilities{}
 	}
 	if a.modelErr != nil {
 		resp.AuthMethods = append(resp.AuthMethods, acp.AuthMethod{Agent: &acp.AuthMethodAgent{

@@ -220,6 +220,28 @@ func (j *journal) setTitle(title string) {
 	j.titled, j.early = true, nil
 }
 
+// updateHeader changes the header (a title the user set, the archive
+// state) and reports whether it was stored: the caller answers only then.
+func (j *journal) updateHeader(change func(*persistence.Header)) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	h := j.f.Header()
+	change(&h)
+	var err error
+	if j.titled || j.copied {
+		err = j.f.RewriteHeader(h)
+	} else {
+		err = j.f.Rewrite(h, j.early)
+	}
+	if err != nil {
+		return err
+	}
+	if h.Title != "" {
+		j.titled, j.early = true, nil
+	}
+	return nil
+}
+
 // retitle replaces the header's title on a titled session: the whole
 // file is rewritten (rare: once, after the first turn).
 func (j *journal) retitle(title string) {

@@ -236,7 +236,7 @@ func (a *Agent) openStored(id, cwd string, extra []string, client *acp.ClientCon
 		f.Close()
 		return nil, err
 	}
-	cfg.Title = loaded.Header.Title
+	cfg.Title, cfg.TitleByUser = loaded.Header.Title, loaded.Header.TitleByUser
 	if st.mode != "" {
 		cfg.Mode = st.mode
 	}
@@ -344,7 +344,11 @@ func (a *Agent) ListSessions(_ context.Context, req *acp.ListSessionsRequest) (*
 	if a.store == nil {
 		return nil, fmt.Errorf("%w: sessions are not stored", acp.ErrMethodNotFound)
 	}
-	page, err := a.store.List(persistence.ListOptions{CWD: req.CWD, Cursor: req.Cursor})
+	filter := persistence.ArchiveFilter(req.Archived)
+	if filter == "exclude" {
+		filter = persistence.ArchivedExclude
+	}
+	page, err := a.store.List(persistence.ListOptions{CWD: req.CWD, Cursor: req.Cursor, Archived: filter})
 	if errors.Is(err, persistence.ErrInvalidCursor) {
 		return nil, fmt.Errorf("%w: cursor: %v", acp.ErrInvalidParams, err)
 	}
@@ -354,7 +358,7 @@ func (a *Agent) ListSessions(_ context.Context, req *acp.ListSessionsRequest) (*
 	resp := &acp.ListSessionsResponse{Sessions: []acp.SessionInfo{}, NextCursor: page.NextCursor}
 	for _, s := range page.Sessions {
 		resp.Sessions = append(resp.Sessions, acp.SessionInfo{SessionID: acp.SessionId(s.ID), CWD: s.CWD, Title: s.Title,
-			UpdatedAt: s.UpdatedAt.UTC().Format(time.RFC3339Nano)})
+			UpdatedAt: s.UpdatedAt.UTC().Format(time.RFC3339Nano), Archived: &s.Archived})
 	}
 	return resp, nil
 }
