@@ -520,6 +520,27 @@ func (p *Process) Output() (output string, truncated bool, exit *ExitStatus) {
 	return output, truncated, exit
 }
 
+// OutputSince returns the output written after offset (0: from the
+// start) that is still retained, the offset to pass next time, how many
+// bytes after offset were dropped to stay within the limit, and the exit
+// status (nil while the process runs): the way to follow a long-running
+// process's output piece by piece. Safe for concurrent use.
+func (p *Process) OutputSince(offset int64) (output string, next, dropped int64, exit *ExitStatus) {
+	p.mu.Lock()
+	if p.status != nil {
+		st := *p.status
+		exit = &st
+	}
+	p.mu.Unlock()
+	// Read after the status: output written before the exit is all there
+	// once the status is set.
+	output, next, dropped = p.out.since(offset)
+	return output, next, dropped, exit
+}
+
+// Done is closed once the process has exited and its output is drained.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
 // Wait returns the exit status once the process has exited and its output
 // is drained, or ctx's error if ctx ends first (the process keeps
 // running). Draining is bounded by WaitDelay after the exit, so

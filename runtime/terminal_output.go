@@ -75,6 +75,34 @@ func (b *tailBuffer) snapshot() (string, bool) {
 	return string(trimPartialRune(out)), truncated
 }
 
+// since returns what was written after offset (a count of bytes ever
+// written) and is still retained, the offset to read from next, and how
+// many bytes after offset were dropped before they could be read. Like
+// snapshot, it starts on a rune boundary after a drop and holds back an
+// incomplete trailing rune for the next read.
+func (b *tailBuffer) since(offset int64) (string, int64, int64) {
+	b.mu.Lock()
+	ordered := make([]byte, len(b.buf))
+	k := copy(ordered, b.buf[b.start:])
+	copy(ordered[k:], b.buf[:b.start])
+	total := b.total
+	b.mu.Unlock()
+	retained := total - int64(len(ordered))
+	offset = min(max(offset, 0), total)
+	var dropped int64
+	if offset < retained {
+		dropped, offset = retained-offset, retained
+	}
+	out := ordered[offset-retained:]
+	if dropped > 0 {
+		for i := 0; i < utf8.UTFMax-1 && len(out) > 0 && !utf8.RuneStart(out[0]); i++ {
+			out, offset = out[1:], offset+1
+		}
+	}
+	out = trimPartialRune(out)
+	return string(out), offset + int64(len(out)), dropped
+}
+
 // trimPartialRune drops a trailing rune prefix that is valid so far but
 // incomplete. Bytes that can never be valid are left alone.
 func trimPartialRune(p []byte) []byte {

@@ -87,3 +87,33 @@ func TestTailBufferMemoryIsBoundedByTheLimit(t *testing.T) {
 	require.True(t, truncated)
 	require.Len(t, got, 1000)
 }
+
+// TestTailBufferSinceReadsEachByteOnce: reading from the offset the last
+// read returned yields every byte once; bytes the limit dropped before a
+// read are counted, not invented; a rune split across writes waits for
+// its end.
+func TestTailBufferSinceReadsEachByteOnce(t *testing.T) {
+	b := newTailBuffer(8)
+	b.Write([]byte("abc"))
+	out, next, dropped := b.since(0)
+	require.Equal(t, "abc", out)
+	require.EqualValues(t, 3, next)
+	require.Zero(t, dropped)
+	out, next, _ = b.since(next)
+	require.Empty(t, out, "nothing new")
+	require.EqualValues(t, 3, next)
+
+	b.Write([]byte("de\xc3")) // "é" split across writes
+	out, next, _ = b.since(next)
+	require.Equal(t, "de", out, "the incomplete rune is held back")
+	b.Write([]byte("\xa9f"))
+	out, next, _ = b.since(next)
+	require.Equal(t, "éf", out)
+	require.EqualValues(t, 8, next)
+
+	b.Write([]byte("0123456789")) // more than the limit: "01" is lost
+	out, next, dropped = b.since(next)
+	require.Equal(t, "23456789", out)
+	require.EqualValues(t, 2, dropped)
+	require.EqualValues(t, 18, next)
+}

@@ -29,6 +29,7 @@ const (
 	ToolMultiEdit     = "multi_edit"
 	ToolApplyPatch    = "apply_patch"
 	ToolWebFetch      = "web_fetch"
+	ToolBackground    = "background_command"
 )
 
 var builtinToolNames = []string{ToolReadFile, ToolWriteFile, ToolEditFile, ToolListDirectory, ToolGlob, ToolGrep, ToolRunCommand, ToolUpdatePlan}
@@ -46,7 +47,7 @@ const (
 func BuiltinTools(w *Workspace) []agent.Tool {
 	tools := []agent.Tool{
 		w.readFileTool(), w.writeFileTool(), w.editFileTool(), w.multiEditTool(), w.applyPatchTool(), w.listDirectoryTool(),
-		w.globTool(), w.grepTool(), w.runCommandTool(), updatePlanTool(), w.webFetchTool(),
+		w.globTool(), w.grepTool(), w.runCommandTool(), w.backgroundTool(), updatePlanTool(), w.webFetchTool(),
 	}
 	if lib := w.loadedPrompts(); len(lib.Skills) > 0 {
 		tools = append(tools, w.skillTool())
@@ -528,6 +529,7 @@ type commandArgs struct {
 	TimeoutSeconds int    `json:"timeout_seconds"`
 	OutsideSandbox bool   `json:"outside_sandbox"`
 	Justification  string `json:"justification"`
+	Background     bool   `json:"background"`
 }
 
 // command is a parsed, checked run_command call.
@@ -540,6 +542,8 @@ type command struct {
 	// justification.
 	outside       bool
 	justification string
+	// background: started and left running (background_command follows it).
+	background bool
 }
 
 func (w *Workspace) parseCommand(args json.RawMessage) (command, error) {
@@ -547,7 +551,10 @@ func (w *Workspace) parseCommand(args json.RawMessage) (command, error) {
 	if err != nil {
 		return command{}, err
 	}
-	c := command{line: a.Command, cwd: w.abs(cmp.Or(a.Cwd, w.roots[0])), timeout: w.cfg.CommandTimeout}
+	c := command{line: a.Command, cwd: w.abs(cmp.Or(a.Cwd, w.roots[0])), timeout: w.cfg.CommandTimeout, background: a.Background}
+	if c.background {
+		c.timeout = 0 // a dev server runs until stopped, or the session ends
+	}
 	if a.OutsideSandbox && w.Sandboxed() {
 		if strings.TrimSpace(a.Justification) == "" {
 			return c, errors.New("outside_sandbox needs a justification: say why the command cannot run inside the sandbox")
@@ -557,7 +564,7 @@ func (w *Workspace) parseCommand(args json.RawMessage) (command, error) {
 	if a.TimeoutSeconds > 0 {
 		c.timeout = time.Duration(a.TimeoutSeconds) * time.Second
 	}
-	if m := w.cfg.Terminal.MaxRuntime; m > 0 && c.timeout > m {
+	if m := w.cfg.Terminal.MaxRuntime; m > 0 && (c.timeout > m || c.timeout == 0) {
 		c.timeout = m
 	}
 	if err := w.check(c.cwd, policy.AccessRead); err != nil {
@@ -590,7 +597,8 @@ func (w *Workspace) runCommandTool() agent.Tool {
 			"cwd":{"type":"string","description":"working directory (default: the workspace root)"},
 			"timeout_seconds":{"type":"integer","minimum":1,"maximum":86400},
 			"outside_sandbox":{"type":"boolean","description":"run outside the sandbox; always asks the user; only after the sandbox blocked what the command must do"},
-			"justification":{"type":"string","description":"with outside_sandbox: why the command needs to leave the sandbox (shown to the user)"}},
+			"justification":{"type":"string","description":"with outside_sandbox: why the command needs to leave the sandbox (shown to the user)"},
+			"background":{"type":"boolean","description":"start the command and return at once with an id (a dev server, a watcher); follow and stop it with background_command. It runs until stopped, its timeout, or the end of the session"}},
 			"required":["command"],"additionalProperties":false}`),
 		Describe: func(args json.RawMessage) (agent.ToolCallInfo, error) {
 			c, err := w.parseCommand(args)
@@ -601,6 +609,9 @@ func (w *Workspace) runCommandTool() agent.Tool {
 			if c.outside {
 				info.Escalation = c.justification
 				info.Title = "Outside the sandbox: " + c.line + " (" + c.justification + ")"
+			}
+			if c.background {
+				info.Title = "In the background: " + info.Title
 			}
 			info.Command = &c.parsed
 			info.CommandContext = &policy.CommandContext{Dir: c.cwd, Path: w.cfg.PATH, Operand: w.operandInfo}
@@ -614,6 +625,9 @@ func (w *Workspace) runCommandTool() agent.Tool {
 			c, err := w.parseCommand(args)
 			if err != nil {
 				return agent.ToolResult{}, err
+			}
+			if c.background {
+				return w.startBackground(ctx, c)
 			}
 			var content []agent.ToolContent
 			term := w.term

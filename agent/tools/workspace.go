@@ -103,6 +103,8 @@ type Workspace struct {
 	// localTerm is closed with the workspace (nil when the editor runs
 	// the commands).
 	localTerm *runtime.LocalTerminal
+	// bg are the background commands, which end with the workspace.
+	bg background
 	// rules are the session's rules files (nil with NoRules).
 	rules *rules.Set
 	// promptDirs are where commands and skills are defined; lib is what
@@ -156,19 +158,12 @@ func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, editor Editor
 	if editor.Terminal != nil {
 		w.term, w.termViaEditor = editor.Terminal, true
 	} else {
-		opts := runtime.TerminalOptions{}
-		if sb := cfg.Sandbox; sb != nil {
-			tmp, err := os.MkdirTemp("", "acp-agent-cmd-")
-			if err != nil {
-				local.Close()
-				return nil, fmt.Errorf("sandbox temporary directory: %w", err)
-			}
-			w.tempDir = tmp
-			confined := *sb
-			confined.Policy.WritableRoots = writableRoots(roots, cfg.ReadOnlyRoots)
-			confined.Policy.TempDir = tmp
-			opts.Sandbox = &confined
+		opts, tmp, err := w.terminalOptions()
+		if err != nil {
+			local.Close()
+			return nil, err
 		}
+		w.tempDir = tmp
 		w.localTerm = runtime.NewLocalTerminal(opts)
 		w.term = w.localTerm
 		if opts.Sandbox != nil {
@@ -177,6 +172,25 @@ func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, editor Editor
 		}
 	}
 	return w, nil
+}
+
+// terminalOptions are the options of a local terminal: confined by the
+// sandbox, if there is one, with a temporary directory of its own (tmp,
+// which the caller removes).
+func (w *Workspace) terminalOptions() (opts runtime.TerminalOptions, tmp string, err error) {
+	sb := w.cfg.Sandbox
+	if sb == nil {
+		return opts, "", nil
+	}
+	tmp, err = os.MkdirTemp("", "acp-agent-cmd-")
+	if err != nil {
+		return opts, "", fmt.Errorf("sandbox temporary directory: %w", err)
+	}
+	confined := *sb
+	confined.Policy.WritableRoots = writableRoots(w.roots, w.cfg.ReadOnlyRoots)
+	confined.Policy.TempDir = tmp
+	opts.Sandbox = &confined
+	return opts, tmp, nil
 }
 
 // writableRoots are the roots a confined command may write: every root
@@ -228,6 +242,14 @@ func (w *Workspace) Close() error {
 	if w.escapeTerm != nil {
 		errs = append(errs, w.escapeTerm.Close())
 	}
+	w.bg.mu.Lock()
+	if w.bg.term != nil {
+		errs = append(errs, w.bg.term.Close())
+	}
+	if w.bg.tempDir != "" {
+		errs = append(errs, os.RemoveAll(w.bg.tempDir))
+	}
+	w.bg.mu.Unlock()
 	if w.tempDir != "" {
 		errs = append(errs, os.RemoveAll(w.tempDir))
 	}

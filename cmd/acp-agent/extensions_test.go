@@ -130,7 +130,9 @@ func TestBinarySteerJoinsTheRunningTurn(t *testing.T) {
 	p.Initialize(nil)
 	sid := p.NewSession(t.TempDir())
 	id := p.Request(acp.MethodSessionPrompt, promptReq(sid, "slow please"))
-	p.Next()
+	// Steer once the turn streams (other updates may come first).
+	for m := p.Next(); m.Method != acp.MethodSessionUpdate || m.Update(t).Update.AgentMessageChunk == nil; m = p.Next() {
+	}
 	r, werr := ext(t, p, acp.MethodExtSessionSteer, map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "change course"}}})
 	require.Nil(t, werr)
 	assert.EqualValues(t, 1, r["pendingMessages"])
@@ -213,7 +215,7 @@ func TestBinaryInspectionMethods(t *testing.T) {
 	}, forkable["messages"])
 
 	tools, _ := ext(t, p, acp.MethodExtSessionTools, map[string]any{"sessionId": sid})
-	assert.Equal(t, []any{"apply_patch", "edit_file", "glob", "grep", "list_directory", "multi_edit", "read_file", "run_command", "update_plan", "web_fetch", "write_file"},
+	assert.Equal(t, []any{"apply_patch", "background_command", "edit_file", "glob", "grep", "list_directory", "multi_edit", "read_file", "run_command", "update_plan", "web_fetch", "write_file"},
 		tools["activeToolNames"], "the built-in coding tools")
 }
 
