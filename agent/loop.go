@@ -76,12 +76,18 @@ func (s *Session) runTurn(ctx context.Context, it *item) (PromptResult, []*item,
 				}
 			}
 			s.appendEntry(Entry{Kind: EntryToolCalls, ToolCalls: resp.calls})
+			// A tool may end the turn with something to say (a question
+			// for the user, whose next prompt is the answer).
+			var endWith []string
 			for i, call := range resp.calls {
 				if i > 0 && s.steerQueued() {
 					s.skipCalls(ctx, resp.calls[i:])
 					break
 				}
-				perr := s.runTool(ctx, it, call)
+				say, perr := s.runTool(ctx, it, call)
+				if say != "" {
+					endWith = append(endWith, say)
+				}
 				if perr != nil {
 					// The user cancelled at the permission prompt: the
 					// turn ends, and every call still gets an output.
@@ -94,6 +100,13 @@ func (s *Session) runTurn(ctx context.Context, it *item) (PromptResult, []*item,
 					s.cancelCalls(resp.calls[i+1:])
 					return res, steered, context.Cause(ctx)
 				}
+			}
+			if len(endWith) > 0 {
+				text := strings.Join(endWith, "\n\n")
+				s.appendEntry(AssistantEntry(text))
+				s.update(ctx, Update{Kind: UpdateMessage, Text: text})
+				res.Text, res.StopReason = text, StopEndTurn
+				return res, steered, nil
 			}
 		}
 		// A model-call boundary: steer messages go to the model now.
@@ -332,8 +345,9 @@ func (s *Session) systemPrompt() string {
 // runTool runs one tool call and records its output. A tool that does not
 // exist, is disabled or not allowed, has invalid arguments, is refused or
 // fails gives an error result for the model; the turn goes on. The only
-// error returned is ErrPermissionCancelled, which ends the turn.
-func (s *Session) runTool(ctx context.Context, it *item, call llm.ToolCall) error {
+// error returned is ErrPermissionCancelled, which ends the turn. say is
+// what a tool asked to end the turn with (ToolResult.EndTurn).
+func (s *Session) runTool(ctx context.Context, it *item, call llm.ToolCall) (say string, err error) {
 	view := toolCallView{id: call.ID, name: call.Name, rawInput: rawJSON(call.Arguments)}
 	rt, info, result, ok := s.prepareTool(call)
 	if ok {
@@ -347,7 +361,6 @@ func (s *Session) runTool(ctx context.Context, it *item, call llm.ToolCall) erro
 		Status: ToolPending, Locations: info.Locations, RawInput: view.rawInput, Arguments: call.Arguments,
 		Content: info.Preview,
 	}})
-	var err error
 	if ok {
 		switch why, msg := s.authorize(ctx, view, info); why {
 		case permitted:
@@ -384,7 +397,10 @@ func (s *Session) runTool(ctx context.Context, it *item, call llm.ToolCall) erro
 		Display: &ToolDisplay{Title: info.Title, Kind: info.Kind, Locations: info.Locations, RawInput: view.rawInput, Content: content}})
 	// A tool may have met something to tell the user (a rules file cut).
 	s.workspaceNotices(ctx)
-	return err
+	if !result.IsError {
+		say = result.EndTurn
+	}
+	return say, err
 }
 
 // prepareTool finds the tool, validates the arguments and describes the
@@ -468,6 +484,15 @@ func ToolProgress(ctx context.Context, content []ToolContent) {
 		return
 	}
 	tc.s.update(ctx, Update{Kind: UpdateToolCallProgress, ToolCall: &ToolCallUpdate{ID: tc.id, Content: content}})
+}
+
+// RunningToolCallID is the id of the tool call ctx belongs to ("" outside
+// one), for a tool's Run that asks the user about it.
+func RunningToolCallID(ctx context.Context) string {
+	if tc, ok := ctx.Value(toolCallKey{}).(runningToolCall); ok {
+		return tc.id
+	}
+	return ""
 }
 
 // RunningMode is the mode of the session running the tool call ctx

@@ -71,6 +71,12 @@ type ToolResult struct {
 	// base64): sent to models that accept image input, replaced by a note
 	// for the others. Show them to the client through Content.
 	Images []llm.Part
+	// EndTurn, if set, ends the turn once this response's tool calls are
+	// done: the text is said to the user as the agent's message (kept in
+	// the conversation), and the model is not called again. ask_user uses
+	// it where the client cannot show a form: the user's next prompt is
+	// the answer.
+	EndTurn string
 }
 
 // ToolCallInfo is how a call is shown to the client and what permission

@@ -90,6 +90,12 @@ var sdkUnstableResponseDefs = map[string]string{
 	acp.MethodInitialize:       "InitializeResponse",
 }
 
+// sdkUnstableRequestDefs are the agent's requests to validate against
+// the npm SDK 2.4.0's unstable schema.
+var sdkUnstableRequestDefs = map[string]string{
+	acp.MethodElicitationCreate: "CreateElicitationRequest",
+}
+
 // requestDefs names the schema definition of each client method's params,
 // for the requests and notifications the agent sends.
 var requestDefs = map[string]string{
@@ -103,6 +109,7 @@ var requestDefs = map[string]string{
 	acp.MethodTerminalKill:             "KillTerminalRequest",
 	acp.MethodTerminalRelease:          "ReleaseTerminalRequest",
 	acp.MethodCancelRequest:            "CancelRequestNotification",
+	acp.MethodElicitationCreate:        "CreateElicitationRequest",
 }
 
 // Client drives an agent over its stdin/stdout.
@@ -216,6 +223,12 @@ func (c *Client) parse(line []byte) (Message, error) {
 			// clients that advertise them.
 			if err := c.checker.ValidateSDK("SessionNotification", env.Params); err != nil {
 				return m, fmt.Errorf("agent update does not match the SDK 2.4.0 schema: %v\n%s", err, line)
+			}
+			break
+		}
+		if def, ok := sdkUnstableRequestDefs[env.Method]; ok {
+			if err := c.checker.ValidateSDKUnstable(def, env.Params); err != nil {
+				return m, fmt.Errorf("agent %s params do not match the SDK 2.4.0 unstable schema (%s): %v\n%s", env.Method, def, err, line)
 			}
 			break
 		}

@@ -30,6 +30,7 @@ const (
 	ToolApplyPatch    = "apply_patch"
 	ToolWebFetch      = "web_fetch"
 	ToolBackground    = "background_command"
+	ToolAskUser       = "ask_user"
 )
 
 var builtinToolNames = []string{ToolReadFile, ToolWriteFile, ToolEditFile, ToolListDirectory, ToolGlob, ToolGrep, ToolRunCommand, ToolUpdatePlan}
@@ -47,7 +48,7 @@ const (
 func BuiltinTools(w *Workspace) []agent.Tool {
 	tools := []agent.Tool{
 		w.readFileTool(), w.writeFileTool(), w.editFileTool(), w.multiEditTool(), w.applyPatchTool(), w.listDirectoryTool(),
-		w.globTool(), w.grepTool(), w.runCommandTool(), w.backgroundTool(), updatePlanTool(), w.webFetchTool(),
+		w.globTool(), w.grepTool(), w.runCommandTool(), w.backgroundTool(), updatePlanTool(), w.webFetchTool(), w.askUserTool(),
 	}
 	if lib := w.loadedPrompts(); len(lib.Skills) > 0 {
 		tools = append(tools, w.skillTool())

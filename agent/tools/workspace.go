@@ -40,6 +40,10 @@ type Editor struct {
 	Reads, Writes func(local *runtime.LocalFS) TextFiles
 	// Terminal runs commands in the editor's terminal.
 	Terminal CommandRunner
+	// Ask, if set, asks the user a question in a form the editor shows
+	// (ACP elicitation); without it, ask_user ends the turn with the
+	// question and the user's next prompt is the answer.
+	Ask func(ctx context.Context, q Question) (Answer, error)
 }
 
 // WorkspaceConfig are the rules of the built-in tools' workspace.
@@ -115,6 +119,8 @@ type Workspace struct {
 	libSig     string
 	libLoaded  bool
 	libNotices []string // what the last reads skipped, for Notices
+	// ask is the editor's question form (nil: none).
+	ask func(ctx context.Context, q Question) (Answer, error)
 	// viaEditor says which operations go through the client.
 	readsViaEditor, writesViaEditor, termViaEditor bool
 }
@@ -155,6 +161,7 @@ func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, editor Editor
 		w.files = &splitFiles{read: pick(editor.Reads, local), write: pick(editor.Writes, local)}
 		w.readsViaEditor, w.writesViaEditor = editor.Reads != nil, editor.Writes != nil
 	}
+	w.ask = editor.Ask
 	if editor.Terminal != nil {
 		w.term, w.termViaEditor = editor.Terminal, true
 	} else {
