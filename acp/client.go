@@ -76,6 +76,18 @@ func (c *ClientConn) Call(ctx context.Context, method string, params, result any
 	return nil
 }
 
+// Notify sends a notification to the client (elicitation/complete), after
+// the updates queued before it.
+func (c *ClientConn) Notify(ctx context.Context, method string, params any) error {
+	if err := c.out.drained(ctx); err != nil {
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	if err := c.conn.Notify(ctx, method, params); err != nil {
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	return nil
+}
+
 // RequestPermission asks the user to allow a tool call (baseline method).
 func (c *ClientConn) RequestPermission(ctx context.Context, req *RequestPermissionRequest) (*RequestPermissionResponse, error) {
 	req.SessionID = c.sessionID

@@ -93,7 +93,8 @@ var sdkUnstableResponseDefs = map[string]string{
 // sdkUnstableRequestDefs are the agent's requests to validate against
 // the npm SDK 2.4.0's unstable schema.
 var sdkUnstableRequestDefs = map[string]string{
-	acp.MethodElicitationCreate: "CreateElicitationRequest",
+	acp.MethodElicitationCreate:   "CreateElicitationRequest",
+	acp.MethodElicitationComplete: "CompleteElicitationNotification",
 }
 
 // requestDefs names the schema definition of each client method's params,
@@ -110,6 +111,7 @@ var requestDefs = map[string]string{
 	acp.MethodTerminalRelease:          "ReleaseTerminalRequest",
 	acp.MethodCancelRequest:            "CancelRequestNotification",
 	acp.MethodElicitationCreate:        "CreateElicitationRequest",
+	acp.MethodElicitationComplete:      "CompleteElicitationNotification",
 }
 
 // Client drives an agent over its stdin/stdout.

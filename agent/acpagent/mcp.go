@@ -39,6 +39,10 @@ func (a *Agent) connectMCP(ctx context.Context, as *acpSession, servers []acp.Mc
 			<-ready
 			as.syncMCPTools(holder.m)
 		},
+		Elicit:              as.mcpElicit,
+		ElicitForm:          caps.Elicitation != nil && caps.Elicitation.Form != nil,
+		ElicitURL:           caps.Elicitation != nil && caps.Elicitation.URL != nil,
+		ElicitationComplete: as.mcpElicitationComplete,
 	})
 	holder.m = m
 	close(ready)

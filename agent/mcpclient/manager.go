@@ -66,6 +66,33 @@ type Options struct {
 	// one at a time; several changes in a row may give one call. It must not
 	// call Close.
 	OnToolsChanged func()
+	// Elicit, if set, passes a server's elicitation request to the user
+	// and returns the answer; ElicitForm and ElicitURL say which modes
+	// servers are told the client supports (neither: Elicit is not used).
+	// It may block until the user answers; ctx ends with the request.
+	Elicit                func(ctx context.Context, server string, e Elicitation) (ElicitationResult, error)
+	ElicitForm, ElicitURL bool
+	// ElicitationComplete, if set, is told when a server says a URL-mode
+	// elicitation it asked for has completed.
+	ElicitationComplete func(server, elicitationID string)
+}
+
+// Elicitation is a server's request for user input: Mode "form" with
+// RequestedSchema (the server's JSON schema, as sent), or "url" with URL
+// and ElicitationID.
+type Elicitation struct {
+	Mode            string
+	Message         string
+	RequestedSchema json.RawMessage
+	URL             string
+	ElicitationID   string
+}
+
+// ElicitationResult is the user's answer: Action "accept" (with Content,
+// for a form), "decline" or "cancel".
+type ElicitationResult struct {
+	Action  string
+	Content map[string]any
 }
 
 // Tool is an MCP tool as offered to the model.
@@ -279,9 +306,49 @@ func (m *Manager) connectServer(ctx context.Context, s *server, cfg acp.McpServe
 	}
 
 	dt := &detachedTransport{inner: t, life: life}
+	caps := &mcp.ClientCapabilities{}
+	var elicit func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+	if m.opts.Elicit != nil && (m.opts.ElicitForm || m.opts.ElicitURL) {
+		caps.Elicitation = &mcp.ElicitationCapabilities{}
+		if m.opts.ElicitForm {
+			caps.Elicitation.Form = &mcp.FormElicitationCapabilities{}
+		}
+		if m.opts.ElicitURL {
+			caps.Elicitation.URL = &mcp.URLElicitationCapabilities{}
+		}
+		elicit = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			p := req.Params
+			e := Elicitation{Mode: cmp.Or(p.Mode, "form"), Message: p.Message, URL: p.URL, ElicitationID: p.ElicitationID}
+			if (e.Mode == "form" && !m.opts.ElicitForm) || (e.Mode == "url" && !m.opts.ElicitURL) {
+				return nil, fmt.Errorf("elicitation mode %q is not supported", e.Mode)
+			}
+			if p.RequestedSchema != nil {
+				raw, err := json.Marshal(p.RequestedSchema)
+				if err != nil {
+					return nil, err
+				}
+				e.RequestedSchema = raw
+			}
+			res, err := m.opts.Elicit(ctx, s.name, e)
+			if err != nil {
+				return nil, err
+			}
+			return &mcp.ElicitResult{Action: res.Action, Content: res.Content}, nil
+		}
+	}
+	var complete func(context.Context, *mcp.ElicitationCompleteNotificationRequest)
+	if m.opts.ElicitationComplete != nil {
+		complete = func(_ context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+			if req.Params != nil {
+				m.opts.ElicitationComplete(s.name, req.Params.ElicitationID)
+			}
+		}
+	}
 	client := mcp.NewClient(&mcp.Implementation{Name: m.opts.ClientName, Version: m.opts.ClientVersion}, &mcp.ClientOptions{
-		Logger:       s.log,
-		Capabilities: &mcp.ClientCapabilities{},
+		Logger:                     s.log,
+		Capabilities:               caps,
+		ElicitationHandler:         elicit,
+		ElicitationCompleteHandler: complete,
 		// This runs on the connection's read loop, so it must not call the
 		// server: it only wakes serve, which re-lists.
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {

@@ -160,3 +160,85 @@ func TestBinaryAskUserWithoutAFormEndsTheTurn(t *testing.T) {
 	}
 	assert.True(t, found, "the question is part of the conversation")
 }
+
+// Issue 17: an MCP server's elicitation request (server-everything's
+// trigger-elicitation-request, form mode) reaches the user as
+// elicitation/create naming the server, with the server's schema; the
+// answer goes back to the server, whose tool result shows it.
+func TestBinaryMCPElicitationReachesTheUser(t *testing.T) {
+	node, index := everything(t)
+	script := writeScript(t, map[string]any{"turns": []any{
+		map[string]any{"match": "elicit", "events": []any{map[string]any{"toolCall": map[string]any{"id": "m1", "name": "mcp__everything__trigger-elicitation-request", "arguments": map[string]any{}}}}},
+		map[string]any{"events": []any{map[string]any{"text": "done"}}},
+	}})
+	p := startAgent(t, nil, "--model", "replay/"+script, "--mode", "full-access")
+	p.Initialize(formCaps)
+	resp, _ := p.Call(acp.MethodSessionNew, map[string]any{"cwd": t.TempDir(), "mcpServers": []any{
+		map[string]any{"name": "everything", "command": node, "args": []string{index, "stdio"}, "env": []any{}}}})
+	var ns acp.NewSessionResponse
+	acptest.MustResult(t, resp, &ns)
+	p.TakeCommands(ns.SessionID)
+	id := p.Request(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: ns.SessionID, Prompt: []acp.ContentBlock{acp.TextBlock("elicit something")}})
+	m := awaitElicitation(t, p)
+	var req map[string]any
+	require.NoError(t, json.Unmarshal(m.Params, &req))
+	assert.Equal(t, "form", req["mode"])
+	assert.Equal(t, ns.SessionID, req["sessionId"])
+	assert.True(t, strings.HasPrefix(req["message"].(string), `The MCP server "everything" asks: `), req["message"])
+	props := req["requestedSchema"].(map[string]any)["properties"].(map[string]any)
+	assert.Contains(t, props, "name")
+	assert.Contains(t, props, "untitledMultipleSelectEnum")
+	p.Respond(m.ID, map[string]any{"action": "accept", "content": map[string]any{"name": "Ada Lovelace", "check": true, "integer": 7}})
+	resp, before := p.Await(id)
+	require.Nil(t, resp.Error)
+	var result string
+	for _, b := range before {
+		if b.Method == acp.MethodSessionUpdate {
+			if u := b.Update(t).Update.ToolCallUpdate; u != nil && u.ToolCallID == "m1" {
+				raw, _ := json.Marshal(u.Content)
+				result += string(raw)
+			}
+		}
+	}
+	assert.Contains(t, result, "Name: Ada Lovelace")
+	assert.Contains(t, result, "Agreed to terms: true")
+	assert.Contains(t, result, "Favorite Integer: 7")
+}
+
+// Issue 17: a server's URL-mode elicitation reaches a client that
+// advertises URL elicitation as elicitation/create in URL mode, with the
+// server's URL and elicitation id; a non-http(s) URL never reaches it.
+func TestBinaryMCPURLElicitation(t *testing.T) {
+	node, index := everything(t)
+	script := writeScript(t, map[string]any{"turns": []any{
+		map[string]any{"match": "open link", "events": []any{map[string]any{"toolCall": map[string]any{"id": "u1", "name": "mcp__everything__trigger-url-elicitation",
+			"arguments": map[string]any{"url": "https://example.com/authorize?x=1", "message": "Authorize me", "elicitationId": "el-42"}}}}},
+		map[string]any{"match": "bad link", "events": []any{map[string]any{"toolCall": map[string]any{"id": "u2", "name": "mcp__everything__trigger-url-elicitation",
+			"arguments": map[string]any{"url": "javascript:alert(1)", "elicitationId": "el-43"}}}}},
+		map[string]any{"events": []any{map[string]any{"text": "done"}}},
+	}})
+	p := startAgent(t, nil, "--model", "replay/"+script, "--mode", "full-access")
+	p.Initialize(&acp.ClientCapabilities{Elicitation: &acp.ElicitationCapabilities{URL: &acp.ElicitationUrlCapabilities{}}})
+	resp, _ := p.Call(acp.MethodSessionNew, map[string]any{"cwd": t.TempDir(), "mcpServers": []any{
+		map[string]any{"name": "everything", "command": node, "args": []string{index, "stdio"}, "env": []any{}}}})
+	var ns acp.NewSessionResponse
+	acptest.MustResult(t, resp, &ns)
+	p.TakeCommands(ns.SessionID)
+	id := p.Request(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: ns.SessionID, Prompt: []acp.ContentBlock{acp.TextBlock("open link")}})
+	m := awaitElicitation(t, p)
+	var req map[string]any
+	require.NoError(t, json.Unmarshal(m.Params, &req))
+	assert.Equal(t, "url", req["mode"])
+	assert.Equal(t, "https://example.com/authorize?x=1", req["url"])
+	assert.Equal(t, "el-42", req["elicitationId"])
+	assert.Contains(t, req["message"], `The MCP server "everything" asks: Authorize me`)
+	p.Respond(m.ID, map[string]any{"action": "accept"})
+	resp, _ = p.Await(id)
+	require.Nil(t, resp.Error)
+
+	resp, before := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: ns.SessionID, Prompt: []acp.ContentBlock{acp.TextBlock("bad link")}})
+	require.Nil(t, resp.Error)
+	for _, b := range before {
+		assert.NotEqual(t, acp.MethodElicitationCreate, b.Method, "a javascript: URL is not shown to the user")
+	}
+}
