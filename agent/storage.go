@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"errors"
+
 	"github.com/acp-agent/acp-agent/policy"
 )
 
@@ -118,6 +120,37 @@ func (s *Session) ClearContext() {
 	if j := s.cfg.Journal; j != nil {
 		j.Clear()
 	}
+}
+
+// ErrTurnRunning is returned by ReplaceTranscript while a turn runs or
+// messages wait.
+var ErrTurnRunning = errors.New("agent: a turn is running; cancel it first")
+
+// ReplaceTranscript makes entries the session's whole conversation and
+// rewrites the session's storage with it (a rewind, or its undo). It is
+// refused while a turn runs or messages wait, but not from a command
+// running in a prompt's place.
+func (s *Session) ReplaceTranscript(entries []Entry) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrSessionClosed
+	}
+	// A command running in the prompt's place (PromptOptions.Run, such
+	// as /rewind) is not a turn that would race with it.
+	if (s.active != nil && s.active.it.run == nil) || len(s.queue) > 0 {
+		s.mu.Unlock()
+		return ErrTurnRunning
+	}
+	var tr transcript
+	for _, e := range entries {
+		tr.append(e)
+	}
+	s.tr = tr
+	s.hist.reportedAt = 0
+	s.mu.Unlock()
+	s.rewriteFile()
+	return nil
 }
 
 // Plan returns the plan the client was last sent (nil: none).

@@ -531,6 +531,33 @@ func (f *LocalFS) WriteTextFile(ctx context.Context, path, content string) error
 	return writeAtomic(w.dir, w.base, path, content, w.perm, w.existing)
 }
 
+// RemoveFile removes the regular file at path with the checks
+// WriteTextFile applies (the rules for writing, no symlink, no hard link,
+// the directory confirmed by its real path), and reports whether there
+// was one. A missing file or directory is not an error, and nothing is
+// created. Rewinding a checkpoint uses it for files created after it.
+func (f *LocalFS) RemoveFile(ctx context.Context, path string) (bool, error) {
+	if _, _, _, err := f.resolve(path, policy.AccessWrite); err != nil {
+		return false, err
+	}
+	dir := filepath.Dir(path)
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return false, nil // no directory: no file; a write would create it
+	}
+	w, err := f.prepareWrite(ctx, path, 0)
+	if err != nil {
+		return false, err
+	}
+	defer w.dir.Close()
+	if !w.existing {
+		return false, nil
+	}
+	if err := w.dir.Remove(w.base); err != nil {
+		return false, rootErr("remove", path, err)
+	}
+	return true, syncRootDir(w.dir, path)
+}
+
 // CheckWrite applies every check WriteTextFile applies to path for size
 // bytes of content — creating missing parent directories the same checked
 // way — without writing the file, and returns the real path to write. It
@@ -645,6 +672,12 @@ func writeAtomic(dir *os.Root, base, path, content string, perm fs.FileMode, exi
 		return rootErr("rename", path, err)
 	}
 	// The rename is durable only once the directory is synced.
+	return syncRootDir(dir, path)
+}
+
+// syncRootDir fsyncs the directory of dir (after a rename or removal in
+// it); path names the file for errors.
+func syncRootDir(dir *os.Root, path string) error {
 	d, err := dir.Open(".")
 	if err != nil {
 		return rootErr("open dir", path, err)

@@ -26,6 +26,7 @@ type acpSession struct {
 	j     *journal         // nil when sessions are not stored
 	extra []string         // the additional directories it was opened with
 	ws    *tools.Workspace // its built-in tools' workspace; nil without
+	cp    *checkpoints     // its file history; nil when sessions are not stored
 	log   *slog.Logger
 
 	mu         sync.Mutex
@@ -151,6 +152,9 @@ func (a *acpSession) Close() error {
 	a.a.forget(a.s.ID())
 	err := a.s.Close()
 	a.closeMCP()
+	if a.cp != nil {
+		a.cp.store.Close()
+	}
 	return err
 }
 
@@ -165,8 +169,11 @@ type extParams struct {
 
 // Extension implements acp.ExtensionSession.
 func (a *acpSession) Extension(ctx context.Context, method string, raw json.RawMessage) (any, error) {
-	if method == MethodExtStructured {
+	switch method {
+	case MethodExtStructured:
 		return a.structuredExtension(ctx, raw)
+	case MethodExtRewind:
+		return a.rewindExtension(ctx, raw)
 	}
 	var p extParams
 	if err := json.Unmarshal(raw, &p); err != nil {

@@ -96,6 +96,10 @@ func (a *Agent) slashCommands() []slashCommand {
 				}
 				return "Compacted: older messages were replaced by a summary.", nil
 			}},
+		{name: "rewind", description: "Go back to before one of your messages, with the files, or undo the last rewind", hint: "[N [keep-files]] | undo",
+			run: func(ctx context.Context, as *acpSession, args string) (string, error) {
+				return as.rewindCommand(ctx, args)
+			}},
 		{name: "cost", description: "Show the session's token usage and cost",
 			run: func(ctx context.Context, as *acpSession, _ string) (string, error) {
 				return as.s.CostReport(), nil

@@ -32,7 +32,7 @@ func TestSlashCommandsAreHandledByTheAgent(t *testing.T) {
 	for _, cmd := range c.Commands {
 		names = append(names, cmd.Name)
 	}
-	assert.Equal(t, []string{"clear", "model", "mode", "compact", "cost"}, names, "available_commands_update after session/new")
+	assert.Equal(t, []string{"clear", "model", "mode", "compact", "rewind", "cost"}, names, "available_commands_update after session/new")
 
 	say(t, c, sid, "one")
 	say(t, c, sid, "two")

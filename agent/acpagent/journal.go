@@ -153,6 +153,7 @@ type journal struct {
 	// (a fork), which early does not hold.
 	copied bool
 	err    error // the first write error, reported by Sync
+	cp     *checkpoints
 }
 
 func newJournal(f *persistence.File, log *slog.Logger, entryStart []int, early []json.RawMessage) *journal {
@@ -289,7 +290,27 @@ func (j *journal) entryStartPrefix(n int) []int {
 var _ agent.Journal = (*journal)(nil)
 
 // AppendEntry implements agent.Journal.
-func (j *journal) AppendEntry(e agent.Entry) { j.write(entryRecord(&e), true) }
+func (j *journal) AppendEntry(e agent.Entry) {
+	if e.Kind == agent.EntryUser && e.Source != agent.SourceSummary {
+		j.mu.Lock()
+		cp := j.cp
+		j.mu.Unlock()
+		if cp != nil {
+			// Each user message is a checkpoint the files can go back to.
+			if err := cp.startTurn(e.Time); err != nil {
+				j.log.Error("saving a file checkpoint", "error", err)
+			}
+		}
+	}
+	j.write(entryRecord(&e), true)
+}
+
+// setCheckpoints starts a checkpoint at each user message from now on.
+func (j *journal) setCheckpoints(cp *checkpoints) {
+	j.mu.Lock()
+	j.cp = cp
+	j.mu.Unlock()
+}
 
 // SetMode implements agent.Journal.
 func (j *journal) SetMode(m policy.Mode) { j.write(record{Type: recMode, Mode: m}, false) }

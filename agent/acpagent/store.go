@@ -96,7 +96,19 @@ func (a *Agent) createFile(cfg *agent.SessionConfig, extra []string, parent stri
 // newACPSession wraps a new or opened session for its connection.
 func (a *Agent) newACPSession(s *agent.Session, conn *acp.ClientConn, j *journal, extra []string, w agent.Workspace) *acpSession {
 	ws, _ := w.(*tools.Workspace)
-	return &acpSession{s: s, a: a, conn: conn, j: j, extra: extra, ws: ws, log: a.log.With("session", s.ID())}
+	as := &acpSession{s: s, a: a, conn: conn, j: j, extra: extra, ws: ws, log: a.log.With("session", s.ID())}
+	if a.store != nil && ws != nil && j != nil {
+		// The file history: what the tools change can be rewound.
+		store, err := persistence.OpenCheckpoints(checkpointDir(a.store.Dir(), s.ID()))
+		if err != nil {
+			as.log.Warn("file checkpoints are off for this session", "error", err)
+		} else {
+			as.cp = newCheckpoints(store)
+			ws.SetCheckpointer(as.cp)
+			j.setCheckpoints(as.cp)
+		}
+	}
+	return as
 }
 
 // closeWorkspace closes the workspace of a session that could not be set
@@ -286,6 +298,12 @@ func (a *Agent) openStored(id, cwd string, extra []string, client *acp.ClientCon
 		return nil, fmt.Errorf("%w: %v", acp.ErrInternal, err)
 	}
 	as := a.newACPSession(s, client, j, extra, cfg.Workspace)
+	if as.cp != nil {
+		if msg := as.finishInterruptedRewind(context.Background()); msg != "" {
+			a.log.Warn(msg, "session", id)
+			as.post(acp.AgentMessageChunk(msg + "\n"))
+		}
+	}
 	a.track(as)
 	return as, nil
 }

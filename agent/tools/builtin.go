@@ -251,7 +251,7 @@ func (w *Workspace) writeFileTool() agent.Tool {
 			if err != nil {
 				return agent.ToolResult{}, err
 			}
-			if err := w.files.WriteTextFile(ctx, path, a.Content); err != nil {
+			if err := w.writeFile(ctx, path, a.Content); err != nil {
 				return agent.ToolResult{}, err
 			}
 			diff := &agent.Diff{Path: path, NewText: a.Content}
@@ -303,7 +303,7 @@ func (w *Workspace) editFileTool() agent.Tool {
 			if err != nil {
 				return agent.ToolResult{}, err
 			}
-			if err := w.files.WriteTextFile(ctx, path, updated); err != nil {
+			if err := w.writeFile(ctx, path, updated); err != nil {
 				return agent.ToolResult{}, err
 			}
 			line := 1 + strings.Count(old[:strings.Index(old, a.OldString)], "\n")
@@ -378,7 +378,7 @@ func (w *Workspace) multiEditTool() agent.Tool {
 				}
 				updated, total = next, total+n
 			}
-			if err := w.files.WriteTextFile(ctx, path, updated); err != nil {
+			if err := w.writeFile(ctx, path, updated); err != nil {
 				return agent.ToolResult{}, err
 			}
 			return agent.ToolResult{
@@ -635,6 +635,9 @@ func (w *Workspace) runCommandTool() agent.Tool {
 			if c.outside {
 				term = w.escapeTerm
 			}
+			// What the command changes in the workspace can be rewound.
+			after := w.aroundCommand(ctx)
+			defer after()
 			res, err := term.Run(ctx, runtime.CommandSpec{
 				Command: w.shell(), Args: []string{"-c", c.line}, Cwd: c.cwd,
 				OutputByteLimit: w.cfg.OutputByteLimit, Timeout: c.timeout,

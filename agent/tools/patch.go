@@ -256,7 +256,7 @@ func (w *Workspace) applyPatchTool() agent.Tool {
 				return agent.ToolResult{}, fmt.Errorf("%w; nothing was written", err)
 			}
 			for i, c := range changes {
-				if err := w.files.WriteTextFile(ctx, c.path, c.new); err != nil {
+				if err := w.writeFile(ctx, c.path, c.new); err != nil {
 					// Put back what was written: all or nothing.
 					var undo []error
 					for _, d := range changes[:i] {

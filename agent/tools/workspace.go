@@ -109,6 +109,10 @@ type Workspace struct {
 	localTerm *runtime.LocalTerminal
 	// bg are the background commands, which end with the workspace.
 	bg background
+	// cp keeps files' previous content for rewind (nil: none); scan is
+	// the last workspace scan around a command.
+	cp   Checkpointer
+	scan scanState
 	// rules are the session's rules files (nil with NoRules).
 	rules *rules.Set
 	// promptDirs are where commands and skills are defined; lib is what
@@ -263,6 +267,9 @@ func (w *Workspace) Close() error {
 	errs = append(errs, w.local.Close())
 	return errors.Join(errs...)
 }
+
+// Local is the workspace's confined local filesystem.
+func (w *Workspace) Local() *runtime.LocalFS { return w.local }
 
 // Roots returns the workspace roots, the session's cwd first.
 func (w *Workspace) Roots() []string { return w.roots }
