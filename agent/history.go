@@ -118,15 +118,20 @@ func survives(o *Entry, e *Entry) bool {
 // entries), so a crash leaves either the old file or the new one.
 func (s *Session) replaceHistory(msgs []llm.Message) {
 	s.mu.Lock()
-	entries := entriesFromMessages(msgs, s.tr.entries)
+	s.installLocked(entriesFromMessages(msgs, s.tr.entries))
+	s.mu.Unlock()
+	s.rewriteFile()
+}
+
+// installLocked makes entries the transcript (s.mu held); the caller then
+// rewrites the file.
+func (s *Session) installLocked(entries []Entry) {
 	var tr transcript
 	for _, e := range entries {
 		tr.append(e)
 	}
 	s.tr = tr
 	s.hist.reportedAt = 0
-	s.mu.Unlock()
-	s.rewriteFile()
 }
 
 // rewriteFile replaces the session file with the session as it is now:

@@ -142,12 +142,7 @@ func (s *Session) ReplaceTranscript(entries []Entry) error {
 		s.mu.Unlock()
 		return ErrTurnRunning
 	}
-	var tr transcript
-	for _, e := range entries {
-		tr.append(e)
-	}
-	s.tr = tr
-	s.hist.reportedAt = 0
+	s.installLocked(entries)
 	s.mu.Unlock()
 	s.rewriteFile()
 	return nil
