@@ -118,13 +118,14 @@ type outbox struct {
 	log       *slog.Logger
 	sessionID string // set before run starts
 
-	mu     sync.Mutex
-	items  []outItem
-	closed bool
-	wake   chan struct{} // capacity 1: there are items
-	space  chan struct{} // capacity 1: there is room for updates
-	quit   chan struct{}
-	ended  chan struct{} // closed when run returns
+	mu       sync.Mutex
+	stopOnce sync.Once
+	items    []outItem
+	closed   bool
+	wake     chan struct{} // capacity 1: there are items
+	space    chan struct{} // capacity 1: there is room for updates
+	quit     chan struct{}
+	ended    chan struct{} // closed when run returns
 
 	buf []byte // run's write buffer
 }
@@ -223,8 +224,9 @@ func (o *outbox) do(fn func()) {
 	signal(o.wake)
 }
 
-// stop makes run deliver what is queued and return. Called once.
-func (o *outbox) stop() { close(o.quit) }
+// stop makes run deliver what is queued and return. Later calls do
+// nothing.
+func (o *outbox) stop() { o.stopOnce.Do(func() { close(o.quit) }) }
 
 func (o *outbox) run() {
 	defer close(o.ended)

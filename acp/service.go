@@ -401,6 +401,31 @@ func (s *AgentService) register(ctx context.Context, conn *jsonrpc2.Conn, id jso
 	}()
 }
 
+// OpenChild opens a session the agent creates itself (a subagent of the
+// session c belongs to) on c's connection under id: open builds it with
+// its own ClientConn, whose updates carry id, and session/cancel naming
+// id reaches it. The caller announces it
+// (subagent_update on the parent, drained) first. CloseChild ends it.
+func (c *ClientConn) OpenChild(id string, open func(*ClientConn) (Session, error)) (*ClientConn, error) {
+	child := c.svc.newClient(c.conn)
+	child.sessionID = id
+	sess, err := open(child)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.svc.registerLoaded(sess, id, child); err != nil {
+		return nil, err
+	}
+	return child, nil
+}
+
+// CloseChild ends a child session OpenChild registered: it is cancelled,
+// closed and forgotten, like session/close.
+func (c *ClientConn) CloseChild(id string) { c.svc.closeLive(id) }
+
+// Drained waits until every update queued on c so far has been written.
+func (c *ClientConn) Drained(ctx context.Context) error { return c.out.drained(ctx) }
+
 // registerLoaded adds a loaded session and starts its outbox at once: its
 // replay goes out before the response, which is queued behind it.
 func (s *AgentService) registerLoaded(sess Session, sessionID string, client *ClientConn) (*serviceSession, error) {
@@ -431,6 +456,12 @@ func (s *AgentService) registerLoaded(sess Session, sessionID string, client *Cl
 // session was open.
 func (s *AgentService) closeLive(id SessionId) bool {
 	s.mu.Lock()
+	if s.closing {
+		// shutdown stops and closes every session itself (a parent
+		// closing its children lands here).
+		s.mu.Unlock()
+		return false
+	}
 	ss, ok := s.sessions[id]
 	if ok {
 		delete(s.sessions, id)

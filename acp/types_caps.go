@@ -67,7 +67,15 @@ type ClientCapabilities struct {
 	Session     *ClientSessionCapabilities `json:"session,omitempty"`
 	Auth        AuthCapabilities           `json:"auth,omitzero"`
 	Elicitation *ElicitationCapabilities   `json:"elicitation,omitempty"`
-	Meta        json.RawMessage            `json:"_meta,omitempty"`
+	// Subagents: the client shows child sessions (subagent_update and the
+	// children's own updates); SDK 2.4.0 unstable.
+	Subagents *SubagentCapabilities `json:"subagents,omitempty"`
+	Meta      json.RawMessage       `json:"_meta,omitempty"`
+}
+
+// SubagentCapabilities marks support for child sessions.
+type SubagentCapabilities struct {
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // FileSystemCapabilities gates fs/read_text_file and fs/write_text_file.

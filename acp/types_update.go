@@ -30,6 +30,7 @@ type SessionUpdate struct {
 	SessionInfoUpdate       *SessionInfoUpdate       // "session_info_update"
 	UsageUpdate             *UsageUpdate             // "usage_update"
 	Notice                  *Notice                  // "notice" (SDK 2.4.0)
+	SubagentUpdate          *SubagentUpdate          // "subagent_update" (SDK 2.4.0 unstable)
 	CompactionUpdate        *CompactionUpdate        // "compaction_update" (SDK 2.4.0)
 	CompactionSummaryChunk  *CompactionSummaryChunk  // "compaction_summary_chunk" (SDK 2.4.0)
 	ExecutionStateUpdate    *ExecutionStateUpdate    // "execution_state_update" (acp-agent extension, opt-in)
@@ -51,6 +52,7 @@ const (
 	SessionUpdateSessionInfoUpdate       = "session_info_update"
 	SessionUpdateUsageUpdate             = "usage_update"
 	SessionUpdateNotice                  = "notice"
+	SessionUpdateSubagentUpdate          = "subagent_update"
 	SessionUpdateCompactionUpdate        = "compaction_update"
 	SessionUpdateCompactionSummaryChunk  = "compaction_summary_chunk"
 	SessionUpdateExecutionStateUpdate    = "execution_state_update"
@@ -70,6 +72,7 @@ var (
 	prefixSessionInfoUpdate       = unionPrefix("sessionUpdate", SessionUpdateSessionInfoUpdate)
 	prefixUsageUpdate             = unionPrefix("sessionUpdate", SessionUpdateUsageUpdate)
 	prefixNotice                  = unionPrefix("sessionUpdate", SessionUpdateNotice)
+	prefixSubagentUpdate          = unionPrefix("sessionUpdate", SessionUpdateSubagentUpdate)
 	prefixCompactionUpdate        = unionPrefix("sessionUpdate", SessionUpdateCompactionUpdate)
 	prefixCompactionSummaryChunk  = unionPrefix("sessionUpdate", SessionUpdateCompactionSummaryChunk)
 	prefixExecutionStateUpdate    = unionPrefix("sessionUpdate", SessionUpdateExecutionStateUpdate)
@@ -120,6 +123,8 @@ func (u SessionUpdate) Tag() string {
 		return SessionUpdateUsageUpdate
 	case u.Notice != nil:
 		return SessionUpdateNotice
+	case u.SubagentUpdate != nil:
+		return SessionUpdateSubagentUpdate
 	case u.CompactionUpdate != nil:
 		return SessionUpdateCompactionUpdate
 	case u.CompactionSummaryChunk != nil:
@@ -193,6 +198,8 @@ func (u *SessionUpdate) appendJSON(dst []byte) ([]byte, error) {
 		b, err = marshalTagged(prefixUsageUpdate, u.UsageUpdate)
 	case u.Notice != nil:
 		b, err = marshalTagged(prefixNotice, u.Notice)
+	case u.SubagentUpdate != nil:
+		b, err = marshalTagged(prefixSubagentUpdate, u.SubagentUpdate)
 	case u.CompactionUpdate != nil:
 		b, err = marshalTagged(prefixCompactionUpdate, u.CompactionUpdate)
 	case u.CompactionSummaryChunk != nil:
@@ -270,6 +277,8 @@ func (u *SessionUpdate) UnmarshalJSON(data []byte) error {
 		u.UsageUpdate, err = decodeVariant[UsageUpdate](data)
 	case SessionUpdateNotice:
 		u.Notice, err = decodeVariant[Notice](data)
+	case SessionUpdateSubagentUpdate:
+		u.SubagentUpdate, err = decodeVariant[SubagentUpdate](data)
 	case SessionUpdateCompactionUpdate:
 		u.CompactionUpdate, err = decodeVariant[CompactionUpdate](data)
 	case SessionUpdateCompactionSummaryChunk:
@@ -558,6 +567,25 @@ type Cost struct {
 	Amount   float64         `json:"amount"`
 	Currency string          `json:"currency"` // ISO 4217, e.g. "USD"
 	Meta     json.RawMessage `json:"_meta,omitempty"`
+}
+
+// SubagentUpdate announces a child session the session created and owns,
+// or changes its display metadata or state (SDK 2.4.0 unstable; sent only
+// to clients that advertise subagents). The announcement comes before any
+// of the child's own traffic.
+type SubagentUpdate struct {
+	SessionID   SessionId       `json:"sessionId"`
+	Title       string          `json:"title,omitempty"`
+	Description string          `json:"description,omitempty"`
+	State       *SubagentState  `json:"state,omitempty"`
+	CWD         string          `json:"cwd,omitempty"`
+	Meta        json.RawMessage `json:"_meta,omitempty"`
+}
+
+// SubagentState is a child's foreground state: running, idle,
+// requires_action or unknown.
+type SubagentState struct {
+	State string `json:"state"`
 }
 
 // Notice is a fire-and-forget message for the user (SDK 2.4.0 stable; send

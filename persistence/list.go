@@ -67,6 +67,7 @@ type Summary struct {
 	// CreatedAt is the header's Timestamp.
 	CreatedAt time.Time
 	Archived  bool
+	Subagent  bool
 }
 
 // ListPage is one page of List's result.
@@ -229,6 +230,7 @@ func (s *Store) readSummary(p position, buf *[]byte) *Summary {
 		UpdatedAt:       time.Unix(0, p.mtime),
 		CreatedAt:       h.Timestamp,
 		Archived:        h.Archived,
+		Subagent:        h.Subagent,
 	}
 }
 

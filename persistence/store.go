@@ -68,6 +68,9 @@ type Header struct {
 	TitleByUser bool `json:"titleByUser,omitempty"`
 	// Archived hides the session from List unless asked for.
 	Archived bool `json:"archived,omitempty"`
+	// Subagent marks a child session a subagent of ParentSessionID ran
+	// (a fork has a parent too, but is not one).
+	Subagent bool `json:"subagent,omitempty"`
 	// AdditionalDirectories are workspace roots besides CWD.
 	AdditionalDirectories []string `json:"additionalDirectories,omitempty"`
 }

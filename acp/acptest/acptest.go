@@ -220,6 +220,12 @@ func (c *Client) parse(line []byte) (Message, error) {
 			}
 			break
 		}
+		if env.Method == acp.MethodSessionUpdate && updateTag(env.Params) == acp.SessionUpdateSubagentUpdate {
+			if err := c.checker.ValidateSDKUnstable("SessionNotification", env.Params); err != nil {
+				return m, fmt.Errorf("agent update does not match the SDK 2.4.0 unstable schema: %v\n%s", err, line)
+			}
+			break
+		}
 		if env.Method == acp.MethodSessionUpdate && isSDKUpdate(env.Params) {
 			// Variants of the newer SDK schema (compaction), sent only to
 			// clients that advertise them.
@@ -281,6 +287,17 @@ func isSDKUpdate(params json.RawMessage) bool {
 		return false
 	}
 	return p.Update.Tag == "compaction_update" || p.Update.Tag == "compaction_summary_chunk"
+}
+
+// updateTag is the sessionUpdate tag of session/update params.
+func updateTag(params json.RawMessage) string {
+	var p struct {
+		Update struct {
+			Tag string `json:"sessionUpdate"`
+		} `json:"update"`
+	}
+	_ = json.Unmarshal(params, &p)
+	return p.Update.Tag
 }
 
 // isExtensionUpdate reports whether session/update params carry one of

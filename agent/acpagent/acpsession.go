@@ -32,6 +32,8 @@ type acpSession struct {
 	mu         sync.Mutex
 	mcp        *mcpclient.Manager
 	mcpServers []acp.McpServer
+	children   []childRef    // its subagents, closed with it
+	subSem     chan struct{} // bounds its running subagents
 }
 
 var (
@@ -150,6 +152,7 @@ func (a *acpSession) Cancel() { a.s.CancelActivePrompt() }
 // connections.
 func (a *acpSession) Close() error {
 	a.a.forget(a.s.ID())
+	a.closeChildren()
 	err := a.s.Close()
 	a.closeMCP()
 	if a.cp != nil {

@@ -96,7 +96,13 @@ func (a *Agent) createFile(cfg *agent.SessionConfig, extra []string, parent stri
 // newACPSession wraps a new or opened session for its connection.
 func (a *Agent) newACPSession(s *agent.Session, conn *acp.ClientConn, j *journal, extra []string, w agent.Workspace) *acpSession {
 	ws, _ := w.(*tools.Workspace)
-	as := &acpSession{s: s, a: a, conn: conn, j: j, extra: extra, ws: ws, log: a.log.With("session", s.ID())}
+	as := &acpSession{s: s, a: a, conn: conn, j: j, extra: extra, ws: ws, log: a.log.With("session", s.ID()),
+		subSem: make(chan struct{}, MaxParallelSubagents)}
+	if ws != nil {
+		if err := s.Tools().Register(as.taskTool()); err != nil {
+			as.log.Warn("the task tool is not available", "error", err)
+		}
+	}
 	if a.store != nil && ws != nil && j != nil {
 		// The file history: what the tools change can be rewound.
 		store, err := persistence.OpenCheckpoints(checkpointDir(a.store.Dir(), s.ID()))
@@ -206,6 +212,7 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadRequest, client *a
 	a.log.Info("session loaded", "session", s.ID(), "entries", s.Stats().TotalEntries, "replay", req.Replay)
 	a.connectMCP(ctx, as, req.MCPServers, client.Capabilities())
 	as.post(acp.SessionUpdate{AvailableCommandsUpdate: as.availableCommands()})
+	as.announceChildren()
 	loaded := &acp.LoadedSession{Modes: modeState(s.Mode()), ConfigOptions: a.sessionOptions(s)}
 	if req.Replay {
 		loaded.Replay = as.replay

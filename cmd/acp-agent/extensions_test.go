@@ -215,7 +215,7 @@ func TestBinaryInspectionMethods(t *testing.T) {
 	}, forkable["messages"])
 
 	tools, _ := ext(t, p, acp.MethodExtSessionTools, map[string]any{"sessionId": sid})
-	assert.Equal(t, []any{"apply_patch", "ask_user", "background_command", "edit_file", "glob", "grep", "list_directory", "multi_edit", "read_file", "run_command", "update_plan", "web_fetch", "write_file"},
+	assert.Equal(t, []any{"apply_patch", "ask_user", "background_command", "edit_file", "glob", "grep", "list_directory", "multi_edit", "read_file", "run_command", "task", "update_plan", "web_fetch", "write_file"},
 		tools["activeToolNames"], "the built-in coding tools")
 }
 

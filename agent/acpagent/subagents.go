@@ -1,0 +1,267 @@
+package acpagent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/tools"
+	"github.com/acp-agent/acp-agent/persistence"
+	"github.com/acp-agent/acp-agent/policy"
+)
+
+// ToolTask is the subagent tool.
+const ToolTask = "task"
+
+// MaxParallelSubagents bounds the subagents one session runs at once.
+const MaxParallelSubagents = 3
+
+// childTools are left out of every subagent: no subagents of its own,
+// and questions go through the parent.
+var childTools = []string{ToolTask, tools.ToolAskUser}
+
+type taskArgs struct {
+	Description string   `json:"description"`
+	Prompt      string   `json:"prompt"`
+	Tools       []string `json:"tools"`
+	Model       string   `json:"model"`
+}
+
+// taskTool runs a subagent: a child session with its own id and stored
+// transcript, in the same workspace under the same rules and mode, with
+// the tools asked for (default: all but task and ask_user) and
+// optionally another of the configured models. Clients that advertise
+// subagents see it as a session of its own (subagent_update on the
+// parent first, then the child's updates under its id); the others see
+// its progress in the task's tool call. Its permission requests name it.
+func (as *acpSession) taskTool() agent.Tool {
+	return agent.Tool{
+		Name: ToolTask,
+		Description: "Delegate a self-contained piece of work to a subagent: a fresh session with its own context that works in the same workspace and returns its final answer. " +
+			"Give it everything it needs in prompt. Several may run at once (call task several times in one response). " +
+			"tools limits its tools (default: all the coding tools); model picks another configured model.",
+		ShortDescription: "Run a subagent",
+		Parameters: json.RawMessage(`{"type":"object","properties":{
+			"description":{"type":"string","minLength":1,"maxLength":200,"description":"a few words naming the subagent's job"},
+			"prompt":{"type":"string","minLength":1,"description":"the complete task"},
+			"tools":{"type":"array","items":{"type":"string"},"maxItems":50},
+			"model":{"type":"string","description":"a configured model id, e.g. openai/gpt-4.1 (default: this session's)"}},
+			"required":["description","prompt"],"additionalProperties":false}`),
+		Describe: func(args json.RawMessage) (agent.ToolCallInfo, error) {
+			var a taskArgs
+			_ = json.Unmarshal(args, &a)
+			return agent.ToolCallInfo{Kind: agent.ToolKindOther, Title: "Subagent: " + a.Description, Action: policy.ActionRead}, nil
+		},
+		Run: func(ctx context.Context, args json.RawMessage) (agent.ToolResult, error) {
+			var a taskArgs
+			if err := json.Unmarshal(args, &a); err != nil {
+				return agent.ToolResult{}, err
+			}
+			return as.runSubagent(ctx, a)
+		},
+	}
+}
+
+// runSubagent creates, announces, runs and keeps a child session.
+func (as *acpSession) runSubagent(ctx context.Context, a taskArgs) (agent.ToolResult, error) {
+	select {
+	case as.subSem <- struct{}{}:
+		defer func() { <-as.subSem }()
+	case <-ctx.Done():
+		return agent.ToolResult{}, context.Cause(ctx)
+	}
+	parent := as.s
+	model := parent.CurrentModel()
+	if a.Model != "" {
+		e, ok := as.a.modelByID(a.Model)
+		if !ok || e.err != nil {
+			return agent.ToolResult{}, fmt.Errorf("model %q is not a usable configured model", a.Model)
+		}
+		model = agent.SessionModel{ID: e.choice.Spec, Model: e.model, Name: e.spec.Model, Info: e.info, ReasoningEffort: e.level}
+	}
+	known := parent.ActiveToolNames()
+	allowed := slices.DeleteFunc(slices.Clone(known), func(n string) bool { return slices.Contains(childTools, n) })
+	if len(a.Tools) > 0 {
+		for _, n := range a.Tools {
+			if !slices.Contains(allowed, n) {
+				return agent.ToolResult{}, fmt.Errorf("tool %q cannot be given to a subagent (available: %s)", n, strings.Join(allowed, ", "))
+			}
+		}
+		allowed = a.Tools
+	}
+	id := uuid.NewString()
+	title := "Subagent: " + a.Description
+	caps := as.conn.Capabilities()
+	visible := caps.Subagents != nil
+
+	var child *acpSession
+	open := func(conn *acp.ClientConn) (acp.Session, error) {
+		cfg, err := as.a.newSessionConfig(id, parent.CWD(), as.extra, conn)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Title = title
+		cfg.Mode = parent.Mode()
+		cfg.Model, cfg.ModelName, cfg.ModelID, cfg.ModelInfo, cfg.ReasoningEffort = model.Model, model.Name, model.ID, model.Info, model.ReasoningEffort
+		cfg.AllowedTools = allowed
+		// Its permission requests name it, wherever they are shown.
+		cfg.Permissions = namedPermissions{inner: acpSink{conn}, name: a.Description}
+		if !visible {
+			prog := &childProgress{ctx: ctx, title: a.Description}
+			cfg.Sink, cfg.Permissions = prog, namedPermissions{inner: acpSink{as.conn}, name: a.Description}
+		}
+		j, err := as.a.createFile(&cfg, as.extra, parent.ID())
+		if err != nil {
+			closeWorkspace(cfg.Workspace)
+			return nil, err
+		}
+		if j != nil {
+			if err := j.updateHeader(func(h *persistence.Header) { h.Title, h.Subagent = title, true }); err != nil {
+				as.log.Warn("saving the subagent's header", "error", err)
+			}
+		}
+		s := agent.NewSession(cfg)
+		child = as.a.newACPSession(s, conn, j, as.extra, cfg.Workspace)
+		return child, nil
+	}
+	if visible {
+		// Announced on the parent before any of the child's traffic.
+		as.post(acp.SessionUpdate{SubagentUpdate: &acp.SubagentUpdate{SessionID: id, Title: title, Description: oneLinePreview(a.Prompt, 200),
+			State: &acp.SubagentState{State: "running"}, CWD: parent.CWD()}})
+		if err := as.conn.Drained(ctx); err != nil {
+			return agent.ToolResult{}, err
+		}
+		if _, err := as.conn.OpenChild(id, open); err != nil {
+			return agent.ToolResult{}, err
+		}
+	} else if _, err := open(as.conn); err != nil {
+		return agent.ToolResult{}, err
+	}
+	as.addChild(child, visible)
+	res, err := child.s.Prompt(ctx, a.Prompt)
+	if visible {
+		as.post(acp.SessionUpdate{SubagentUpdate: &acp.SubagentUpdate{SessionID: id, State: &acp.SubagentState{State: "idle"}}})
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return agent.ToolResult{}, context.Cause(ctx)
+		}
+		return agent.ToolResult{}, fmt.Errorf("the subagent (session %s) failed: %w", id, err)
+	}
+	if res.StopReason == agent.StopCancelled {
+		return agent.ToolResult{Text: fmt.Sprintf("The subagent (session %s) was cancelled before it finished.", id), IsError: true}, nil
+	}
+	text := strings.TrimSpace(res.Text)
+	if text == "" {
+		text = "(the subagent gave no answer)"
+	}
+	return agent.ToolResult{Text: fmt.Sprintf("Subagent %q (session %s) answered:\n%s", a.Description, id, text)}, nil
+}
+
+// addChild keeps a child to close with the parent.
+func (as *acpSession) addChild(c *acpSession, registered bool) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	as.children = append(as.children, childRef{s: c, registered: registered})
+}
+
+// closeChildren ends the session's subagents (with the parent).
+func (as *acpSession) closeChildren() {
+	as.mu.Lock()
+	children := as.children
+	as.children = nil
+	as.mu.Unlock()
+	for _, c := range children {
+		if c.registered {
+			as.conn.CloseChild(c.s.s.ID())
+		} else {
+			c.s.Close()
+		}
+	}
+}
+
+// childRef is a subagent of a session; registered ones are on the
+// connection (the service closes them).
+type childRef struct {
+	s          *acpSession
+	registered bool
+}
+
+// namedPermissions asks through inner with the subagent's name in the
+// tool call's title.
+type namedPermissions struct {
+	inner agent.PermissionRequester
+	name  string
+}
+
+func (n namedPermissions) RequestPermission(ctx context.Context, req agent.PermissionRequest) (agent.PermissionAnswer, error) {
+	req.ToolCall.Title = "[subagent " + n.name + "] " + req.ToolCall.Title
+	return n.inner.RequestPermission(ctx, req)
+}
+
+// childProgress shows a subagent's progress in its task tool call, for
+// clients that do not show subagents: one line per tool call it makes,
+// then its answer as it streams.
+type childProgress struct {
+	ctx   context.Context // the task tool call's
+	title string
+	mu    sync.Mutex
+	lines []string
+	text  strings.Builder
+}
+
+func (p *childProgress) Update(_ context.Context, u agent.Update) error {
+	p.mu.Lock()
+	switch {
+	case u.Kind == agent.UpdateToolCall && u.ToolCall != nil:
+		p.lines = append(p.lines, "▸ "+u.ToolCall.Title)
+		if len(p.lines) > 20 {
+			p.lines = p.lines[len(p.lines)-20:]
+		}
+	case u.Kind == agent.UpdateMessage:
+		p.text.WriteString(u.Text)
+	default:
+		p.mu.Unlock()
+		return nil
+	}
+	view := "Subagent " + p.title + ":\n" + strings.Join(p.lines, "\n")
+	if t := p.text.String(); t != "" {
+		view += "\n\n" + t
+	}
+	p.mu.Unlock()
+	agent.ToolProgress(p.ctx, []agent.ToolContent{agent.TextContent(view)})
+	return nil
+}
+
+// announceChildren tells a client that shows subagents about the stored
+// children of a session it opened (subagent_update, idle): each can then
+// be loaded under its own id.
+func (as *acpSession) announceChildren() {
+	if as.conn.Capabilities().Subagents == nil || as.a.store == nil {
+		return
+	}
+	cursor := ""
+	for {
+		page, err := as.a.store.List(persistence.ListOptions{Cursor: cursor, Archived: persistence.ArchivedInclude, Limit: 500})
+		if err != nil {
+			as.log.Warn("listing the subagents", "error", err)
+			return
+		}
+		for _, c := range page.Sessions {
+			if c.Subagent && c.ParentSessionID == as.s.ID() {
+				as.post(acp.SessionUpdate{SubagentUpdate: &acp.SubagentUpdate{SessionID: c.ID, Title: c.Title,
+					State: &acp.SubagentState{State: "idle"}, CWD: c.CWD}})
+			}
+		}
+		if cursor = page.NextCursor; cursor == "" {
+			return
+		}
+	}
+}

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/acp/acptest"
+)
+
+// subagentScript: the parent delegates with task; the child answers; the
+// parent then finishes.
+func subagentScript(t *testing.T, childDelay int) string {
+	return writeScript(t, map[string]any{"turns": []any{
+		map[string]any{"match": "delegate", "events": []any{map[string]any{"toolCall": map[string]any{"id": "t1", "name": "task",
+			"arguments": map[string]any{"description": "count files", "prompt": "[child] count the files"}}}}},
+		map[string]any{"match": "[child]", "events": []any{map[string]any{"text": "child answer: 3 files", "delayMs": childDelay}}},
+		map[string]any{"events": []any{map[string]any{"text": "parent done"}}},
+	}})
+}
+
+// Issue 17: with subagents advertised, the task tool's child is
+// announced on the parent (subagent_update, validated against the SDK
+// 2.4.0 unstable schema) before any of its own traffic, which comes under
+// the child's id; its answer goes back to the parent's model; it is
+// stored (session/list shows it).
+func TestBinarySubagentVisibleToTheClient(t *testing.T) {
+	sessions, cwd := t.TempDir(), t.TempDir()
+	script := subagentScript(t, 0)
+	p := startAgent(t, nil, "--model", "replay/"+script, "--session-dir", sessions)
+	p.Initialize(&acp.ClientCapabilities{Subagents: &acp.SubagentCapabilities{}})
+	sid := p.NewSession(cwd)
+	resp, before := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("delegate please")}})
+	require.Nil(t, resp.Error)
+	var child string
+	var states []string
+	var childText strings.Builder
+	for _, m := range before {
+		if m.Method != acp.MethodSessionUpdate {
+			continue
+		}
+		n := m.Update(t)
+		if su := n.Update.SubagentUpdate; su != nil {
+			require.Equal(t, sid, n.SessionID, "announced on the parent")
+			child = su.SessionID
+			if su.State != nil {
+				states = append(states, su.State.State)
+			}
+			continue
+		}
+		if n.SessionID != sid {
+			require.NotEmpty(t, child, "child traffic before its announcement")
+			require.Equal(t, child, n.SessionID)
+			if c := n.Update.AgentMessageChunk; c != nil {
+				childText.WriteString(c.Content.Text.Text)
+			}
+		}
+	}
+	require.NotEmpty(t, child)
+	assert.Equal(t, []string{"running", "idle"}, states)
+	assert.Equal(t, "child answer: 3 files", childText.String(), "the child's own updates, under its id")
+	text, status := toolResultText(t, before, "t1")
+	assert.Equal(t, "completed", status)
+	assert.Contains(t, text, "child answer: 3 files")
+	assert.Contains(t, textOf(t, before), "parent done")
+
+	r, _ := p.Call(acp.MethodSessionList, map[string]any{})
+	var list acp.ListSessionsResponse
+	acptest.MustResult(t, r, &list)
+	var titles []string
+	for _, s := range list.Sessions {
+		titles = append(titles, s.Title)
+	}
+	assert.Contains(t, titles, "Subagent: count files", "the child is stored")
+
+	// After a restart, loading the parent announces the child again, and
+	// the child loads under its own id with its conversation.
+	p.stdin.Close()
+	require.NoError(t, p.waitExit(t, 10*time.Second))
+	q := startAgent(t, nil, "--model", "replay/"+script, "--session-dir", sessions)
+	q.Initialize(&acp.ClientCapabilities{Subagents: &acp.SubagentCapabilities{}})
+	resp, before = q.Call(acp.MethodSessionLoad, map[string]any{"sessionId": sid, "cwd": cwd, "mcpServers": []any{}})
+	require.Nil(t, resp.Error)
+	announced := false
+	for _, m := range before {
+		if m.Method == acp.MethodSessionUpdate {
+			if su := m.Update(t).Update.SubagentUpdate; su != nil && su.SessionID == child {
+				announced = true
+			}
+		}
+	}
+	assert.True(t, announced, "the parent's load announces its child")
+	resp, before = q.Call(acp.MethodSessionLoad, map[string]any{"sessionId": child, "cwd": cwd, "mcpServers": []any{}})
+	require.Nil(t, resp.Error)
+	assert.Contains(t, textOf(t, before), "child answer: 3 files", "the child's conversation came back")
+}
+
+// Issue 17: a client without subagents sees the child's progress inside
+// the task's tool call, and nothing under another session id.
+func TestBinarySubagentInsideTheToolCall(t *testing.T) {
+	p := startAgent(t, nil, "--model", "replay/"+subagentScript(t, 0))
+	p.Initialize(nil)
+	sid := p.NewSession(t.TempDir())
+	resp, before := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("delegate please")}})
+	require.Nil(t, resp.Error)
+	var progress string
+	for _, m := range before {
+		if m.Method != acp.MethodSessionUpdate {
+			continue
+		}
+		n := m.Update(t)
+		require.Equal(t, sid, n.SessionID, "no update under another id")
+		require.Nil(t, n.Update.SubagentUpdate, "not advertised")
+		if u := n.Update.ToolCallUpdate; u != nil && u.ToolCallID == "t1" {
+			raw, _ := json.Marshal(u.Content)
+			progress += string(raw)
+		}
+	}
+	assert.Contains(t, progress, "Subagent count files")
+	assert.Contains(t, progress, "child answer: 3 files")
+}
+
+// Issue 17: cancelling the parent cancels its running child.
+func TestBinaryCancellingTheParentCancelsTheChild(t *testing.T) {
+	p := startAgent(t, nil, "--model", "replay/"+subagentScript(t, 30000))
+	p.Initialize(&acp.ClientCapabilities{Subagents: &acp.SubagentCapabilities{}})
+	sid := p.NewSession(t.TempDir())
+	id := p.Request(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("delegate please")}})
+	for {
+		m := p.Next()
+		if m.Method == acp.MethodSessionUpdate && m.Update(t).Update.SubagentUpdate != nil {
+			break
+		}
+	}
+	start := time.Now()
+	p.Notify(acp.MethodSessionCancel, &acp.CancelNotification{SessionID: sid})
+	resp, _ := p.Await(id)
+	assert.JSONEq(t, `{"stopReason":"cancelled"}`, string(resp.Result))
+	assert.Less(t, time.Since(start), 5*time.Second, "the child's 30 s answer was cut short")
+}
+
+// Issue 17: a child's permission request reaches the user naming the
+// child (in the title, and under the child's session id for a client
+// that shows subagents).
+func TestBinarySubagentPermissionNamesTheChild(t *testing.T) {
+	script := writeScript(t, map[string]any{"turns": []any{
+		map[string]any{"match": "delegate", "events": []any{map[string]any{"toolCall": map[string]any{"id": "t1", "name": "task",
+			"arguments": map[string]any{"description": "write notes", "prompt": "[child] write the notes"}}}}},
+		map[string]any{"match": "[child]", "events": []any{map[string]any{"toolCall": map[string]any{"id": "w1", "name": "write_file",
+			"arguments": map[string]any{"path": "notes.txt", "content": "hi"}}}}},
+		map[string]any{"events": []any{map[string]any{"text": "finished"}}},
+	}})
+	p := startAgent(t, nil, "--model", "replay/"+script)
+	p.Initialize(&acp.ClientCapabilities{Subagents: &acp.SubagentCapabilities{}})
+	sid := p.NewSession(t.TempDir())
+	id := p.Request(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("delegate please")}})
+	var child string
+	for {
+		m := p.Next()
+		if m.Method == acp.MethodSessionUpdate {
+			if su := m.Update(t).Update.SubagentUpdate; su != nil {
+				child = su.SessionID
+			}
+		}
+		if m.Method == acp.MethodSessionRequestPermission {
+			var req acp.RequestPermissionRequest
+			require.NoError(t, json.Unmarshal(m.Params, &req))
+			assert.Equal(t, child, req.SessionID, "asked under the child's id")
+			assert.True(t, strings.HasPrefix(req.ToolCall.Title, "[subagent write notes] "), req.ToolCall.Title)
+			p.Respond(m.ID, map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow_once"}})
+			break
+		}
+	}
+	resp, _ := p.Await(id)
+	require.Nil(t, resp.Error)
+}
