@@ -19,6 +19,7 @@ type ClientConn struct {
 	caps      ClientCapabilities
 	sessionID string
 	out       *outbox
+	start     func() // starts out (registerHeld); nil: started elsewhere
 }
 
 // ErrClosed is returned when the connection or the session's update stream

@@ -152,6 +152,7 @@ func (s *AgentService) shutdown() {
 		return
 	}
 	for _, ss := range sessions {
+		ss.client.startOut() // a held child's outbox must run to end
 		ss.client.out.stop()
 	}
 	done := make(chan struct{})
@@ -413,11 +414,16 @@ func (c *ClientConn) OpenChild(id string, open func(*ClientConn) (Session, error
 	if err != nil {
 		return nil, err
 	}
-	if _, err := c.svc.registerLoaded(sess, id, child); err != nil {
+	if _, err := c.svc.registerHeld(sess, id, child); err != nil {
 		return nil, err
 	}
 	return child, nil
 }
+
+// Release lets a child's updates out: until then they wait, so that the
+// child can start work (and be cancelled) before the client has been told
+// about it.
+func (c *ClientConn) Release() { c.startOut() }
 
 // CloseChild ends a child session OpenChild registered: it is cancelled,
 // closed and forgotten, like session/close.
@@ -429,6 +435,17 @@ func (c *ClientConn) Drained(ctx context.Context) error { return c.out.drained(c
 // registerLoaded adds a loaded session and starts its outbox at once: its
 // replay goes out before the response, which is queued behind it.
 func (s *AgentService) registerLoaded(sess Session, sessionID string, client *ClientConn) (*serviceSession, error) {
+	ss, err := s.registerHeld(sess, sessionID, client)
+	if err != nil {
+		return nil, err
+	}
+	client.startOut()
+	return ss, nil
+}
+
+// registerHeld adds a session whose outbox starts only with
+// client.startOut: what it queues until then waits.
+func (s *AgentService) registerHeld(sess Session, sessionID string, client *ClientConn) (*serviceSession, error) {
 	ss := &serviceSession{id: sessionID, sess: sess, client: client, turns: make(map[jsonrpc2.ID]context.CancelCauseFunc)}
 	client.sessionID = sessionID
 	client.out.sessionID = sessionID
@@ -443,11 +460,20 @@ func (s *AgentService) registerLoaded(sess Session, sessionID string, client *Cl
 	s.sessions[sessionID] = ss
 	s.outboxes.Add(1)
 	s.mu.Unlock()
-	go func() {
-		defer s.outboxes.Done()
-		client.out.run()
-	}()
+	client.start = sync.OnceFunc(func() {
+		go func() {
+			defer s.outboxes.Done()
+			client.out.run()
+		}()
+	})
 	return ss, nil
+}
+
+// startOut starts the client's outbox (once; registerHeld set it up).
+func (c *ClientConn) startOut() {
+	if c.start != nil {
+		c.start()
+	}
 }
 
 // closeLive closes a session open on this connection, if it is: its turns
@@ -477,6 +503,7 @@ func (s *AgentService) closeLive(id SessionId) bool {
 	if err := ss.sess.Close(); err != nil {
 		s.log.Warn("closing session", "session", id, "error", err)
 	}
+	ss.client.startOut() // a held child's outbox must run to end
 	ss.client.out.stop()
 	<-ss.client.out.ended
 	return true

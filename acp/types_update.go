@@ -574,12 +574,21 @@ type Cost struct {
 // to clients that advertise subagents). The announcement comes before any
 // of the child's own traffic.
 type SubagentUpdate struct {
-	SessionID   SessionId       `json:"sessionId"`
-	Title       string          `json:"title,omitempty"`
-	Description string          `json:"description,omitempty"`
-	State       *SubagentState  `json:"state,omitempty"`
-	CWD         string          `json:"cwd,omitempty"`
-	Meta        json.RawMessage `json:"_meta,omitempty"`
+	SessionID   SessionId `json:"sessionId"`
+	Title       string    `json:"title,omitempty"`
+	Description string    `json:"description,omitempty"`
+	// Capabilities are the client's mutations allowed on the child
+	// (cancel); never sent means none.
+	Capabilities *SubagentSessionCapabilities `json:"capabilities,omitempty"`
+	State        *SubagentState               `json:"state,omitempty"`
+	CWD          string                       `json:"cwd,omitempty"`
+	Meta         json.RawMessage              `json:"_meta,omitempty"`
+}
+
+// SubagentSessionCapabilities are the mutations a client may make to a
+// child session: Cancel (session/cancel naming the child).
+type SubagentSessionCapabilities struct {
+	Cancel *struct{} `json:"cancel,omitempty"`
 }
 
 // SubagentState is a child's foreground state: running, idle,

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -79,27 +80,33 @@ func (s *Session) runTurn(ctx context.Context, it *item) (PromptResult, []*item,
 			// A tool may end the turn with something to say (a question
 			// for the user, whose next prompt is the answer).
 			var endWith []string
-			for i, call := range resp.calls {
+			for i := 0; i < len(resp.calls); {
 				if i > 0 && s.steerQueued() {
 					s.skipCalls(ctx, resp.calls[i:])
 					break
 				}
-				say, perr := s.runTool(ctx, it, call)
-				if say != "" {
-					endWith = append(endWith, say)
+				// A run of concurrent calls goes at once; others one by one.
+				j := i + 1
+				if s.concurrent(resp.calls[i]) {
+					for j < len(resp.calls) && s.concurrent(resp.calls[j]) {
+						j++
+					}
 				}
+				says, perr := s.runTools(ctx, it, resp.calls[i:j])
+				endWith = append(endWith, says...)
 				if perr != nil {
 					// The user cancelled at the permission prompt: the
 					// turn ends, and every call still gets an output.
-					s.cancelCalls(resp.calls[i+1:])
+					s.cancelCalls(resp.calls[j:])
 					return res, steered, perr
 				}
 				if ctx.Err() != nil {
 					// Every call needs an output, or the next request
 					// of this conversation is invalid.
-					s.cancelCalls(resp.calls[i+1:])
+					s.cancelCalls(resp.calls[j:])
 					return res, steered, context.Cause(ctx)
 				}
+				i = j
 			}
 			if len(endWith) > 0 {
 				text := strings.Join(endWith, "\n\n")
@@ -340,6 +347,36 @@ func (s *Session) systemPrompt() string {
 	}
 	b.WriteString("Answer concisely, in Markdown.")
 	return b.String()
+}
+
+// concurrent reports whether call's tool may run beside its neighbours.
+func (s *Session) concurrent(call llm.ToolCall) bool {
+	rt, ok := s.tools.active(call.Name, s.toolAllowed)
+	return ok && rt.tool.Concurrent
+}
+
+// runTools runs calls, at the same time when there are several (each
+// goroutine is waited for here), and returns what they asked to end the
+// turn with and the first permission cancellation.
+func (s *Session) runTools(ctx context.Context, it *item, calls []llm.ToolCall) ([]string, error) {
+	says := make([]string, len(calls))
+	errs := make([]error, len(calls))
+	if len(calls) == 1 {
+		says[0], errs[0] = s.runTool(ctx, it, calls[0])
+	} else {
+		var wg sync.WaitGroup
+		for k, call := range calls {
+			wg.Go(func() { says[k], errs[k] = s.runTool(ctx, it, call) })
+		}
+		wg.Wait()
+	}
+	var out []string
+	for _, say := range says {
+		if say != "" {
+			out = append(out, say)
+		}
+	}
+	return out, errors.Join(errs...)
 }
 
 // runTool runs one tool call and records its output. A tool that does not

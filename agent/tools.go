@@ -128,6 +128,9 @@ type Tool struct {
 	// permission (it is the embedding program's own code), an MCP tool
 	// asks like a command.
 	Describe DescribeFunc
+	// Concurrent: consecutive calls of such tools in one response run at
+	// the same time (subagents); their outputs are recorded as each ends.
+	Concurrent bool
 }
 
 // describe returns the call's description.

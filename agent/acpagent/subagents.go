@@ -3,6 +3,7 @@ package acpagent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/agent/tools"
 	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/policy"
@@ -48,6 +50,7 @@ func (as *acpSession) taskTool() agent.Tool {
 			"Give it everything it needs in prompt. Several may run at once (call task several times in one response). " +
 			"tools limits its tools (default: all the coding tools); model picks another configured model.",
 		ShortDescription: "Run a subagent",
+		Concurrent:       true,
 		Parameters: json.RawMessage(`{"type":"object","properties":{
 			"description":{"type":"string","minLength":1,"maxLength":200,"description":"a few words naming the subagent's job"},
 			"prompt":{"type":"string","minLength":1,"description":"the complete task"},
@@ -102,6 +105,7 @@ func (as *acpSession) runSubagent(ctx context.Context, a taskArgs) (agent.ToolRe
 	visible := caps.Subagents != nil
 
 	var child *acpSession
+	var childConn *acp.ClientConn // a visible child's connection
 	open := func(conn *acp.ClientConn) (acp.Session, error) {
 		cfg, err := as.a.newSessionConfig(id, parent.CWD(), as.extra, conn)
 		if err != nil {
@@ -131,32 +135,58 @@ func (as *acpSession) runSubagent(ctx context.Context, a taskArgs) (agent.ToolRe
 		child = as.a.newACPSession(s, conn, j, as.extra, cfg.Workspace)
 		return child, nil
 	}
-	if visible {
-		// Announced on the parent before any of the child's traffic.
-		as.post(acp.SessionUpdate{SubagentUpdate: &acp.SubagentUpdate{SessionID: id, Title: title, Description: oneLinePreview(a.Prompt, 200),
-			State: &acp.SubagentState{State: "running"}, CWD: parent.CWD()}})
-		if err := as.conn.Drained(ctx); err != nil {
-			return agent.ToolResult{}, err
-		}
-		if _, err := as.conn.OpenChild(id, open); err != nil {
-			return agent.ToolResult{}, err
-		}
-	} else if _, err := open(as.conn); err != nil {
-		return agent.ToolResult{}, err
+	type outcome struct {
+		res agent.PromptResult
+		err error
 	}
-	as.addChild(child, visible)
-	res, err := child.s.Prompt(ctx, a.Prompt)
+	done := make(chan outcome, 1)
+	submit := func() error {
+		return child.s.Submit(ctx, []llm.Part{llm.TextPart(a.Prompt)}, agent.PromptOptions{
+			OnComplete: func(res agent.PromptResult, err error) { done <- outcome{res, err} }})
+	}
 	if visible {
+		// Registered with its updates held and its work queued before the
+		// client hears of it, so that a session/cancel naming it always
+		// finds the work; its updates go out only after the announcement
+		// on the parent.
+		var err error
+		if childConn, err = as.conn.OpenChild(id, open); err != nil {
+			return agent.ToolResult{}, err
+		}
+		as.addChild(child, true)
+		if err := submit(); err != nil {
+			return agent.ToolResult{}, err
+		}
+		// The client may cancel the child alone (session/cancel with its id).
+		as.post(acp.SessionUpdate{SubagentUpdate: &acp.SubagentUpdate{SessionID: id, Title: title, Description: oneLinePreview(a.Prompt, 200),
+			Capabilities: &acp.SubagentSessionCapabilities{Cancel: &struct{}{}},
+			State:        &acp.SubagentState{State: "running"}, CWD: parent.CWD()}})
+		_ = as.conn.Drained(context.WithoutCancel(ctx))
+		childConn.Release()
+	} else {
+		if _, err := open(as.conn); err != nil {
+			return agent.ToolResult{}, err
+		}
+		as.addChild(child, false)
+		if err := submit(); err != nil {
+			return agent.ToolResult{}, err
+		}
+	}
+	o := <-done
+	res, err := o.res, o.err
+	if visible {
+		// The child's updates reach the client before the parent goes on.
+		_ = childConn.Drained(context.WithoutCancel(ctx))
 		as.post(acp.SessionUpdate{SubagentUpdate: &acp.SubagentUpdate{SessionID: id, State: &acp.SubagentState{State: "idle"}}})
 	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return agent.ToolResult{}, context.Cause(ctx)
-		}
-		return agent.ToolResult{}, fmt.Errorf("the subagent (session %s) failed: %w", id, err)
+	if err != nil && ctx.Err() != nil {
+		return agent.ToolResult{}, context.Cause(ctx)
 	}
-	if res.StopReason == agent.StopCancelled {
+	if errors.Is(err, agent.ErrPromptCancelled) || res.StopReason == agent.StopCancelled {
 		return agent.ToolResult{Text: fmt.Sprintf("The subagent (session %s) was cancelled before it finished.", id), IsError: true}, nil
+	}
+	if err != nil {
+		return agent.ToolResult{}, fmt.Errorf("the subagent (session %s) failed: %w", id, err)
 	}
 	text := strings.TrimSpace(res.Text)
 	if text == "" {

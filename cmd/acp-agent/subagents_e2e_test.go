@@ -179,3 +179,67 @@ func TestBinarySubagentPermissionNamesTheChild(t *testing.T) {
 	resp, _ := p.Await(id)
 	require.Nil(t, resp.Error)
 }
+
+// Issue 17: a client may cancel a child alone (its subagent_update
+// allows cancel): the child's work ends, the task reports the
+// cancellation to the parent's model, and the parent's turn goes on.
+func TestBinaryCancellingAChildEndsOnlyTheChild(t *testing.T) {
+	p := startAgent(t, nil, "--model", "replay/"+subagentScript(t, 30000))
+	p.Initialize(&acp.ClientCapabilities{Subagents: &acp.SubagentCapabilities{}})
+	sid := p.NewSession(t.TempDir())
+	id := p.Request(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("delegate please")}})
+	var child string
+	for child == "" {
+		m := p.Next()
+		if m.Method == acp.MethodSessionUpdate {
+			if su := m.Update(t).Update.SubagentUpdate; su != nil {
+				require.NotNil(t, su.Capabilities, "the child may be cancelled")
+				require.NotNil(t, su.Capabilities.Cancel)
+				child = su.SessionID
+			}
+		}
+	}
+	start := time.Now()
+	p.Notify(acp.MethodSessionCancel, &acp.CancelNotification{SessionID: child})
+	resp, before := p.Await(id)
+	assert.JSONEq(t, `{"stopReason":"end_turn"}`, string(resp.Result), "the parent's turn went on")
+	assert.Less(t, time.Since(start), 5*time.Second)
+	text, status := toolResultText(t, before, "t1")
+	assert.Equal(t, "failed", status)
+	assert.Contains(t, text, "was cancelled")
+	assert.Contains(t, textOf(t, before), "parent done")
+}
+
+// Issue 17: several task calls in one response run at the same time:
+// both children are announced running before either is idle.
+func TestBinarySubagentsRunInParallel(t *testing.T) {
+	task := func(id, what string) map[string]any {
+		return map[string]any{"toolCall": map[string]any{"id": id, "name": "task",
+			"arguments": map[string]any{"description": what, "prompt": "[child] " + what}}}
+	}
+	script := writeScript(t, map[string]any{"turns": []any{
+		map[string]any{"match": "delegate", "events": []any{task("t1", "one"), task("t2", "two")}},
+		map[string]any{"match": "[child]", "events": []any{map[string]any{"text": "child done", "delayMs": 700}}},
+		map[string]any{"events": []any{map[string]any{"text": "parent done"}}},
+	}})
+	p := startAgent(t, nil, "--model", "replay/"+script)
+	p.Initialize(&acp.ClientCapabilities{Subagents: &acp.SubagentCapabilities{}})
+	sid := p.NewSession(t.TempDir())
+	resp, before := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("delegate please")}})
+	require.Nil(t, resp.Error)
+	var events []string
+	for _, m := range before {
+		if m.Method == acp.MethodSessionUpdate {
+			if su := m.Update(t).Update.SubagentUpdate; su != nil && su.State != nil {
+				events = append(events, su.State.State)
+			}
+		}
+	}
+	assert.Equal(t, []string{"running", "running", "idle", "idle"}, events, "both ran at once")
+	for _, id := range []string{"t1", "t2"} {
+		text, status := toolResultText(t, before, id)
+		assert.Equal(t, "completed", status, id)
+		assert.Contains(t, text, "child done", id)
+	}
+	assert.Contains(t, textOf(t, before), "parent done")
+}
