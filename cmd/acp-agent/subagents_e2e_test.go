@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -242,4 +244,33 @@ func TestBinarySubagentsRunInParallel(t *testing.T) {
 		assert.Contains(t, text, "child done", id)
 	}
 	assert.Contains(t, textOf(t, before), "parent done")
+}
+
+// Issue 17: a subagent gets only the tools asked for (and never task or
+// ask_user); an unknown model or tool is an error for the parent's model.
+func TestBinarySubagentToolSubsetAndModel(t *testing.T) {
+	dir := t.TempDir()
+	script := writeScript(t, map[string]any{"turns": []any{
+		map[string]any{"match": "delegate", "events": []any{
+			map[string]any{"toolCall": map[string]any{"id": "t1", "name": "task", "arguments": map[string]any{"description": "reader", "prompt": "[child] read only", "tools": []string{"read_file"}}}},
+			map[string]any{"toolCall": map[string]any{"id": "t2", "name": "task", "arguments": map[string]any{"description": "nested", "prompt": "x", "tools": []string{"task"}}}},
+			map[string]any{"toolCall": map[string]any{"id": "t3", "name": "task", "arguments": map[string]any{"description": "other model", "prompt": "x", "model": "openai/not-configured"}}},
+		}},
+		map[string]any{"match": "[child]", "events": []any{map[string]any{"toolCall": map[string]any{"id": "w1", "name": "write_file",
+			"arguments": map[string]any{"path": "sneaky.txt", "content": "x"}}}}},
+		map[string]any{"events": []any{map[string]any{"text": "done"}}},
+	}})
+	p := startAgent(t, nil, "--model", "replay/"+script, "--mode", "full-access")
+	p.Initialize(nil)
+	sid := p.NewSession(dir)
+	resp, before := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("delegate please")}})
+	require.Nil(t, resp.Error)
+	_, err := os.Stat(filepath.Join(dir, "sneaky.txt"))
+	assert.True(t, os.IsNotExist(err), "the read-only subagent could not write")
+	text, status := toolResultText(t, before, "t2")
+	assert.Equal(t, "failed", status)
+	assert.Contains(t, text, `tool "task" cannot be given to a subagent`)
+	text, status = toolResultText(t, before, "t3")
+	assert.Equal(t, "failed", status)
+	assert.Contains(t, text, "not a usable configured model")
 }
