@@ -93,7 +93,15 @@ func startAgent(t *testing.T, env []string, args ...string) *proc {
 	t.Cleanup(func() {
 		stdin.Close()
 		select {
-		case <-p.exited:
+		case err := <-p.exited:
+			// A test may kill the agent on purpose; anything else but a
+			// clean exit (a panic at shutdown exits 2) is a failure.
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				if ws, ok := ee.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
+					t.Errorf("agent exited with %v after stdin EOF", err)
+				}
+			}
 		case <-time.After(5 * time.Second):
 			_ = cmd.Process.Kill()
 			<-p.exited
