@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -379,7 +380,12 @@ func startE2EWith(t *testing.T, cmd *exec.Cmd, client sdk.Client, dir string, ca
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
 		stdin.Close()
-		_ = cmd.Wait()
+		if err := cmd.Wait(); err != nil {
+			var ee *exec.ExitError
+			if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !errors.As(err, &ee) || !ok || !ws.Signaled() {
+				t.Errorf("agent exited with %v after stdin EOF", err)
+			}
+		}
 		if t.Failed() {
 			t.Logf("agent stderr:\n%s", tail(stderr.String(), 4000))
 		}
