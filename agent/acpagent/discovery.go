@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 	"time"
 
 	"github.com/acp-agent/acp-agent/acp"
@@ -139,6 +141,12 @@ func (a *Agent) mergeDiscovered(servers []*modelServer) bool {
 	var added []*modelEntry
 	for _, s := range servers {
 		for _, m := range s.found {
+			if !plausibleModelID(m.ID) {
+				continue // a server's list is untrusted: nothing unprintable or huge in the picker
+			}
+			if !plausibleModelID(m.Name) {
+				m.Name = ""
+			}
 			spec := s.from.spec.Provider + "/" + m.ID
 			if i := slices.IndexFunc(models, func(e *modelEntry) bool { return e.choice.Spec == spec }); i >= 0 {
 				if e := withServerLimits(models[i], m); e != models[i] {
@@ -209,4 +217,19 @@ func (a *Agent) defaultModel() (*modelEntry, *pricing.Model) {
 	a.modelsMu.RLock()
 	defer a.modelsMu.RUnlock()
 	return a.def, a.modelInfo
+}
+
+// plausibleModelID reports whether a model id (or name) from a server is
+// fit for the picker and for requests: at most 200 bytes of printable
+// UTF-8 without spaces at its ends.
+func plausibleModelID(id string) bool {
+	if len(id) > 200 || !utf8.ValidString(id) || strings.TrimSpace(id) != id {
+		return false
+	}
+	for _, r := range id {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
 }

@@ -141,6 +141,8 @@ func TestBinaryModelDiscovery(t *testing.T) {
 				map[string]any{"id": "test-model", "object": "model", "max_model_len": 32768},
 				map[string]any{"id": "qwen-coder", "object": "model", "max_model_len": 131072},
 				map[string]any{"id": "text-embedding-3-small", "object": "model"},
+				map[string]any{"id": "evil\nmodel\u001b[2J", "object": "model"},
+				map[string]any{"id": strings.Repeat("x", 300), "object": "model"},
 			}})(w, r)
 		},
 		"POST /v1/chat/completions": chatWithUsage,
@@ -198,7 +200,7 @@ func TestBinaryModelDiscovery(t *testing.T) {
 	} {
 		assert.Equal(t, name, opts[spec], "%s in the picker", spec)
 	}
-	assert.Len(t, opts, 7, "embedding models are left out: %v", opts)
+	assert.Len(t, opts, 7, "embedding models, and ids with control characters or of 300 bytes, are left out: %v", opts)
 
 	// Context windows from the servers.
 	assert.EqualValues(t, 32768, usageSize(t, p, sid), "the current model's window, learnt after the session started")
