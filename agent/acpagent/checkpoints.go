@@ -36,6 +36,9 @@ type checkpoints struct {
 	mu    sync.Mutex
 	turn  int
 	kept  map[string]bool
+	// pending is the current turn's record, written with the turn's first
+	// kept file: a message that changes no file costs no write.
+	pending *persistence.CheckpointRecord
 }
 
 func newCheckpoints(store *persistence.Checkpoints) *checkpoints {
@@ -52,7 +55,8 @@ func (c *checkpoints) startTurn(t time.Time) error {
 	defer c.mu.Unlock()
 	c.turn++
 	c.kept = map[string]bool{}
-	return c.store.Append(persistence.CheckpointRecord{Type: persistence.CheckpointTurn, Turn: c.turn, EntryTime: t})
+	c.pending = &persistence.CheckpointRecord{Type: persistence.CheckpointTurn, Turn: c.turn, EntryTime: t}
+	return nil
 }
 
 // Put implements tools.Checkpointer.
@@ -65,9 +69,14 @@ func (c *checkpoints) Keep(path string, before *string) error {
 	if c.kept[path] || c.turn == 0 {
 		return nil
 	}
-	if err := c.store.Append(persistence.CheckpointRecord{Type: persistence.CheckpointFile, Turn: c.turn, Path: path, Before: before}); err != nil {
+	recs := []persistence.CheckpointRecord{{Type: persistence.CheckpointFile, Turn: c.turn, Path: path, Before: before}}
+	if c.pending != nil {
+		recs = append([]persistence.CheckpointRecord{*c.pending}, recs...)
+	}
+	if err := c.store.Append(recs...); err != nil {
 		return err
 	}
+	c.pending = nil
 	c.kept[path] = true
 	return nil
 }
@@ -183,25 +192,22 @@ func (a *acpSession) setFile(ctx context.Context, path string, hash *string) err
 	return a.ws.Local().WriteTextFile(ctx, path, string(data))
 }
 
-// filesSince is every file kept in a checkpoint at or after the user
-// message sent at t, to be set back to its content before the first of
-// them, and (From) its content now, kept for an undo.
+// filesSince is every file kept in a checkpoint of a user message sent
+// at or after t, to be set back to its content before the first of them,
+// and (From) its content now, kept for an undo. (A message that changed
+// no file has no turn record: the turns are selected by time.)
 func (a *acpSession) filesSince(ctx context.Context, t time.Time) ([]persistence.RewindFile, error) {
 	recs := a.cp.store.Records()
-	first := 0
+	since := map[int]bool{}
 	for _, r := range recs {
-		if r.Type == persistence.CheckpointTurn && r.EntryTime.Equal(t) {
-			first = r.Turn
-			break
+		if r.Type == persistence.CheckpointTurn && !r.EntryTime.Before(t) {
+			since[r.Turn] = true
 		}
-	}
-	if first == 0 {
-		return nil, nil // no checkpoint: nothing was changed by tools since
 	}
 	var out []persistence.RewindFile
 	seen := map[string]bool{}
 	for _, r := range recs {
-		if r.Type != persistence.CheckpointFile || r.Turn < first || seen[r.Path] {
+		if r.Type != persistence.CheckpointFile || !since[r.Turn] || seen[r.Path] {
 			continue
 		}
 		seen[r.Path] = true
