@@ -6,16 +6,33 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
 // compileToolSchema compiles a tool's parameter schema once, at
 // registration; a tool whose schema does not compile is refused.
+// schemaCache holds compiled tool schemas by their text, for the whole
+// process: every session registers the same built-in tools, and a
+// compiled schema is immutable (safe to share and to use concurrently).
+var schemaCache sync.Map // string -> *jsonschema.Schema
+
 func compileToolSchema(name string, params json.RawMessage) (*jsonschema.Schema, error) {
 	if len(bytes.TrimSpace(params)) == 0 {
 		return nil, nil
 	}
+	if s, ok := schemaCache.Load(string(params)); ok {
+		return s.(*jsonschema.Schema), nil
+	}
+	s, err := compileToolSchemaUncached(name, params)
+	if err == nil {
+		schemaCache.Store(string(params), s)
+	}
+	return s, err
+}
+
+func compileToolSchemaUncached(name string, params json.RawMessage) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.Draft = jsonschema.Draft2020
 	url := "tool:///" + name + ".json"

@@ -217,3 +217,51 @@ func readLine(b *testing.B, r *bufio.Reader) []byte {
 	}
 	return line
 }
+
+// BenchmarkSessionNew measures session/new then session/close, over real
+// pipes on one running agent, after the first session: what an editor
+// waits for each time it opens a thread. Sessions are stored.
+func BenchmarkSessionNew(b *testing.B) {
+	cmd := exec.Command(agentBin, "--model", "replay/default", "--log-level", "warn", "--session-dir", b.TempDir())
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + b.TempDir()}
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { stdin.Close(); cmd.Wait() }()
+	r := bufio.NewReader(stdout)
+	id := 0
+	call := func(method, params string) []byte {
+		id++
+		fmt.Fprintf(stdin, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", id, method, params)
+		want := []byte(fmt.Sprintf(`"id":%d,`, id))
+		for {
+			line, err := r.ReadBytes('\n')
+			if err != nil {
+				b.Fatal(err)
+			}
+			if bytes.Contains(line, want) && (bytes.Contains(line, []byte(`"result"`)) || bytes.Contains(line, []byte(`"error"`))) {
+				return line
+			}
+		}
+	}
+	call("initialize", `{"protocolVersion":1,"clientCapabilities":{}}`)
+	cwd := b.TempDir()
+	open := func() {
+		line := call("session/new", fmt.Sprintf(`{"cwd":%q,"mcpServers":[]}`, cwd))
+		var resp struct {
+			Result struct {
+				SessionID string `json:"sessionId"`
+			} `json:"result"`
+		}
+		if json.Unmarshal(line, &resp) != nil || resp.Result.SessionID == "" {
+			b.Fatalf("session/new: %s", line)
+		}
+		call("session/close", fmt.Sprintf(`{"sessionId":%q}`, resp.Result.SessionID))
+	}
+	open() // the first session (and its caches) is not counted
+	for b.Loop() {
+		open()
+	}
+}
