@@ -100,7 +100,7 @@ func readDirFD(fd int, dev uint64) ([]fs.DirEntry, error) {
 				if err := unix.Fstatat(fd, d.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 					continue // gone since the listing
 				}
-				typ, _ = statMode(st.Mode)
+				typ = statMode(st.Mode)
 				d.ino, d.dev = uint64(st.Ino), uint64(st.Dev)
 			}
 			d.typ = typ
@@ -131,24 +131,24 @@ func direntMode(t byte) (fs.FileMode, bool) {
 }
 
 // statMode is the fs type of a stat mode.
-func statMode(m uint32) (fs.FileMode, bool) {
+func statMode(m uint32) fs.FileMode {
 	switch m & unix.S_IFMT {
 	case unix.S_IFREG:
-		return 0, true
+		return 0
 	case unix.S_IFDIR:
-		return fs.ModeDir, true
+		return fs.ModeDir
 	case unix.S_IFLNK:
-		return fs.ModeSymlink, true
+		return fs.ModeSymlink
 	case unix.S_IFIFO:
-		return fs.ModeNamedPipe, true
+		return fs.ModeNamedPipe
 	case unix.S_IFSOCK:
-		return fs.ModeSocket, true
+		return fs.ModeSocket
 	case unix.S_IFCHR:
-		return fs.ModeDevice | fs.ModeCharDevice, true
+		return fs.ModeDevice | fs.ModeCharDevice
 	case unix.S_IFBLK:
-		return fs.ModeDevice, true
+		return fs.ModeDevice
 	}
-	return fs.ModeIrregular, false
+	return fs.ModeIrregular
 }
 
 // rawDirent is an entry of a getdents listing. It carries no FileInfo:

@@ -511,13 +511,19 @@ func (p *Process) Pid() int { return p.pid }
 // an incomplete trailing rune is held back. Safe for concurrent use.
 func (p *Process) Output() (output string, truncated bool, exit *ExitStatus) {
 	output, truncated = p.out.snapshot()
+	return output, truncated, p.Status()
+}
+
+// Status is the exit status, or nil while the process runs. Safe for
+// concurrent use.
+func (p *Process) Status() *ExitStatus {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.status != nil {
-		st := *p.status
-		exit = &st
+	if p.status == nil {
+		return nil
 	}
-	return output, truncated, exit
+	st := *p.status
+	return &st
 }
 
 // OutputSince returns the output written after offset (0: from the
@@ -526,14 +532,9 @@ func (p *Process) Output() (output string, truncated bool, exit *ExitStatus) {
 // status (nil while the process runs): the way to follow a long-running
 // process's output piece by piece. Safe for concurrent use.
 func (p *Process) OutputSince(offset int64) (output string, next, dropped int64, exit *ExitStatus) {
-	p.mu.Lock()
-	if p.status != nil {
-		st := *p.status
-		exit = &st
-	}
-	p.mu.Unlock()
 	// Read after the status: output written before the exit is all there
 	// once the status is set.
+	exit = p.Status()
 	output, next, dropped = p.out.since(offset)
 	return output, next, dropped, exit
 }

@@ -101,11 +101,9 @@ type Agent struct {
 	spec     agent.ModelSpec
 	model    agent.Model
 	modelErr error // why no model is usable; reported at session/new
-	// modelInfo is the model's pricing/context-window entry, if known.
-	modelInfo *pricing.Model
 	// models are the choices of the "model" config option; def is the
 	// default one (the model above).
-	// modelsMu guards models, def and modelInfo, which model discovery
+	// modelsMu guards models and def, which model discovery
 	// replaces (entries themselves are never changed once published).
 	modelsMu sync.RWMutex
 	models   []*modelEntry
@@ -149,7 +147,7 @@ func New(cfg Config) *Agent {
 	if a.modelErr == nil {
 		i := slices.IndexFunc(a.models, func(e *modelEntry) bool { return e.choice.Spec == cfg.Model })
 		a.def = a.models[i]
-		a.spec, a.model, a.modelErr, a.modelInfo = a.def.spec, a.def.model, a.def.err, a.def.info
+		a.spec, a.model, a.modelErr = a.def.spec, a.def.model, a.def.err
 	}
 	if a.modelErr != nil {
 		a.log.Warn("no usable model", "error", a.modelErr)

@@ -180,7 +180,6 @@ func (a *Agent) mergeDiscovered(servers []*modelServer) bool {
 	a.models = append(models, added...)
 	if i := slices.IndexFunc(a.models, func(e *modelEntry) bool { return a.def != nil && e.choice.Spec == a.def.choice.Spec }); i >= 0 {
 		a.def = a.models[i]
-		a.modelInfo = a.def.info
 	}
 	return true
 }
@@ -212,11 +211,11 @@ func (a *Agent) modelEntries() []*modelEntry {
 	return a.models
 }
 
-// defaultModel is the default choice and its table entry.
-func (a *Agent) defaultModel() (*modelEntry, *pricing.Model) {
+// defaultModel is the default choice.
+func (a *Agent) defaultModel() *modelEntry {
 	a.modelsMu.RLock()
 	defer a.modelsMu.RUnlock()
-	return a.def, a.modelInfo
+	return a.def
 }
 
 // plausibleModelID reports whether a model id (or name) from a server is

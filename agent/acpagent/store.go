@@ -32,11 +32,11 @@ var _ acp.SessionStore = (*Agent)(nil)
 // agent-wide settings.
 func (a *Agent) newSessionConfig(id, cwd string, extra []string, client *acp.ClientConn) (agent.SessionConfig, error) {
 	caps := client.Capabilities()
-	def, info := a.defaultModel()
+	def := a.defaultModel()
 	cfg := agent.SessionConfig{
 		ID: id, CWD: cwd,
 		ModelConfig: agent.ModelConfig{Model: a.model, ModelName: a.spec.Model, ModelID: def.choice.Spec,
-			ReasoningEffort: def.level, ModelInfo: info, Retry: a.cfg.Retry, StreamLimits: a.cfg.StreamLimits,
+			ReasoningEffort: def.level, ModelInfo: def.info, Retry: a.cfg.Retry, StreamLimits: a.cfg.StreamLimits,
 			PromptTimeout: a.cfg.PromptTimeout, ModelTitles: a.cfg.ModelTitles},
 		ToolConfig: agent.ToolConfig{Mode: a.cfg.Mode, PermissionPolicy: a.cfg.PermissionPolicy, Permissions: acpSink{client}},
 		OutputConfig: agent.OutputConfig{Sink: acpSink{client}, Logger: a.log, Telemetry: a.cfg.Telemetry, RequestID: acp.RequestID,

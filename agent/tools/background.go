@@ -75,7 +75,7 @@ func (w *Workspace) startBackground(ctx context.Context, c command) (agent.ToolR
 	w.bg.mu.Lock()
 	running := 0
 	for _, b := range w.bg.procs {
-		if _, _, _, exit := b.p.OutputSince(b.offset); exit == nil {
+		if b.p.Status() == nil {
 			running++
 		}
 	}
@@ -247,8 +247,7 @@ func (w *Workspace) listBackground() string {
 	}
 	var s strings.Builder
 	for _, b := range procs {
-		_, _, _, exit := b.p.OutputSince(0)
-		fmt.Fprintf(&s, "%s: %s (in %s) %s\n", b.id, b.line, w.display(b.cwd), b.state(exit))
+		fmt.Fprintf(&s, "%s: %s (in %s) %s\n", b.id, b.line, w.display(b.cwd), b.state(b.p.Status()))
 	}
 	return s.String()
 }

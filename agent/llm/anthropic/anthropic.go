@@ -116,6 +116,20 @@ func New(cfg Config) *Provider {
 	return p
 }
 
+// header is the headers of a request whose answer is accept: the API
+// version and key, then the configured extra headers, which may replace
+// the others.
+func (p *Provider) header(accept string) http.Header {
+	h := http.Header{"Content-Type": {"application/json"}, "Accept": {accept}, "Anthropic-Version": {p.version}}
+	if p.apiKey != "" {
+		h.Set("X-Api-Key", p.apiKey)
+	}
+	for k, v := range p.headers {
+		h.Set(k, v)
+	}
+	return h
+}
+
 // Name returns "anthropic".
 func (p *Provider) Name() string { return providerName }
 
@@ -140,14 +154,7 @@ func (s *stream) run(ctx context.Context, req *llm.Request) error {
 	if err != nil {
 		return err
 	}
-	header := http.Header{"Content-Type": {"application/json"}, "Accept": {"text/event-stream"}}
-	header.Set("Anthropic-Version", p.version)
-	if p.apiKey != "" {
-		header.Set("X-Api-Key", p.apiKey)
-	}
-	for k, v := range p.headers {
-		header.Set(k, v)
-	}
+	header := p.header("text/event-stream")
 	post := &llm.SSEPost{
 		Provider: providerName, Client: p.client, URL: p.url, Body: body, Header: header,
 		Idle: p.idle, ErrIdle: ErrStreamIdle, EndMarker: "message_stop", Redact: p.redact,

@@ -17,10 +17,7 @@ const maxModelPages = 5
 // the display names; limits are taken where the response carries them.
 func (p *Provider) ListModels(ctx context.Context) ([]llm.ServerModel, error) {
 	base := strings.TrimSuffix(p.url, "/messages")
-	h := http.Header{"Accept": {"application/json"}, "X-Api-Key": {p.apiKey}, "Anthropic-Version": {p.version}}
-	for k, v := range p.headers {
-		h.Set(k, v)
-	}
+	h := p.header("application/json")
 	var out []llm.ServerModel
 	after := ""
 	for range maxModelPages {

@@ -41,7 +41,7 @@ type modelList struct {
 func (p *Provider) ListModels(ctx context.Context) ([]llm.ServerModel, error) {
 	base := strings.TrimSuffix(p.url, "/chat/completions")
 	var list modelList
-	if err := llm.GetJSON(ctx, p.client, http.MethodGet, base+"/models", p.header(), nil, llm.MaxModelListBytes, &list, p.redact); err != nil {
+	if err := llm.GetJSON(ctx, p.client, http.MethodGet, base+"/models", p.header("application/json"), nil, llm.MaxModelListBytes, &list, p.redact); err != nil {
 		return nil, err
 	}
 	var out []llm.ServerModel
@@ -98,7 +98,7 @@ func (p *Provider) ollamaContextWindows(ctx context.Context, root string, models
 			var show struct {
 				ModelInfo map[string]any `json:"model_info"`
 			}
-			if llm.GetJSON(ctx, p.client, http.MethodPost, root+"/api/show", p.header(), bytes.NewReader(body), llm.MaxModelListBytes, &show, p.redact) != nil {
+			if llm.GetJSON(ctx, p.client, http.MethodPost, root+"/api/show", p.header("application/json"), bytes.NewReader(body), llm.MaxModelListBytes, &show, p.redact) != nil {
 				return
 			}
 			for k, v := range show.ModelInfo {
@@ -111,9 +111,10 @@ func (p *Provider) ollamaContextWindows(ctx context.Context, root string, models
 	wg.Wait()
 }
 
-// header is the headers of a non-streaming request.
-func (p *Provider) header() http.Header {
-	h := http.Header{"Accept": {"application/json"}, "Content-Type": {"application/json"}}
+// header is the headers of a request whose answer is accept: the key, then
+// the configured extra headers, which may replace the others.
+func (p *Provider) header(accept string) http.Header {
+	h := http.Header{"Accept": {accept}, "Content-Type": {"application/json"}}
 	if p.apiKey != "" {
 		h.Set("Authorization", "Bearer "+p.apiKey)
 	}

@@ -123,13 +123,7 @@ func (s *stream) run(ctx context.Context, req *llm.Request) error {
 	if err != nil {
 		return err
 	}
-	header := http.Header{"Content-Type": {"application/json"}, "Accept": {"text/event-stream"}}
-	if p.apiKey != "" {
-		header.Set("Authorization", "Bearer "+p.apiKey)
-	}
-	for k, v := range p.headers {
-		header.Set(k, v)
-	}
+	header := p.header("text/event-stream")
 	post := &llm.SSEPost{
 		Provider: providerName, Client: p.client, URL: p.url, Body: body, Header: header,
 		Idle: p.idle, ErrIdle: ErrStreamIdle, EndMarker: "[DONE]", Redact: p.redact,
