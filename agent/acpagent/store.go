@@ -93,8 +93,17 @@ func (a *Agent) createFile(cfg *agent.SessionConfig, extra []string, parent stri
 	return j, nil
 }
 
-// newACPSession wraps a new or opened session for its connection.
+// newACPSession wraps a new or opened session for its connection, with a
+// file history of its own (a subagent's changes go to its parent's
+// instead: useParentCheckpoints).
 func (a *Agent) newACPSession(s *agent.Session, conn *acp.ClientConn, j *journal, extra []string, w agent.Workspace) *acpSession {
+	as := a.wrapSession(s, conn, j, extra, w)
+	as.openCheckpoints()
+	return as
+}
+
+// wrapSession wraps a session for its connection.
+func (a *Agent) wrapSession(s *agent.Session, conn *acp.ClientConn, j *journal, extra []string, w agent.Workspace) *acpSession {
 	ws, _ := w.(*tools.Workspace)
 	as := &acpSession{s: s, a: a, conn: conn, j: j, extra: extra, ws: ws, log: a.log.With("session", s.ID()),
 		subSem: make(chan struct{}, MaxParallelSubagents)}
@@ -103,18 +112,23 @@ func (a *Agent) newACPSession(s *agent.Session, conn *acp.ClientConn, j *journal
 			as.log.Warn("the task tool is not available", "error", err)
 		}
 	}
-	if a.store != nil && ws != nil && j != nil {
-		// The file history: what the tools change can be rewound.
-		store, err := persistence.OpenCheckpoints(checkpointDir(a.store.Dir(), s.ID()))
-		if err != nil {
-			as.log.Warn("file checkpoints are off for this session", "error", err)
-		} else {
-			as.cp = newCheckpoints(store)
-			ws.SetCheckpointer(as.cp)
-			j.setCheckpoints(as.cp)
-		}
-	}
 	return as
+}
+
+// openCheckpoints gives a stored session its file history: what the
+// tools change can be rewound.
+func (as *acpSession) openCheckpoints() {
+	if as.a.store == nil || as.ws == nil || as.j == nil {
+		return
+	}
+	store, err := persistence.OpenCheckpoints(checkpointDir(as.a.store.Dir(), as.s.ID()))
+	if err != nil {
+		as.log.Warn("file checkpoints are off for this session", "error", err)
+		return
+	}
+	as.cp = newCheckpoints(store)
+	as.ws.SetCheckpointer(as.cp)
+	as.j.setCheckpoints(as.cp)
 }
 
 // closeWorkspace closes the workspace of a session that could not be set

@@ -132,7 +132,12 @@ func (as *acpSession) runSubagent(ctx context.Context, a taskArgs) (agent.ToolRe
 			}
 		}
 		s := agent.NewSession(cfg)
-		child = as.a.newACPSession(s, conn, j, as.extra, cfg.Workspace)
+		child = as.a.wrapSession(s, conn, j, as.extra, cfg.Workspace)
+		if as.cp != nil && child.ws != nil {
+			// Its file changes are part of the parent's turn: rewinding
+			// the parent puts them back too.
+			child.ws.SetCheckpointer(as.cp)
+		}
 		return child, nil
 	}
 	type outcome struct {

@@ -274,3 +274,26 @@ func TestBinarySubagentToolSubsetAndModel(t *testing.T) {
 	assert.Equal(t, "failed", status)
 	assert.Contains(t, text, "not a usable configured model")
 }
+
+// Issue 17: what a subagent changes is part of its parent's turn:
+// rewinding the parent to before that message puts the files back.
+func TestBinaryRewindUndoesASubagentsChanges(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("before\n"), 0o644))
+	script := writeScript(t, map[string]any{"turns": []any{
+		map[string]any{"match": "delegate", "events": []any{map[string]any{"toolCall": map[string]any{"id": "t1", "name": "task",
+			"arguments": map[string]any{"description": "writer", "prompt": "[child] write"}}}}},
+		map[string]any{"match": "[child]", "events": []any{
+			map[string]any{"toolCall": map[string]any{"id": "w1", "name": "write_file", "arguments": map[string]any{"path": "notes.txt", "content": "child was here\n"}}},
+			map[string]any{"toolCall": map[string]any{"id": "w2", "name": "write_file", "arguments": map[string]any{"path": "new.txt", "content": "new\n"}}},
+		}},
+		map[string]any{"events": []any{map[string]any{"text": "done"}}},
+	}})
+	p := startAgent(t, nil, "--model", "replay/"+script, "--mode", "full-access", "--session-dir", t.TempDir())
+	p.Initialize(nil)
+	sid := p.NewSession(dir)
+	promptOK(t, p, sid, "delegate please")
+	require.Equal(t, "child was here\n", treeState(t, dir)["notes.txt"], "the subagent wrote")
+	rewindTo(t, p, sid, map[string]any{"toUserEntryIndex": userIndexes(t, p, sid)[0], "files": true})
+	assert.Equal(t, map[string]string{"notes.txt": "before\n"}, treeState(t, dir))
+}
