@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -177,4 +178,35 @@ func TestBinaryMCPImageResultReachesTheModel(t *testing.T) {
 	got := requestImages(t, "anthropic", model.body(t, 1))
 	require.Len(t, got, 1, "the image went to the model")
 	assert.Equal(t, imgs[0].Data, got[0])
+}
+
+// Issue 16: the image branch of read_file reads through the same confined
+// filesystem as text: a .png symlink leading out of the workspace, a .png
+// under .git and a path outside the roots are refused, and nothing of them
+// reaches the model.
+func TestBinaryReadFileImageStaysConfined(t *testing.T) {
+	outside := t.TempDir()
+	secret := append(testPNG(t), []byte("SECRET-PIXELS")...)
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "secret.png"), secret, 0o600))
+	dir := t.TempDir()
+	require.NoError(t, os.Symlink(filepath.Join(outside, "secret.png"), filepath.Join(dir, "leak.png")))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".git"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".git", "logo.png"), secret, 0o600))
+	model := newScriptedModel(t, "anthropic",
+		modelCall{"read_file", map[string]any{"path": "leak.png"}},
+		modelCall{"read_file", map[string]any{"path": ".git/logo.png"}},
+		modelCall{"read_file", map[string]any{"path": filepath.Join(outside, "secret.png")}})
+	client := newToolClient(dir, "allow_once")
+	conn, sid := e2eSession(t, "anthropic", model, client, sdk.ClientCapabilities{})
+	assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "look"))
+	want := base64.StdEncoding.EncodeToString(secret)
+	for i := range 3 {
+		u, ok := client.final(fmt.Sprintf("toolu_%d", i))
+		require.True(t, ok)
+		assert.Equal(t, sdk.ToolCallStatusFailed, *u.Status, "call %d", i)
+		assert.Empty(t, toolImages(u), "call %d", i)
+	}
+	body := model.body(t, 1)
+	assert.Empty(t, requestImages(t, "anthropic", body))
+	assert.NotContains(t, body, want)
 }
