@@ -274,3 +274,26 @@ func TestBinaryRewindSurvivesKillDuringRestore(t *testing.T) {
 		})
 	}
 }
+
+// Issue 17: a rewind sets files back only inside the workspace: when a
+// directory it would remove a file from was swapped for a symlink leading
+// out of the workspace, the file out there is left alone.
+func TestBinaryRewindDoesNotFollowASwappedDirectory(t *testing.T) {
+	dir, outside, sessions := t.TempDir(), t.TempDir(), t.TempDir()
+	model := promptModel(t, map[string][]modelCall{
+		"[create]": {{"write_file", map[string]any{"path": "sub/new.txt", "content": "made by the agent\n"}}},
+	})
+	p := rewindAgent(t, model, sessions)
+	p.Initialize(nil)
+	sid := p.NewSession(dir)
+	promptOK(t, p, sid, "[create]")
+	// The workspace is hostile: sub becomes a link to a directory outside
+	// holding a file of the same name.
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "new.txt"), []byte("precious\n"), 0o644))
+	require.NoError(t, os.RemoveAll(filepath.Join(dir, "sub")))
+	require.NoError(t, os.Symlink(outside, filepath.Join(dir, "sub")))
+	ext(t, p, "_acp-agent/session/rewind", map[string]any{"sessionId": sid, "toUserEntryIndex": userIndexes(t, p, sid)[0], "files": true})
+	data, err := os.ReadFile(filepath.Join(outside, "new.txt"))
+	require.NoError(t, err, "the file outside the workspace is still there")
+	assert.Equal(t, "precious\n", string(data))
+}
