@@ -148,7 +148,9 @@ func (c *Checkpoints) Append(recs ...CheckpointRecord) error {
 }
 
 // Put stores data and returns its hash; content already there is not
-// written again.
+// written again. The object is not made durable here: a scan stores many
+// contents of which few are ever referenced; Sync makes the referenced
+// ones durable before a record names them.
 func (c *Checkpoints) Put(data []byte) (string, error) {
 	sum := sha256.Sum256(data)
 	h := hex.EncodeToString(sum[:])
@@ -164,9 +166,6 @@ func (c *Checkpoints) Put(data []byte) (string, error) {
 		return "", fmt.Errorf("checkpoints: %w", err)
 	}
 	_, werr := tmp.Write(data)
-	if werr == nil {
-		werr = tmp.Sync()
-	}
 	if cerr := tmp.Close(); werr == nil {
 		werr = cerr
 	}
@@ -178,6 +177,40 @@ func (c *Checkpoints) Put(data []byte) (string, error) {
 		return "", fmt.Errorf("checkpoints: storing an object: %w", werr)
 	}
 	return h, nil
+}
+
+// Sync makes the objects stored under hashes durable (the file and its
+// directory entry); call it before appending a record that names them.
+func (c *Checkpoints) Sync(hashes ...string) error {
+	dirs := map[string]bool{}
+	for _, h := range hashes {
+		if len(h) != 64 {
+			return fmt.Errorf("%w: bad hash %q", ErrObjectMissing, h)
+		}
+		path := c.objectPath(h)
+		f, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrObjectMissing, err)
+		}
+		err = f.Sync()
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("checkpoints: %w", err)
+		}
+		dirs[filepath.Dir(path)] = true
+	}
+	for dir := range dirs {
+		d, err := os.Open(dir)
+		if err != nil {
+			return fmt.Errorf("checkpoints: %w", err)
+		}
+		err = d.Sync()
+		d.Close()
+		if err != nil {
+			return fmt.Errorf("checkpoints: %w", err)
+		}
+	}
+	return nil
 }
 
 // ErrObjectMissing means a stored content is gone or damaged.

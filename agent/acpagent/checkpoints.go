@@ -69,6 +69,11 @@ func (c *checkpoints) Keep(path string, before *string) error {
 	if c.kept[path] || c.turn == 0 {
 		return nil
 	}
+	if before != nil {
+		if err := c.store.Sync(*before); err != nil {
+			return err
+		}
+	}
 	recs := []persistence.CheckpointRecord{{Type: persistence.CheckpointFile, Turn: c.turn, Path: path, Before: before}}
 	if c.pending != nil {
 		recs = append([]persistence.CheckpointRecord{*c.pending}, recs...)
@@ -143,6 +148,9 @@ func (a *acpSession) rewind(ctx context.Context, to int, files bool) (any, error
 	if files {
 		var err error
 		if rw.Files, err = a.filesSince(ctx, entries[to].Time); err != nil {
+			return nil, err
+		}
+		if err := a.syncFrom(rw.Files); err != nil {
 			return nil, err
 		}
 	}
@@ -231,6 +239,21 @@ func (a *acpSession) currentHash(ctx context.Context, path string) (*string, err
 	return &h, err
 }
 
+// syncFrom makes the contents a rewind keeps for its undo durable before
+// the rewind is logged.
+func (a *acpSession) syncFrom(files []persistence.RewindFile) error {
+	var hashes []string
+	for _, f := range files {
+		if f.From != nil {
+			hashes = append(hashes, *f.From)
+		}
+	}
+	if err := a.cp.store.Sync(hashes...); err != nil {
+		return fmt.Errorf("%w: %v", acp.ErrInternal, err)
+	}
+	return nil
+}
+
 func (a *acpSession) nextRewindID() int {
 	id := 0
 	for _, r := range a.cp.store.Records() {
@@ -280,6 +303,9 @@ func (a *acpSession) undoRewind(ctx context.Context) (any, error) {
 			return nil, fmt.Errorf("%w: %v", acp.ErrInternal, err)
 		}
 		undo.Entries = append(undo.Entries, data)
+	}
+	if err := a.syncFrom(undo.Files); err != nil {
+		return nil, err
 	}
 	if err := a.cp.store.Append(persistence.CheckpointRecord{Type: persistence.CheckpointRewind, Rewind: &undo}); err != nil {
 		return nil, fmt.Errorf("%w: %v", acp.ErrInternal, err)

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"sync"
@@ -63,9 +64,9 @@ func (w *Workspace) beforeWrite(ctx context.Context, path string) error {
 
 // Limits of the workspace scan around a command.
 const (
-	scanMaxFiles     = 5000
-	scanMaxFileBytes = 2 << 20
-	scanMaxBytes     = 64 << 20
+	scanMaxFiles     = 2000
+	scanMaxFileBytes = 1 << 20
+	scanMaxBytes     = 16 << 20
 )
 
 // fileKey is what says a file has not changed: size, mtime, inode.
@@ -75,67 +76,64 @@ type fileKey struct {
 	ino   uint64
 }
 
-// scanState is the last scan's content hashes, by path and key, so that
-// a file that has not changed is not read again.
+// scanState is the last scan's files with their content, held in memory
+// (at most scanMaxBytes): a command usually changes few of them, so only
+// the ones it changed are stored, and a file that has not changed since is
+// not read again.
 type scanState struct {
-	mu     sync.Mutex
-	hashes map[string]scanned
+	mu    sync.Mutex
+	files map[string]scanned
 }
 
 type scanned struct {
 	key  fileKey
-	hash string
+	sum  [sha256.Size]byte
+	data []byte
 }
 
-// scanTree keeps the content of the workspace's files (what git does not
-// ignore, within the limits) in the store, and returns their hashes by
-// path: the state a command may change.
-func (w *Workspace) scanTree(ctx context.Context) map[string]scanned {
-	out := map[string]scanned{}
+// scanResult is the workspace as a scan saw it.
+type scanResult struct {
+	files    map[string]scanned // content, within the limits
+	listed   map[string]bool    // every regular file listed
+	complete bool               // nothing was left out of the listing
+}
+
+// scanTree reads the workspace's files (what git does not ignore, within
+// the limits): the state a command may change.
+func (w *Workspace) scanTree(ctx context.Context) scanResult {
+	w.scan.mu.Lock()
+	defer w.scan.mu.Unlock()
+	res := scanResult{files: map[string]scanned{}, listed: map[string]bool{}, complete: true}
 	budget := int64(scanMaxBytes)
 	for _, root := range w.roots {
-		paths, _, err := w.local.GlobWith(ctx, root, "**", runtime.GlobOptions{Max: scanMaxFiles})
-		if err != nil {
-			continue
+		paths, truncated, err := w.local.GlobWith(ctx, root, "**", runtime.GlobOptions{Max: scanMaxFiles})
+		if err != nil || truncated {
+			res.complete = false
 		}
 		for _, p := range paths {
-			if len(out) >= scanMaxFiles {
-				return out
-			}
 			key, ok := statKey(p)
 			if !ok {
 				continue
 			}
-			w.scan.mu.Lock()
-			prev, seen := w.scan.hashes[p]
-			w.scan.mu.Unlock()
-			if seen && prev.key == key {
-				out[p] = prev
+			res.listed[p] = true
+			if prev, ok := w.scan.files[p]; ok && prev.key == key && prev.key.size <= budget {
+				res.files[p] = prev
+				budget -= prev.key.size
 				continue
 			}
 			if key.size > scanMaxFileBytes || key.size > budget {
 				continue
 			}
 			data, exists, err := w.local.ReadFile(ctx, p)
-			if err != nil || !exists {
+			if err != nil || !exists || int64(len(data)) > budget {
 				continue
 			}
 			budget -= int64(len(data))
-			h, err := w.cp.Put(data)
-			if err != nil {
-				continue
-			}
-			s := scanned{key: key, hash: h}
-			out[p] = s
-			w.scan.mu.Lock()
-			if w.scan.hashes == nil {
-				w.scan.hashes = map[string]scanned{}
-			}
-			w.scan.hashes[p] = s
-			w.scan.mu.Unlock()
+			res.files[p] = scanned{key: key, sum: sha256.Sum256(data), data: data}
 		}
 	}
-	return out
+	w.scan.files = res.files
+	return res
 }
 
 // statKey is the key of the regular file at path (no symlink).
@@ -152,28 +150,37 @@ func statKey(path string) (fileKey, bool) {
 }
 
 // aroundCommand keeps what a command changes in the workspace: the files
-// are scanned before it, and after it every file whose content changed,
-// that appeared or that went away is kept with its content from before.
-// It returns the function to call after the command.
+// are scanned before it, and after it every file whose content changed or
+// that went away is kept with its content from before (only those are
+// stored), and every file that appeared as new, when the scan before saw
+// the whole workspace. It returns the function to call after the
+// command.
 func (w *Workspace) aroundCommand(ctx context.Context) func() {
 	if w.cp == nil {
 		return func() {}
 	}
 	before := w.scanTree(ctx)
 	return func() {
-		ctx := context.WithoutCancel(ctx)
-		after := w.scanTree(ctx)
-		for p, b := range before {
-			if a, ok := after[p]; ok && a.hash == b.hash {
+		after := w.scanTree(context.WithoutCancel(ctx))
+		for p, b := range before.files {
+			if a, ok := after.files[p]; ok && a.sum == b.sum {
 				continue
 			}
-			if !w.cp.Kept(p) {
-				h := b.hash
+			if key, ok := statKey(p); ok && key == b.key {
+				continue // there, not read this time (limits), not changed
+			}
+			if w.cp.Kept(p) {
+				continue
+			}
+			if h, err := w.cp.Put(b.data); err == nil {
 				_ = w.cp.Keep(p, &h)
 			}
 		}
-		for p := range after {
-			if _, ok := before[p]; !ok && !w.cp.Kept(p) {
+		if !before.complete {
+			return // a file not listed before may have been there
+		}
+		for p := range after.listed {
+			if !before.listed[p] && !w.cp.Kept(p) {
 				_ = w.cp.Keep(p, nil)
 			}
 		}

@@ -298,3 +298,27 @@ func TestBinaryRewindDoesNotFollowASwappedDirectory(t *testing.T) {
 	require.NoError(t, err, "the file outside the workspace is still there")
 	assert.Equal(t, "precious\n", string(data))
 }
+
+// Issue 17: the scan around a command has limits (16 MiB read, 2000
+// files); a file it could not read before the command is never taken for
+// one the command created, so a rewind never deletes it.
+func TestBinaryRewindNeverDeletesFilesBeyondTheScanLimits(t *testing.T) {
+	dir, sessions := t.TempDir(), t.TempDir()
+	for i := range 20 { // 20 MiB: more than one scan reads
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("big%02d.bin", i)), []byte(strings.Repeat("x", 1<<20)), 0o644))
+	}
+	model := promptModel(t, map[string][]modelCall{
+		"[cmd]": {{"run_command", map[string]any{"command": "echo made > made.txt"}}},
+	})
+	p := rewindAgent(t, model, sessions)
+	p.Initialize(nil)
+	sid := p.NewSession(dir)
+	promptOK(t, p, sid, "[cmd]")
+	before := treeState(t, dir)
+	rewindTo(t, p, sid, map[string]any{"toUserEntryIndex": userIndexes(t, p, sid)[0], "files": true})
+	after := treeState(t, dir)
+	for i := range 20 {
+		name := fmt.Sprintf("big%02d.bin", i)
+		assert.Equal(t, len(before[name]), len(after[name]), "%s is still there", name)
+	}
+}

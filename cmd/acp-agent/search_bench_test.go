@@ -90,3 +90,47 @@ func BenchmarkExecGrepGoSource(b *testing.B) {
 		b.ReportMetric(float64(a)/float64(r), "ratio")
 	}
 }
+
+// BenchmarkExecCommandGoSource is a whole "acp-agent exec" turn whose
+// only tool call runs "true" in Go's source tree (11.5k files, sessions
+// stored): what the checkpoint scan around a command costs in a large
+// workspace, against the same turn in an empty directory. Medians of 5.
+func BenchmarkExecCommandGoSource(b *testing.B) {
+	src := filepath.Join(goruntime.GOROOT(), "src")
+	if _, err := os.Stat(src); err != nil {
+		b.Skip("no Go source tree at", src)
+	}
+	script := map[string]any{"turns": []any{
+		map[string]any{"events": []any{map[string]any{"toolCall": map[string]any{"id": "c1", "name": "run_command", "arguments": map[string]any{"command": "true"}}}}},
+		map[string]any{"events": []any{map[string]any{"text": "done"}}},
+	}}
+	data, err := json.Marshal(script)
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "cmd.json")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	empty := b.TempDir()
+	run := func(dir string) time.Duration {
+		cmd := exec.Command(agentBin, "exec", "--mode", "full-access", "--model", "replay/"+path, "run it")
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + b.TempDir()}
+		start := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "done") {
+			b.Fatalf("exec: %v\n%s", err, out)
+		}
+		return time.Since(start)
+	}
+	run(src) // warm the page cache
+	for b.Loop() {
+		var large, small []time.Duration
+		for range 5 {
+			large = append(large, run(src))
+			small = append(small, run(empty))
+		}
+		b.ReportMetric(float64(median(large).Microseconds())/1000, "gosrc-ms")
+		b.ReportMetric(float64(median(small).Microseconds())/1000, "empty-ms")
+	}
+}
