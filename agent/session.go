@@ -611,7 +611,9 @@ func (s *Session) work() {
 		s.mu.Unlock()
 
 		s.sendState(it, ExecRunning, 0, "")
-		s.emit(it, telemetry.EventPromptStarted)
+		if !it.quiet {
+			s.emit(it, telemetry.EventPromptStarted)
+		}
 		started := time.Now()
 		turnCtx, stopTimer := ctx, context.CancelFunc(func() {})
 		if s.cfg.PromptTimeout > 0 {
@@ -664,6 +666,9 @@ func (s *Session) work() {
 		for _, st := range steered {
 			s.deliver(st, res, err, false)
 		}
+		if it.quiet {
+			continue
+		}
 		end := &TurnEnd{StopReason: res.StopReason, Text: res.Text, Usage: res.Usage, Err: errString(err), Duration: time.Since(started)}
 		s.mu.Lock()
 		end.TotalCost = s.hist.usage.Totals().Cost // the /cost figure
@@ -693,6 +698,7 @@ func (s *Session) deliver(it *item, res PromptResult, err error, record bool) {
 	state, message := finalState(err)
 	s.sendState(it, state, 0, message)
 	switch {
+	case it.quiet:
 	case err == nil:
 		s.emit(it, telemetry.EventPromptCompleted, "stopReason", string(res.StopReason))
 	case errors.Is(err, ErrPromptTimedOut):

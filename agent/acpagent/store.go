@@ -320,9 +320,13 @@ func (a *Agent) openStored(id, cwd string, extra []string, client *acp.ClientCon
 	}
 	as := a.newACPSession(s, client, j, extra, cfg.Workspace)
 	if as.cp != nil {
-		if msg := as.finishInterruptedRewind(context.Background()); msg != "" {
-			a.log.Warn(msg, "session", id)
-			as.post(acp.AgentMessageChunk(msg + "\n"))
+		// What the agent was doing when it stopped: commands first (a
+		// rewind never runs during one).
+		for _, finish := range []func(context.Context) string{as.finishInterruptedCommands, as.finishInterruptedRewind} {
+			if msg := finish(context.Background()); msg != "" {
+				a.log.Warn(msg, "session", id)
+				as.post(acp.AgentMessageChunk(msg + "\n"))
+			}
 		}
 	}
 	a.track(as)

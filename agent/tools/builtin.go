@@ -636,8 +636,10 @@ func (w *Workspace) runCommandTool() agent.Tool {
 				term = w.escapeTerm
 			}
 			// What the command changes in the workspace can be rewound.
-			after := w.aroundCommand(ctx)
-			defer after()
+			after, err := w.aroundCommand(ctx)
+			if err != nil {
+				return agent.ToolResult{}, err
+			}
 			res, err := term.Run(ctx, runtime.CommandSpec{
 				Command: w.shell(), Args: []string{"-c", c.line}, Cwd: c.cwd,
 				OutputByteLimit: w.cfg.OutputByteLimit, Timeout: c.timeout,
@@ -647,6 +649,9 @@ func (w *Workspace) runCommandTool() agent.Tool {
 				content = []agent.ToolContent{{TerminalID: id}}
 				agent.ToolProgress(ctx, content)
 			})
+			// Recorded before the result is returned, also when the
+			// command failed to run.
+			kept := after()
 			if err != nil {
 				return agent.ToolResult{}, err
 			}
@@ -654,6 +659,7 @@ func (w *Workspace) runCommandTool() agent.Tool {
 			if w.Sandboxed() && !c.outside {
 				r.Text += sandboxBlockedNote(res)
 			}
+			r.Text += kept
 			return r, nil
 		},
 	}
