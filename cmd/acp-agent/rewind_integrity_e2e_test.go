@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -541,4 +542,159 @@ func treeDiff(a, b map[string]string) string {
 	}
 	slices.Sort(out)
 	return strings.Join(out, " ")
+}
+
+// Issue 24 (3): logs written before rewinds were checked first still
+// load. Such a version logged a rewind before it checked for a running
+// turn, so an unfinished rewind record may be one that was refused: a
+// load completes it only when nothing followed it (the log ends with it
+// and the conversation is as it left it), and otherwise leaves it alone
+// and says so.
+func TestBinaryOldFormatRewindRecordsLoad(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		followed bool // the session went on after the record (a refused rewind)
+	}{{"interrupted", false}, {"refused, then the session went on", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, sessions := t.TempDir(), t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("A0\n"), 0o644))
+			model := newGatedModel(t, map[string][]modelCall{
+				"[p1]": {{"write_file", map[string]any{"path": "a.txt", "content": "A1\n"}}},
+				"[p2]": {{"write_file", map[string]any{"path": "a.txt", "content": "A2\n"}}},
+			}, nil, nil)
+			p := integrityAgent(t, model, sessions)
+			sid := p.NewSession(dir)
+			promptOK(t, p, sid, "[p1]")
+			promptOK(t, p, sid, "[p2]")
+			users := userIndexes(t, p, sid)
+			stats, werr := ext(t, p, acp.MethodExtSessionStats, map[string]any{"sessionId": sid})
+			require.Nil(t, werr)
+			total := int(stats["totalEntries"].(float64))
+			p.stdin.Close()
+			p.waitExit(t, 5*time.Second)
+
+			// What the old version wrote: a rewind to before [p2], with the
+			// file it sets, not "accepted".
+			var before string
+			for _, r := range checkpointLog(t, sessions, sid) {
+				if r["type"] == "file" && r["turn"].(float64) == 2 {
+					before = r["before"].(string)
+				}
+			}
+			require.NotEmpty(t, before)
+			removed := []any{}
+			for range total - users[1] {
+				removed = append(removed, map[string]any{"type": "entry", "time": time.Now(), "kind": "user"})
+			}
+			if tc.followed {
+				// The turn that was running went on and added entries.
+				removed = removed[:1]
+			}
+			recs := []map[string]any{{"type": "rewind", "time": time.Now(), "rewind": map[string]any{"id": 1, "keep": users[1],
+				"files": []any{map[string]any{"path": filepath.Join(dir, "a.txt"), "from": nil, "to": before}}, "removed": removed}}}
+			if tc.followed {
+				recs = append(recs, map[string]any{"type": "turn", "turn": 3, "entryTime": time.Now(), "time": time.Now()})
+			}
+			f, err := os.OpenFile(filepath.Join(sessions, sid, "checkpoints", "log.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+			require.NoError(t, err)
+			for _, r := range recs {
+				data, _ := json.Marshal(r)
+				_, err := f.Write(append(data, '\n'))
+				require.NoError(t, err)
+			}
+			require.NoError(t, f.Close())
+
+			q := integrityAgent(t, model, sessions)
+			said := loadSession(t, q, sid, dir)
+			data, err := os.ReadFile(filepath.Join(dir, "a.txt"))
+			require.NoError(t, err)
+			if tc.followed {
+				assert.Contains(t, said, "left alone")
+				assert.Equal(t, "A2\n", string(data), "a rewind that may have been refused is not completed")
+				assert.Equal(t, []string{"[p1]", "[p2]"}, userTexts(t, q, sid))
+			} else {
+				assert.Contains(t, said, "completed now")
+				assert.Equal(t, "A1\n", string(data), "an interrupted rewind is completed")
+				assert.Equal(t, []string{"[p1]"}, userTexts(t, q, sid))
+			}
+			// Either way it is settled: a second load does nothing.
+			q.stdin.Close()
+			q.waitExit(t, 5*time.Second)
+			r := integrityAgent(t, model, sessions)
+			assert.NotContains(t, loadSession(t, r, sid, dir), "rewind")
+		})
+	}
+}
+
+// Issue 24 (3): a rewind whose files cannot all be restored as they
+// stand (a directory became a file) is refused before anything changes:
+// nothing is logged, and no load completes it.
+func TestBinaryRewindThatCannotRestoreIsRefusedFirst(t *testing.T) {
+	dir, sessions := t.TempDir(), t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "sub"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("A0\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "sub", "x.txt"), []byte("X0\n"), 0o644))
+	model := newGatedModel(t, map[string][]modelCall{
+		"[p1]": {{"write_file", map[string]any{"path": "a.txt", "content": "A1\n"}},
+			{"run_command", map[string]any{"command": "rm -r sub && echo not a directory > sub"}}},
+	}, nil, nil)
+	p := integrityAgent(t, model, sessions)
+	sid := p.NewSession(dir)
+	promptOK(t, p, sid, "[p1]")
+	s1 := treeState(t, dir)
+	require.Equal(t, "not a directory\n", s1["sub"])
+	_, werr := ext(t, p, "_acp-agent/session/rewind", rewindRequest(sid, userIndexes(t, p, sid)[0]))
+	require.NotNil(t, werr)
+	assert.Contains(t, werr.Message, "nothing was changed")
+	assert.Equal(t, s1, treeState(t, dir))
+	assert.Equal(t, []string{"[p1]"}, userTexts(t, p, sid))
+	for _, r := range checkpointLog(t, sessions, sid) {
+		assert.NotEqual(t, "rewind", r["type"], "a refused rewind is never logged")
+	}
+}
+
+// Issue 24 (3): a rewind that fails part-way, after it was logged (a
+// file it restores cannot be replaced: it is immutable), puts back what
+// it had already set and is logged as failed: it changed nothing, it
+// says so, and no load completes it later.
+func TestBinaryFailedRewindPutsBackWhatItSet(t *testing.T) {
+	dir, sessions := t.TempDir(), t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("A0\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "b.txt"), []byte("B0\n"), 0o644))
+	model := newGatedModel(t, map[string][]modelCall{
+		"[p1]": {{"write_file", map[string]any{"path": "a.txt", "content": "A1\n"}}},
+		"[p2]": {{"write_file", map[string]any{"path": "b.txt", "content": "B1\n"}}},
+	}, nil, nil)
+	p := integrityAgent(t, model, sessions)
+	sid := p.NewSession(dir)
+	promptOK(t, p, sid, "[p1]")
+	promptOK(t, p, sid, "[p2]")
+	s2 := treeState(t, dir)
+	// a.txt is restored first, then b.txt, which nothing can replace.
+	b := filepath.Join(dir, "b.txt")
+	if out, err := exec.Command("chattr", "+i", b).CombinedOutput(); err != nil {
+		t.Skipf("cannot make a file immutable here: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("chattr", "-i", b).Run() })
+	_, werr := ext(t, p, "_acp-agent/session/rewind", rewindRequest(sid, userIndexes(t, p, sid)[0]))
+	require.NotNil(t, werr)
+	assert.Contains(t, werr.Message, "nothing was changed")
+	assert.Equal(t, s2, treeState(t, dir), "a.txt, set first, was put back")
+	assert.Equal(t, []string{"[p1]", "[p2]"}, userTexts(t, p, sid))
+	var types []any
+	for _, r := range checkpointLog(t, sessions, sid) {
+		if r["type"] == "rewind_done" {
+			assert.NotEmpty(t, r["rewind"].(map[string]any)["failed"])
+		}
+		types = append(types, r["type"])
+	}
+	assert.Contains(t, types, "rewind_done", "logged as failed")
+
+	p.stdin.Close()
+	p.waitExit(t, 5*time.Second)
+	require.NoError(t, exec.Command("chattr", "-i", b).Run())
+	q := integrityAgent(t, model, sessions)
+	assert.NotContains(t, loadSession(t, q, sid, dir), "rewind")
+	assert.Equal(t, s2, treeState(t, dir), "no load completes a failed rewind")
+	assert.Equal(t, []string{"[p1]", "[p2]"}, userTexts(t, q, sid))
 }
