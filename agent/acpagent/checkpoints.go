@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
@@ -727,7 +728,21 @@ func (a *acpSession) rewindCommand(ctx context.Context, args string) (string, er
 	return out + "\n(/rewind undo takes it back.)", nil
 }
 
+// oneLinePreview is s as one printable line of at most n runes: runs of
+// white space (newlines too) become one space, and what does not print
+// is dropped (control characters; bidi overrides, zero-width and other
+// format characters, with which text can make a line show something
+// other than what it says).
 func oneLinePreview(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case unicode.IsSpace(r):
+			return ' '
+		case unicode.Is(unicode.Cf, r) || !unicode.IsPrint(r):
+			return -1
+		}
+		return r
+	}, s)
 	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > n {
 		s = string(r[:n-1]) + "…"
