@@ -277,7 +277,7 @@ func (s *AgentService) dispatch(ctx context.Context, conn *jsonrpc2.Conn, req *j
 		}
 		return s.simple(ctx, conn, req.ID, func(context.Context) (any, error) {
 			if !s.closeLive(p.SessionID) {
-				return nil, fmt.Errorf("%w %q", ErrSessionNotFound, p.SessionID)
+				return nil, SessionNotFound(p.SessionID, "")
 			}
 			return &CloseSessionResponse{}, nil
 		}), nil
@@ -519,7 +519,7 @@ func (s *AgentService) prompt(ctx context.Context, conn *jsonrpc2.Conn, req *jso
 	if !ok || s.closing {
 		s.mu.Unlock()
 		if !ok {
-			return nil, fmt.Errorf("%w %q", ErrSessionNotFound, p.SessionID)
+			return nil, SessionNotFound(p.SessionID, "")
 		}
 		return nil, fmt.Errorf("%w: %v", ErrInternal, errShutdown)
 	}
@@ -601,7 +601,7 @@ func (s *AgentService) applyInline(ctx context.Context, conn *jsonrpc2.Conn, req
 	ss, ok := s.sessions[sessionID()]
 	s.mu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("%w %q", ErrSessionNotFound, sessionID())
+		return nil, SessionNotFound(sessionID(), "")
 	}
 	result, err := apply(ss)
 	if err != nil {
@@ -771,7 +771,7 @@ func (s *AgentService) extension(ctx context.Context, conn *jsonrpc2.Conn, req *
 	ss, ok := s.sessions[p.SessionID]
 	s.mu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("%w %q", ErrSessionNotFound, p.SessionID)
+		return nil, SessionNotFound(p.SessionID, "")
 	}
 	if req.Method == MethodExtSessionFork {
 		var fp struct {

@@ -114,6 +114,19 @@ func (h Header) clone() Header {
 // maxIDLen keeps "<id>.jsonl.tmp<digits>" well under NAME_MAX (255).
 const maxIDLen = 128
 
+// HeldHere reports whether this process holds session id's lock (a File
+// of it is open here, or a Delete is under way): an ErrLocked then comes
+// from this process, not from another one.
+func (s *Store) HeldHere(id string) bool {
+	if ValidateID(id) != nil {
+		return false
+	}
+	held.Lock()
+	defer held.Unlock()
+	_, ok := held.paths[s.lockPath(id)]
+	return ok
+}
+
 // Exists reports whether the store holds a session with id (a data
 // file; it may be damaged).
 func (s *Store) Exists(id string) bool {

@@ -114,7 +114,7 @@ func (a *acpSession) Prompt(ctx context.Context, req *acp.PromptRequest, finish 
 		},
 	})
 	if errors.Is(err, agent.ErrSessionClosed) {
-		return fmt.Errorf("%w: session %s is closed", acp.ErrResourceNotFound, a.s.ID())
+		return acp.SessionNotFound(a.s.ID(), "it is closed")
 	}
 	return err
 }

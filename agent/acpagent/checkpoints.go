@@ -301,7 +301,7 @@ func (a *acpSession) rewindExtension(ctx context.Context, raw json.RawMessage) (
 	case errors.Is(err, agent.ErrTurnRunning):
 		return nil, fmt.Errorf("%w: %v (nothing was changed)", acp.ErrInvalidRequest, err)
 	case errors.Is(err, agent.ErrSessionClosed):
-		return nil, &acp.DataError{Err: fmt.Errorf("%w %q: it is closing", acp.ErrSessionNotFound, a.s.ID()), Data: map[string]string{"sessionId": a.s.ID()}}
+		return nil, acp.SessionNotFound(a.s.ID(), "it is closing")
 	case err != nil:
 		return nil, err
 	}

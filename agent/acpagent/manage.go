@@ -46,7 +46,9 @@ func (a *Agent) SetSessionTitle(_ context.Context, id acp.SessionId, title strin
 	change := func(h *persistence.Header) { h.Title, h.TitleByUser = t, true }
 	if as := a.live(id); as != nil {
 		if as.j != nil {
-			if err := as.j.updateHeader(change); err != nil {
+			if err := as.j.updateHeader(change); errors.Is(err, persistence.ErrClosed) {
+				return t, a.updateStored(id, change) // closed meanwhile: it is stored
+			} else if err != nil {
 				return "", fmt.Errorf("%w: saving the title: %v", acp.ErrInternal, err)
 			}
 		}
@@ -64,7 +66,18 @@ func (a *Agent) SessionStatus(_ context.Context, id acp.SessionId) (string, erro
 	if a.store != nil && a.store.Exists(id) {
 		return acp.SessionStatusSaved, nil
 	}
-	return "", fmt.Errorf("%w %q", acp.ErrSessionNotFound, id)
+	return "", acp.SessionNotFound(id, "")
+}
+
+// lockedError answers a request that found session id's file locked: by
+// this process, another request is closing, deleting or opening it, and
+// for this request it is not there (-32002); otherwise another process
+// has it open.
+func (a *Agent) lockedError(id string) error {
+	if a.store.HeldHere(id) {
+		return acp.SessionNotFound(id, "another request is closing, deleting or opening it; try again")
+	}
+	return fmt.Errorf("%w: session %s is open in another acp-agent process", acp.ErrInternal, id)
 }
 
 // ArchiveSession implements acp.SessionManager: the state is kept in the
@@ -72,7 +85,9 @@ func (a *Agent) SessionStatus(_ context.Context, id acp.SessionId) (string, erro
 func (a *Agent) ArchiveSession(_ context.Context, id acp.SessionId, archived bool) error {
 	change := func(h *persistence.Header) { h.Archived = archived }
 	if as := a.live(id); as != nil && as.j != nil {
-		if err := as.j.updateHeader(change); err != nil {
+		if err := as.j.updateHeader(change); errors.Is(err, persistence.ErrClosed) {
+			return a.updateStored(id, change) // closed meanwhile: it is stored
+		} else if err != nil {
 			return fmt.Errorf("%w: saving the session: %v", acp.ErrInternal, err)
 		}
 		return nil
@@ -84,14 +99,17 @@ func (a *Agent) ArchiveSession(_ context.Context, id acp.SessionId, archived boo
 // here.
 func (a *Agent) updateStored(id acp.SessionId, change func(*persistence.Header)) error {
 	if a.store == nil || !a.store.Exists(id) {
-		return fmt.Errorf("%w %q", acp.ErrSessionNotFound, id)
+		return acp.SessionNotFound(id, "")
 	}
 	f, _, err := a.store.Open(id)
+	if errors.Is(err, persistence.ErrLocked) && !a.store.HeldHere(id) {
+		f, _, err = a.store.Open(id) // a request here may have let it go since
+	}
 	switch {
 	case errors.Is(err, persistence.ErrNotFound):
-		return fmt.Errorf("%w %q", acp.ErrSessionNotFound, id)
+		return acp.SessionNotFound(id, "")
 	case errors.Is(err, persistence.ErrLocked):
-		return fmt.Errorf("%w: session %s is open in another acp-agent process", acp.ErrInternal, id)
+		return a.lockedError(id)
 	case err != nil:
 		return fmt.Errorf("%w: reading session %s: %v", acp.ErrInternal, id, err)
 	}

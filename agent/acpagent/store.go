@@ -238,13 +238,16 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadRequest, client *a
 // transcript, mode, model and remembered decisions.
 func (a *Agent) openStored(id, cwd string, extra []string, client *acp.ClientConn) (*acpSession, error) {
 	f, loaded, err := a.store.Open(id)
+	if errors.Is(err, persistence.ErrLocked) && !a.store.HeldHere(id) {
+		f, loaded, err = a.store.Open(id) // a request here may have let it go since
+	}
 	switch {
 	case errors.Is(err, persistence.ErrInvalidID):
 		return nil, fmt.Errorf("%w: sessionId: %v", acp.ErrInvalidParams, err)
 	case errors.Is(err, persistence.ErrNotFound):
-		return nil, fmt.Errorf("%w %q", acp.ErrSessionNotFound, id)
+		return nil, acp.SessionNotFound(id, "")
 	case errors.Is(err, persistence.ErrLocked):
-		return nil, fmt.Errorf("%w: session %s is open in another acp-agent process", acp.ErrInternal, id)
+		return nil, a.lockedError(id)
 	case err != nil:
 		return nil, fmt.Errorf("%w: reading session %s: %v", acp.ErrInternal, id, err)
 	}
@@ -416,7 +419,14 @@ func (a *Agent) DeleteSession(ctx context.Context, id acp.SessionId) error {
 		// The service rejects such ids first; this guards direct callers.
 		return fmt.Errorf("%w: sessionId: %v", acp.ErrInvalidParams, err)
 	}
-	if err := a.store.Delete(id); err != nil {
+	err := a.store.Delete(id)
+	if errors.Is(err, persistence.ErrLocked) && !a.store.HeldHere(id) {
+		err = a.store.Delete(id) // a request here may have let it go since
+	}
+	switch {
+	case errors.Is(err, persistence.ErrLocked):
+		return a.lockedError(id)
+	case err != nil:
 		return fmt.Errorf("%w: deleting session %s: %v", acp.ErrInternal, id, err)
 	}
 	if err := os.RemoveAll(filepath.Join(a.store.Dir(), id)); err != nil {
@@ -450,7 +460,7 @@ func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkRequest, source ac
 		defer as.Close()
 		src = as
 	} else {
-		return nil, nil, fmt.Errorf("%w %q", acp.ErrSessionNotFound, req.SourceID)
+		return nil, nil, acp.SessionNotFound(req.SourceID, "")
 	}
 	id := uuid.NewString()
 	cwd, extra := req.CWD, req.AdditionalDirectories
@@ -473,6 +483,9 @@ func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkRequest, source ac
 			h := src.j.f.Header()
 			h.ID, h.ParentSessionID, h.CWD, h.AdditionalDirectories, h.Timestamp = id, src.s.ID(), cwd, extra, time.Now()
 			f, err := a.store.Fork(src.j.f, h, src.j.prefixFor(kept))
+			if errors.Is(err, persistence.ErrClosed) {
+				return nil, acp.SessionNotFound(src.s.ID(), "it was closed")
+			}
 			if err != nil {
 				return nil, fmt.Errorf("%w: forking the session file: %v", acp.ErrInternal, err)
 			}
