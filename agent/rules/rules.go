@@ -242,3 +242,22 @@ func (s *Set) Prompt() string {
 	}
 	return b.String()
 }
+
+// Reminder is files found during the session (Touch), for the tool result
+// of the call that reached their directories: the system prompt is not
+// rewritten mid-session (that would break providers' prompt caches).
+func Reminder(files []File) string {
+	if len(files) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("<system-reminder>\nRules files for the directories you just reached. Follow them for the files under each file's directory (they take precedence there over the rules in your instructions):\n")
+	for _, f := range files {
+		fmt.Fprintf(&b, "\n## %s\n\n%s\n", f.Path, strings.TrimRight(f.Text, "\n"))
+		if f.Cut {
+			fmt.Fprintf(&b, "\n[... cut: the file is %d bytes; only the first %d are included]\n", f.Size, MaxFileBytes)
+		}
+	}
+	b.WriteString("</system-reminder>")
+	return b.String()
+}
