@@ -246,7 +246,9 @@ func replacement(region, pat []string, newS string, level matchLevel) string {
 		return ""
 	}
 	if level >= matchIndentation {
-		newS = reindent(newS, indentOf(firstNonBlank(pat)), indentOf(firstNonBlank(region)))
+		lines := strings.Split(newS, "\n")
+		reindentLines(lines, pat, region)
+		newS = strings.Join(lines, "\n")
 	}
 	if strings.HasSuffix(region[len(region)-1], "\n") && !strings.HasSuffix(newS, "\n") {
 		newS += "\n"
@@ -265,22 +267,35 @@ func firstNonBlank(lines []string) string {
 
 func indentOf(s string) string { return s[:len(s)-len(strings.TrimLeft(s, " \t"))] }
 
-// reindent gives the lines of s that start with the model's indentation
-// from the file's instead.
-func reindent(s, from, to string) string {
-	if from == to {
-		return s
+// reindentLines gives lines written with the model's indentation the
+// file's, when the old text was found ignoring indentation: each
+// indentation the model used in its old lines maps to the one the file has
+// on the matching line (so four spaces become two tabs where the file
+// nests with tabs); a line indented some other way keeps its extra
+// indentation on top of the file's for the first line.
+func reindentLines(lines, pat, region []string) {
+	mapped := map[string]string{}
+	for i := range pat {
+		if i < len(region) && strings.TrimSpace(pat[i]) != "" {
+			from, to := indentOf(pat[i]), indentOf(strings.TrimRight(region[i], "\r\n"))
+			if _, ok := mapped[from]; !ok {
+				mapped[from] = to
+			}
+		}
 	}
-	lines := strings.Split(s, "\n")
+	base, baseTo := indentOf(firstNonBlank(pat)), indentOf(firstNonBlank(region))
 	for i, l := range lines {
 		if strings.TrimSpace(l) == "" {
 			continue
 		}
-		if strings.HasPrefix(l, from) {
-			lines[i] = to + l[len(from):]
+		ind := indentOf(l)
+		switch to, ok := mapped[ind]; {
+		case ok:
+			lines[i] = to + l[len(ind):]
+		case strings.HasPrefix(l, base):
+			lines[i] = baseTo + l[len(base):]
 		}
 	}
-	return strings.Join(lines, "\n")
 }
 
 // seekLines finds pat as consecutive lines of lines at or after from,

@@ -170,12 +170,9 @@ func applyHunks(content string, hunks []hunk, path string) (string, []string, er
 // context lines as the file has them, its added lines as the patch has
 // them (re-indented like the file when indentation was ignored).
 func hunkLines(h hunk, region []string, level matchLevel) []string {
-	from, to := "", ""
-	if level >= matchIndentation {
-		from, to = indentOf(firstNonBlank(h.old)), indentOf(firstNonBlank(region))
-	}
 	out := make([]string, 0, len(h.new))
-	k := 0 // the region's line for the next context or removed line
+	var added []int // indexes in out of the added lines
+	k := 0          // the region's line for the next context or removed line
 	for _, op := range h.ops {
 		switch op.kind {
 		case ' ':
@@ -184,11 +181,18 @@ func hunkLines(h hunk, region []string, level matchLevel) []string {
 		case '-':
 			k++
 		default:
-			l := op.text
-			if from != to && strings.TrimSpace(l) != "" && strings.HasPrefix(l, from) {
-				l = to + l[len(from):]
-			}
-			out = append(out, l)
+			added = append(added, len(out))
+			out = append(out, op.text)
+		}
+	}
+	if level >= matchIndentation && len(added) > 0 {
+		lines := make([]string, len(added))
+		for i, j := range added {
+			lines[i] = out[j]
+		}
+		reindentLines(lines, h.old, region)
+		for i, j := range added {
+			out[j] = lines[i]
 		}
 	}
 	return out
@@ -277,9 +281,13 @@ type patchArgs struct {
 func (w *Workspace) applyPatchTool() agent.Tool {
 	return agent.Tool{
 		Name: ToolApplyPatch,
-		Description: "Apply a patch that adds or changes several files at once, all or nothing. Format:\n" +
-			"*** Begin Patch\n*** Add File: path\n+content line\n*** Update File: path\n@@ optional line before the change\n context line\n-removed line\n+added line\n*** End Patch\n" +
-			"Paths are absolute or relative to the workspace root. Each hunk's context and removed lines must occur exactly once in the file.",
+		Description: "Add or change files with a patch, all or nothing (if any file cannot be changed, none is). Format:\n" +
+			"*** Begin Patch\n*** Add File: path\n+content line\n*** Update File: path\n@@ optional line before the change, e.g. a function's signature\n context line\n-removed line\n+added line\n*** End Patch\n" +
+			"Paths are relative to the workspace root (or absolute). In an update, each hunk has about three lines of context before and after the change, copied from the file; " +
+			"its context and removed lines must be found once in the file, after the previous hunk (add an @@ line or more context to tell apart code that repeats). " +
+			"If they are not found exactly, they are looked for ignoring trailing whitespace, then indentation, then Unicode quotes and dashes, and the result says so. " +
+			"Line endings (LF or CRLF) are kept as the file has them. Deleting and moving files is not supported (use run_command).\n" +
+			"Example: {\"patch\": \"*** Begin Patch\\n*** Update File: cmd/serve.go\\n@@ func serve() error {\\n \\taddr := cfg.Addr\\n-\\tlog.Printf(\\\"listening\\\")\\n+\\tlog.Printf(\\\"listening on %s\\\", addr)\\n \\treturn http.ListenAndServe(addr, nil)\\n*** End Patch\"}",
 		ShortDescription: "Add or change several files at once",
 		Parameters: json.RawMessage(`{"type":"object","properties":{
 			"patch":{"type":"string","minLength":1,"description":"the patch, from *** Begin Patch to *** End Patch"}},

@@ -60,7 +60,8 @@ type WorkspaceConfig struct {
 	// less or more, up to Terminal.MaxRuntime); 0 means 2 minutes.
 	CommandTimeout time.Duration
 	// OutputByteLimit is how much of a command's output is kept (the
-	// tail); 0 means 256 KiB.
+	// tail); 0 means 4 MiB. The model gets 32 KiB of it, and the whole
+	// in a file it can read (agent.MaxToolResultBytes).
 	OutputByteLimit int
 	// PATH is the fixed search path of commands; empty means
 	// policy.DefaultPath.
@@ -160,7 +161,7 @@ func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, editor Editor
 		cfg.CommandTimeout = 2 * time.Minute
 	}
 	if cfg.OutputByteLimit <= 0 {
-		cfg.OutputByteLimit = 256 << 10
+		cfg.OutputByteLimit = 4 << 20
 	}
 	if cfg.PATH == "" {
 		cfg.PATH = policy.DefaultPath
