@@ -172,7 +172,7 @@ type pathArgs struct {
 
 func (w *Workspace) listDirectoryTool() agent.Tool {
 	return agent.Tool{
-		Name:             ToolListDirectory,
+		Name: ToolListDirectory,
 		Description: "List a directory: one entry per line, directories with a trailing /, symlinks marked, file sizes in bytes (at most 1000 entries). " +
 			"To find files by name across directories use glob; to find text use grep.\n" +
 			`Example: {"path": "internal/server"}`,
@@ -220,7 +220,7 @@ type globArgs struct {
 
 func (w *Workspace) globTool() agent.Tool {
 	return agent.Tool{
-		Name:             ToolGlob,
+		Name: ToolGlob,
 		Description: "Find files and directories by name pattern, relative to path: * and ? within a name, ** across directories, {a,b} alternatives. " +
 			"Returns paths relative to the workspace root, sorted, at most 500. What git ignores (.gitignore, .ignore, .git/info/exclude, the global excludes) is left out unless include_ignored is set. " +
 			"Use it instead of find or ls -R.\n" +
