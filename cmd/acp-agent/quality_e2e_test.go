@@ -626,3 +626,28 @@ func TestBinaryGrepContextFilesOnlyAndFixedStrings(t *testing.T) {
 	assert.Equal(t, "pkg/a.go\npkg/b.go\n", lastToolResult(t, bodies[2]))
 	assert.Equal(t, "No matches.", lastToolResult(t, bodies[3]), "without fixed_strings the parentheses are a group")
 }
+
+// A subagent that stops at its request limit is reported to the parent as
+// not finished, with its summary, not as if it had answered.
+func TestBinarySubagentSaysHowItEnded(t *testing.T) {
+	ws := t.TempDir()
+	model := stepModel(t, func(body string) (int, string) {
+		switch {
+		case strings.Contains(body, `"tool_choice":"none"`):
+			return says("Child summary: listed twice, not done.")(body)
+		case strings.Contains(body, "did not finish"):
+			return says("parent done")(body)
+		case strings.Contains(body, "[child]"):
+			return calls(modelCall{"list_directory", map[string]any{}})(body)
+		}
+		return calls(modelCall{"task", map[string]any{"description": "lister", "prompt": "[child] list forever"}})(body)
+	})
+	client := newToolClient(ws, "allow_once")
+	conn, sid := qualityAgent(t, model, client, ws, "openai/test-model", `{"maxTurnRequests": 2}`)
+	assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "delegate"))
+	bodies := model.all()
+	result := lastToolResult(t, bodies[len(bodies)-1])
+	assert.Contains(t, result, `Subagent "lister"`)
+	assert.Contains(t, result, "did not finish: it reached its limit of model requests")
+	assert.Contains(t, result, "Child summary: listed twice, not done.")
+}
