@@ -60,6 +60,7 @@ func (a *Agent) newSessionConfig(id, cwd string, extra []string, client *acp.Cli
 		cfg.History.OffloadDir = dir
 		extra = append(slices.Clone(extra), dir)
 		wcfg.ReadOnlyRoots = append(slices.Clone(wcfg.ReadOnlyRoots), dir)
+		wcfg.KeptOutputDir = dir
 	}
 	if !a.cfg.NoBuiltinTools {
 		ws, err := tools.NewWorkspace(cwd, extra, wcfg, editorOf(client, id))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -86,6 +87,10 @@ type WorkspaceConfig struct {
 	// UserPrompts are the user's own command and skill directories
 	// (prompts.UserDirs), after the workspace root's own.
 	UserPrompts prompts.Dirs
+	// KeptOutputDir is where the whole text of long tool results is kept
+	// (the session's offload directory, a read-only root): the system
+	// prompt names it as such rather than as a workspace directory.
+	KeptOutputDir string
 	// EditTools chooses the file-changing tools each model is offered:
 	// EditToolsAuto (""), EditToolsPatch, EditToolsReplace or
 	// EditToolsAll.
@@ -475,11 +480,17 @@ func (w *Workspace) Describe(policy.Mode) string {
 		fmt.Fprintf(&b, " (in a git repository at %s, %s)", top, branch)
 	}
 	b.WriteString("\n")
-	if len(w.roots) > 1 {
-		fmt.Fprintf(&b, "- Other workspace directories: %s\n", strings.Join(w.roots[1:], ", "))
+	notKept := func(dirs []string) []string {
+		return slices.DeleteFunc(slices.Clone(dirs), func(d string) bool { return d == w.cfg.KeptOutputDir })
 	}
-	if len(w.cfg.ReadOnlyRoots) > 0 {
-		fmt.Fprintf(&b, "- Read-only (never written): %s\n", strings.Join(w.cfg.ReadOnlyRoots, ", "))
+	if other := notKept(w.roots[1:]); len(other) > 0 {
+		fmt.Fprintf(&b, "- Other workspace directories: %s\n", strings.Join(other, ", "))
+	}
+	if ro := notKept(w.cfg.ReadOnlyRoots); len(ro) > 0 {
+		fmt.Fprintf(&b, "- Read-only (never written): %s\n", strings.Join(ro, ", "))
+	}
+	if w.cfg.KeptOutputDir != "" {
+		fmt.Fprintf(&b, "- Long tool outputs are kept whole in %s (read-only): read or grep the file a cut result names\n", w.cfg.KeptOutputDir)
 	}
 	b.WriteString("- The tools reach only files inside the workspace directories; give paths relative to the workspace root (or absolute). ")
 	b.WriteString("Files and directories named .git, .env or .env.* (but for templates such as .env.example) are off limits at any depth")
