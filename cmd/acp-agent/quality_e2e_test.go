@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -87,21 +88,28 @@ func qualityAgent(t *testing.T, model *scriptedModel, client sdk.Client, dir, mo
 // toolMessages are the contents of an OpenAI body's tool messages.
 func toolMessages(t *testing.T, body string) []string {
 	t.Helper()
-	var req struct {
-		Messages []struct {
-			Role    string `json:"role"`
-			Content any    `json:"content"`
-		} `json:"messages"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(body), &req))
 	var out []string
-	for _, m := range req.Messages {
+	for _, m := range chatMessages(t, body) {
 		if m.Role == "tool" {
 			s, _ := m.Content.(string)
 			out = append(out, s)
 		}
 	}
 	return out
+}
+
+type chatMessage struct {
+	Role    string `json:"role"`
+	Content any    `json:"content"`
+}
+
+func chatMessages(t *testing.T, body string) []chatMessage {
+	t.Helper()
+	var req struct {
+		Messages []chatMessage `json:"messages"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &req))
+	return req.Messages
 }
 
 // A 5,000-line file is read in numbered pages: the first page ends with
@@ -165,21 +173,19 @@ func (c *toolClient) permissionDiffs() [][]sdk.ToolCallContentDiff {
 	defer c.mu.Unlock()
 	var out [][]sdk.ToolCallContentDiff
 	for _, p := range c.permissions {
-		var ds []sdk.ToolCallContentDiff
-		for _, cc := range p.ToolCall.Content {
-			if cc.Diff != nil {
-				ds = append(ds, *cc.Diff)
-			}
-		}
-		out = append(out, ds)
+		out = append(out, diffsOf(p.ToolCall.Content))
 	}
 	return out
 }
 
 func (c *toolClient) finalDiffs(id string) []sdk.ToolCallContentDiff {
 	u, _ := c.final(id)
+	return diffsOf(u.Content)
+}
+
+func diffsOf(content []sdk.ToolCallContent) []sdk.ToolCallContentDiff {
 	var ds []sdk.ToolCallContentDiff
-	for _, cc := range u.Content {
+	for _, cc := range content {
 		if cc.Diff != nil {
 			ds = append(ds, *cc.Diff)
 		}
@@ -538,22 +544,13 @@ func TestBinaryEditToolsFollowTheModel(t *testing.T) {
 				assert.NotContains(t, names, n)
 			}
 			sys := systemPrompt(t, model.body(t, 0))
-			if !contains(names, "edit_file") {
+			if !slices.Contains(names, "edit_file") {
 				assert.Contains(t, sys, "Change files with apply_patch", "the prompt names the edit tools offered")
 			} else {
 				assert.Contains(t, sys, "Change a file with edit_file")
 			}
 		})
 	}
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // The system prompt carries the guidance and the environment, and stays
