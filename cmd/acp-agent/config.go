@@ -61,6 +61,12 @@ type fileConfig struct {
 	// Caps of one streamed model response (limits.go).
 	MaxToolArgumentBytes *int `json:"maxToolArgumentBytes"`
 	MaxResponseTextBytes *int `json:"maxResponseTextBytes"`
+	// MaxTurnRequests caps the model requests of one turn (0: the
+	// default, agent.DefaultMaxTurnRequests).
+	MaxTurnRequests int `json:"maxTurnRequests"`
+	// EditTools chooses the edit tools per model: auto, patch, replace
+	// or all (tools.ParseEditTools).
+	EditTools string `json:"editTools"`
 
 	promptTimeout, commandTimeout, maxCommandRuntime time.Duration // parsed
 }
@@ -78,7 +84,8 @@ type fileModel struct {
 var (
 	configKeys = []string{"model", "models", "maxRetries", "promptTimeout", "executionState", "logLevel", "logFile", "modelsFile", "telemetryFile",
 		"mode", "permission", "allowedCommands", "deniedCommands", "readOnlyRoots", "deniedPathPrefixes", "commandTimeout", "maxCommandRuntime", "sessionDir", "stopHooks", "offloadThreshold", "modelTitles", "resize",
-		"maxToolArgumentBytes", "maxResponseTextBytes", "sandbox", "rulesFiles", "hooks", "discoverModels"}
+		"maxToolArgumentBytes", "maxResponseTextBytes", "sandbox", "rulesFiles", "hooks", "discoverModels",
+		"maxTurnRequests", "editTools"}
 	modelKeys = []string{"model", "name", "description", "baseUrl", "apiKeyEnv", "thoughtLevels", "thoughtLevel"}
 )
 
@@ -188,6 +195,12 @@ func parseConfig(data []byte) (*fileConfig, error) {
 	if err := cfg.checkStreamLimits(); err != nil {
 		return nil, err
 	}
+	if cfg.MaxTurnRequests < 0 {
+		return nil, fmt.Errorf(`"maxTurnRequests" must not be negative, got %d`, cfg.MaxTurnRequests)
+	}
+	if _, err := tools.ParseEditTools(cfg.EditTools); err != nil {
+		return nil, fmt.Errorf(`"editTools": %w`, err)
+	}
 	if cfg.MaxRetries != nil && *cfg.MaxRetries < 0 {
 		return nil, fmt.Errorf(`"maxRetries" must not be negative, got %d`, *cfg.MaxRetries)
 	}
@@ -240,6 +253,7 @@ func (c *fileConfig) workspace() tools.WorkspaceConfig {
 		Terminal:       policy.Terminal{AllowedCommands: c.AllowedCommands, DeniedCommands: c.DeniedCommands, MaxRuntime: c.maxCommandRuntime},
 		CommandTimeout: c.commandTimeout,
 		NoRules:        c.RulesFiles != nil && !*c.RulesFiles,
+		EditTools:      c.EditTools,
 	}
 }
 
