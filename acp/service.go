@@ -449,6 +449,14 @@ func (s *AgentService) registerHeld(sess Session, sessionID string, client *Clie
 	ss := &serviceSession{id: sessionID, sess: sess, client: client, turns: make(map[jsonrpc2.ID]context.CancelCauseFunc)}
 	client.sessionID = sessionID
 	client.out.sessionID = sessionID
+	// Set before the session is published: a session/close racing with
+	// this request may start the outbox as soon as it is in the map.
+	client.start = sync.OnceFunc(func() {
+		go func() {
+			defer s.outboxes.Done()
+			client.out.run()
+		}()
+	})
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
@@ -460,12 +468,6 @@ func (s *AgentService) registerHeld(sess Session, sessionID string, client *Clie
 	s.sessions[sessionID] = ss
 	s.outboxes.Add(1)
 	s.mu.Unlock()
-	client.start = sync.OnceFunc(func() {
-		go func() {
-			defer s.outboxes.Done()
-			client.out.run()
-		}()
-	})
 	return ss, nil
 }
 

@@ -757,11 +757,18 @@ func (s *Session) dropQueuedLocked() []*item {
 
 // CancelActivePrompt cancels the running turn; the prompt returns a
 // cancellation error, and every queued message fails with one too (and is
-// recorded as failed). It reports whether a turn was running.
+// recorded as failed). RunExclusive calls are no prompts: they run. It
+// reports whether a turn was running.
 func (s *Session) CancelActivePrompt() bool {
 	s.mu.Lock()
 	active := s.active
+	if active != nil && active.it.quiet {
+		active = nil // a RunExclusive call is no prompt: it finishes
+	}
 	queued := s.dropQueuedLocked()
+	// RunExclusive calls stay queued, in order.
+	s.queue = slices.DeleteFunc(slices.Clone(queued), func(it *item) bool { return !it.quiet })
+	queued = slices.DeleteFunc(queued, func(it *item) bool { return it.quiet })
 	for _, it := range queued {
 		if it.pending() {
 			s.recordLocked(it, ErrPromptCancelled)
@@ -836,9 +843,12 @@ func (s *Session) ClearPendingHistory() int {
 func (s *Session) ClearPendingState(cancelActivePrompt bool) ClearPendingResult {
 	s.mu.Lock()
 	queued := s.dropQueuedLocked()
+	// RunExclusive calls are no prompts: they stay queued and finish.
+	s.queue = slices.DeleteFunc(slices.Clone(queued), func(it *item) bool { return !it.quiet })
+	queued = slices.DeleteFunc(queued, func(it *item) bool { return it.quiet })
 	r := ClearPendingResult{QueuedRemoved: 0, ResolvedRemoved: len(s.history)}
 	s.history = nil
-	if cancelActivePrompt && s.active != nil {
+	if cancelActivePrompt && s.active != nil && !s.active.it.quiet {
 		s.active.cancel(ErrPromptCancelled)
 		r.ActivePromptCancelled = true
 	}
@@ -1014,6 +1024,7 @@ func (s *Session) ForkWith(opts ForkOptions) (*Session, error) {
 	}
 	tr := s.tr.prefix(n)
 	model := s.model
+	cfg := s.cfg // under s.mu: SetTitle and the title callbacks change it
 	s.mu.Unlock()
 	var journal Journal
 	if opts.Journal != nil {
@@ -1023,7 +1034,6 @@ func (s *Session) ForkWith(opts ForkOptions) (*Session, error) {
 		}
 		journal = j
 	}
-	cfg := s.cfg
 	cfg.Mode = s.perms.Mode()
 	// The fork talks to the model the source talks to now.
 	cfg.ModelID, cfg.Model, cfg.ModelName, cfg.ModelInfo, cfg.ReasoningEffort = model.ID, model.Model, model.Name, model.Info, model.ReasoningEffort

@@ -69,15 +69,31 @@ func (a *Agent) SessionStatus(_ context.Context, id acp.SessionId) (string, erro
 	return "", acp.SessionNotFound(id, "")
 }
 
-// lockedError answers a request that found session id's file locked: by
-// this process, another request is closing, deleting or opening it, and
-// for this request it is not there (-32002); otherwise another process
-// has it open.
-func (a *Agent) lockedError(id string) error {
-	if a.store.HeldHere(id) {
+// lockedError answers a request that found session id's file locked:
+// here (by this agent's store), another request is closing, deleting or
+// opening it, and for this request it is not there (-32002); otherwise
+// another process has it open.
+func (a *Agent) lockedError(id string, here bool) error {
+	if here {
 		return acp.SessionNotFound(id, "another request is closing, deleting or opening it; try again")
 	}
 	return fmt.Errorf("%w: session %s is open in another acp-agent process", acp.ErrInternal, id)
+}
+
+// untilUnlocked calls try (which opens or deletes session id's file) and
+// says whether a lock it met is held here: a lock another request here
+// let go between try and the question is not taken for another
+// process's; try runs again then (at most 3 times).
+func (a *Agent) untilUnlocked(id string, try func() error) (here bool, err error) {
+	for range 3 {
+		if err = try(); !errors.Is(err, persistence.ErrLocked) {
+			return false, err
+		}
+		if a.store.Holds(id) {
+			return true, err
+		}
+	}
+	return false, err
 }
 
 // ArchiveSession implements acp.SessionManager: the state is kept in the
@@ -101,15 +117,13 @@ func (a *Agent) updateStored(id acp.SessionId, change func(*persistence.Header))
 	if a.store == nil || !a.store.Exists(id) {
 		return acp.SessionNotFound(id, "")
 	}
-	f, _, err := a.store.Open(id)
-	if errors.Is(err, persistence.ErrLocked) && !a.store.HeldHere(id) {
-		f, _, err = a.store.Open(id) // a request here may have let it go since
-	}
+	var f *persistence.File
+	here, err := a.untilUnlocked(id, func() (err error) { f, _, err = a.store.Open(id); return err })
 	switch {
 	case errors.Is(err, persistence.ErrNotFound):
 		return acp.SessionNotFound(id, "")
 	case errors.Is(err, persistence.ErrLocked):
-		return a.lockedError(id)
+		return a.lockedError(id, here)
 	case err != nil:
 		return fmt.Errorf("%w: reading session %s: %v", acp.ErrInternal, id, err)
 	}

@@ -238,17 +238,16 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadRequest, client *a
 // openStored opens a stored session for client: its file (locked), its
 // transcript, mode, model and remembered decisions.
 func (a *Agent) openStored(id, cwd string, extra []string, client *acp.ClientConn) (*acpSession, error) {
-	f, loaded, err := a.store.Open(id)
-	if errors.Is(err, persistence.ErrLocked) && !a.store.HeldHere(id) {
-		f, loaded, err = a.store.Open(id) // a request here may have let it go since
-	}
+	var f *persistence.File
+	var loaded *persistence.Loaded
+	here, err := a.untilUnlocked(id, func() (err error) { f, loaded, err = a.store.Open(id); return err })
 	switch {
 	case errors.Is(err, persistence.ErrInvalidID):
 		return nil, fmt.Errorf("%w: sessionId: %v", acp.ErrInvalidParams, err)
 	case errors.Is(err, persistence.ErrNotFound):
 		return nil, acp.SessionNotFound(id, "")
 	case errors.Is(err, persistence.ErrLocked):
-		return nil, a.lockedError(id)
+		return nil, a.lockedError(id, here)
 	case err != nil:
 		return nil, fmt.Errorf("%w: reading session %s: %v", acp.ErrInternal, id, err)
 	}
@@ -420,13 +419,10 @@ func (a *Agent) DeleteSession(ctx context.Context, id acp.SessionId) error {
 		// The service rejects such ids first; this guards direct callers.
 		return fmt.Errorf("%w: sessionId: %v", acp.ErrInvalidParams, err)
 	}
-	err := a.store.Delete(id)
-	if errors.Is(err, persistence.ErrLocked) && !a.store.HeldHere(id) {
-		err = a.store.Delete(id) // a request here may have let it go since
-	}
+	here, err := a.untilUnlocked(id, func() error { return a.store.Delete(id) })
 	switch {
 	case errors.Is(err, persistence.ErrLocked):
-		return a.lockedError(id)
+		return a.lockedError(id, here)
 	case err != nil:
 		return fmt.Errorf("%w: deleting session %s: %v", acp.ErrInternal, id, err)
 	}

@@ -172,13 +172,14 @@ func TestBinaryRewindRefusedWhileATurnRunsChangesNothing(t *testing.T) {
 	dir, sessions := t.TempDir(), t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("A0\n"), 0o644))
 	model := newGatedModel(t, map[string][]modelCall{
-		"[p1]": {{"write_file", map[string]any{"path": "a.txt", "content": "A1\n"}},
+		"[p1]": {{"edit_file", map[string]any{"path": "a.txt", "old_string": "A0", "new_string": "A1"}},
 			{"run_command", map[string]any{"command": "echo B1 > b.txt"}}},
 	}, []string{"[slow]"}, nil)
 	p := integrityAgent(t, model, sessions)
 	sid := p.NewSession(dir)
 	promptOK(t, p, sid, "[p1]")
 	s1 := treeState(t, dir)
+	require.Equal(t, map[string]string{"a.txt": "A1\n", "b.txt": "B1\n"}, s1)
 	users := userIndexes(t, p, sid)
 	require.Len(t, users, 1)
 
@@ -225,7 +226,7 @@ func TestBinaryConcurrentRewindsAreSerialised(t *testing.T) {
 			calls := map[string][]modelCall{}
 			for i := range turns {
 				calls[fmt.Sprintf("[turn %d]", i)] = []modelCall{
-					{"write_file", map[string]any{"path": fmt.Sprintf("f%d.txt", i%3), "content": fmt.Sprintf("turn %d\n", i)}},
+					{"write_file", map[string]any{"path": fmt.Sprintf("w%d.txt", i), "content": fmt.Sprintf("turn %d\n", i)}},
 					{"run_command", map[string]any{"command": fmt.Sprintf("echo %d > made%d.txt && echo %d >> f%d.txt", i, i, i, (i+1)%3)}},
 				}
 			}
@@ -440,8 +441,8 @@ func kill9Run(t *testing.T, rng *rand.Rand, kind string) string {
 	slow := "echo $$ > pid.txt; for f in f*.txt; do echo changed-$f > $f; sleep 0.005; done; rm -f f00.txt; echo new > new.txt; touch ran.txt"
 	model := newGatedModel(t, map[string][]modelCall{
 		"[t0]": {{"run_command", map[string]any{"command": "for f in f*.txt; do echo t0 >> $f; done; rm f01.txt; echo t0 > t0.txt"}},
-			{"write_file", map[string]any{"path": "f02.txt", "content": "t0 wrote this\n"}}},
-		"[t1]":  {{"write_file", map[string]any{"path": "f03.txt", "content": "t1 wrote this\n"}}},
+			{"write_file", map[string]any{"path": "w0.txt", "content": "t0 wrote this\n"}}},
+		"[t1]":  {{"edit_file", map[string]any{"path": "w0.txt", "old_string": "t0", "new_string": "t1"}}},
 		"[cmd]": {{"run_command", map[string]any{"command": slow, "timeout_seconds": 60}}},
 	}, []string{"[hold]"}, nil)
 	p := integrityAgent(t, model, sessions)
@@ -559,8 +560,8 @@ func TestBinaryOldFormatRewindRecordsLoad(t *testing.T) {
 			dir, sessions := t.TempDir(), t.TempDir()
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("A0\n"), 0o644))
 			model := newGatedModel(t, map[string][]modelCall{
-				"[p1]": {{"write_file", map[string]any{"path": "a.txt", "content": "A1\n"}}},
-				"[p2]": {{"write_file", map[string]any{"path": "a.txt", "content": "A2\n"}}},
+				"[p1]": {{"edit_file", map[string]any{"path": "a.txt", "old_string": "A0", "new_string": "A1"}}},
+				"[p2]": {{"edit_file", map[string]any{"path": "a.txt", "old_string": "A1", "new_string": "A2"}}},
 			}, nil, nil)
 			p := integrityAgent(t, model, sessions)
 			sid := p.NewSession(dir)
@@ -635,7 +636,7 @@ func TestBinaryRewindThatCannotRestoreIsRefusedFirst(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("A0\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "sub", "x.txt"), []byte("X0\n"), 0o644))
 	model := newGatedModel(t, map[string][]modelCall{
-		"[p1]": {{"write_file", map[string]any{"path": "a.txt", "content": "A1\n"}},
+		"[p1]": {{"edit_file", map[string]any{"path": "a.txt", "old_string": "A0", "new_string": "A1"}},
 			{"run_command", map[string]any{"command": "rm -r sub && echo not a directory > sub"}}},
 	}, nil, nil)
 	p := integrityAgent(t, model, sessions)
@@ -662,14 +663,15 @@ func TestBinaryFailedRewindPutsBackWhatItSet(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("A0\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "b.txt"), []byte("B0\n"), 0o644))
 	model := newGatedModel(t, map[string][]modelCall{
-		"[p1]": {{"write_file", map[string]any{"path": "a.txt", "content": "A1\n"}}},
-		"[p2]": {{"write_file", map[string]any{"path": "b.txt", "content": "B1\n"}}},
+		"[p1]": {{"edit_file", map[string]any{"path": "a.txt", "old_string": "A0", "new_string": "A1"}}},
+		"[p2]": {{"edit_file", map[string]any{"path": "b.txt", "old_string": "B0", "new_string": "B1"}}},
 	}, nil, nil)
 	p := integrityAgent(t, model, sessions)
 	sid := p.NewSession(dir)
 	promptOK(t, p, sid, "[p1]")
 	promptOK(t, p, sid, "[p2]")
 	s2 := treeState(t, dir)
+	require.Equal(t, map[string]string{"a.txt": "A1\n", "b.txt": "B1\n"}, s2)
 	// a.txt is restored first, then b.txt, which nothing can replace.
 	b := filepath.Join(dir, "b.txt")
 	if out, err := exec.Command("chattr", "+i", b).CombinedOutput(); err != nil {
