@@ -41,6 +41,12 @@ type gatedModel struct {
 }
 
 func newGatedModel(t *testing.T, calls map[string][]modelCall, holdFirst, holdAfter []string) *gatedModel {
+	return newGatedModelTexts(t, calls, holdFirst, holdAfter, nil)
+}
+
+// newGatedModelTexts is newGatedModel whose answer to a turn whose
+// message holds a key of texts is that text.
+func newGatedModelTexts(t *testing.T, calls map[string][]modelCall, holdFirst, holdAfter []string, texts map[string]string) *gatedModel {
 	m := &gatedModel{held: make(chan string, 64), release: make(chan struct{}, 64)}
 	keyOf := func(text string, keys []string) string {
 		for _, k := range keys {
@@ -79,6 +85,14 @@ func newGatedModel(t *testing.T, calls map[string][]modelCall, holdFirst, holdAf
 			}
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
+		for k, text := range texts {
+			if strings.Contains(user, k) {
+				data, _ := json.Marshal(text)
+				fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":%s},\"finish_reason\":null}]}\n\n", data)
+				io.WriteString(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+				return
+			}
+		}
 		var cs []modelCall
 		if !after {
 			for k, c := range calls {
