@@ -181,6 +181,84 @@ func (c *Checkpoints) noteDurable(r CheckpointRecord) {
 // Close closes the log.
 func (c *Checkpoints) Close() error { return c.log.Close() }
 
+// Compact keeps what the log still needs and drops the packs: every
+// content a record names (a file's content before, a rewind's contents,
+// the manifest of a command that has not ended) that is in a pack is
+// written as a loose object, durably, and then the packs are removed.
+// The workspace's contents a pack kept for commands that ended are not
+// needed any more; a session's next command stores them again. Call it
+// when no command runs (the session is closing). If a content cannot be
+// kept, the packs stay and the error says why.
+func (c *Checkpoints) Compact() error {
+	c.mu.Lock()
+	recs := slices.Clone(c.recs)
+	packs := map[string]bool{}
+	for _, loc := range c.packed {
+		packs[loc.path] = true
+	}
+	c.mu.Unlock()
+	if len(packs) == 0 {
+		return nil
+	}
+	ended := map[int]bool{}
+	for _, r := range recs {
+		if r.Type == CheckpointCommandDone && r.Command != nil {
+			ended[r.Command.ID] = true
+		}
+	}
+	needed := map[string]bool{}
+	for _, r := range recs {
+		if r.Before != nil {
+			needed[*r.Before] = true
+		}
+		if r.Rewind != nil {
+			for _, f := range r.Rewind.Files {
+				for _, h := range []*string{f.From, f.To} {
+					if h != nil {
+						needed[*h] = true
+					}
+				}
+			}
+		}
+		if r.Type == CheckpointCommand && r.Command != nil && !ended[r.Command.ID] {
+			needed[r.Command.Manifest] = true
+		}
+	}
+	for _, h := range slices.Sorted(maps.Keys(needed)) {
+		c.mu.Lock()
+		_, packed := c.packed[h]
+		c.mu.Unlock()
+		if !packed {
+			continue
+		}
+		if data, err := c.readObject(h); err != nil || !matches(data, h) {
+			data, err := c.readPacked(h)
+			if err != nil || !matches(data, h) {
+				return fmt.Errorf("%w: %s: cannot be kept outside its pack", ErrObjectMissing, h)
+			}
+			if err := c.writeObject(h, data); err != nil {
+				return err
+			}
+		}
+		// Synced now: the record that names it may have counted on the pack.
+		c.mu.Lock()
+		delete(c.durable, h)
+		c.mu.Unlock()
+		if err := c.Sync(h); err != nil {
+			return err
+		}
+	}
+	c.mu.Lock()
+	c.packed = map[string]packLoc{}
+	c.mu.Unlock()
+	for p := range packs {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("checkpoints: %w", err)
+		}
+	}
+	return syncDir(filepath.Join(c.dir, "objects"))
+}
+
 // Records returns the log's records, oldest first.
 func (c *Checkpoints) Records() []CheckpointRecord {
 	c.mu.Lock()
@@ -230,16 +308,25 @@ func (c *Checkpoints) Put(data []byte) (string, error) {
 	if packed {
 		return h, nil
 	}
-	path := c.objectPath(h)
-	if _, err := os.Stat(path); err == nil {
+	if _, err := os.Stat(c.objectPath(h)); err == nil {
 		return h, nil
 	}
+	if err := c.writeObject(h, data); err != nil {
+		return "", err
+	}
+	return h, nil
+}
+
+// writeObject writes data as the loose object h (a temporary file
+// renamed; not synced).
+func (c *Checkpoints) writeObject(h string, data []byte) error {
+	path := c.objectPath(h)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return "", fmt.Errorf("checkpoints: %w", err)
+		return fmt.Errorf("checkpoints: %w", err)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
 	if err != nil {
-		return "", fmt.Errorf("checkpoints: %w", err)
+		return fmt.Errorf("checkpoints: %w", err)
 	}
 	_, werr := tmp.Write(data)
 	if cerr := tmp.Close(); werr == nil {
@@ -250,9 +337,9 @@ func (c *Checkpoints) Put(data []byte) (string, error) {
 	}
 	if werr != nil {
 		os.Remove(tmp.Name())
-		return "", fmt.Errorf("checkpoints: storing an object: %w", werr)
+		return fmt.Errorf("checkpoints: storing an object: %w", werr)
 	}
-	return h, nil
+	return nil
 }
 
 // Sync makes the objects stored under hashes durable (the file and its

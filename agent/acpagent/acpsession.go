@@ -156,6 +156,11 @@ func (a *acpSession) Close() error {
 	err := a.s.Close()
 	a.closeMCP()
 	if a.cp != nil {
+		// No command runs now: the workspace's contents kept for commands
+		// that ended are dropped.
+		if cerr := a.cp.store.Compact(); cerr != nil {
+			a.log.Warn("compacting the file checkpoints", "error", cerr)
+		}
 		a.cp.store.Close()
 	}
 	return err

@@ -714,3 +714,36 @@ func TestBinaryFailedRewindPutsBackWhatItSet(t *testing.T) {
 	assert.Equal(t, s2, treeState(t, dir), "no load completes a failed rewind")
 	assert.Equal(t, []string{"[p1]", "[p2]"}, userTexts(t, q, sid))
 }
+
+// Issue 24 (6): closing a session drops the workspace contents its packs
+// kept for commands (only what the log names stays), and a rewind after
+// a reload still restores a command's changes; a change the checkpoint
+// could not keep (a file beyond the scan's limits) is named in the
+// rewind's answer, never passed over in silence.
+func TestBinaryCommandCheckpointsAfterCloseAndWhatCannotBeRestored(t *testing.T) {
+	dir, sessions := t.TempDir(), t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("A0\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "big.bin"), []byte(strings.Repeat("b", 2<<20)), 0o644))
+	model := newGatedModel(t, map[string][]modelCall{
+		"[cmd]": {{"run_command", map[string]any{"command": "echo A1 > a.txt && echo new > n.txt && echo tail >> big.bin"}}},
+	}, nil, nil)
+	p := integrityAgent(t, model, sessions)
+	sid := p.NewSession(dir)
+	before := treeState(t, dir)
+	promptOK(t, p, sid, "[cmd]")
+	objects := filepath.Join(sessions, sid, "checkpoints", "objects")
+	names, _ := filepath.Glob(filepath.Join(objects, "pack-*"))
+	require.NotEmpty(t, names, "the workspace was kept in a pack for the command")
+	resp, _ := p.Call(acp.MethodSessionClose, map[string]any{"sessionId": sid})
+	require.Nil(t, resp.Error)
+	names, _ = filepath.Glob(filepath.Join(objects, "pack-*"))
+	assert.Empty(t, names, "closing the session dropped the packs")
+
+	loadSession(t, p, sid, dir)
+	r := rewindTo(t, p, sid, rewindRequest(sid, userIndexes(t, p, sid)[0]))
+	assert.ElementsMatch(t, []any{filepath.Join(dir, "a.txt"), filepath.Join(dir, "n.txt")}, r["files"])
+	assert.Equal(t, []any{filepath.Join(dir, "big.bin")}, r["unrestorable"], "the rewind says what it could not set back")
+	after := treeState(t, dir)
+	assert.Equal(t, before["a.txt"], after["a.txt"])
+	assert.NotContains(t, after, "n.txt")
+}
