@@ -425,6 +425,7 @@ func TestBinaryRewindKill9Loop(t *testing.T) {
 		t.Run(fmt.Sprintf("run %d %s", runs, kind), func(t *testing.T) { outcome = kill9Run(t, rng, kind) })
 		outcomes[kind+": "+outcome]++
 		if t.Failed() {
+			runs++
 			break
 		}
 	}
