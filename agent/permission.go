@@ -46,6 +46,10 @@ const (
 type PermissionAnswer struct {
 	OptionID  string
 	Cancelled bool
+	// Reason, if set, says who rejected the call when it was not the
+	// user (a client answering by its settings, such as acp-agent exec
+	// --allow none); the model is told that instead of "the user".
+	Reason string
 }
 
 // ErrPermissionCancelled ends a turn whose tool call was answered
@@ -267,6 +271,9 @@ func (s *Session) authorize(ctx context.Context, call toolCallView, info ToolCal
 	default:
 		// Not an option we offered: fail closed.
 		s.log.Warn("permission answer names an unknown option; rejecting", "option", resp.OptionID)
+	}
+	if resp.Reason != "" {
+		return rejectedByUser, "This tool call was rejected (" + resp.Reason + "); it was not run. Do not retry it; say what you would have done instead."
 	}
 	return rejectedByUser, "The user rejected this tool call; it was not run. Do not retry it; ask the user how to proceed if you need it."
 }

@@ -619,35 +619,7 @@ func (t *LocalTerminal) Close() error {
 	return errors.Join(errs...)
 }
 
-func minimalEnv() []string {
-	home := os.Getenv("HOME")
-	if home == "" || !filepath.IsAbs(home) {
-		home = "/"
-	}
-	return []string{
-		"PATH=" + policy.DefaultPath,
-		"HOME=" + home,
-		"LANG=C.UTF-8",
-		"TERM=dumb",
-	}
-}
-
-// secretMarkers are substrings of variable names that usually hold
-// credentials.
-var secretMarkers = []string{
-	"API_KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL",
-	"PRIVATE_KEY", "ACCESS_KEY", "AUTH", "COOKIE", "DSN",
-}
-
-func isSecretName(name string) bool {
-	u := strings.ToUpper(name)
-	for _, m := range secretMarkers {
-		if strings.Contains(u, m) {
-			return true
-		}
-	}
-	return strings.HasSuffix(u, "_KEY") || strings.HasSuffix(u, "_PAT")
-}
+func minimalEnv() []string { return CommandEnv(policy.DefaultPath, nil) }
 
 // withoutSecrets drops malformed entries and secret-looking names.
 func withoutSecrets(env []string) []string {

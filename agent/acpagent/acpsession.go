@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/acp-agent/acp-agent/acp"
@@ -98,6 +100,12 @@ func (a *acpSession) Prompt(ctx context.Context, req *acp.PromptRequest, finish 
 		// anything else the user attached goes with it.
 		content = append([]llm.Part{llm.TextPart(text)}, content[1:]...)
 	}
+	if a.j != nil {
+		// The first prompt saves the session: until then it is nobody's.
+		if err := a.j.save(); err != nil {
+			return fmt.Errorf("%w: %v", acp.ErrInternal, err)
+		}
+	}
 	err = a.s.Submit(ctx, content, agent.PromptOptions{
 		Behavior: agent.FollowUp,
 		OnComplete: func(res agent.PromptResult, err error) {
@@ -157,6 +165,13 @@ func (a *acpSession) Close() error {
 	a.closeMCP()
 	if a.cp != nil {
 		a.cp.store.Close()
+	}
+	if a.j != nil && !a.j.saved() && a.a.store != nil {
+		// Never saved: its directory (checkpoints, offloaded results)
+		// goes with it.
+		if rerr := os.RemoveAll(filepath.Join(a.a.store.Dir(), a.s.ID())); rerr != nil {
+			a.log.Warn("removing an unsaved session's directory", "error", rerr)
+		}
 	}
 	return err
 }

@@ -92,6 +92,16 @@ type Config struct {
 	// and crash safety); nil keeps them in memory only, and those methods
 	// are not advertised.
 	Store *persistence.Store
+	// SetupError, if set, is why the agent cannot start sessions as set up
+	// (a config file it could not read): initialize succeeds, and
+	// session/new, load and fork answer with it, as when no model is
+	// usable. If it has an ErrorData() any method, that is the error's
+	// JSON-RPC data.
+	SetupError error
+	// Notices, if set, returns what the user must know about the setup
+	// (the session directory cannot be used, the login shell did not
+	// answer); the first session started tells them, once.
+	Notices func() []Notice
 }
 
 // Agent implements acp.Agent: it creates sessions bound to one model.
@@ -114,6 +124,9 @@ type Agent struct {
 	extraCommands []slashCommand
 
 	trust trustStore
+	// setupNotices tells the setup's notices once; discoveryNotice the
+	// failed model listing.
+	setupNotices sync.Once
 
 	mu       sync.Mutex
 	sessions map[string]*acpSession
@@ -149,10 +162,25 @@ func New(cfg Config) *Agent {
 		a.def = a.models[i]
 		a.spec, a.model, a.modelErr = a.def.spec, a.def.model, a.def.err
 	}
+	if cfg.SetupError != nil {
+		a.modelErr = cfg.SetupError
+	}
 	if a.modelErr != nil {
-		a.log.Warn("no usable model", "error", a.modelErr)
+		// session/new explains it to the user; stderr stays quiet.
+		a.log.Info("no usable model", "error", a.modelErr)
 	}
 	return a
+}
+
+// unusable is the error of a session request while no model is usable
+// (or the setup is broken): authentication required, with the reason and
+// its data.
+func (a *Agent) unusable() error {
+	err := fmt.Errorf("%w: %v", acp.ErrAuthRequired, a.modelErr)
+	if d, ok := a.modelErr.(interface{ ErrorData() any }); ok {
+		return &acp.DataError{Err: err, Data: d.ErrorData()}
+	}
+	return err
 }
 
 // mcpCapabilities advertises the MCP transports the client package
@@ -193,7 +221,7 @@ func (a *Agent) Initialize(_ context.Context, _ *acp.InitializeRequest) (*acp.In
 	}
 	if a.modelErr != nil {
 		resp.AuthMethods = append(resp.AuthMethods, acp.AuthMethod{Agent: &acp.AuthMethodAgent{
-			ID: authMethodID, Name: "Configure a model", Description: a.modelErr.Error(),
+			ID: authMethodID, Name: a.authMethodName(), Description: a.modelErr.Error(),
 		}})
 	}
 	return resp, nil
@@ -206,7 +234,7 @@ func (a *Agent) Authenticate(_ context.Context, req *acp.AuthenticateRequest) er
 		return fmt.Errorf("%w: methodId: unknown authentication method %q", acp.ErrInvalidParams, req.MethodID)
 	}
 	if a.modelErr != nil {
-		return fmt.Errorf("%w: %v", acp.ErrAuthRequired, a.modelErr)
+		return a.unusable()
 	}
 	return nil
 }
@@ -222,13 +250,13 @@ var agentCapabilitiesMeta = json.RawMessage(`{"acp-agent":{"promptQueueing":true
 // NewSession implements acp.Agent.
 func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest, client *acp.ClientConn) (acp.Session, *acp.NewSessionResponse, error) {
 	if a.modelErr != nil {
-		return nil, nil, fmt.Errorf("%w: %v", acp.ErrAuthRequired, a.modelErr)
+		return nil, nil, a.unusable()
 	}
 	cfg, err := a.newSessionConfig(uuid.NewString(), req.CWD, req.AdditionalDirectories, client)
 	if err != nil {
 		return nil, nil, err
 	}
-	j, err := a.createFile(&cfg, req.AdditionalDirectories, "")
+	j, err := a.reserveFile(&cfg, req.AdditionalDirectories)
 	if err != nil {
 		closeWorkspace(cfg.Workspace)
 		return nil, nil, err
@@ -241,6 +269,7 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest, clie
 		a.cfg.Telemetry.Emit(ctx, telemetry.EventSessionNew, s.ID(), acp.RequestID(ctx), "cwd", s.CWD())
 	}
 	as.post(acp.SessionUpdate{AvailableCommandsUpdate: as.availableCommands()})
+	a.tellSetupNotices(as)
 	a.log.Info("session created", "session", s.ID(), "cwd", s.CWD(), "model", a.spec.String())
 	return as, &acp.NewSessionResponse{SessionID: s.ID(), Modes: modeState(s.Mode()), ConfigOptions: a.sessionOptions(s)}, nil
 }

@@ -138,7 +138,11 @@ func (r *record) entry() agent.Entry {
 // It is safe for concurrent use: entries come from the session's worker,
 // state changes from the read loop.
 type journal struct {
+	// f is the session's file; nil until the session is saved (its first
+	// prompt), while res holds its id and pending its state records.
 	f   *persistence.File
+	res *persistence.Reservation
+	hdr persistence.Header
 	log *slog.Logger
 
 	mu sync.Mutex
@@ -154,13 +158,61 @@ type journal struct {
 	copied bool
 	err    error // the first write error, reported by Sync
 	cp     *checkpoints
+	// pending are the records written before the file exists (the mode,
+	// the model): the first lines of the file once it is saved.
+	pending []json.RawMessage
 }
 
 func newJournal(f *persistence.File, log *slog.Logger, entryStart []int, early []json.RawMessage) *journal {
 	return &journal{f: f, log: log, entryStart: entryStart, early: early, titled: f.Header().Title != ""}
 }
 
-// write appends one record.
+// newUnsavedJournal is the journal of a new session whose file is created
+// when it is saved (save), with header h, by res.
+func newUnsavedJournal(res *persistence.Reservation, h persistence.Header, log *slog.Logger) *journal {
+	return &journal{res: res, hdr: h, log: log}
+}
+
+// save creates the session's file, if it has none yet: at the first
+// prompt, so a session nobody prompted leaves nothing behind.
+func (j *journal) save() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.saveLocked()
+}
+
+func (j *journal) saveLocked() error {
+	if j.f != nil {
+		return nil
+	}
+	if j.res == nil {
+		return fmt.Errorf("saving the session: %w", persistence.ErrClosed)
+	}
+	f, err := j.res.Create(j.hdr)
+	if err != nil {
+		return fmt.Errorf("creating the session file: %w", err)
+	}
+	for _, data := range j.pending {
+		if err := f.Append(data); err != nil {
+			f.Close()
+			j.res = nil
+			return fmt.Errorf("creating the session file: %w", err)
+		}
+	}
+	j.f, j.res = f, nil
+	j.early, j.pending = j.pending, nil
+	j.titled = false
+	return nil
+}
+
+// saved reports whether the session has its file.
+func (j *journal) saved() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.f != nil
+}
+
+// write appends one record; a transcript entry saves the session first.
 func (j *journal) write(r record, isEntry bool) {
 	if r.Time.IsZero() {
 		r.Time = time.Now()
@@ -168,12 +220,21 @@ func (j *journal) write(r record, isEntry bool) {
 	data, err := json.Marshal(r)
 	if err == nil {
 		j.mu.Lock()
-		if isEntry {
-			j.entryStart = append(j.entryStart, j.f.Count())
-		}
-		err = j.f.Append(data)
-		if err == nil && !j.titled {
-			j.early = append(j.early, data)
+		switch {
+		case j.f == nil && !isEntry:
+			j.pending = append(j.pending, data)
+		default:
+			err = j.saveLocked()
+			if err != nil {
+				break
+			}
+			if isEntry {
+				j.entryStart = append(j.entryStart, j.f.Count())
+			}
+			err = j.f.Append(data)
+			if err == nil && !j.titled {
+				j.early = append(j.early, data)
+			}
 		}
 		if err != nil && j.err == nil {
 			j.err = err
@@ -185,15 +246,19 @@ func (j *journal) write(r record, isEntry bool) {
 	}
 }
 
-// Sync makes every appended record durable.
+// Sync makes every appended record durable (nothing to do while the
+// session is not saved).
 func (j *journal) Sync() error {
 	j.mu.Lock()
-	werr := j.err
+	werr, f := j.err, j.f
 	j.mu.Unlock()
 	if werr != nil {
 		return fmt.Errorf("saving the session: %w", werr)
 	}
-	if err := j.f.Sync(); err != nil {
+	if f == nil {
+		return nil
+	}
+	if err := f.Sync(); err != nil {
 		return fmt.Errorf("saving the session: %w", err)
 	}
 	return nil
@@ -204,6 +269,10 @@ func (j *journal) setTitle(title string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.titled {
+		return
+	}
+	if err := j.saveLocked(); err != nil {
+		j.log.Error("saving the session title", "error", err)
 		return
 	}
 	h := j.f.Header()
@@ -226,6 +295,9 @@ func (j *journal) setTitle(title string) {
 func (j *journal) updateHeader(change func(*persistence.Header)) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if err := j.saveLocked(); err != nil {
+		return err
+	}
 	h := j.f.Header()
 	change(&h)
 	var err error
@@ -265,6 +337,9 @@ func (j *journal) retitle(title string) {
 func (j *journal) prefixFor(n int) int {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if j.f == nil {
+		return 0
+	}
 	if n < len(j.entryStart) {
 		return j.entryStart[n]
 	}
@@ -355,8 +430,20 @@ func (j *journal) Rewrite(st agent.JournalState, entries []agent.Entry) {
 	j.rewrite(state, entries)
 }
 
-// Close implements agent.Journal.
-func (j *journal) Close() error { return j.f.Close() }
+// Close implements agent.Journal: an unsaved session gives its id up.
+func (j *journal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		if j.res == nil {
+			return nil
+		}
+		err := j.res.Release()
+		j.res = nil
+		return err
+	}
+	return j.f.Close()
+}
 
 func decisionRecord(d agent.RememberedDecision) record {
 	return record{Type: recPermission, Scope: d.Scope, Tool: d.Tool, Command: d.Command, Dir: d.Dir, Approvals: d.Approvals, Decision: d.Decision}
@@ -396,6 +483,13 @@ func (j *journal) rewrite(state []record, entries []agent.Entry) {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if err := j.saveLocked(); err != nil {
+		j.log.Error("rewriting the session file", "error", err)
+		if j.err == nil {
+			j.err = err
+		}
+		return
+	}
 	if err := j.f.Rewrite(j.f.Header(), recs); err != nil {
 		j.log.Error("rewriting the session file", "error", err)
 		if j.err == nil {

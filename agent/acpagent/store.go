@@ -82,7 +82,27 @@ func (a *Agent) createFile(cfg *agent.SessionConfig, extra []string, parent stri
 	if err != nil {
 		return nil, fmt.Errorf("%w: creating the session file: %v", acp.ErrInternal, err)
 	}
-	j := newJournal(f, a.log, nil, nil)
+	return a.startJournal(cfg, newJournal(f, a.log, nil, nil))
+}
+
+// reserveFile is createFile for a session started by session/new: its id
+// is held and its file created at its first prompt (journal.save), so
+// sessions nobody prompted leave nothing behind.
+func (a *Agent) reserveFile(cfg *agent.SessionConfig, extra []string) (*journal, error) {
+	if a.store == nil {
+		return nil, nil
+	}
+	res, err := a.store.Reserve(cfg.ID)
+	if err != nil {
+		return nil, fmt.Errorf("%w: reserving the session file: %v", acp.ErrInternal, err)
+	}
+	return a.startJournal(cfg, newUnsavedJournal(res, persistence.Header{ID: cfg.ID, CWD: cfg.CWD,
+		AdditionalDirectories: extra, Timestamp: time.Now()}, a.log))
+}
+
+// startJournal records a new session's mode and model in j, so a restart
+// finds them even when flags change.
+func (a *Agent) startJournal(cfg *agent.SessionConfig, j *journal) (*journal, error) {
 	j.SetMode(cmp.Or(cfg.Mode, policy.ModeDefault))
 	j.SetModel(cfg.ModelID, cfg.ReasoningEffort)
 	if err := j.Sync(); err != nil {
@@ -210,7 +230,7 @@ func readRecords(recs []json.RawMessage) (loadedState, []error) {
 // file and, for session/load, its conversation replayed.
 func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadRequest, client *acp.ClientConn) (acp.Session, *acp.LoadedSession, error) {
 	if a.modelErr != nil {
-		return nil, nil, fmt.Errorf("%w: %v", acp.ErrAuthRequired, a.modelErr)
+		return nil, nil, a.unusable()
 	}
 	if a.store == nil {
 		return nil, nil, fmt.Errorf("%w: sessions are not stored", acp.ErrMethodNotFound)
@@ -226,6 +246,7 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadRequest, client *a
 	a.log.Info("session loaded", "session", s.ID(), "entries", s.Stats().TotalEntries, "replay", req.Replay)
 	a.connectMCP(ctx, as, req.MCPServers, client.Capabilities())
 	as.post(acp.SessionUpdate{AvailableCommandsUpdate: as.availableCommands()})
+	a.tellSetupNotices(as)
 	as.announceChildren()
 	loaded := &acp.LoadedSession{Modes: modeState(s.Mode()), ConfigOptions: a.sessionOptions(s)}
 	if req.Replay {
@@ -243,8 +264,11 @@ func (a *Agent) openStored(id, cwd string, extra []string, client *acp.ClientCon
 		return nil, fmt.Errorf("%w: sessionId: %v", acp.ErrInvalidParams, err)
 	case errors.Is(err, persistence.ErrNotFound):
 		return nil, fmt.Errorf("%w %q", acp.ErrSessionNotFound, id)
+	case errors.Is(err, persistence.ErrLocked) && !a.store.Exists(id):
+		// Started in another process but never saved: nothing to load.
+		return nil, fmt.Errorf("%w %q", acp.ErrSessionNotFound, id)
 	case errors.Is(err, persistence.ErrLocked):
-		return nil, fmt.Errorf("%w: session %s is open in another acp-agent process", acp.ErrInternal, id)
+		return nil, sessionLockedError(id, err)
 	case err != nil:
 		return nil, fmt.Errorf("%w: reading session %s: %v", acp.ErrInternal, id, err)
 	}
@@ -327,6 +351,25 @@ func (a *Agent) openStored(id, cwd string, extra []string, client *acp.ClientCon
 	}
 	a.track(as)
 	return as, nil
+}
+
+// SessionLockedData is the data of the session-locked error
+// (acp.CodeSessionLocked): which session, why, and what to do.
+type SessionLockedData struct {
+	SessionID string `json:"sessionId"`
+	Reason    string `json:"reason"` // "openInAnotherProcess"
+	Detail    string `json:"detail"`
+}
+
+// sessionLockedError is the error of a load, resume or fork of a session
+// another agent process has open (its lock): a specific code and data an
+// editor can act on, instead of an internal error.
+func sessionLockedError(id string, err error) error {
+	return &acp.DataError{
+		Err: fmt.Errorf("%w: session %s is open in another acp-agent process (another editor window, or an agent that is still running); "+
+			"close it there, or stop that agent, then load it again", acp.ErrSessionLocked, id),
+		Data: SessionLockedData{SessionID: id, Reason: "openInAnotherProcess", Detail: err.Error()},
+	}
 }
 
 // replay sends the conversation to the client as session/update, the way
@@ -432,7 +475,7 @@ func (a *Agent) DeleteSession(ctx context.Context, id acp.SessionId) error {
 // decisions it copied); the two never affect each other.
 func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkRequest, source acp.Session, client *acp.ClientConn) (acp.Session, *acp.ForkSessionResponse, error) {
 	if a.modelErr != nil {
-		return nil, nil, fmt.Errorf("%w: %v", acp.ErrAuthRequired, a.modelErr)
+		return nil, nil, a.unusable()
 	}
 	var src *acpSession
 	if as, ok := source.(*acpSession); ok {
@@ -463,6 +506,12 @@ func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkRequest, source ac
 	opts := agent.ForkOptions{ID: id, FromUserEntryIndex: req.FromUserEntryIndex, Sink: acpSink{client}, Permissions: acpSink{client}, Workspace: cfg.Workspace}
 	var fj *journal
 	if src.j != nil && a.store != nil {
+		// A fork copies its source's file: a source never prompted is
+		// saved first.
+		if err := src.j.save(); err != nil {
+			closeWorkspace(cfg.Workspace)
+			return nil, nil, fmt.Errorf("%w: %v", acp.ErrInternal, err)
+		}
 		// Called with the source's appends held: the file copy holds the
 		// records of exactly the entries the fork keeps.
 		opts.Journal = func(kept int) (agent.Journal, error) {

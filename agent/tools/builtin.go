@@ -639,7 +639,7 @@ func (w *Workspace) runCommandTool() agent.Tool {
 			after := w.aroundCommand(ctx)
 			defer after()
 			res, err := term.Run(ctx, runtime.CommandSpec{
-				Command: w.shell(), Args: []string{"-c", c.line}, Cwd: c.cwd,
+				Command: w.shell(), Args: []string{"-c", c.line}, Cwd: c.cwd, Env: w.editorEnv(term),
 				OutputByteLimit: w.cfg.OutputByteLimit, Timeout: c.timeout,
 				SandboxNetwork: w.cfg.SandboxNetworkInFullAccess && agent.RunningMode(ctx) == policy.ModeFullAccess,
 			}, func(id string) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -61,9 +62,18 @@ type WorkspaceConfig struct {
 	// OutputByteLimit is how much of a command's output is kept (the
 	// tail); 0 means 256 KiB.
 	OutputByteLimit int
-	// PATH is the fixed search path of commands; empty means
-	// policy.DefaultPath.
+	// PATH is the user's search path of commands (the agent's own, or
+	// the login shell's); empty means policy.DefaultPath. Each workspace
+	// makes its command path of it (policy.CommandPath: no empty,
+	// relative or workspace entries), which its commands run with and
+	// the command policy resolves programs through.
 	PATH string
+	// UserPath, if set, gives PATH when a workspace opens (it may wait
+	// for the login shell, once).
+	UserPath func() string
+	// Env are more variables of commands ("NAME=value", the config's
+	// terminal.env), after PATH, HOME, LANG and TERM.
+	Env []string
 	// Sandbox, if set, confines the commands of the local terminal (not
 	// the editor's: there the editor decides): its policy gets the
 	// session's roots as WritableRoots and a per-session TempDir.
@@ -153,9 +163,16 @@ func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, editor Editor
 	if cfg.OutputByteLimit <= 0 {
 		cfg.OutputByteLimit = 256 << 10
 	}
+	if cfg.UserPath != nil {
+		cfg.PATH = cfg.UserPath()
+	}
 	if cfg.PATH == "" {
 		cfg.PATH = policy.DefaultPath
 	}
+	// The roots a command could plant programs in, also the read-only
+	// ones (a checkout the model cannot write may still hold a bin/).
+	cfg.PATH, _ = policy.CommandPath(cfg.PATH, append(slices.Clone(roots), cfg.ReadOnlyRoots...), nil)
+	cfg.Terminal.Path = cfg.PATH
 	w := &Workspace{cfg: cfg, roots: roots, local: local, files: local}
 	if !cfg.NoRules {
 		w.rules = rules.Load(cwd, cfg.UserRules)
@@ -179,7 +196,7 @@ func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, editor Editor
 		w.term = w.localTerm
 		if opts.Sandbox != nil {
 			// Escalations the user allowed run here, unconfined.
-			w.escapeTerm = runtime.NewLocalTerminal(runtime.TerminalOptions{})
+			w.escapeTerm = runtime.NewLocalTerminal(runtime.TerminalOptions{Env: opts.Env})
 		}
 	}
 	return w, nil
@@ -189,6 +206,7 @@ func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, editor Editor
 // sandbox, if there is one, with a temporary directory of its own (tmp,
 // which the caller removes).
 func (w *Workspace) terminalOptions() (opts runtime.TerminalOptions, tmp string, err error) {
+	opts.Env = runtime.CommandEnv(w.cfg.PATH, w.cfg.Env)
 	sb := w.cfg.Sandbox
 	if sb == nil {
 		return opts, "", nil
@@ -221,6 +239,26 @@ func writableRoots(roots, readOnly []string) []string {
 	}
 	return out
 }
+
+// editorEnv is what a command run in the editor's terminal gets besides
+// the editor's own environment: the workspace's command path, which the
+// policy resolved its programs through, and the configured variables.
+// Local terminals have both in their base environment already.
+func (w *Workspace) editorEnv(term CommandRunner) map[string]string {
+	if !w.termViaEditor || term != w.term {
+		return nil
+	}
+	env := map[string]string{"PATH": w.cfg.PATH}
+	for _, kv := range w.cfg.Env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	return env
+}
+
+// CommandPath is the PATH the workspace's commands run with.
+func (w *Workspace) CommandPath() string { return w.cfg.PATH }
 
 // Sandboxed reports whether the workspace's local commands are confined.
 func (w *Workspace) Sandboxed() bool { return w.localTerm != nil && w.cfg.Sandbox != nil }

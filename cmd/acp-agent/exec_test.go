@@ -231,7 +231,7 @@ func TestSettingsPrecedence(t *testing.T) {
 	getenv := func(k string) string { return env[k] }
 	parse := func(args ...string) *settings {
 		t.Helper()
-		st, err := parseSettings("acp-agent", append([]string{"--config", path}, args...), &bytes.Buffer{}, getenv, nil)
+		st, err := parseSettings("acp-agent", append([]string{"--config", path}, args...), &bytes.Buffer{}, &bytes.Buffer{}, getenv, nil)
 		require.NoError(t, err)
 		return st
 	}
@@ -257,10 +257,10 @@ func TestSettingsPrecedence(t *testing.T) {
 
 // A bad value names the layer it came from.
 func TestSettingsErrorsNameTheirLayer(t *testing.T) {
-	_, err := parseSettings("acp-agent", []string{"--mode", "yolo"}, &bytes.Buffer{}, func(string) string { return "" }, nil)
+	_, err := parseSettings("acp-agent", []string{"--mode", "yolo"}, &bytes.Buffer{}, &bytes.Buffer{}, func(string) string { return "" }, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "mode (from the flags and environment)")
-	_, err = parseSettings("acp-agent", nil, &bytes.Buffer{}, func(k string) string {
+	_, err = parseSettings("acp-agent", nil, &bytes.Buffer{}, &bytes.Buffer{}, func(k string) string {
 		return map[string]string{"ACP_AGENT_PERMISSION": "maybe"}[k]
 	}, nil)
 	require.Error(t, err)
