@@ -30,6 +30,9 @@ type acpSession struct {
 	ws    *tools.Workspace // its built-in tools' workspace; nil without
 	cp    *checkpoints     // its file history; nil when sessions are not stored
 	log   *slog.Logger
+	// plans are the plans a loaded session's file holds, placed, for
+	// its replay.
+	plans []placedPlan
 
 	mu         sync.Mutex
 	mcp        *mcpclient.Manager

@@ -349,7 +349,8 @@ func (a *acpSession) finishInterruptedRewind(ctx context.Context) string {
 	if err != nil {
 		return fmt.Sprintf("A rewind of this session was interrupted and could not be completed: %v", err)
 	}
-	return fmt.Sprintf("A rewind of this session was interrupted (the agent stopped during it); it was completed now: the conversation has %d messages and %d files were set back.", res.Entries, len(res.Files))
+	return fmt.Sprintf("A rewind of this session was interrupted (the agent stopped during it); it was completed now: the conversation has %s, and %s set back.",
+		agent.Count(res.Entries, "message", "messages"), agent.Count(len(res.Files), "file was", "files were"))
 }
 
 // rewindCommand is /rewind: without arguments it lists the points (the
@@ -394,9 +395,9 @@ func (a *acpSession) rewindCommand(ctx context.Context, args string) (string, er
 		return "", err
 	}
 	r := res.(*rewindResult)
-	out := fmt.Sprintf("Rewound: the conversation has %d messages", r.Entries)
+	out := fmt.Sprintf("Rewound: the conversation has %s", agent.Count(r.Entries, "message", "messages"))
 	if len(r.Files) > 0 {
-		out += fmt.Sprintf("; %d files set back: %s", len(r.Files), strings.Join(r.Files, ", "))
+		out += fmt.Sprintf("; %s set back: %s", agent.Count(len(r.Files), "file", "files"), strings.Join(r.Files, ", "))
 	}
 	if r.Prompt != "" {
 		out += ".\nYour message was: " + r.Prompt

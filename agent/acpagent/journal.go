@@ -11,6 +11,7 @@ import (
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/llm"
+	"github.com/acp-agent/acp-agent/agent/pricing"
 	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/policy"
 )
@@ -24,6 +25,7 @@ const (
 	recPermission = "permission" // a remembered allow_always / reject_always
 	recPlan       = "plan"       // the plan the client was last sent
 	recClear      = "clear"      // /clear: load drops the entries before it
+	recUsage      = "usage"      // a response's usage, the meter shown, or a snapshot of both
 )
 
 // record is the union of the record types; unused members are omitted.
@@ -61,6 +63,83 @@ type record struct {
 	Decision  string            `json:"decision,omitempty"` // "allow", "reject", "none"
 	// plan
 	Plan *acp.Plan `json:"plan,omitempty"`
+	// usage: a response (Model, Tokens, Cost), the context size the
+	// client was shown (Used), or a snapshot of the whole report (Totals,
+	// Rounds) that replaces the usage records before it.
+	Tokens *tokensRecord `json:"tokens,omitempty"`
+	Cost   *float64      `json:"cost,omitempty"`
+	Used   uint64        `json:"used,omitempty"`
+	Totals *totalsRecord `json:"totals,omitempty"`
+	Rounds []roundRecord `json:"rounds,omitempty"`
+}
+
+type tokensRecord struct {
+	Input      int64 `json:"input,omitempty"`
+	Output     int64 `json:"output,omitempty"`
+	CacheRead  int64 `json:"cacheRead,omitempty"`
+	CacheWrite int64 `json:"cacheWrite,omitempty"`
+	Reasoning  int64 `json:"reasoning,omitempty"`
+}
+
+type roundRecord struct {
+	Model  string       `json:"model"`
+	Tokens tokensRecord `json:"tokens"`
+	Cost   *float64     `json:"cost,omitempty"`
+}
+
+type totalsRecord struct {
+	InputOther     int64    `json:"inputOther,omitempty"`
+	Output         int64    `json:"output,omitempty"`
+	CacheRead      int64    `json:"cacheRead,omitempty"`
+	CacheWrite     int64    `json:"cacheWrite,omitempty"`
+	Reasoning      int64    `json:"reasoning,omitempty"`
+	Rounds         int      `json:"rounds,omitempty"`
+	UnpricedRounds int      `json:"unpricedRounds,omitempty"`
+	Cost           *float64 `json:"cost,omitempty"`
+	Model          string   `json:"model,omitempty"`
+}
+
+func toTokens(u llm.Usage) tokensRecord {
+	return tokensRecord{Input: u.InputTokens, Output: u.OutputTokens, CacheRead: u.CachedReadTokens, CacheWrite: u.CachedWriteTokens, Reasoning: u.ReasoningTokens}
+}
+
+func (t tokensRecord) usage() llm.Usage {
+	return llm.Usage{InputTokens: t.Input, OutputTokens: t.Output, CachedReadTokens: t.CacheRead, CachedWriteTokens: t.CacheWrite, ReasoningTokens: t.Reasoning}
+}
+
+// usageRecord is the record of r.
+func usageRecord(r agent.UsageRecord) record {
+	rec := record{Type: recUsage, Used: r.Used}
+	if rd := r.Round; rd != nil {
+		t := toTokens(rd.Usage)
+		rec.Model, rec.Tokens, rec.Cost = rd.Model, &t, rd.Cost
+	}
+	if sn := r.Snapshot; sn != nil {
+		t := sn.Totals
+		rec.Totals = &totalsRecord{InputOther: t.InputOther, Output: t.Output, CacheRead: t.CacheRead, CacheWrite: t.CacheWrite,
+			Reasoning: t.Reasoning, Rounds: t.Rounds, UnpricedRounds: t.UnpricedRounds, Cost: t.Cost, Model: t.Model}
+		for _, rd := range sn.Rounds {
+			rec.Rounds = append(rec.Rounds, roundRecord{Model: rd.Model, Tokens: toTokens(rd.Usage), Cost: rd.Cost})
+		}
+	}
+	return rec
+}
+
+// usage is the usage record read back.
+func (r *record) usage() agent.UsageRecord {
+	out := agent.UsageRecord{Used: r.Used}
+	if r.Tokens != nil {
+		out.Round = &pricing.UsageRound{Model: r.Model, Usage: r.Tokens.usage(), Cost: r.Cost}
+	}
+	if t := r.Totals; t != nil {
+		sn := &pricing.UsageSnapshot{Totals: pricing.UsageTotals{InputOther: t.InputOther, Output: t.Output, CacheRead: t.CacheRead,
+			CacheWrite: t.CacheWrite, Reasoning: t.Reasoning, Rounds: t.Rounds, UnpricedRounds: t.UnpricedRounds, Cost: t.Cost, Model: t.Model}}
+		for _, rd := range r.Rounds {
+			sn.Rounds = append(sn.Rounds, pricing.UsageRound{Model: rd.Model, Usage: rd.Tokens.usage(), Cost: rd.Cost})
+		}
+		out.Snapshot = sn
+	}
+	return out
 }
 
 type partRecord struct {
@@ -401,6 +480,9 @@ func (j *journal) Remember(d agent.RememberedDecision) { j.write(decisionRecord(
 // SetPlan implements agent.Journal.
 func (j *journal) SetPlan(p agent.Plan) { j.write(record{Type: recPlan, Plan: toACPPlan(&p)}, false) }
 
+// RecordUsage implements agent.UsageJournal.
+func (j *journal) RecordUsage(r agent.UsageRecord) { j.write(usageRecord(r), false) }
+
 // Clear implements agent.Journal: a clear record, after which load drops
 // the entries before it, and the transcript starts again at entry 0.
 func (j *journal) Clear() {
@@ -424,10 +506,16 @@ func (j *journal) Rewrite(st agent.JournalState, entries []agent.Entry) {
 	for _, d := range st.Decisions {
 		state = append(state, decisionRecord(d))
 	}
-	if st.Plan != nil {
-		state = append(state, record{Type: recPlan, Plan: toACPPlan(st.Plan)})
+	if st.Usage != nil {
+		state = append(state, usageRecord(*st.Usage))
 	}
-	j.rewrite(state, entries)
+	var after []record
+	if st.Plan != nil {
+		// After the entries: load shows a plan where it came in the
+		// conversation, and the last one is the newest.
+		after = append(after, record{Type: recPlan, Plan: toACPPlan(st.Plan)})
+	}
+	j.rewrite(state, entries, after...)
 }
 
 // Close implements agent.Journal: an unsaved session gives its id up.
@@ -459,8 +547,9 @@ func offloadDir(sessionDir, id string) string {
 	return filepath.Join(sessionDir, id, "offloaded")
 }
 
-// rewrite replaces the file with state records and entries.
-func (j *journal) rewrite(state []record, entries []agent.Entry) {
+// rewrite replaces the file with state records, entries and the records
+// after them.
+func (j *journal) rewrite(state []record, entries []agent.Entry, after ...record) {
 	var recs []json.RawMessage
 	var starts []int
 	for _, r := range state {
@@ -479,6 +568,15 @@ func (j *journal) rewrite(state []record, entries []agent.Entry) {
 			return
 		}
 		starts = append(starts, len(recs))
+		recs = append(recs, data)
+	}
+	for _, r := range after {
+		r.Time = time.Now()
+		data, err := json.Marshal(r)
+		if err != nil {
+			j.log.Error("encoding a session record", "error", err)
+			return
+		}
 		recs = append(recs, data)
 	}
 	j.mu.Lock()

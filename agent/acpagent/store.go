@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -169,6 +170,43 @@ type loadedState struct {
 	levelSet   bool
 	perms      []agent.RememberedDecision
 	plan       *agent.Plan
+	// plans are the plans the client was sent, each with the number of
+	// entries before it: session/load shows each where it came.
+	plans []placedPlan
+	usage []agent.UsageRecord
+}
+
+// placedPlan is a plan and the number of transcript entries before it.
+type placedPlan struct {
+	at   int
+	plan *acp.Plan
+}
+
+// placePlans finds the plans of recs and where they came (after a load
+// repair changed the records).
+func placePlans(recs []json.RawMessage) []placedPlan {
+	var out []placedPlan
+	entries := 0
+	for _, raw := range recs {
+		var r struct {
+			Type string    `json:"type"`
+			Plan *acp.Plan `json:"plan"`
+		}
+		if json.Unmarshal(raw, &r) != nil {
+			continue
+		}
+		switch r.Type {
+		case recEntry:
+			entries++
+		case recPlan:
+			if r.Plan != nil {
+				out = append(out, placedPlan{at: entries, plan: r.Plan})
+			}
+		case recClear:
+			out, entries = nil, 0
+		}
+	}
+	return out
 }
 
 // decodeRecords decodes the records in parallel: on a long session,
@@ -216,8 +254,13 @@ func readRecords(recs []json.RawMessage) (loadedState, []error) {
 			st.perms = append(st.perms, r.decision())
 		case recPlan:
 			st.plan = fromACPPlan(r.Plan)
+			if r.Plan != nil {
+				st.plans = append(st.plans, placedPlan{at: len(st.entries), plan: r.Plan})
+			}
+		case recUsage:
+			st.usage = append(st.usage, r.usage())
 		case recClear:
-			st.entries, st.entryStart, st.plan = st.entries[:0], st.entryStart[:0], nil
+			st.entries, st.entryStart, st.plan, st.plans = st.entries[:0], st.entryStart[:0], nil, nil
 		default:
 			// A record of a newer version: kept in the file, not understood.
 			errs = append(errs, fmt.Errorf("record %d: unknown type %q", i, r.Type))
@@ -250,7 +293,17 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadRequest, client *a
 	as.announceChildren()
 	loaded := &acp.LoadedSession{Modes: modeState(s.Mode()), ConfigOptions: a.sessionOptions(s)}
 	if req.Replay {
-		loaded.Replay = as.replay
+		loaded.Replay = func(ctx context.Context) {
+			as.replay(ctx)
+			// The meter as it was, after the conversation.
+			if u := as.usageUpdate(); u != nil {
+				if err := as.conn.Update(ctx, acp.SessionUpdate{UsageUpdate: u}); err != nil && ctx.Err() == nil {
+					as.log.Debug("replaying the usage", "error", err)
+				}
+			}
+		}
+	} else if u := as.usageUpdate(); u != nil {
+		as.post(acp.SessionUpdate{UsageUpdate: u})
 	}
 	return as, loaded, nil
 }
@@ -325,6 +378,7 @@ func (a *Agent) openStored(id, cwd string, extra []string, client *acp.ClientCon
 		a.log.Warn("repaired the session file: unusable records dropped, unanswered tool calls answered (the file as it was is kept as .broken)",
 			"session", id, "records", len(recs), "after", len(newRecs))
 		recs, st.entries, st.entryStart = newRecs, entries, starts
+		st.plans = placePlans(recs)
 	}
 	var early []json.RawMessage
 	if loaded.Header.Title == "" {
@@ -338,11 +392,12 @@ func (a *Agent) openStored(id, cwd string, extra []string, client *acp.ClientCon
 	}
 	// A file damaged or a turn killed mid-tool must still load and go on:
 	// Restore also makes the history consistent for the model.
-	if err := s.Restore(agent.Restored{Entries: st.entries, Append: appendLater, Decisions: st.perms, Plan: st.plan}); err != nil {
+	if err := s.Restore(agent.Restored{Entries: st.entries, Append: appendLater, Decisions: st.perms, Plan: st.plan, Usage: st.usage}); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("%w: %v", acp.ErrInternal, err)
 	}
 	as := a.newACPSession(s, client, j, extra, cfg.Workspace)
+	as.plans = st.plans
 	if as.cp != nil {
 		if msg := as.finishInterruptedRewind(context.Background()); msg != "" {
 			a.log.Warn(msg, "session", id)
@@ -373,8 +428,9 @@ func sessionLockedError(id string, err error) error {
 }
 
 // replay sends the conversation to the client as session/update, the way
-// it was shown: user and agent messages, thoughts, every tool call with its
-// final status and content, and the last plan.
+// it was shown and in the order it came: user and agent messages,
+// thoughts, every tool call with its final status and content, and each
+// plan where it was sent (after the tool call that made it).
 func (as *acpSession) replay(ctx context.Context) {
 	s := as.s
 	send := func(u acp.SessionUpdate) {
@@ -382,7 +438,20 @@ func (as *acpSession) replay(ctx context.Context) {
 			as.log.Debug("replaying the history", "error", err)
 		}
 	}
-	for _, e := range s.Transcript() {
+	plans := as.plans
+	sendPlans := func(upTo int) {
+		for len(plans) > 0 && plans[0].at <= upTo {
+			send(acp.SessionUpdate{Plan: plans[0].plan})
+			plans = plans[1:]
+		}
+	}
+	entries := s.Transcript()
+	for i, e := range entries {
+		if e.Kind != agent.EntryToolOutput {
+			// Plans sent before this entry (a tool's plan comes after
+			// its call, below).
+			sendPlans(i)
+		}
 		switch e.Kind {
 		case agent.EntryUser:
 			for _, p := range e.Content {
@@ -414,11 +483,33 @@ func (as *acpSession) replay(ctx context.Context) {
 				tc.Content = []acp.ToolCallContent{{Content: &acp.Content{Content: acp.TextBlock(e.Text)}}}
 			}
 			send(acp.SessionUpdate{ToolCall: tc})
+			sendPlans(i)
 		}
 	}
-	if plan := s.Plan(); plan != nil {
-		send(acp.SessionUpdate{Plan: toACPPlan(plan)})
+	if as.plans == nil {
+		// No plan records placed (a session restored another way): the
+		// last plan, at the end.
+		if plan := s.Plan(); plan != nil {
+			send(acp.SessionUpdate{Plan: toACPPlan(plan)})
+		}
+		return
 	}
+	sendPlans(math.MaxInt)
+}
+
+// usageUpdate is the usage_update that shows the client the session's
+// context meter and cost as they were before the restart; nil when the
+// context window is unknown or nothing was used.
+func (as *acpSession) usageUpdate() *acp.UsageUpdate {
+	u := as.s.ContextUsage()
+	if u == nil {
+		return nil
+	}
+	au := &acp.UsageUpdate{Used: u.Used, Size: u.Size}
+	if c := u.Cost; c != nil {
+		au.Cost = &acp.Cost{Amount: c.Amount, Currency: c.Currency}
+	}
+	return au
 }
 
 // ListSessions implements acp.SessionStore from the files' headers.

@@ -359,7 +359,7 @@ func (w *Workspace) multiEditTool() agent.Tool {
 			"required":["path","edits"],"additionalProperties":false}`),
 		Describe: describeWith(func(a multiEditArgs) (agent.ToolCallInfo, error) {
 			path := w.abs(a.Path)
-			return w.pathCall(path, agent.ToolKindEdit, fmt.Sprintf("Edit %s (%d changes)", w.display(path), len(a.Edits)), 0, policy.AccessWrite)
+			return w.pathCall(path, agent.ToolKindEdit, fmt.Sprintf("Edit %s (%s)", w.display(path), agent.Count(len(a.Edits), "change", "changes")), 0, policy.AccessWrite)
 		}),
 		Run: runWith(func(ctx context.Context, a multiEditArgs) (agent.ToolResult, error) {
 			path := w.abs(a.Path)
@@ -382,7 +382,7 @@ func (w *Workspace) multiEditTool() agent.Tool {
 				return agent.ToolResult{}, err
 			}
 			return agent.ToolResult{
-				Text:    fmt.Sprintf("Applied %d edits (%d replacements) to %s.", len(a.Edits), total, path) + w.touchRules(path),
+				Text:    fmt.Sprintf("Applied %s (%s) to %s.", agent.Count(len(a.Edits), "edit", "edits"), agent.Count(total, "replacement", "replacements"), path) + w.touchRules(path),
 				Content: []agent.ToolContent{{Diff: &agent.Diff{Path: path, OldText: &old, NewText: updated}}},
 			}, nil
 		}),

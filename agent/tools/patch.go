@@ -276,7 +276,7 @@ func (w *Workspace) applyPatchTool() agent.Tool {
 			for _, c := range changes {
 				note += w.touchRules(c.path)
 			}
-			return agent.ToolResult{Text: fmt.Sprintf("Patched %d files.", len(changes)) + note, Content: diffs(changes)}, nil
+			return agent.ToolResult{Text: fmt.Sprintf("Patched %s.", agent.Count(len(changes), "file", "files")) + note, Content: diffs(changes)}, nil
 		}),
 	}
 }

@@ -76,13 +76,14 @@ type fileModel struct {
 	APIKeyEnv     string   `json:"apiKeyEnv"`
 	ThoughtLevels []string `json:"thoughtLevels"`
 	ThoughtLevel  string   `json:"thoughtLevel"`
+	ContextWindow int      `json:"contextWindow"`
 }
 
 var (
 	configKeys = []string{"model", "models", "maxRetries", "promptTimeout", "executionState", "logLevel", "logFile", "modelsFile", "telemetryFile",
 		"mode", "permission", "allowedCommands", "deniedCommands", "readOnlyRoots", "deniedPathPrefixes", "commandTimeout", "maxCommandRuntime", "sessionDir", "stopHooks", "offloadThreshold", "modelTitles", "resize",
 		"maxToolArgumentBytes", "maxResponseTextBytes", "sandbox", "rulesFiles", "hooks", "discoverModels", "terminal"}
-	modelKeys = []string{"model", "name", "description", "baseUrl", "apiKeyEnv", "thoughtLevels", "thoughtLevel"}
+	modelKeys = []string{"model", "name", "description", "baseUrl", "apiKeyEnv", "thoughtLevels", "thoughtLevel", "contextWindow"}
 )
 
 // defaultConfigPath is $XDG_CONFIG_HOME/acp-agent/config.json, or
@@ -321,6 +322,9 @@ func parseConfig(data []byte) (*fileConfig, error) {
 		if _, err := agent.ParseModelSpec(m.Model); err != nil {
 			return nil, at(fmt.Errorf("models[%d]: %w", i, err), "models", strconv.Itoa(i), "model")
 		}
+		if m.ContextWindow < 0 {
+			return nil, at(fmt.Errorf("models[%d]: \"contextWindow\" must be a positive number of tokens", i), "models", strconv.Itoa(i), "contextWindow")
+		}
 	}
 	if cfg.Model != "" {
 		if _, err := agent.ParseModelSpec(cfg.Model); err != nil {
@@ -449,7 +453,7 @@ func (c *fileConfig) choices() []acpagent.ModelChoice {
 	for _, m := range c.Models {
 		out = append(out, acpagent.ModelChoice{
 			Spec: m.Model, Name: m.Name, Description: m.Description, BaseURL: m.BaseURL,
-			APIKeyEnv: m.APIKeyEnv, ThoughtLevels: m.ThoughtLevels, ThoughtLevel: m.ThoughtLevel,
+			APIKeyEnv: m.APIKeyEnv, ThoughtLevels: m.ThoughtLevels, ThoughtLevel: m.ThoughtLevel, ContextWindow: m.ContextWindow,
 		})
 	}
 	return out
