@@ -354,7 +354,8 @@ func (s *Session) sandboxMissing() string {
 // run unconfined and therefore ask.
 func (s *Session) noticeSandboxMissing(ctx context.Context) {
 	s.sandboxNotice.Do(func() {
-		s.update(ctx, Update{Kind: UpdateMessage, Text: "Note: commands cannot be sandboxed here (" + s.sandboxMissing() + "), so every command asks for permission.\n\n"})
+		s.update(ctx, Update{Kind: UpdateNotice, Notice: &Notice{Severity: "warning", Title: "Commands are not sandboxed",
+			Description: "Commands cannot be sandboxed here (" + s.sandboxMissing() + "), so every command asks for permission."}})
 	})
 }
 

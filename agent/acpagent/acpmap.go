@@ -19,15 +19,31 @@ type acpSink struct {
 }
 
 func (k acpSink) Update(ctx context.Context, u agent.Update) error {
-	au, ok := toACPUpdate(u)
+	au, ok := k.toACP(u)
 	if !ok {
 		return nil
 	}
 	return k.conn.Update(ctx, au)
 }
 
+// toACP maps u for this client: a notice goes to a client without notice
+// updates as a note in the conversation (sessions send notices during a
+// turn, where a note is in place).
+func (k acpSink) toACP(u agent.Update) (acp.SessionUpdate, bool) {
+	if u.Kind == agent.UpdateNotice && u.Notice != nil {
+		if caps := k.conn.Capabilities(); caps.Session == nil || caps.Session.Notices == nil {
+			text := "Note: " + u.Notice.Title
+			if u.Notice.Description != "" {
+				text += ": " + u.Notice.Description
+			}
+			return acp.AgentMessageChunk(text + "\n\n"), true
+		}
+	}
+	return toACPUpdate(u)
+}
+
 func (k acpSink) Post(u agent.Update) error {
-	au, ok := toACPUpdate(u)
+	au, ok := k.toACP(u)
 	if !ok {
 		return nil
 	}

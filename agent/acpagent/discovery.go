@@ -108,7 +108,7 @@ func (a *Agent) discoverModels(ctx context.Context) {
 	if len(failed) > 0 {
 		// Once (discovery runs once), in the sessions open now.
 		slices.Sort(failed)
-		n := Notice{Severity: acp.NoticeSeverityWarning, Title: "Model discovery failed",
+		n := Notice{Severity: acp.NoticeSeverityWarning, Minor: true, Title: "Model discovery failed",
 			Description: "The model picker lists only the configured models: listing the server's models failed (" + strings.Join(failed, "; ") +
 				"). Prompts may fail the same way: check the base URL and the API key (acp-agent doctor checks both)."}
 		for _, as := range a.liveSessions() {

@@ -8,11 +8,16 @@ type Notice struct {
 	Severity    acp.NoticeSeverity
 	Title       string
 	Description string
+	// Minor: a client without notice updates need not hear of it (it
+	// goes to the log file, not stderr).
+	Minor bool
 }
 
-// notify tells the user of a session a notice: as a notice update to a
-// client that supports them (clientCapabilities.session.notices), else as
-// a note in the conversation, which every client shows.
+// notify tells the user of a session a notice, as a notice update, to a
+// client that supports them (clientCapabilities.session.notices). Other
+// clients would show a note in the conversation out of place (before the
+// answer of the next prompt), so they get none: warnings go to stderr,
+// which editors show as the agent's log, and the rest to the log file.
 func (as *acpSession) notify(n Notice) {
 	caps := as.conn.Capabilities()
 	if caps.Session != nil && caps.Session.Notices != nil {
@@ -23,11 +28,11 @@ func (as *acpSession) notify(n Notice) {
 		as.post(acp.SessionUpdate{Notice: &acp.Notice{Severity: sev, Title: n.Title, Description: n.Description}})
 		return
 	}
-	text := "Note: " + n.Title
-	if n.Description != "" {
-		text += ": " + n.Description
+	if !n.Minor && (n.Severity == acp.NoticeSeverityWarning || n.Severity == acp.NoticeSeverityError) {
+		as.log.Warn(n.Title, "detail", n.Description)
+		return
 	}
-	as.post(acp.AgentMessageChunk(text + "\n\n"))
+	as.log.Info(n.Title, "detail", n.Description)
 }
 
 // tellSetupNotices tells the setup's notices in the first session that

@@ -179,9 +179,12 @@ func locate(path string, data []byte, err error) *configFileError {
 		ce.Msg = se.Error()
 		ce.Fix = syntaxFix(data, off) + "; then restart the agent"
 	case errors.As(err, &te):
-		off = te.Offset - 1
+		off = te.Offset - 1 // the end of the value
 		if te.Field != "" {
 			ce.Msg = fmt.Sprintf("%q: expected %s, got JSON %s", te.Field, te.Type, te.Value)
+			if o := memberOffset(data, strings.Split(te.Field, ".")); o >= 0 {
+				off = o
+			}
 		}
 	case errors.As(err, &me):
 		off = memberOffset(data, me.path)

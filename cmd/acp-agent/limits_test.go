@@ -44,6 +44,9 @@ func TestStreamLimitSettings(t *testing.T) {
 			}
 			getenv := func(k string) string { return tt.env[k] }
 			st, err := parseSettings("acp-agent", append([]string{"--config", path}, tt.args...), &bytes.Buffer{}, &bytes.Buffer{}, getenv, nil)
+			if err == nil && st.configErr != nil {
+				err = st.configErr // a file error does not stop parsing
+			}
 			if tt.wantErr != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tt.wantErr)

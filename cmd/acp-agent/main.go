@@ -334,11 +334,11 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 	closers = append(closers, logClosers...)
 	setupErr := st.configErr
 	if setupErr != nil {
-		log.Warn("the config file cannot be used; sessions explain it until it is fixed", "error", setupErr)
+		log.Info("the config file cannot be used; sessions explain it until it is fixed", "error", setupErr)
 	}
 	models, err := loadModels(st.modelsFile, st.getenv)
 	if err != nil {
-		log.Warn("the models file cannot be used", "error", err)
+		log.Info("the models file cannot be used", "error", err)
 		models = pricing.Default()
 		st.notices = append(st.notices, acpagent.Notice{Severity: acp.NoticeSeverityWarning, Title: "The models file cannot be used",
 			Description: err.Error() + ". The built-in model table is used until it is fixed."})
