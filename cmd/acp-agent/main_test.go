@@ -266,7 +266,7 @@ func TestRunFlags(t *testing.T) {
 		{name: "unknown flag", args: []string{"--bogus"}, wantErrMsg: "bogus", wantStderr: "Run acp-agent --help for the usage."},
 		{name: "bad log level", args: []string{"--log-level", "loud"}, wantErrMsg: "unknown log level"},
 		{name: "stray argument", args: []string{"extra"}, wantErrMsg: "unexpected argument"},
-		{name: "missing models file", args: []string{"--models-file", "/nonexistent/models.json"}, },
+		{name: "missing models file", args: []string{"--models-file", "/nonexistent/models.json"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
