@@ -158,8 +158,8 @@ func parseSettings(name string, args []string, stdout, stderr io.Writer, getenv 
 	st := &settings{fs: fs, getenv: getenv}
 	configPath := fs.String("config", getenv("ACP_AGENT_CONFIG"), "config file (default $XDG_CONFIG_HOME/acp-agent/config.json if it exists; env ACP_AGENT_CONFIG; format in docs/configuration.md)")
 	fs.StringVar(&st.model, "model", getenv("ACP_AGENT_MODEL"), "model as PROVIDER/MODEL: openai/<model>, anthropic/<model> or replay/default (env ACP_AGENT_MODEL; default "+agent.DefaultModel+")")
-	fs.StringVar(&st.logLevel, "log-level", getenv("ACP_AGENT_LOG_LEVEL"), "log level: debug, info, warn, error or off (env ACP_AGENT_LOG_LEVEL; default info)")
-	fs.StringVar(&st.logFile, "log-file", getenv("ACP_AGENT_LOG_FILE"), "append logs to this file instead of stderr (env ACP_AGENT_LOG_FILE)")
+	fs.StringVar(&st.logLevel, "log-level", getenv("ACP_AGENT_LOG_LEVEL"), "log level of stderr and the log file: debug, info, warn, error or off (env ACP_AGENT_LOG_LEVEL; default: warnings and errors on stderr, info and up in $XDG_STATE_HOME/acp-agent/log/acp-agent.log)")
+	fs.StringVar(&st.logFile, "log-file", getenv("ACP_AGENT_LOG_FILE"), "append all logs to this file instead of stderr and the default log file (env ACP_AGENT_LOG_FILE)")
 	fs.IntVar(&st.maxLine, "max-message-bytes", acp.DefaultMaxMessageBytes, "longest accepted JSON-RPC message, in bytes")
 	fs.IntVar(&st.maxRetries, "max-retries", envInt(getenv, "ACP_AGENT_MAX_RETRIES", -1), "retries of a transient model failure (429, 5xx, connection errors) before any output; 0 disables (env ACP_AGENT_MAX_RETRIES; default 2)")
 	fs.StringVar(&st.modelsFile, "models-file", getenv("ACP_AGENT_MODELS_FILE"), "model pricing/context-window overrides (default $XDG_CONFIG_HOME/acp-agent/models.json if it exists; env ACP_AGENT_MODELS_FILE)")
@@ -177,11 +177,13 @@ func parseSettings(name string, args []string, stdout, stderr io.Writer, getenv 
 		extra(fs)
 	}
 	// The usage goes to stdout when asked for; on a bad flag, the flag
-	// package prints the error and this says where the usage is.
-	fs.Usage = func() { fmt.Fprintf(fs.Output(), "Run %s --help for the usage.\n", name) }
+	// package prints the error, and this only says where the usage is.
+	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printUsage(stdout, fs, name)
+		} else {
+			fmt.Fprintf(stderr, "Run %s --help for the usage.\n", name)
 		}
 		return nil, err
 	}
