@@ -276,7 +276,7 @@ func (c *Client) parse(line []byte) (Message, error) {
 }
 
 // isSDKUpdate reports whether session/update params carry a variant the
-// v1 schema does not have but SDK 2.4.0's does (compaction).
+// v1 schema does not have but SDK 2.4.0's does (compaction, notices).
 func isSDKUpdate(params json.RawMessage) bool {
 	var p struct {
 		Update struct {
@@ -286,7 +286,7 @@ func isSDKUpdate(params json.RawMessage) bool {
 	if json.Unmarshal(params, &p) != nil {
 		return false
 	}
-	return p.Update.Tag == "compaction_update" || p.Update.Tag == "compaction_summary_chunk"
+	return p.Update.Tag == "compaction_update" || p.Update.Tag == "compaction_summary_chunk" || p.Update.Tag == acp.SessionUpdateNotice
 }
 
 // updateTag is the sessionUpdate tag of session/update params.
