@@ -26,7 +26,9 @@ var noticesCaps = &acp.ClientCapabilities{Session: &acp.ClientSessionCapabilitie
 // that shows notices, and is not on stderr.
 func TestStderrIsQuietAndNoticesTellTheUser(t *testing.T) {
 	srv := newFakeModelServer(t, map[string]http.HandlerFunc{
-		"GET /v1/models":            func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down for maintenance", http.StatusServiceUnavailable) },
+		"GET /v1/models": func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+		},
 		"POST /v1/chat/completions": chatWithUsage,
 	})
 	home := t.TempDir()
