@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/internal/unidiff"
 )
 
 // exitError carries the exit status of "acp-agent exec".
@@ -497,7 +498,7 @@ func (c *execClient) printDiffs(w io.Writer, content []acp.ToolCallContent) {
 		if d.OldText != nil {
 			old = *d.OldText
 		}
-		text := unifiedDiff(name, old, d.NewText, d.OldText == nil)
+		text := unidiff.Unified(name, old, d.NewText, d.OldText == nil)
 		if text == "" {
 			text = fmt.Sprintf("%s: unchanged\n", name)
 		}

@@ -1,4 +1,4 @@
-package main
+package unidiff
 
 import (
 	"math/rand/v2"
@@ -92,7 +92,7 @@ func TestUnifiedDiffTurnsOldIntoNew(t *testing.T) {
 	}
 	for i := range 2000 {
 		old, new := gen(), gen()
-		d := unifiedDiff("f", old, new, false)
+		d := Unified("f", old, new, false)
 		if old == new {
 			assert.Empty(t, d)
 			continue
@@ -120,7 +120,7 @@ func TestUnifiedDiffMatchesDiffU(t *testing.T) {
 		out, _ := exec.Command(diffBin, "-u", filepath.Join(dir, "old"), filepath.Join(dir, "new")).Output()
 		want := string(out)
 		want = want[strings.Index(want, "\n@@")+1:]
-		got := unifiedDiff("f", c[0], c[1], false)
+		got := Unified("f", c[0], c[1], false)
 		got = got[strings.Index(got, "\n@@")+1:]
 		assert.Equal(t, want, got, "%q -> %q", c[0], c[1])
 	}

@@ -1,14 +1,17 @@
-package main
+// Package unidiff renders the change of a text file as a unified diff
+// (diff -u), for the people reading acp-agent exec and the demo. It is
+// pure and safe for concurrent use.
+package unidiff
 
 import (
 	"fmt"
 	"strings"
 )
 
-// unifiedDiff renders the change of one file from old to new as a unified
+// Unified renders the change of one file from old to new as a unified
 // diff (diff -u, three lines of context) named name; isNew marks a file
 // that did not exist (--- /dev/null). Equal texts give "".
-func unifiedDiff(name, old, new string, isNew bool) string {
+func Unified(name, old, new string, isNew bool) string {
 	if old == new && !isNew {
 		return ""
 	}
