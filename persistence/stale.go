@@ -11,22 +11,23 @@ import (
 )
 
 // RemoveStale removes what agents that stopped abruptly (kill -9, a crash,
-// a power cut) left in the store directory, and returns the names it
-// removed:
+// a power cut) left in the store directory for sessions that have no file
+// (<id>.jsonl): sessions started but never saved, or killed while their
+// file was being created, or deleted half-way. For each such id whose lock
+// it can take, it removes the id's temporary files
+// (<id>.jsonl.tmp<digits>), its lock file and its directory (<id>/,
+// offloaded results and checkpoints), and returns the names it removed.
 //
-//   - the temporary files of a session (<id>.jsonl.tmp<digits>), left by a
-//     process that died between creating and renaming one;
-//   - for a session that has no file (<id>.jsonl), that is one started
-//     but never saved, or deleted half-way: its lock file and its
-//     directory (<id>/, offloaded results and checkpoints).
-//
-// It touches only names of exactly those shapes, for valid ids, and only
-// sessions whose lock it can take: a session being created, open or
-// deleted by another process right now is left alone. Nothing is followed
-// through a symlink: a symlink with one of these names is removed itself
-// (never what it points to), and a directory is removed without following
-// the links inside it (os.RemoveAll). A directory named like a temporary
-// file is left alone.
+// A session that has its file is left alone, temporary files included:
+// the next holder of its lock removes those (Open, Create), so RemoveStale
+// never holds the lock of a session someone may be loading. It touches
+// only names of exactly those shapes, for valid ids, and only ids whose
+// lock is free: a session being created elsewhere is left alone. Nothing
+// is followed through a symlink: a symlink with one of these names is
+// removed itself (never what it points to), and a directory is removed
+// without following the links inside it (os.RemoveAll). A directory named
+// like a temporary file is left alone. It is safe to call while the
+// store is in use, also from another process.
 func (s *Store) RemoveStale() ([]string, error) {
 	ents, err := os.ReadDir(s.dir)
 	if err != nil {
@@ -41,9 +42,7 @@ func (s *Store) RemoveStale() ([]string, error) {
 		name := e.Name()
 		var id string
 		if i := strings.LastIndex(name, tempInfix); i >= 0 && allDigits(name[i+len(tempInfix):]) && !e.IsDir() {
-			id = name[:i] // a temporary file: stale whatever else exists
-		} else if names[strings.TrimSuffix(name, lockSuffix)+dataSuffix] {
-			continue // the session has its file: nothing else is stale
+			id = name[:i]
 		} else if strings.HasSuffix(name, lockSuffix) {
 			id = strings.TrimSuffix(name, lockSuffix)
 		} else if (e.IsDir() || e.Type()&fs.ModeSymlink != 0) && !strings.HasSuffix(name, dataSuffix) &&
@@ -52,8 +51,8 @@ func (s *Store) RemoveStale() ([]string, error) {
 		} else {
 			continue
 		}
-		if ValidateID(id) == nil {
-			candidates[id] = true
+		if ValidateID(id) == nil && !names[id+dataSuffix] {
+			candidates[id] = true // the session has no file
 		}
 	}
 	ids := make([]string, 0, len(candidates))
@@ -64,7 +63,7 @@ func (s *Store) RemoveStale() ([]string, error) {
 	var removed []string
 	var errs []error
 	for _, id := range ids {
-		r, err := s.removeStale(id)
+		r, err := s.removeStale(id, ents)
 		removed = append(removed, r...)
 		if err != nil {
 			errs = append(errs, err)
@@ -76,8 +75,9 @@ func (s *Store) RemoveStale() ([]string, error) {
 	return removed, errors.Join(errs...)
 }
 
-// removeStale cleans up after session id, if its lock is free.
-func (s *Store) removeStale(id string) ([]string, error) {
+// removeStale cleans up after session id, if its lock is free and it has
+// no file; ents is the directory's listing.
+func (s *Store) removeStale(id string, ents []fs.DirEntry) ([]string, error) {
 	_, err := os.Lstat(s.lockPath(id))
 	hadLock := err == nil
 	lock, err := acquireLock(s.lockPath(id), id)
@@ -86,6 +86,10 @@ func (s *Store) removeStale(id string) ([]string, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if _, err := os.Lstat(s.dataPath(id)); !errors.Is(err, fs.ErrNotExist) {
+		// Saved meanwhile (or unreadable): not ours to clean.
+		return nil, lock.release(false)
 	}
 	var removed []string
 	var errs []error
@@ -96,11 +100,6 @@ func (s *Store) removeStale(id string) ([]string, error) {
 		}
 		removed = append(removed, name)
 	}
-	ents, err := os.ReadDir(s.dir)
-	if err != nil {
-		lock.release(false)
-		return nil, fmt.Errorf("persistence: read directory %s: %w", s.dir, err)
-	}
 	prefix := id + tempInfix
 	for _, e := range ents {
 		rest, ok := strings.CutPrefix(e.Name(), prefix)
@@ -108,25 +107,21 @@ func (s *Store) removeStale(id string) ([]string, error) {
 			remove(e.Name())
 		}
 	}
-	_, err = os.Lstat(s.dataPath(id))
-	orphan := errors.Is(err, fs.ErrNotExist)
-	if orphan {
-		dir := filepath.Join(s.dir, id)
-		switch fi, err := os.Lstat(dir); {
-		case err != nil:
-		case fi.IsDir():
-			if err := os.RemoveAll(dir); err != nil {
-				errs = append(errs, fmt.Errorf("persistence: remove stale %s: %w", id, err))
-			} else {
-				removed = append(removed, id+"/")
-			}
-		default:
-			remove(id) // a symlink (or file) where the directory would be
+	dir := filepath.Join(s.dir, id)
+	switch fi, err := os.Lstat(dir); {
+	case err != nil:
+	case fi.IsDir():
+		if err := os.RemoveAll(dir); err != nil {
+			errs = append(errs, fmt.Errorf("persistence: remove stale %s: %w", id, err))
+		} else {
+			removed = append(removed, id+"/")
 		}
-		if hadLock {
-			removed = append(removed, id+lockSuffix)
-		}
+	default:
+		remove(id) // a symlink (or file) where the directory would be
 	}
-	errs = append(errs, lock.release(orphan))
+	if hadLock {
+		removed = append(removed, id+lockSuffix)
+	}
+	errs = append(errs, lock.release(true))
 	return removed, errors.Join(errs...)
 }

@@ -25,7 +25,8 @@ func TestRemoveStaleCleansOnlyWhatStoppedAgentsLeft(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600))
 	}
 
-	// A saved session: its stale temporary file goes, the rest stays.
+	// A saved session: nothing of it is touched (its next lock holder
+	// removes its temporary file).
 	createWith(t, s, "saved", recs(0, 1))
 	write("saved.jsonl.tmp111", "partial")
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "saved", "offloaded"), 0o700))
@@ -44,6 +45,13 @@ func TestRemoveStaleCleansOnlyWhatStoppedAgentsLeft(t *testing.T) {
 	require.NoError(t, err)
 	defer busy.Close()
 	write("busy.jsonl.tmp444", "partial")
+	// Reserved and not saved yet (an agent between session/new and the
+	// first prompt): its id is in use, so nothing of it goes.
+	res, err := s.Reserve("reserved")
+	require.NoError(t, err)
+	defer res.Release()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "reserved", "offloaded"), 0o700))
+	write("reserved.jsonl.tmp555", "being created")
 	// Not our shapes: left alone.
 	write("notes.txt", "x")
 	write("weird.jsonl.tmpX", "x")
@@ -52,13 +60,14 @@ func TestRemoveStaleCleansOnlyWhatStoppedAgentsLeft(t *testing.T) {
 
 	removed, err := s.RemoveStale()
 	require.NoError(t, err)
-	assert.ElementsMatch(t, []string{"saved.jsonl.tmp111", "killed.jsonl.tmp222", "killed.lock", "unsaved/", "unsaved.lock",
+	assert.ElementsMatch(t, []string{"killed.jsonl.tmp222", "killed.lock", "unsaved/", "unsaved.lock",
 		"linked.jsonl.tmp333", "linkdir"}, removed)
-	for _, gone := range []string{"saved.jsonl.tmp111", "killed.jsonl.tmp222", "killed.lock", "unsaved", "unsaved.lock", "linked.jsonl.tmp333", "linkdir"} {
+	for _, gone := range []string{"killed.jsonl.tmp222", "killed.lock", "unsaved", "unsaved.lock", "linked.jsonl.tmp333", "linkdir"} {
 		_, err := os.Lstat(filepath.Join(dir, gone))
 		assert.ErrorIs(t, err, os.ErrNotExist, gone)
 	}
-	for _, kept := range []string{"saved.jsonl", "saved.lock", "saved/offloaded", "busy.jsonl", "busy.lock", "busy.jsonl.tmp444", "notes.txt",
+	for _, kept := range []string{"saved.jsonl", "saved.lock", "saved/offloaded", "saved.jsonl.tmp111",
+		"reserved.lock", "reserved/offloaded", "reserved.jsonl.tmp555", "busy.jsonl", "busy.lock", "busy.jsonl.tmp444", "notes.txt",
 		"weird.jsonl.tmpX", "dir.jsonl.tmp555", ".hidden.jsonl.tmp666"} {
 		_, err := os.Lstat(filepath.Join(dir, kept))
 		assert.NoError(t, err, kept)

@@ -368,10 +368,23 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 		st.notices = append(st.notices, acpagent.Notice{Severity: acp.NoticeSeverityWarning, Title: "Sessions are not saved",
 			Description: fmt.Sprintf("The session directory %s cannot be used (%v): sessions are kept in memory only. Fix its permissions or choose another with --session-dir.", st.sessionDir, err)})
 		store = nil
-	} else if removed, err := store.RemoveStale(); err != nil {
-		log.Warn("removing stale files of the session directory", "error", err)
-	} else if len(removed) > 0 {
-		log.Info("removed files a stopped agent left in the session directory", "files", removed)
+	} else {
+		// What agents killed before saving a session left behind goes,
+		// in the background: a large directory takes milliseconds to
+		// list, and initialize does not wait for it. The agent's exit
+		// waits (cleanup).
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			removed, err := store.RemoveStale()
+			if err != nil {
+				log.Warn("removing stale files of the session directory", "error", err)
+			}
+			if len(removed) > 0 {
+				log.Info("removed what stopped agents left in the session directory", "files", removed)
+			}
+		}()
+		closers = append(closers, closerFunc(func() { <-done }))
 	}
 	sb, netInFullAccess, unavailable, err := resolveSandbox(st.sandboxFlags, st.fs, st.sandboxFile, st.getenv, st.sessionDir, st.logPaths(), log)
 	if err != nil {

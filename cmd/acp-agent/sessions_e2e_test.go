@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -223,7 +224,8 @@ func TestSessionsAreSavedAtTheirFirstPrompt(t *testing.T) {
 	var list acp.ListSessionsResponse
 	acptest.MustResult(t, resp, &list)
 	assert.Empty(t, list.Sessions)
-	assert.Empty(t, sessionDirNames(t, dir), "nothing left of sessions never prompted")
+	// The start's clean-up runs in the background.
+	awaitDir(t, dir, func(names []string) bool { return len(names) == 0 }, "nothing left of sessions never prompted")
 
 	sid := p.NewSession(t.TempDir())
 	askText(t, p, sid, "hello")
@@ -290,7 +292,10 @@ func TestKillDuringCreationLeavesNothingAfterTheNextStart(t *testing.T) {
 	holder := storeAgent(t, model, dir)
 	held := holder.NewSession(cwd)
 	askText(t, holder, held, "hold it")
-	heldTemp := filepath.Join(dir, held+".jsonl.tmp99")
+	// A session the live agent opened but has not saved yet, with a file
+	// being created: its lock is held, so none of it is stale.
+	reserved := holder.NewSession(cwd)
+	heldTemp := filepath.Join(dir, reserved+".jsonl.tmp99")
 	require.NoError(t, os.WriteFile(heldTemp, []byte("in flight"), 0o600))
 
 	p := storeAgent(t, model, dir)
@@ -299,7 +304,9 @@ func TestKillDuringCreationLeavesNothingAfterTheNextStart(t *testing.T) {
 	acptest.MustResult(t, resp, &list)
 	require.Len(t, list.Sessions, 1)
 	assert.Equal(t, held, string(list.Sessions[0].SessionID))
-	left = sessionDirNames(t, dir)
+	left = awaitDir(t, dir, func(names []string) bool {
+		return !slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, sid) || n == "link.jsonl.tmp7" })
+	}, "the killed session's files are removed")
 	for _, n := range left {
 		assert.False(t, strings.HasPrefix(n, sid), "%s left of the killed session: %v", n, left)
 	}
@@ -309,6 +316,25 @@ func TestKillDuringCreationLeavesNothingAfterTheNextStart(t *testing.T) {
 	assert.Equal(t, "keep", string(data))
 	_, err = os.Stat(heldTemp)
 	assert.NoError(t, err, "a session in use elsewhere is left alone")
+	_, err = os.Stat(filepath.Join(dir, reserved))
+	assert.NoError(t, err, "so is its directory")
+}
+
+// awaitDir waits (at most 10 s) until the session directory's names
+// satisfy ok, and returns them.
+func awaitDir(t *testing.T, dir string, ok func([]string) bool, msg string) []string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		names := sessionDirNames(t, dir)
+		if ok(names) {
+			return names
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", msg, names)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // Issue 25 item 8: session/load replays the conversation in the order it
