@@ -121,6 +121,7 @@ func (s *Session) ClearContext() {
 	s.mu.Lock()
 	s.tr = transcript{}
 	s.lastPlan = nil
+	s.sys = nil // a new conversation gets a new system prompt
 	s.mu.Unlock()
 	if j := s.cfg.Journal; j != nil {
 		j.Clear()

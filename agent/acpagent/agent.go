@@ -88,6 +88,9 @@ type Config struct {
 	// results are offloaded and the history compacted; 0 means 75% of the
 	// model's window (150,000 tokens when unknown).
 	OffloadThreshold int
+	// MaxTurnRequests caps the model requests of one turn; 0 means
+	// agent.DefaultMaxTurnRequests.
+	MaxTurnRequests int
 	// Store keeps sessions on disk (session/load, resume, list, delete,
 	// and crash safety); nil keeps them in memory only, and those methods
 	// are not advertised.

@@ -38,7 +38,7 @@ func (a *Agent) newSessionConfig(id, cwd string, extra []string, client *acp.Cli
 		ID: id, CWD: cwd,
 		ModelConfig: agent.ModelConfig{Model: a.model, ModelName: a.spec.Model, ModelID: def.choice.Spec,
 			ReasoningEffort: def.level, ModelInfo: def.info, Retry: a.cfg.Retry, StreamLimits: a.cfg.StreamLimits,
-			PromptTimeout: a.cfg.PromptTimeout, ModelTitles: a.cfg.ModelTitles},
+			PromptTimeout: a.cfg.PromptTimeout, ModelTitles: a.cfg.ModelTitles, MaxTurnRequests: a.cfg.MaxTurnRequests},
 		ToolConfig: agent.ToolConfig{Mode: a.cfg.Mode, PermissionPolicy: a.cfg.PermissionPolicy, Permissions: acpSink{client}},
 		OutputConfig: agent.OutputConfig{Sink: acpSink{client}, Logger: a.log, Telemetry: a.cfg.Telemetry, RequestID: acp.RequestID,
 			ExecutionStates:   a.cfg.ExecutionStates || acp.ExecutionStateEnabled(caps),
@@ -61,6 +61,7 @@ func (a *Agent) newSessionConfig(id, cwd string, extra []string, client *acp.Cli
 		cfg.History.OffloadDir = dir
 		extra = append(slices.Clone(extra), dir)
 		wcfg.ReadOnlyRoots = append(slices.Clone(wcfg.ReadOnlyRoots), dir)
+		wcfg.KeptOutputDir = dir
 	}
 	if !a.cfg.NoBuiltinTools {
 		ws, err := tools.NewWorkspace(cwd, extra, wcfg, editorOf(client, id))

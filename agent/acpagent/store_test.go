@@ -309,6 +309,9 @@ func TestRememberedPermissionsSurviveARestart(t *testing.T) {
 	c2 := e.start(nil, func(cfg *acpagent.Config) { cfg.Mode = "default" })
 	resp, _ := loadSession(t, c2, acp.MethodSessionResume, sid, cwd)
 	acptest.MustResult(t, resp, nil)
+	// A new file: overwriting out.txt would need a read in this process
+	// first (write_file's check), which is not what this test is about.
+	require.NoError(t, os.Remove(filepath.Join(cwd, "out.txt")))
 	r = runPrompt(t, c2, sid, "write again", answerPermission("reject_once"))
 	assert.Empty(t, r.requests, "allow_always for edits was remembered across the restart")
 	data, err := os.ReadFile(filepath.Join(cwd, "out.txt"))

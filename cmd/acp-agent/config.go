@@ -64,6 +64,12 @@ type fileConfig struct {
 	// Caps of one streamed model response (limits.go).
 	MaxToolArgumentBytes *int `json:"maxToolArgumentBytes"`
 	MaxResponseTextBytes *int `json:"maxResponseTextBytes"`
+	// MaxTurnRequests caps the model requests of one turn (0: the
+	// default, agent.DefaultMaxTurnRequests).
+	MaxTurnRequests int `json:"maxTurnRequests"`
+	// EditTools chooses the edit tools per model: auto, patch, replace
+	// or all (tools.ParseEditTools).
+	EditTools string `json:"editTools"`
 
 	promptTimeout, commandTimeout, maxCommandRuntime time.Duration // parsed
 }
@@ -82,7 +88,8 @@ type fileModel struct {
 var (
 	configKeys = []string{"model", "models", "maxRetries", "promptTimeout", "executionState", "logLevel", "logFile", "modelsFile", "telemetryFile",
 		"mode", "permission", "allowedCommands", "deniedCommands", "readOnlyRoots", "deniedPathPrefixes", "commandTimeout", "maxCommandRuntime", "sessionDir", "stopHooks", "offloadThreshold", "modelTitles", "resize",
-		"maxToolArgumentBytes", "maxResponseTextBytes", "sandbox", "rulesFiles", "hooks", "discoverModels", "terminal"}
+		"maxToolArgumentBytes", "maxResponseTextBytes", "sandbox", "rulesFiles", "hooks", "discoverModels",
+		"maxTurnRequests", "editTools", "terminal"}
 	modelKeys = []string{"model", "name", "description", "baseUrl", "apiKeyEnv", "thoughtLevels", "thoughtLevel", "contextWindow"}
 )
 
@@ -373,6 +380,12 @@ func parseConfig(data []byte) (*fileConfig, error) {
 	if err := cfg.checkStreamLimits(); err != nil {
 		return nil, err
 	}
+	if cfg.MaxTurnRequests < 0 {
+		return nil, at(fmt.Errorf(`"maxTurnRequests" must not be negative, got %d`, cfg.MaxTurnRequests), "maxTurnRequests")
+	}
+	if _, err := tools.ParseEditTools(cfg.EditTools); err != nil {
+		return nil, at(fmt.Errorf(`"editTools": %w`, err), "editTools")
+	}
 	if cfg.MaxRetries != nil && *cfg.MaxRetries < 0 {
 		return nil, at(fmt.Errorf(`"maxRetries" must not be negative, got %d`, *cfg.MaxRetries), "maxRetries")
 	}
@@ -417,6 +430,7 @@ func (c *fileConfig) workspace() tools.WorkspaceConfig {
 		Terminal:       policy.Terminal{AllowedCommands: c.AllowedCommands, DeniedCommands: c.DeniedCommands, MaxRuntime: c.maxCommandRuntime},
 		CommandTimeout: c.commandTimeout,
 		NoRules:        c.RulesFiles != nil && !*c.RulesFiles,
+		EditTools:      c.EditTools,
 	}
 }
 

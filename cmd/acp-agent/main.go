@@ -123,8 +123,10 @@ type settings struct {
 	hooks     []agent.Hook
 	resize    *compact.ResizePolicy
 	offload   int
-	version   bool
-	getenv    func(string) string
+	// maxTurnRequests caps one turn's model requests (0: the default).
+	maxTurnRequests int
+	version         bool
+	getenv          func(string) string
 	// logLevelSet: a log level was given (flag, environment or config),
 	// so it applies to stderr too.
 	logLevelSet bool
@@ -294,6 +296,7 @@ func parseSettings(name string, args []string, stdout, stderr io.Writer, getenv 
 		return nil, fmt.Errorf("config file: %w", err)
 	}
 	st.offload = file.OffloadThreshold
+	st.maxTurnRequests = file.MaxTurnRequests
 	if r := file.Resize; r != nil {
 		st.resize = &compact.ResizePolicy{MaxMessagesTextLength: r.MaxMessagesTextLength, MaxKeepMessagesCount: r.MaxKeepMessagesCount, EveryNTurns: r.EveryNTurns}
 	}
@@ -405,7 +408,7 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 		Retry: retry, Models: models, Telemetry: telemetry.NewRecorder(sinks...), DiscoverModels: st.discover,
 		ExecutionStates: st.execState, PromptTimeout: st.promptTimeout,
 		Workspace: st.workspace, Mode: st.mode, PermissionPolicy: st.permission, Store: store,
-		StopHooks: st.stopHooks, Hooks: st.hooks, HooksTrustFile: hooksTrustFile(st.getenv), OffloadThreshold: st.offload, ModelTitles: st.modelTitles, Resize: st.resize,
+		StopHooks: st.stopHooks, Hooks: st.hooks, HooksTrustFile: hooksTrustFile(st.getenv), OffloadThreshold: st.offload, ModelTitles: st.modelTitles, Resize: st.resize, MaxTurnRequests: st.maxTurnRequests,
 		StreamLimits: st.streamLimits, SetupError: setupErr,
 		Notices: func() []acpagent.Notice { return append(slices.Clone(st.notices), st.userPath.notices()...) }})
 	return a, log, cleanup, nil
