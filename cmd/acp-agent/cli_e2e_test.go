@@ -186,18 +186,20 @@ func TestDoctorChecksTheSetup(t *testing.T) {
 func TestExecPrintsUnifiedDiffs(t *testing.T) {
 	ws := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "hello.txt"), []byte("one\ntwo\nthree\nfour\n"), 0o644))
-	patch := "*** Begin Patch\n*** Update File: hello.txt\n one\n-two\n+TWO\n three\n*** Add File: notes/new.txt\n+brand new\n*** End Patch\n"
 	script := writeScript(t, map[string]any{"turns": []any{
-		map[string]any{"match": "patch", "events": []any{map[string]any{"toolCall": map[string]any{"name": "apply_patch", "arguments": map[string]any{"patch": patch}}}}},
-		map[string]any{"events": []any{map[string]any{"text": "patched"}}},
+		map[string]any{"match": "change", "events": []any{
+			map[string]any{"toolCall": map[string]any{"name": "read_file", "arguments": map[string]any{"path": "hello.txt"}}},
+			map[string]any{"toolCall": map[string]any{"name": "edit_file", "arguments": map[string]any{"path": "hello.txt", "old_string": "two", "new_string": "TWO"}}},
+			map[string]any{"toolCall": map[string]any{"name": "write_file", "arguments": map[string]any{"path": "notes/new.txt", "content": "brand new\n"}}},
+		}},
+		map[string]any{"events": []any{map[string]any{"text": "changed"}}},
 	}})
-	stdout, stderr, code := runExecBin(t, ws, "", nil, "--model", "replay/"+script, "--allow", "edits", "patch")
+	stdout, stderr, code := runExecBin(t, ws, "", nil, "--model", "replay/"+script, "--allow", "edits", "change")
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	wantChanged := "--- a/hello.txt\n    +++ b/hello.txt\n    @@ -1,4 +1,4 @@\n     one\n    -two\n    +TWO\n     three\n     four\n"
 	wantNew := "--- /dev/null\n    +++ b/notes/new.txt\n    @@ -0,0 +1 @@\n    +brand new\n"
-	assert.Contains(t, stderr, "[permission] Patch hello.txt, notes/new.txt: allowed by --allow edits")
-	assert.Contains(t, stderr, wantChanged, "the permission request's diff")
-	assert.Contains(t, stderr, wantNew)
+	assert.Contains(t, stderr, "[permission] Edit hello.txt: allowed by --allow edits\n    "+wantChanged, "the permission request's diff")
+	assert.Contains(t, stderr, "[permission] Write notes/new.txt: allowed by --allow edits\n    "+wantNew)
 	assert.Contains(t, stdout, wantChanged, "the tool call's diff")
 	assert.Contains(t, stdout, wantNew)
 	assert.NotContains(t, stdout+stderr, "diff /")

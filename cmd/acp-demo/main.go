@@ -98,7 +98,7 @@ func script() string {
 			map[string]any{"reasoning": "Add returns a - b; the test wants the sum.", "delayMs": 30},
 			text("`Add` subtracts instead of adding. I'll fix it."),
 			call("update_plan", plan("completed", "in_progress", "pending")),
-			call("apply_patch", map[string]any{"patch": "*** Begin Patch\n*** Update File: calc.go\n // Add returns the sum of a and b.\n func Add(a, b int) int {\n-\treturn a - b\n+\treturn a + b\n }\n*** End Patch\n"}),
+			call("edit_file", map[string]any{"path": "calc.go", "old_string": "return a - b", "new_string": "return a + b"}),
 			usage(1820, 74, 1408)}},
 		map[string]any{"events": []any{
 			text("Now the tests."),

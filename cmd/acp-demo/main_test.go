@@ -40,7 +40,7 @@ func TestDemoShowsTheCodingTaskAndTheReload(t *testing.T) {
 	if !ok {
 		t.Fatalf("no reload section:\n%s", text)
 	}
-	perm := strings.Index(task, "? permission: Patch calc.go")
+	perm := strings.Index(task, "? permission: Edit calc.go")
 	diff := strings.Index(task, "-\treturn a - b\n    +\treturn a + b")
 	allowed := strings.Index(task, "→ allowed once")
 	if perm < 0 || diff < perm || allowed < diff {
@@ -51,7 +51,7 @@ func TestDemoShowsTheCodingTaskAndTheReload(t *testing.T) {
 			t.Errorf("the task lacks %q:\n%s", want, task)
 		}
 	}
-	for _, want := range []string{"you: The tests fail", "▶ Patch calc.go", "plan:\n  [x] Read the code and its test\n  [x] Fix the bug\n  [x] Run the tests", "ok  \tdemo", "== /cost after the restart ==", "✓ the same usage, the same cost"} {
+	for _, want := range []string{"you: The tests fail", "▶ Edit calc.go", "plan:\n  [x] Read the code and its test\n  [x] Fix the bug\n  [x] Run the tests", "ok  \tdemo", "== /cost after the restart ==", "✓ the same usage, the same cost"} {
 		if !strings.Contains(reload, want) {
 			t.Errorf("the reload lacks %q:\n%s", want, reload)
 		}
