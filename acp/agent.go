@@ -19,6 +19,14 @@ type Agent interface {
 	NewSession(ctx context.Context, req *NewSessionRequest, client *ClientConn) (Session, *NewSessionResponse, error)
 }
 
+// Logouter is implemented by agents that support logout. Logout forgets
+// what the agent holds for the client's authentication; the service then
+// returns the connection to the unauthenticated state (the methods that
+// open sessions answer ErrAuthRequired until authenticate succeeds).
+type Logouter interface {
+	Logout(ctx context.Context, req *LogoutRequest) error
+}
+
 // Session is one conversation.
 type Session interface {
 	// Prompt queues a turn for req and returns without waiting for it: it
@@ -139,17 +147,3 @@ type LoadedSession struct {
 	ConfigOptions []SessionConfigOption
 	Replay        func(ctx context.Context)
 }
-
-// The acp-agent extension methods (see docs/extensions.md).
-const (
-	ExtPrefix                    = "_acp-agent/"
-	MethodExtSessionSteer        = "_acp-agent/session/steer"
-	MethodExtSessionFollowUp     = "_acp-agent/session/follow_up"
-	MethodExtSessionPending      = "_acp-agent/session/pending"
-	MethodExtSessionStats        = "_acp-agent/session/stats"
-	MethodExtSessionTools        = "_acp-agent/session/tools"
-	MethodExtSessionEvents       = "_acp-agent/session/events"
-	MethodExtSessionForkable     = "_acp-agent/session/forkable_messages"
-	MethodExtSessionFork         = "_acp-agent/session/fork"
-	MethodExtSessionClearPending = "_acp-agent/session/clear_pending"
-)
