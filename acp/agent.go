@@ -5,12 +5,17 @@ import (
 	"encoding/json"
 )
 
-// Agent is what the AgentService drives: the model side of ACP. The service
-// owns the wire (decoding, validation, ordering, cancellation); the Agent
-// owns sessions. Package agent provides the implementation.
+// Agent is what a Server drives: the model side of ACP. The server owns
+// the wire (decoding, validation, ordering, cancellation, connections);
+// the Agent owns sessions. One Agent serves every connection of its
+// Server, so its methods are called concurrently, and what depends on the
+// client (its capabilities) comes with each session's ClientConn.
+// Package agent/acpagent provides the implementation.
 type Agent interface {
 	// Initialize is told what the client offered and returns what the agent
-	// offers. The protocol version is negotiated by the service.
+	// offers. The protocol version is negotiated by the service, and the
+	// capabilities that advertise methods (loadSession, sessionCapabilities
+	// list/resume/..., auth.logout) are set from the method table.
 	Initialize(ctx context.Context, req *InitializeRequest) (*InitializeResponse, error)
 	// Authenticate runs an advertised authentication method.
 	Authenticate(ctx context.Context, req *AuthenticateRequest) error
@@ -66,18 +71,20 @@ type ModalSession interface {
 }
 
 // ExtensionSession is implemented by sessions that serve extension methods
-// (names starting with "_") whose params carry a "sessionId". The service
-// finds the session (-32002 if unknown) and calls Extension with the raw
-// params; an unknown method must return an error wrapping
-// ErrMethodNotFound.
+// (the extension rows of the method table, names starting with "_") whose
+// params carry a "sessionId". The service finds the session on the
+// request's connection (-32002 if it is not live there) and calls
+// Extension with the raw params; a method the session does not serve must
+// return an error wrapping ErrMethodNotFound.
 type ExtensionSession interface {
 	Extension(ctx context.Context, method string, params json.RawMessage) (any, error)
 }
 
 // Forker is implemented by agents that can fork a session (session/fork
-// and MethodExtSessionFork). source is the live session, or nil when the
-// source is not open on this connection (the agent then reads it from its
-// store). The new session is registered like one from session/new.
+// and MethodExtSessionFork). source is the live session (on whichever
+// connection it is open: a fork only reads it), or nil when it is not
+// live (the agent then reads it from its store). The new session is
+// registered on the request's connection like one from session/new.
 type Forker interface {
 	ForkSession(ctx context.Context, req *ForkRequest, source Session, client *ClientConn) (Session, *ForkSessionResponse, error)
 }
@@ -98,9 +105,9 @@ type ForkRequest struct {
 
 // SessionStore is implemented by agents that keep sessions beyond a
 // connection: session/load, session/resume, session/list and
-// session/delete. The service closes a session that is open on this
-// connection before it is loaded, resumed or deleted, so the agent always
-// works from its store.
+// session/delete. The service closes a session that is open (on any of
+// its connections) before it is loaded, resumed or deleted, so the agent
+// always works from its store and a session is live at most once.
 type SessionStore interface {
 	// LoadSession opens a stored session for client; an unknown one is an
 	// error wrapping ErrSessionNotFound. With req.Replay, the returned

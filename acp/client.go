@@ -132,8 +132,8 @@ type outbox struct {
 	quit     chan struct{}
 	ended    chan struct{} // closed when run returns
 
-	buf  []byte    // run's write buffer: the burst's lines, back to back
-	msgs []Message // the burst's messages, slices of buf
+	buf  []byte    // run's write buffer: the burst's lines
+	msgs []Message // scratch for rpcConn.writeLines
 }
 
 const (
@@ -284,10 +284,8 @@ func (o *outbox) deliver(batch []outItem) {
 	}
 }
 
-// flush hands the encoded lines in buf to the connection as one burst.
-// The messages are slices of buf, back to back with their newlines, so a
-// LineStream writes them without a copy. The UTF-8 guard of
-// rpcConn.write is made here in one pass over the burst.
+// flush hands the encoded lines in buf to the connection as one burst,
+// after the UTF-8 guard of rpcConn.write, made here in one pass.
 func (o *outbox) flush(buf []byte) []byte {
 	if len(buf) == 0 {
 		return buf
@@ -297,19 +295,11 @@ func (o *outbox) flush(buf []byte) []byte {
 		o.log.Warn("replaced invalid UTF-8 in an outgoing message")
 		lines = bytes.ToValidUTF8(lines, []byte("\uFFFD"))
 	}
-	msgs := o.msgs[:0]
-	for rest := lines; len(rest) > 0; {
-		// Encoded JSON has no raw newline: each one ends a message.
-		i := bytes.IndexByte(rest, '\n')
-		msgs = append(msgs, Message{Data: rest[:i], SessionID: o.sessionID})
-		rest = rest[i+1:]
-	}
 	// No ctx bounds the write: stopping the connection is what unblocks
 	// a stream whose client stopped reading.
-	if err := o.rpc.writeValid(context.Background(), msgs...); err != nil && !errors.Is(err, ErrClosed) {
+	var err error
+	if o.msgs, err = o.rpc.writeLines(context.Background(), o.sessionID, lines, o.msgs); err != nil && !errors.Is(err, ErrClosed) {
 		o.log.Warn("sending session/update", "session", o.sessionID, "error", err)
 	}
-	clear(msgs)
-	o.msgs = msgs[:0]
 	return buf[:0]
 }

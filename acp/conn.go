@@ -147,6 +147,36 @@ func (c *rpcConn) writeValid(ctx context.Context, msgs ...Message) error {
 	return c.stream.Write(ctx, msgs...)
 }
 
+// lineWriter is implemented by streams whose framing is a newline after
+// each message (LineStream): a burst already encoded that way is written
+// as it is, without being split and framed again.
+type lineWriter interface {
+	writeLines(lines []byte) error
+}
+
+// writeLines sends a burst of messages of one session, encoded as lines
+// (each ending in a newline) and checked for UTF-8 by the caller, in one
+// Write. msgs is scratch space for the split burst; it is returned for
+// reuse.
+func (c *rpcConn) writeLines(ctx context.Context, sessionID string, lines []byte, msgs []Message) ([]Message, error) {
+	if c.closed.Load() {
+		return msgs, ErrClosed
+	}
+	if lw, ok := c.stream.(lineWriter); ok {
+		return msgs, lw.writeLines(lines)
+	}
+	msgs = msgs[:0]
+	for rest := lines; len(rest) > 0; {
+		// Encoded JSON has no raw newline: each one ends a message.
+		i := bytes.IndexByte(rest, '\n')
+		msgs = append(msgs, Message{Data: rest[:i], SessionID: sessionID})
+		rest = rest[i+1:]
+	}
+	err := c.stream.Write(ctx, msgs...)
+	clear(msgs) // drop the references into lines
+	return msgs[:0], err
+}
+
 // reply sends the response to req: result, or the wire form of err.
 func (c *rpcConn) reply(ctx context.Context, req *request, result any, err error) error {
 	resp := &jsonrpc2.Response{ID: req.ID}

@@ -21,7 +21,8 @@ const DefaultMaxMessageBytes = 32 << 20
 // line never ends the connection. A last line without a newline counts.
 //
 // Writes are serialised by the stream: each Write is one write to w, so a
-// burst of updates costs one system call.
+// burst of updates costs one system call; an outbox's burst, already
+// encoded as lines, is written without being copied (lineWriter).
 type LineStream struct {
 	r      *bufio.Reader
 	max    int
@@ -115,10 +116,6 @@ func (s *LineStream) Write(_ context.Context, msgs ...Message) error {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if span, ok := asLines(msgs); ok {
-		_, err := s.w.Write(span)
-		return err
-	}
 	buf := s.buf[:0]
 	for _, m := range msgs {
 		buf = append(append(buf, m.Data...), '\n')
@@ -132,23 +129,18 @@ func (s *LineStream) Write(_ context.Context, msgs ...Message) error {
 	return err
 }
 
-// asLines returns the bytes msgs occupy when they already lie back to back
-// in one array, each followed by its newline, as an outbox encodes a burst
-// of updates: then they are written as they lie, without a copy.
-func asLines(msgs []Message) ([]byte, bool) {
-	if len(msgs) == 0 || len(msgs[0].Data) == 0 {
-		return nil, false
+// writeLines implements lineWriter: lines are messages already framed,
+// each followed by its newline, written as they are in one write.
+func (s *LineStream) writeLines(lines []byte) error {
+	select {
+	case <-s.closed:
+		return ErrClosed
+	default:
 	}
-	all := msgs[0].Data[:cap(msgs[0].Data)]
-	n := 0
-	for _, m := range msgs {
-		end := n + len(m.Data)
-		if len(m.Data) == 0 || end >= len(all) || &all[n] != &m.Data[0] || all[end] != '\n' {
-			return nil, false
-		}
-		n = end + 1
-	}
-	return all[:n], true
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	_, err := s.w.Write(lines)
+	return err
 }
 
 // Close implements Stream.

@@ -70,8 +70,7 @@ func (c *serverConn) handle(req *request) {
 
 // dispatch finds req's method in the table, checks that it may run now
 // and runs its handler, which validates req and registers its state. It
-// returns the work to run off the read goroutine; that work replies and
-// calls finishRequest. No work and no error means the request was queued
+// returns the work to run off the read goroutine; that work answers. No work and no error means the request was queued
 // and will be answered by its completion (session/prompt).
 func (c *serverConn) dispatch(ctx context.Context, req *request) (func(), error) {
 	m := methodIndex[req.Method]
@@ -120,10 +119,7 @@ func (c *serverConn) initialize(ctx context.Context, req *request) (func(), erro
 	c.initialized = true
 	c.clientCaps = p.ClientCapabilities
 	c.mu.Unlock()
-	return func() {
-		defer c.finishRequest(req.ID)
-		c.reply(ctx, req, resp, nil)
-	}, nil
+	return func() { c.answer(ctx, req, resp, nil) }, nil
 }
 
 func (c *serverConn) authenticate(ctx context.Context, req *request) (func(), error) {
@@ -166,9 +162,8 @@ func (c *serverConn) logout(ctx context.Context, req *request) (func(), error) {
 // simple wraps request work that has no ordering needs: run fn, reply.
 func (c *serverConn) simple(ctx context.Context, req *request, fn func(context.Context) (any, error)) func() {
 	return func() {
-		defer c.finishRequest(req.ID)
 		res, err := fn(ctx)
-		c.reply(ctx, req, res, err)
+		c.answer(ctx, req, res, err)
 	}
 }
 
@@ -178,11 +173,10 @@ func (c *serverConn) newSession(ctx context.Context, req *request) (func(), erro
 		return nil, err
 	}
 	return func() {
-		defer c.finishRequest(req.ID)
 		client := c.newClient()
 		sess, resp, err := c.srv.agent.NewSession(ctx, &p, client)
 		if err != nil {
-			c.reply(ctx, req, nil, err)
+			c.answer(ctx, req, nil, err)
 			return
 		}
 		c.register(ctx, req, sess, resp.SessionID, client, resp)
@@ -205,7 +199,7 @@ func (c *serverConn) register(ctx context.Context, req *request, sess Session, s
 	c.mu.Lock()
 	if c.closing {
 		c.mu.Unlock()
-		c.reply(ctx, req, nil, errShutdown)
+		c.answer(ctx, req, nil, errShutdown)
 		if err := sess.Close(); err != nil {
 			c.log.Warn("closing session", "session", sessionID, "error", err)
 		}
@@ -215,7 +209,7 @@ func (c *serverConn) register(ctx context.Context, req *request, sess Session, s
 	c.srv.setLive(sessionID, c)
 	c.outboxes.Add(1)
 	c.mu.Unlock()
-	c.reply(ctx, req, result, nil)
+	c.answer(ctx, req, result, nil)
 	go func() {
 		defer c.outboxes.Done()
 		client.out.run()
@@ -367,14 +361,15 @@ func (c *serverConn) prompt(ctx context.Context, req *request) (func(), error) {
 				// ACP: a cancelled turn is a result, never an error.
 				resp, err = &PromptResponse{StopReason: StopReasonCancelled}, nil
 			}
-			// The session calls finish in order with its updates, so the
-			// response is queued behind the turn's last update.
-			ss.client.out.do(func() { c.reply(replyCtx, req, resp, err) })
 			cancel(nil)
 			c.mu.Lock()
 			delete(ss.turns, req.ID)
 			c.mu.Unlock()
+			// The id is free before the client can see the response.
 			c.finishRequest(req.ID)
+			// The session calls finish in order with its updates, so the
+			// response is queued behind the turn's last update.
+			ss.client.out.do(func() { c.reply(replyCtx, req, resp, err) })
 			c.reqs.Done()
 		})
 	}
@@ -434,10 +429,7 @@ func (c *serverConn) applyInline(ctx context.Context, req *request,
 	if err != nil {
 		return nil, err
 	}
-	ss.client.out.do(func() {
-		defer c.finishRequest(req.ID)
-		c.reply(ctx, req, result, nil)
-	})
+	ss.client.out.do(func() { c.answer(ctx, req, result, nil) })
 	return nil, nil
 }
 
@@ -460,14 +452,10 @@ func (c *serverConn) load(ctx context.Context, req *request) (func(), error) {
 		}
 		lr.SessionID, lr.CWD, lr.AdditionalDirectories, lr.MCPServers = p.SessionID, p.CWD, p.AdditionalDirectories, p.MCPServers
 	}
-	if err := c.srv.claim(lr.SessionID); err != nil {
-		return nil, err
-	}
 	return func() {
 		ss, loaded, err := c.open(ctx, store, lr)
 		if err != nil {
-			c.finishRequest(req.ID)
-			c.reply(ctx, req, nil, err)
+			c.answer(ctx, req, nil, err)
 			return
 		}
 		if lr.Replay && loaded.Replay != nil {
@@ -478,16 +466,18 @@ func (c *serverConn) load(ctx context.Context, req *request) (func(), error) {
 			result = &LoadSessionResponse{Modes: loaded.Modes, ConfigOptions: loaded.ConfigOptions}
 		}
 		// Behind the replay, in order.
-		ss.client.out.do(func() {
-			defer c.finishRequest(req.ID)
-			c.reply(ctx, req, result, nil)
-		})
+		ss.client.out.do(func() { c.answer(ctx, req, result, nil) })
 	}, nil
 }
 
 // open closes lr's session wherever it is live, loads it from store and
-// registers it here, under the claim load took.
+// registers it here. A claim keeps another load or resume of the same
+// session from doing the same meanwhile, which would leave two live
+// copies writing one session.
 func (c *serverConn) open(ctx context.Context, store SessionStore, lr *LoadRequest) (*serviceSession, *LoadedSession, error) {
+	if err := c.srv.claim(lr.SessionID); err != nil {
+		return nil, nil, err
+	}
 	defer c.srv.unclaim(lr.SessionID)
 	c.srv.closeAnywhere(lr.SessionID)
 	client := c.newClient()
@@ -554,11 +544,10 @@ func (c *serverConn) fork(ctx context.Context, req *request, fr *ForkRequest) (f
 	forker := c.srv.agent.(Forker)
 	source := c.srv.liveSession(fr.SourceID)
 	return func() {
-		defer c.finishRequest(req.ID)
 		client := c.newClient()
 		sess, resp, err := forker.ForkSession(ctx, fr, source, client)
 		if err != nil {
-			c.reply(ctx, req, nil, err)
+			c.answer(ctx, req, nil, err)
 			return
 		}
 		c.register(ctx, req, sess, string(resp.SessionID), client, resp)
@@ -663,10 +652,7 @@ func (c *serverConn) extension(ctx context.Context, req *request) (func(), error
 		res, err := ext.Extension(ctx, req.Method, *req.Params)
 		// In order with the session's updates: the ones the method sent
 		// (a streamed structured answer) go out before its response.
-		ss.client.out.do(func() {
-			defer c.finishRequest(req.ID)
-			c.reply(ctx, req, res, err)
-		})
+		ss.client.out.do(func() { c.answer(ctx, req, res, err) })
 	}, nil
 }
 
@@ -751,6 +737,14 @@ func (c *serverConn) finishRequest(id jsonrpc2.ID) {
 		delete(c.inflight, id)
 	}
 	c.mu.Unlock()
+}
+
+// answer finishes req and sends its response. The id is free again before
+// the response is written: a client may reuse it once it has the
+// response (JSON-RPC only asks ids to be unique among requests in flight).
+func (c *serverConn) answer(ctx context.Context, req *request, result any, err error) {
+	c.finishRequest(req.ID)
+	c.reply(ctx, req, result, err)
 }
 
 // replyAsync replies from a new goroutine so the read loop never waits on a

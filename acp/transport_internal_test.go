@@ -262,28 +262,36 @@ func TestWritesKeepStdoutUTF8(t *testing.T) {
 	assert.Contains(t, out.String(), "a\uFFFDb")
 }
 
-// TestLineStreamWritesABurstAsItLies: messages laid out back to back with
-// their newlines go out in one write, without a copy; others are framed
-// one by one. Both give the same bytes.
-func TestLineStreamWritesABurstAsItLies(t *testing.T) {
-	burst := []byte("{\"a\":1}\n{\"b\":2}\n")
-	contiguous := []Message{{Data: burst[:7]}, {Data: burst[8:15]}}
-	span, ok := asLines(contiguous)
-	require.True(t, ok)
-	assert.Same(t, &burst[0], &span[0], "no copy")
-	assert.Equal(t, burst, span)
+// TestBurstsReachEveryStream: an outbox's burst goes to a LineStream as
+// it lies, and to any other Stream as one Write of its messages, each
+// naming the session.
+func TestBurstsReachEveryStream(t *testing.T) {
+	lines := []byte("{\"a\":1}\n{\"b\":2}\n")
+	log := slog.New(slog.DiscardHandler)
 
-	apart := []Message{{Data: []byte(`{"a":1}`)}, {Data: []byte(`{"b":2}`)}}
-	_, ok = asLines(apart)
-	assert.False(t, ok)
-	_, ok = asLines([]Message{{Data: burst[:7]}, {Data: burst[9:15]}}) // a gap
-	assert.False(t, ok)
-	_, ok = asLines([]Message{{Data: burst[:6]}}) // no newline after it
-	assert.False(t, ok)
+	var out bytes.Buffer
+	c := newRPCConn(NewLineStream(bytes.NewReader(nil), &out, 0), log, nil)
+	_, err := c.writeLines(context.Background(), "s1", lines, nil)
+	require.NoError(t, err)
+	assert.Equal(t, string(lines), out.String())
 
-	for _, msgs := range [][]Message{contiguous, apart} {
-		var out bytes.Buffer
-		require.NoError(t, NewLineStream(bytes.NewReader(nil), &out, 0).Write(context.Background(), msgs...))
-		assert.Equal(t, string(burst), out.String())
+	rec := &recordingStream{}
+	c = newRPCConn(rec, log, nil)
+	_, err = c.writeLines(context.Background(), "s1", lines, nil)
+	require.NoError(t, err)
+	assert.Equal(t, [][]Message{{{Data: []byte(`{"a":1}`), SessionID: "s1"}, {Data: []byte(`{"b":2}`), SessionID: "s1"}}}, rec.writes)
+}
+
+// recordingStream records what is written to it.
+type recordingStream struct{ writes [][]Message }
+
+func (s *recordingStream) Read(context.Context) (Message, error) { return Message{}, io.EOF }
+func (s *recordingStream) Close() error                          { return nil }
+func (s *recordingStream) Write(_ context.Context, msgs ...Message) error {
+	var w []Message
+	for _, m := range msgs {
+		w = append(w, Message{Data: append([]byte(nil), m.Data...), SessionID: m.SessionID})
 	}
+	s.writes = append(s.writes, w)
+	return nil
 }
