@@ -109,18 +109,13 @@ func (s *LineStream) readLine() ([]byte, error) {
 // ctx is not consulted: a write to a pipe cannot be interrupted but by
 // the reader.
 func (s *LineStream) Write(_ context.Context, msgs ...Message) error {
-	select {
-	case <-s.closed:
-		return ErrClosed
-	default:
-	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	buf := s.buf[:0]
 	for _, m := range msgs {
 		buf = append(append(buf, m.Data...), '\n')
 	}
-	_, err := s.w.Write(buf)
+	err := s.writeLocked(buf)
 	if cap(buf) <= 1<<20 { // do not pin a huge buffer after one large message
 		s.buf = buf
 	} else {
@@ -132,14 +127,19 @@ func (s *LineStream) Write(_ context.Context, msgs ...Message) error {
 // writeLines implements lineWriter: lines are messages already framed,
 // each followed by its newline, written as they are in one write.
 func (s *LineStream) writeLines(lines []byte) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	return s.writeLocked(lines)
+}
+
+// writeLocked writes b to w; the caller holds wmu.
+func (s *LineStream) writeLocked(b []byte) error {
 	select {
 	case <-s.closed:
 		return ErrClosed
 	default:
 	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	_, err := s.w.Write(lines)
+	_, err := s.w.Write(b)
 	return err
 }
 

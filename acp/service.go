@@ -70,8 +70,9 @@ func (c *serverConn) handle(req *request) {
 
 // dispatch finds req's method in the table, checks that it may run now
 // and runs its handler, which validates req and registers its state. It
-// returns the work to run off the read goroutine; that work answers. No work and no error means the request was queued
-// and will be answered by its completion (session/prompt).
+// returns the work to run off the read goroutine; that work answers. No
+// work and no error means the request was queued and will be answered by
+// its completion (session/prompt).
 func (c *serverConn) dispatch(ctx context.Context, req *request) (func(), error) {
 	m := methodIndex[req.Method]
 	known := m != nil && m.Direction&ToAgent != 0
