@@ -14,7 +14,6 @@ import (
 	"sync"
 	"syscall"
 
-	seccomp "github.com/elastic/go-seccomp-bpf"
 	"golang.org/x/sys/unix"
 )
 
@@ -27,8 +26,9 @@ func Probe() Status {
 		return Status{Reason: "the kernel has no Landlock (" + err.Error() + "): needs Linux 6.7 or later with Landlock enabled"}
 	case abi < minABI:
 		return Status{ABI: abi, Reason: fmt.Sprintf("Landlock ABI %d is too old (needs %d: Linux 6.7 or later)", abi, minABI)}
-	case !seccomp.Supported():
-		return Status{ABI: abi, Reason: "the kernel has no seccomp filters"}
+	}
+	if why := seccompSupport(); why != "" {
+		return Status{ABI: abi, Reason: why}
 	}
 	return Status{Available: true, ABI: abi}
 }
@@ -39,7 +39,13 @@ func Main(args []string) {
 	if len(args) >= 2 && args[1] == HelperArg {
 		os.Exit(serve(helperFD))
 	}
+	if len(args) >= 2 && args[1] == execArg {
+		os.Exit(execStage(args[2:]))
+	}
 }
+
+// execArg is argv[1] of the helper's second stage (execStage).
+const execArg = "__acp-agent-sandbox-exec"
 
 // helperFD is the helper's end of the socketpair (the launcher's first
 // ExtraFiles entry).
@@ -186,19 +192,64 @@ func (s *server) run(j *job, req Request, fds []int) {
 }
 
 func (s *server) fork(req Request, fds []int) (int, error) {
-	if err := restrictThread(req.Policy); err != nil {
+	// Starting in a cgroup takes clone3 (CLONE_INTO_CGROUP), which the
+	// filter refuses: then this thread gets everything but the filter,
+	// and a second stage of this binary, started in the cgroup, loads the
+	// filter and execs the command.
+	if err := restrictThread(req.Policy, !req.Cgroup); err != nil {
 		return 0, fmt.Errorf("sandbox: %w", err)
 	}
 	sys := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	path, argv, env := req.Path, req.Argv, req.Env
 	if req.Cgroup {
 		sys.UseCgroupFD, sys.CgroupFD = true, fds[3]
+		path, argv, env = "/proc/self/exe", execStageArgs(req), nil
 	}
 	files := []uintptr{uintptr(fds[0]), uintptr(fds[1]), uintptr(fds[2])}
-	pid, err := syscall.ForkExec(req.Path, req.Argv, &syscall.ProcAttr{Dir: req.Dir, Env: req.Env, Files: files, Sys: sys})
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Dir: req.Dir, Env: env, Files: files, Sys: sys})
 	if err != nil {
 		return 0, fmt.Errorf("start %s: %w", req.Path, err)
 	}
 	return pid, nil
+}
+
+// execStageArgs is the second stage's argv: the network setting, the
+// program, the number of arguments, the arguments and the environment.
+// The environment travels in argv, not in the stage's own environment, so
+// nothing in it (LD_PRELOAD into a cgo build of this binary) acts before
+// the filter is loaded.
+func execStageArgs(req Request) []string {
+	network := "0"
+	if req.Policy.Network {
+		network = "1"
+	}
+	out := []string{"acp-agent-sandbox", execArg, network, req.Path, strconv.Itoa(len(req.Argv))}
+	return append(append(out, req.Argv...), req.Env...)
+}
+
+// execStage is the second stage: it loads the filter on its thread and
+// execs the command, which inherits it. It returns only on failure, with
+// the status a shell gives a command it cannot run.
+func execStage(args []string) int {
+	runtime.LockOSThread()
+	fail := func(err error) int {
+		fmt.Fprintf(os.Stderr, "acp-agent sandbox: %v\n", err)
+		return 126
+	}
+	if len(args) < 3 {
+		return fail(errors.New("second stage: bad arguments"))
+	}
+	n, err := strconv.Atoi(args[2])
+	if err != nil || n < 1 || 3+n > len(args) {
+		return fail(errors.New("second stage: bad arguments"))
+	}
+	path, argv, env := args[1], args[3:3+n], args[3+n:]
+	if err := loadSeccomp(args[0] == "1"); err != nil {
+		return fail(err)
+	}
+	err = unix.Exec(path, argv, env)
+	fmt.Fprintf(os.Stderr, "acp-agent sandbox: start %s: %v\n", path, err)
+	return 127
 }
 
 // signal delivers sig to the process group of command id, if that command
@@ -327,10 +378,10 @@ const fileRights = llExecute | llWriteFile | llReadFile | llTruncate | llIoctlDe
 
 const readRights = llExecute | llReadFile | llReadDir
 
-// restrictThread sets no_new_privs, Landlock and seccomp on the calling,
-// locked OS thread, after making .git read-only in a private mount
-// namespace where the process may.
-func restrictThread(p Policy) error {
+// restrictThread sets no_new_privs, Landlock and (withSeccomp) the
+// seccomp filter on the calling, locked OS thread, after making .git
+// read-only in a private mount namespace where the process may.
+func restrictThread(p Policy, withSeccomp bool) error {
 	abi, err := landlockABI()
 	if err != nil || abi < minABI {
 		return fmt.Errorf("Landlock unavailable (ABI %d): %v", abi, err)
@@ -425,10 +476,10 @@ func restrictThread(p Policy) error {
 		return fmt.Errorf("landlock_restrict_self: %w", err)
 	}
 	unix.Close(fd)
-	if err := seccomp.LoadFilter(seccompFilter(p.Network)); err != nil {
-		return fmt.Errorf("seccomp: %w", err)
+	if !withSeccomp {
+		return nil
 	}
-	return nil
+	return loadSeccomp(p.Network)
 }
 
 func denied(p string, deniedPaths []string) bool {
@@ -463,24 +514,6 @@ func addWritableRoot(add func(string, uint64) error, root string, p Policy, all 
 		}
 	}
 	return nil
-}
-
-// seccompFilter refuses (EPERM) what no confined command needs: ptrace,
-// reading or writing other processes' memory, io_uring (which bypasses
-// seccomp's view of syscalls), and, with the network off, socket(2).
-func seccompFilter(network bool) seccomp.Filter {
-	groups := []seccomp.SyscallGroup{{
-		Action: seccomp.ActionErrno,
-		Names:  []string{"ptrace", "process_vm_readv", "process_vm_writev", "io_uring_setup", "io_uring_enter", "io_uring_register"},
-	}}
-	if !network {
-		// No new sockets at all: Landlock before ABI 9 cannot stop a
-		// connect to a Unix socket outside the workspace (a Docker or
-		// agent socket). socketpair, which reaches nothing outside,
-		// stays allowed.
-		groups[0].Names = append(groups[0].Names, "socket")
-	}
-	return seccomp.Filter{NoNewPrivs: true, Policy: seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: groups}}
 }
 
 // bindGitReadOnly makes each root's .git directory read-only for this
