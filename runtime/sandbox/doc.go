@@ -21,11 +21,14 @@
 // execs the command.
 //
 // What a Policy grants: read and execute everywhere except the denied
-// paths (Landlock only grants, so the read set is built by granting
-// around each denied entry); write only to the writable roots (without
-// their .git unless AllowGitWrites), the extra writable paths, the
-// temporary directory and a few character devices (/dev/null, ...);
-// network only when Network is set. Probe says whether the kernel can do
+// paths and the secrets files under the writable roots (.env, .env.* at
+// any depth; Landlock only grants, so the read set is built by granting
+// around each denied entry, and a directory holding only denied files
+// stays listable); write only to the writable roots (without their .git
+// unless AllowGitWrites), the extra writable paths, the temporary
+// directory and a few character devices (/dev/null, ...), all around the
+// denied entries too; endpoints (sockets, SysV IPC, message queues) only
+// when Network is set. Probe says whether the kernel can do
 // it; where it cannot, callers must not pretend to confine.
 //
 // Launcher and Proc are safe for concurrent use; a Launcher owns one

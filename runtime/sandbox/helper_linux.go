@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -431,40 +432,59 @@ func restrictThread(p Policy, withSeccomp bool) error {
 		return nil
 	}
 	all := handledFS
-	for _, g := range readGrants(p.DeniedPaths) {
-		if err := add(g, readRights); err != nil {
-			return err
-		}
-	}
 	// The configured paths are granted as what they name: their real
-	// paths (add itself never follows a final symlink).
+	// paths (add itself never follows a final symlink). Denied paths are
+	// gone around both as written and where they really are, so no
+	// symlinked spelling of a secret's directory reaches it; the secrets
+	// files under the roots (.env, ...) are denied like them.
 	p.WritableRoots = realPaths(p.WritableRoots)
-	// Denied paths too: the read grants go around where a secret really
-	// is, so no symlinked spelling of its directory reaches it.
-	p.DeniedPaths = append(p.DeniedPaths, realPaths(p.DeniedPaths)...)
 	p.ExtraWritable = realPaths(p.ExtraWritable)
 	if p.TempDir != "" {
 		p.TempDir = realPaths([]string{p.TempDir})[0]
+	}
+	denied := append(slices.Clone(p.DeniedPaths), realPaths(p.DeniedPaths)...)
+	denied = append(denied, helperSecrets.find(p.WritableRoots)...)
+	// The rules, one per path (Landlock would merge rules on one inode
+	// anyway; each costs system calls).
+	rules := map[string]uint64{}
+	reads, expanded := grantsAround([]string{"/"}, denied)
+	for _, g := range reads {
+		rules[g] |= readRights
+	}
+	// A directory that holds only denied files (a workspace root with
+	// its .env) stays listable: ls, grep -r and git status need that.
+	for _, d := range listable(expanded, denied) {
+		rules[d] |= llReadDir
 	}
 	gitReadOnly := map[string]bool{}
 	if !p.AllowGitWrites {
 		gitReadOnly = bindGitReadOnly(p.WritableRoots)
 	}
+	// Writable: the roots but their .git (unless writable or made
+	// read-only by the mount), the extra paths and the temporary
+	// directory, all around the denied paths. Landlock rights are
+	// inherited down a hierarchy, so a directory holding an excluded
+	// entry is replaced by its other entries, and nothing new can be
+	// created directly in it.
+	notWritable := slices.Clone(denied)
 	for _, r := range p.WritableRoots {
-		if err := addWritableRoot(add, r, p, all, gitReadOnly); err != nil {
-			return err
+		if !p.AllowGitWrites && !gitReadOnly[r] {
+			notWritable = append(notWritable, filepath.Join(r, ".git"))
 		}
 	}
-	for _, w := range append(append([]string(nil), p.ExtraWritable...), p.TempDir) {
-		if w == "" || denied(w, p.DeniedPaths) {
-			continue
-		}
-		if err := add(w, all); err != nil {
-			return err
-		}
+	writable := append(slices.Clone(p.WritableRoots), p.ExtraWritable...)
+	if p.TempDir != "" {
+		writable = append(writable, p.TempDir)
+	}
+	writes, _ := grantsAround(writable, notWritable)
+	for _, g := range writes {
+		rules[g] |= all
 	}
 	for _, dev := range []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom"} {
-		if err := add(dev, llReadFile|llWriteFile|llTruncate|llIoctlDev); err != nil {
+		rules[dev] |= llReadFile | llWriteFile | llTruncate | llIoctlDev
+	}
+	for _, path := range sortedKeys(rules) {
+		if err := add(path, rules[path]); err != nil {
 			return err
 		}
 	}
@@ -480,40 +500,6 @@ func restrictThread(p Policy, withSeccomp bool) error {
 		return nil
 	}
 	return loadSeccomp(p.Network)
-}
-
-func denied(p string, deniedPaths []string) bool {
-	for _, d := range deniedPaths {
-		if within(d, p) || within(p, d) {
-			return true
-		}
-	}
-	return false
-}
-
-// addWritableRoot grants a workspace root: all of it when its .git may be
-// written or was made read-only by a bind mount (readOnlyGit); otherwise
-// each of its entries but .git (Landlock rights are inherited down a
-// hierarchy, so the root itself cannot be granted, and new entries
-// directly in the root cannot be created then).
-func addWritableRoot(add func(string, uint64) error, root string, p Policy, all uint64, gitReadOnly map[string]bool) error {
-	gitDir := filepath.Join(root, ".git")
-	if _, err := os.Lstat(gitDir); err != nil || p.AllowGitWrites || gitReadOnly[root] {
-		return add(root, all)
-	}
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		return nil
-	}
-	for _, e := range entries {
-		if e.Name() == ".git" {
-			continue
-		}
-		if err := add(filepath.Join(root, e.Name()), all); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // bindGitReadOnly makes each root's .git directory read-only for this
