@@ -132,4 +132,3 @@ func (s *secretsScan) read(dir string) (scannedDir, bool) {
 	}
 	return cur, true
 }
-
