@@ -422,7 +422,8 @@ func countingListener(t *testing.T) (net.Listener, *atomic.Int32) {
 }
 
 // Issue 14: with the network not configured, confined commands reach it in
-// full-access mode only; configured off, not even there.
+// full-access mode only; configured off, not even there. Issue 24 pins
+// accept-edits too (asked and allowed, or auto-approved).
 func TestBinarySandboxNetworkFollowsTheMode(t *testing.T) {
 	requireSandbox(t)
 	ln, accepted := countingListener(t)
@@ -436,6 +437,8 @@ func TestBinarySandboxNetworkFollowsTheMode(t *testing.T) {
 		{"full-access", []string{"--mode", "full-access"}, true},
 		{"full-access, network configured off", []string{"--mode", "full-access", "--sandbox-network=false"}, false},
 		{"default mode, auto-approved", []string{"--sandbox-auto-approve"}, false},
+		{"accept-edits mode", []string{"--mode", "accept-edits"}, false},
+		{"accept-edits mode, auto-approved", []string{"--mode", "accept-edits", "--sandbox-auto-approve"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := accepted.Load()
