@@ -3,6 +3,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"strconv"
@@ -129,4 +130,27 @@ func TestConfinedCommandStartsInItsCgroup(t *testing.T) {
 	require.Regexp(t, `NoNewPrivs:\s+1`, out)
 	require.NotContains(t, out, "USERNS-CREATED", "the filter let a user namespace be created")
 	require.NoError(t, p.Release())
+}
+
+// Stdin and Stderr (what project hooks need): the input reaches the
+// command, stderr comes apart from the output, confined or not; a
+// command that never reads a large input still ends.
+func TestStdinAndSeparateStderrConfinedAndNot(t *testing.T) {
+	confined, dir := newConfinedTerminal(t, TerminalOptions{})
+	for name, term := range map[string]*LocalTerminal{"confined": confined, "local": newTestTerminal(t, TerminalOptions{})} {
+		t.Run(name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			p := termStart(t, term, CommandSpec{Command: "sh", Args: []string{"-c", "cat; echo ERR >&2; exit 2"}, Cwd: dir,
+				Stdin: []byte(`{"event":"x"}`), Stderr: &stderr})
+			st := termWait(t, p, 10*time.Second)
+			require.Equal(t, 2, *st.ExitCode)
+			out, _, _ := p.Output()
+			require.Equal(t, `{"event":"x"}`, out)
+			require.Equal(t, "ERR\n", stderr.String())
+
+			p = termStart(t, term, CommandSpec{Command: "true", Cwd: dir, Stdin: bytes.Repeat([]byte("x"), 1<<20)})
+			st = termWait(t, p, 10*time.Second)
+			require.Equal(t, 0, *st.ExitCode)
+		})
+	}
 }
