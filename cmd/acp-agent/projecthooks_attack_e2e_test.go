@@ -104,16 +104,24 @@ const hookTestKey = "sk-HOOK-TEST-KEY-4f1d9a"
 // it returns each prompt's last user message as the model saw it.
 func hookSession(t *testing.T, ws, home string, client *hookClient, prompts ...string) []string {
 	t.Helper()
-	model := promptModel(t, nil)
-	cmd := exec.Command(agentBin, "--model", "openai/test-model", "--sandbox", "on")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + home, "OPENAI_API_KEY=" + hookTestKey, "OPENAI_BASE_URL=" + model.URL + "/v1"}
-	conn, sid := startE2EWith(t, cmd, client, ws, sdk.ClientCapabilities{})
+	conn, sid, model := hookAgent(t, ws, home, client)
 	var out []string
 	for i, p := range prompts {
 		promptE2E(t, conn, sid, p)
 		out = append(out, lastUserMessage(t, model.body(t, i)))
 	}
 	return out
+}
+
+// hookAgent starts the built binary in ws (sandbox on, default mode) with
+// the provider key in its environment, and a session for client.
+func hookAgent(t *testing.T, ws, home string, client *hookClient) (*sdk.ClientSideConnection, sdk.SessionId, *scriptedModel) {
+	t.Helper()
+	model := promptModel(t, nil)
+	cmd := exec.Command(agentBin, "--model", "openai/test-model", "--sandbox", "on")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + home, "OPENAI_API_KEY=" + hookTestKey, "OPENAI_BASE_URL=" + model.URL + "/v1"}
+	conn, sid := startE2EWith(t, cmd, client, ws, sdk.ClientCapabilities{})
+	return conn, sid, model
 }
 
 // Issue 24 item 2 through the built binary: a trusted project hook runs
@@ -170,10 +178,7 @@ func TestBinaryProjectHooksRunWhatWasShown(t *testing.T) {
 	}
 
 	client := &hookClient{toolClient: newToolClient(ws, ""), trust: "allow_always", onTrust: func() { swap("SWAPPED") }}
-	model := promptModel(t, nil)
-	cmd := exec.Command(agentBin, "--model", "openai/test-model", "--sandbox", "on")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + home, "OPENAI_API_KEY=" + hookTestKey, "OPENAI_BASE_URL=" + model.URL + "/v1"}
-	conn, sid := startE2EWith(t, cmd, client, ws, sdk.ClientCapabilities{})
+	conn, sid, model := hookAgent(t, ws, home, client)
 	promptE2E(t, conn, sid, "first")
 	first := lastUserMessage(t, model.body(t, 0))
 	qs := client.asked("project-hooks")
@@ -255,10 +260,7 @@ func TestBinaryProjectHookOutsideTheSandboxAsksEveryTime(t *testing.T) {
 	require.NoError(t, err)
 	write(t, filepath.Join(ws, ".acp-agent", "hooks.json"), string(hooks))
 	client := &hookClient{toolClient: newToolClient(ws, ""), trust: "allow_always", outside: "allow_once"}
-	model := promptModel(t, nil)
-	cmd := exec.Command(agentBin, "--model", "openai/test-model", "--sandbox", "on")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + home, "OPENAI_API_KEY=" + hookTestKey, "OPENAI_BASE_URL=" + model.URL + "/v1"}
-	conn, sid := startE2EWith(t, cmd, client, ws, sdk.ClientCapabilities{})
+	conn, sid, model := hookAgent(t, ws, home, client)
 	promptE2E(t, conn, sid, "one")
 	first := lastUserMessage(t, model.body(t, 0))
 	asked := client.asked("project-hook-outside")

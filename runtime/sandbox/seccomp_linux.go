@@ -129,22 +129,23 @@ func denyBits(nr uintptr, arg int, mask uint32) rule {
 // onlyValues allows nr only when the low half of argument arg is one of
 // vals.
 func onlyValues(nr uintptr, arg int, vals ...uint32) rule {
-	n := len(vals)
-	body := []unix.SockFilter{load(argLow(arg))}
-	for i, v := range vals {
-		body = append(body, jump(unix.BPF_JEQ, v, uint8(n-i), 0))
-	}
-	return rule{nr, append(body, ret(retEPERM), ret(retAllow))}
+	return matchValues(nr, arg, retAllow, retEPERM, vals)
 }
 
 // denyValues refuses nr when the low half of argument arg is one of vals.
 func denyValues(nr uintptr, arg int, vals ...uint32) rule {
+	return matchValues(nr, arg, retEPERM, retAllow, vals)
+}
+
+// matchValues answers match when the low half of argument arg is one of
+// vals, otherwise other.
+func matchValues(nr uintptr, arg int, match, other uint32, vals []uint32) rule {
 	n := len(vals)
 	body := []unix.SockFilter{load(argLow(arg))}
 	for i, v := range vals {
 		body = append(body, jump(unix.BPF_JEQ, v, uint8(n-i), 0))
 	}
-	return rule{nr, append(body, ret(retAllow), ret(retEPERM))}
+	return rule{nr, append(body, ret(other), ret(match))}
 }
 
 // onlyNull allows nr only when pointer argument arg is NULL.
