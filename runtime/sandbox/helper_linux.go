@@ -136,6 +136,12 @@ func (s *server) start(m message, fds []int) {
 		fail(err.Error())
 		return
 	}
+	if !m.Req.Policy.Network {
+		if err := checkStdio(fds[:3]); err != nil {
+			fail(err.Error())
+			return
+		}
+	}
 	s.mu.Lock()
 	if s.cur != nil || s.stopping {
 		s.mu.Unlock()
@@ -251,6 +257,27 @@ func execStage(args []string) int {
 	err = unix.Exec(path, argv, env)
 	fmt.Fprintf(os.Stderr, "acp-agent sandbox: start %s: %v\n", path, err)
 	return 127
+}
+
+// checkStdio refuses, for a command without the network, standard
+// descriptors that could address an endpoint: a socket that is not a
+// connected stream or seqpacket one (sendmsg, which the filter allows for
+// the pairs, takes an address a datagram socket would use).
+func checkStdio(fds []int) error {
+	for i, fd := range fds {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+			continue
+		}
+		typ, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE)
+		if err != nil || (typ != unix.SOCK_STREAM && typ != unix.SOCK_SEQPACKET) {
+			return fmt.Errorf("sandbox helper: descriptor %d is a socket of type %d, which could send anywhere", i, typ)
+		}
+		if _, err := unix.Getpeername(fd); err != nil {
+			return fmt.Errorf("sandbox helper: descriptor %d is an unconnected socket", i)
+		}
+	}
+	return nil
 }
 
 // signal delivers sig to the process group of command id, if that command

@@ -321,3 +321,48 @@ func TestSecretsFilesUnderTheRootsAreUnreadable(t *testing.T) {
 	assert.NotContains(t, out, "HOME_SSH_SECRET")
 	assert.NotContains(t, out, "id_rsa\n")
 }
+
+// Issue 24: with the network off, no standard descriptor may be a socket
+// that can address something (a datagram socket takes an address in
+// sendmsg, which the filter allows for connected pairs); a connected
+// stream pair is fine.
+func TestStdioThatCouldAddressAnEndpointIsRefused(t *testing.T) {
+	l, pol := newTestLauncher(t)
+	for name, typ := range map[string]int{"datagram": unix.SOCK_DGRAM, "unconnected stream": -1} {
+		var fd int
+		if typ == -1 {
+			s, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			require.NoError(t, err)
+			fd = s
+		} else {
+			pair, err := unix.Socketpair(unix.AF_UNIX, typ|unix.SOCK_CLOEXEC, 0)
+			require.NoError(t, err)
+			defer unix.Close(pair[1])
+			fd = pair[0]
+		}
+		f := os.NewFile(uintptr(fd), name)
+		_, err := l.Start(Request{Policy: pol, Path: "/bin/true", Argv: []string{"true"}, Dir: pol.WritableRoots[0]}, []*os.File{f, f, f})
+		f.Close()
+		assert.Error(t, err, name)
+	}
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	a, b := os.NewFile(uintptr(pair[0]), "a"), os.NewFile(uintptr(pair[1]), "b")
+	defer b.Close()
+	p, err := l.Start(Request{Policy: pol, Path: "/bin/true", Argv: []string{"true"}, Dir: pol.WritableRoots[0]}, []*os.File{a, a, a})
+	a.Close()
+	require.NoError(t, err, "a connected stream pair is fine")
+	_, err = p.Wait()
+	require.NoError(t, err)
+	// With the network on, endpoints are the command's to use.
+	pol.Network = true
+	d, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	df := os.NewFile(uintptr(d[0]), "d")
+	defer unix.Close(d[1])
+	p, err = l.Start(Request{Policy: pol, Path: "/bin/true", Argv: []string{"true"}, Dir: pol.WritableRoots[0]}, []*os.File{df, df, df})
+	df.Close()
+	require.NoError(t, err)
+	_, err = p.Wait()
+	require.NoError(t, err)
+}
