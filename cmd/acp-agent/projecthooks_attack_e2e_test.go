@@ -115,10 +115,10 @@ func hookSession(t *testing.T, ws, home string, client *hookClient, prompts ...s
 
 // hookAgent starts the built binary in ws (sandbox on, default mode) with
 // the provider key in its environment, and a session for client.
-func hookAgent(t *testing.T, ws, home string, client *hookClient) (*sdk.ClientSideConnection, sdk.SessionId, *scriptedModel) {
+func hookAgent(t *testing.T, ws, home string, client *hookClient, args ...string) (*sdk.ClientSideConnection, sdk.SessionId, *scriptedModel) {
 	t.Helper()
 	model := promptModel(t, nil)
-	cmd := exec.Command(agentBin, "--model", "openai/test-model", "--sandbox", "on")
+	cmd := exec.Command(agentBin, append([]string{"--model", "openai/test-model", "--sandbox", "on"}, args...)...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + home, "OPENAI_API_KEY=" + hookTestKey, "OPENAI_BASE_URL=" + model.URL + "/v1"}
 	conn, sid := startE2EWith(t, cmd, client, ws, sdk.ClientCapabilities{})
 	return conn, sid, model
@@ -149,6 +149,22 @@ func TestBinaryProjectHookRunsConfinedWithoutTheAgentsSecrets(t *testing.T) {
 	assert.NotContains(t, msgs[0], "SSH-KEY-SECRET")
 	assert.NoFileExists(t, planted, "a hook wrote outside the workspace")
 	assert.NoFileExists(t, filepath.Join(home, ".bashrc"))
+
+	// With the sandbox off the user chose no confinement, and the
+	// question says so; the hook's environment is still the commands'
+	// (unconfined, a hook can read what the user can: as root, the
+	// agent's /proc environ, which is why it prints its own only).
+	off := t.TempDir()
+	write(t, filepath.Join(off, ".acp-agent", "hooks.json"), `{"promptSubmit": [{"command": "cat >/dev/null; echo HOOK-RAN; printenv"}]}`)
+	client = &hookClient{toolClient: newToolClient(off, ""), trust: "allow_always"}
+	conn, sid, model := hookAgent(t, off, t.TempDir(), client, "--sandbox", "off")
+	promptE2E(t, conn, sid, "hello")
+	qs := client.asked("project-hooks")
+	require.Len(t, qs, 1)
+	assert.Contains(t, *qs[0].ToolCall.Title, "The sandbox is off")
+	msg := lastUserMessage(t, model.body(t, 0))
+	assert.Contains(t, msg, "HOOK-RAN")
+	assert.NotContains(t, msg, hookTestKey, "the provider key is in a hook's environment with the sandbox off")
 }
 
 // Issue 24 items 2 and 5 through the built binary: trust covers what
