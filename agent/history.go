@@ -43,6 +43,8 @@ type historyState struct {
 	reported, reportedAt int
 	compaction           compact.State
 	usage                pricing.UsageReport
+	// shown is the context size the client was last shown (usage_update).
+	shown uint64
 }
 
 // entriesFromMessages turns a rewritten conversation back into transcript
@@ -152,7 +154,7 @@ func (s *Session) rewriteFile() {
 	s.mu.Unlock()
 	model := s.CurrentModel()
 	j.Rewrite(JournalState{Mode: s.Mode(), Model: model.ID, ThoughtLevel: model.ReasoningEffort,
-		Decisions: s.perms.rememberedHistory(), Plan: plan}, s.Transcript())
+		Decisions: s.perms.rememberedHistory(), Plan: plan, Usage: s.usageSnapshot()}, s.Transcript())
 }
 
 // replaceToolTexts installs offloaded tool results: only the texts of
@@ -352,8 +354,10 @@ func (s *Session) contextUsage(ctx context.Context, used int) {
 	if s.cost > 0 {
 		u.Cost = &Cost{Amount: s.cost, Currency: info.Currency}
 	}
+	s.hist.shown = u.Used
 	s.mu.Unlock()
 	s.update(ctx, Update{Kind: UpdateUsage, Usage: u})
+	s.journalUsage(UsageRecord{Used: u.Used})
 }
 
 // resizeAfterTurn applies the resize policy, if any, after a turn.

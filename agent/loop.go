@@ -393,9 +393,20 @@ func (s *Session) onRetry(n RetryNotice) {
 func (s *Session) reportUsage(ctx context.Context, info *pricing.Model, u llm.Usage) {
 	s.mu.Lock()
 	s.hist.reported, s.hist.reportedAt = int(u.InputTokens+u.OutputTokens), len(s.tr.entries)
-	s.hist.usage.Add(s.model.ID, u, pricing.RoundCost(info, u))
+	round := pricing.UsageRound{Model: s.model.ID, Usage: u, Cost: pricing.RoundCost(info, u)}
+	s.hist.usage.Add(round.Model, u, round.Cost)
+	shown := info != nil && info.ContextWindow() > 0 && (u.InputTokens != 0 || u.OutputTokens != 0)
+	if shown {
+		s.hist.shown = usedTokens(u)
+	}
 	s.mu.Unlock()
-	if info == nil || info.ContextWindow() <= 0 || (u.InputTokens == 0 && u.OutputTokens == 0) {
+	// Stored, so /cost and the meter come back after a restart.
+	rec := UsageRecord{Round: &round}
+	if shown {
+		rec.Used = usedTokens(u)
+	}
+	s.journalUsage(rec)
+	if !shown {
 		return
 	}
 	update := &ContextUsage{Used: uint64(max(u.InputTokens+u.OutputTokens, 0)), Size: uint64(info.ContextWindow())}

@@ -45,6 +45,8 @@ type JournalState struct {
 	// Decisions are the remembered permission decisions, in order.
 	Decisions []RememberedDecision
 	Plan      *Plan
+	// Usage is the session's usage (a snapshot), nil when none.
+	Usage *UsageRecord
 }
 
 // RememberedDecision is one remembered answer to a permission request, as
@@ -89,6 +91,8 @@ type Restored struct {
 	// Decisions are the remembered decisions, in order.
 	Decisions []RememberedDecision
 	Plan      *Plan
+	// Usage are the stored usage records, in order.
+	Usage []UsageRecord
 }
 
 // Restore gives a session opened from storage its transcript, remembered
@@ -109,6 +113,7 @@ func (s *Session) Restore(r Restored) error {
 	s.mu.Lock()
 	s.lastPlan = r.Plan
 	s.mu.Unlock()
+	s.restoreUsage(r.Usage)
 	return nil
 }
 

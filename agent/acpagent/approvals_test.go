@@ -346,6 +346,9 @@ func TestRememberedApprovalsReloadExactlyAndOldFormatIsIgnored(t *testing.T) {
 
 	// A session holding only the old format remembers nothing.
 	sid2 := c.NewSession(dir)
+	title := "old format only"
+	resp, _ = c.Call(acp.MethodSessionSetTitle, &acp.SetSessionTitleRequest{SessionID: acp.SessionId(sid2), Title: &title})
+	acptest.MustResult(t, resp, nil) // saves it
 	c.Stop()
 	f, err = os.OpenFile(filepath.Join(storeDir, sid2+".jsonl"), os.O_APPEND|os.O_WRONLY, 0)
 	require.NoError(t, err)

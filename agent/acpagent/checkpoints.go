@@ -22,10 +22,6 @@ import (
 	"github.com/acp-agent/acp-agent/persistence"
 )
 
-// MethodExtRewind rewinds a session to before one of its user messages:
-// the conversation, and with files, the workspace's files.
-const MethodExtRewind = "_acp-agent/session/rewind"
-
 // checkpointDir is where a stored session's file history goes:
 // <session-dir>/<sessionId>/checkpoints.
 func checkpointDir(sessionDir, id string) string {
@@ -251,7 +247,7 @@ func (a *acpSession) finishInterruptedCommands(ctx context.Context) string {
 	return fmt.Sprintf("The agent stopped during %d command(s) of this session; the %d files they changed were recorded, and a rewind can put them back.", n, files)
 }
 
-// rewindParams are the params of MethodExtRewind.
+// rewindParams are the params of acp.MethodExtSessionRewind.
 type rewindParams struct {
 	ToUserEntryIndex *int `json:"toUserEntryIndex"`
 	Files            bool `json:"files"`
@@ -272,10 +268,11 @@ type rewindResult struct {
 	Incomplete   bool     `json:"incomplete,omitempty"`
 }
 
-// rewindExtension answers MethodExtRewind. The rewind runs on the
-// session's worker, alone (agent.Session.RunExclusive): refused at once
-// while a turn runs or waits, queued behind other rewinds and commands,
-// and nothing else changes the conversation or the files while it runs.
+// rewindExtension answers acp.MethodExtSessionRewind. The rewind runs
+// on the session's worker, alone (agent.Session.RunExclusive): refused at
+// once while a turn runs or waits, queued behind other rewinds and
+// commands, and nothing else changes the conversation or the files while
+// it runs.
 func (a *acpSession) rewindExtension(ctx context.Context, raw json.RawMessage) (any, error) {
 	var p rewindParams
 	if err := json.Unmarshal(raw, &p); err != nil {
@@ -657,7 +654,8 @@ func (a *acpSession) finishInterruptedRewind(ctx context.Context) string {
 	if err != nil {
 		return fmt.Sprintf("A rewind of this session was interrupted and could not be completed: %v", err)
 	}
-	return fmt.Sprintf("A rewind of this session was interrupted (the agent stopped during it); it was completed now: the conversation has %d messages and %d files were set back.", res.Entries, len(res.Files))
+	return fmt.Sprintf("A rewind of this session was interrupted (the agent stopped during it); it was completed now: the conversation has %s, and %s set back.",
+		agent.Count(res.Entries, "message", "messages"), agent.Count(len(res.Files), "file was", "files were"))
 }
 
 // oldRewindUnfinished reports whether a rewind logged without Accepted
@@ -712,9 +710,9 @@ func (a *acpSession) rewindCommand(ctx context.Context, args string) (string, er
 	if err != nil {
 		return "", err
 	}
-	out := fmt.Sprintf("Rewound: the conversation has %d messages", r.Entries)
+	out := fmt.Sprintf("Rewound: the conversation has %s", agent.Count(r.Entries, "message", "messages"))
 	if len(r.Files) > 0 {
-		out += fmt.Sprintf("; %d files set back: %s", len(r.Files), strings.Join(r.Files, ", "))
+		out += fmt.Sprintf("; %s set back: %s", agent.Count(len(r.Files), "file", "files"), strings.Join(r.Files, ", "))
 	}
 	if len(r.Unrestorable) > 0 {
 		out += fmt.Sprintf(".\nNot set back (too large to keep): %s", strings.Join(r.Unrestorable, ", "))

@@ -69,15 +69,15 @@ func (a *Agent) SessionStatus(_ context.Context, id acp.SessionId) (string, erro
 	return "", acp.SessionNotFound(id, "")
 }
 
-// lockedError answers a request that found session id's file locked:
-// here (by this agent's store), another request is closing, deleting or
-// opening it, and for this request it is not there (-32002); otherwise
-// another process has it open.
-func (a *Agent) lockedError(id string, here bool) error {
+// lockedError answers a request that found session id's file locked
+// (err): here (by this agent's store), another request is closing,
+// deleting or opening it, and for this request it is not there (-32002);
+// otherwise another process has it open (sessionLockedError).
+func (a *Agent) lockedError(id string, here bool, err error) error {
 	if here {
 		return acp.SessionNotFound(id, "another request is closing, deleting or opening it; try again")
 	}
-	return fmt.Errorf("%w: session %s is open in another acp-agent process", acp.ErrInternal, id)
+	return sessionLockedError(id, err)
 }
 
 // untilUnlocked calls try (which opens or deletes session id's file) and
@@ -123,7 +123,7 @@ func (a *Agent) updateStored(id acp.SessionId, change func(*persistence.Header))
 	case errors.Is(err, persistence.ErrNotFound):
 		return acp.SessionNotFound(id, "")
 	case errors.Is(err, persistence.ErrLocked):
-		return a.lockedError(id, here)
+		return a.lockedError(id, here, err)
 	case err != nil:
 		return fmt.Errorf("%w: reading session %s: %v", acp.ErrInternal, id, err)
 	}

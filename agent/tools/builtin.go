@@ -509,7 +509,7 @@ func (w *Workspace) runCommandTool() agent.Tool {
 				return agent.ToolResult{}, err
 			}
 			res, err := term.Run(ctx, runtime.CommandSpec{
-				Command: w.shell(), Args: []string{"-c", c.line}, Cwd: c.cwd,
+				Command: w.shell(), Args: []string{"-c", c.line}, Cwd: c.cwd, Env: w.editorEnv(term),
 				OutputByteLimit: w.cfg.OutputByteLimit, Timeout: c.timeout,
 				SandboxNetwork: w.cfg.SandboxNetworkInFullAccess && agent.RunningMode(ctx) == policy.ModeFullAccess,
 			}, func(id string) {

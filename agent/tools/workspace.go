@@ -64,9 +64,18 @@ type WorkspaceConfig struct {
 	// tail); 0 means 4 MiB. The model gets 32 KiB of it, and the whole
 	// in a file it can read (agent.MaxToolResultBytes).
 	OutputByteLimit int
-	// PATH is the fixed search path of commands; empty means
-	// policy.DefaultPath.
+	// PATH is the user's search path of commands (the agent's own, or
+	// the login shell's); empty means policy.DefaultPath. Each workspace
+	// makes its command path of it (policy.CommandPath: no empty,
+	// relative or workspace entries), which its commands run with and
+	// the command policy resolves programs through.
 	PATH string
+	// UserPath, if set, gives PATH when a workspace opens (it may wait
+	// for the login shell, once).
+	UserPath func() string
+	// Env are more variables of commands ("NAME=value", the config's
+	// terminal.env), after PATH, HOME, LANG and TERM.
+	Env []string
 	// Sandbox, if set, confines the commands of the local terminal (not
 	// the editor's: there the editor decides): its policy gets the
 	// session's roots as WritableRoots and a per-session TempDir.
@@ -120,6 +129,8 @@ type Workspace struct {
 	localTerm *runtime.LocalTerminal
 	// bg are the background commands, which end with the workspace.
 	bg background
+	// hooks runs the project hooks (hooks.go).
+	hooks hookRunner
 	// cp keeps files' previous content for rewind (nil: none); scan is
 	// the last workspace scan around a command.
 	cp   Checkpointer
@@ -168,9 +179,16 @@ func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, editor Editor
 	if cfg.OutputByteLimit <= 0 {
 		cfg.OutputByteLimit = 4 << 20
 	}
+	if cfg.UserPath != nil {
+		cfg.PATH = cfg.UserPath()
+	}
 	if cfg.PATH == "" {
 		cfg.PATH = policy.DefaultPath
 	}
+	// The roots a command could plant programs in, also the read-only
+	// ones (a checkout the model cannot write may still hold a bin/).
+	cfg.PATH, _ = policy.CommandPath(cfg.PATH, append(slices.Clone(roots), cfg.ReadOnlyRoots...), nil)
+	cfg.Terminal.Path = cfg.PATH
 	w := &Workspace{cfg: cfg, roots: roots, local: local, files: local}
 	if !cfg.NoRules {
 		w.rules = rules.Load(cwd, cfg.UserRules)
@@ -194,7 +212,7 @@ func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, editor Editor
 		w.term = w.localTerm
 		if opts.Sandbox != nil {
 			// Escalations the user allowed run here, unconfined.
-			w.escapeTerm = runtime.NewLocalTerminal(runtime.TerminalOptions{})
+			w.escapeTerm = runtime.NewLocalTerminal(runtime.TerminalOptions{Env: opts.Env})
 		}
 	}
 	return w, nil
@@ -204,6 +222,7 @@ func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, editor Editor
 // sandbox, if there is one, with a temporary directory of its own (tmp,
 // which the caller removes).
 func (w *Workspace) terminalOptions() (opts runtime.TerminalOptions, tmp string, err error) {
+	opts.Env = runtime.CommandEnv(w.cfg.PATH, w.cfg.Env)
 	sb := w.cfg.Sandbox
 	if sb == nil {
 		return opts, "", nil
@@ -236,6 +255,26 @@ func writableRoots(roots, readOnly []string) []string {
 	}
 	return out
 }
+
+// editorEnv is what a command run in the editor's terminal gets besides
+// the editor's own environment: the workspace's command path, which the
+// policy resolved its programs through, and the configured variables.
+// Local terminals have both in their base environment already.
+func (w *Workspace) editorEnv(term CommandRunner) map[string]string {
+	if !w.termViaEditor || term != w.term {
+		return nil
+	}
+	env := map[string]string{"PATH": w.cfg.PATH}
+	for _, kv := range w.cfg.Env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	return env
+}
+
+// CommandPath is the PATH the workspace's commands run with.
+func (w *Workspace) CommandPath() string { return w.cfg.PATH }
 
 // The choices of WorkspaceConfig.EditTools.
 const (
@@ -348,6 +387,7 @@ func (w *Workspace) Close() error {
 		errs = append(errs, os.RemoveAll(w.bg.tempDir))
 	}
 	w.bg.mu.Unlock()
+	errs = append(errs, w.hooks.close())
 	if w.tempDir != "" {
 		errs = append(errs, os.RemoveAll(w.tempDir))
 	}
@@ -464,7 +504,7 @@ func (w *Workspace) Notices() []string {
 	out = append(out, w.libNotices...)
 	w.libNotices = nil
 	w.libMu.Unlock()
-	return out
+	return append(out, w.hooks.takeNotices()...)
 }
 
 // Describe implements agent.Workspace: the system prompt's lines about
