@@ -170,7 +170,7 @@ func (c *Checkpoints) Put(data []byte) (string, error) {
 		werr = cerr
 	}
 	if werr == nil {
-		werr = os.Rename(tmp.Name(), path)
+		werr = replaceFile(tmp.Name(), path)
 	}
 	if werr != nil {
 		os.Remove(tmp.Name())
@@ -188,7 +188,8 @@ func (c *Checkpoints) Sync(hashes ...string) error {
 			return fmt.Errorf("%w: bad hash %q", ErrObjectMissing, h)
 		}
 		path := c.objectPath(h)
-		f, err := os.Open(path)
+		// Read-write: Windows flushes only handles that may write.
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrObjectMissing, err)
 		}
@@ -200,13 +201,7 @@ func (c *Checkpoints) Sync(hashes ...string) error {
 		dirs[filepath.Dir(path)] = true
 	}
 	for dir := range dirs {
-		d, err := os.Open(dir)
-		if err != nil {
-			return fmt.Errorf("checkpoints: %w", err)
-		}
-		err = d.Sync()
-		d.Close()
-		if err != nil {
+		if err := syncDirectory(dir); err != nil {
 			return fmt.Errorf("checkpoints: %w", err)
 		}
 	}

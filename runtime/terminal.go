@@ -1,12 +1,9 @@
-//go:build unix
-
 package runtime
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/acp-agent/acp-agent/policy"
@@ -185,6 +181,7 @@ type Process struct {
 	confined *sandbox.Proc // nil unless run by a sandbox helper
 	out      *tailBuffer
 	cgroup   *cgroup // nil without CgroupParent
+	sys      procSys // what the OS keeps per process (a Windows job)
 
 	killOnce sync.Once
 	killReq  chan struct{} // closed by the first kill request
@@ -296,10 +293,13 @@ func (t *LocalTerminal) Start(ctx context.Context, spec CommandSpec) (*Process, 
 	return p, nil
 }
 
-// waitResult is how a process ended: its wait status when known, and an
-// error that is not about the status.
+// waitResult is how a process ended: its exit code or the name of the
+// signal that ended it when known, and an error that is not about the
+// status.
 type waitResult struct {
-	status *syscall.WaitStatus
+	known  bool
+	code   int
+	signal string
 	err    error
 }
 
@@ -310,83 +310,22 @@ func (t *LocalTerminal) startLocal(p *Process, cmd *exec.Cmd, cgroupFD int) (fun
 		return nil, err
 	}
 	p.pid = cmd.Process.Pid
+	// Where the OS needs it (Windows), the process is put in its kill
+	// group before it runs.
+	if err := p.attach(cmd.Process); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, err
+	}
 	return func() waitResult {
 		err := cmd.Wait()
-		var ws *syscall.WaitStatus
-		if ps := cmd.ProcessState; ps != nil {
-			if st, ok := ps.Sys().(syscall.WaitStatus); ok {
-				ws = &st
-			}
-		}
+		res := processResult(cmd.ProcessState)
 		var exitErr *exec.ExitError
 		if errors.As(err, &exitErr) || errors.Is(err, exec.ErrWaitDelay) {
 			err = nil // the status says it all
 		}
-		return waitResult{status: ws, err: err}
-	}, nil
-}
-
-// startConfined has one of the terminal's sandbox helpers run cmd: its
-// output comes through a pipe this side drains, bounded by WaitDelay
-// after the exit like exec.Cmd's.
-func (t *LocalTerminal) startConfined(p *Process, cmd *exec.Cmd, network bool, cgroupFD int) (func() waitResult, error) {
-	pol := t.sandbox.Policy
-	pol.Network = pol.Network || network
-	env := cmd.Env
-	if pol.TempDir != "" {
-		env = append(env, "TMPDIR="+pol.TempDir)
-	}
-	devNull, err := os.Open(os.DevNull)
-	if err != nil {
-		return nil, err
-	}
-	defer devNull.Close()
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	files := []*os.File{devNull, pw, pw}
-	if cgroupFD >= 0 {
-		// A copy the File owns: cg keeps and closes its own.
-		dup, err := syscall.Dup(cgroupFD)
-		if err != nil {
-			pr.Close()
-			pw.Close()
-			return nil, fmt.Errorf("cgroup: %w", err)
-		}
-		cg := os.NewFile(uintptr(dup), "cgroup")
-		defer cg.Close()
-		files = append(files, cg)
-	}
-	req := sandbox.Request{Policy: pol, Path: cmd.Path, Argv: cmd.Args, Env: env, Dir: cmd.Dir, Cgroup: cgroupFD >= 0}
-	sp, err := t.launcher.Start(req, files)
-	pw.Close()
-	if err != nil {
-		pr.Close()
-		return nil, fmt.Errorf("sandbox: %w", err)
-	}
-	p.pid, p.confined = sp.Pid(), sp
-	copied := make(chan struct{})
-	t.wg.Add(1)
-	go func() {
-		defer t.wg.Done()
-		defer close(copied)
-		_, _ = io.Copy(p.out, pr)
-	}()
-	return func() waitResult {
-		ws, err := sp.Wait()
-		timer := time.NewTimer(t.waitDelay)
-		select {
-		case <-copied:
-		case <-timer.C:
-		}
-		timer.Stop()
-		pr.Close()
-		<-copied
-		if err != nil {
-			return waitResult{err: err}
-		}
-		return waitResult{status: &ws}
+		res.err = err
+		return res
 	}, nil
 }
 
@@ -436,7 +375,7 @@ func (p *Process) requestKill(timedOut bool) {
 		if timedOut {
 			p.timedOut.Store(true)
 		}
-		p.killErr = p.signalGroup(syscall.SIGTERM)
+		p.killErr = p.terminate()
 		close(p.killReq)
 	})
 }
@@ -453,40 +392,19 @@ func (p *Process) killRequested() bool {
 // hardKill sends SIGKILL to the group and, with a cgroup, kills every
 // member of the cgroup (including setsid escapees).
 func (p *Process) hardKill() {
-	_ = p.signalGroup(syscall.SIGKILL)
+	_ = p.forceKill()
 	if p.cgroup != nil {
 		_ = p.cgroup.kill()
 	}
 }
 
-// signalGroup signals the process group; a group that is already gone
-// (ESRCH) is not an error.
-//
-// After the leader is reaped its pgid number can in principle be reused,
-// but only once no member of the group is left; signalling then can reach
-// an unrelated group that took the number. Signals after exit are
-// therefore limited to finish (right after the reap, when a kill was
-// requested) and Release.
-func (p *Process) signalGroup(sig syscall.Signal) error {
-	if p.confined != nil {
-		// The helper signals the group only while the command runs, so
-		// a reused pid is never reached.
-		return p.confined.Signal(sig)
-	}
-	err := syscall.Kill(-p.pid, sig)
-	if err == nil || errors.Is(err, syscall.ESRCH) {
-		return nil
-	}
-	return fmt.Errorf("signal process group %d with %v: %w", p.pid, sig, err)
-}
-
 func (p *Process) finish(res waitResult) {
 	st := &ExitStatus{TimedOut: p.timedOut.Load()}
-	if ws := res.status; ws != nil {
-		if ws.Signaled() {
-			st.Signal = signalName(ws.Signal())
+	if res.known {
+		if res.signal != "" {
+			st.Signal = res.signal
 		} else {
-			code := ws.ExitStatus()
+			code := res.code
 			st.ExitCode = &code
 		}
 	}
@@ -582,10 +500,11 @@ func (p *Process) Release() error {
 	p.releaseOnce.Do(func() {
 		killErr := p.Kill()
 		<-p.done
-		errs := []error{killErr, p.signalGroup(syscall.SIGKILL)}
+		errs := []error{killErr, p.forceKill()}
 		if p.cgroup != nil {
 			errs = append(errs, p.cgroup.destroy())
 		}
+		errs = append(errs, p.detach())
 		p.t.mu.Lock()
 		delete(p.t.procs, p)
 		p.t.mu.Unlock()
@@ -620,6 +539,9 @@ func (t *LocalTerminal) Close() error {
 }
 
 func minimalEnv() []string {
+	if env := platformMinimalEnv(); env != nil {
+		return env // Windows
+	}
 	home := os.Getenv("HOME")
 	if home == "" || !filepath.IsAbs(home) {
 		home = "/"
@@ -685,20 +607,4 @@ func mergeEnv(base []string, extra map[string]string, sortedNames []string) []st
 		out = append(out, n+"="+extra[n])
 	}
 	return out
-}
-
-var signalNames = map[syscall.Signal]string{
-	syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT",
-	syscall.SIGILL: "SIGILL", syscall.SIGTRAP: "SIGTRAP", syscall.SIGABRT: "SIGABRT",
-	syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE", syscall.SIGKILL: "SIGKILL",
-	syscall.SIGUSR1: "SIGUSR1", syscall.SIGSEGV: "SIGSEGV", syscall.SIGUSR2: "SIGUSR2",
-	syscall.SIGPIPE: "SIGPIPE", syscall.SIGALRM: "SIGALRM", syscall.SIGTERM: "SIGTERM",
-	syscall.SIGXCPU: "SIGXCPU", syscall.SIGXFSZ: "SIGXFSZ", syscall.SIGSYS: "SIGSYS",
-}
-
-func signalName(s syscall.Signal) string {
-	if n, ok := signalNames[s]; ok {
-		return n
-	}
-	return fmt.Sprintf("SIG%d", int(s))
 }

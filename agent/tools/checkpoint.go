@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/acp-agent/acp-agent/runtime"
@@ -142,11 +141,7 @@ func statKey(path string) (fileKey, bool) {
 	if err != nil || !fi.Mode().IsRegular() {
 		return fileKey{}, false
 	}
-	k := fileKey{size: fi.Size(), mtime: fi.ModTime()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		k.ino = uint64(st.Ino)
-	}
-	return k, true
+	return fileKey{size: fi.Size(), mtime: fi.ModTime(), ino: runtime.FileID(fi)}, true
 }
 
 // aroundCommand keeps what a command changes in the workspace: the files

@@ -1,18 +1,10 @@
-//go:build unix && !linux
+//go:build !linux
 
 package runtime
 
-import (
-	"errors"
-	"syscall"
-)
+import "errors"
 
-// sysProcAttr puts the child in its own process group. Pdeathsig and
-// cgroups are Linux-only.
-func sysProcAttr(int) *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true}
-}
-
+// cgroup is Linux-only; elsewhere CgroupParent makes Start fail.
 type cgroup struct{ fd int }
 
 func newCgroup(string) (*cgroup, error) {

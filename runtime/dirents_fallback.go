@@ -26,7 +26,7 @@ func openListedDir(e entry) (*dirHandle, []fs.DirEntry, bool) {
 	}
 	closeBoth := func() { f.Close(); sub.Close() }
 	fi, err := f.Stat()
-	if err != nil || !sameAsListed(fi, e.d) {
+	if err != nil || !sameAsListed(fi, e) {
 		closeBoth()
 		return nil, nil, false
 	}
@@ -40,8 +40,19 @@ func openListedDir(e entry) (*dirHandle, []fs.DirEntry, bool) {
 	return h, entries, true
 }
 
-// sameAsListed reports whether fi is the inode the listing showed for d.
-func sameAsListed(fi fs.FileInfo, d fs.DirEntry) bool {
-	listed, err := d.Info()
-	return err == nil && os.SameFile(fi, listed)
+// sameAsListed reports whether fi, of what was opened at e's name, is
+// the file the listing showed for e. Where the listing carries no file
+// identity (Windows on FAT, SMB or Wine lists files without their index),
+// the entry is looked at again without following a link: it must still
+// be of the listed type and the very file opened.
+func sameAsListed(fi fs.FileInfo, e entry) bool {
+	listed, err := e.d.Info()
+	if err == nil && os.SameFile(fi, listed) {
+		return true
+	}
+	if e.dir.root == nil {
+		return false
+	}
+	again, err := e.dir.root.Lstat(e.d.Name())
+	return err == nil && again.Mode().Type() == e.d.Type() && os.SameFile(fi, again)
 }
