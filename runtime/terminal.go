@@ -100,6 +100,10 @@ type CommandSpec struct {
 	// SandboxNetwork lets this command use the network inside the
 	// terminal's sandbox even when its policy keeps the network off.
 	SandboxNetwork bool
+	// CmdLine, on Windows, is the whole command line the program gets,
+	// instead of Args quoted and joined (cmd.exe parses its own /c line,
+	// which Go's quoting would change). Ignored elsewhere.
+	CmdLine string
 }
 
 // ExitStatus is how a process ended.
@@ -271,7 +275,7 @@ func (t *LocalTerminal) Start(ctx context.Context, spec CommandSpec) (*Process, 
 	if t.sandbox != nil {
 		wait, err = t.startConfined(p, cmd, spec.SandboxNetwork, cgroupFD)
 	} else {
-		wait, err = t.startLocal(p, cmd, cgroupFD)
+		wait, err = t.startLocal(p, cmd, spec.CmdLine, cgroupFD)
 	}
 	if cg != nil {
 		cg.closeFD()
@@ -304,8 +308,9 @@ type waitResult struct {
 }
 
 // startLocal forks cmd from the agent.
-func (t *LocalTerminal) startLocal(p *Process, cmd *exec.Cmd, cgroupFD int) (func() waitResult, error) {
+func (t *LocalTerminal) startLocal(p *Process, cmd *exec.Cmd, cmdLine string, cgroupFD int) (func() waitResult, error) {
 	cmd.SysProcAttr = sysProcAttr(cgroupFD)
+	setCmdLine(cmd.SysProcAttr, cmdLine)
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}

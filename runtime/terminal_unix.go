@@ -30,6 +30,9 @@ func (p *Process) terminate() error { return p.signalGroup(syscall.SIGTERM) }
 // forceKill sends SIGKILL to the process group.
 func (p *Process) forceKill() error { return p.signalGroup(syscall.SIGKILL) }
 
+// setCmdLine does nothing: Unix programs get their arguments as a list.
+func setCmdLine(*syscall.SysProcAttr, string) {}
+
 // platformMinimalEnv is nil: minimalEnv's own is the Unix one.
 func platformMinimalEnv() []string { return nil }
 

@@ -38,6 +38,13 @@ func sysProcAttr(int) *syscall.SysProcAttr {
 	}
 }
 
+// setCmdLine gives the program exactly line as its command line.
+func setCmdLine(a *syscall.SysProcAttr, line string) {
+	if line != "" {
+		a.CmdLine = line
+	}
+}
+
 // attach puts the suspended process in a new kill-on-close job and lets
 // it run.
 func (p *Process) attach(proc *os.Process) error {

@@ -576,7 +576,7 @@ func (w *Workspace) parseCommand(args json.RawMessage) (command, error) {
 	if c.cwd, err = w.local.CheckDir(c.cwd); err != nil {
 		return c, err
 	}
-	c.parsed, err = policy.ParseCommandLine(a.Command, policy.NewLookPath(w.cfg.PATH, c.cwd))
+	c.parsed, err = w.parseLine(a.Command, c.cwd)
 	if err != nil {
 		return c, fmt.Errorf("the command cannot be run: %w", err)
 	}
@@ -589,7 +589,7 @@ func (w *Workspace) parseCommand(args json.RawMessage) (command, error) {
 func (w *Workspace) runCommandTool() agent.Tool {
 	return agent.Tool{
 		Name: ToolRunCommand,
-		Description: "Run a shell command line (bash -c) in the workspace and return its combined output and exit status. " +
+		Description: "Run a shell command line (" + w.shellName() + ") in the workspace and return its combined output and exit status. " +
 			"Use it to build, test, run git and the like. Output beyond a limit keeps its end. Commands are killed at their timeout. " +
 			"The user may be asked to approve the command; keep lines simple (no command substitution or redirection to files) so approvals can be remembered.",
 		ShortDescription: "Run a shell command",
@@ -638,11 +638,10 @@ func (w *Workspace) runCommandTool() agent.Tool {
 			// What the command changes in the workspace can be rewound.
 			after := w.aroundCommand(ctx)
 			defer after()
-			res, err := term.Run(ctx, runtime.CommandSpec{
-				Command: w.shell(), Args: []string{"-c", c.line}, Cwd: c.cwd,
-				OutputByteLimit: w.cfg.OutputByteLimit, Timeout: c.timeout,
-				SandboxNetwork: w.cfg.SandboxNetworkInFullAccess && agent.RunningMode(ctx) == policy.ModeFullAccess,
-			}, func(id string) {
+			spec := w.commandSpec(c.line, c.cwd)
+			spec.OutputByteLimit, spec.Timeout = w.cfg.OutputByteLimit, c.timeout
+			spec.SandboxNetwork = w.cfg.SandboxNetworkInFullAccess && agent.RunningMode(ctx) == policy.ModeFullAccess
+			res, err := term.Run(ctx, spec, func(id string) {
 				// The editor shows the terminal live in the tool call.
 				content = []agent.ToolContent{{TerminalID: id}}
 				agent.ToolProgress(ctx, content)
@@ -657,16 +656,6 @@ func (w *Workspace) runCommandTool() agent.Tool {
 			return r, nil
 		},
 	}
-}
-
-// shell is the shell that runs command lines: bash, because the policy
-// parses lines as bash (in dash, "ls &>/dev/null" means "run ls in the
-// background"); sh only where there is no bash.
-func (w *Workspace) shell() string {
-	if p, err := policy.NewLookPath(w.cfg.PATH, w.roots[0])("bash"); err == nil {
-		return p
-	}
-	return "/bin/sh"
 }
 
 // commandResult is what the model (and, without an editor terminal, the

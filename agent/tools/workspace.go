@@ -64,6 +64,10 @@ type WorkspaceConfig struct {
 	// PATH is the fixed search path of commands; empty means
 	// policy.DefaultPath.
 	PATH string
+	// Shell runs run_command's lines (CheckShell): "" is bash on Unix
+	// and PowerShell on Windows; "pwsh", "powershell" or "cmd" choose
+	// on Windows.
+	Shell string
 	// Sandbox, if set, confines the commands of the local terminal (not
 	// the editor's: there the editor decides): its policy gets the
 	// session's roots as WritableRoots and a per-session TempDir.
@@ -88,6 +92,10 @@ type WorkspaceConfig struct {
 	// although the user asked for it: sessions say so once and ask for
 	// every command.
 	SandboxUnavailable string
+	// Unconfined, if set, says that local commands run without a sandbox
+	// because the OS has none here (Windows): sessions say so once, at
+	// the first command, and commands ask as the mode says.
+	Unconfined string
 }
 
 // Workspace is where a session's built-in tools work: the session's roots,
@@ -314,6 +322,15 @@ func (w *Workspace) SandboxMissing() string {
 		return ""
 	}
 	return w.cfg.SandboxUnavailable
+}
+
+// Unconfined is the configured note that local commands run without a
+// sandbox (the editor's terminal is the editor's).
+func (w *Workspace) Unconfined() string {
+	if w.termViaEditor {
+		return ""
+	}
+	return w.cfg.Unconfined
 }
 
 // SandboxAutoApproves implements agent.Workspace: the local commands are

@@ -58,6 +58,9 @@ type fileConfig struct {
 	RulesFiles *bool `json:"rulesFiles"`
 	// Sandbox of local commands (sandbox.go).
 	Sandbox *sandboxFile `json:"sandbox"`
+	// Shell runs run_command's lines on Windows: pwsh, powershell or cmd
+	// (tools.CheckShell); unset: pwsh where installed, else powershell.
+	Shell string `json:"shell"`
 	// Caps of one streamed model response (limits.go).
 	MaxToolArgumentBytes *int `json:"maxToolArgumentBytes"`
 	MaxResponseTextBytes *int `json:"maxResponseTextBytes"`
@@ -78,7 +81,7 @@ type fileModel struct {
 var (
 	configKeys = []string{"model", "models", "maxRetries", "promptTimeout", "executionState", "logLevel", "logFile", "modelsFile", "telemetryFile",
 		"mode", "permission", "allowedCommands", "deniedCommands", "readOnlyRoots", "deniedPathPrefixes", "commandTimeout", "maxCommandRuntime", "sessionDir", "stopHooks", "offloadThreshold", "modelTitles", "resize",
-		"maxToolArgumentBytes", "maxResponseTextBytes", "sandbox", "rulesFiles", "hooks", "discoverModels"}
+		"maxToolArgumentBytes", "maxResponseTextBytes", "sandbox", "rulesFiles", "hooks", "discoverModels", "shell"}
 	modelKeys = []string{"model", "name", "description", "baseUrl", "apiKeyEnv", "thoughtLevels", "thoughtLevel"}
 )
 
@@ -188,6 +191,9 @@ func parseConfig(data []byte) (*fileConfig, error) {
 	if err := cfg.checkStreamLimits(); err != nil {
 		return nil, err
 	}
+	if err := tools.CheckShell(cfg.Shell); err != nil {
+		return nil, fmt.Errorf(`"shell": %w`, err)
+	}
 	if cfg.MaxRetries != nil && *cfg.MaxRetries < 0 {
 		return nil, fmt.Errorf(`"maxRetries" must not be negative, got %d`, *cfg.MaxRetries)
 	}
@@ -240,6 +246,7 @@ func (c *fileConfig) workspace() tools.WorkspaceConfig {
 		Terminal:       policy.Terminal{AllowedCommands: c.AllowedCommands, DeniedCommands: c.DeniedCommands, MaxRuntime: c.maxCommandRuntime},
 		CommandTimeout: c.commandTimeout,
 		NoRules:        c.RulesFiles != nil && !*c.RulesFiles,
+		Shell:          c.Shell,
 	}
 }
 

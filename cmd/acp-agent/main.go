@@ -69,9 +69,10 @@ func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []
 		// What this machine can do for the agent (not the protocol).
 		st := sandbox.Probe()
 		fmt.Fprintf(stdout, "acp-agent %s\nsandbox: %s\n", version, st)
-		if !st.Available {
+		if !st.Available && !unconfinedByDesign {
 			fmt.Fprintln(stdout, "commands are not confined here: with --sandbox auto or on, every command asks for permission")
 		}
+		platformDoctor(stdout) // Windows and macOS (platform.go)
 		return nil
 	}
 	if len(args) > 0 && args[0] == "exec" {
@@ -350,6 +351,9 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 		return nil, nil, nil, err
 	}
 	st.workspace.Sandbox, st.workspace.SandboxUnavailable = sb, unavailable
+	if sb == nil && unavailable == "" {
+		st.workspace.Unconfined = unconfinedNote(st.sandboxFlags, st.sandboxFile)
+	}
 	st.workspace.SandboxNetworkInFullAccess = netInFullAccess
 	st.workspace.SandboxAutoApprove = sb != nil && st.sandboxFlags.autoApproveSetting(st.fs, st.sandboxFile, st.getenv)
 	retry := agent.RetryPolicy{MaxRetries: st.maxRetries}
