@@ -142,10 +142,12 @@ type Workspace struct {
 // checked against the workspace rules before any of them.
 func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, editor Editor) (*Workspace, error) {
 	roots := append([]string{cwd}, extra...)
-	for _, r := range roots {
+	for i, r := range roots {
 		if !filepath.IsAbs(r) {
 			return nil, fmt.Errorf("workspace root %q is not an absolute path", r)
 		}
+		// One spelling for every comparison (Windows: no \\?\ prefix).
+		roots[i] = policy.CanonicalPath(r)
 	}
 	denied := cfg.DeniedPathPrefixes
 	if denied == nil {
