@@ -4,7 +4,7 @@ BIN     := bin/acp-agent
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: all build demo test vet fmt-check unit golden bench fuzz clean
+.PHONY: all build demo test vet fmt-check unit cross wine-test golden bench fuzz clean
 
 all: build
 
@@ -15,7 +15,7 @@ build:
 demo: build
 	$(GO) run ./cmd/acp-demo -agent $(BIN)
 
-test: vet fmt-check unit
+test: vet fmt-check unit cross wine-test
 
 vet:
 	$(GO) vet ./...
@@ -26,6 +26,21 @@ fmt-check:
 
 unit:
 	$(GO) test -race -count=1 -timeout 10m ./...
+
+# Every release target builds, so no change breaks another platform
+# unnoticed (docs/platforms.md).
+TARGETS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+cross:
+	@for t in $(TARGETS); do \
+	  echo "go build ./... for $$t"; \
+	  GOOS=$${t%/*} GOARCH=$${t#*/} CGO_ENABLED=0 $(GO) build ./... || exit 1; \
+	done
+
+# The Windows test binaries under Wine, where Wine is set up (.ci/run
+# does: source .ci/wine/setup.sh).
+wine-test:
+	@if [ -n "$$WINE" ]; then .ci/wine/test.sh; \
+	else echo "wine-test: skipped (no Wine; source .ci/wine/setup.sh to run it)"; fi
 
 # Rewrite golden files from the current encoders (review the diff!).
 golden:
