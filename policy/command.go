@@ -12,7 +12,6 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-
 // SimpleCommand is one simple command of a shell line.
 type SimpleCommand struct {
 	// Name is argv[0] as written after quote removal ("git" for g'i't,
@@ -783,5 +782,3 @@ func NewLookPath(path, cwd string) func(string) (string, error) {
 		return "", fmt.Errorf("look up %q in %s: %w", name, path, os.ErrNotExist)
 	}
 }
-
-

@@ -56,14 +56,14 @@ func TestWindowsPathsResolveInsideTheirRoots(t *testing.T) {
 
 func TestCanonicalPathDropsOnlyLongPathPrefixes(t *testing.T) {
 	for in, want := range map[string]string{
-		`\\?\C:\w`:                `C:\w`,
-		`\\?\d:\`:                 `d:\`,
-		`\\?\UNC\host\share\x`:    `\\host\share\x`,
-		`\\?\unc\host\share`:      `\\host\share`,
-		`\\.\C:\w`:                `\\.\C:\w`,
-		`\\?\Volume{1234}\w`:      `\\?\Volume{1234}\w`,
-		`C:\w`:                    `C:\w`,
-		`\\host\share\w`:          `\\host\share\w`,
+		`\\?\C:\w`:             `C:\w`,
+		`\\?\d:\`:              `d:\`,
+		`\\?\UNC\host\share\x`: `\\host\share\x`,
+		`\\?\unc\host\share`:   `\\host\share`,
+		`\\.\C:\w`:             `\\.\C:\w`,
+		`\\?\Volume{1234}\w`:   `\\?\Volume{1234}\w`,
+		`C:\w`:                 `C:\w`,
+		`\\host\share\w`:       `\\host\share\w`,
 	} {
 		require.Equal(t, want, CanonicalPath(in), in)
 	}
