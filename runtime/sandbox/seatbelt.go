@@ -89,7 +89,7 @@ func SeatbeltProfile(p Policy) (string, error) {
 	if p.Network {
 		b.WriteString(seatbeltNetwork)
 	} else {
-		b.WriteString("; off: no network rule, so (deny default) refuses every socket but local ones.\n")
+		b.WriteString("; off: no network rule, so (deny default) refuses every socket.\n")
 	}
 	return b.String(), nil
 }
