@@ -86,7 +86,7 @@ func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []
 		return fmt.Errorf("unexpected argument %q (see --help)", st.fs.Arg(0))
 	}
 	if st.version {
-		_, err := fmt.Fprintf(stdout, "acp-agent %s\nsandbox: %s\n", version, sandbox.Probe())
+		_, err := fmt.Fprintf(stdout, "%s\nsandbox: %s\n", versionLine(), sandbox.Probe())
 		return err
 	}
 	a, log, cleanup, err := st.newAgent(stderr)

@@ -268,7 +268,7 @@ func TestRunFlags(t *testing.T) {
 		wantStdout string
 		wantStderr string
 	}{
-		{name: "version", args: []string{"--version"}, wantStdout: "acp-agent " + version + "\nsandbox: " + sandbox.Probe().String() + "\n"},
+		{name: "version", args: []string{"--version"}, wantStdout: versionLine() + "\nsandbox: " + sandbox.Probe().String() + "\n"},
 		{name: "doctor", args: []string{"doctor"}, wantStdout: "acp-agent " + version + "\nsandbox: " + sandbox.Probe().String() + "\n" + platformDoctorText()},
 		{name: "help", args: []string{"--help"}, wantErr: flag.ErrHelp, wantStderr: "-model string"},
 		{name: "unknown flag", args: []string{"--bogus"}, wantErrMsg: "bogus"},
