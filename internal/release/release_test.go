@@ -169,7 +169,9 @@ func TestAgentJSONFollowsTheRegistryRules(t *testing.T) {
 			m["distribution"].(map[string]any)["brew"] = map[string]any{"package": "x"}
 		},
 		"unknown platform": func(m map[string]any) { binOf(m)["linux-arm"] = binOf(m)["linux-x86_64"] },
-		"latest":           func(m map[string]any) { target(m)["archive"] = "https://github.com/a/b/releases/latest/download/x.tar.gz" },
+		"latest": func(m map[string]any) {
+			target(m)["archive"] = "https://github.com/a/b/releases/latest/download/x.tar.gz"
+		},
 		"other version": func(m map[string]any) {
 			target(m)["archive"] = "https://github.com/acp-agent/acp-agent/releases/download/v0.1.9/x.tar.gz"
 		},
