@@ -11,8 +11,8 @@ trap 'rm -rf "$out"' EXIT
 tags=(-tags winetest -ldflags=-checklinkname=0)
 export GOOS=windows GOARCH=amd64 CGO_ENABLED=0
 go build "${tags[@]}" -o "$out/acp-agent.exe" ./cmd/acp-agent
-for pkg in persistence runtime policy cmd/acp-agent; do
-  go test -c "${tags[@]}" -o "$out/$(basename "$pkg").test.exe" "./$pkg"
+for pkg in persistence runtime runtime/keychain policy cmd/acp-agent; do
+  go test -c "${tags[@]}" -o "$out/${pkg//\//_}.test.exe" "./$pkg"
 done
 unset GOOS GOARCH CGO_ENABLED
 winpath() { echo "Z:${1//\//\\}"; }
@@ -21,7 +21,7 @@ run() { # run PKG ARGS...: one test binary, in its package directory
   local pkg=$1; shift
   local start=$SECONDS
   if (cd "$pkg" && ACP_AGENT_TEST_BIN=$(winpath "$out/acp-agent.exe") \
-      timeout 600 "$WINE" "$out/$(basename "$pkg").test.exe" -test.count=1 -test.timeout 9m "$@" >"$out/log" 2>&1); then
+      timeout 600 "$WINE" "$out/${pkg//\//_}.test.exe" -test.count=1 -test.timeout 9m "$@" >"$out/log" 2>&1); then
     echo "ok    $pkg (wine, $((SECONDS - start))s, $(grep -c '^--- SKIP' "$out/log" || true) skipped)"
   else
     echo "FAIL  $pkg (wine)"; grep -v 'level=INFO' "$out/log" | tail -60; status=1
@@ -32,6 +32,7 @@ run() { # run PKG ARGS...: one test binary, in its package directory
 # loop keeps 20 of its 200 runs (TerminateProcess mid-write).
 KILL9_RUNS=20 run persistence -test.v -test.skip 'TestOpenAfterTruncationAtEveryOffset'
 run runtime -test.v
+run runtime/keychain -test.v
 run policy -test.v -test.run 'Windows|Canonical|Unparsed'
 run cmd/acp-agent -test.v
 exit $status

@@ -28,6 +28,12 @@ import (
 type Config struct {
 	// Model is "PROVIDER/MODEL"; empty means DefaultModel.
 	Model string
+	// TerminalLogin, if set, is advertised as a "terminal" auth method to
+	// clients that can run one (auth.terminal, or Zed's and the ACP
+	// registry's _meta "terminal-auth"): the client reruns the agent with
+	// Args in a terminal (acp-agent login). Command is the agent's own
+	// path, for clients that take the legacy _meta launch hint.
+	TerminalLogin *TerminalLogin
 	// Getenv reads provider settings (API keys, base URLs); nil means
 	// os.Getenv. Tests pass their own so they never see the real keys.
 	Getenv func(string) string
@@ -167,7 +173,7 @@ func mcpCapabilities() acp.McpCapabilities {
 const authMethodID = "configure-model"
 
 // Initialize implements acp.Agent. It advertises only what is implemented.
-func (a *Agent) Initialize(_ context.Context, _ *acp.InitializeRequest) (*acp.InitializeResponse, error) {
+func (a *Agent) Initialize(_ context.Context, req *acp.InitializeRequest) (*acp.InitializeResponse, error) {
 	resp := &acp.InitializeResponse{
 		ProtocolVersion: acp.ProtocolVersionV1,
 		AgentCapabilities: acp.AgentCapabilities{
@@ -195,6 +201,9 @@ func (a *Agent) Initialize(_ context.Context, _ *acp.InitializeRequest) (*acp.In
 		resp.AuthMethods = append(resp.AuthMethods, acp.AuthMethod{Agent: &acp.AuthMethodAgent{
 			ID: authMethodID, Name: "Configure a model", Description: a.modelErr.Error(),
 		}})
+	}
+	if m := a.terminalLogin(req); m != nil {
+		resp.AuthMethods = append(resp.AuthMethods, *m)
 	}
 	return resp, nil
 }

@@ -78,7 +78,12 @@ func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []
 	if len(args) > 0 && args[0] == "exec" {
 		return runExec(ctx, stdin, stdout, stderr, args[1:])
 	}
-	st, err := parseSettings("acp-agent", args, stderr, os.Getenv, nil)
+	if len(args) > 0 && args[0] == "login" {
+		return runLogin(ctx, stdin, stdout, stderr, args[1:], os.Getenv) // login.go
+	}
+	// What acp-agent login stored fills in what the environment leaves
+	// unset.
+	st, err := parseSettings("acp-agent", args, stderr, withCredentials(os.Getenv), nil)
 	if err != nil {
 		return err
 	}
@@ -163,7 +168,7 @@ func parseSettings(name string, args []string, stderr io.Writer, getenv func(str
 	}
 	fs.Usage = func() {
 		if name == "acp-agent" {
-			fmt.Fprintf(fs.Output(), "Usage: acp-agent [flags]\n       acp-agent exec [flags] PROMPT   (run one turn here, without an editor; see acp-agent exec --help)\n\nacp-agent speaks the Agent Client Protocol on stdin/stdout; editors start it as a subprocess.\nEnvironment: OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL.\n\nFlags:\n")
+			fmt.Fprintf(fs.Output(), "Usage: acp-agent [flags]\n       acp-agent exec [flags] PROMPT   (run one turn here, without an editor; see acp-agent exec --help)\n       acp-agent login                 (set up a provider's API key; see acp-agent login --help)\n\nacp-agent speaks the Agent Client Protocol on stdin/stdout; editors start it as a subprocess.\nEnvironment: OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL.\n\nFlags:\n")
 		} else {
 			fmt.Fprintf(fs.Output(), "Usage: acp-agent exec [flags] PROMPT\n\nRuns one turn in the current directory and prints the answer, tool calls and results.\nPROMPT \"-\" reads the prompt from stdin. Exit status: 0 end_turn, 1 error, 2 usage,\n3 max_tokens or max_turn_requests, 4 refusal, 130 cancelled.\n\nFlags:\n")
 		}
@@ -365,7 +370,7 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 		ExecutionStates: st.execState, PromptTimeout: st.promptTimeout,
 		Workspace: st.workspace, Mode: st.mode, PermissionPolicy: st.permission, Store: store,
 		StopHooks: st.stopHooks, Hooks: st.hooks, HooksTrustFile: hooksTrustFile(st.getenv), OffloadThreshold: st.offload, ModelTitles: st.modelTitles, Resize: st.resize,
-		StreamLimits: st.streamLimits})
+		StreamLimits: st.streamLimits, TerminalLogin: terminalLogin()})
 	return a, log, cleanup, nil
 }
 
