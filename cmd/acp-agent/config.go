@@ -85,10 +85,14 @@ var (
 	modelKeys = []string{"model", "name", "description", "baseUrl", "apiKeyEnv", "thoughtLevels", "thoughtLevel"}
 )
 
-// defaultConfigPath is $XDG_CONFIG_HOME/acp-agent/config.json, or
-// ~/.config/acp-agent/config.json; "" when neither can be found.
+// defaultConfigPath is $XDG_CONFIG_HOME/acp-agent/config.json, or on
+// Windows %APPDATA%\acp-agent\config.json, or
+// ~/.config/acp-agent/config.json; "" when none can be found.
 func defaultConfigPath(getenv func(string) string) string {
 	dir := getenv("XDG_CONFIG_HOME")
+	if a := getenv("APPDATA"); dir == "" && a != "" && onWindows {
+		dir = a // Windows: %APPDATA%\acp-agent\config.json
+	}
 	if dir == "" {
 		home := getenv("HOME")
 		if home == "" {

@@ -28,6 +28,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/tools"
 	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/policy"
+	"github.com/acp-agent/acp-agent/runtime"
 	"github.com/acp-agent/acp-agent/telemetry"
 )
 
@@ -38,7 +39,7 @@ func main() {
 	// A confined command starts as this binary in the sandbox's helper
 	// mode; it never returns then.
 	sandbox.Main(os.Args)
-	notDumpable()
+	runtime.NotDumpable()
 	// Descriptors an editor leaked to the agent never reach its commands.
 	sandbox.CloseInheritedOnExec()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -8,11 +8,14 @@ import (
 	"github.com/acp-agent/acp-agent/runtime/sandbox"
 )
 
+// onWindows: paths, defaults and the sandbox differ there.
+const onWindows = goruntime.GOOS == "windows"
+
 // unconfinedByDesign: on Windows there is no sandbox yet, so "auto"
 // means commands run unconfined, and say so, rather than that every
 // command asks (which is what "auto" means where a sandbox could exist
 // but the kernel lacks it).
-const unconfinedByDesign = goruntime.GOOS == "windows"
+const unconfinedByDesign = onWindows
 
 // unconfinedNote is what a session says at its first local command when
 // commands run without a sandbox by design ("" elsewhere, and when the
