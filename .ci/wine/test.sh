@@ -8,7 +8,7 @@ cd "$(dirname "$0")/../.."
 : "${WINE:?source .ci/wine/setup.sh first}"
 out=$(mktemp -d /tmp/acp-agent-wine.XXXXXX)
 trap 'rm -rf "$out"' EXIT
-tags=(-tags winetest -ldflags=-checklinkname=0)
+tags=(-trimpath -tags winetest -ldflags=-checklinkname=0) # -trimpath: shares make cross's compile cache
 export GOOS=windows GOARCH=amd64 CGO_ENABLED=0
 go build "${tags[@]}" -o "$out/acp-agent.exe" ./cmd/acp-agent
 for pkg in persistence runtime runtime/keychain policy cmd/acp-agent; do
