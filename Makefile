@@ -1,4 +1,4 @@
-# acp-agent: `make demo` runs an offline ACP exchange, `make test` runs the checks CI runs.
+# acp-agent: `make demo` shows an offline coding task and a reload, `make test` runs the checks CI runs.
 GO      ?= go
 BIN     := bin/acp-agent
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -13,7 +13,8 @@ all: build
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/acp-agent
 
-# A complete ACP exchange over real pipes with the offline replay model.
+# The main job, offline: a scripted coding task in a fresh Go project (read,
+# plan, an approved edit, the test run), then a restart and session/load.
 demo: build
 	$(GO) run ./cmd/acp-demo -agent $(BIN)
 

@@ -19,6 +19,10 @@ const (
 	CodeRequestCancelled int64 = -32800
 	CodeAuthRequired     int64 = -32000
 	CodeResourceNotFound int64 = -32002
+	// CodeSessionLocked is acp-agent's own code (ACP leaves -32000 to
+	// -32099 to implementations): the session is open in another agent
+	// process (docs/extensions.md, "Errors").
+	CodeSessionLocked int64 = -32001
 )
 
 // codeError is a sentinel error that carries its JSON-RPC code. Callers wrap
@@ -44,6 +48,7 @@ var (
 	ErrRequestCancelled error = &codeError{CodeRequestCancelled, "request cancelled"}
 	ErrAuthRequired     error = &codeError{CodeAuthRequired, "authentication required"}
 	ErrResourceNotFound error = &codeError{CodeResourceNotFound, "resource not found"}
+	ErrSessionLocked    error = &codeError{CodeSessionLocked, "session locked"}
 )
 
 // ErrSessionNotFound is returned for a sessionId the agent does not know.

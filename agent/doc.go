@@ -43,4 +43,21 @@
 // "PROVIDER/MODEL" spec (OpenModel): openai (any OpenAI-compatible Chat
 // Completions server) and replay (a scripted offline model). A turn's model
 // request is aborted with its context.
+//
+// # What the model is told and given back
+//
+// The system prompt (prompt.go) is built at a session's first model
+// request and kept until the history is rewritten (compaction, /clear,
+// rewind) or the model changes, so providers' prompt caches hold; a change
+// of mode or of the workspace's skills reaches the model as a reminder
+// before the next user message (Entry.Reminder), a nested rules file in the
+// result of the tool that reached it (ToolResult.Context). A tool result
+// is cut for the model to MaxToolResultBytes and MaxToolResultLines, the
+// whole kept in the offload directory, its path given (results.go). A turn
+// that reaches MaxTurnRequests ends with one more, tool-free request for a
+// summary; the same call failing LoopGuardWarnAt times gets a note, and
+// LoopGuardStopAt times ends the turn; a provider's "context too long"
+// compacts and retries once; a call cut off by the output-token limit is
+// answered with why it did not run (loop.go). docs/agent.md has the
+// reasons and the peers' choices.
 package agent

@@ -43,6 +43,8 @@ type historyState struct {
 	reported, reportedAt int
 	compaction           compact.State
 	usage                pricing.UsageReport
+	// shown is the context size the client was last shown (usage_update).
+	shown uint64
 }
 
 // entriesFromMessages turns a rewritten conversation back into transcript
@@ -56,6 +58,11 @@ func entriesFromMessages(msgs []llm.Message, old []*Entry) []Entry {
 	for _, m := range msgs {
 		switch m.Role {
 		case llm.RoleUser, llm.RoleSystem:
+			if isReminder(m) {
+				// Obsolete once the history is rewritten: the system
+				// prompt is built again from the session as it is now.
+				continue
+			}
 			e := Entry{Kind: EntryUser, Content: m.Content, Source: "prompt", Time: now}
 			if t := partsText(m.Content); strings.HasPrefix(t, compact.CompressedHistoryPrefix) {
 				e.Source = SourceSummary
@@ -132,6 +139,7 @@ func (s *Session) installLocked(entries []Entry) {
 	}
 	s.tr = tr
 	s.hist.reportedAt = 0
+	s.sys = nil // the conversation's start changed: the system prompt is built again
 }
 
 // rewriteFile replaces the session file with the session as it is now:
@@ -146,7 +154,7 @@ func (s *Session) rewriteFile() {
 	s.mu.Unlock()
 	model := s.CurrentModel()
 	j.Rewrite(JournalState{Mode: s.Mode(), Model: model.ID, ThoughtLevel: model.ReasoningEffort,
-		Decisions: s.perms.rememberedHistory(), Plan: plan}, s.Transcript())
+		Decisions: s.perms.rememberedHistory(), Plan: plan, Usage: s.usageSnapshot()}, s.Transcript())
 }
 
 // replaceToolTexts installs offloaded tool results: only the texts of
@@ -237,14 +245,37 @@ func (s *Session) contextTokensLocked(msgs []llm.Message) int {
 	return compact.ContextSize(s.hist.reported, since.messages())
 }
 
+// compactMode is why the history is being kept within the context.
+type compactMode int
+
+const (
+	// compactAuto: before a model request; offload, then compact when
+	// over the threshold (and cooled down).
+	compactAuto compactMode = iota
+	// compactForced: /compact; compacts now.
+	compactForced
+	// compactOverflow: the provider refused the prompt as too long;
+	// everything but the user's own messages goes into the summary.
+	compactOverflow
+)
+
+// DefaultUserMessageTokens is how much of the user's own messages a
+// compaction keeps verbatim in the summary message.
+const DefaultUserMessageTokens = 8_000
+
+// DefaultKeepTokens is the most a compaction keeps of the newest
+// messages verbatim (also never more than a third of the history).
+const DefaultKeepTokens = 20_000
+
 // keepWithinContext runs before each model request: offload long tool
 // results when the context is over the threshold, then compact when that
 // was not enough (seed 003). Failures are logged; the request goes on
 // with the history it has.
-func (s *Session) keepWithinContext(ctx context.Context, forced bool) error {
+func (s *Session) keepWithinContext(ctx context.Context, mode compactMode) error {
 	if s.cfg.History.Disabled {
 		return nil
 	}
+	forced := mode != compactAuto
 	s.mu.Lock()
 	s.hist.compaction.Advance()
 	msgs := s.tr.messages()
@@ -265,7 +296,7 @@ func (s *Session) keepWithinContext(ctx context.Context, forced bool) error {
 		threshold := s.contextThreshold()
 		off = compact.OffloadResult{Messages: msgs, PreviousTokens: tokens, CurrentTokens: tokens, StillExceedsThreshold: tokens >= threshold}
 	}
-	c := compact.NewCompactor(s.summarize, s.offloader())
+	c := s.compactor(mode, off.Messages)
 	s.mu.Lock()
 	st := s.hist.compaction
 	s.mu.Unlock()
@@ -295,6 +326,22 @@ func (s *Session) keepWithinContext(ctx context.Context, forced bool) error {
 	return nil
 }
 
+// compactor is the compactor for mode on the history msgs: the newest
+// messages kept verbatim are sized in tokens (none when the provider said
+// the prompt is too long), the user's own messages are kept in the
+// summary, and the summary request is bounded by the context threshold.
+func (s *Session) compactor(mode compactMode, msgs []llm.Message) *compact.Compactor {
+	c := compact.NewCompactor(s.summarize, s.offloader())
+	c.KeepLast = 0
+	c.KeepTokens = min(DefaultKeepTokens, compact.EstimateTokens(msgs)/3)
+	if mode == compactOverflow || c.KeepTokens <= 0 {
+		c.KeepTokens = 0
+	}
+	c.UserTokens = DefaultUserMessageTokens
+	c.MaxInputTokens = s.contextThreshold()
+	return c
+}
+
 // contextUsage tells the client the context's new size after the history
 // shrank (usage_update keeps used and size current).
 func (s *Session) contextUsage(ctx context.Context, used int) {
@@ -307,8 +354,10 @@ func (s *Session) contextUsage(ctx context.Context, used int) {
 	if s.cost > 0 {
 		u.Cost = &Cost{Amount: s.cost, Currency: info.Currency}
 	}
+	s.hist.shown = u.Used
 	s.mu.Unlock()
 	s.update(ctx, Update{Kind: UpdateUsage, Usage: u})
+	s.journalUsage(UsageRecord{Used: u.Used})
 }
 
 // resizeAfterTurn applies the resize policy, if any, after a turn.
@@ -324,7 +373,7 @@ func (s *Session) resizeAfterTurn(ctx context.Context) {
 	s.mu.Unlock()
 	rz := *r
 	if rz.Deep == nil {
-		rz.Deep = compact.NewCompactor(s.summarize, s.offloader()).Deep()
+		rz.Deep = s.compactor(compactAuto, msgs).Deep()
 	}
 	out, d, err := rz.Resize(ctx, msgs, turns)
 	switch {
@@ -381,7 +430,7 @@ func (s *Session) compactionUpdate(ctx context.Context, id string, st Compaction
 // Compact compacts the history now (/compact): offloaded results are
 // restored, older messages summarised by the model, the file rewritten.
 func (s *Session) Compact(ctx context.Context) error {
-	err := s.keepWithinContext(ctx, true)
+	err := s.keepWithinContext(ctx, compactForced)
 	if errors.Is(err, compact.ErrNothingToCompact) {
 		return errors.New("the conversation is too short to compact")
 	}

@@ -46,6 +46,10 @@ const (
 type PermissionAnswer struct {
 	OptionID  string
 	Cancelled bool
+	// Reason, if set, says who rejected the call when it was not the
+	// user (a client answering by its settings, such as acp-agent exec
+	// --allow none); the model is told that instead of "the user".
+	Reason string
 }
 
 // ErrPermissionCancelled ends a turn whose tool call was answered
@@ -271,6 +275,9 @@ func (s *Session) authorize(ctx context.Context, call toolCallView, info ToolCal
 		// Not an option we offered: fail closed.
 		s.log.Warn("permission answer names an unknown option; rejecting", "option", resp.OptionID)
 	}
+	if resp.Reason != "" {
+		return rejectedByUser, "This tool call was rejected (" + resp.Reason + "); it was not run. Do not retry it; say what you would have done instead."
+	}
 	return rejectedByUser, "The user rejected this tool call; it was not run. Do not retry it; ask the user how to proceed if you need it."
 }
 
@@ -350,7 +357,8 @@ func (s *Session) sandboxMissing() string {
 // run unconfined and therefore ask.
 func (s *Session) noticeSandboxMissing(ctx context.Context) {
 	s.sandboxNotice.Do(func() {
-		s.update(ctx, Update{Kind: UpdateMessage, Text: "Note: commands cannot be sandboxed here (" + s.sandboxMissing() + "), so every command asks for permission.\n\n"})
+		s.update(ctx, Update{Kind: UpdateNotice, Notice: &Notice{Severity: "warning", Title: "Commands are not sandboxed",
+			Description: "Commands cannot be sandboxed here (" + s.sandboxMissing() + "), so every command asks for permission."}})
 	})
 }
 

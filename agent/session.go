@@ -18,6 +18,11 @@ import (
 	"github.com/acp-agent/acp-agent/telemetry"
 )
 
+// DefaultMaxTurnRequests is how many model requests one turn may make
+// when MaxTurnRequests is not set: enough for long tool-using work (a
+// request per tool round), a bound on a runaway loop's cost.
+const DefaultMaxTurnRequests = 200
+
 // SessionConfig configures a Session: who it is, then four cohesive
 // parts (embedded, so their fields read as the config's own): the model
 // and how it is called, the tools and who decides about them, where its
@@ -63,7 +68,9 @@ type ModelConfig struct {
 	ModelInfo *pricing.Model
 	// SystemPrompt replaces the default system prompt when set.
 	SystemPrompt string
-	// MaxTurnRequests caps the model requests of one turn; 0 means 50.
+	// MaxTurnRequests caps the model requests of one turn; 0 means
+	// DefaultMaxTurnRequests. A turn that reaches it gets one more
+	// request, without tools, for a summary of where the work stands.
 	MaxTurnRequests int
 	// Retry is how transient model failures are retried.
 	Retry RetryPolicy
@@ -233,6 +240,11 @@ type Session struct {
 	subs          []*Subscription
 	// hooksStarted: the session-start hooks have run.
 	hooksStarted bool
+	// sys is the system prompt the model has (nil: built at the next
+	// request).
+	sys *promptSnapshot
+	// guard counts the turn's failing calls (the loop guard).
+	guard map[string]int
 }
 
 type activeTurn struct {
@@ -246,7 +258,7 @@ func NewSession(cfg SessionConfig) *Session {
 		cfg.ID = uuid.NewString()
 	}
 	if cfg.MaxTurnRequests <= 0 {
-		cfg.MaxTurnRequests = 50
+		cfg.MaxTurnRequests = DefaultMaxTurnRequests
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -338,6 +350,8 @@ func (s *Session) SetModel(m SessionModel) {
 	s.mu.Lock()
 	s.model = m
 	s.mu.Unlock()
+	// The system prompt names the model's tools; it is rebuilt for the
+	// new model at its first request (systemPrompt checks the model).
 	if j := s.cfg.Journal; j != nil {
 		j.SetModel(m.ID, m.ReasoningEffort)
 	}

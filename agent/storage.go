@@ -43,6 +43,8 @@ type JournalState struct {
 	// Decisions are the remembered permission decisions, in order.
 	Decisions []RememberedDecision
 	Plan      *Plan
+	// Usage is the session's usage (a snapshot), nil when none.
+	Usage *UsageRecord
 }
 
 // RememberedDecision is one remembered answer to a permission request, as
@@ -87,6 +89,8 @@ type Restored struct {
 	// Decisions are the remembered decisions, in order.
 	Decisions []RememberedDecision
 	Plan      *Plan
+	// Usage are the stored usage records, in order.
+	Usage []UsageRecord
 }
 
 // Restore gives a session opened from storage its transcript, remembered
@@ -107,6 +111,7 @@ func (s *Session) Restore(r Restored) error {
 	s.mu.Lock()
 	s.lastPlan = r.Plan
 	s.mu.Unlock()
+	s.restoreUsage(r.Usage)
 	return nil
 }
 
@@ -116,6 +121,7 @@ func (s *Session) ClearContext() {
 	s.mu.Lock()
 	s.tr = transcript{}
 	s.lastPlan = nil
+	s.sys = nil // a new conversation gets a new system prompt
 	s.mu.Unlock()
 	if j := s.cfg.Journal; j != nil {
 		j.Clear()

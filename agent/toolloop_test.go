@@ -70,7 +70,8 @@ func TestToolLoopAnthropic(t *testing.T) {
 		{"type":"thinking","thinking":"Need the weather.","signature":"SIG-1"},
 		{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city":"Paris"}}]}`, string(assistant))
 	user, _ := json.Marshal(msgs[2])
-	assert.JSONEq(t, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"sunny, 21C"}]}`, string(user))
+	assert.JSONEq(t, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"sunny, 21C","cache_control":{"type":"ephemeral"}}]}`, string(user),
+		"the newest block is the conversation's cache breakpoint")
 	tools, _ := json.Marshal(b.Request(t, 0)["tools"])
 	assert.Contains(t, string(tools), `"name":"get_weather"`)
 }

@@ -77,6 +77,13 @@ type ToolResult struct {
 	// it where the client cannot show a form: the user's next prompt is
 	// the answer.
 	EndTurn string
+	// Windowed: the tool already returned a page of what it has within
+	// the size limits (read_file's numbered pages, whose last line says
+	// where to continue): the session does not cut it at a line count.
+	Windowed bool
+	// Context is for the model only, after the result whatever its size:
+	// instructions the tool met on the way (a directory's rules files).
+	Context string
 }
 
 // ToolCallInfo is how a call is shown to the client and what permission

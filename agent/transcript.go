@@ -46,6 +46,12 @@ type Entry struct {
 	// source ("prompt_follow_up", "steer", "follow_up").
 	Source string    `json:"source,omitempty"`
 	Time   time.Time `json:"time"`
+	// Reminder, on a user entry, tells the model what changed in the
+	// session since its system prompt was built (the mode, the skills):
+	// sent as a user-role message before the entry's, never shown as
+	// the user's. It is not stored: a loaded session's system prompt is
+	// built afresh.
+	Reminder string `json:"reminder,omitempty"`
 	// Display is how a tool output's call was shown to the client, for
 	// session/load to show it again.
 	Display *ToolDisplay `json:"-"`
@@ -142,6 +148,9 @@ func (t *transcript) messages() []llm.Message {
 	for _, e := range t.entries {
 		switch e.Kind {
 		case EntryUser:
+			if e.Reminder != "" {
+				out = append(out, llm.Message{Role: llm.RoleUser, Content: []llm.Part{llm.TextPart(e.Reminder)}})
+			}
 			out = append(out, llm.Message{Role: llm.RoleUser, Content: e.Content})
 		case EntryAssistant:
 			out = append(out, llm.Message{Role: llm.RoleAssistant, Content: e.Content, Reasoning: e.Reasoning,

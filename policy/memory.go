@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -96,10 +97,20 @@ type Approval struct {
 	Program string   `json:"program,omitempty"`
 	Args    []string `json:"args,omitempty"`
 	Line    string   `json:"line,omitempty"`
+	// Target is the file a program that is a symlink led to when the
+	// approval was given (exact, program and git approvals): a link in
+	// a directory of the PATH swapped for one to another file is another
+	// program, and is asked about again. Empty for programs that are not
+	// symlinks.
+	Target string `json:"target,omitempty"`
 }
 
 func (a Approval) key() string {
-	return strings.Join(append([]string{a.Kind, a.Dir, a.Program, a.Line}, a.Args...), "\x00")
+	k := strings.Join(append([]string{a.Kind, a.Dir, a.Program, a.Line}, a.Args...), "\x00")
+	if a.Target != "" {
+		k += "\x00\x00target:" + a.Target
+	}
+	return k
 }
 
 // CommandMemory remembers allow_always and reject_always answers for
@@ -393,7 +404,25 @@ func exactApproval(c SimpleCommand, ctx CommandContext) Approval {
 		// "~" expanded by the shell is not the literal '~'.
 		args[i] = homePrefix + args[i]
 	}
-	return Approval{Kind: ApprovalExact, Dir: ctx.Dir, Program: program(c), Args: args}
+	return Approval{Kind: ApprovalExact, Dir: ctx.Dir, Program: program(c), Args: args, Target: linkTarget(c)}
+}
+
+// linkTarget is the file c's program leads to when it is a symlink ("" when
+// it is not, or is a builtin); a link that does not resolve gets a marker
+// no approval was stored with.
+func linkTarget(c SimpleCommand) string {
+	if c.Resolved == "" {
+		return ""
+	}
+	fi, err := os.Lstat(c.Resolved)
+	if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		return ""
+	}
+	real, err := filepath.EvalSymlinks(c.Resolved)
+	if err != nil {
+		return "\x00unresolved"
+	}
+	return real
 }
 
 // homePrefix marks, in an exact approval, an argument whose leading "~"
@@ -407,11 +436,11 @@ func scopeOf(c SimpleCommand, ctx CommandContext) Approval {
 	// operand lists it.
 	if base, ok := trustedProgram(c, ctx.Path); ok && ctx.operand(".").Inside {
 		if rule, ok := readOnlyPrograms[base]; ok && rule.accepts(c.Args, ctx) {
-			return Approval{Kind: ApprovalProgram, Program: base}
+			return Approval{Kind: ApprovalProgram, Program: base, Target: linkTarget(c)}
 		}
 		if base == "git" {
 			if sub, ok := gitReadOnly(c.Args, ctx); ok {
-				return Approval{Kind: ApprovalGit, Dir: ctx.Dir, Program: sub}
+				return Approval{Kind: ApprovalGit, Dir: ctx.Dir, Program: sub, Target: linkTarget(c)}
 			}
 		}
 	}

@@ -181,6 +181,9 @@ type GrepOptions struct {
 	// .git/info/exclude, the global excludes file), which are skipped by
 	// default.
 	IncludeIgnored bool
+	// FilesOnly keeps each file's first match only: the result names
+	// the files that match (MaxMatches then caps files).
+	FilesOnly bool
 }
 
 // Grep searches the file or directory at path for lines matching
@@ -215,7 +218,7 @@ func (f *LocalFS) Grep(ctx context.Context, path string, opt GrepOptions) ([]Gre
 			return nil, false, err
 		}
 		if checkText(data) == nil {
-			s.add(s.fileMatches(w.start, data, s.max+1))
+			s.add(s.fileMatches(w.start, data, s.perFile))
 		}
 		return s.matches, s.truncated, nil
 	}
@@ -243,6 +246,7 @@ type grepSearch struct {
 	byName    bool
 	ignore    *ignorer // nil: ignored files are searched too
 	max       int
+	perFile   int // matches kept per file (1 with FilesOnly)
 	matches   []GrepMatch
 	truncated bool
 }
@@ -259,6 +263,10 @@ func newGrepSearch(opt GrepOptions) (*grepSearch, error) {
 	s := &grepSearch{line: line, max: opt.MaxMatches}
 	if s.max <= 0 {
 		s.max = DefaultGrepMaxMatches
+	}
+	s.perFile = s.max + 1
+	if opt.FilesOnly {
+		s.perFile = 1
 	}
 	if lit, complete := line.LiteralPrefix(); complete && lit != "" {
 		s.literal = []byte(lit)
@@ -345,7 +353,7 @@ func (s *grepSearch) searchTree(ctx context.Context, w *walk) error {
 					var m []GrepMatch
 					if stop.Err() == nil && ctx.Err() == nil {
 						if data, ok := w.readInto(j.e, &buf); ok {
-							m = s.fileMatches(w.abs(j.e.rel), data, s.max+1)
+							m = s.fileMatches(w.abs(j.e.rel), data, s.perFile)
 						}
 					}
 					j.e.dir.release()

@@ -1,9 +1,11 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,6 +102,12 @@ type CommandSpec struct {
 	// SandboxNetwork lets this command use the network inside the
 	// terminal's sandbox even when its policy keeps the network off.
 	SandboxNetwork bool
+	// Stdin, if not nil, is the process's standard input (else
+	// /dev/null).
+	Stdin []byte
+	// Stderr, if set, gets the process's standard error, which then stays
+	// out of the output (that holds stdout only). It must not block.
+	Stderr io.Writer
 	// CmdLine, on Windows, is the whole command line the program gets,
 	// instead of Args quoted and joined (cmd.exe parses its own /c line,
 	// which Go's quoting would change). Ignored elsewhere.
@@ -246,6 +254,12 @@ func (t *LocalTerminal) Start(ctx context.Context, spec CommandSpec) (*Process, 
 		Stderr:    out,
 		WaitDelay: t.waitDelay,
 	}
+	if spec.Stdin != nil {
+		cmd.Stdin = bytes.NewReader(spec.Stdin)
+	}
+	if spec.Stderr != nil {
+		cmd.Stderr = spec.Stderr
+	}
 
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -332,6 +346,12 @@ func (t *LocalTerminal) startLocal(p *Process, cmd *exec.Cmd, cmdLine string, cg
 		res.err = err
 		return res
 	}, nil
+}
+
+func closeFiles(fs []*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
 }
 
 // supervise turns the timeout, ctx and Kill into signals and records the
@@ -543,38 +563,7 @@ func (t *LocalTerminal) Close() error {
 	return errors.Join(errs...)
 }
 
-func minimalEnv() []string {
-	if env := platformMinimalEnv(); env != nil {
-		return env // Windows
-	}
-	home := os.Getenv("HOME")
-	if home == "" || !filepath.IsAbs(home) {
-		home = "/"
-	}
-	return []string{
-		"PATH=" + policy.DefaultPath,
-		"HOME=" + home,
-		"LANG=C.UTF-8",
-		"TERM=dumb",
-	}
-}
-
-// secretMarkers are substrings of variable names that usually hold
-// credentials.
-var secretMarkers = []string{
-	"API_KEY", "APIKEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL",
-	"PRIVATE_KEY", "ACCESS_KEY", "AUTH", "COOKIE", "DSN",
-}
-
-func isSecretName(name string) bool {
-	u := strings.ToUpper(name)
-	for _, m := range secretMarkers {
-		if strings.Contains(u, m) {
-			return true
-		}
-	}
-	return strings.HasSuffix(u, "_KEY") || strings.HasSuffix(u, "_PAT")
-}
+func minimalEnv() []string { return CommandEnv(policy.DefaultPath, nil) }
 
 // withoutSecrets drops malformed entries and secret-looking names.
 func withoutSecrets(env []string) []string {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sync"
 	"syscall"
 	"time"
 
@@ -33,8 +34,8 @@ func (p *Process) forceKill() error { return p.signalGroup(syscall.SIGKILL) }
 // setCmdLine does nothing: Unix programs get their arguments as a list.
 func setCmdLine(*syscall.SysProcAttr, string) {}
 
-// platformMinimalEnv is nil: minimalEnv's own is the Unix one.
-func platformMinimalEnv() []string { return nil }
+// platformBaseEnv is nil: CommandEnv's own is the Unix one.
+func platformBaseEnv() []string { return nil }
 
 // processResult reads the wait status.
 func processResult(ps *os.ProcessState) waitResult {
@@ -75,6 +76,34 @@ func (t *LocalTerminal) startConfined(p *Process, cmd *exec.Cmd, network bool, c
 		return nil, err
 	}
 	files := []*os.File{devNull, pw, pw}
+	// The copies to run after the start: stdout (and stderr, unless it
+	// goes elsewhere) into the output, and the input, if any.
+	copies := []func(){func() { _, _ = io.Copy(p.out, pr) }}
+	var closeAfterStart, closeAtEnd []*os.File
+	if cmd.Stderr != cmd.Stdout {
+		er, ew, err := os.Pipe()
+		if err != nil {
+			pr.Close()
+			pw.Close()
+			return nil, err
+		}
+		files[2] = ew
+		closeAfterStart, closeAtEnd = append(closeAfterStart, ew), append(closeAtEnd, er)
+		copies = append(copies, func() { _, _ = io.Copy(cmd.Stderr, er) })
+	}
+	var stdinW *os.File
+	if cmd.Stdin != nil {
+		ir, iw, err := os.Pipe()
+		if err != nil {
+			pr.Close()
+			pw.Close()
+			closeFiles(closeAfterStart)
+			closeFiles(closeAtEnd)
+			return nil, err
+		}
+		files[0], stdinW = ir, iw
+		closeAfterStart = append(closeAfterStart, ir)
+	}
 	if cgroupFD >= 0 {
 		// A copy the File owns: cg keeps and closes its own.
 		dup, err := syscall.Dup(cgroupFD)
@@ -90,17 +119,36 @@ func (t *LocalTerminal) startConfined(p *Process, cmd *exec.Cmd, network bool, c
 	req := sandbox.Request{Policy: pol, Path: cmd.Path, Argv: cmd.Args, Env: env, Dir: cmd.Dir, Cgroup: cgroupFD >= 0}
 	sp, err := t.launcher.Start(req, files)
 	pw.Close()
+	closeFiles(closeAfterStart)
 	if err != nil {
 		pr.Close()
+		closeFiles(closeAtEnd)
+		if stdinW != nil {
+			stdinW.Close()
+		}
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	p.pid, p.confined = sp.Pid(), sp
+	if stdinW != nil {
+		// The input goes in on its own: a command that never reads it
+		// ends the write with EPIPE when it exits.
+		t.wg.Add(1)
+		go func() {
+			defer t.wg.Done()
+			_, _ = io.Copy(stdinW, cmd.Stdin)
+			stdinW.Close()
+		}()
+	}
 	copied := make(chan struct{})
+	var copying sync.WaitGroup
+	for _, c := range copies {
+		copying.Go(c)
+	}
 	t.wg.Add(1)
 	go func() {
 		defer t.wg.Done()
 		defer close(copied)
-		_, _ = io.Copy(p.out, pr)
+		copying.Wait()
 	}()
 	return func() waitResult {
 		ws, err := sp.Wait()
@@ -111,6 +159,7 @@ func (t *LocalTerminal) startConfined(p *Process, cmd *exec.Cmd, network bool, c
 		}
 		timer.Stop()
 		pr.Close()
+		closeFiles(closeAtEnd)
 		<-copied
 		if err != nil {
 			return waitResult{err: err}

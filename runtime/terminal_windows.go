@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -164,13 +162,11 @@ func (t *LocalTerminal) startConfined(*Process, *exec.Cmd, bool, int) (func() wa
 	return nil, errors.New("commands cannot be confined on Windows")
 }
 
-// platformMinimalEnv is the environment Windows programs need to start
-// at all (SystemRoot, PATHEXT, the profile directories, TEMP), with the
-// agent's PATH minus relative entries: Windows programs install into
-// directories of their own that only PATH lists, and the PATH is the
-// user's (the editor's), never the model's. cmd.exe is asked not to run
-// programs from the current directory first.
-func platformMinimalEnv() []string {
+// platformBaseEnv is the environment Windows programs need to start at
+// all (SystemRoot, PATHEXT, the profile directories, TEMP, ...), without
+// PATH; cmd.exe is asked not to run programs from the current directory
+// first (NoDefaultCurrentDirectoryInExePath).
+func platformBaseEnv() []string {
 	keep := []string{
 		"SystemRoot", "SystemDrive", "windir", "ComSpec", "PATHEXT", "TEMP", "TMP",
 		"USERPROFILE", "HOMEDRIVE", "HOMEPATH", "APPDATA", "LOCALAPPDATA", "ProgramData",
@@ -179,33 +175,14 @@ func platformMinimalEnv() []string {
 		"COMPUTERNAME", "OS", "PROCESSOR_ARCHITECTURE", "PROCESSOR_IDENTIFIER",
 		"NUMBER_OF_PROCESSORS", "PSModulePath",
 	}
-	var env []string
+	env := []string{"NoDefaultCurrentDirectoryInExePath=1"}
 	for _, k := range keep {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
 		}
 	}
-	var dirs []string
-	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
-		if d != "" && filepath.IsAbs(d) {
-			dirs = append(dirs, d)
-		}
-	}
-	if len(dirs) == 0 {
-		dirs = filepath.SplitList(windowsSystemPath())
-	}
-	env = append(env, "PATH="+strings.Join(dirs, ";"), "NoDefaultCurrentDirectoryInExePath=1")
-	if _, ok := os.LookupEnv("USERPROFILE"); ok {
-		env = append(env, "HOME="+os.Getenv("USERPROFILE"))
+	if v, ok := os.LookupEnv("USERPROFILE"); ok {
+		env = append(env, "HOME="+v)
 	}
 	return env
-}
-
-// windowsSystemPath is the system's own program directories.
-func windowsSystemPath() string {
-	root := os.Getenv("SystemRoot")
-	if root == "" {
-		root = `C:\Windows`
-	}
-	return strings.Join([]string{filepath.Join(root, "System32"), root, filepath.Join(root, `System32\WindowsPowerShell\v1.0`)}, ";")
 }

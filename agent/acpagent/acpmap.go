@@ -2,7 +2,10 @@ package acpagent
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
@@ -16,15 +19,31 @@ type acpSink struct {
 }
 
 func (k acpSink) Update(ctx context.Context, u agent.Update) error {
-	au, ok := toACPUpdate(u)
+	au, ok := k.toACP(u)
 	if !ok {
 		return nil
 	}
 	return k.conn.Update(ctx, au)
 }
 
+// toACP maps u for this client: a notice goes to a client without notice
+// updates as a note in the conversation (sessions send notices during a
+// turn, where a note is in place).
+func (k acpSink) toACP(u agent.Update) (acp.SessionUpdate, bool) {
+	if u.Kind == agent.UpdateNotice && u.Notice != nil {
+		if caps := k.conn.Capabilities(); caps.Session == nil || caps.Session.Notices == nil {
+			text := "Note: " + u.Notice.Title
+			if u.Notice.Description != "" {
+				text += ": " + u.Notice.Description
+			}
+			return acp.AgentMessageChunk(text + "\n\n"), true
+		}
+	}
+	return toACPUpdate(u)
+}
+
 func (k acpSink) Post(u agent.Update) error {
-	au, ok := toACPUpdate(u)
+	au, ok := k.toACP(u)
 	if !ok {
 		return nil
 	}
@@ -44,9 +63,33 @@ func (k acpSink) RequestPermission(ctx context.Context, req agent.PermissionRequ
 	case resp.Outcome.Cancelled != nil:
 		return agent.PermissionAnswer{Cancelled: true}, nil
 	case resp.Outcome.Selected != nil:
-		return agent.PermissionAnswer{OptionID: string(resp.Outcome.Selected.OptionID)}, nil
+		return agent.PermissionAnswer{OptionID: string(resp.Outcome.Selected.OptionID), Reason: permissionReason(resp.Meta)}, nil
 	}
 	return agent.PermissionAnswer{}, nil
+}
+
+// permissionReason is _meta["acp-agent"].reason of a permission answer:
+// who decided when it was not the user (docs/extensions.md), one line of
+// at most 200 characters.
+func permissionReason(meta json.RawMessage) string {
+	var m struct {
+		Ext struct {
+			Reason string `json:"reason"`
+		} `json:"acp-agent"`
+	}
+	if len(meta) == 0 || json.Unmarshal(meta, &m) != nil {
+		return ""
+	}
+	r := strings.Join(strings.Fields(strings.Map(func(c rune) rune {
+		if unicode.IsPrint(c) {
+			return c
+		}
+		return ' '
+	}, m.Ext.Reason)), " ")
+	if rs := []rune(r); len(rs) > 200 {
+		r = string(rs[:200])
+	}
+	return r
 }
 
 // toACPUpdate maps an update to its session/update; ok is false for the

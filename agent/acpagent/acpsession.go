@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/acp-agent/acp-agent/acp"
@@ -28,6 +30,9 @@ type acpSession struct {
 	ws    *tools.Workspace // its built-in tools' workspace; nil without
 	cp    *checkpoints     // its file history; nil when sessions are not stored
 	log   *slog.Logger
+	// plans are the plans a loaded session's file holds, placed, for
+	// its replay.
+	plans []placedPlan
 
 	mu         sync.Mutex
 	mcp        *mcpclient.Manager
@@ -98,6 +103,12 @@ func (a *acpSession) Prompt(ctx context.Context, req *acp.PromptRequest, finish 
 		// anything else the user attached goes with it.
 		content = append([]llm.Part{llm.TextPart(text)}, content[1:]...)
 	}
+	if a.j != nil {
+		// The first prompt saves the session: until then it is nobody's.
+		if err := a.j.save(); err != nil {
+			return fmt.Errorf("%w: %v", acp.ErrInternal, err)
+		}
+	}
 	err = a.s.Submit(ctx, content, agent.PromptOptions{
 		Behavior: agent.FollowUp,
 		OnComplete: func(res agent.PromptResult, err error) {
@@ -158,6 +169,13 @@ func (a *acpSession) Close() error {
 	if a.cp != nil {
 		a.cp.store.Close()
 	}
+	if a.j != nil && !a.j.saved() && a.a.store != nil {
+		// Never saved: its directory (checkpoints, offloaded results)
+		// goes with it.
+		if rerr := os.RemoveAll(filepath.Join(a.a.store.Dir(), a.s.ID())); rerr != nil {
+			a.log.Warn("removing an unsaved session's directory", "error", rerr)
+		}
+	}
 	return err
 }
 
@@ -173,9 +191,9 @@ type extParams struct {
 // Extension implements acp.ExtensionSession.
 func (a *acpSession) Extension(ctx context.Context, method string, raw json.RawMessage) (any, error) {
 	switch method {
-	case MethodExtStructured:
+	case acp.MethodExtStructured:
 		return a.structuredExtension(ctx, raw)
-	case MethodExtRewind:
+	case acp.MethodExtSessionRewind:
 		return a.rewindExtension(ctx, raw)
 	}
 	var p extParams

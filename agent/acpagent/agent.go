@@ -94,10 +94,23 @@ type Config struct {
 	// results are offloaded and the history compacted; 0 means 75% of the
 	// model's window (150,000 tokens when unknown).
 	OffloadThreshold int
+	// MaxTurnRequests caps the model requests of one turn; 0 means
+	// agent.DefaultMaxTurnRequests.
+	MaxTurnRequests int
 	// Store keeps sessions on disk (session/load, resume, list, delete,
 	// and crash safety); nil keeps them in memory only, and those methods
 	// are not advertised.
 	Store *persistence.Store
+	// SetupError, if set, is why the agent cannot start sessions as set up
+	// (a config file it could not read): initialize succeeds, and
+	// session/new, load and fork answer with it, as when no model is
+	// usable. If it has an ErrorData() any method, that is the error's
+	// JSON-RPC data.
+	SetupError error
+	// Notices, if set, returns what the user must know about the setup
+	// (the session directory cannot be used, the login shell did not
+	// answer); the first session started tells them, once.
+	Notices func() []Notice
 }
 
 // Agent implements acp.Agent: it creates sessions bound to one model.
@@ -120,6 +133,9 @@ type Agent struct {
 	extraCommands []slashCommand
 
 	trust trustStore
+	// setupNotices tells the setup's notices once; discoveryNotice the
+	// failed model listing.
+	setupNotices sync.Once
 
 	mu       sync.Mutex
 	sessions map[string]*acpSession
@@ -155,10 +171,25 @@ func New(cfg Config) *Agent {
 		a.def = a.models[i]
 		a.spec, a.model, a.modelErr = a.def.spec, a.def.model, a.def.err
 	}
+	if cfg.SetupError != nil {
+		a.modelErr = cfg.SetupError
+	}
 	if a.modelErr != nil {
-		a.log.Warn("no usable model", "error", a.modelErr)
+		// session/new explains it to the user; stderr stays quiet.
+		a.log.Info("no usable model", "error", a.modelErr)
 	}
 	return a
+}
+
+// unusable is the error of a session request while no model is usable
+// (or the setup is broken): authentication required, with the reason and
+// its data.
+func (a *Agent) unusable() error {
+	err := fmt.Errorf("%w: %v", acp.ErrAuthRequired, a.modelErr)
+	if d, ok := a.modelErr.(interface{ ErrorData() any }); ok {
+		return &acp.DataError{Err: err, Data: d.ErrorData()}
+	}
+	return err
 }
 
 // mcpCapabilities advertises the MCP transports the client package
@@ -168,11 +199,19 @@ func mcpCapabilities() acp.McpCapabilities {
 	return acp.McpCapabilities{HTTP: http, SSE: sse}
 }
 
-// authMethodID is the one authentication method we advertise when no model
-// is usable: the user configures the provider and the client retries.
+// authMethodID is our one authentication method: the model is configured
+// through the agent's environment and flags (the API keys never come from
+// the client), so authenticating checks that it is usable.
 const authMethodID = "configure-model"
 
-// Initialize implements acp.Agent. It advertises only what is implemented.
+var (
+	_ acp.Logouter   = (*Agent)(nil)
+	_ acp.MethodGate = (*Agent)(nil)
+)
+
+// Initialize implements acp.Agent. It advertises only what is implemented;
+// the capabilities of methods (session/load, list, fork, logout, ...) are
+// set by the acp service from its method table, as ServesMethod says.
 func (a *Agent) Initialize(_ context.Context, req *acp.InitializeRequest) (*acp.InitializeResponse, error) {
 	resp := &acp.InitializeResponse{
 		ProtocolVersion: acp.ProtocolVersionV1,
@@ -180,32 +219,38 @@ func (a *Agent) Initialize(_ context.Context, req *acp.InitializeRequest) (*acp.
 			PromptCapabilities: acp.PromptCapabilities{Image: true, EmbeddedContext: true},
 			MCPCapabilities:    mcpCapabilities(),
 			SessionCapabilities: acp.SessionCapabilities{
-				Close: &acp.SessionCloseCapabilities{}, Fork: &acp.SessionForkCapabilities{},
 				AdditionalDirectories: &acp.SessionAdditionalDirectoriesCapabilities{},
 			},
 			Meta: agentCapabilitiesMeta,
 		},
-		AgentInfo:   &acp.Implementation{Name: "acp-agent", Title: "ACP Agent", Version: a.cfg.Version},
-		AuthMethods: []acp.AuthMethod{},
+		AgentInfo: &acp.Implementation{Name: "acp-agent", Title: "ACP Agent", Version: a.cfg.Version},
+		// The method to authenticate again after logout; needed at first
+		// only when no model is usable.
+		AuthMethods: []acp.AuthMethod{{Agent: &acp.AuthMethodAgent{
+			ID: authMethodID, Name: "Configure a model", Description: "The model is set with --model and the provider's API key in the agent's environment.",
+		}}},
 		// The steering extension of claude-agent-acp and codex-acp.
 		Meta: json.RawMessage(`{"steering":{"supported":true}}`),
 	}
-	if a.store != nil {
-		// Advertised only with a store: these need sessions on disk.
-		resp.AgentCapabilities.LoadSession = true
-		sc := &resp.AgentCapabilities.SessionCapabilities
-		sc.List, sc.Resume, sc.Delete = &acp.SessionListCapabilities{}, &acp.SessionResumeCapabilities{}, &acp.SessionDeleteCapabilities{}
-		sc.Title, sc.Status, sc.Archive = &acp.SessionTitleCapabilities{}, &acp.SessionStatusCapabilities{}, &acp.SessionArchiveCapabilities{}
-	}
 	if a.modelErr != nil {
-		resp.AuthMethods = append(resp.AuthMethods, acp.AuthMethod{Agent: &acp.AuthMethodAgent{
-			ID: authMethodID, Name: "Configure a model", Description: a.modelErr.Error(),
-		}})
+		resp.AuthMethods[0].Agent.Name = a.authMethodName()
+		resp.AuthMethods[0].Agent.Description = a.modelErr.Error()
 	}
 	if m := a.terminalLogin(req); m != nil {
 		resp.AuthMethods = append(resp.AuthMethods, *m)
 	}
 	return resp, nil
+}
+
+// ServesMethod implements acp.MethodGate: the methods that read or change
+// stored sessions are served only with a store.
+func (a *Agent) ServesMethod(method string) bool {
+	switch method {
+	case acp.MethodSessionLoad, acp.MethodSessionResume, acp.MethodSessionList, acp.MethodSessionDelete,
+		acp.MethodSessionSetTitle, acp.MethodSessionStatus, acp.MethodSessionArchive, acp.MethodSessionUnarchive:
+		return a.store != nil
+	}
+	return true
 }
 
 // Authenticate implements acp.Agent. The model is configured through the
@@ -215,29 +260,47 @@ func (a *Agent) Authenticate(_ context.Context, req *acp.AuthenticateRequest) er
 		return fmt.Errorf("%w: methodId: unknown authentication method %q", acp.ErrInvalidParams, req.MethodID)
 	}
 	if a.modelErr != nil {
-		return fmt.Errorf("%w: %v", acp.ErrAuthRequired, a.modelErr)
+		return a.unusable()
 	}
 	return nil
 }
 
+// Logout implements acp.Logouter. The agent holds no credential of the
+// client's: Authenticate only checks the configured model, and the
+// provider keys belong to the agent's environment, shared by every
+// connection of the process (forgetting them would log out the other
+// clients of `serve`). So there is nothing to forget here; the service
+// returns this connection to the unauthenticated state, where new
+// sessions need Authenticate again.
+func (a *Agent) Logout(context.Context, *acp.LogoutRequest) error {
+	a.log.Info("client logged out")
+	return nil
+}
+
 // agentCapabilitiesMeta advertises what acp-agent adds to ACP: prompts
-// sent while a turn runs are queued, and the extension methods.
-var agentCapabilitiesMeta = json.RawMessage(`{"acp-agent":{"promptQueueing":true,"executionState":true,"promptUsage":true,"extensionMethods":[` +
-	`"` + acp.MethodExtSessionSteer + `","` + acp.MethodExtSessionFollowUp + `","` + acp.MethodExtSessionPending + `",` +
-	`"` + acp.MethodExtSessionStats + `","` + acp.MethodExtSessionTools + `","` + acp.MethodExtSessionEvents + `",` +
-	`"` + acp.MethodExtSessionForkable + `","` + acp.MethodExtSessionFork + `","` + acp.MethodExtSessionClearPending + `",` +
-	`"` + MethodExtStructured + `"]}}`)
+// sent while a turn runs are queued, and the extension methods (acp's
+// method table).
+var agentCapabilitiesMeta = func() json.RawMessage {
+	meta, err := json.Marshal(map[string]any{"acp-agent": map[string]any{
+		"promptQueueing": true, "executionState": true, "promptUsage": true,
+		"extensionMethods": acp.ExtensionMethods(),
+	}})
+	if err != nil {
+		panic(err)
+	}
+	return meta
+}()
 
 // NewSession implements acp.Agent.
 func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest, client *acp.ClientConn) (acp.Session, *acp.NewSessionResponse, error) {
 	if a.modelErr != nil {
-		return nil, nil, fmt.Errorf("%w: %v", acp.ErrAuthRequired, a.modelErr)
+		return nil, nil, a.unusable()
 	}
 	cfg, err := a.newSessionConfig(uuid.NewString(), req.CWD, req.AdditionalDirectories, client)
 	if err != nil {
 		return nil, nil, err
 	}
-	j, err := a.createFile(&cfg, req.AdditionalDirectories, "")
+	j, err := a.reserveFile(&cfg, req.AdditionalDirectories)
 	if err != nil {
 		closeWorkspace(cfg.Workspace)
 		return nil, nil, err
@@ -250,6 +313,7 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest, clie
 		a.cfg.Telemetry.Emit(ctx, telemetry.EventSessionNew, s.ID(), acp.RequestID(ctx), "cwd", s.CWD())
 	}
 	as.post(acp.SessionUpdate{AvailableCommandsUpdate: as.availableCommands()})
+	a.tellSetupNotices(as)
 	a.log.Info("session created", "session", s.ID(), "cwd", s.CWD(), "model", a.spec.String())
 	return as, &acp.NewSessionResponse{SessionID: s.ID(), Modes: modeState(s.Mode()), ConfigOptions: a.sessionOptions(s)}, nil
 }

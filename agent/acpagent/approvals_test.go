@@ -346,6 +346,9 @@ func TestRememberedApprovalsReloadExactlyAndOldFormatIsIgnored(t *testing.T) {
 
 	// A session holding only the old format remembers nothing.
 	sid2 := c.NewSession(dir)
+	title := "old format only"
+	resp, _ = c.Call(acp.MethodSessionSetTitle, &acp.SetSessionTitleRequest{SessionID: acp.SessionId(sid2), Title: &title})
+	acptest.MustResult(t, resp, nil) // saves it
 	c.Stop()
 	f, err = os.OpenFile(filepath.Join(storeDir, sid2+".jsonl"), os.O_APPEND|os.O_WRONLY, 0)
 	require.NoError(t, err)
@@ -364,8 +367,9 @@ func TestRememberedApprovalsReloadExactlyAndOldFormatIsIgnored(t *testing.T) {
 func TestForkStartsWithNothingRememberedAlsoAfterReload(t *testing.T) {
 	dir, _ := approvalWorkspace(t)
 	storeDir := t.TempDir()
-	// [edit] is a write_file call, so the edits decision is forked too.
-	edit := toolTurn([2]any{"write_file", map[string]any{"path": "x.txt", "content": "x"}})
+	// [edit] is a write_file call, so the edits decision is forked too
+	// (after a read: overwriting a file needs one in the session).
+	edit := toolTurn([2]any{"read_file", map[string]any{"path": "x.txt"}}, [2]any{"write_file", map[string]any{"path": "x.txt", "content": "x"}})
 	edit["match"] = "[edit]"
 	path := writeScript(t, []scriptTurn{commandTurn("[cat]", "cat README.md", ""), edit})
 

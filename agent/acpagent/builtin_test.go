@@ -128,7 +128,7 @@ func fullAccess(cfg *acpagent.Config) { cfg.Mode = policy.ModeFullAccess }
 func TestBuiltinToolsShowKindTitleLocationsAndContent(t *testing.T) {
 	c, sid, dir := toolAgent(t, nil, fullAccess, toolTurn(
 		[2]any{"write_file", map[string]any{"path": "notes/todo.md", "content": "one\ntwo\nthree\n"}},
-		[2]any{"read_file", map[string]any{"path": "notes/todo.md", "line": 2, "limit": 1}},
+		[2]any{"read_file", map[string]any{"path": "notes/todo.md", "offset": 2, "limit": 1}},
 		[2]any{"edit_file", map[string]any{"path": "notes/todo.md", "old_string": "two", "new_string": "TWO"}},
 		[2]any{"list_directory", map[string]any{"path": "notes"}},
 		[2]any{"glob", map[string]any{"pattern": "**/*.md"}},
@@ -149,11 +149,11 @@ func TestBuiltinToolsShowKindTitleLocationsAndContent(t *testing.T) {
 		result    string // in the final content's text, or "" for a diff
 	}{
 		{"call_write_file_0", "Write notes/todo.md", acp.ToolKindEdit, todo, ""},
-		{"call_read_file_1", "Read notes/todo.md (lines 2–2)", acp.ToolKindRead, todo, "two\n"},
+		{"call_read_file_1", "Read notes/todo.md (lines 2–2)", acp.ToolKindRead, todo, "     2\ttwo\n[lines 2–2 of 3; continue with offset=3]"},
 		{"call_edit_file_2", "Edit notes/todo.md", acp.ToolKindEdit, todo, ""},
 		{"call_list_directory_3", "List notes", acp.ToolKindRead, filepath.Join(dir, "notes"), "todo.md (14 bytes)"},
-		{"call_glob_4", "Find **/*.md in .", acp.ToolKindSearch, dir, todo},
-		{"call_grep_5", `Search "TW." in .`, acp.ToolKindSearch, dir, todo + ":2: TWO"},
+		{"call_glob_4", "Find **/*.md in .", acp.ToolKindSearch, dir, "notes/todo.md"},
+		{"call_grep_5", `Search "TW." in .`, acp.ToolKindSearch, dir, "notes/todo.md:2: TWO"},
 		{"call_run_command_6", "cat notes/todo.md | wc -l", acp.ToolKindExecute, "", "3\n[exit code 0]"},
 		{"call_update_plan_7", "Update plan", acp.ToolKindThink, "", "Plan updated: 2 entries, 1 completed."},
 	}
@@ -420,7 +420,7 @@ func TestFilesGoThroughTheEditorWhenAdvertised(t *testing.T) {
 	})
 	assert.Equal(t, []string{acp.MethodFSReadTextFile, acp.MethodFSWriteTextFile}, methods)
 	_, finals := r.calls()
-	assert.Equal(t, "unsaved buffer", contentText(finals["call_read_file_0"].Content))
+	assert.Equal(t, "     1\tunsaved buffer\n", contentText(finals["call_read_file_0"].Content), "numbered like every read")
 	_, err := os.Stat(filepath.Join(dir, "new.go"))
 	assert.True(t, os.IsNotExist(err), "the editor wrote it, not the agent")
 }
@@ -467,7 +467,7 @@ func TestNothingUnadvertisedIsCalled(t *testing.T) {
 	))
 	r := runPrompt(t, c, sid, "go", nil) // nil: any request fails the test
 	_, finals := r.calls()
-	assert.Equal(t, "local", contentText(finals["call_read_file_1"].Content))
+	assert.Equal(t, "     1\tlocal\n", contentText(finals["call_read_file_1"].Content))
 	assert.Contains(t, contentText(finals["call_run_command_2"].Content), "local\n[exit code 0]")
 	data, err := os.ReadFile(filepath.Join(dir, "a.txt"))
 	require.NoError(t, err)

@@ -17,10 +17,6 @@ import (
 	"github.com/acp-agent/acp-agent/persistence"
 )
 
-// MethodExtRewind rewinds a session to before one of its user messages:
-// the conversation, and with files, the workspace's files.
-const MethodExtRewind = "_acp-agent/session/rewind"
-
 // checkpointDir is where a stored session's file history goes:
 // <session-dir>/<sessionId>/checkpoints.
 func checkpointDir(sessionDir, id string) string {
@@ -93,7 +89,7 @@ func (c *checkpoints) Kept(path string) bool {
 	return c.kept[path] || c.turn == 0
 }
 
-// rewindParams are the params of MethodExtRewind.
+// rewindParams are the params of acp.MethodExtSessionRewind.
 type rewindParams struct {
 	ToUserEntryIndex *int `json:"toUserEntryIndex"`
 	Files            bool `json:"files"`
@@ -109,7 +105,7 @@ type rewindResult struct {
 	Prompt string `json:"prompt,omitempty"`
 }
 
-// rewindExtension answers MethodExtRewind.
+// rewindExtension answers acp.MethodExtSessionRewind.
 func (a *acpSession) rewindExtension(ctx context.Context, raw json.RawMessage) (any, error) {
 	var p rewindParams
 	if err := json.Unmarshal(raw, &p); err != nil {
@@ -349,7 +345,8 @@ func (a *acpSession) finishInterruptedRewind(ctx context.Context) string {
 	if err != nil {
 		return fmt.Sprintf("A rewind of this session was interrupted and could not be completed: %v", err)
 	}
-	return fmt.Sprintf("A rewind of this session was interrupted (the agent stopped during it); it was completed now: the conversation has %d messages and %d files were set back.", res.Entries, len(res.Files))
+	return fmt.Sprintf("A rewind of this session was interrupted (the agent stopped during it); it was completed now: the conversation has %s, and %s set back.",
+		agent.Count(res.Entries, "message", "messages"), agent.Count(len(res.Files), "file was", "files were"))
 }
 
 // rewindCommand is /rewind: without arguments it lists the points (the
@@ -394,9 +391,9 @@ func (a *acpSession) rewindCommand(ctx context.Context, args string) (string, er
 		return "", err
 	}
 	r := res.(*rewindResult)
-	out := fmt.Sprintf("Rewound: the conversation has %d messages", r.Entries)
+	out := fmt.Sprintf("Rewound: the conversation has %s", agent.Count(r.Entries, "message", "messages"))
 	if len(r.Files) > 0 {
-		out += fmt.Sprintf("; %d files set back: %s", len(r.Files), strings.Join(r.Files, ", "))
+		out += fmt.Sprintf("; %s set back: %s", agent.Count(len(r.Files), "file", "files"), strings.Join(r.Files, ", "))
 	}
 	if r.Prompt != "" {
 		out += ".\nYour message was: " + r.Prompt

@@ -55,16 +55,19 @@ func TestSeed003_ForcedCompactSuccessReplacesHistoryInTheSession(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(after), "[Compressed History]", "the file was rewritten with the summary")
 	for _, line := range strings.Split(string(after), "\n") {
-		if strings.Contains(line, `"type":"entry"`) {
+		if strings.Contains(line, `"type":"entry"`) && !strings.Contains(line, "[Compressed History]") {
 			assert.NotContains(t, line, "first question", "the summarized messages left the file")
 		}
 	}
+	// Issue 26: the user's own words are not left to the summary: the
+	// summary message keeps them verbatim.
+	assert.Contains(t, string(after), compact.UserMessagesHeading)
 
 	text, _ := say(t, c, sid, "after compaction")
 	n := e.model.Count()
 	body := fmt.Sprint(e.model.Request(t, n-1).Body["messages"])
 	assert.Contains(t, body, "[Compressed History]", "the next request carries the summary")
-	assert.NotContains(t, body, "first question")
+	assert.Equal(t, 1, strings.Count(body, "first question"), "only in the summary's verbatim user messages")
 	assert.NotEqual(t, "8 user messages so far", text)
 	c.Stop()
 

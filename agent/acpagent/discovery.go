@@ -83,6 +83,8 @@ func (a *Agent) discoverModels(ctx context.Context) {
 		}
 	}
 	var wg sync.WaitGroup
+	var failMu sync.Mutex
+	var failed []string
 	for _, s := range servers {
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(ctx, DiscoveryTimeout)
@@ -90,6 +92,9 @@ func (a *Agent) discoverModels(ctx context.Context) {
 			found, err := s.lister.ListModels(ctx)
 			if err != nil {
 				a.log.Info("model discovery failed", "server", s.host, "error", err)
+				failMu.Lock()
+				failed = append(failed, s.host+": "+err.Error())
+				failMu.Unlock()
 				return
 			}
 			s.found = found
@@ -100,16 +105,20 @@ func (a *Agent) discoverModels(ctx context.Context) {
 	if ctx.Err() != nil {
 		return
 	}
+	if len(failed) > 0 {
+		// Once (discovery runs once), in the sessions open now.
+		slices.Sort(failed)
+		n := Notice{Severity: acp.NoticeSeverityWarning, Minor: true, Title: "Model discovery failed",
+			Description: "The model picker lists only the configured models: listing the server's models failed (" + strings.Join(failed, "; ") +
+				"). Prompts may fail the same way: check the base URL and the API key (acp-agent doctor checks both)."}
+		for _, as := range a.liveSessions() {
+			as.notify(n)
+		}
+	}
 	if !a.mergeDiscovered(servers) {
 		return
 	}
-	a.mu.Lock()
-	sessions := make([]*acpSession, 0, len(a.sessions))
-	for _, as := range a.sessions {
-		sessions = append(sessions, as)
-	}
-	a.mu.Unlock()
-	for _, as := range sessions {
+	for _, as := range a.liveSessions() {
 		cur := as.s.CurrentModel()
 		if e, ok := a.modelByID(cur.ID); ok && cur.Info == nil && e.info != nil {
 			as.s.SetModelInfo(cur.ID, e.info)
@@ -231,4 +240,15 @@ func plausibleModelID(id string) bool {
 		}
 	}
 	return true
+}
+
+// liveSessions are the sessions open now (a snapshot).
+func (a *Agent) liveSessions() []*acpSession {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	sessions := make([]*acpSession, 0, len(a.sessions))
+	for _, as := range a.sessions {
+		sessions = append(sessions, as)
+	}
+	return sessions
 }

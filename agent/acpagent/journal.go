@@ -11,6 +11,7 @@ import (
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/llm"
+	"github.com/acp-agent/acp-agent/agent/pricing"
 	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/policy"
 )
@@ -24,6 +25,7 @@ const (
 	recPermission = "permission" // a remembered allow_always / reject_always
 	recPlan       = "plan"       // the plan the client was last sent
 	recClear      = "clear"      // /clear: load drops the entries before it
+	recUsage      = "usage"      // a response's usage, the meter shown, or a snapshot of both
 )
 
 // record is the union of the record types; unused members are omitted.
@@ -61,6 +63,83 @@ type record struct {
 	Decision  string            `json:"decision,omitempty"` // "allow", "reject", "none"
 	// plan
 	Plan *acp.Plan `json:"plan,omitempty"`
+	// usage: a response (Model, Tokens, Cost), the context size the
+	// client was shown (Used), or a snapshot of the whole report (Totals,
+	// Rounds) that replaces the usage records before it.
+	Tokens *tokensRecord `json:"tokens,omitempty"`
+	Cost   *float64      `json:"cost,omitempty"`
+	Used   uint64        `json:"used,omitempty"`
+	Totals *totalsRecord `json:"totals,omitempty"`
+	Rounds []roundRecord `json:"rounds,omitempty"`
+}
+
+type tokensRecord struct {
+	Input      int64 `json:"input,omitempty"`
+	Output     int64 `json:"output,omitempty"`
+	CacheRead  int64 `json:"cacheRead,omitempty"`
+	CacheWrite int64 `json:"cacheWrite,omitempty"`
+	Reasoning  int64 `json:"reasoning,omitempty"`
+}
+
+type roundRecord struct {
+	Model  string       `json:"model"`
+	Tokens tokensRecord `json:"tokens"`
+	Cost   *float64     `json:"cost,omitempty"`
+}
+
+type totalsRecord struct {
+	InputOther     int64    `json:"inputOther,omitempty"`
+	Output         int64    `json:"output,omitempty"`
+	CacheRead      int64    `json:"cacheRead,omitempty"`
+	CacheWrite     int64    `json:"cacheWrite,omitempty"`
+	Reasoning      int64    `json:"reasoning,omitempty"`
+	Rounds         int      `json:"rounds,omitempty"`
+	UnpricedRounds int      `json:"unpricedRounds,omitempty"`
+	Cost           *float64 `json:"cost,omitempty"`
+	Model          string   `json:"model,omitempty"`
+}
+
+func toTokens(u llm.Usage) tokensRecord {
+	return tokensRecord{Input: u.InputTokens, Output: u.OutputTokens, CacheRead: u.CachedReadTokens, CacheWrite: u.CachedWriteTokens, Reasoning: u.ReasoningTokens}
+}
+
+func (t tokensRecord) usage() llm.Usage {
+	return llm.Usage{InputTokens: t.Input, OutputTokens: t.Output, CachedReadTokens: t.CacheRead, CachedWriteTokens: t.CacheWrite, ReasoningTokens: t.Reasoning}
+}
+
+// usageRecord is the record of r.
+func usageRecord(r agent.UsageRecord) record {
+	rec := record{Type: recUsage, Used: r.Used}
+	if rd := r.Round; rd != nil {
+		t := toTokens(rd.Usage)
+		rec.Model, rec.Tokens, rec.Cost = rd.Model, &t, rd.Cost
+	}
+	if sn := r.Snapshot; sn != nil {
+		t := sn.Totals
+		rec.Totals = &totalsRecord{InputOther: t.InputOther, Output: t.Output, CacheRead: t.CacheRead, CacheWrite: t.CacheWrite,
+			Reasoning: t.Reasoning, Rounds: t.Rounds, UnpricedRounds: t.UnpricedRounds, Cost: t.Cost, Model: t.Model}
+		for _, rd := range sn.Rounds {
+			rec.Rounds = append(rec.Rounds, roundRecord{Model: rd.Model, Tokens: toTokens(rd.Usage), Cost: rd.Cost})
+		}
+	}
+	return rec
+}
+
+// usage is the usage record read back.
+func (r *record) usage() agent.UsageRecord {
+	out := agent.UsageRecord{Used: r.Used}
+	if r.Tokens != nil {
+		out.Round = &pricing.UsageRound{Model: r.Model, Usage: r.Tokens.usage(), Cost: r.Cost}
+	}
+	if t := r.Totals; t != nil {
+		sn := &pricing.UsageSnapshot{Totals: pricing.UsageTotals{InputOther: t.InputOther, Output: t.Output, CacheRead: t.CacheRead,
+			CacheWrite: t.CacheWrite, Reasoning: t.Reasoning, Rounds: t.Rounds, UnpricedRounds: t.UnpricedRounds, Cost: t.Cost, Model: t.Model}}
+		for _, rd := range r.Rounds {
+			sn.Rounds = append(sn.Rounds, pricing.UsageRound{Model: rd.Model, Usage: rd.Tokens.usage(), Cost: rd.Cost})
+		}
+		out.Snapshot = sn
+	}
+	return out
 }
 
 type partRecord struct {
@@ -138,7 +217,11 @@ func (r *record) entry() agent.Entry {
 // It is safe for concurrent use: entries come from the session's worker,
 // state changes from the read loop.
 type journal struct {
+	// f is the session's file; nil until the session is saved (its first
+	// prompt), while res holds its id and pending its state records.
 	f   *persistence.File
+	res *persistence.Reservation
+	hdr persistence.Header
 	log *slog.Logger
 
 	mu sync.Mutex
@@ -154,13 +237,61 @@ type journal struct {
 	copied bool
 	err    error // the first write error, reported by Sync
 	cp     *checkpoints
+	// pending are the records written before the file exists (the mode,
+	// the model): the first lines of the file once it is saved.
+	pending []json.RawMessage
 }
 
 func newJournal(f *persistence.File, log *slog.Logger, entryStart []int, early []json.RawMessage) *journal {
 	return &journal{f: f, log: log, entryStart: entryStart, early: early, titled: f.Header().Title != ""}
 }
 
-// write appends one record.
+// newUnsavedJournal is the journal of a new session whose file is created
+// when it is saved (save), with header h, by res.
+func newUnsavedJournal(res *persistence.Reservation, h persistence.Header, log *slog.Logger) *journal {
+	return &journal{res: res, hdr: h, log: log}
+}
+
+// save creates the session's file, if it has none yet: at the first
+// prompt, so a session nobody prompted leaves nothing behind.
+func (j *journal) save() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.saveLocked()
+}
+
+func (j *journal) saveLocked() error {
+	if j.f != nil {
+		return nil
+	}
+	if j.res == nil {
+		return fmt.Errorf("saving the session: %w", persistence.ErrClosed)
+	}
+	f, err := j.res.Create(j.hdr)
+	if err != nil {
+		return fmt.Errorf("creating the session file: %w", err)
+	}
+	for _, data := range j.pending {
+		if err := f.Append(data); err != nil {
+			f.Close()
+			j.res = nil
+			return fmt.Errorf("creating the session file: %w", err)
+		}
+	}
+	j.f, j.res = f, nil
+	j.early, j.pending = j.pending, nil
+	j.titled = false
+	return nil
+}
+
+// saved reports whether the session has its file.
+func (j *journal) saved() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.f != nil
+}
+
+// write appends one record; a transcript entry saves the session first.
 func (j *journal) write(r record, isEntry bool) {
 	if r.Time.IsZero() {
 		r.Time = time.Now()
@@ -168,12 +299,21 @@ func (j *journal) write(r record, isEntry bool) {
 	data, err := json.Marshal(r)
 	if err == nil {
 		j.mu.Lock()
-		if isEntry {
-			j.entryStart = append(j.entryStart, j.f.Count())
-		}
-		err = j.f.Append(data)
-		if err == nil && !j.titled {
-			j.early = append(j.early, data)
+		switch {
+		case j.f == nil && !isEntry:
+			j.pending = append(j.pending, data)
+		default:
+			err = j.saveLocked()
+			if err != nil {
+				break
+			}
+			if isEntry {
+				j.entryStart = append(j.entryStart, j.f.Count())
+			}
+			err = j.f.Append(data)
+			if err == nil && !j.titled {
+				j.early = append(j.early, data)
+			}
 		}
 		if err != nil && j.err == nil {
 			j.err = err
@@ -185,15 +325,19 @@ func (j *journal) write(r record, isEntry bool) {
 	}
 }
 
-// Sync makes every appended record durable.
+// Sync makes every appended record durable (nothing to do while the
+// session is not saved).
 func (j *journal) Sync() error {
 	j.mu.Lock()
-	werr := j.err
+	werr, f := j.err, j.f
 	j.mu.Unlock()
 	if werr != nil {
 		return fmt.Errorf("saving the session: %w", werr)
 	}
-	if err := j.f.Sync(); err != nil {
+	if f == nil {
+		return nil
+	}
+	if err := f.Sync(); err != nil {
 		return fmt.Errorf("saving the session: %w", err)
 	}
 	return nil
@@ -204,6 +348,10 @@ func (j *journal) setTitle(title string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.titled {
+		return
+	}
+	if err := j.saveLocked(); err != nil {
+		j.log.Error("saving the session title", "error", err)
 		return
 	}
 	h := j.f.Header()
@@ -226,6 +374,9 @@ func (j *journal) setTitle(title string) {
 func (j *journal) updateHeader(change func(*persistence.Header)) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if err := j.saveLocked(); err != nil {
+		return err
+	}
 	h := j.f.Header()
 	change(&h)
 	var err error
@@ -265,6 +416,9 @@ func (j *journal) retitle(title string) {
 func (j *journal) prefixFor(n int) int {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if j.f == nil {
+		return 0
+	}
 	if n < len(j.entryStart) {
 		return j.entryStart[n]
 	}
@@ -326,6 +480,9 @@ func (j *journal) Remember(d agent.RememberedDecision) { j.write(decisionRecord(
 // SetPlan implements agent.Journal.
 func (j *journal) SetPlan(p agent.Plan) { j.write(record{Type: recPlan, Plan: toACPPlan(&p)}, false) }
 
+// RecordUsage implements agent.UsageJournal.
+func (j *journal) RecordUsage(r agent.UsageRecord) { j.write(usageRecord(r), false) }
+
 // Clear implements agent.Journal: a clear record, after which load drops
 // the entries before it, and the transcript starts again at entry 0.
 func (j *journal) Clear() {
@@ -349,14 +506,32 @@ func (j *journal) Rewrite(st agent.JournalState, entries []agent.Entry) {
 	for _, d := range st.Decisions {
 		state = append(state, decisionRecord(d))
 	}
-	if st.Plan != nil {
-		state = append(state, record{Type: recPlan, Plan: toACPPlan(st.Plan)})
+	if st.Usage != nil {
+		state = append(state, usageRecord(*st.Usage))
 	}
-	j.rewrite(state, entries)
+	var after []record
+	if st.Plan != nil {
+		// After the entries: load shows a plan where it came in the
+		// conversation, and the last one is the newest.
+		after = append(after, record{Type: recPlan, Plan: toACPPlan(st.Plan)})
+	}
+	j.rewrite(state, entries, after...)
 }
 
-// Close implements agent.Journal.
-func (j *journal) Close() error { return j.f.Close() }
+// Close implements agent.Journal: an unsaved session gives its id up.
+func (j *journal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		if j.res == nil {
+			return nil
+		}
+		err := j.res.Release()
+		j.res = nil
+		return err
+	}
+	return j.f.Close()
+}
 
 func decisionRecord(d agent.RememberedDecision) record {
 	return record{Type: recPermission, Scope: d.Scope, Tool: d.Tool, Command: d.Command, Dir: d.Dir, Approvals: d.Approvals, Decision: d.Decision}
@@ -372,8 +547,9 @@ func offloadDir(sessionDir, id string) string {
 	return filepath.Join(sessionDir, id, "offloaded")
 }
 
-// rewrite replaces the file with state records and entries.
-func (j *journal) rewrite(state []record, entries []agent.Entry) {
+// rewrite replaces the file with state records, entries and the records
+// after them.
+func (j *journal) rewrite(state []record, entries []agent.Entry, after ...record) {
 	var recs []json.RawMessage
 	var starts []int
 	for _, r := range state {
@@ -394,8 +570,24 @@ func (j *journal) rewrite(state []record, entries []agent.Entry) {
 		starts = append(starts, len(recs))
 		recs = append(recs, data)
 	}
+	for _, r := range after {
+		r.Time = time.Now()
+		data, err := json.Marshal(r)
+		if err != nil {
+			j.log.Error("encoding a session record", "error", err)
+			return
+		}
+		recs = append(recs, data)
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if err := j.saveLocked(); err != nil {
+		j.log.Error("rewriting the session file", "error", err)
+		if j.err == nil {
+			j.err = err
+		}
+		return
+	}
 	if err := j.f.Rewrite(j.f.Header(), recs); err != nil {
 		j.log.Error("rewriting the session file", "error", err)
 		if j.err == nil {

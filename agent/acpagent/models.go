@@ -37,6 +37,10 @@ type ModelChoice struct {
 	// ThoughtLevel is the level a session starts with; empty means the
 	// provider's default level.
 	ThoughtLevel string
+	// ContextWindow is the model's context window in tokens, where the
+	// model table does not know it (a local model); 0 means the table's
+	// or the server's.
+	ContextWindow int
 }
 
 // Config option ids.
@@ -91,6 +95,16 @@ func openModels(cfg Config) ([]*modelEntry, error) {
 			e.model, e.err = agent.OpenModel(e.spec, choiceEnv(c, e.spec, cfg.Getenv), cfg.HTTPClient)
 		}
 		if info, ok := cfg.Models.Lookup(e.spec.Provider, e.spec.Model); ok {
+			e.info = &info
+		}
+		if c.ContextWindow > 0 {
+			// The config's window: the context meter (usage_update)
+			// and compaction use it.
+			info := pricing.Model{Provider: e.spec.Provider, ID: e.spec.Model, Source: "the config file"}
+			if e.info != nil {
+				info = *e.info
+			}
+			info.ContextTokens = c.ContextWindow
 			e.info = &info
 		}
 		if err := e.setLevels(); err != nil {

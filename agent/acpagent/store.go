@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -37,13 +38,12 @@ func (a *Agent) newSessionConfig(id, cwd string, extra []string, client *acp.Cli
 		ID: id, CWD: cwd,
 		ModelConfig: agent.ModelConfig{Model: a.model, ModelName: a.spec.Model, ModelID: def.choice.Spec,
 			ReasoningEffort: def.level, ModelInfo: def.info, Retry: a.cfg.Retry, StreamLimits: a.cfg.StreamLimits,
-			PromptTimeout: a.cfg.PromptTimeout, ModelTitles: a.cfg.ModelTitles},
+			PromptTimeout: a.cfg.PromptTimeout, ModelTitles: a.cfg.ModelTitles, MaxTurnRequests: a.cfg.MaxTurnRequests},
 		ToolConfig: agent.ToolConfig{Mode: a.cfg.Mode, PermissionPolicy: a.cfg.PermissionPolicy, Permissions: acpSink{client}},
 		OutputConfig: agent.OutputConfig{Sink: acpSink{client}, Logger: a.log, Telemetry: a.cfg.Telemetry, RequestID: acp.RequestID,
 			ExecutionStates:   a.cfg.ExecutionStates || acp.ExecutionStateEnabled(caps),
 			CompactionUpdates: caps.Session != nil && caps.Session.Compaction != nil},
-		HookConfig: agent.HookConfig{StopHooks: a.cfg.StopHooks,
-			Hooks: append(slices.Clone(a.cfg.Hooks), a.loadProjectHooks(cwd, client)...)},
+		HookConfig: agent.HookConfig{StopHooks: a.cfg.StopHooks, Hooks: slices.Clone(a.cfg.Hooks)},
 	}
 	cfg.History.OffloadThreshold = a.cfg.OffloadThreshold
 	if a.cfg.Resize != nil {
@@ -60,6 +60,7 @@ func (a *Agent) newSessionConfig(id, cwd string, extra []string, client *acp.Cli
 		cfg.History.OffloadDir = dir
 		extra = append(slices.Clone(extra), dir)
 		wcfg.ReadOnlyRoots = append(slices.Clone(wcfg.ReadOnlyRoots), dir)
+		wcfg.KeptOutputDir = dir
 	}
 	if !a.cfg.NoBuiltinTools {
 		ws, err := tools.NewWorkspace(cwd, extra, wcfg, editorOf(client, id))
@@ -67,6 +68,10 @@ func (a *Agent) newSessionConfig(id, cwd string, extra []string, client *acp.Cli
 			return cfg, fmt.Errorf("%w: cwd: cannot open the workspace: %v", acp.ErrInvalidParams, err)
 		}
 		cfg.Workspace = ws
+		// The project's hooks run in the workspace, pinned and confined.
+		cfg.Hooks = append(cfg.Hooks, a.loadProjectHooks(cwd, client, ws)...)
+	} else {
+		cfg.Hooks = append(cfg.Hooks, a.loadProjectHooks(cwd, client, nil)...)
 	}
 	return cfg, nil
 }
@@ -82,7 +87,27 @@ func (a *Agent) createFile(cfg *agent.SessionConfig, extra []string, parent stri
 	if err != nil {
 		return nil, fmt.Errorf("%w: creating the session file: %v", acp.ErrInternal, err)
 	}
-	j := newJournal(f, a.log, nil, nil)
+	return a.startJournal(cfg, newJournal(f, a.log, nil, nil))
+}
+
+// reserveFile is createFile for a session started by session/new: its id
+// is held and its file created at its first prompt (journal.save), so
+// sessions nobody prompted leave nothing behind.
+func (a *Agent) reserveFile(cfg *agent.SessionConfig, extra []string) (*journal, error) {
+	if a.store == nil {
+		return nil, nil
+	}
+	res, err := a.store.Reserve(cfg.ID)
+	if err != nil {
+		return nil, fmt.Errorf("%w: reserving the session file: %v", acp.ErrInternal, err)
+	}
+	return a.startJournal(cfg, newUnsavedJournal(res, persistence.Header{ID: cfg.ID, CWD: cfg.CWD,
+		AdditionalDirectories: extra, Timestamp: time.Now()}, a.log))
+}
+
+// startJournal records a new session's mode and model in j, so a restart
+// finds them even when flags change.
+func (a *Agent) startJournal(cfg *agent.SessionConfig, j *journal) (*journal, error) {
 	j.SetMode(cmp.Or(cfg.Mode, policy.ModeDefault))
 	j.SetModel(cfg.ModelID, cfg.ReasoningEffort)
 	if err := j.Sync(); err != nil {
@@ -149,6 +174,43 @@ type loadedState struct {
 	levelSet   bool
 	perms      []agent.RememberedDecision
 	plan       *agent.Plan
+	// plans are the plans the client was sent, each with the number of
+	// entries before it: session/load shows each where it came.
+	plans []placedPlan
+	usage []agent.UsageRecord
+}
+
+// placedPlan is a plan and the number of transcript entries before it.
+type placedPlan struct {
+	at   int
+	plan *acp.Plan
+}
+
+// placePlans finds the plans of recs and where they came (after a load
+// repair changed the records).
+func placePlans(recs []json.RawMessage) []placedPlan {
+	var out []placedPlan
+	entries := 0
+	for _, raw := range recs {
+		var r struct {
+			Type string    `json:"type"`
+			Plan *acp.Plan `json:"plan"`
+		}
+		if json.Unmarshal(raw, &r) != nil {
+			continue
+		}
+		switch r.Type {
+		case recEntry:
+			entries++
+		case recPlan:
+			if r.Plan != nil {
+				out = append(out, placedPlan{at: entries, plan: r.Plan})
+			}
+		case recClear:
+			out, entries = nil, 0
+		}
+	}
+	return out
 }
 
 // decodeRecords decodes the records in parallel: on a long session,
@@ -196,8 +258,13 @@ func readRecords(recs []json.RawMessage) (loadedState, []error) {
 			st.perms = append(st.perms, r.decision())
 		case recPlan:
 			st.plan = fromACPPlan(r.Plan)
+			if r.Plan != nil {
+				st.plans = append(st.plans, placedPlan{at: len(st.entries), plan: r.Plan})
+			}
+		case recUsage:
+			st.usage = append(st.usage, r.usage())
 		case recClear:
-			st.entries, st.entryStart, st.plan = st.entries[:0], st.entryStart[:0], nil
+			st.entries, st.entryStart, st.plan, st.plans = st.entries[:0], st.entryStart[:0], nil, nil
 		default:
 			// A record of a newer version: kept in the file, not understood.
 			errs = append(errs, fmt.Errorf("record %d: unknown type %q", i, r.Type))
@@ -210,7 +277,7 @@ func readRecords(recs []json.RawMessage) (loadedState, []error) {
 // file and, for session/load, its conversation replayed.
 func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadRequest, client *acp.ClientConn) (acp.Session, *acp.LoadedSession, error) {
 	if a.modelErr != nil {
-		return nil, nil, fmt.Errorf("%w: %v", acp.ErrAuthRequired, a.modelErr)
+		return nil, nil, a.unusable()
 	}
 	if a.store == nil {
 		return nil, nil, fmt.Errorf("%w: sessions are not stored", acp.ErrMethodNotFound)
@@ -226,10 +293,21 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadRequest, client *a
 	a.log.Info("session loaded", "session", s.ID(), "entries", s.Stats().TotalEntries, "replay", req.Replay)
 	a.connectMCP(ctx, as, req.MCPServers, client.Capabilities())
 	as.post(acp.SessionUpdate{AvailableCommandsUpdate: as.availableCommands()})
+	a.tellSetupNotices(as)
 	as.announceChildren()
 	loaded := &acp.LoadedSession{Modes: modeState(s.Mode()), ConfigOptions: a.sessionOptions(s)}
 	if req.Replay {
-		loaded.Replay = as.replay
+		loaded.Replay = func(ctx context.Context) {
+			as.replay(ctx)
+			// The meter as it was, after the conversation.
+			if u := as.usageUpdate(); u != nil {
+				if err := as.conn.Update(ctx, acp.SessionUpdate{UsageUpdate: u}); err != nil && ctx.Err() == nil {
+					as.log.Debug("replaying the usage", "error", err)
+				}
+			}
+		}
+	} else if u := as.usageUpdate(); u != nil {
+		as.post(acp.SessionUpdate{UsageUpdate: u})
 	}
 	return as, loaded, nil
 }
@@ -243,8 +321,11 @@ func (a *Agent) openStored(id, cwd string, extra []string, client *acp.ClientCon
 		return nil, fmt.Errorf("%w: sessionId: %v", acp.ErrInvalidParams, err)
 	case errors.Is(err, persistence.ErrNotFound):
 		return nil, fmt.Errorf("%w %q", acp.ErrSessionNotFound, id)
+	case errors.Is(err, persistence.ErrLocked) && !a.store.Exists(id):
+		// Started in another process but never saved: nothing to load.
+		return nil, fmt.Errorf("%w %q", acp.ErrSessionNotFound, id)
 	case errors.Is(err, persistence.ErrLocked):
-		return nil, fmt.Errorf("%w: session %s is open in another acp-agent process", acp.ErrInternal, id)
+		return nil, sessionLockedError(id, err)
 	case err != nil:
 		return nil, fmt.Errorf("%w: reading session %s: %v", acp.ErrInternal, id, err)
 	}
@@ -301,6 +382,7 @@ func (a *Agent) openStored(id, cwd string, extra []string, client *acp.ClientCon
 		a.log.Warn("repaired the session file: unusable records dropped, unanswered tool calls answered (the file as it was is kept as .broken)",
 			"session", id, "records", len(recs), "after", len(newRecs))
 		recs, st.entries, st.entryStart = newRecs, entries, starts
+		st.plans = placePlans(recs)
 	}
 	var early []json.RawMessage
 	if loaded.Header.Title == "" {
@@ -314,11 +396,12 @@ func (a *Agent) openStored(id, cwd string, extra []string, client *acp.ClientCon
 	}
 	// A file damaged or a turn killed mid-tool must still load and go on:
 	// Restore also makes the history consistent for the model.
-	if err := s.Restore(agent.Restored{Entries: st.entries, Append: appendLater, Decisions: st.perms, Plan: st.plan}); err != nil {
+	if err := s.Restore(agent.Restored{Entries: st.entries, Append: appendLater, Decisions: st.perms, Plan: st.plan, Usage: st.usage}); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("%w: %v", acp.ErrInternal, err)
 	}
 	as := a.newACPSession(s, client, j, extra, cfg.Workspace)
+	as.plans = st.plans
 	if as.cp != nil {
 		if msg := as.finishInterruptedRewind(context.Background()); msg != "" {
 			a.log.Warn(msg, "session", id)
@@ -329,9 +412,29 @@ func (a *Agent) openStored(id, cwd string, extra []string, client *acp.ClientCon
 	return as, nil
 }
 
+// SessionLockedData is the data of the session-locked error
+// (acp.CodeSessionLocked): which session, why, and what to do.
+type SessionLockedData struct {
+	SessionID string `json:"sessionId"`
+	Reason    string `json:"reason"` // "openInAnotherProcess"
+	Detail    string `json:"detail"`
+}
+
+// sessionLockedError is the error of a load, resume or fork of a session
+// another agent process has open (its lock): a specific code and data an
+// editor can act on, instead of an internal error.
+func sessionLockedError(id string, err error) error {
+	return &acp.DataError{
+		Err: fmt.Errorf("%w: session %s is open in another acp-agent process (another editor window, or an agent that is still running); "+
+			"close it there, or stop that agent, then load it again", acp.ErrSessionLocked, id),
+		Data: SessionLockedData{SessionID: id, Reason: "openInAnotherProcess", Detail: err.Error()},
+	}
+}
+
 // replay sends the conversation to the client as session/update, the way
-// it was shown: user and agent messages, thoughts, every tool call with its
-// final status and content, and the last plan.
+// it was shown and in the order it came: user and agent messages,
+// thoughts, every tool call with its final status and content, and each
+// plan where it was sent (after the tool call that made it).
 func (as *acpSession) replay(ctx context.Context) {
 	s := as.s
 	send := func(u acp.SessionUpdate) {
@@ -339,7 +442,20 @@ func (as *acpSession) replay(ctx context.Context) {
 			as.log.Debug("replaying the history", "error", err)
 		}
 	}
-	for _, e := range s.Transcript() {
+	plans := as.plans
+	sendPlans := func(upTo int) {
+		for len(plans) > 0 && plans[0].at <= upTo {
+			send(acp.SessionUpdate{Plan: plans[0].plan})
+			plans = plans[1:]
+		}
+	}
+	entries := s.Transcript()
+	for i, e := range entries {
+		if e.Kind != agent.EntryToolOutput {
+			// Plans sent before this entry (a tool's plan comes after
+			// its call, below).
+			sendPlans(i)
+		}
 		switch e.Kind {
 		case agent.EntryUser:
 			for _, p := range e.Content {
@@ -371,11 +487,33 @@ func (as *acpSession) replay(ctx context.Context) {
 				tc.Content = []acp.ToolCallContent{{Content: &acp.Content{Content: acp.TextBlock(e.Text)}}}
 			}
 			send(acp.SessionUpdate{ToolCall: tc})
+			sendPlans(i)
 		}
 	}
-	if plan := s.Plan(); plan != nil {
-		send(acp.SessionUpdate{Plan: toACPPlan(plan)})
+	if as.plans == nil {
+		// No plan records placed (a session restored another way): the
+		// last plan, at the end.
+		if plan := s.Plan(); plan != nil {
+			send(acp.SessionUpdate{Plan: toACPPlan(plan)})
+		}
+		return
 	}
+	sendPlans(math.MaxInt)
+}
+
+// usageUpdate is the usage_update that shows the client the session's
+// context meter and cost as they were before the restart; nil when the
+// context window is unknown or nothing was used.
+func (as *acpSession) usageUpdate() *acp.UsageUpdate {
+	u := as.s.ContextUsage()
+	if u == nil {
+		return nil
+	}
+	au := &acp.UsageUpdate{Used: u.Used, Size: u.Size}
+	if c := u.Cost; c != nil {
+		au.Cost = &acp.Cost{Amount: c.Amount, Currency: c.Currency}
+	}
+	return au
 }
 
 // ListSessions implements acp.SessionStore from the files' headers.
@@ -432,7 +570,7 @@ func (a *Agent) DeleteSession(ctx context.Context, id acp.SessionId) error {
 // decisions it copied); the two never affect each other.
 func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkRequest, source acp.Session, client *acp.ClientConn) (acp.Session, *acp.ForkSessionResponse, error) {
 	if a.modelErr != nil {
-		return nil, nil, fmt.Errorf("%w: %v", acp.ErrAuthRequired, a.modelErr)
+		return nil, nil, a.unusable()
 	}
 	var src *acpSession
 	if as, ok := source.(*acpSession); ok {
@@ -463,6 +601,12 @@ func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkRequest, source ac
 	opts := agent.ForkOptions{ID: id, FromUserEntryIndex: req.FromUserEntryIndex, Sink: acpSink{client}, Permissions: acpSink{client}, Workspace: cfg.Workspace}
 	var fj *journal
 	if src.j != nil && a.store != nil {
+		// A fork copies its source's file: a source never prompted is
+		// saved first.
+		if err := src.j.save(); err != nil {
+			closeWorkspace(cfg.Workspace)
+			return nil, nil, fmt.Errorf("%w: %v", acp.ErrInternal, err)
+		}
 		// Called with the source's appends held: the file copy holds the
 		// records of exactly the entries the fork keeps.
 		opts.Journal = func(kept int) (agent.Journal, error) {

@@ -104,8 +104,10 @@ func TestSessionSurvivesARestartAndLoadReplaysIt(t *testing.T) {
 	c := e.start(nil)
 	sid := c.NewSession(cwd)
 	_, err := os.Stat(filepath.Join(e.dir, sid+".jsonl"))
-	require.NoError(t, err, "session/new creates the file at once")
+	require.ErrorIs(t, err, os.ErrNotExist, "session/new creates no file: a session nobody prompts leaves nothing")
 	text, _ := say(t, c, sid, "please write the file")
+	_, err = os.Stat(filepath.Join(e.dir, sid+".jsonl"))
+	require.NoError(t, err, "the first prompt saves the session")
 	assert.Equal(t, "1 user messages so far", text)
 	text, _ = say(t, c, sid, "and again")
 	assert.Equal(t, "2 user messages so far", text)
@@ -231,9 +233,14 @@ func TestListFiltersPagesAndTitles(t *testing.T) {
 	a, b := t.TempDir(), t.TempDir()
 	var inA []string
 	for i := range 55 {
-		inA = append(inA, c.NewSession(a))
-		_ = i
+		sid := c.NewSession(a)
+		inA = append(inA, sid)
+		// A title saves a session that has no prompt yet.
+		title := fmt.Sprintf("session %d", i)
+		resp, _ := c.Call(acp.MethodSessionSetTitle, &acp.SetSessionTitleRequest{SessionID: acp.SessionId(sid), Title: &title})
+		acptest.MustResult(t, resp, nil)
 	}
+	c.NewSession(a) // never prompted: not listed
 	other := c.NewSession(b)
 	say(t, c, other, "Title from the first line\nnot this one")
 
@@ -302,6 +309,9 @@ func TestRememberedPermissionsSurviveARestart(t *testing.T) {
 	c2 := e.start(nil, func(cfg *acpagent.Config) { cfg.Mode = "default" })
 	resp, _ := loadSession(t, c2, acp.MethodSessionResume, sid, cwd)
 	acptest.MustResult(t, resp, nil)
+	// A new file: overwriting out.txt would need a read in this process
+	// first (write_file's check), which is not what this test is about.
+	require.NoError(t, os.Remove(filepath.Join(cwd, "out.txt")))
 	r = runPrompt(t, c2, sid, "write again", answerPermission("reject_once"))
 	assert.Empty(t, r.requests, "allow_always for edits was remembered across the restart")
 	data, err := os.ReadFile(filepath.Join(cwd, "out.txt"))
@@ -314,12 +324,23 @@ func TestASessionOpenInAnotherProcessIsRefused(t *testing.T) {
 	cwd := t.TempDir()
 	c := e.start(nil)
 	sid := c.NewSession(cwd)
+	say(t, c, sid, "hello")
 	// A second agent (same process here; the lock is per file) cannot
 	// take the session while the first holds it.
 	c2 := e.start(nil)
 	resp, _ := loadSession(t, c2, acp.MethodSessionLoad, sid, cwd)
 	require.NotNil(t, resp.Error)
+	assert.Equal(t, acp.CodeSessionLocked, resp.Error.Code)
 	assert.Contains(t, resp.Error.Message, "open in another acp-agent process")
+	var data acpagent.SessionLockedData
+	require.NoError(t, json.Unmarshal(resp.Error.Data, &data))
+	assert.Equal(t, acpagent.SessionLockedData{SessionID: sid, Reason: "openInAnotherProcess", Detail: data.Detail}, data)
+	assert.NotEmpty(t, data.Detail)
+	// A session the other agent started but never saved is not found.
+	unsaved := c.NewSession(cwd)
+	resp, _ = loadSession(t, c2, acp.MethodSessionLoad, unsaved, cwd)
+	require.NotNil(t, resp.Error)
+	assert.Equal(t, acp.CodeResourceNotFound, resp.Error.Code)
 }
 
 // session/load of a session open on this connection reloads it from its

@@ -46,9 +46,12 @@ type taskArgs struct {
 func (as *acpSession) taskTool() agent.Tool {
 	return agent.Tool{
 		Name: ToolTask,
-		Description: "Delegate a self-contained piece of work to a subagent: a fresh session with its own context that works in the same workspace and returns its final answer. " +
-			"Give it everything it needs in prompt. Several may run at once (call task several times in one response). " +
-			"tools limits its tools (default: all the coding tools); model picks another configured model.",
+		Description: "Delegate a self-contained piece of work to a subagent: a fresh session with its own context, in the same workspace under the same mode, whose final message comes back to you as this call's result. " +
+			"Use it for a broad search or investigation that would fill your context, or for independent pieces of work that can run at once (call task several times in one response); do small lookups yourself. " +
+			"The subagent knows nothing of this conversation: put everything it needs in prompt (the goal, the files and facts you already know, the constraints) and say exactly what its final message must contain (say, the paths and line numbers found, or what it changed and how it checked it). " +
+			"The user does not see its answer: tell them what matters from it. The result says how it ended (answered, stopped at its request limit, cancelled). " +
+			"tools limits its tools (default: all the coding tools but task and ask_user); model picks another configured model.\n" +
+			`Example: {"description": "Find the session store's callers", "prompt": "List every call of store.Save and store.Load in this repository, as path:line with the calling function, and say which ones ignore the error. Change nothing."}`,
 		ShortDescription: "Run a subagent",
 		Concurrent:       true,
 		Parameters: json.RawMessage(`{"type":"object","properties":{
@@ -197,7 +200,17 @@ func (as *acpSession) runSubagent(ctx context.Context, a taskArgs) (agent.ToolRe
 	if text == "" {
 		text = "(the subagent gave no answer)"
 	}
-	return agent.ToolResult{Text: fmt.Sprintf("Subagent %q (session %s) answered:\n%s", a.Description, id, text)}, nil
+	// How it ended, so the parent does not take a stopped subagent's last
+	// words for a finished job.
+	switch res.StopReason {
+	case agent.StopMaxTurnRequests:
+		return agent.ToolResult{Text: fmt.Sprintf("Subagent %q (session %s) did not finish: it reached its limit of model requests. Its summary of where it stopped:\n%s", a.Description, id, text)}, nil
+	case agent.StopMaxTokens:
+		return agent.ToolResult{Text: fmt.Sprintf("Subagent %q (session %s) did not finish: its answer was cut off at the output-token limit. What it wrote:\n%s", a.Description, id, text)}, nil
+	case agent.StopRefusal:
+		return agent.ToolResult{Text: fmt.Sprintf("Subagent %q (session %s) refused the task:\n%s", a.Description, id, text), IsError: true}, nil
+	}
+	return agent.ToolResult{Text: fmt.Sprintf("Subagent %q (session %s) finished and answered:\n%s", a.Description, id, text)}, nil
 }
 
 // addChild keeps a child to close with the parent.

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/acp-agent/acp-agent/agent/llm"
 )
@@ -55,6 +57,24 @@ type Compactor struct {
 	// (compactPreserveCount); the cut moves earlier rather than separate
 	// tool calls from their results. 0 summarizes everything.
 	KeepLast int
+	// KeepTokens, if positive, sizes the kept window in tokens instead:
+	// the newest messages whose estimates add up to at most KeepTokens
+	// (a window of messages can be one huge tool result or fifty small
+	// ones). KeepLast is then not used.
+	KeepTokens int
+	// UserTokens, if positive, keeps the text of the user's own messages
+	// of the summarized part verbatim, the newest first, up to about this
+	// many tokens (the newest one cut to fit): what the user asked is
+	// never left to a summary alone. They follow the summary in its
+	// message, under UserMessagesHeading, oldest first. Earlier summaries
+	// are not user messages, but the user messages they kept are kept
+	// again.
+	UserTokens int
+	// MaxInputTokens, if positive, bounds the summary request: long tool
+	// results in it are cut to their head and tail, and the oldest
+	// messages are left out when that is not enough, so that a history
+	// too long for the model can still be summarized by it.
+	MaxInputTokens int
 	// TriggerThreshold (compactTriggerThreshold): ShouldCompact holds only
 	// if offload freed fewer tokens than this. 0 never compacts
 	// automatically.
@@ -171,11 +191,7 @@ func (c *Compactor) Compact(ctx context.Context, msgs []llm.Message) (CompactRes
 	}
 	sys := leadingSystem(msgs)
 	body := msgs[sys:]
-	keep := max(c.KeepLast, 0)
-	cut := 0
-	if len(body) > keep {
-		cut = pairSafeCut(body, len(body)-keep)
-	}
+	cut := c.cut(body)
 	if cut == 0 {
 		return CompactResult{}, ErrNothingToCompact
 	}
@@ -183,15 +199,22 @@ func (c *Compactor) Compact(ctx context.Context, msgs []llm.Message) (CompactRes
 	if c.Offloader != nil {
 		old = c.Offloader.Restore(old)
 	}
-	prompt := c.SummaryPrompt(old)
+	prompt := c.SummaryPrompt(c.fitInput(old))
 
 	summary, attempts, err := c.summarize(ctx, prompt)
 	if err != nil {
 		return CompactResult{}, err
 	}
+	text := CompressedHistoryPrefix + summary
+	if users := userMessages(old, c.UserTokens); len(users) > 0 {
+		text += "\n\n" + UserMessagesHeading + "\n"
+		for _, u := range users {
+			text += "\n<user_message>\n" + strings.TrimSpace(u) + "\n</user_message>\n"
+		}
+	}
 	out := make([]llm.Message, 0, sys+1+len(body)-cut)
 	out = append(out, msgs[:sys]...)
-	out = append(out, llm.Message{Role: llm.RoleUser, Content: []llm.Part{llm.TextPart(CompressedHistoryPrefix + summary)}})
+	out = append(out, llm.Message{Role: llm.RoleUser, Content: []llm.Part{llm.TextPart(text)}})
 	out = append(out, body[cut:]...)
 	prev, cur := EstimateTokens(msgs), EstimateTokens(out)
 	return CompactResult{
@@ -199,6 +222,127 @@ func (c *Compactor) Compact(ctx context.Context, msgs []llm.Message) (CompactRes
 		PreviousTokens: prev, CurrentTokens: cur, FreedTokens: prev - cur,
 		SummarizedCount: cut, KeptCount: len(body) - cut, Attempts: attempts,
 	}, nil
+}
+
+// cut is where the kept window of body starts: KeepTokens or KeepLast
+// from the end, moved earlier so tool calls keep their results.
+func (c *Compactor) cut(body []llm.Message) int {
+	if c.KeepTokens > 0 {
+		total, cut := 0, len(body)
+		for cut > 0 {
+			n := MessageTokens(body[cut-1])
+			if total+n > c.KeepTokens {
+				break
+			}
+			total += n
+			cut--
+		}
+		return pairSafeCut(body, cut)
+	}
+	keep := max(c.KeepLast, 0)
+	if len(body) <= keep {
+		return 0
+	}
+	return pairSafeCut(body, len(body)-keep)
+}
+
+// UserMessagesHeading introduces the user's messages kept verbatim in a
+// summary message.
+const UserMessagesHeading = "## The user's messages, verbatim (the most recent ones before this summary)"
+
+// userMessages are the texts of the user's messages among old, newest
+// first up to about budget tokens (the newest cut to fit when it alone is
+// larger), in their order. The messages an earlier summary kept count as
+// the user's; the rest of a summary does not.
+func userMessages(old []llm.Message, budget int) []string {
+	if budget <= 0 {
+		return nil
+	}
+	var texts []string
+	for _, m := range old {
+		if m.Role != llm.RoleUser {
+			continue
+		}
+		t := m.Text()
+		if strings.HasPrefix(t, CompressedHistoryPrefix) {
+			_, kept, ok := strings.Cut(t, UserMessagesHeading)
+			if !ok {
+				continue
+			}
+			for _, part := range strings.Split(kept, "<user_message>\n")[1:] {
+				part, _, _ = strings.Cut(part, "\n</user_message>")
+				texts = append(texts, part)
+			}
+			continue
+		}
+		if strings.TrimSpace(t) != "" {
+			texts = append(texts, t)
+		}
+	}
+	var picked []string
+	used := 0
+	for i := len(texts) - 1; i >= 0; i-- {
+		t := texts[i]
+		n := ceilDiv(len(t), TextBytesPerToken)
+		if used+n > budget {
+			if len(picked) > 0 {
+				break
+			}
+			keep := budget * TextBytesPerToken
+			t = llm.Truncate(t, keep) + fmt.Sprintf("\n[... the rest of this message (%d bytes) was cut at compaction]", len(t)-keep)
+			n = budget
+		}
+		picked = append(picked, t)
+		used += n
+	}
+	slices.Reverse(picked)
+	return picked
+}
+
+// How much of one message the summary request shows when the request
+// must shrink (its head and tail): a tool result's output matters less
+// than what the user and the agent wrote.
+const (
+	maxSummaryResultBytes  = 4 << 10
+	maxSummaryMessageBytes = 16 << 10
+)
+
+// fitInput makes the messages to summarize fit MaxInputTokens: long
+// messages are cut to their head and tail, then the oldest messages are
+// left out. old is not modified.
+func (c *Compactor) fitInput(old []llm.Message) []llm.Message {
+	if c.MaxInputTokens <= 0 || EstimateTokens(old) <= c.MaxInputTokens {
+		return old
+	}
+	out := slices.Clone(old)
+	for i, m := range out {
+		limit := maxSummaryMessageBytes
+		if m.Role == llm.RoleTool {
+			limit = maxSummaryResultBytes
+		}
+		text := m.Text()
+		if len(text) <= limit {
+			continue
+		}
+		half := limit / 2
+		tail := text[len(text)-half:]
+		for len(tail) > 0 && !utf8.RuneStart(tail[0]) {
+			tail = tail[1:]
+		}
+		out[i].Content = []llm.Part{llm.TextPart(fmt.Sprintf("%s\n[... %d bytes left out of the summary request ...]\n%s",
+			llm.Truncate(text, half), len(text)-2*half, tail))}
+		out[i].ToolCalls = nil
+	}
+	dropped := 0
+	for len(out) > 1 && EstimateTokens(out) > c.MaxInputTokens {
+		out, dropped = out[1:], dropped+1
+	}
+	if dropped > 0 {
+		note := llm.Message{Role: llm.RoleUser, Content: []llm.Part{llm.TextPart(
+			fmt.Sprintf("[%d older messages were left out: they did not fit the summary request]", dropped))}}
+		out = append([]llm.Message{note}, out...)
+	}
+	return out
 }
 
 // Deep returns c.Compact as a DeepFunc for a Resizer. ErrNothingToCompact

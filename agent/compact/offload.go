@@ -393,3 +393,30 @@ func (o *Offloader) Cleanup(msgs []llm.Message) (deleted []string, err error) {
 	}
 	return deleted, errors.Join(errs...)
 }
+
+// KeptSuffix ends the names of the files Keep writes. Cleanup never
+// deletes them (they are not offload references but the whole output of
+// a tool result the model was given only part of); they go with Dir.
+const KeptSuffix = ".out"
+
+// Keep writes the whole text of a tool result that was cut for the model
+// to Dir (atomically, mode 0600) and returns the file's absolute path,
+// which the model can read and search. The name is derived from id and
+// text like an offloaded result's, so writing the same result twice
+// writes one file.
+func (o *Offloader) Keep(id, text string) (string, error) {
+	d, err := o.dir()
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		return "", fmt.Errorf("compact: keep: %w", err)
+	}
+	text = strings.ToValidUTF8(text, "\uFFFD")
+	name := fileName(id, text)
+	path := filepath.Join(d, strings.TrimSuffix(strings.TrimSuffix(name, ".txt"), ".json")+KeptSuffix)
+	if err := writeOnce(path, []byte(text)); err != nil {
+		return "", fmt.Errorf("compact: keep: %w", err)
+	}
+	return path, nil
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -99,6 +100,10 @@ type Request struct {
 	Tools    []ToolSpec
 	// MaxTokens caps the output; 0 means the provider's default.
 	MaxTokens int
+	// NoToolCalls asks for a text answer: Tools are still sent (a
+	// conversation holding tool calls needs their definitions) with the
+	// tool choice "none".
+	NoToolCalls bool
 	// ReasoningEffort is the thought level: "" (the provider's and
 	// model's default), "off", "low", "medium" or "high". OpenAI sends it
 	// as reasoning_effort ("off" sends nothing); Anthropic turns it into
@@ -195,6 +200,43 @@ type ProviderError struct {
 	Retryable bool
 	// RetryAfter is the server's requested delay, if it sent one.
 	RetryAfter time.Duration
+	// ContextOverflow: the request was refused because the prompt is
+	// longer than the model's context window (the caller may shrink the
+	// history and send it again).
+	ContextOverflow bool
+}
+
+// IsContextOverflow reports whether err is a provider's refusal of a
+// prompt longer than the model's context window.
+func IsContextOverflow(err error) bool {
+	var pe *ProviderError
+	return errors.As(err, &pe) && pe.ContextOverflow
+}
+
+// contextOverflowMarkers are what servers say when the prompt does not
+// fit: OpenAI ("context_length_exceeded", "maximum context length"),
+// Anthropic ("prompt is too long"), vLLM and SGLang ("maximum context
+// length", "longer than the model's context length"), llama.cpp
+// ("exceed_context_size_error", "exceeds the available context size"),
+// OpenRouter and LiteLLM (which pass the upstream's text on), Ollama
+// ("input length exceeds the context length").
+var contextOverflowMarkers = []string{
+	"context_length_exceeded", "maximum context length", "prompt is too long", "context length",
+	"exceed_context_size", "exceeds the available context size", "context window", "too many tokens",
+	"reduce the length of the messages", "input is too long", "context_window_exceeded",
+}
+
+// LooksLikeContextOverflow reports whether a provider's error type or
+// message says the prompt was too long for the model. Providers call it on
+// their 4xx errors (and errors in a stream) to set ContextOverflow.
+func LooksLikeContextOverflow(typ, message string) bool {
+	s := strings.ToLower(typ + " " + message)
+	for _, m := range contextOverflowMarkers {
+		if strings.Contains(s, m) {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *ProviderError) Error() string {

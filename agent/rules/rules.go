@@ -233,12 +233,31 @@ func (s *Set) Prompt() string {
 	var b strings.Builder
 	b.WriteString("# Rules files\n\nThe user's and the repository's own instructions for working here, each under its path. " +
 		"Follow them unless the user asks otherwise; a file deeper in the tree applies to the files below its directory and takes precedence there.\n")
+	writeFiles(&b, files)
+	return b.String()
+}
+
+// writeFiles writes each file under its path, with a note when it was cut.
+func writeFiles(b *strings.Builder, files []File) {
 	for _, f := range files {
-		fmt.Fprintf(&b, "\n## %s\n\n%s", f.Path, strings.TrimRight(f.Text, "\n"))
+		fmt.Fprintf(b, "\n## %s\n\n%s", f.Path, strings.TrimRight(f.Text, "\n"))
 		if f.Cut {
-			fmt.Fprintf(&b, "\n\n[... cut: the file is %d bytes; only the first %d are included]", f.Size, MaxFileBytes)
+			fmt.Fprintf(b, "\n\n[... cut: the file is %d bytes; only the first %d are included]", f.Size, MaxFileBytes)
 		}
 		b.WriteString("\n")
 	}
+}
+
+// Reminder is files found during the session (Touch), for the tool result
+// of the call that reached their directories: the system prompt is not
+// rewritten mid-session (that would break providers' prompt caches).
+func Reminder(files []File) string {
+	if len(files) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("<system-reminder>\nRules files for the directories you just reached. Follow them for the files under each file's directory (they take precedence there over the rules in your instructions):\n")
+	writeFiles(&b, files)
+	b.WriteString("</system-reminder>")
 	return b.String()
 }

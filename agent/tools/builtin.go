@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/agent/prompts"
 	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/runtime"
@@ -164,239 +166,16 @@ func location(path string, line int) []agent.Location {
 	return []agent.Location{l}
 }
 
-type readArgs struct {
-	Path  string `json:"path"`
-	Line  int    `json:"line"`
-	Limit int    `json:"limit"`
-}
-
-func (w *Workspace) readFileTool() agent.Tool {
-	return agent.Tool{
-		Name: ToolReadFile,
-		Description: "Read a text file. Returns its content; with line (1-based) and/or limit (a number of lines), only that window. " +
-			"Reads the editor's buffer when the file is open there. Use it before editing a file. " +
-			"A PNG, JPEG, GIF or WebP image is returned as an image when the model can see images.",
-		ShortDescription: "Read a text file",
-		Parameters: json.RawMessage(`{"type":"object","properties":{
-			"path":{"type":"string","description":"absolute path, or relative to the workspace root"},
-			"line":{"type":"integer","minimum":1,"description":"first line to read (1-based)"},
-			"limit":{"type":"integer","minimum":1,"description":"number of lines to read"}},
-			"required":["path"],"additionalProperties":false}`),
-		Describe: describeWith(func(a readArgs) (agent.ToolCallInfo, error) {
-			path := w.abs(a.Path)
-			title := "Read " + w.display(path)
-			switch {
-			case a.Line > 0 && a.Limit > 0:
-				title += fmt.Sprintf(" (lines %d–%d)", a.Line, a.Line+a.Limit-1)
-			case a.Line > 0:
-				title += fmt.Sprintf(" (from line %d)", a.Line)
-			case a.Limit > 0:
-				title += fmt.Sprintf(" (first %d lines)", a.Limit)
-			}
-			return w.pathCall(path, agent.ToolKindRead, title, a.Line, policy.AccessRead)
-		}),
-		Run: runWith(func(ctx context.Context, a readArgs) (agent.ToolResult, error) {
-			if isImagePath(a.Path) {
-				if res, ok, err := w.readImage(ctx, w.abs(a.Path)); ok || err != nil {
-					return res, err
-				}
-			}
-			text, err := w.files.ReadTextFile(ctx, w.abs(a.Path), a.Line, a.Limit)
-			if err != nil {
-				return agent.ToolResult{}, err
-			}
-			if text == "" {
-				text = "(empty)"
-			}
-			return agent.ToolResult{Text: text + w.touchRules(w.abs(a.Path))}, nil
-		}),
-	}
-}
-
-// current returns a file's content before an edit, and whether it exists.
-// It reads the editor's buffer when the editor offers reads.
-func (w *Workspace) current(ctx context.Context, path string) (string, bool, error) {
-	data, exists, err := w.local.ReadFile(ctx, path)
-	if err != nil {
-		return "", false, err
-	}
-	if w.readsViaEditor && exists {
-		text, err := w.files.ReadTextFile(ctx, path, 0, 0)
-		return text, true, err
-	}
-	return string(data), exists, nil
-}
-
-type writeArgs struct {
-	Path    string `json:"path"`
-	Content string `json:"content"`
-}
-
-func (w *Workspace) writeFileTool() agent.Tool {
-	return agent.Tool{
-		Name:             ToolWriteFile,
-		Description:      "Create a file, or replace a whole file, with content. Parent directories are created. Prefer edit_file for changes to an existing file.",
-		ShortDescription: "Create or overwrite a file",
-		Parameters: json.RawMessage(`{"type":"object","properties":{
-			"path":{"type":"string","description":"absolute path, or relative to the workspace root"},
-			"content":{"type":"string","description":"the complete new content"}},
-			"required":["path","content"],"additionalProperties":false}`),
-		Describe: describeWith(func(a writeArgs) (agent.ToolCallInfo, error) {
-			path := w.abs(a.Path)
-			return w.pathCall(path, agent.ToolKindEdit, "Write "+w.display(path), 0, policy.AccessWrite)
-		}),
-		Run: runWith(func(ctx context.Context, a writeArgs) (agent.ToolResult, error) {
-			path := w.abs(a.Path)
-			old, exists, err := w.current(ctx, path)
-			if err != nil {
-				return agent.ToolResult{}, err
-			}
-			if err := w.writeFile(ctx, path, a.Content); err != nil {
-				return agent.ToolResult{}, err
-			}
-			diff := &agent.Diff{Path: path, NewText: a.Content}
-			verb := "Created"
-			if exists {
-				diff.OldText, verb = &old, "Replaced"
-			}
-			return agent.ToolResult{
-				Text:    fmt.Sprintf("%s %s (%d bytes).", verb, path, len(a.Content)) + w.touchRules(path),
-				Content: []agent.ToolContent{{Diff: diff}},
-			}, nil
-		}),
-	}
-}
-
-type editArgs struct {
-	Path       string `json:"path"`
-	OldString  string `json:"old_string"`
-	NewString  string `json:"new_string"`
-	ReplaceAll bool   `json:"replace_all"`
-}
-
-func (w *Workspace) editFileTool() agent.Tool {
-	return agent.Tool{
-		Name: ToolEditFile,
-		Description: "Edit a file by exact string replacement: old_string must occur in the file exactly once (include enough surrounding lines to make it unique), " +
-			"or set replace_all to replace every occurrence. Whitespace and indentation must match exactly. Read the file first.",
-		ShortDescription: "Replace exact text in a file",
-		Parameters: json.RawMessage(`{"type":"object","properties":{
-			"path":{"type":"string","description":"absolute path, or relative to the workspace root"},
-			"old_string":{"type":"string","minLength":1,"description":"the exact text to replace"},
-			"new_string":{"type":"string","description":"the replacement"},
-			"replace_all":{"type":"boolean","description":"replace every occurrence (default false)"}},
-			"required":["path","old_string","new_string"],"additionalProperties":false}`),
-		Describe: describeWith(func(a editArgs) (agent.ToolCallInfo, error) {
-			path := w.abs(a.Path)
-			return w.pathCall(path, agent.ToolKindEdit, "Edit "+w.display(path), 0, policy.AccessWrite)
-		}),
-		Run: runWith(func(ctx context.Context, a editArgs) (agent.ToolResult, error) {
-			path := w.abs(a.Path)
-			old, exists, err := w.current(ctx, path)
-			if err != nil {
-				return agent.ToolResult{}, err
-			}
-			if !exists {
-				return agent.ToolResult{}, fmt.Errorf("%s does not exist; use write_file to create it", path)
-			}
-			updated, n, err := replaceExact(old, a.OldString, a.NewString, a.ReplaceAll, path)
-			if err != nil {
-				return agent.ToolResult{}, err
-			}
-			if err := w.writeFile(ctx, path, updated); err != nil {
-				return agent.ToolResult{}, err
-			}
-			line := 1 + strings.Count(old[:strings.Index(old, a.OldString)], "\n")
-			plural := map[bool]string{true: "s", false: ""}[n > 1]
-			return agent.ToolResult{
-				Text:    fmt.Sprintf("Replaced %d occurrence%s in %s (first at line %d).", n, plural, path, line) + w.touchRules(path),
-				Content: []agent.ToolContent{{Diff: &agent.Diff{Path: path, OldText: &old, NewText: updated}}},
-			}, nil
-		}),
-	}
-}
-
-// replaceExact replaces old_string in content (once, which must be the
-// only occurrence, or every occurrence with all) and says how many.
-func replaceExact(content, oldS, newS string, all bool, path string) (string, int, error) {
-	if oldS == newS {
-		return "", 0, errors.New("old_string and new_string are the same; nothing to change")
-	}
-	n := strings.Count(content, oldS)
-	switch {
-	case n == 0:
-		return "", 0, fmt.Errorf("old_string was not found in %s; read the file and copy the text exactly, whitespace included", path)
-	case n > 1 && !all:
-		return "", 0, fmt.Errorf("old_string occurs %d times in %s; include more surrounding text to make it unique, or set replace_all", n, path)
-	}
-	return strings.Replace(content, oldS, newS, map[bool]int{true: -1, false: 1}[all]), n, nil
-}
-
-type multiEditArgs struct {
-	Path  string `json:"path"`
-	Edits []struct {
-		OldString  string `json:"old_string"`
-		NewString  string `json:"new_string"`
-		ReplaceAll bool   `json:"replace_all"`
-	} `json:"edits"`
-}
-
-// multiEditTool applies several exact replacements to one file, in order,
-// all or nothing: if any fails, the file is not written.
-func (w *Workspace) multiEditTool() agent.Tool {
-	return agent.Tool{
-		Name: ToolMultiEdit,
-		Description: "Make several exact replacements in one file, in order, all or nothing: each edit works on the result of the previous ones, " +
-			"and if any old_string is missing (or not unique without replace_all) nothing is written. Prefer it to several edit_file calls on one file.",
-		ShortDescription: "Several exact replacements in one file",
-		Parameters: json.RawMessage(`{"type":"object","properties":{
-			"path":{"type":"string","description":"absolute path, or relative to the workspace root"},
-			"edits":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"object","properties":{
-				"old_string":{"type":"string","minLength":1},
-				"new_string":{"type":"string"},
-				"replace_all":{"type":"boolean"}},
-				"required":["old_string","new_string"],"additionalProperties":false}}},
-			"required":["path","edits"],"additionalProperties":false}`),
-		Describe: describeWith(func(a multiEditArgs) (agent.ToolCallInfo, error) {
-			path := w.abs(a.Path)
-			return w.pathCall(path, agent.ToolKindEdit, fmt.Sprintf("Edit %s (%d changes)", w.display(path), len(a.Edits)), 0, policy.AccessWrite)
-		}),
-		Run: runWith(func(ctx context.Context, a multiEditArgs) (agent.ToolResult, error) {
-			path := w.abs(a.Path)
-			old, exists, err := w.current(ctx, path)
-			if err != nil {
-				return agent.ToolResult{}, err
-			}
-			if !exists {
-				return agent.ToolResult{}, fmt.Errorf("%s does not exist; use write_file to create it", path)
-			}
-			updated, total := old, 0
-			for i, e := range a.Edits {
-				next, n, err := replaceExact(updated, e.OldString, e.NewString, e.ReplaceAll, path)
-				if err != nil {
-					return agent.ToolResult{}, fmt.Errorf("edit %d of %d: %w; nothing was written", i+1, len(a.Edits), err)
-				}
-				updated, total = next, total+n
-			}
-			if err := w.writeFile(ctx, path, updated); err != nil {
-				return agent.ToolResult{}, err
-			}
-			return agent.ToolResult{
-				Text:    fmt.Sprintf("Applied %d edits (%d replacements) to %s.", len(a.Edits), total, path) + w.touchRules(path),
-				Content: []agent.ToolContent{{Diff: &agent.Diff{Path: path, OldText: &old, NewText: updated}}},
-			}, nil
-		}),
-	}
-}
-
 type pathArgs struct {
 	Path string `json:"path"`
 }
 
 func (w *Workspace) listDirectoryTool() agent.Tool {
 	return agent.Tool{
-		Name:             ToolListDirectory,
-		Description:      "List a directory: one entry per line, directories with a trailing /, symlinks marked, file sizes in bytes.",
+		Name: ToolListDirectory,
+		Description: "List a directory: one entry per line, directories with a trailing /, symlinks marked, file sizes in bytes (at most 1000 entries). " +
+			"To find files by name across directories use glob; to find text use grep.\n" +
+			`Example: {"path": "internal/server"}`,
 		ShortDescription: "List a directory",
 		Parameters: json.RawMessage(`{"type":"object","properties":{
 			"path":{"type":"string","description":"absolute path, or relative to the workspace root (default: the root)"}},
@@ -441,8 +220,11 @@ type globArgs struct {
 
 func (w *Workspace) globTool() agent.Tool {
 	return agent.Tool{
-		Name:             ToolGlob,
-		Description:      "Find files and directories by name pattern, relative to path: * and ? within a name, ** across directories, {a,b} alternatives (e.g. **/*.go, cmd/**/main.go). Returns absolute paths, sorted. What git ignores (.gitignore, .ignore, .git/info/exclude, the global excludes) is left out unless include_ignored is set.",
+		Name: ToolGlob,
+		Description: "Find files and directories by name pattern, relative to path: * and ? within a name, ** across directories, {a,b} alternatives. " +
+			"Returns paths relative to the workspace root, sorted, at most 500. What git ignores (.gitignore, .ignore, .git/info/exclude, the global excludes) is left out unless include_ignored is set. " +
+			"Use it instead of find or ls -R.\n" +
+			`Example: {"pattern": "**/*_test.go", "path": "internal"}`,
 		ShortDescription: "Find files by pattern",
 		Parameters: json.RawMessage(`{"type":"object","properties":{
 			"pattern":{"type":"string","minLength":1},
@@ -459,7 +241,11 @@ func (w *Workspace) globTool() agent.Tool {
 			if err != nil {
 				return agent.ToolResult{}, err
 			}
-			text := strings.Join(paths, "\n")
+			shown := make([]string, len(paths))
+			for i, p := range paths {
+				shown[i] = w.display(p)
+			}
+			text := strings.Join(shown, "\n")
 			if len(paths) == 0 {
 				text = "No matches."
 			}
@@ -476,7 +262,13 @@ type grepArgs struct {
 	Path       string `json:"path"`
 	Include    string `json:"include"`
 	IgnoreCase bool   `json:"ignore_case"`
-	MaxMatches int    `json:"max_matches"`
+	// FixedStrings matches the pattern as plain text.
+	FixedStrings bool `json:"fixed_strings"`
+	// Context is how many lines before and after each match to show.
+	Context int `json:"context"`
+	// FilesOnly lists the matching files only.
+	FilesOnly  bool `json:"files_only"`
+	MaxMatches int  `json:"max_matches"`
 	// IncludeIgnored searches what git ignores too.
 	IncludeIgnored bool `json:"include_ignored"`
 }
@@ -484,14 +276,21 @@ type grepArgs struct {
 func (w *Workspace) grepTool() agent.Tool {
 	return agent.Tool{
 		Name: ToolGrep,
-		Description: "Search file contents with a regular expression (Go RE2 syntax) under path (a file or directory). " +
-			"include filters file names by glob (e.g. *.go). Returns path:line: text, in path order; binary files are skipped, and so is what git ignores (.gitignore, .ignore, .git/info/exclude, the global excludes) unless include_ignored is set.",
+		Description: "Search file contents with a regular expression (Go RE2 syntax; set fixed_strings to search for plain text such as \"foo(\") under path (a file or directory). " +
+			"include filters file names by glob (e.g. *.go). Returns \"path:line: text\" for each match, paths relative to the workspace root, in path order; " +
+			"with context, that many lines around each match (\"path-line- text\", groups separated by --); with files_only, just the files that match. " +
+			"At most 200 matches (max_matches up to 2000). Binary files are skipped, and so is what git ignores (.gitignore, .ignore, .git/info/exclude, the global excludes) unless include_ignored is set. " +
+			"Use it instead of grep or rg in run_command.\n" +
+			`Example: {"pattern": "func \\(s \\*Server\\) Handle", "include": "*.go", "context": 2}`,
 		ShortDescription: "Search file contents",
 		Parameters: json.RawMessage(`{"type":"object","properties":{
-			"pattern":{"type":"string","minLength":1},
+			"pattern":{"type":"string","minLength":1,"description":"regular expression (RE2), or plain text with fixed_strings"},
 			"path":{"type":"string","description":"file or directory (default: the workspace root)"},
-			"include":{"type":"string","description":"glob the file names must match"},
+			"include":{"type":"string","description":"glob the file names must match, e.g. *.ts"},
 			"ignore_case":{"type":"boolean"},
+			"fixed_strings":{"type":"boolean","description":"match pattern as plain text, not a regular expression"},
+			"context":{"type":"integer","minimum":0,"maximum":10,"description":"lines of context before and after each match"},
+			"files_only":{"type":"boolean","description":"list only the paths of the files that match"},
 			"max_matches":{"type":"integer","minimum":1,"maximum":2000},
 			"include_ignored":{"type":"boolean","description":"also search files git ignores"}},
 			"required":["pattern"],"additionalProperties":false}`),
@@ -504,23 +303,88 @@ func (w *Workspace) grepTool() agent.Tool {
 			if max <= 0 {
 				max = maxGrepMatches
 			}
+			pattern := a.Pattern
+			if a.FixedStrings {
+				pattern = regexp.QuoteMeta(pattern)
+			}
 			matches, truncated, err := w.local.Grep(ctx, w.abs(cmp.Or(a.Path, w.roots[0])), runtime.GrepOptions{
-				Pattern: a.Pattern, Include: a.Include, IgnoreCase: a.IgnoreCase, MaxMatches: max, IncludeIgnored: a.IncludeIgnored})
+				Pattern: pattern, Include: a.Include, IgnoreCase: a.IgnoreCase, MaxMatches: max, IncludeIgnored: a.IncludeIgnored, FilesOnly: a.FilesOnly})
 			if err != nil {
 				return agent.ToolResult{}, err
 			}
 			var b strings.Builder
-			for _, m := range matches {
-				fmt.Fprintf(&b, "%s:%d: %s\n", m.Path, m.Line, m.Text)
+			switch {
+			case a.FilesOnly:
+				for _, m := range matches {
+					b.WriteString(w.display(m.Path) + "\n")
+				}
+			case a.Context > 0:
+				w.grepContext(ctx, &b, matches, a.Context)
+			default:
+				for _, m := range matches {
+					fmt.Fprintf(&b, "%s:%d: %s\n", w.display(m.Path), m.Line, m.Text)
+				}
 			}
 			if len(matches) == 0 {
 				b.WriteString("No matches.")
 			}
 			if truncated {
-				fmt.Fprintf(&b, "[... stopped after %d matches; narrow the pattern or path ...]", max)
+				what := "matches"
+				if a.FilesOnly {
+					what = "files"
+				}
+				fmt.Fprintf(&b, "[... stopped after %d %s; narrow the pattern, path or include ...]", max, what)
 			}
 			return agent.ToolResult{Text: b.String()}, nil
 		}),
+	}
+}
+
+// grepContext writes matches with n lines of context around each, file
+// by file: "path:line: text" for a match, "path-line- text" for context,
+// "--" between groups that do not touch.
+func (w *Workspace) grepContext(ctx context.Context, b *strings.Builder, matches []runtime.GrepMatch, n int) {
+	for i := 0; i < len(matches); {
+		j := i
+		for j < len(matches) && matches[j].Path == matches[i].Path {
+			j++
+		}
+		path, name := matches[i].Path, w.display(matches[i].Path)
+		data, _, err := w.local.ReadFile(ctx, path)
+		lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+		if err != nil {
+			lines = nil
+		}
+		hit := map[int]bool{}
+		for _, m := range matches[i:j] {
+			hit[m.Line] = true
+		}
+		last := 0 // the last line written for this file
+		for _, m := range matches[i:j] {
+			from, to := max(m.Line-n, last+1, 1), min(m.Line+n, len(lines))
+			if lines == nil {
+				from, to = m.Line, m.Line
+			}
+			if from > last+1 && b.Len() > 0 {
+				b.WriteString("--\n")
+			}
+			for l := from; l <= to; l++ {
+				text := m.Text
+				if lines != nil {
+					text = strings.TrimSuffix(lines[l-1], "\r")
+					if len(text) > 300 {
+						text = llm.Truncate(text, 300)
+					}
+				}
+				sep := "-"
+				if hit[l] {
+					sep = ":"
+				}
+				fmt.Fprintf(b, "%s%s%d%s %s\n", name, sep, l, sep, text)
+			}
+			last = max(last, to)
+		}
+		i = j
 	}
 }
 
@@ -589,9 +453,13 @@ func (w *Workspace) parseCommand(args json.RawMessage) (command, error) {
 func (w *Workspace) runCommandTool() agent.Tool {
 	return agent.Tool{
 		Name: ToolRunCommand,
-		Description: "Run a shell command line (" + w.shellName() + ") in the workspace and return its combined output and exit status. " +
-			"Use it to build, test, run git and the like. Output beyond a limit keeps its end. Commands are killed at their timeout. " +
-			"The user may be asked to approve the command; keep lines simple (no command substitution or redirection to files) so approvals can be remembered.",
+		Description: "Run a shell command line (" + w.shellInvocation() + ") in the workspace root (or cwd) and return its combined stdout and stderr and its exit status. " +
+			"Use it to build, test, run git and the project's tools. Do not use it to read, search or edit files: read_file, grep, glob and the edit tools do that better. " +
+			"It runs without a terminal: nothing can answer a prompt, so pass non-interactive flags (--yes, git --no-pager, CI=1) and never start an editor or a pager. " +
+			"A command is killed at its timeout (default 2 minutes; timeout_seconds for longer builds). Start servers and watchers with background: true, never in the foreground. " +
+			"Long output is cut to its first and last lines (about 32 KiB in all), and the result names a file holding all of it: read or grep that file instead of running the command again; filter noisy output (| tail -50, grep) when you only need part. " +
+			"The user may be asked to approve the command; keep lines simple (no command substitution or redirection to files) so approvals can be remembered.\n" +
+			`Example: {"command": "go test ./internal/server/ -run TestHandle -count=1", "timeout_seconds": 300}`,
 		ShortDescription: "Run a shell command",
 		Parameters: json.RawMessage(`{"type":"object","properties":{
 			"command":{"type":"string","minLength":1,"description":"the command line"},
@@ -639,6 +507,7 @@ func (w *Workspace) runCommandTool() agent.Tool {
 			after := w.aroundCommand(ctx)
 			defer after()
 			spec := w.commandSpec(c.line, c.cwd)
+			spec.Env = w.editorEnv(term)
 			spec.OutputByteLimit, spec.Timeout = w.cfg.OutputByteLimit, c.timeout
 			spec.SandboxNetwork = w.cfg.SandboxNetworkInFullAccess && agent.RunningMode(ctx) == policy.ModeFullAccess
 			res, err := term.Run(ctx, spec, func(id string) {
@@ -663,7 +532,7 @@ func (w *Workspace) runCommandTool() agent.Tool {
 func commandResult(c command, res runtime.CommandResult, terminal []agent.ToolContent) agent.ToolResult {
 	var b strings.Builder
 	if res.Truncated {
-		b.WriteString("[... earlier output truncated ...]\n")
+		b.WriteString("[... the start of the output was dropped: the command printed more than was kept; only its end is below ...]\n")
 	}
 	b.WriteString(res.Output)
 	if res.Output != "" && !strings.HasSuffix(res.Output, "\n") {
@@ -695,8 +564,10 @@ type planArgs struct {
 func updatePlanTool() agent.Tool {
 	return agent.Tool{
 		Name: ToolUpdatePlan,
-		Description: "Show your plan for the task to the user as a checklist. Send the complete plan every time (it replaces the previous one), " +
-			"marking entries pending, in_progress or completed as you go. Use it for tasks of several steps.",
+		Description: "Show your plan for the task to the user as a checklist. Send the complete plan every time (it replaces the previous one). " +
+			"Keep exactly one entry in_progress while you work, and mark each completed as soon as it is done, not in a batch at the end; add, drop or reword entries when the plan changes. " +
+			"Use it for work of three or more steps or several files; skip it for a question or a single small change. Entries are short actions (\"Add the retry to the client\"), not commentary.\n" +
+			`Example: {"entries": [{"content": "Find where sessions are saved", "status": "completed"}, {"content": "Make the write atomic", "status": "in_progress"}, {"content": "Run the store tests", "status": "pending"}]}`,
 		ShortDescription: "Update the task plan",
 		Parameters: json.RawMessage(`{"type":"object","properties":{
 			"entries":{"type":"array","items":{"type":"object","properties":{
@@ -709,6 +580,15 @@ func updatePlanTool() agent.Tool {
 			return agent.ToolCallInfo{Kind: agent.ToolKindThink, Title: "Update plan", Action: policy.ActionNone}, nil
 		},
 		Run: runWith(func(ctx context.Context, a planArgs) (agent.ToolResult, error) {
+			inProgress := 0
+			for _, e := range a.Entries {
+				if e.Status == "in_progress" {
+					inProgress++
+				}
+			}
+			if inProgress > 1 {
+				return agent.ToolResult{}, fmt.Errorf("%d entries are in_progress; keep exactly one in_progress (the step you are on) and mark the others pending or completed", inProgress)
+			}
 			plan := agent.Plan{Entries: []agent.PlanEntry{}}
 			done := 0
 			for _, e := range a.Entries {

@@ -38,6 +38,15 @@ type filePatch struct {
 type hunk struct {
 	anchor   string // the text after "@@", "" for none
 	old, new []string
+	// ops are the hunk's lines in order, each ' ' (context), '-' or '+':
+	// a context line keeps the file's own text, whatever the patch's copy
+	// of it looks like.
+	ops []hunkOp
+}
+
+type hunkOp struct {
+	kind byte
+	text string
 }
 
 var errPatchFormat = errors.New("not a patch in the apply_patch format (*** Begin Patch, *** Add File:/*** Update File:, *** End Patch)")
@@ -81,12 +90,12 @@ func parsePatch(text string) ([]filePatch, error) {
 			}
 			switch {
 			case strings.HasPrefix(line, "-"):
-				h.old = append(h.old, line[1:])
+				h.old, h.ops = append(h.old, line[1:]), append(h.ops, hunkOp{'-', line[1:]})
 			case strings.HasPrefix(line, "+"):
-				h.new = append(h.new, line[1:])
+				h.new, h.ops = append(h.new, line[1:]), append(h.ops, hunkOp{'+', line[1:]})
 			case strings.HasPrefix(line, " "), line == "":
 				c := strings.TrimPrefix(line, " ")
-				h.old, h.new = append(h.old, c), append(h.new, c)
+				h.old, h.new, h.ops = append(h.old, c), append(h.new, c), append(h.ops, hunkOp{' ', c})
 			default:
 				return nil, fmt.Errorf("line %d: a hunk line starts with ' ', '-' or '+'", n)
 			}
@@ -111,51 +120,92 @@ func parsePatch(text string) ([]filePatch, error) {
 	return out, nil
 }
 
-// applyHunks applies an update's hunks to content, in order.
-func applyHunks(content string, hunks []hunk, path string) (string, error) {
+// applyHunks applies an update's hunks to content, in order. Each hunk's
+// context and removed lines are found as codex's apply-patch seeks them
+// (exactly, then ignoring trailing whitespace, then indentation, then
+// Unicode punctuation), but must be unique at the level that finds them.
+// A file whose lines end in CRLF keeps them. notes say which hunks were
+// found loosely.
+func applyHunks(content string, hunks []hunk, path string) (string, []string, error) {
+	crlf := isCRLF(content)
+	if crlf {
+		content = strings.ReplaceAll(content, "\r\n", "\n")
+	}
 	lines := strings.Split(content, "\n")
 	pos := 0
+	var notes []string
 	for i, h := range hunks {
 		if h.anchor != "" {
-			j := indexLines(lines, []string{h.anchor}, pos, true)
+			j := indexAnchor(lines, h.anchor, pos)
 			if j < 0 {
-				return "", fmt.Errorf("%s: hunk %d: the @@ line %q is not in the file", path, i+1, h.anchor)
+				return "", nil, fmt.Errorf("%s: hunk %d: the @@ line %q is not in the file", path, i+1, h.anchor)
 			}
 			pos = j
 		}
 		if len(h.old) == 0 {
-			return "", fmt.Errorf("%s: hunk %d has no context or removed lines to place it", path, i+1)
+			return "", nil, fmt.Errorf("%s: hunk %d has no context or removed lines to place it", path, i+1)
 		}
-		at := indexLines(lines, h.old, pos, false)
-		if at < 0 {
-			return "", fmt.Errorf("%s: hunk %d: its context and removed lines were not found (after the previous hunk); read the file and copy them exactly", path, i+1)
+		at, level, err := seekLines(lines, h.old, pos)
+		switch {
+		case errors.Is(err, errNoMatch):
+			return "", nil, fmt.Errorf("%s: hunk %d: its context and removed lines were not found (after the previous hunk), not even ignoring whitespace; read the file and copy them exactly", path, i+1)
+		case err != nil:
+			return "", nil, fmt.Errorf("%s: hunk %d: %w when %s; add context or an @@ line", path, i+1, err, level)
 		}
-		if again := indexLines(lines, h.old, at+1, false); again >= 0 {
-			return "", fmt.Errorf("%s: hunk %d: its lines occur more than once; add context or an @@ line", path, i+1)
+		if level != matchExact {
+			notes = append(notes, fmt.Sprintf("%s: hunk %d was placed %s", path, i+1, level))
 		}
-		lines = append(lines[:at], append(append([]string(nil), h.new...), lines[at+len(h.old):]...)...)
-		pos = at + len(h.new)
+		repl := hunkLines(h, lines[at:at+len(h.old)], level)
+		lines = append(lines[:at], append(repl, lines[at+len(h.old):]...)...)
+		pos = at + len(repl)
 	}
-	return strings.Join(lines, "\n"), nil
+	out := strings.Join(lines, "\n")
+	if crlf {
+		out = strings.ReplaceAll(out, "\n", "\r\n")
+	}
+	return out, notes, nil
 }
 
-// indexLines finds want as consecutive lines of lines at or after from
-// (trimmed comparison for an anchor).
-func indexLines(lines, want []string, from int, trim bool) int {
-	for i := from; i+len(want) <= len(lines); i++ {
-		ok := true
-		for j, w := range want {
-			l := lines[i+j]
-			if trim {
-				l, w = strings.TrimSpace(l), strings.TrimSpace(w)
-			}
-			if l != w {
-				ok = false
-				break
-			}
+// hunkLines are the lines that replace a hunk's matched region: its
+// context lines as the file has them, its added lines as the patch has
+// them (re-indented like the file when indentation was ignored).
+func hunkLines(h hunk, region []string, level matchLevel) []string {
+	out := make([]string, 0, len(h.new))
+	var added []int // indexes in out of the added lines
+	k := 0          // the region's line for the next context or removed line
+	for _, op := range h.ops {
+		switch op.kind {
+		case ' ':
+			out = append(out, region[k])
+			k++
+		case '-':
+			k++
+		default:
+			added = append(added, len(out))
+			out = append(out, op.text)
 		}
-		if ok {
-			return i
+	}
+	if level >= matchIndentation && len(added) > 0 {
+		lines := make([]string, len(added))
+		for i, j := range added {
+			lines[i] = out[j]
+		}
+		reindentLines(lines, h.old, region)
+		for i, j := range added {
+			out[j] = lines[i]
+		}
+	}
+	return out
+}
+
+// indexAnchor finds an @@ line at or after from: trimmed, then with
+// Unicode punctuation normalised.
+func indexAnchor(lines []string, anchor string, from int) int {
+	for _, level := range []matchLevel{matchIndentation, matchUnicode} {
+		for i := from; i < len(lines); i++ {
+			if level.equal(lines[i], anchor) {
+				return i
+			}
 		}
 	}
 	return -1
@@ -166,6 +216,8 @@ type patchChange struct {
 	path     string
 	old, new string
 	exists   bool
+	// notes say which hunks were placed loosely.
+	notes []string
 }
 
 // planPatch parses patch and computes every file's new content from what
@@ -197,7 +249,7 @@ func (w *Workspace) planPatch(ctx context.Context, patch string) ([]patchChange,
 		case !exists:
 			return nil, fmt.Errorf("%s does not exist; add it with *** Add File:", path)
 		default:
-			if c.new, err = applyHunks(old, f.hunks, path); err != nil {
+			if c.new, c.notes, err = applyHunks(old, f.hunks, w.display(path)); err != nil {
 				return nil, err
 			}
 		}
@@ -229,9 +281,13 @@ type patchArgs struct {
 func (w *Workspace) applyPatchTool() agent.Tool {
 	return agent.Tool{
 		Name: ToolApplyPatch,
-		Description: "Apply a patch that adds or changes several files at once, all or nothing. Format:\n" +
-			"*** Begin Patch\n*** Add File: path\n+content line\n*** Update File: path\n@@ optional line before the change\n context line\n-removed line\n+added line\n*** End Patch\n" +
-			"Paths are absolute or relative to the workspace root. Each hunk's context and removed lines must occur exactly once in the file.",
+		Description: "Add or change files with a patch, all or nothing (if any file cannot be changed, none is). Format:\n" +
+			"*** Begin Patch\n*** Add File: path\n+content line\n*** Update File: path\n@@ optional line before the change, e.g. a function's signature\n context line\n-removed line\n+added line\n*** End Patch\n" +
+			"Paths are relative to the workspace root (or absolute). In an update, each hunk has about three lines of context before and after the change, copied from the file; " +
+			"its context and removed lines must be found once in the file, after the previous hunk (add an @@ line or more context to tell apart code that repeats). " +
+			"If they are not found exactly, they are looked for ignoring trailing whitespace, then indentation, then Unicode quotes and dashes, and the result says so. " +
+			"Line endings (LF or CRLF) are kept as the file has them. Deleting and moving files is not supported (use run_command).\n" +
+			"Example: {\"patch\": \"*** Begin Patch\\n*** Update File: cmd/serve.go\\n@@ func serve() error {\\n \\taddr := cfg.Addr\\n-\\tlog.Printf(\\\"listening\\\")\\n+\\tlog.Printf(\\\"listening on %s\\\", addr)\\n \\treturn http.ListenAndServe(addr, nil)\\n*** End Patch\"}",
 		ShortDescription: "Add or change several files at once",
 		Parameters: json.RawMessage(`{"type":"object","properties":{
 			"patch":{"type":"string","minLength":1,"description":"the patch, from *** Begin Patch to *** End Patch"}},
@@ -272,11 +328,23 @@ func (w *Workspace) applyPatchTool() agent.Tool {
 					return agent.ToolResult{}, fmt.Errorf("writing %s: %w; the files written before it were put back", c.path, err)
 				}
 			}
-			var note string
+			var names, notes []string
+			var rules string
 			for _, c := range changes {
-				note += w.touchRules(c.path)
+				verb := "updated"
+				if !c.exists {
+					verb = "added"
+				}
+				names = append(names, w.display(c.path)+" ("+verb+")")
+				notes = append(notes, c.notes...)
+				w.remember(c.path, c.new)
+				rules += w.touchRules(c.path)
 			}
-			return agent.ToolResult{Text: fmt.Sprintf("Patched %d files.", len(changes)) + note, Content: diffs(changes)}, nil
+			text := "Patched " + strings.Join(names, ", ") + "."
+			if len(notes) > 0 {
+				text += " Note: " + strings.Join(notes, "; ") + "; check the result."
+			}
+			return agent.ToolResult{Text: text + rules, Content: diffs(changes)}, nil
 		}),
 	}
 }

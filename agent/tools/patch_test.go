@@ -24,11 +24,11 @@ func TestParsePatchRefusesWhatItCannotApply(t *testing.T) {
 func TestApplyHunksInOrderAndUniquely(t *testing.T) {
 	files, err := parsePatch("*** Begin Patch\n*** Update File: a\n@@ func b\n-\treturn 1\n+\treturn 2\n*** End Patch")
 	require.NoError(t, err)
-	out, err := applyHunks("func a\n\treturn 1\nfunc b\n\treturn 1\n", files[0].hunks, "a")
+	out, _, err := applyHunks("func a\n\treturn 1\nfunc b\n\treturn 1\n", files[0].hunks, "a")
 	require.NoError(t, err)
 	assert.Equal(t, "func a\n\treturn 1\nfunc b\n\treturn 2\n", out, "the @@ line places the hunk")
 	files, err = parsePatch("*** Begin Patch\n*** Update File: a\n-\treturn 1\n+\treturn 2\n*** End Patch")
 	require.NoError(t, err)
-	_, err = applyHunks("func a\n\treturn 1\nfunc b\n\treturn 1\n", files[0].hunks, "a")
-	assert.ErrorContains(t, err, "more than once")
+	_, _, err = applyHunks("func a\n\treturn 1\nfunc b\n\treturn 1\n", files[0].hunks, "a")
+	assert.ErrorContains(t, err, "occur 2 times")
 }

@@ -3,6 +3,7 @@ package tools
 import (
 	"encoding/base64"
 	"fmt"
+	"path/filepath"
 	goruntime "runtime"
 	"strings"
 	"unicode/utf16"
@@ -83,6 +84,18 @@ func (w *Workspace) commandShell() (string, shellKind) {
 	}
 	p, _ := find("pwsh", "powershell")
 	return p, shellPowerShell
+}
+
+// shellInvocation is how run_command's description names the shell.
+func (w *Workspace) shellInvocation() string {
+	switch _, kind := w.commandShell(); kind {
+	case shellCmdExe:
+		return "cmd.exe /c"
+	case shellPowerShell:
+		return "PowerShell"
+	}
+	p, _ := w.commandShell()
+	return filepath.Base(p) + " -c"
 }
 
 // shellName names the shell for the model and the user.

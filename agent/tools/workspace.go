@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/prompts"
@@ -59,11 +61,21 @@ type WorkspaceConfig struct {
 	// less or more, up to Terminal.MaxRuntime); 0 means 2 minutes.
 	CommandTimeout time.Duration
 	// OutputByteLimit is how much of a command's output is kept (the
-	// tail); 0 means 256 KiB.
+	// tail); 0 means 4 MiB. The model gets 32 KiB of it, and the whole
+	// in a file it can read (agent.MaxToolResultBytes).
 	OutputByteLimit int
-	// PATH is the fixed search path of commands; empty means
-	// policy.DefaultPath.
+	// PATH is the user's search path of commands (the agent's own, or
+	// the login shell's); empty means policy.DefaultPath. Each workspace
+	// makes its command path of it (policy.CommandPath: no empty,
+	// relative or workspace entries), which its commands run with and
+	// the command policy resolves programs through.
 	PATH string
+	// UserPath, if set, gives PATH when a workspace opens (it may wait
+	// for the login shell, once).
+	UserPath func() string
+	// Env are more variables of commands ("NAME=value", the config's
+	// terminal.env), after PATH, HOME, LANG and TERM.
+	Env []string
 	// Shell runs run_command's lines (CheckShell): "" is bash on Unix
 	// and PowerShell on Windows; "pwsh", "powershell" or "cmd" choose
 	// on Windows.
@@ -88,6 +100,14 @@ type WorkspaceConfig struct {
 	// UserPrompts are the user's own command and skill directories
 	// (prompts.UserDirs), after the workspace root's own.
 	UserPrompts prompts.Dirs
+	// KeptOutputDir is where the whole text of long tool results is kept
+	// (the session's offload directory, a read-only root): the system
+	// prompt names it as such rather than as a workspace directory.
+	KeptOutputDir string
+	// EditTools chooses the file-changing tools each model is offered:
+	// EditToolsAuto (""), EditToolsPatch, EditToolsReplace or
+	// EditToolsAll.
+	EditTools string
 	// SandboxUnavailable, if set, says why commands cannot be confined
 	// although the user asked for it: sessions say so once and ask for
 	// every command.
@@ -117,6 +137,8 @@ type Workspace struct {
 	localTerm *runtime.LocalTerminal
 	// bg are the background commands, which end with the workspace.
 	bg background
+	// hooks runs the project hooks (hooks.go).
+	hooks hookRunner
 	// cp keeps files' previous content for rewind (nil: none); scan is
 	// the last workspace scan around a command.
 	cp   Checkpointer
@@ -135,6 +157,10 @@ type Workspace struct {
 	ask func(ctx context.Context, q Question) (Answer, error)
 	// viaEditor says which operations go through the client.
 	readsViaEditor, writesViaEditor, termViaEditor bool
+	// seen is what the session last read or wrote of each file (a
+	// content hash), for write_file's check.
+	seenMu sync.Mutex
+	seen   map[string][32]byte
 }
 
 // NewWorkspace opens the workspace of a session in cwd (plus extra
@@ -161,11 +187,18 @@ func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, editor Editor
 		cfg.CommandTimeout = 2 * time.Minute
 	}
 	if cfg.OutputByteLimit <= 0 {
-		cfg.OutputByteLimit = 256 << 10
+		cfg.OutputByteLimit = 4 << 20
+	}
+	if cfg.UserPath != nil {
+		cfg.PATH = cfg.UserPath()
 	}
 	if cfg.PATH == "" {
 		cfg.PATH = policy.DefaultPath
 	}
+	// The roots a command could plant programs in, also the read-only
+	// ones (a checkout the model cannot write may still hold a bin/).
+	cfg.PATH, _ = policy.CommandPath(cfg.PATH, append(slices.Clone(roots), cfg.ReadOnlyRoots...), nil)
+	cfg.Terminal.Path = cfg.PATH
 	w := &Workspace{cfg: cfg, roots: roots, local: local, files: local}
 	if !cfg.NoRules {
 		w.rules = rules.Load(cwd, cfg.UserRules)
@@ -189,7 +222,7 @@ func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, editor Editor
 		w.term = w.localTerm
 		if opts.Sandbox != nil {
 			// Escalations the user allowed run here, unconfined.
-			w.escapeTerm = runtime.NewLocalTerminal(runtime.TerminalOptions{})
+			w.escapeTerm = runtime.NewLocalTerminal(runtime.TerminalOptions{Env: opts.Env})
 		}
 	}
 	return w, nil
@@ -199,6 +232,7 @@ func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, editor Editor
 // sandbox, if there is one, with a temporary directory of its own (tmp,
 // which the caller removes).
 func (w *Workspace) terminalOptions() (opts runtime.TerminalOptions, tmp string, err error) {
+	opts.Env = runtime.CommandEnv(w.cfg.PATH, w.cfg.Env)
 	sb := w.cfg.Sandbox
 	if sb == nil {
 		return opts, "", nil
@@ -230,6 +264,98 @@ func writableRoots(roots, readOnly []string) []string {
 		}
 	}
 	return out
+}
+
+// editorEnv is what a command run in the editor's terminal gets besides
+// the editor's own environment: the workspace's command path, which the
+// policy resolved its programs through, and the configured variables.
+// Local terminals have both in their base environment already.
+func (w *Workspace) editorEnv(term CommandRunner) map[string]string {
+	if !w.termViaEditor || term != w.term {
+		return nil
+	}
+	env := map[string]string{"PATH": w.cfg.PATH}
+	for _, kv := range w.cfg.Env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	return env
+}
+
+// CommandPath is the PATH the workspace's commands run with.
+func (w *Workspace) CommandPath() string { return w.cfg.PATH }
+
+// The choices of WorkspaceConfig.EditTools.
+const (
+	// EditToolsAuto gives apply_patch to the models trained on its
+	// format (OpenAI's GPT-5 and codex families, o3, o4) and edit_file,
+	// multi_edit and write_file to the others.
+	EditToolsAuto = "auto"
+	// EditToolsPatch gives every model apply_patch only.
+	EditToolsPatch = "patch"
+	// EditToolsReplace gives every model edit_file, multi_edit and
+	// write_file.
+	EditToolsReplace = "replace"
+	// EditToolsAll gives every model all four.
+	EditToolsAll = "all"
+)
+
+// ParseEditTools checks an editTools setting ("" is auto).
+func ParseEditTools(s string) (string, error) {
+	switch s {
+	case "", EditToolsAuto:
+		return EditToolsAuto, nil
+	case EditToolsPatch, EditToolsReplace, EditToolsAll:
+		return s, nil
+	}
+	return "", fmt.Errorf("editTools %q is not one of auto, patch, replace or all", s)
+}
+
+// OffersTool reports whether model is offered tool: the edit tools go by
+// the EditTools setting, every other tool to every model. Models trained
+// on a format make fewer mistakes in it: OpenAI's trained its recent
+// models on apply_patch, others (Claude, Gemini, Qwen, DeepSeek, Llama)
+// are at home with search-and-replace edits.
+func (w *Workspace) OffersTool(model, tool string) bool {
+	switch tool {
+	case ToolApplyPatch, ToolEditFile, ToolMultiEdit, ToolWriteFile:
+	default:
+		return true
+	}
+	patch := false
+	switch w.cfg.EditTools {
+	case EditToolsAll:
+		return true
+	case EditToolsPatch:
+		patch = true
+	case EditToolsReplace:
+	default:
+		patch = PatchModel(model)
+	}
+	return (tool == ToolApplyPatch) == patch
+}
+
+// PatchModel reports whether a model (the provider's name for it) was
+// trained on apply_patch's format: OpenAI's codex models, GPT-5 and
+// later, o3 and o4 (not gpt-4*, whose training on it was partial, nor the
+// open-weight gpt-oss).
+func PatchModel(model string) bool {
+	m := strings.ToLower(model)
+	if i := strings.LastIndexByte(m, '/'); i >= 0 {
+		m = m[i+1:] // "openai/gpt-5" as routers name it
+	}
+	switch {
+	case strings.Contains(m, "oss"):
+		return false
+	case strings.Contains(m, "codex"):
+		return true
+	case strings.HasPrefix(m, "gpt-"):
+		return !strings.HasPrefix(m, "gpt-3") && !strings.HasPrefix(m, "gpt-4")
+	case strings.HasPrefix(m, "o3"), strings.HasPrefix(m, "o4"):
+		return true
+	}
+	return false
 }
 
 // Sandboxed reports whether the workspace's local commands are confined.
@@ -271,6 +397,7 @@ func (w *Workspace) Close() error {
 		errs = append(errs, os.RemoveAll(w.bg.tempDir))
 	}
 	w.bg.mu.Unlock()
+	errs = append(errs, w.hooks.close())
 	if w.tempDir != "" {
 		errs = append(errs, os.RemoveAll(w.tempDir))
 	}
@@ -372,7 +499,8 @@ func (w *Workspace) loadedPrompts() prompts.Library {
 }
 
 // touchRules adds the rules files of the directories down to path (once)
-// and tells the model which ones it now has.
+// and returns them for the tool result: the model gets them where it
+// meets them, and the system prompt (and its cache) stays as it was.
 func (w *Workspace) touchRules(path string) string {
 	if w.rules == nil {
 		return ""
@@ -381,11 +509,7 @@ func (w *Workspace) touchRules(path string) string {
 	if len(added) == 0 {
 		return ""
 	}
-	names := make([]string, len(added))
-	for i, f := range added {
-		names[i] = f.Path
-	}
-	return "\n\n[Rules files added to your instructions, for the files under their directories: " + strings.Join(names, ", ") + "]"
+	return rules.Reminder(added)
 }
 
 // Notices implements the session's optional notices: what the user should
@@ -399,40 +523,131 @@ func (w *Workspace) Notices() []string {
 	out = append(out, w.libNotices...)
 	w.libNotices = nil
 	w.libMu.Unlock()
-	return out
+	return append(out, w.hooks.takeNotices()...)
 }
 
-// Describe implements agent.Workspace: the part of the system prompt
-// about the workspace, then the rules files.
-func (w *Workspace) Describe(mode policy.Mode) string {
+// Describe implements agent.Workspace: the system prompt's lines about
+// the workspace (its environment section: shell, roots, git, what is off
+// limits), then the rules files. The mode is the session's to describe.
+func (w *Workspace) Describe(policy.Mode) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "The workspace root (current directory) is %s.", w.roots[0])
-	if len(w.roots) > 1 {
-		fmt.Fprintf(&b, " Additional workspace directories: %s.", strings.Join(w.roots[1:], ", "))
+	fmt.Fprintf(&b, "- Shell: run_command runs command lines with %s\n", w.shellInvocation())
+	fmt.Fprintf(&b, "- Workspace root (the current directory): %s", w.roots[0])
+	if top, branch := gitState(w.roots[0]); top == "" {
+		b.WriteString(" (not a git repository)")
+	} else {
+		fmt.Fprintf(&b, " (in a git repository at %s, %s)", top, branch)
 	}
-	b.WriteString(" Tools can only reach files inside the workspace; ")
-	b.WriteString("paths may be absolute or relative to the workspace root. ")
-	fmt.Fprintf(&b, "Paths under %s are off limits, and so are .git, .env and .env.* at any depth.", strings.Join(w.local.Policy().DeniedPathPrefixes, ", "))
-	switch mode {
-	case policy.ModeReadOnly:
-		b.WriteString(" The session is in read-only (plan) mode: you may read and search, but not edit files or run commands; propose changes instead.")
-	case policy.ModeDefault:
-		b.WriteString(" Edits and commands need the user's approval, which the editor asks for; reads and searches do not.")
-	case policy.ModeAcceptEdits:
-		b.WriteString(" File edits are approved; commands need the user's approval.")
-	case policy.ModeFullAccess:
-		b.WriteString(" Edits and commands run without asking; be careful.")
+	b.WriteString("\n")
+	notKept := func(dirs []string) []string {
+		return slices.DeleteFunc(slices.Clone(dirs), func(d string) bool { return d == w.cfg.KeptOutputDir })
 	}
-	if w.rules != nil {
-		if p := w.rules.Prompt(); p != "" {
-			b.WriteString("\n\n" + p)
+	if other := notKept(w.roots[1:]); len(other) > 0 {
+		fmt.Fprintf(&b, "- Other workspace directories: %s\n", strings.Join(other, ", "))
+	}
+	if ro := notKept(w.cfg.ReadOnlyRoots); len(ro) > 0 {
+		fmt.Fprintf(&b, "- Read-only (never written): %s\n", strings.Join(ro, ", "))
+	}
+	if w.cfg.KeptOutputDir != "" {
+		fmt.Fprintf(&b, "- Long tool outputs are kept whole in %s (read-only): read or grep the file a cut result names\n", w.cfg.KeptOutputDir)
+	}
+	b.WriteString("- The tools reach only files inside the workspace directories; give paths relative to the workspace root (or absolute). ")
+	b.WriteString("Files and directories named .git, .env or .env.* (but for templates such as .env.example) are off limits at any depth")
+	var extra []string
+	for _, d := range w.local.Policy().DeniedPathPrefixes {
+		if d != ".git" && d != ".env" {
+			extra = append(extra, d)
 		}
 	}
-	if lib := w.loadedPrompts(); len(lib.Skills) > 0 {
-		b.WriteString("\n\n# Skills\n\nSkills you can use: call the skill tool with a skill's name to load its instructions before doing that kind of task.\n")
-		for _, sk := range lib.Skills {
-			fmt.Fprintf(&b, "- %s: %s\n", sk.Name, sk.Description)
+	if len(extra) > 0 {
+		fmt.Fprintf(&b, ", and so is everything under %s in each workspace directory", strings.Join(extra, ", "))
+	}
+	b.WriteString(".\n")
+	if w.rules != nil {
+		if p := w.rules.Prompt(); p != "" {
+			b.WriteString("\n" + p)
 		}
 	}
 	return b.String()
+}
+
+// LiveDescription is the part of the system prompt that can change during
+// a session: the skills defined in files (the session tells the model of a
+// change in a reminder).
+func (w *Workspace) LiveDescription() string {
+	lib := w.loadedPrompts()
+	if len(lib.Skills) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("# Skills\n\nSkills you can use: call the skill tool with a skill's name to load its instructions before doing that kind of task.\n")
+	for _, sk := range lib.Skills {
+		fmt.Fprintf(&b, "- %s: %s\n", sk.Name, sk.Description)
+	}
+	return b.String()
+}
+
+// gitState finds the git repository holding dir (the nearest directory at
+// or above it with a .git) and says which branch is checked out, from
+// .git/HEAD (read directly: no git process, and at most a few bytes of a
+// file the repository controls).
+func gitState(dir string) (top, branch string) {
+	for d := dir; ; d = filepath.Dir(d) {
+		dotgit := filepath.Join(d, ".git")
+		if fi, err := os.Lstat(dotgit); err == nil {
+			gitDir := dotgit
+			if fi.Mode().IsRegular() {
+				// A worktree or submodule: "gitdir: <path>".
+				line := readSmall(dotgit)
+				p, ok := strings.CutPrefix(line, "gitdir:")
+				if !ok {
+					return d, "branch unknown"
+				}
+				gitDir = strings.TrimSpace(p)
+				if !filepath.IsAbs(gitDir) {
+					gitDir = filepath.Join(d, gitDir)
+				}
+			}
+			head := readSmall(filepath.Join(gitDir, "HEAD"))
+			if ref, ok := strings.CutPrefix(head, "ref: refs/heads/"); ok && printable(ref) {
+				return d, "on branch " + ref
+			}
+			if len(head) >= 7 && printable(head) && !strings.Contains(head, " ") {
+				return d, "detached HEAD at " + head[:7]
+			}
+			return d, "branch unknown"
+		}
+		if filepath.Dir(d) == d {
+			return "", ""
+		}
+	}
+}
+
+// readSmall is the first line of a small file, trimmed ("" when it cannot
+// be read).
+func readSmall(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	buf := make([]byte, 256)
+	n, _ := f.Read(buf)
+	line, _, _ := strings.Cut(string(buf[:n]), "\n")
+	return strings.TrimSpace(line)
+}
+
+// printable reports whether s is short, valid text without control
+// characters (a branch name from a hostile repository goes into the
+// system prompt).
+func printable(s string) bool {
+	if s == "" || len(s) > 100 || !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return true
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,16 +21,10 @@ import (
 // request body.
 func lastToolResult(t *testing.T, body string) string {
 	t.Helper()
-	var req struct {
-		Messages []struct {
-			Role    string `json:"role"`
-			Content any    `json:"content"`
-		} `json:"messages"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(body), &req))
-	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if req.Messages[i].Role == "tool" {
-			s, _ := req.Messages[i].Content.(string)
+	msgs := chatMessages(t, body)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "tool" {
+			s, _ := msgs[i].Content.(string)
 			return s
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -58,12 +59,20 @@ type fileConfig struct {
 	RulesFiles *bool `json:"rulesFiles"`
 	// Sandbox of local commands (sandbox.go).
 	Sandbox *sandboxFile `json:"sandbox"`
+	// Terminal is the environment of commands (cmdpath.go).
+	Terminal *terminalFile `json:"terminal"`
 	// Shell runs run_command's lines on Windows: pwsh, powershell or cmd
 	// (tools.CheckShell); unset: pwsh where installed, else powershell.
 	Shell string `json:"shell"`
 	// Caps of one streamed model response (limits.go).
 	MaxToolArgumentBytes *int `json:"maxToolArgumentBytes"`
 	MaxResponseTextBytes *int `json:"maxResponseTextBytes"`
+	// MaxTurnRequests caps the model requests of one turn (0: the
+	// default, agent.DefaultMaxTurnRequests).
+	MaxTurnRequests int `json:"maxTurnRequests"`
+	// EditTools chooses the edit tools per model: auto, patch, replace
+	// or all (tools.ParseEditTools).
+	EditTools string `json:"editTools"`
 
 	promptTimeout, commandTimeout, maxCommandRuntime time.Duration // parsed
 }
@@ -76,13 +85,15 @@ type fileModel struct {
 	APIKeyEnv     string   `json:"apiKeyEnv"`
 	ThoughtLevels []string `json:"thoughtLevels"`
 	ThoughtLevel  string   `json:"thoughtLevel"`
+	ContextWindow int      `json:"contextWindow"`
 }
 
 var (
 	configKeys = []string{"model", "models", "maxRetries", "promptTimeout", "executionState", "logLevel", "logFile", "modelsFile", "telemetryFile",
 		"mode", "permission", "allowedCommands", "deniedCommands", "readOnlyRoots", "deniedPathPrefixes", "commandTimeout", "maxCommandRuntime", "sessionDir", "stopHooks", "offloadThreshold", "modelTitles", "resize",
-		"maxToolArgumentBytes", "maxResponseTextBytes", "sandbox", "rulesFiles", "hooks", "discoverModels", "shell"}
-	modelKeys = []string{"model", "name", "description", "baseUrl", "apiKeyEnv", "thoughtLevels", "thoughtLevel"}
+		"maxToolArgumentBytes", "maxResponseTextBytes", "sandbox", "rulesFiles", "hooks", "discoverModels",
+		"maxTurnRequests", "editTools", "terminal", "shell"}
+	modelKeys = []string{"model", "name", "description", "baseUrl", "apiKeyEnv", "thoughtLevels", "thoughtLevel", "contextWindow"}
 )
 
 // defaultConfigPath is $XDG_CONFIG_HOME/acp-agent/config.json, or on
@@ -105,6 +116,8 @@ func defaultConfigPath(getenv func(string) string) string {
 
 // loadConfig reads the config file at path. A file named explicitly must
 // exist; the default one is optional (a missing one is an empty config).
+// A file that cannot be used is a *configFileError, which names the line
+// and column and how to fix it.
 func loadConfig(path string, explicit bool) (*fileConfig, error) {
 	if path == "" {
 		return &fileConfig{}, nil
@@ -114,13 +127,177 @@ func loadConfig(path string, explicit bool) (*fileConfig, error) {
 		if !explicit && errors.Is(err, fs.ErrNotExist) {
 			return &fileConfig{}, nil
 		}
-		return nil, fmt.Errorf("config file: %w", err)
+		return nil, &configFileError{Path: path, Msg: err.Error(),
+			Fix: "check the path given with --config or ACP_AGENT_CONFIG, or remove that setting to use the default file"}
 	}
 	cfg, err := parseConfig(data)
 	if err != nil {
-		return nil, fmt.Errorf("config file %s: %w", path, err)
+		return nil, locate(path, data, err)
 	}
 	return cfg, nil
+}
+
+// configFileError is a config file the agent cannot use: where, what and
+// how to fix it. The agent still starts with it (initialize succeeds) and
+// answers session/new with it, as it does when no model is usable.
+type configFileError struct {
+	Path   string `json:"file"`
+	Line   int    `json:"line,omitempty"`
+	Column int    `json:"column,omitempty"`
+	Msg    string `json:"error"`
+	Fix    string `json:"fix"`
+}
+
+func (e *configFileError) Error() string {
+	where := "config file " + e.Path
+	if e.Line > 0 {
+		where += fmt.Sprintf(", line %d, column %d", e.Line, e.Column)
+	}
+	return where + ": " + e.Msg + ". To fix it: " + e.Fix + "."
+}
+
+// ErrorData is the error's JSON-RPC data (acpagent sends it with the
+// session/new error).
+func (e *configFileError) ErrorData() any { return e }
+
+// memberError is an error about one member of the file, by its path
+// (member names and array indices), so locate can point at it.
+type memberError struct {
+	path []string
+	err  error
+}
+
+func (e *memberError) Error() string { return e.err.Error() }
+func (e *memberError) Unwrap() error { return e.err }
+
+func at(err error, path ...string) error {
+	if err == nil {
+		return nil
+	}
+	return &memberError{path: path, err: err}
+}
+
+// locate turns a parse error into a configFileError with the line and
+// column of the syntax error, the value of the wrong type, or the member
+// the error is about, and a fix.
+func locate(path string, data []byte, err error) *configFileError {
+	ce := &configFileError{Path: path, Msg: err.Error(),
+		Fix: "correct the file (its format is in docs/configuration.md) and restart the agent, or start it with --config naming another file"}
+	off := int64(-1)
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	var me *memberError
+	switch {
+	case errors.As(err, &se):
+		off = max(se.Offset-1, 0) // just past the offending byte
+		ce.Msg = se.Error()
+		ce.Fix = syntaxFix(data, off) + "; then restart the agent"
+	case errors.As(err, &te):
+		off = te.Offset - 1 // the end of the value
+		if te.Field != "" {
+			ce.Msg = fmt.Sprintf("%q: expected %s, got JSON %s", te.Field, te.Type, te.Value)
+			if o := memberOffset(data, strings.Split(te.Field, ".")); o >= 0 {
+				off = o
+			}
+		}
+	case errors.As(err, &me):
+		off = memberOffset(data, me.path)
+	}
+	if off >= 0 && off <= int64(len(data)) {
+		ce.Line = 1 + bytes.Count(data[:off], []byte("\n"))
+		ce.Column = int(off) - bytes.LastIndexByte(data[:off], '\n')
+	}
+	return ce
+}
+
+// syntaxFix guesses the fix of a JSON syntax error at off from the byte
+// there and before it.
+func syntaxFix(data []byte, off int64) string {
+	if off >= int64(len(data)) {
+		return "the file ends too early: close every { and [ and string"
+	}
+	prev := bytes.TrimRight(data[:off], " \t\r\n")
+	switch c := data[off]; {
+	case (c == '}' || c == ']') && bytes.HasSuffix(prev, []byte(",")):
+		return "remove the comma before it: JSON allows no trailing commas"
+	case c == '/' || c == '#':
+		return "remove the comment: JSON has no comments"
+	case c == '\'':
+		return "use double quotes: JSON strings and names are in \"double quotes\""
+	case c == '"' && len(prev) > 0 && (prev[len(prev)-1] == '"' || prev[len(prev)-1] == '}' || prev[len(prev)-1] == ']' || prev[len(prev)-1] >= '0' && prev[len(prev)-1] <= '9' || bytes.HasSuffix(prev, []byte("true")) || bytes.HasSuffix(prev, []byte("false"))):
+		return "add the missing comma before it"
+	}
+	return "correct the JSON there"
+}
+
+// memberOffset is the offset of the name of the member at path (or of the
+// array element), -1 when it is not in data.
+func memberOffset(data []byte, path []string) int64 {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var walk func(depth int) (int64, bool)
+	// walk reads one value; at depth it looks for path[depth].
+	walk = func(depth int) (int64, bool) {
+		tok, err := dec.Token()
+		if err != nil {
+			return -1, true
+		}
+		d, ok := tok.(json.Delim)
+		if !ok {
+			return -1, false
+		}
+		switch d {
+		case '{':
+			for dec.More() {
+				start := dec.InputOffset()
+				key, err := dec.Token()
+				if err != nil {
+					return -1, true
+				}
+				name, _ := key.(string)
+				if depth < len(path) && name == path[depth] {
+					if depth == len(path)-1 {
+						return keyStart(data, start), true
+					}
+					if off, done := walk(depth + 1); done {
+						return off, true
+					}
+					continue
+				}
+				if off, done := walk(len(path) + 1); done && off >= 0 {
+					return off, true
+				}
+			}
+		case '[':
+			for i := 0; dec.More(); i++ {
+				start := dec.InputOffset()
+				if depth < len(path) && strconv.Itoa(i) == path[depth] {
+					if depth == len(path)-1 {
+						return keyStart(data, start), true
+					}
+					if off, done := walk(depth + 1); done {
+						return off, true
+					}
+					continue
+				}
+				if off, done := walk(len(path) + 1); done && off >= 0 {
+					return off, true
+				}
+			}
+		}
+		dec.Token() // the closing delimiter
+		return -1, false
+	}
+	off, _ := walk(0)
+	return off
+}
+
+// keyStart skips the separators after offset start (the decoder's offset
+// before a token) to the token itself.
+func keyStart(data []byte, start int64) int64 {
+	for start < int64(len(data)) && strings.IndexByte(" \t\r\n,:", data[start]) >= 0 {
+		start++
+	}
+	return start
 }
 
 // parseConfig is strict: an unknown or misspelt member is an error, so a
@@ -128,35 +305,47 @@ func loadConfig(path string, explicit bool) (*fileConfig, error) {
 func parseConfig(data []byte) (*fileConfig, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
-		return nil, describeJSON(data, err)
+		return nil, err
 	}
-	if err := checkKeys(top, configKeys, ""); err != nil {
+	if err := checkKeys(top, configKeys, "", nil); err != nil {
 		return nil, err
 	}
 	var models []map[string]json.RawMessage
 	if raw, ok := top["models"]; ok {
 		if err := json.Unmarshal(raw, &models); err != nil {
-			return nil, fmt.Errorf(`"models" must be an array of objects: %v`, err)
+			return nil, at(fmt.Errorf(`"models" must be an array of objects: %v`, err), "models")
 		}
 		for i, m := range models {
-			if err := checkKeys(m, modelKeys, fmt.Sprintf(" in models[%d]", i)); err != nil {
+			if err := checkKeys(m, modelKeys, fmt.Sprintf(" in models[%d]", i), []string{"models", strconv.Itoa(i)}); err != nil {
 				return nil, err
 			}
+		}
+	}
+	if raw, ok := top["terminal"]; ok && string(raw) != "null" {
+		var term map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &term); err != nil {
+			return nil, at(fmt.Errorf(`"terminal" must be an object: %v`, err), "terminal")
+		}
+		if err := checkKeys(term, terminalKeys, ` in "terminal"`, []string{"terminal"}); err != nil {
+			return nil, err
 		}
 	}
 	var cfg fileConfig
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&cfg); err != nil {
-		return nil, describeJSON(data, err)
+		return nil, err
 	}
 	for i, m := range cfg.Models {
 		if _, err := agent.ParseModelSpec(m.Model); err != nil {
-			return nil, fmt.Errorf("models[%d]: %w", i, err)
+			return nil, at(fmt.Errorf("models[%d]: %w", i, err), "models", strconv.Itoa(i), "model")
+		}
+		if m.ContextWindow < 0 {
+			return nil, at(fmt.Errorf("models[%d]: \"contextWindow\" must be a positive number of tokens", i), "models", strconv.Itoa(i), "contextWindow")
 		}
 	}
 	if cfg.Model != "" {
 		if _, err := agent.ParseModelSpec(cfg.Model); err != nil {
-			return nil, fmt.Errorf(`"model": %w`, err)
+			return nil, at(fmt.Errorf(`"model": %w`, err), "model")
 		}
 	}
 	for _, d := range []struct {
@@ -173,41 +362,55 @@ func parseConfig(data []byte) (*fileConfig, error) {
 		}
 		v, err := time.ParseDuration(d.text)
 		if err != nil || v < 0 {
-			return nil, fmt.Errorf(`%q %q must be a duration such as "10m" or "90s"`, d.name, d.text)
+			return nil, at(fmt.Errorf(`%q %q must be a duration such as "10m" or "90s"`, d.name, d.text), d.name)
 		}
 		*d.dst = v
 	}
 	if cfg.Mode != "" {
 		if _, err := policy.ParseMode(cfg.Mode); err != nil {
-			return nil, fmt.Errorf(`"mode": %w`, err)
+			return nil, at(fmt.Errorf(`"mode": %w`, err), "mode")
 		}
 	}
 	if cfg.Permission != "" {
 		if _, err := policy.ParsePolicyMode(cfg.Permission); err != nil {
-			return nil, fmt.Errorf(`"permission": %w`, err)
+			return nil, at(fmt.Errorf(`"permission": %w`, err), "permission")
 		}
 	}
 	for _, r := range cfg.ReadOnlyRoots {
 		if !filepath.IsAbs(r) {
-			return nil, fmt.Errorf(`"readOnlyRoots": %q is not an absolute path`, r)
+			return nil, at(fmt.Errorf(`"readOnlyRoots": %q is not an absolute path`, r), "readOnlyRoots")
 		}
+	}
+	if err := cfg.Terminal.check(); err != nil {
+		return nil, at(err, "terminal")
 	}
 	if err := cfg.checkStreamLimits(); err != nil {
 		return nil, err
 	}
+	if cfg.MaxTurnRequests < 0 {
+		return nil, at(fmt.Errorf(`"maxTurnRequests" must not be negative, got %d`, cfg.MaxTurnRequests), "maxTurnRequests")
+	}
+	if _, err := tools.ParseEditTools(cfg.EditTools); err != nil {
+		return nil, at(fmt.Errorf(`"editTools": %w`, err), "editTools")
+	}
 	if err := tools.CheckShell(cfg.Shell); err != nil {
-		return nil, fmt.Errorf(`"shell": %w`, err)
+		return nil, at(fmt.Errorf(`"shell": %w`, err), "shell")
 	}
 	if cfg.MaxRetries != nil && *cfg.MaxRetries < 0 {
-		return nil, fmt.Errorf(`"maxRetries" must not be negative, got %d`, *cfg.MaxRetries)
+		return nil, at(fmt.Errorf(`"maxRetries" must not be negative, got %d`, *cfg.MaxRetries), "maxRetries")
+	}
+	if _, err := cfg.Hooks.Hooks(); err != nil {
+		return nil, at(fmt.Errorf(`"hooks": %w`, err), "hooks")
 	}
 	return &cfg, nil
 }
 
 // checkKeys rejects members not exactly in names (encoding/json would
-// match "ModelS" to "models" case-insensitively).
-func checkKeys(obj map[string]json.RawMessage, names []string, where string) error {
+// match "ModelS" to "models" case-insensitively); the error points at the
+// first unknown one, below the member at path.
+func checkKeys(obj map[string]json.RawMessage, names []string, where string, path []string) error {
 	var unknown []string
+	first := ""
 	for k := range obj {
 		if !slices.Contains(names, k) {
 			hint := ""
@@ -217,30 +420,17 @@ func checkKeys(obj map[string]json.RawMessage, names []string, where string) err
 				}
 			}
 			unknown = append(unknown, fmt.Sprintf("%q%s", k, hint))
+			if first == "" || k < first {
+				first = k
+			}
 		}
 	}
 	if len(unknown) == 0 {
 		return nil
 	}
 	slices.Sort(unknown)
-	return fmt.Errorf("unknown member %s%s; known members are %s", strings.Join(unknown, ", "), where, strings.Join(names, ", "))
-}
-
-// describeJSON names the line and column of a syntax error.
-func describeJSON(data []byte, err error) error {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		// Offset is just past the offending byte.
-		off := max(se.Offset-1, 0)
-		line := 1 + bytes.Count(data[:off], []byte("\n"))
-		col := int(off) - bytes.LastIndexByte(data[:off], '\n')
-		return fmt.Errorf("line %d, column %d: %v", line, col, err)
-	}
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Field != "" {
-		return fmt.Errorf("%q: expected %s, got JSON %s", te.Field, te.Type, te.Value)
-	}
-	return err
+	return at(fmt.Errorf("unknown member %s%s; known members are %s", strings.Join(unknown, ", "), where, strings.Join(names, ", ")),
+		append(slices.Clone(path), first)...)
 }
 
 // workspace is the built-in tools' rules from the file.
@@ -250,6 +440,7 @@ func (c *fileConfig) workspace() tools.WorkspaceConfig {
 		Terminal:       policy.Terminal{AllowedCommands: c.AllowedCommands, DeniedCommands: c.DeniedCommands, MaxRuntime: c.maxCommandRuntime},
 		CommandTimeout: c.commandTimeout,
 		NoRules:        c.RulesFiles != nil && !*c.RulesFiles,
+		EditTools:      c.EditTools,
 		Shell:          c.Shell,
 	}
 }
@@ -290,7 +481,7 @@ func (c *fileConfig) choices() []acpagent.ModelChoice {
 	for _, m := range c.Models {
 		out = append(out, acpagent.ModelChoice{
 			Spec: m.Model, Name: m.Name, Description: m.Description, BaseURL: m.BaseURL,
-			APIKeyEnv: m.APIKeyEnv, ThoughtLevels: m.ThoughtLevels, ThoughtLevel: m.ThoughtLevel,
+			APIKeyEnv: m.APIKeyEnv, ThoughtLevels: m.ThoughtLevels, ThoughtLevel: m.ThoughtLevel, ContextWindow: m.ContextWindow,
 		})
 	}
 	return out

@@ -10,10 +10,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/internal/unidiff"
 )
 
 // exitError carries the exit status of "acp-agent exec".
@@ -53,7 +55,7 @@ func runExec(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, arg
 		allow   string
 		cwd     string
 	)
-	st, err := parseSettings("acp-agent exec", args, stderr, os.Getenv, func(fs *flag.FlagSet) {
+	st, err := parseSettings("acp-agent exec", args, stdout, stderr, os.Getenv, func(fs *flag.FlagSet) {
 		fs.BoolVar(&jsonOut, "json", false, "print every session/update and the prompt result as raw JSON lines")
 		fs.StringVar(&allow, "allow", allowNone, "what tool calls that need permission may do: none, edits (file changes), or all (edits and commands)")
 		fs.StringVar(&cwd, "cwd", "", "working directory of the session (default: the current directory)")
@@ -67,6 +69,10 @@ func runExec(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, arg
 	if st.version {
 		_, err := fmt.Fprintln(stdout, "acp-agent", version)
 		return err
+	}
+	if st.configErr != nil {
+		// Here the user reads stderr: say it and stop.
+		return &exitError{exitUsage, st.configErr}
 	}
 	switch allow {
 	case allowNone, allowEdits, allowAll:
@@ -85,9 +91,15 @@ func runExec(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, arg
 		return &exitError{exitUsage, errors.New(`no prompt: acp-agent exec [flags] "PROMPT" (or "-" to read it from stdin)`)}
 	}
 	if cwd == "" {
-		if cwd, err = os.Getwd(); err != nil {
-			return &exitError{exitError1, err}
-		}
+		cwd = "."
+	}
+	// ACP wants an absolute cwd; on the command line a relative one is
+	// relative to where exec runs.
+	if cwd, err = filepath.Abs(cwd); err != nil {
+		return &exitError{exitError1, err}
+	}
+	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		return &exitError{exitUsage, fmt.Errorf("--cwd: %s is not a directory", cwd)}
 	}
 	st.discover = false // one turn on one model: no picker to fill
 	a, log, cleanup, err := st.newAgent(stderr)
@@ -110,7 +122,7 @@ func runExec(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, arg
 		agentOut.Close()
 	})
 	c := &execClient{w: toAgent, r: bufio.NewReaderSize(fromAgent, 1<<20), log: log,
-		out: stdout, errOut: stderr, json: jsonOut, allow: allow}
+		out: stdout, errOut: stderr, json: jsonOut, allow: allow, cwd: cwd, rejected: map[string]bool{}}
 	lines := make(chan []byte, 256)
 	wg.Go(func() { c.readLines(lines) })
 	code, runErr := c.run(ctx, lines, cwd, text)
@@ -142,7 +154,11 @@ type execClient struct {
 	errOut io.Writer // thoughts, the summary
 	json   bool
 	allow  string
+	cwd    string // diffs name files relative to it
 	nextID int
+	// rejected are the tool calls --allow rejected, whose failure is
+	// shown as that.
+	rejected map[string]bool
 
 	midLine  bool // the answer's last output did not end a line
 	thinking bool // thoughts were printed last, without a final newline
@@ -234,7 +250,9 @@ func (c *execClient) readLines(lines chan<- []byte) {
 }
 
 func (c *execClient) run(ctx context.Context, lines <-chan []byte, cwd, text string) (int, error) {
-	if err := c.call(lines, acp.MethodInitialize, &acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionV1}, nil); err != nil {
+	// Notices are printed on stderr, apart from the answer.
+	caps := acp.ClientCapabilities{Session: &acp.ClientSessionCapabilities{Notices: &acp.NoticeCapabilities{}}}
+	if err := c.call(lines, acp.MethodInitialize, &acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionV1, ClientCapabilities: caps}, nil); err != nil {
 		return 0, err
 	}
 	var ns acp.NewSessionResponse
@@ -324,13 +342,24 @@ func (c *execClient) handle(m wireMsg) {
 	case acp.MethodSessionRequestPermission:
 		var req acp.RequestPermissionRequest
 		_ = json.Unmarshal(m.Params, &req)
-		choice := c.decide(&req)
+		choice, allowed := c.decide(&req)
 		if !c.json {
 			c.endLine()
-			fmt.Fprintf(c.errOut, "[permission] %s: %s (--allow %s)\n", req.ToolCall.Title, choice, c.allow)
+			verdict := "allowed"
+			if !allowed {
+				verdict = "rejected"
+			}
+			fmt.Fprintf(c.errOut, "[permission] %s: %s by --allow %s\n", req.ToolCall.Title, verdict, c.allow)
+			// What an editor would show before the approval: the change.
+			c.printDiffs(c.errOut, req.ToolCall.Content)
 		}
-		_ = c.send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{
-			"outcome": map[string]any{"outcome": "selected", "optionId": choice}}})
+		result := map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": choice}}
+		if !allowed {
+			c.rejected[string(req.ToolCall.ToolCallID)] = true
+			// Nobody was asked: the model is told the flag decided.
+			result["_meta"] = map[string]any{"acp-agent": map[string]any{"reason": c.rejectReason(req.ToolCall.Kind)}}
+		}
+		_ = c.send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": result})
 	default:
 		if m.ID != nil {
 			_ = c.send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{
@@ -341,7 +370,7 @@ func (c *execClient) handle(m wireMsg) {
 
 // decide picks the permission option --allow allows: the offered allow_once
 // or reject_once option.
-func (c *execClient) decide(req *acp.RequestPermissionRequest) string {
+func (c *execClient) decide(req *acp.RequestPermissionRequest) (option string, allowed bool) {
 	allow := c.allow == allowAll
 	if c.allow == allowEdits {
 		switch req.ToolCall.Kind {
@@ -355,10 +384,19 @@ func (c *execClient) decide(req *acp.RequestPermissionRequest) string {
 	}
 	for _, o := range req.Options {
 		if o.Kind == want {
-			return string(o.OptionID)
+			return string(o.OptionID), allow
 		}
 	}
-	return string(want)
+	return string(want), allow
+}
+
+// rejectReason says why --allow rejected a call of kind, for the model
+// and the transcript.
+func (c *execClient) rejectReason(kind acp.ToolKind) string {
+	if c.allow == allowEdits {
+		return "acp-agent exec runs with --allow edits, which allows file edits only; the user can rerun with --allow all"
+	}
+	return "acp-agent exec runs with --allow none, so nothing that needs permission runs; the user can rerun with --allow edits or --allow all"
 }
 
 // render prints one update readably: the answer on stdout, thoughts and
@@ -387,13 +425,20 @@ func (c *execClient) render(u acp.SessionUpdate) {
 		}
 		fmt.Fprintf(c.out, "▶ %s%s\n", u.ToolCall.Title, kind)
 		if u.ToolCall.Status == acp.ToolCallStatusFailed || u.ToolCall.Status == acp.ToolCallStatusCompleted {
-			c.toolResult(string(u.ToolCall.Status), u.ToolCall.Content)
+			c.toolResult(string(u.ToolCall.ToolCallID), string(u.ToolCall.Status), u.ToolCall.Content)
 		}
 	case u.ToolCallUpdate != nil:
 		switch st := u.ToolCallUpdate.Status; st {
 		case acp.ToolCallStatusCompleted, acp.ToolCallStatusFailed:
-			c.toolResult(string(st), u.ToolCallUpdate.Content)
+			c.toolResult(string(u.ToolCallUpdate.ToolCallID), string(st), u.ToolCallUpdate.Content)
 		}
+	case u.Notice != nil:
+		c.endLine()
+		fmt.Fprintf(c.errOut, "[%s] %s", u.Notice.Severity, u.Notice.Title)
+		if u.Notice.Description != "" {
+			fmt.Fprintf(c.errOut, ": %s", u.Notice.Description)
+		}
+		fmt.Fprintln(c.errOut)
 	case u.Plan != nil:
 		c.endLine()
 		fmt.Fprintln(c.out, "Plan:")
@@ -407,19 +452,22 @@ func (c *execClient) render(u acp.SessionUpdate) {
 	}
 }
 
-// toolResult prints a finished tool call's content, cut to a few lines.
-func (c *execClient) toolResult(status string, content []acp.ToolCallContent) {
+// toolResult prints a finished tool call's content: text cut to a few
+// lines, diffs whole (unified, as diff -u prints them).
+func (c *execClient) toolResult(id, status string, content []acp.ToolCallContent) {
 	mark := "✓"
 	if status == string(acp.ToolCallStatusFailed) {
 		mark = "✗"
+	}
+	if status == string(acp.ToolCallStatusFailed) && c.rejected[id] {
+		fmt.Fprintf(c.out, "  ✗ not run: rejected by --allow %s\n", c.allow)
+		return
 	}
 	var lines []string
 	for _, tc := range content {
 		switch {
 		case tc.Content != nil && tc.Content.Content.Text != nil:
 			lines = append(lines, strings.Split(strings.TrimRight(tc.Content.Content.Text.Text, "\n"), "\n")...)
-		case tc.Diff != nil:
-			lines = append(lines, "diff "+tc.Diff.Path)
 		case tc.Terminal != nil:
 			lines = append(lines, "terminal "+tc.Terminal.TerminalID)
 		}
@@ -431,6 +479,34 @@ func (c *execClient) toolResult(status string, content []acp.ToolCallContent) {
 	fmt.Fprintf(c.out, "  %s %s\n", mark, status)
 	for _, l := range lines {
 		fmt.Fprintf(c.out, "    %s\n", l)
+	}
+	c.printDiffs(c.out, content)
+}
+
+// printDiffs prints the diff contents of a tool call as unified diffs.
+func (c *execClient) printDiffs(w io.Writer, content []acp.ToolCallContent) {
+	for _, tc := range content {
+		d := tc.Diff
+		if d == nil {
+			continue
+		}
+		name := d.Path
+		if rel, err := filepath.Rel(c.cwd, d.Path); err == nil && filepath.IsLocal(rel) {
+			name = rel
+		}
+		old := ""
+		if d.OldText != nil {
+			old = *d.OldText
+		}
+		text := unidiff.Unified(name, old, d.NewText, d.OldText == nil)
+		if text == "" {
+			text = fmt.Sprintf("%s: unchanged\n", name)
+		}
+		for _, l := range strings.SplitAfter(text, "\n") {
+			if l != "" {
+				fmt.Fprintf(w, "    %s", l)
+			}
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -192,34 +193,74 @@ func TestBinaryConfigFileModelsBecomeConfigOptions(t *testing.T) {
 	assert.Equal(t, "from second", ask())
 }
 
-func TestConfigFileErrorsAreClear(t *testing.T) {
+// Issue 25 item 6: a config file the agent cannot use no longer stops it
+// before initialize. initialize succeeds; session/new answers with the
+// file, the line and column, and the fix (code -32000, as without a key,
+// with the details as data); exec, whose user reads stderr, stops with it.
+func TestConfigFileErrorsAreAnsweredAtSessionNew(t *testing.T) {
 	tests := []struct {
-		name, file, want string
+		name, file, want, at string // at: the text the line and column point to
 	}{
-		{"syntax", "{\n  \"model\": \"replay/default\",\n  oops\n}", "line 3, column 3"},
-		{"unknown member", `{"modle": "replay/default"}`, `unknown member "modle"`},
-		{"case", `{"Model": "replay/default"}`, `did you mean "model"?`},
-		{"model member typo", `{"models": [{"model": "replay/default", "apikeyenv": "K"}]}`, `"apikeyenv" (did you mean "apiKeyEnv"?`},
-		{"bad spec", `{"models": [{"model": "gpt-4"}]}`, "models[0]"},
-		{"bad timeout", `{"promptTimeout": "forever"}`, `"promptTimeout" "forever"`},
-		{"wrong type", `{"maxRetries": "two"}`, `"maxRetries": expected int`},
+		{"syntax", "{\n  \"model\": \"replay/default\",\n  oops\n}", "invalid character", "oops"},
+		{"trailing comma", "{\n  \"model\": \"replay/default\",\n}", "remove the comma", "}"},
+		{"unknown member", `{"modle": "replay/default"}`, `unknown member "modle"`, `"modle"`},
+		{"case", `{"Model": "replay/default"}`, `did you mean "model"?`, `"Model"`},
+		{"model member typo", `{"models": [{"model": "replay/default", "apikeyenv": "K"}]}`, `"apikeyenv" (did you mean "apiKeyEnv"?`, `"apikeyenv"`},
+		{"bad spec", `{"models": [{"model": "gpt-4"}]}`, "models[0]", `"model": "gpt-4"`},
+		{"bad timeout", `{"mode": "default", "promptTimeout": "forever"}`, `"promptTimeout" "forever"`, `"promptTimeout"`},
+		{"wrong type", `{"maxRetries": "two"}`, `"maxRetries": expected int`, `"maxRetries"`},
+		{"terminal", `{"terminal": {"path": ["bin"]}}`, `"terminal.path": "bin" is not an absolute directory`, `"terminal"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "config.json")
 			require.NoError(t, os.WriteFile(path, []byte(tt.file), 0o600))
-			var stdout, stderr bytes.Buffer
-			err := run(t.Context(), strings.NewReader(""), &stdout, &stderr, []string{"--config", path})
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), path)
-			assert.Contains(t, err.Error(), tt.want)
-			assert.Empty(t, stdout.String())
+			p := startAgent(t, []string{"OPENAI_API_KEY=k"}, "--config", path)
+			init := p.Initialize(nil)
+			require.Len(t, init.AuthMethods, 1, "the fix is advertised like a missing key")
+			resp, _ := p.Call(acp.MethodSessionNew, &acp.NewSessionRequest{CWD: t.TempDir(), MCPServers: []acp.McpServer{}})
+			require.NotNil(t, resp.Error, "session/new must explain the config file")
+			assert.Equal(t, acp.CodeAuthRequired, resp.Error.Code)
+			msg := resp.Error.Message
+			assert.Contains(t, msg, path)
+			assert.Contains(t, msg, tt.want)
+			assert.Contains(t, msg, "To fix it:")
+			var data struct {
+				File         string `json:"file"`
+				Line, Column int
+				Fix          string `json:"fix"`
+			}
+			require.NoError(t, json.Unmarshal(resp.Error.Data, &data), "%s", resp.Raw)
+			assert.Equal(t, path, data.File)
+			assert.NotEmpty(t, data.Fix)
+			// The line and column point at the culprit.
+			lines := strings.Split(tt.file, "\n")
+			require.Positive(t, data.Line, "%s", msg)
+			require.LessOrEqual(t, data.Line, len(lines))
+			assert.True(t, strings.HasPrefix(lines[data.Line-1][data.Column-1:], tt.at), "line %d column %d of %q is not at %q", data.Line, data.Column, tt.file, tt.at)
+			assert.Contains(t, msg, fmt.Sprintf("line %d, column %d", data.Line, data.Column))
+			// Nothing was printed on stderr but what the user can act on.
+			p.stdin.Close()
+			require.NoError(t, p.waitExit(t, 5*time.Second), "the agent ran until its stdin closed")
 		})
 	}
 	t.Run("explicit file must exist", func(t *testing.T) {
-		err := run(t.Context(), strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}, []string{"--config", "/nonexistent/config.json"})
-		require.Error(t, err)
-		assert.Contains(t, err.Error(), "config file")
+		p := startAgent(t, nil, "--config", "/nonexistent/config.json")
+		p.Initialize(nil)
+		resp, _ := p.Call(acp.MethodSessionNew, &acp.NewSessionRequest{CWD: t.TempDir(), MCPServers: []acp.McpServer{}})
+		require.NotNil(t, resp.Error)
+		assert.Contains(t, resp.Error.Message, "config file /nonexistent/config.json")
+	})
+	t.Run("exec stops with it", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "config.json")
+		require.NoError(t, os.WriteFile(path, []byte(`{"modle": "x"}`), 0o600))
+		var stdout, stderr bytes.Buffer
+		err := run(t.Context(), strings.NewReader(""), &stdout, &stderr, []string{"exec", "--config", path, "hi"})
+		var ee *exitError
+		require.ErrorAs(t, err, &ee)
+		assert.Equal(t, exitUsage, ee.code)
+		assert.Contains(t, err.Error(), "line 1, column 2")
+		assert.Empty(t, stdout.String())
 	})
 }
 
@@ -232,7 +273,7 @@ func TestSettingsPrecedence(t *testing.T) {
 	getenv := func(k string) string { return env[k] }
 	parse := func(args ...string) *settings {
 		t.Helper()
-		st, err := parseSettings("acp-agent", append([]string{"--config", path}, args...), &bytes.Buffer{}, getenv, nil)
+		st, err := parseSettings("acp-agent", append([]string{"--config", path}, args...), &bytes.Buffer{}, &bytes.Buffer{}, getenv, nil)
 		require.NoError(t, err)
 		return st
 	}
@@ -258,10 +299,10 @@ func TestSettingsPrecedence(t *testing.T) {
 
 // A bad value names the layer it came from.
 func TestSettingsErrorsNameTheirLayer(t *testing.T) {
-	_, err := parseSettings("acp-agent", []string{"--mode", "yolo"}, &bytes.Buffer{}, func(string) string { return "" }, nil)
+	_, err := parseSettings("acp-agent", []string{"--mode", "yolo"}, &bytes.Buffer{}, &bytes.Buffer{}, func(string) string { return "" }, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "mode (from the flags and environment)")
-	_, err = parseSettings("acp-agent", nil, &bytes.Buffer{}, func(k string) string {
+	_, err = parseSettings("acp-agent", nil, &bytes.Buffer{}, &bytes.Buffer{}, func(k string) string {
 		return map[string]string{"ACP_AGENT_PERMISSION": "maybe"}[k]
 	}, nil)
 	require.Error(t, err)

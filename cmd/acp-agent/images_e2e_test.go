@@ -155,7 +155,7 @@ func TestBinaryReadFileImageLimits(t *testing.T) {
 	u, ok = client.final("call_2")
 	require.True(t, ok)
 	assert.Equal(t, sdk.ToolCallStatusCompleted, *u.Status)
-	assert.Equal(t, "not an image at all", toolText(u))
+	assert.Equal(t, "     1\tnot an image at all\n", toolText(u), "read as numbered text")
 }
 
 // Issue 16: an MCP tool's image result (server-everything's

@@ -43,7 +43,10 @@ func TestStreamLimitSettings(t *testing.T) {
 				require.NoError(t, os.WriteFile(path, []byte("{}"), 0o600))
 			}
 			getenv := func(k string) string { return tt.env[k] }
-			st, err := parseSettings("acp-agent", append([]string{"--config", path}, tt.args...), &bytes.Buffer{}, getenv, nil)
+			st, err := parseSettings("acp-agent", append([]string{"--config", path}, tt.args...), &bytes.Buffer{}, &bytes.Buffer{}, getenv, nil)
+			if err == nil && st.configErr != nil {
+				err = st.configErr // a file error does not stop parsing
+			}
 			if tt.wantErr != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tt.wantErr)

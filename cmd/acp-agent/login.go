@@ -19,6 +19,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/llm/anthropic"
 	"github.com/acp-agent/acp-agent/agent/llm/openai"
 	"github.com/acp-agent/acp-agent/runtime/keychain"
+	"github.com/acp-agent/acp-agent/runtime/term"
 )
 
 // credentialsFile is beside the config file: which provider `acp-agent
@@ -96,7 +97,7 @@ func runLogin(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, ar
 	var key string
 	var err error
 	if f, isFile := stdin.(*os.File); isFile && in.Buffered() == 0 {
-		key, err = keychain.ReadSecret(f) // not echoed on a terminal
+		key, err = term.ReadSecret(f) // not echoed on a terminal
 		fmt.Fprintln(stdout)
 	} else {
 		key, err = in.ReadString('\n')

@@ -17,6 +17,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/acp-agent/acp-agent/acp"
 )
 
 // registryEnv is the environment of the ACP registry's auth check: an
@@ -183,7 +185,10 @@ func TestBinaryLoginStoresAKeyTheAgentThenUses(t *testing.T) {
 
 	p := startAgent(t, registryEnv(home)) // the last HOME wins
 	init := p.Initialize(nil)
-	assert.Empty(t, init.AuthMethods, "with the stored key the model is usable")
+	require.Len(t, init.AuthMethods, 1)
+	assert.NotContains(t, init.AuthMethods[0].Agent.Description, "OPENAI_API_KEY is not set", "with the stored key the model is usable")
+	resp, _ := p.Call(acp.MethodSessionNew, &acp.NewSessionRequest{CWD: t.TempDir(), MCPServers: []acp.McpServer{}})
+	assert.Nil(t, resp.Error, "a session starts without authenticate")
 	_, err = login("")
 	assert.Error(t, err, "an empty key is refused")
 }

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"syscall"
@@ -62,19 +63,12 @@ func main() {
 }
 
 // run is the whole program. stdout carries only ACP messages (written by
-// the transport); --help and --version are the only other output there,
-// and they do not start the protocol. "acp-agent exec" is the
+// the transport); --help, --version and doctor are the only other output
+// there, and they do not start the protocol. "acp-agent exec" is the
 // non-interactive mode (exec.go).
 func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []string) error {
 	if len(args) > 0 && args[0] == "doctor" {
-		// What this machine can do for the agent (not the protocol).
-		st := sandbox.Probe()
-		fmt.Fprintf(stdout, "acp-agent %s\nsandbox: %s\n", version, st)
-		if !st.Available && !unconfinedByDesign {
-			fmt.Fprintln(stdout, "commands are not confined here: with --sandbox auto or on, every command asks for permission")
-		}
-		platformDoctor(stdout) // Windows and macOS (platform.go)
-		return nil
+		return runDoctor(ctx, stdout, stderr, args[1:])
 	}
 	if len(args) > 0 && args[0] == "exec" {
 		return runExec(ctx, stdin, stdout, stderr, args[1:])
@@ -84,7 +78,7 @@ func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []
 	}
 	// What acp-agent login stored fills in what the environment leaves
 	// unset.
-	st, err := parseSettings("acp-agent", args, stderr, withCredentials(os.Getenv), nil)
+	st, err := parseSettings("acp-agent", args, stdout, stderr, withCredentials(os.Getenv), nil)
 	if err != nil {
 		return err
 	}
@@ -94,6 +88,10 @@ func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []
 	if st.version {
 		_, err := fmt.Fprintf(stdout, "%s\nsandbox: %s\n", versionLine(), sandbox.Probe())
 		return err
+	}
+	if isTerminal(stdin) {
+		// Someone typed acp-agent in a shell: say what it is waiting for.
+		fmt.Fprintln(stderr, `acp-agent speaks the Agent Client Protocol on stdin/stdout and is started by an editor; to run a task here, try: acp-agent exec "PROMPT" (or acp-agent --help, acp-agent doctor). Ctrl-D quits.`)
 	}
 	a, log, cleanup, err := st.newAgent(stderr)
 	if err != nil {
@@ -131,8 +129,23 @@ type settings struct {
 	hooks     []agent.Hook
 	resize    *compact.ResizePolicy
 	offload   int
-	version   bool
-	getenv    func(string) string
+	// maxTurnRequests caps one turn's model requests (0: the default).
+	maxTurnRequests int
+	version         bool
+	getenv          func(string) string
+	// logLevelSet: a log level was given (flag, environment or config),
+	// so it applies to stderr too.
+	logLevelSet bool
+	// configErr is a config file the agent could not use: it starts
+	// without it and explains at session/new (nil: none).
+	configErr error
+	// terminal is the config's command environment; userPath resolves
+	// the PATH commands get (newAgent starts it).
+	terminal *terminalFile
+	userPath *userPath
+	// notices are what the user must know about the setup, told once in
+	// the first session (a notice update).
+	notices []acpagent.Notice
 
 	// streamLimits cap one model response (limits.go).
 	streamLimits llm.Limits
@@ -142,15 +155,19 @@ type settings struct {
 }
 
 // parseSettings parses args with the common flags; extra adds a
-// subcommand's own flags before parsing.
-func parseSettings(name string, args []string, stderr io.Writer, getenv func(string) string, extra func(*flag.FlagSet)) (*settings, error) {
+// subcommand's own flags before parsing. --help prints the usage to stdout
+// and returns flag.ErrHelp; a bad flag is an error (the usage is not
+// repeated on stderr, only where to find it). A config file that cannot be
+// used is not an error here: it is st.configErr, and the settings are
+// those of the flags, the environment and the defaults.
+func parseSettings(name string, args []string, stdout, stderr io.Writer, getenv func(string) string, extra func(*flag.FlagSet)) (*settings, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	st := &settings{fs: fs, getenv: getenv}
 	configPath := fs.String("config", getenv("ACP_AGENT_CONFIG"), "config file (default $XDG_CONFIG_HOME/acp-agent/config.json if it exists; env ACP_AGENT_CONFIG; format in docs/configuration.md)")
 	fs.StringVar(&st.model, "model", getenv("ACP_AGENT_MODEL"), "model as PROVIDER/MODEL: openai/<model>, anthropic/<model> or replay/default (env ACP_AGENT_MODEL; default "+agent.DefaultModel+")")
-	fs.StringVar(&st.logLevel, "log-level", getenv("ACP_AGENT_LOG_LEVEL"), "log level: debug, info, warn, error or off (env ACP_AGENT_LOG_LEVEL; default info)")
-	fs.StringVar(&st.logFile, "log-file", getenv("ACP_AGENT_LOG_FILE"), "append logs to this file instead of stderr (env ACP_AGENT_LOG_FILE)")
+	fs.StringVar(&st.logLevel, "log-level", getenv("ACP_AGENT_LOG_LEVEL"), "log level of stderr and the log file: debug, info, warn, error or off (env ACP_AGENT_LOG_LEVEL; default: warnings and errors on stderr, info and up in $XDG_STATE_HOME/acp-agent/log/acp-agent.log)")
+	fs.StringVar(&st.logFile, "log-file", getenv("ACP_AGENT_LOG_FILE"), "append all logs to this file instead of stderr and the default log file (env ACP_AGENT_LOG_FILE)")
 	fs.IntVar(&st.maxLine, "max-message-bytes", acp.DefaultMaxMessageBytes, "longest accepted JSON-RPC message, in bytes")
 	fs.IntVar(&st.maxRetries, "max-retries", envInt(getenv, "ACP_AGENT_MAX_RETRIES", -1), "retries of a transient model failure (429, 5xx, connection errors) before any output; 0 disables (env ACP_AGENT_MAX_RETRIES; default 2)")
 	fs.StringVar(&st.modelsFile, "models-file", getenv("ACP_AGENT_MODELS_FILE"), "model pricing/context-window overrides (default $XDG_CONFIG_HOME/acp-agent/models.json if it exists; env ACP_AGENT_MODELS_FILE)")
@@ -167,15 +184,15 @@ func parseSettings(name string, args []string, stderr io.Writer, getenv func(str
 	if extra != nil {
 		extra(fs)
 	}
-	fs.Usage = func() {
-		if name == "acp-agent" {
-			fmt.Fprintf(fs.Output(), "Usage: acp-agent [flags]\n       acp-agent exec [flags] PROMPT   (run one turn here, without an editor; see acp-agent exec --help)\n       acp-agent login                 (set up a provider's API key; see acp-agent login --help)\n\nacp-agent speaks the Agent Client Protocol on stdin/stdout; editors start it as a subprocess.\nEnvironment: OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL.\n\nFlags:\n")
-		} else {
-			fmt.Fprintf(fs.Output(), "Usage: acp-agent exec [flags] PROMPT\n\nRuns one turn in the current directory and prints the answer, tool calls and results.\nPROMPT \"-\" reads the prompt from stdin. Exit status: 0 end_turn, 1 error, 2 usage,\n3 max_tokens or max_turn_requests, 4 refusal, 130 cancelled.\n\nFlags:\n")
-		}
-		fs.PrintDefaults()
-	}
+	// The usage goes to stdout when asked for; on a bad flag, the flag
+	// package prints the error, and this only says where the usage is.
+	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printUsage(stdout, fs, name)
+		} else {
+			fmt.Fprintf(stderr, "Run %s --help for the usage.\n", name)
+		}
 		return nil, err
 	}
 	path, explicit := *configPath, *configPath != ""
@@ -184,7 +201,8 @@ func parseSettings(name string, args []string, stderr io.Writer, getenv func(str
 	}
 	file, err := loadConfig(path, explicit)
 	if err != nil {
-		return nil, err
+		st.configErr = err
+		file = &fileConfig{}
 	}
 	// Three layers (agent/settings): the defaults, the config file, then
 	// the flags and the environment. A key is taken from the nearest
@@ -257,6 +275,9 @@ func parseSettings(name string, args []string, stderr io.Writer, getenv func(str
 	st.layers = flagLayer
 	st.model = flagLayer.String("model", "")
 	st.logLevel = flagLayer.String("logLevel", "")
+	if src := source(flagLayer, "logLevel"); src != "" && src != "defaults" {
+		st.logLevelSet = true
+	}
 	st.logFile = flagLayer.String("logFile", "")
 	st.modelsFile = flagLayer.String("modelsFile", "")
 	st.telemetryFile = flagLayer.String("telemetryFile", "")
@@ -272,6 +293,8 @@ func parseSettings(name string, args []string, stderr io.Writer, getenv func(str
 	st.workspace.UserRules = userRulesPath(getenv)
 	st.workspace.UserPrompts = userPromptDirs(getenv)
 	st.sandboxFile = file.Sandbox
+	st.terminal = file.Terminal
+	st.workspace.Env = file.Terminal.env()
 	for _, line := range file.StopHooks {
 		st.stopHooks = append(st.stopHooks, agent.CommandStopHook(line, 0))
 	}
@@ -279,6 +302,7 @@ func parseSettings(name string, args []string, stderr io.Writer, getenv func(str
 		return nil, fmt.Errorf("config file: %w", err)
 	}
 	st.offload = file.OffloadThreshold
+	st.maxTurnRequests = file.MaxTurnRequests
 	if r := file.Resize; r != nil {
 		st.resize = &compact.ResizePolicy{MaxMessagesTextLength: r.MaxMessagesTextLength, MaxKeepMessagesCount: r.MaxKeepMessagesCount, EveryNTurns: r.EveryNTurns}
 	}
@@ -304,7 +328,9 @@ func isSet(fs *flag.FlagSet, name string) bool {
 }
 
 // newAgent builds the logger, telemetry and agent the settings describe.
-// cleanup closes the files they opened.
+// cleanup closes the files they opened. What the user can fix (the config
+// file, the models file, the session directory) does not stop it: the
+// agent starts and explains, at session/new or in a notice.
 func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, func(), error) {
 	var closers []io.Closer
 	cleanup := func() {
@@ -312,24 +338,21 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 			c.Close()
 		}
 	}
-	level, enabled, err := telemetry.ParseLevel(st.logLevel)
+	log, logClosers, err := st.logger(stderr)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	logOut := stderr
-	if st.logFile != "" {
-		f, err := telemetry.OpenLogFile(st.logFile)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		closers = append(closers, f)
-		logOut = f
+	closers = append(closers, logClosers...)
+	setupErr := st.configErr
+	if setupErr != nil {
+		log.Info("the config file cannot be used; sessions explain it until it is fixed", "error", setupErr)
 	}
-	log := telemetry.NewLogger(logOut, level, enabled)
 	models, err := loadModels(st.modelsFile, st.getenv)
 	if err != nil {
-		cleanup()
-		return nil, nil, nil, err
+		log.Info("the models file cannot be used", "error", err)
+		models = pricing.Default()
+		st.notices = append(st.notices, acpagent.Notice{Severity: acp.NoticeSeverityWarning, Title: "The models file cannot be used",
+			Description: err.Error() + ". The built-in model table is used until it is fixed."})
 	}
 	// Telemetry goes to the log (stderr or --log-file) and, if asked, to a
 	// JSONL file; never to stdout.
@@ -346,12 +369,33 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 	var store *persistence.Store
 	if st.sessionDir == "" {
 		// No HOME, no XDG_STATE_HOME, no flag: still usable, in memory.
-		log.Warn("no session directory (set --session-dir, XDG_STATE_HOME or HOME): sessions are kept in memory only and cannot be loaded after a restart")
+		log.Info("no session directory: sessions are kept in memory only")
+		st.notices = append(st.notices, acpagent.Notice{Severity: acp.NoticeSeverityWarning, Title: "Sessions are not saved",
+			Description: "There is no session directory (set --session-dir, XDG_STATE_HOME or HOME): sessions are kept in memory only and cannot be loaded after a restart."})
 	} else if store, err = persistence.OpenStore(st.sessionDir); err != nil {
-		cleanup()
-		return nil, nil, nil, fmt.Errorf("session directory: %w", err)
+		log.Warn("the session directory cannot be used", "error", err)
+		st.notices = append(st.notices, acpagent.Notice{Severity: acp.NoticeSeverityWarning, Title: "Sessions are not saved",
+			Description: fmt.Sprintf("The session directory %s cannot be used (%v): sessions are kept in memory only. Fix its permissions or choose another with --session-dir.", st.sessionDir, err)})
+		store = nil
+	} else {
+		// What agents killed before saving a session left behind goes,
+		// in the background: a large directory takes milliseconds to
+		// list, and initialize does not wait for it. The agent's exit
+		// waits (cleanup).
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			removed, err := store.RemoveStale()
+			if err != nil {
+				log.Warn("removing stale files of the session directory", "error", err)
+			}
+			if len(removed) > 0 {
+				log.Info("removed what stopped agents left in the session directory", "files", removed)
+			}
+		}()
+		closers = append(closers, closerFunc(func() { <-done }))
 	}
-	sb, netInFullAccess, unavailable, err := resolveSandbox(st.sandboxFlags, st.fs, st.sandboxFile, st.getenv, st.sessionDir, st.logFile, log)
+	sb, netInFullAccess, unavailable, err := resolveSandbox(st.sandboxFlags, st.fs, st.sandboxFile, st.getenv, st.sessionDir, st.logPaths(), log)
 	if err != nil {
 		cleanup()
 		return nil, nil, nil, err
@@ -362,6 +406,9 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 	}
 	st.workspace.SandboxNetworkInFullAccess = netInFullAccess
 	st.workspace.SandboxAutoApprove = sb != nil && st.sandboxFlags.autoApproveSetting(st.fs, st.sandboxFile, st.getenv)
+	st.userPath = startUserPath(st.getenv, st.terminal, log)
+	closers = append(closers, closerFunc(st.userPath.wait))
+	st.workspace.UserPath = st.userPath.Path
 	retry := agent.RetryPolicy{MaxRetries: st.maxRetries}
 	if st.maxRetries == 0 {
 		retry.MaxRetries = -1 // the flag's 0 means none; the policy's 0 means the default
@@ -370,9 +417,73 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 		Retry: retry, Models: models, Telemetry: telemetry.NewRecorder(sinks...), DiscoverModels: st.discover,
 		ExecutionStates: st.execState, PromptTimeout: st.promptTimeout,
 		Workspace: st.workspace, Mode: st.mode, PermissionPolicy: st.permission, Store: store,
-		StopHooks: st.stopHooks, Hooks: st.hooks, HooksTrustFile: hooksTrustFile(st.getenv), OffloadThreshold: st.offload, ModelTitles: st.modelTitles, Resize: st.resize,
-		StreamLimits: st.streamLimits, TerminalLogin: terminalLogin()})
+		StopHooks: st.stopHooks, Hooks: st.hooks, HooksTrustFile: hooksTrustFile(st.getenv), OffloadThreshold: st.offload, ModelTitles: st.modelTitles, Resize: st.resize, MaxTurnRequests: st.maxTurnRequests,
+		StreamLimits: st.streamLimits, SetupError: setupErr, TerminalLogin: terminalLogin(),
+		Notices: func() []acpagent.Notice { return append(slices.Clone(st.notices), st.userPath.notices()...) }})
 	return a, log, cleanup, nil
+}
+
+// closerFunc is a func() as an io.Closer.
+type closerFunc func()
+
+func (f closerFunc) Close() error { f(); return nil }
+
+// logPaths are the agent's log files (and directories), which no
+// confined command may read.
+func (st *settings) logPaths() []string {
+	var out []string
+	for _, p := range []string{st.logFile, st.logDir()} {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// logDir is where the agent's own log files are kept by default: the
+// state directory's log/ ("" without one).
+func (st *settings) logDir() string {
+	dir := persistence.DefaultDir(st.getenv)
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(dir), "log")
+}
+
+// logger is the agent's log. stderr carries warnings and errors only (an
+// editor may show it to the user); everything from info up goes to a log
+// file under the state directory, capped in size and rotated. --log-file
+// sends everything there instead of stderr; --log-level (or the config's
+// logLevel) sets the level of both.
+func (st *settings) logger(stderr io.Writer) (*slog.Logger, []io.Closer, error) {
+	level, enabled, err := telemetry.ParseLevel(st.logLevel)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !enabled {
+		return telemetry.NewLogger(io.Discard, 0, false), nil, nil
+	}
+	if st.logFile != "" {
+		f, err := telemetry.OpenLogFile(st.logFile)
+		if err != nil {
+			return nil, nil, err
+		}
+		return telemetry.NewLogger(f, level, true), []io.Closer{f}, nil
+	}
+	stderrLevel, fileLevel := slog.LevelWarn, slog.LevelInfo
+	if st.logLevelSet {
+		stderrLevel, fileLevel = level, level
+	}
+	handlers := []slog.Handler{slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: stderrLevel})}
+	var closers []io.Closer
+	if dir := st.logDir(); dir != "" {
+		// A log that cannot be written is not worth stopping for.
+		if f, err := telemetry.OpenRotatingFile(filepath.Join(dir, "acp-agent.log"), 0, 0); err == nil {
+			handlers = append(handlers, slog.NewTextHandler(f, &slog.HandlerOptions{Level: fileLevel}))
+			closers = append(closers, f)
+		}
+	}
+	return slog.New(slog.NewMultiHandler(handlers...)), closers, nil
 }
 
 // loadModels merges the user's model table over the embedded one. A file

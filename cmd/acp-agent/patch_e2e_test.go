@@ -30,7 +30,8 @@ func TestBinaryApplyPatchShowsEveryDiffAndIsAllOrNothing(t *testing.T) {
 		"[outside]": {{"apply_patch", map[string]any{"patch": outside}}},
 	})
 	client := newToolClient(ws, "allow_once")
-	cmd := exec.Command(agentBin, "--model", "openai/test-model")
+	// A model trained on the patch format is offered apply_patch (issue 26).
+	cmd := exec.Command(agentBin, "--model", "openai/gpt-5")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + t.TempDir(), "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
 	conn, sid := startE2EWith(t, cmd, client, ws, sdk.ClientCapabilities{})
 

@@ -103,7 +103,8 @@ func TestBinaryRewindWithFiles(t *testing.T) {
 	w("a.txt", "A0\n")
 	w("b.txt", "B0\n")
 	model := promptModel(t, map[string][]modelCall{
-		"[p1]": {{"write_file", map[string]any{"path": "a.txt", "content": "A1\n"}},
+		// write_file overwrites a.txt only after a read (issue 26).
+		"[p1]": {{"read_file", map[string]any{"path": "a.txt"}}, {"write_file", map[string]any{"path": "a.txt", "content": "A1\n"}},
 			{"run_command", map[string]any{"command": "echo C1 > c.txt && rm b.txt"}}},
 		"[p2]": {{"edit_file", map[string]any{"path": "a.txt", "old_string": "A1", "new_string": "A2"}},
 			{"write_file", map[string]any{"path": "sub/d.txt", "content": "D2\n"}}},

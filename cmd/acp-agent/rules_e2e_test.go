@@ -116,9 +116,14 @@ func TestBinaryRulesFilesReachTheSystemPrompt(t *testing.T) {
 	assert.NotContains(t, first, "ABOVE-THE-REPO")
 	assert.NotContains(t, first, "APP-CLAUDE", "CLAUDE.md is read only where there is no AGENTS.md")
 	assert.NotContains(t, first, "NESTED-RULES", "nested rules wait until a file under them is read")
-	afterRead := systemPrompt(t, model.body(t, 1))
-	assert.Contains(t, afterRead, "NESTED-RULES", "reading sub/x.txt brings sub/AGENTS.md in")
-	assert.Contains(t, model.body(t, 1), "Rules files added to your instructions", "the tool result says so")
+	// Issue 26: the system prompt is not rewritten mid-session (prompt
+	// caches); a nested rules file reaches the model in the result of the
+	// call that reached its directory.
+	assert.Equal(t, first, systemPrompt(t, model.body(t, 1)), "the system prompt stays as it was")
+	readResult := lastToolResult(t, model.body(t, 1))
+	assert.Contains(t, readResult, "NESTED-RULES", "reading sub/x.txt brings sub/AGENTS.md in, in the tool result")
+	assert.Contains(t, readResult, "Rules files for the directories you just reached")
+	assert.Contains(t, readResult, filepath.Join(ws, "sub", "AGENTS.md"))
 
 	promptE2E(t, conn, sid, "[read-evil]")
 	promptE2E(t, conn, sid, "[read-big]")
@@ -128,11 +133,13 @@ func TestBinaryRulesFilesReachTheSystemPrompt(t *testing.T) {
 	for i, b := range bodies {
 		assert.NotContains(t, b, "SECRET-TOKEN", "request %d carries the secret behind the symlinked AGENTS.md", i)
 	}
-	final := systemPrompt(t, bodies[len(bodies)-1])
-	assert.Contains(t, final, "BIG-RULES")
-	assert.NotContains(t, final, "BIG-TAIL", "the big file is cut")
-	assert.Contains(t, final, "[... cut: the file is")
-	assert.Contains(t, final, "NESTED-RULES", "nested rules stay for the rest of the session")
+	final := bodies[len(bodies)-1]
+	assert.Equal(t, first, systemPrompt(t, final))
+	big := lastToolResult(t, final)
+	assert.Contains(t, big, "BIG-RULES")
+	assert.NotContains(t, big, "BIG-TAIL", "the big file is cut")
+	assert.Contains(t, big, "[... cut: the file is")
+	assert.Contains(t, final, "NESTED-RULES", "nested rules stay in the conversation for the rest of the session")
 	said := client.said()
 	assert.Contains(t, said, filepath.Join(ws, "evil", "AGENTS.md")+" was not read", "the user is told about the refused file")
 	assert.Contains(t, said, "only its first", "the user is told about the cut")

@@ -56,7 +56,7 @@ func (f sandboxFlags) autoApproveSetting(fs *flag.FlagSet, file *sandboxFile, ge
 // resolveSandbox turns flags and file into the workspace's sandbox, or the
 // reason commands cannot be confined (sessions then ask for every
 // command). Mode off gives neither.
-func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv func(string) string, sessionDir, logFile string, log *slog.Logger) (sb *runtime.Sandbox, netInFullAccess bool, unavailable string, err error) {
+func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv func(string) string, sessionDir string, logPaths []string, log *slog.Logger) (sb *runtime.Sandbox, netInFullAccess bool, unavailable string, err error) {
 	if file == nil {
 		file = &sandboxFile{}
 	}
@@ -83,7 +83,9 @@ func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv 
 		return nil, false, "", nil
 	}
 	if !st.Available {
-		log.Warn("commands are not sandboxed; every command will ask", "reason", st.Reason)
+		// Sessions tell the user (a notice when a command asks); the log
+		// file keeps the reason.
+		log.Info("commands are not sandboxed; every command will ask", "reason", st.Reason)
 		return nil, false, st.Reason, nil
 	}
 	exe, err := os.Executable()
@@ -109,9 +111,7 @@ func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv 
 	if sessionDir != "" {
 		p.DeniedPaths = append(p.DeniedPaths, sessionDir)
 	}
-	if logFile != "" {
-		p.DeniedPaths = append(p.DeniedPaths, logFile)
-	}
+	p.DeniedPaths = append(p.DeniedPaths, logPaths...)
 	p.DeniedPaths = append(p.DeniedPaths, file.DeniedPaths...)
 	for _, x := range append(append([]string(nil), file.ExtraWritable...), file.DeniedPaths...) {
 		if !filepath.IsAbs(x) {

@@ -115,8 +115,9 @@ func TestBinaryForkListDelete(t *testing.T) {
 	assert.NotContains(t, model.last(), "in the fork", "the source never sees the fork's turns")
 
 	for range 52 {
-		p.NewSession(t.TempDir())
+		askText(t, p, p.NewSession(t.TempDir()), "hello")
 	}
+	p.NewSession(t.TempDir()) // never prompted: never listed
 	seen := map[string]bool{}
 	cursor := ""
 	for {

@@ -284,6 +284,8 @@ func TestBinaryRewindUndoesASubagentsChanges(t *testing.T) {
 		map[string]any{"match": "delegate", "events": []any{map[string]any{"toolCall": map[string]any{"id": "t1", "name": "task",
 			"arguments": map[string]any{"description": "writer", "prompt": "[child] write"}}}}},
 		map[string]any{"match": "[child]", "events": []any{
+			// write_file overwrites notes.txt only after a read (issue 26).
+			map[string]any{"toolCall": map[string]any{"id": "r1", "name": "read_file", "arguments": map[string]any{"path": "notes.txt"}}},
 			map[string]any{"toolCall": map[string]any{"id": "w1", "name": "write_file", "arguments": map[string]any{"path": "notes.txt", "content": "child was here\n"}}},
 			map[string]any{"toolCall": map[string]any{"id": "w2", "name": "write_file", "arguments": map[string]any{"path": "new.txt", "content": "new\n"}}},
 		}},

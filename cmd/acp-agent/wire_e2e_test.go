@@ -129,6 +129,9 @@ func TestBinaryRefusesIDsThatCannotBeEchoed(t *testing.T) {
 	dir, cwd := t.TempDir(), t.TempDir()
 	p := storeAgent(t, model, dir)
 	sid := p.NewSession(cwd)
+	title := "saved without a prompt" // a title saves the session
+	resp, _ := p.Call(acp.MethodSessionSetTitle, &acp.SetSessionTitleRequest{SessionID: acp.SessionId(sid), Title: &title})
+	acptest.MustResult(t, resp, nil)
 	cwdJSON, err := json.Marshal(cwd)
 	require.NoError(t, err)
 	ids := []string{`"\ud800"`, `"\udfff"`, `"x\ud83d"`, `"\ud83d\u0041"`, "\"\xff\"", "\"\xed\xa0\x80\"", "\"a\xc3\""}
@@ -151,7 +154,7 @@ func TestBinaryRefusesIDsThatCannotBeEchoed(t *testing.T) {
 	}
 	// Nothing ran: still one session, still there, and the model was
 	// asked nothing.
-	resp, _ := p.Call(acp.MethodSessionList, map[string]any{})
+	resp, _ = p.Call(acp.MethodSessionList, map[string]any{})
 	var list acp.ListSessionsResponse
 	acptest.MustResult(t, resp, &list)
 	require.Len(t, list.Sessions, 1, "no session/new ran")

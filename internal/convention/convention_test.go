@@ -58,7 +58,8 @@ func TestOSFilesFollowTheConvention(t *testing.T) {
 		if strings.HasSuffix(base, "_unix") {
 			assert.Equal(t, "unix", expr, "%s: a _unix.go file has exactly //go:build unix", rel)
 		}
-		osFile := strings.HasSuffix(base, "_linux") || strings.HasSuffix(base, "_darwin") || strings.HasSuffix(base, "_windows") || strings.HasSuffix(base, "_unix")
+		osFile := strings.HasSuffix(base, "_linux") || strings.HasSuffix(base, "_darwin") || strings.HasSuffix(base, "_windows") || strings.HasSuffix(base, "_unix") ||
+			osSpecific(expr)
 		inOSPackage := strings.HasPrefix(rel, "runtime/") || strings.HasPrefix(rel, "persistence/")
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
@@ -82,6 +83,29 @@ func TestOSFilesFollowTheConvention(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.Greater(t, checked, 100, "the walk found the tree")
+}
+
+// osSpecific reports whether the constraint leaves out one of the OSes
+// we ship (seccomp_amd64.go's "linux && amd64").
+func osSpecific(expr string) bool {
+	if expr == "" {
+		return false
+	}
+	x, err := constraint.Parse("//go:build " + expr)
+	if err != nil {
+		return false
+	}
+	for _, goos := range []string{"linux", "darwin", "windows"} {
+		for _, arch := range []string{"amd64", "arm64"} {
+			ok := x.Eval(func(tag string) bool {
+				return tag == goos || tag == arch || tag == "unix" && goos != "windows"
+			})
+			if !ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // buildConstraint is the file's //go:build expression, or "".

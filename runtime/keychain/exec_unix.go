@@ -6,11 +6,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // run runs a store's helper program with stdin, bounded by timeout.
@@ -25,20 +22,4 @@ func run(stdin string, name string, args ...string) (string, error) {
 		return out.String(), fmt.Errorf("%s: %w: %s", name, err, strings.TrimSpace(errb.String()))
 	}
 	return out.String(), nil
-}
-
-// noEcho turns off echo on a terminal in; restore turns it back on.
-func noEcho(in *os.File) (restore func(), err error) {
-	fd := int(in.Fd())
-	t, err := unix.IoctlGetTermios(fd, ioctlGetTermios)
-	if err != nil {
-		return nil, err
-	}
-	old := *t
-	t.Lflag &^= unix.ECHO
-	t.Lflag |= unix.ICANON
-	if err := unix.IoctlSetTermios(fd, ioctlSetTermios, t); err != nil {
-		return nil, err
-	}
-	return func() { _ = unix.IoctlSetTermios(fd, ioctlSetTermios, &old) }, nil
 }

@@ -1,6 +1,5 @@
 // Package keychain keeps secrets (provider API keys) in the operating
-// system's credential store, and reads a secret from the terminal
-// without echoing it:
+// system's credential store:
 //
 //   - macOS: the login keychain, through /usr/bin/security (the secret
 //     is written on its standard input, never on a command line);
@@ -15,9 +14,6 @@ package keychain
 
 import (
 	"errors"
-	"io"
-	"os"
-	"strings"
 	"time"
 )
 
@@ -40,33 +36,6 @@ const timeout = 10 * time.Second
 
 // Default is this system's store, or nil where none is reachable.
 func Default() Store { return defaultStore() }
-
-// ReadSecret reads one line from in without echoing it when in is a
-// terminal, and trims the line ending.
-func ReadSecret(in *os.File) (string, error) {
-	restore, err := noEcho(in)
-	if err == nil {
-		defer restore()
-	}
-	var b strings.Builder
-	buf := make([]byte, 1)
-	for {
-		n, err := in.Read(buf)
-		if n == 1 {
-			if buf[0] == '\n' {
-				break
-			}
-			b.WriteByte(buf[0])
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return "", err
-		}
-	}
-	return strings.TrimRight(b.String(), "\r"), nil
-}
 
 // validSecret refuses what no store can hold faithfully: empty, very
 // long, or with control characters.

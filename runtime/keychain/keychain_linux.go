@@ -4,13 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-
-	"golang.org/x/sys/unix"
-)
-
-const (
-	ioctlGetTermios = unix.TCGETS
-	ioctlSetTermios = unix.TCSETS
 )
 
 // secretTool is the Secret Service through libsecret's secret-tool.

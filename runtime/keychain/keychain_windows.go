@@ -2,7 +2,6 @@ package keychain
 
 import (
 	"errors"
-	"os"
 	"unicode/utf16"
 	"unsafe"
 
@@ -105,17 +104,4 @@ func (credManager) Delete(service, account string) error {
 		return err
 	}
 	return nil
-}
-
-// noEcho turns off echo on a console in.
-func noEcho(in *os.File) (restore func(), err error) {
-	h := windows.Handle(in.Fd())
-	var mode uint32
-	if err := windows.GetConsoleMode(h, &mode); err != nil {
-		return nil, err
-	}
-	if err := windows.SetConsoleMode(h, mode&^windows.ENABLE_ECHO_INPUT); err != nil {
-		return nil, err
-	}
-	return func() { _ = windows.SetConsoleMode(h, mode) }, nil
 }

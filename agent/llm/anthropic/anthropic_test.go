@@ -211,7 +211,7 @@ func TestStreamFixtures(t *testing.T) {
 			fixture: "error_invalid.sse",
 			check: wantProviderError(llm.ProviderError{
 				Provider: "anthropic", Type: "invalid_request_error",
-				Message: "prompt is too long: 210000 tokens > 200000 maximum",
+				Message: "prompt is too long: 210000 tokens > 200000 maximum", ContextOverflow: true,
 			}),
 		},
 		{
@@ -366,7 +366,7 @@ func TestThinkingRoundTrip(t *testing.T) {
 	  ]},
 	  {"role": "user", "content": [
 	    {"type": "tool_result", "tool_use_id": "toolu_1", "content": "package a"},
-	    {"type": "tool_result", "tool_use_id": "toolu_2", "content": "package b"}
+	    {"type": "tool_result", "tool_use_id": "toolu_2", "content": "package b", "cache_control": {"type": "ephemeral"}}
 	  ]}
 	]`))
 }

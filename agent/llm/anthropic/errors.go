@@ -92,7 +92,14 @@ func (p *Provider) httpError(resp *http.Response) error {
 		pe.Retryable = true
 	}
 	pe.RetryAfter = llm.RetryAfter(resp.Header, time.Now())
+	pe.ContextOverflow = overflowStatus(resp.StatusCode) && llm.LooksLikeContextOverflow(pe.Type, pe.Message)
 	return pe
+}
+
+// overflowStatus: the statuses servers refuse a too-long prompt with (a
+// 429's "too many tokens" is a rate limit, not the window).
+func overflowStatus(status int) bool {
+	return status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge || status == http.StatusUnprocessableEntity
 }
 
 // jsonInsteadOfStream handles a 2xx JSON answer to a streaming request:
@@ -125,6 +132,7 @@ func (p *Provider) streamError(e apiError, emitted bool) error {
 		msg = "unknown error in stream"
 	}
 	pe := &llm.ProviderError{Provider: providerName, Type: e.Type, Message: p.redact(llm.Truncate(msg, 2000))}
+	pe.ContextOverflow = llm.LooksLikeContextOverflow(pe.Type, pe.Message)
 	if !emitted {
 		switch e.Type {
 		case "overloaded_error", "api_error", "rate_limit_error", "timeout_error":

@@ -15,14 +15,29 @@ const ContinuationText = "(conversation continues)"
 
 // The request body, in the field order of Anthropic's documentation.
 type messagesRequest struct {
-	Model     string    `json:"model"`
-	MaxTokens int       `json:"max_tokens"`
-	System    string    `json:"system,omitempty"`
-	Messages  []message `json:"messages"`
-	Tools     []tool    `json:"tools,omitempty"`
-	Stream    bool      `json:"stream"`
-	Thinking  *thinking `json:"thinking,omitempty"`
+	Model      string      `json:"model"`
+	MaxTokens  int         `json:"max_tokens"`
+	System     []block     `json:"system,omitempty"`
+	Messages   []message   `json:"messages"`
+	Tools      []tool      `json:"tools,omitempty"`
+	ToolChoice *toolChoice `json:"tool_choice,omitempty"`
+	Stream     bool        `json:"stream"`
+	Thinking   *thinking   `json:"thinking,omitempty"`
 }
+
+type toolChoice struct {
+	Type string `json:"type"`
+}
+
+// cacheControl marks the end of a prefix Anthropic caches (prompt
+// caching): a later request that starts with the same prefix reads it
+// from the cache, at a tenth of the input price.
+type cacheControl struct {
+	Type string `json:"type"`
+}
+
+// ephemeral is the (5-minute) cache breakpoint.
+var ephemeral = &cacheControl{Type: "ephemeral"}
 
 type thinking struct {
 	Type         string `json:"type"`
@@ -55,6 +70,8 @@ type block struct {
 	ToolUseID string `json:"tool_use_id,omitempty"`
 	Content   any    `json:"content,omitempty"`
 	IsError   bool   `json:"is_error,omitempty"`
+	// CacheControl, on the last block of a cached prefix.
+	CacheControl *cacheControl `json:"cache_control,omitempty"`
 }
 
 type imageSource struct {
@@ -64,9 +81,10 @@ type imageSource struct {
 }
 
 type tool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	InputSchema json.RawMessage `json:"input_schema"`
+	Name         string          `json:"name"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"input_schema"`
+	CacheControl *cacheControl   `json:"cache_control,omitempty"`
 }
 
 // emptySchema is sent for a tool without parameters: Anthropic requires an
@@ -124,7 +142,9 @@ func (p *Provider) requestBody(req *llm.Request) ([]byte, error) {
 			}
 		}
 	}
-	mr.System = strings.Join(system, "\n\n")
+	if len(system) > 0 {
+		mr.System = []block{{Type: "text", Text: strings.Join(system, "\n\n")}}
+	}
 	msgs, err := encodeMessages(req.Messages)
 	if err != nil {
 		return nil, err
@@ -139,11 +159,41 @@ func (p *Provider) requestBody(req *llm.Request) ([]byte, error) {
 		}
 		mr.Tools = append(mr.Tools, tool{Name: t.Name, Description: t.Description, InputSchema: schema})
 	}
+	if req.NoToolCalls && len(mr.Tools) > 0 {
+		mr.ToolChoice = &toolChoice{Type: "none"}
+	}
+	markCache(&mr)
 	data, err := json.Marshal(mr)
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: encoding request: %w", err)
 	}
 	return data, nil
+}
+
+// markCache sets Anthropic's prompt-cache breakpoints (at most 4 are
+// allowed): after the tools and after the system prompt, which stay the
+// same for a whole session (the order of a request is tools, system,
+// messages, so the first covers the tools and the second both), and on
+// the last block of the conversation, so each request of a tool-using
+// turn reads everything before its newest message from the cache.
+func markCache(mr *messagesRequest) {
+	if n := len(mr.Tools); n > 0 {
+		mr.Tools[n-1].CacheControl = ephemeral
+	}
+	if n := len(mr.System); n > 0 {
+		mr.System[n-1].CacheControl = ephemeral
+	}
+	if n := len(mr.Messages); n > 0 {
+		blocks := mr.Messages[n-1].Content
+		for i := len(blocks) - 1; i >= 0; i-- {
+			// Thinking blocks cannot carry a breakpoint; an empty text
+			// block is never sent.
+			if t := blocks[i].Type; t != "thinking" && t != "redacted_thinking" {
+				blocks[i].CacheControl = ephemeral
+				break
+			}
+		}
+	}
 }
 
 // encodeMessages converts the conversation to Anthropic's strictly

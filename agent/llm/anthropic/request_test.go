@@ -112,7 +112,7 @@ func TestRequestShape(t *testing.T) {
 	const want = `{
 	  "model": "claude-test",
 	  "max_tokens": 4096,
-	  "system": "Be brief.\n\nUse tools.",
+	  "system": [{"type": "text", "text": "Be brief.\n\nUse tools.", "cache_control": {"type": "ephemeral"}}],
 	  "messages": [
 	    {"role": "user", "content": [
 	      {"type": "text", "text": "Read a.go"},
@@ -135,13 +135,13 @@ func TestRequestShape(t *testing.T) {
 	      {"type": "text", "text": "Also check b.go"}
 	    ]},
 	    {"role": "assistant", "content": [{"type": "text", "text": "Done."}]},
-	    {"role": "user", "content": [{"type": "text", "text": "Thanks"}]}
+	    {"role": "user", "content": [{"type": "text", "text": "Thanks", "cache_control": {"type": "ephemeral"}}]}
 	  ],
 	  "tools": [
 	    {"name": "read_file", "description": "Read a file.",
 	      "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}},
 	    {"name": "list_sessions", "description": "List sessions.",
-	      "input_schema": {"type": "object", "properties": {}}}
+	      "input_schema": {"type": "object", "properties": {}}, "cache_control": {"type": "ephemeral"}}
 	  ],
 	  "stream": true,
 	  "thinking": {"type": "enabled", "budget_tokens": 2048}

@@ -110,7 +110,14 @@ func (p *Provider) httpError(resp *http.Response) error {
 		pe.Retryable = false
 	}
 	pe.RetryAfter = llm.RetryAfter(resp.Header, time.Now())
+	pe.ContextOverflow = overflowStatus(resp.StatusCode) && llm.LooksLikeContextOverflow(pe.Type, pe.Message)
 	return pe
+}
+
+// overflowStatus: the statuses servers refuse a too-long prompt with (a
+// 429's "too many tokens" is a rate limit, not the window).
+func overflowStatus(status int) bool {
+	return status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge || status == http.StatusUnprocessableEntity
 }
 
 // jsonInsteadOfStream handles a 2xx JSON answer to a streaming request:
@@ -142,6 +149,7 @@ func (p *Provider) streamError(e apiError, emitted bool) error {
 		msg = "unknown error in stream"
 	}
 	pe := &llm.ProviderError{Provider: providerName, Type: e.kind(), Message: p.redact(llm.Truncate(msg, 2000))}
+	pe.ContextOverflow = llm.LooksLikeContextOverflow(pe.Type, pe.Message)
 	if !emitted {
 		// OpenRouter reports upstream failures as an error chunk with an
 		// HTTP-like code, often before any content.

@@ -549,7 +549,7 @@ func TestHTTPErrors(t *testing.T) {
 			name:   "vLLM top-level error object",
 			status: 400,
 			body:   `{"object":"error","message":"This model's maximum context length is 8192 tokens.","type":"BadRequestError","param":null,"code":400}`,
-			want:   llm.ProviderError{StatusCode: 400, Type: "BadRequestError", Message: "This model's maximum context length is 8192 tokens."},
+			want:   llm.ProviderError{StatusCode: 400, Type: "BadRequestError", Message: "This model's maximum context length is 8192 tokens.", ContextOverflow: true},
 		},
 		{
 			name:   "Ollama string error",

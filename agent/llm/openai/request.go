@@ -15,6 +15,7 @@ type chatRequest struct {
 	Model               string         `json:"model"`
 	Messages            []chatMessage  `json:"messages"`
 	Tools               []chatTool     `json:"tools,omitempty"`
+	ToolChoice          string         `json:"tool_choice,omitempty"`
 	Stream              bool           `json:"stream"`
 	StreamOptions       *streamOptions `json:"stream_options,omitempty"`
 	MaxTokens           int            `json:"max_tokens,omitempty"`
@@ -132,6 +133,9 @@ func (p *Provider) requestBody(req *llm.Request) ([]byte, error) {
 			Type:     "function",
 			Function: chatToolFunction{Name: t.Name, Description: t.Description, Parameters: params},
 		})
+	}
+	if req.NoToolCalls && len(cr.Tools) > 0 {
+		cr.ToolChoice = "none"
 	}
 	data, err := json.Marshal(cr)
 	if err != nil {

@@ -1,0 +1,110 @@
+package policy
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// DroppedPathEntry is an entry CommandPath left out of a PATH, and why.
+type DroppedPathEntry struct {
+	Entry  string
+	Reason string
+}
+
+// CommandPath is the PATH commands run with and programs are resolved
+// through (NewLookPath, Terminal.Path, CommandContext.Path): path (the
+// user's, as the editor launched the agent with it) without the entries
+// that would let a workspace choose which program a name runs:
+//
+//   - empty and relative entries ("", ".", "bin"): the shell searches
+//     them relative to the command's directory, which the model picks;
+//   - entries inside a root (lexically, or once symlinks are resolved,
+//     also for directories that do not exist yet): a repository's bin/ or
+//     node_modules/.bin would otherwise put its own "git" first;
+//   - repeated entries (the first one counts for lookups anyway).
+//
+// The result is cleaned (filepath.Clean) and never empty: when nothing is
+// left it is DefaultPath, filtered the same way. roots are absolute;
+// evalSymlinks nil means filepath.EvalSymlinks.
+func CommandPath(path string, roots []string, evalSymlinks func(string) (string, error)) (string, []DroppedPathEntry) {
+	if evalSymlinks == nil {
+		evalSymlinks = filepath.EvalSymlinks
+	}
+	var realRoots []string
+	for _, r := range roots {
+		if !filepath.IsAbs(r) {
+			continue
+		}
+		r = filepath.Clean(r)
+		realRoots = append(realRoots, r)
+		if real := realPath(r, evalSymlinks); real != r {
+			realRoots = append(realRoots, real)
+		}
+	}
+	keep := func(path string) ([]string, []DroppedPathEntry) {
+		var kept []string
+		var dropped []DroppedPathEntry
+		seen := map[string]bool{}
+		for _, e := range filepath.SplitList(path) {
+			switch {
+			case e == "":
+				dropped = append(dropped, DroppedPathEntry{e, "empty entries search the command's own directory"})
+				continue
+			case !filepath.IsAbs(e):
+				dropped = append(dropped, DroppedPathEntry{e, "relative entries search inside the command's directory"})
+				continue
+			}
+			c := filepath.Clean(e)
+			if seen[c] {
+				continue
+			}
+			seen[c] = true
+			if under(c, realRoots) || under(realPath(c, evalSymlinks), realRoots) {
+				dropped = append(dropped, DroppedPathEntry{e, "inside the workspace, where the model can write programs"})
+				continue
+			}
+			kept = append(kept, c)
+		}
+		return kept, dropped
+	}
+	kept, dropped := keep(path)
+	if len(kept) == 0 {
+		kept, _ = keep(DefaultPath)
+	}
+	return strings.Join(kept, string(filepath.ListSeparator)), dropped
+}
+
+// under reports whether p is one of dirs or below one.
+func under(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if rel, err := filepath.Rel(d, p); err == nil && (rel == "." || filepath.IsLocal(rel)) {
+			return true
+		}
+	}
+	return false
+}
+
+// realPath resolves the symlinks of p's longest existing ancestor and
+// joins the rest: a directory that does not exist yet still resolves to
+// where it would be created.
+func realPath(p string, evalSymlinks func(string) (string, error)) string {
+	rest := ""
+	for cur := p; ; {
+		real, err := evalSymlinks(cur)
+		if err == nil {
+			return filepath.Join(real, rest)
+		}
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, os.ErrNotExist) {
+			return p
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
+}
