@@ -110,7 +110,7 @@ func TestWindowsKillEndsTheWholeTree(t *testing.T) {
 			pids := filepath.Join(spec.Cwd, "tree.pid")
 			spec.Env[childEnv] = "tree " + pids
 			if how == "timeout" {
-				spec.Timeout = 3 * time.Second
+				spec.Timeout = 10 * time.Second // past the tree's start-up, slow under Wine
 			}
 			p, err := term.Start(context.Background(), spec)
 			require.NoError(t, err)

@@ -296,11 +296,22 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest, clie
 	if a.modelErr != nil {
 		return nil, nil, a.unusable()
 	}
-	cfg, err := a.newSessionConfig(uuid.NewString(), req.CWD, req.AdditionalDirectories, client)
+	// The id is held before anything of the session is on disk: a
+	// start-up's clean-up (persistence.RemoveStale) removes the directory
+	// of an id whose lock is free.
+	id := uuid.NewString()
+	res, err := a.reserveID(id)
 	if err != nil {
 		return nil, nil, err
 	}
-	j, err := a.reserveFile(&cfg, req.AdditionalDirectories)
+	cfg, err := a.newSessionConfig(id, req.CWD, req.AdditionalDirectories, client)
+	if err != nil {
+		if res != nil {
+			res.Release()
+		}
+		return nil, nil, err
+	}
+	j, err := a.reserveFile(&cfg, req.AdditionalDirectories, res)
 	if err != nil {
 		closeWorkspace(cfg.Workspace)
 		return nil, nil, err

@@ -66,6 +66,7 @@ func TestHelpGoesToStdoutWithoutSentinelDefaults(t *testing.T) {
 // Issue 25 item 10: exec --cwd takes a directory relative to where exec
 // runs, as a command line does.
 func TestExecCwdMayBeRelative(t *testing.T) {
+	needsBash(t)
 	parent := t.TempDir()
 	ws := filepath.Join(parent, "ws")
 	require.NoError(t, os.Mkdir(ws, 0o755))
@@ -120,6 +121,7 @@ func TestTerminalStdinGetsAOneLineHint(t *testing.T) {
 // sandbox and the tools on the PATH commands get; it exits 1 when
 // something must be fixed.
 func TestDoctorChecksTheSetup(t *testing.T) {
+	needsBash(t) // it checks for go and git on the commands' PATH
 	listing := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer good-key" {
 			http.Error(w, `{"error":{"message":"invalid api key"}}`, http.StatusUnauthorized)

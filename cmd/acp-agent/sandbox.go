@@ -78,8 +78,8 @@ func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv 
 	if !st.Available && mode == "auto" && unconfinedByDesign {
 		// Windows: there is no sandbox to wait for, and the command
 		// policy cannot parse PowerShell, so every command asks anyway
-		// unless the user chose full access (platform_windows.go).
-		log.Warn("commands are not sandboxed on this OS", "reason", st.Reason)
+		// unless the user chose full access (platform.go).
+		log.Info("commands are not sandboxed on this OS", "reason", st.Reason)
 		return nil, false, "", nil
 	}
 	if !st.Available {
