@@ -190,7 +190,9 @@ func TestExecPrintsUnifiedDiffs(t *testing.T) {
 	wantChanged := "--- a/hello.txt\n    +++ b/hello.txt\n    @@ -1,4 +1,4 @@\n     one\n    -two\n    +TWO\n     three\n     four\n"
 	wantNew := "--- /dev/null\n    +++ b/notes/new.txt\n    @@ -0,0 +1 @@\n    +brand new\n"
 	assert.Contains(t, stderr, "[permission] Edit hello.txt: allowed by --allow edits\n    "+wantChanged, "the permission request's diff")
-	assert.Contains(t, stderr, "[permission] Write notes/new.txt: allowed by --allow edits\n    "+wantNew)
+	// The title names the file as the OS spells it (notes\new.txt on
+	// Windows); the diff, as git does, with slashes.
+	assert.Contains(t, stderr, "[permission] Write "+filepath.FromSlash("notes/new.txt")+": allowed by --allow edits\n    "+wantNew)
 	assert.Contains(t, stdout, wantChanged, "the tool call's diff")
 	assert.Contains(t, stdout, wantNew)
 	assert.NotContains(t, stdout+stderr, "diff /")
