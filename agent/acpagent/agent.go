@@ -28,6 +28,12 @@ import (
 type Config struct {
 	// Model is "PROVIDER/MODEL"; empty means DefaultModel.
 	Model string
+	// TerminalLogin, if set, is advertised as a "terminal" auth method to
+	// clients that can run one (auth.terminal, or Zed's and the ACP
+	// registry's _meta "terminal-auth"): the client reruns the agent with
+	// Args in a terminal (acp-agent login). Command is the agent's own
+	// path, for clients that take the legacy _meta launch hint.
+	TerminalLogin *TerminalLogin
 	// Getenv reads provider settings (API keys, base URLs); nil means
 	// os.Getenv. Tests pass their own so they never see the real keys.
 	Getenv func(string) string
@@ -206,7 +212,7 @@ var (
 // Initialize implements acp.Agent. It advertises only what is implemented;
 // the capabilities of methods (session/load, list, fork, logout, ...) are
 // set by the acp service from its method table, as ServesMethod says.
-func (a *Agent) Initialize(_ context.Context, _ *acp.InitializeRequest) (*acp.InitializeResponse, error) {
+func (a *Agent) Initialize(_ context.Context, req *acp.InitializeRequest) (*acp.InitializeResponse, error) {
 	resp := &acp.InitializeResponse{
 		ProtocolVersion: acp.ProtocolVersionV1,
 		AgentCapabilities: acp.AgentCapabilities{
@@ -229,6 +235,9 @@ func (a *Agent) Initialize(_ context.Context, _ *acp.InitializeRequest) (*acp.In
 	if a.modelErr != nil {
 		resp.AuthMethods[0].Agent.Name = a.authMethodName()
 		resp.AuthMethods[0].Agent.Description = a.modelErr.Error()
+	}
+	if m := a.terminalLogin(req); m != nil {
+		resp.AuthMethods = append(resp.AuthMethods, *m)
 	}
 	return resp, nil
 }
@@ -287,11 +296,22 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest, clie
 	if a.modelErr != nil {
 		return nil, nil, a.unusable()
 	}
-	cfg, err := a.newSessionConfig(uuid.NewString(), req.CWD, req.AdditionalDirectories, client)
+	// The id is held before anything of the session is on disk: a
+	// start-up's clean-up (persistence.RemoveStale) removes the directory
+	// of an id whose lock is free.
+	id := uuid.NewString()
+	res, err := a.reserveID(id)
 	if err != nil {
 		return nil, nil, err
 	}
-	j, err := a.reserveFile(&cfg, req.AdditionalDirectories)
+	cfg, err := a.newSessionConfig(id, req.CWD, req.AdditionalDirectories, client)
+	if err != nil {
+		if res != nil {
+			res.Release()
+		}
+		return nil, nil, err
+	}
+	j, err := a.reserveFile(&cfg, req.AdditionalDirectories, res)
 	if err != nil {
 		closeWorkspace(cfg.Workspace)
 		return nil, nil, err

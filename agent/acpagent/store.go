@@ -90,16 +90,25 @@ func (a *Agent) createFile(cfg *agent.SessionConfig, extra []string, parent stri
 	return a.startJournal(cfg, newJournal(f, a.log, nil, nil))
 }
 
-// reserveFile is createFile for a session started by session/new: its id
-// is held and its file created at its first prompt (journal.save), so
-// sessions nobody prompted leave nothing behind.
-func (a *Agent) reserveFile(cfg *agent.SessionConfig, extra []string) (*journal, error) {
+// reserveID holds id for a session started by session/new (nil without
+// a store).
+func (a *Agent) reserveID(id string) (*persistence.Reservation, error) {
 	if a.store == nil {
 		return nil, nil
 	}
-	res, err := a.store.Reserve(cfg.ID)
+	res, err := a.store.Reserve(id)
 	if err != nil {
 		return nil, fmt.Errorf("%w: reserving the session file: %v", acp.ErrInternal, err)
+	}
+	return res, nil
+}
+
+// reserveFile is createFile for a session started by session/new: its id
+// is held (res, reserveID) and its file created at its first prompt
+// (journal.save), so sessions nobody prompted leave nothing behind.
+func (a *Agent) reserveFile(cfg *agent.SessionConfig, extra []string, res *persistence.Reservation) (*journal, error) {
+	if a.store == nil {
+		return nil, nil
 	}
 	return a.startJournal(cfg, newUnsavedJournal(res, persistence.Header{ID: cfg.ID, CWD: cfg.CWD,
 		AdditionalDirectories: extra, Timestamp: time.Now()}, a.log))

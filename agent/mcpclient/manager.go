@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/runtime"
 )
 
 // Errors returned by Manager methods; test with errors.Is.
@@ -405,7 +406,7 @@ func timeoutCause(ctx context.Context, err error, d time.Duration) error {
 // reaped the child): kill what is left of its process group and log the
 // last, unterminated stderr line.
 func (s *server) reap() {
-	killProcessGroup(s.pid)
+	runtime.KillGroup(s.pid)
 	if s.stderr != nil {
 		s.stderr.Flush()
 	}
@@ -667,7 +668,7 @@ func (m *Manager) Close() error {
 				timer.Stop()
 				s.cancel()
 				s.reap()
-				if err != nil && s.pid != 0 && exitWasClean(err) {
+				if err != nil && s.pid != 0 && runtime.ExitedCleanly(err) {
 					s.log.Info("mcp server exited", "status", err)
 					err = nil
 				}

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/runtime"
 )
 
 // Shutdown timings for stdio servers. Variables so tests can shorten them.
@@ -70,7 +71,7 @@ func stdioCommand(s *acp.McpServerStdio, dir string, stderr *lineLogger) *exec.C
 	cmd.Dir = dir
 	cmd.Stderr = stderr
 	cmd.WaitDelay = pipeWaitDelay
-	setProcessGroup(cmd)
+	runtime.PrepareGroup(cmd)
 	return cmd
 }
 
