@@ -310,13 +310,14 @@ type SessionModel struct {
 }
 
 // AcceptsImages reports whether the model reads images: as its models
-// file entry says, else only Anthropic's models (all of which do).
+// file entry says, else as its provider says (llm.ProviderInfo.Images).
 func (m SessionModel) AcceptsImages() bool {
 	if m.Info != nil && m.Info.ImageInput != nil {
 		return *m.Info.ImageInput
 	}
-	provider, _, _ := strings.Cut(m.ID, "/")
-	return provider == "anthropic"
+	name, _, _ := strings.Cut(m.ID, "/")
+	p, ok := llm.LookupProvider(name)
+	return ok && p.Images
 }
 
 // Mode returns the session mode.
