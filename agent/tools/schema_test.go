@@ -1,15 +1,14 @@
 package tools_test
 
 import (
-	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/acp-agent/acp-agent/agent/internal/testkit"
 	"github.com/acp-agent/acp-agent/agent/tools"
 )
 
@@ -24,6 +23,24 @@ var goldenDir = filepath.Join("..", "..", "testdata", "golden", "tools")
 // argument struct that changes what the model sees shows here, compared
 // as JSON values.
 func TestToolSchemasMatchTheGoldenFiles(t *testing.T) {
+	w := workspaceWithASkill(t)
+	all := w.Tools()
+	var names []string
+	for _, tool := range all {
+		names = append(names, tool.Name)
+	}
+	require.Equal(t, tools.BuiltinToolNames(), names, "every built-in tool, the skill tool included, made as the table names it")
+	for _, tool := range all {
+		t.Run(tool.Name, func(t *testing.T) {
+			testkit.JSONGolden(t, filepath.Join(goldenDir, tool.Name+".json"), tool.Parameters, *update)
+		})
+	}
+}
+
+// workspaceWithASkill is a workspace in a temporary directory with one
+// skill, so that it offers every built-in tool.
+func workspaceWithASkill(t *testing.T) *tools.Workspace {
+	t.Helper()
 	ws := t.TempDir()
 	skill := filepath.Join(ws, ".agents", "skills", "demo", "SKILL.md")
 	require.NoError(t, os.MkdirAll(filepath.Dir(skill), 0o755))
@@ -31,28 +48,5 @@ func TestToolSchemasMatchTheGoldenFiles(t *testing.T) {
 	w, err := tools.NewWorkspace(ws, nil, tools.WorkspaceConfig{}, tools.Editor{})
 	require.NoError(t, err)
 	t.Cleanup(func() { w.Close() })
-	all := w.Tools()
-	require.Len(t, all, 14, "every built-in tool, the skill tool included")
-	for _, tool := range all {
-		t.Run(tool.Name, func(t *testing.T) {
-			compareGolden(t, filepath.Join(goldenDir, tool.Name+".json"), tool.Parameters)
-		})
-	}
-}
-
-func compareGolden(t *testing.T, path string, got json.RawMessage) {
-	t.Helper()
-	if *update {
-		// Keys sorted, so a diff of the file shows what changed.
-		var v any
-		require.NoError(t, json.Unmarshal(got, &v))
-		b, err := json.MarshalIndent(v, "", "  ")
-		require.NoError(t, err)
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run with -update to write it")
-	assert.JSONEq(t, string(want), string(got))
+	return w
 }
