@@ -72,7 +72,7 @@ func parsePatch(text string) ([]filePatch, error) {
 		case strings.HasPrefix(line, "*** Delete File: "), strings.HasPrefix(line, "*** Move to: "):
 			return nil, fmt.Errorf("line %d: deleting and moving files is not supported by apply_patch; use run_command", n)
 		case cur == nil:
-			return nil, fmt.Errorf("line %d: expected *** Add File: or *** Update File:", n)
+			return nil, fmt.Errorf(`line %d: outside a file: expected "*** Add File:" or "*** Update File:" before it`, n)
 		case cur.add:
 			if !strings.HasPrefix(line, "+") {
 				return nil, fmt.Errorf("line %d: every line of an added file starts with +", n)
@@ -246,7 +246,7 @@ func (w *Workspace) planPatch(ctx context.Context, patch string) ([]patchChange,
 				c.new += "\n"
 			}
 		case !exists:
-			return nil, fmt.Errorf("%s does not exist; add it with *** Add File:", path)
+			return nil, fmt.Errorf(`%s does not exist; add it with "*** Add File:" instead`, path)
 		default:
 			if c.new, c.notes, err = applyHunks(old, f.hunks, w.display(path)); err != nil {
 				return nil, err
