@@ -413,7 +413,7 @@ func (w *Workspace) applyEdit(ctx context.Context, e fileEdit, newText string) (
 	if e.edits > 1 {
 		text = fmt.Sprintf("Edited %s: %d edits, %d replacements, the first at line %d.", w.display(e.path), e.edits, e.total, e.out.line)
 	} else {
-		text = fmt.Sprintf("Edited %s: %d replacement%s, the first at line %d.", w.display(e.path), e.total, map[bool]string{true: "s", false: ""}[e.total > 1], e.out.line)
+		text = fmt.Sprintf("Edited %s: %s, the first at line %d.", w.display(e.path), agent.Count(e.total, "replacement", "replacements"), e.out.line)
 	}
 	text += e.out.note()
 	if e.edits == 1 {
@@ -482,7 +482,7 @@ func (w *Workspace) multiEditTool() agent.Tool {
 		ShortDescription: "Several replacements in one file",
 		Describe: func(a multiEditArgs) (agent.ToolCallInfo, error) {
 			e, err := w.planMultiEdit(context.Background(), a)
-			info := w.editInfo(e.path, fmt.Sprintf("Edit %s (%d %s)", w.display(e.path), len(a.Edits), plural(len(a.Edits), "change", "changes")), nil)
+			info := w.editInfo(e.path, fmt.Sprintf("Edit %s (%s)", w.display(e.path), agent.Count(len(a.Edits), "change", "changes")), nil)
 			if err != nil {
 				return info, err
 			}
@@ -501,11 +501,4 @@ func (w *Workspace) multiEditTool() agent.Tool {
 			return res, err
 		},
 	})
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
