@@ -152,8 +152,9 @@ type Telemetry interface {
 	Emit(ctx context.Context, name, sessionID, requestID string, attrs ...string)
 }
 
-// emit sends a telemetry event about it (nil it: about the session).
-func (s *Session) emit(it *item, name string, attrs ...string) {
+// telemetryEvent sends a telemetry event about it (nil it: about the
+// session); Emit, by contrast, sends an update to the sink.
+func (s *Session) telemetryEvent(it *item, name string, attrs ...string) {
 	if s.cfg.Telemetry == nil {
 		return
 	}
@@ -467,7 +468,7 @@ func (s *Session) submit(ctx context.Context, content []llm.Part, opts PromptOpt
 	}
 	// Before it is queued: once queued, the worker may start it (and say
 	// prompt_started) at once.
-	s.emit(it, telemetry.EventPromptRequested)
+	s.telemetryEvent(it, telemetry.EventPromptRequested)
 	if err := s.queueSubmitted(it, opts); err != nil {
 		return nil, err
 	}
@@ -549,7 +550,7 @@ func (s *Session) Queue(source PendingSource, content []llm.Part) error {
 	it := &item{source: source, content: content, text: partsText(content), ctx: s.lifetime}
 	// Before it is queued (the worker may then say prompt_started at once)
 	// and not under s.mu: no callback runs under the session lock.
-	s.emit(it, telemetry.EventPromptRequested, "source", string(source))
+	s.telemetryEvent(it, telemetry.EventPromptRequested, "source", string(source))
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -578,7 +579,7 @@ func (s *Session) QueueIfBusy(source PendingSource, content []llm.Part) (bool, e
 	s.mu.Unlock()
 	// After the lock (no callback runs under it); the turn it joins is
 	// already running, so this cannot follow its prompt_started.
-	s.emit(it, telemetry.EventPromptRequested, "source", string(source))
+	s.telemetryEvent(it, telemetry.EventPromptRequested, "source", string(source))
 	return true, nil
 }
 
@@ -626,7 +627,7 @@ func (s *Session) work() {
 		s.mu.Unlock()
 
 		s.sendState(it, ExecRunning, 0, "")
-		s.emit(it, telemetry.EventPromptStarted)
+		s.telemetryEvent(it, telemetry.EventPromptStarted)
 		started := time.Now()
 		turnCtx, stopTimer := ctx, context.CancelFunc(func() {})
 		if s.cfg.PromptTimeout > 0 {
@@ -709,13 +710,13 @@ func (s *Session) deliver(it *item, res PromptResult, err error, record bool) {
 	s.sendState(it, state, 0, message)
 	switch {
 	case err == nil:
-		s.emit(it, telemetry.EventPromptCompleted, "stopReason", string(res.StopReason))
+		s.telemetryEvent(it, telemetry.EventPromptCompleted, "stopReason", string(res.StopReason))
 	case errors.Is(err, ErrPromptTimedOut):
-		s.emit(it, telemetry.EventPromptTimedOut, "error", err.Error())
+		s.telemetryEvent(it, telemetry.EventPromptTimedOut, "error", err.Error())
 	case errors.Is(err, context.Canceled) || errors.Is(err, ErrSessionClosed):
-		s.emit(it, telemetry.EventPromptCancelled)
+		s.telemetryEvent(it, telemetry.EventPromptCancelled)
 	default:
-		s.emit(it, telemetry.EventPromptFailed, "error", err.Error())
+		s.telemetryEvent(it, telemetry.EventPromptFailed, "error", err.Error())
 	}
 	if record && it.pending() {
 		s.mu.Lock()
