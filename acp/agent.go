@@ -5,18 +5,31 @@ import (
 	"encoding/json"
 )
 
-// Agent is what the AgentService drives: the model side of ACP. The service
-// owns the wire (decoding, validation, ordering, cancellation); the Agent
-// owns sessions. Package agent provides the implementation.
+// Agent is what a Server drives: the model side of ACP. The server owns
+// the wire (decoding, validation, ordering, cancellation, connections);
+// the Agent owns sessions. One Agent serves every connection of its
+// Server, so its methods are called concurrently, and what depends on the
+// client (its capabilities) comes with each session's ClientConn.
+// Package agent/acpagent provides the implementation.
 type Agent interface {
 	// Initialize is told what the client offered and returns what the agent
-	// offers. The protocol version is negotiated by the service.
+	// offers. The protocol version is negotiated by the service, and the
+	// capabilities that advertise methods (loadSession, sessionCapabilities
+	// list/resume/..., auth.logout) are set from the method table.
 	Initialize(ctx context.Context, req *InitializeRequest) (*InitializeResponse, error)
 	// Authenticate runs an advertised authentication method.
 	Authenticate(ctx context.Context, req *AuthenticateRequest) error
 	// NewSession creates a session. Its updates go to client.Update, which
 	// is valid for the life of the session.
 	NewSession(ctx context.Context, req *NewSessionRequest, client *ClientConn) (Session, *NewSessionResponse, error)
+}
+
+// Logouter is implemented by agents that support logout. Logout forgets
+// what the agent holds for the client's authentication; the service then
+// returns the connection to the unauthenticated state (the methods that
+// open sessions answer ErrAuthRequired until authenticate succeeds).
+type Logouter interface {
+	Logout(ctx context.Context, req *LogoutRequest) error
 }
 
 // Session is one conversation.
@@ -58,18 +71,20 @@ type ModalSession interface {
 }
 
 // ExtensionSession is implemented by sessions that serve extension methods
-// (names starting with "_") whose params carry a "sessionId". The service
-// finds the session (-32002 if unknown) and calls Extension with the raw
-// params; an unknown method must return an error wrapping
-// ErrMethodNotFound.
+// (the extension rows of the method table, names starting with "_") whose
+// params carry a "sessionId". The service finds the session on the
+// request's connection (-32002 if it is not live there) and calls
+// Extension with the raw params; a method the session does not serve must
+// return an error wrapping ErrMethodNotFound.
 type ExtensionSession interface {
 	Extension(ctx context.Context, method string, params json.RawMessage) (any, error)
 }
 
 // Forker is implemented by agents that can fork a session (session/fork
-// and MethodExtSessionFork). source is the live session, or nil when the
-// source is not open on this connection (the agent then reads it from its
-// store). The new session is registered like one from session/new.
+// and MethodExtSessionFork). source is the live session (on whichever
+// connection it is open: a fork only reads it), or nil when it is not
+// live (the agent then reads it from its store). The new session is
+// registered on the request's connection like one from session/new.
 type Forker interface {
 	ForkSession(ctx context.Context, req *ForkRequest, source Session, client *ClientConn) (Session, *ForkSessionResponse, error)
 }
@@ -90,9 +105,9 @@ type ForkRequest struct {
 
 // SessionStore is implemented by agents that keep sessions beyond a
 // connection: session/load, session/resume, session/list and
-// session/delete. The service closes a session that is open on this
-// connection before it is loaded, resumed or deleted, so the agent always
-// works from its store.
+// session/delete. The service closes a session that is open (on any of
+// its connections) before it is loaded, resumed or deleted, so the agent
+// always works from its store and a session is live at most once.
 type SessionStore interface {
 	// LoadSession opens a stored session for client; an unknown one is an
 	// error wrapping ErrSessionNotFound. With req.Replay, the returned
@@ -139,17 +154,3 @@ type LoadedSession struct {
 	ConfigOptions []SessionConfigOption
 	Replay        func(ctx context.Context)
 }
-
-// The acp-agent extension methods (see docs/extensions.md).
-const (
-	ExtPrefix                    = "_acp-agent/"
-	MethodExtSessionSteer        = "_acp-agent/session/steer"
-	MethodExtSessionFollowUp     = "_acp-agent/session/follow_up"
-	MethodExtSessionPending      = "_acp-agent/session/pending"
-	MethodExtSessionStats        = "_acp-agent/session/stats"
-	MethodExtSessionTools        = "_acp-agent/session/tools"
-	MethodExtSessionEvents       = "_acp-agent/session/events"
-	MethodExtSessionForkable     = "_acp-agent/session/forkable_messages"
-	MethodExtSessionFork         = "_acp-agent/session/fork"
-	MethodExtSessionClearPending = "_acp-agent/session/clear_pending"
-)

@@ -1,32 +1,40 @@
 package acp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
-
-	"github.com/sourcegraph/jsonrpc2"
+	"unicode/utf8"
 )
 
-// ClientConn is one session's view of the connected client: the session's
-// ordered update stream and the requests the agent may make of the client.
-// Its methods are safe for concurrent use.
+// ClientConn is one session's view of the client connected to it: the
+// session's ordered update stream and the requests the agent may make of
+// the client. Its capabilities are those its connection's client
+// advertised in initialize; another connection of the same Server may
+// have others. Its methods are safe for concurrent use.
 type ClientConn struct {
-	svc       *AgentService
-	conn      *jsonrpc2.Conn
+	conn      *serverConn
 	caps      ClientCapabilities
 	sessionID string
 	out       *outbox
 	start     func() // starts out (registerHeld); nil: started elsewhere
 }
 
+// setSessionID names the session, before its outbox runs.
+func (c *ClientConn) setSessionID(id string) {
+	c.sessionID = id
+	c.out.sessionID = id
+}
+
 // ErrClosed is returned when the connection or the session's update stream
 // has been shut down.
 var ErrClosed = errors.New("acp: connection closed")
 
-// Capabilities returns what the client advertised in initialize.
+// Capabilities returns what the client of this session's connection
+// advertised in initialize.
 func (c *ClientConn) Capabilities() ClientCapabilities { return c.caps }
 
 // SessionID returns the session's id (empty until the session is created).
@@ -59,16 +67,12 @@ func (c *ClientConn) Call(ctx context.Context, method string, params, result any
 	if err := c.out.drained(ctx); err != nil {
 		return fmt.Errorf("%s: %w", method, err)
 	}
-	id := jsonrpc2.ID{Num: c.svc.nextID.Add(1)}
-	w, err := c.conn.DispatchCall(ctx, method, params, jsonrpc2.PickID(id))
+	id, err := c.conn.rpc.call(ctx, c.sessionID, method, params, result)
 	if err != nil {
-		return fmt.Errorf("%s: %w", method, err)
-	}
-	if err := w.Wait(ctx, result); err != nil {
 		if ctx.Err() != nil {
 			notifyCtx := context.WithoutCancel(ctx)
-			if nerr := c.conn.Notify(notifyCtx, MethodCancelRequest, map[string]any{"requestId": id.Num}); nerr != nil {
-				c.svc.log.Debug("sending $/cancel_request", "error", nerr)
+			if nerr := c.conn.rpc.notify(notifyCtx, c.sessionID, MethodCancelRequest, map[string]any{"requestId": id.Num}); nerr != nil {
+				c.conn.log.Debug("sending $/cancel_request", "error", nerr)
 			}
 			return fmt.Errorf("%s: %w", method, context.Cause(ctx))
 		}
@@ -83,7 +87,7 @@ func (c *ClientConn) Notify(ctx context.Context, method string, params any) erro
 	if err := c.out.drained(ctx); err != nil {
 		return fmt.Errorf("%s: %w", method, err)
 	}
-	if err := c.conn.Notify(ctx, method, params); err != nil {
+	if err := c.conn.rpc.notify(ctx, c.sessionID, method, params); err != nil {
 		return fmt.Errorf("%s: %w", method, err)
 	}
 	return nil
@@ -115,7 +119,7 @@ type outItem struct {
 // together: run encodes a burst into one buffer and writes it with one
 // system call, which lets a fast model stream at full speed.
 type outbox struct {
-	stream    *lineStream
+	rpc       *rpcConn
 	log       *slog.Logger
 	sessionID string // set before run starts
 
@@ -128,7 +132,8 @@ type outbox struct {
 	quit     chan struct{}
 	ended    chan struct{} // closed when run returns
 
-	buf []byte // run's write buffer
+	buf  []byte    // run's write buffer: the burst's lines
+	msgs []Message // scratch for rpcConn.writeLines
 }
 
 const (
@@ -139,9 +144,9 @@ const (
 	burstBytes = 64 << 10
 )
 
-func newOutbox(stream *lineStream, log *slog.Logger) *outbox {
+func newOutbox(rpc *rpcConn, log *slog.Logger) *outbox {
 	return &outbox{
-		stream: stream, log: log,
+		rpc: rpc, log: log,
 		wake: make(chan struct{}, 1), space: make(chan struct{}, 1), quit: make(chan struct{}), ended: make(chan struct{}),
 	}
 }
@@ -279,11 +284,21 @@ func (o *outbox) deliver(batch []outItem) {
 	}
 }
 
+// flush hands the encoded lines in buf to the connection as one burst,
+// after the UTF-8 guard of rpcConn.write, made here in one pass.
 func (o *outbox) flush(buf []byte) []byte {
 	if len(buf) == 0 {
 		return buf
 	}
-	if err := o.stream.writeLines(buf); err != nil && !errors.Is(err, ErrClosed) {
+	lines := buf
+	if !utf8.Valid(lines) {
+		o.log.Warn("replaced invalid UTF-8 in an outgoing message")
+		lines = bytes.ToValidUTF8(lines, []byte("\uFFFD"))
+	}
+	// No ctx bounds the write: stopping the connection is what unblocks
+	// a stream whose client stopped reading.
+	var err error
+	if o.msgs, err = o.rpc.writeLines(context.Background(), o.sessionID, lines, o.msgs); err != nil && !errors.Is(err, ErrClosed) {
 		o.log.Warn("sending session/update", "session", o.sessionID, "error", err)
 	}
 	return buf[:0]

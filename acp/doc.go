@@ -1,7 +1,8 @@
 // Package acp implements the agent side of the Agent Client Protocol (ACP)
-// v1: the protocol types, a newline-delimited JSON-RPC 2.0 transport on
-// github.com/sourcegraph/jsonrpc2, and AgentService, which serves one client
-// connection on behalf of an Agent.
+// v1: the protocol types, the method table, JSON-RPC 2.0 over any
+// message transport (Stream), the stdio transport (LineStream), and
+// Server, which serves any number of client connections on behalf of one
+// Agent. AgentService is a Server with one stdio connection.
 //
 // # Types
 //
@@ -12,25 +13,56 @@
 // _meta. Absent optionals are omitted, required arrays are never null, and
 // empty results encode as {}.
 //
+// # Methods
+//
+// One table (methods.go) lists every method: the ones the agent serves,
+// with their handler, the optional Agent interface that serves them and
+// the capability that advertises them, and the ones the agent calls.
+// Dispatch, the known-method check, the capabilities set in the
+// initialize response (exactly when the agent serves the method; see
+// MethodGate) and acptest's schema checks (Methods) all come from it, as
+// do the extension names (ExtensionMethods). Adding a method is one row,
+// its types with Validate, and its handler: docs/architecture.md shows it
+// with logout.
+//
 // # Transport
 //
-// One JSON-RPC message per line. A line that is not JSON is answered with
-// -32700 and id null; valid JSON that is not one request or response (an
-// array, a number, a wrong "jsonrpc", an id that is not a string or a
-// non-negative integer, case-folded or duplicate envelope keys), and a line
-// longer than Options.MaxMessageBytes, are answered with -32600. The
-// connection stays up in every case. Blank lines are skipped.
+// A Stream carries one connection's messages in some framing and does
+// nothing else; everything else is the connection's, whatever the
+// transport. LineStream is one JSON-RPC message per line: blank lines are
+// skipped, and a line longer than the limit is skipped and reported. The
+// connection answers a message that is not JSON with -32700 and id null,
+// and valid JSON that is not one request or response (an array, a number,
+// a wrong "jsonrpc", an id that is not a string or a non-negative
+// integer, case-folded or duplicate envelope keys) or was skipped with
+// -32600. The connection stays up in every case. Outgoing messages are
+// kept valid UTF-8. Each outgoing Message names the session it belongs to
+// (Message.SessionID), so a transport with one stream per session can
+// route it without reading it.
+//
+// # Connections
+//
+// Each connection (Server.ServeConn, or one accepted by Server.Serve) has
+// its own client capabilities (from its initialize, handed to its
+// sessions' ClientConns), its own requests in flight, calls to the client
+// and live sessions, and its own logged-out state. The Agent and what it
+// shares (sessions table, store) serve all of them. Methods that name a
+// session see only the sessions live on their connection; a session is
+// live on one connection at a time, and session/load, session/resume,
+// session/delete and session/archive of one live elsewhere close it there
+// first.
 //
 // # Concurrency
 //
-// jsonrpc2 reads messages on one goroutine and calls AgentService.Handle
-// for each. Handle never blocks: it decodes and validates params, registers
-// state and either starts one goroutine for the work, which replies itself,
-// or, for session/prompt, queues the turn with Session.Prompt right there,
-// so prompts queue in the order they arrived; the turn is answered from its
-// completion callback. Because state is registered before the next message
-// is read, a session/cancel always finds the turns it targets;
-// session/cancel and $/cancel_request are handled inline.
+// Each connection reads messages on one goroutine and handles each one
+// there. Handling never blocks: it decodes and validates params,
+// registers state and either starts one goroutine for the work, which
+// replies itself, or, for session/prompt, queues the turn with
+// Session.Prompt right there, so prompts queue in the order they arrived;
+// the turn is answered from its completion callback. Because state is
+// registered before the next message is read, a session/cancel always
+// finds the turns it targets; session/cancel and $/cancel_request are
+// handled inline.
 //
 // Each session has exactly one goroutine, its outbox, that writes its
 // session/update notifications and prompt responses in the order they were
@@ -38,16 +70,19 @@
 // last update, so it is written after every update of the turn and nothing
 // of the turn follows it. Updates are bounded (a client that reads slowly
 // slows the model stream, not the read loop); responses never wait.
-// Updates queued together are written with one system call.
+// Updates queued together are handed to the Stream in one Write (one
+// system call on a pipe).
 //
 // Requests to the client (ClientConn.Call, RequestPermission) may be made
 // from inside a running prompt: their responses are read by the same
 // never-blocking read loop. A cancelled call is followed by $/cancel_request.
 //
-// On end of input or cancellation of Serve's context, every turn is
-// cancelled and answers stopReason "cancelled", the outboxes flush, the
-// sessions are closed and Serve returns; every goroutine the service
-// started has finished by then.
+// When a connection's input ends or its context is cancelled, every turn
+// of that connection is cancelled and answers stopReason "cancelled", its
+// outboxes flush, its sessions are closed, the stream is closed and
+// ServeConn returns; every goroutine it started has finished by then. The
+// end of input does not close the stream: the last responses are still
+// written. Other connections go on.
 //
 // Errors become wire errors in one place, WireError: errors wrapping the
 // sentinels (ErrInvalidParams, ErrResourceNotFound, ErrAuthRequired, ...)

@@ -471,3 +471,21 @@ func TestCancelRequestWithAnInexactIDCancelsNothing(t *testing.T) {
 	assert.Equal(t, "\ufffd", id)
 	assert.JSONEq(t, `{"stopReason":"cancelled"}`, string(m.Result))
 }
+
+// TestIDMayBeReusedOnceAnswered: JSON-RPC asks ids to be unique among the
+// requests in flight only, so a client may send the next request with the
+// id of one it has the response to. The id must be free by then.
+func TestIDMayBeReusedOnceAnswered(t *testing.T) {
+	c := start(t, &fakeAgent{}, acp.Options{})
+	c.Initialize(nil)
+	sid := c.NewSession("/tmp")
+	prompt := fmt.Sprintf(`{"jsonrpc":"2.0","id":"again","method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":"x"}]}}`, sid)
+	newSession := `{"jsonrpc":"2.0","id":"again","method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`
+	for i := range 300 {
+		for _, line := range []string{prompt, newSession} {
+			c.SendLine(line)
+			m := c.Next()
+			require.Nil(t, m.Error, "round %d: %s", i, m.Raw)
+		}
+	}
+}

@@ -127,6 +127,9 @@ func (r *InitializeRequest) Validate() error {
 	return nil
 }
 
+// Validate checks nothing: logout has no required field.
+func (r *LogoutRequest) Validate() error { return nil }
+
 // Validate checks methodId.
 func (r *AuthenticateRequest) Validate() error {
 	if r.MethodID == "" {

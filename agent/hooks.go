@@ -71,7 +71,7 @@ const maxHookOutput = 16 << 10
 // reason; anything else (or the timeout) is an error.
 func CommandHook(event HookEvent, line string, tools []string, timeout time.Duration) Hook {
 	if timeout <= 0 {
-		timeout = 30 * time.Second
+		timeout = DefaultHookTimeout
 	}
 	return Hook{Event: event, Tools: tools, Run: func(ctx context.Context, in HookInput) (HookOutcome, error) {
 		ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -84,25 +84,44 @@ func CommandHook(event HookEvent, line string, tools []string, timeout time.Dura
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		err := cmd.Run()
-		out := llm.Truncate(strings.TrimSpace(stdout.String()), maxHookOutput)
 		var ee *exec.ExitError
 		switch {
 		case err == nil:
-			return HookOutcome{Context: out}, nil
+			return HookOutcomeOf(event, line, stdout.String(), stderr.String(), 0, nil)
 		case ctx.Err() != nil:
 			return HookOutcome{}, fmt.Errorf("%s hook %q: timed out after %v", event, line, timeout)
-		case errors.As(err, &ee) && ee.ExitCode() == 2:
-			reason := llm.Truncate(strings.TrimSpace(stderr.String()), maxHookOutput)
-			if reason == "" {
-				reason = out
-			}
-			if reason == "" {
-				reason = "no reason given"
-			}
-			return HookOutcome{Block: true, Reason: reason}, nil
+		case errors.As(err, &ee) && ee.ExitCode() >= 0:
+			return HookOutcomeOf(event, line, stdout.String(), stderr.String(), ee.ExitCode(), nil)
 		}
-		return HookOutcome{}, fmt.Errorf("%s hook %q: %w: %s", event, line, err, llm.Truncate(strings.TrimSpace(stderr.String()), 512))
+		return HookOutcomeOf(event, line, stdout.String(), stderr.String(), -1, err)
 	}}
+}
+
+// DefaultHookTimeout is how long a hook may run when its spec says
+// nothing.
+const DefaultHookTimeout = 30 * time.Second
+
+// HookOutcomeOf is what a command hook's end means: exit status 0, its
+// stdout is context; 2, blocked, with its stderr (else stdout) as the
+// reason; anything else (or err) is an error naming the line.
+func HookOutcomeOf(event HookEvent, line, stdout, stderr string, exit int, err error) (HookOutcome, error) {
+	out := llm.Truncate(strings.TrimSpace(stdout), maxHookOutput)
+	switch {
+	case err == nil && exit == 0:
+		return HookOutcome{Context: out}, nil
+	case err == nil && exit == 2:
+		reason := llm.Truncate(strings.TrimSpace(stderr), maxHookOutput)
+		if reason == "" {
+			reason = out
+		}
+		if reason == "" {
+			reason = "no reason given"
+		}
+		return HookOutcome{Block: true, Reason: reason}, nil
+	case err == nil:
+		err = fmt.Errorf("exit status %d", exit)
+	}
+	return HookOutcome{}, fmt.Errorf("%s hook %q: %w: %s", event, line, err, llm.Truncate(strings.TrimSpace(stderr), 512))
 }
 
 // runHooks runs the hooks of event (for tool, if a tool event) in order;
@@ -176,15 +195,41 @@ type HookSpec struct {
 	Command string   `json:"command"`
 	Tools   []string `json:"tools"`
 	Timeout string   `json:"timeout"`
+	// OutsideSandbox (project hooks only; the user's own hooks always run
+	// unconfined) asks to run the hook outside the sandbox: the user is
+	// asked every time it runs, with Justification.
+	OutsideSandbox bool   `json:"outsideSandbox"`
+	Justification  string `json:"justification"`
+}
+
+// ResolvedHookSpec is a checked HookSpec with its event.
+type ResolvedHookSpec struct {
+	Event   HookEvent
+	Spec    HookSpec
+	Timeout time.Duration // 0: DefaultHookTimeout
 }
 
 // Hooks turns the spec into command hooks; a hook without a command or
 // with a bad timeout is an error. A nil spec has none.
 func (h *HooksSpec) Hooks() ([]Hook, error) {
+	specs, err := h.Resolve()
+	if err != nil {
+		return nil, err
+	}
+	var out []Hook
+	for _, r := range specs {
+		out = append(out, CommandHook(r.Event, r.Spec.Command, r.Spec.Tools, r.Timeout))
+	}
+	return out, nil
+}
+
+// Resolve checks the spec: every hook has a command and a good timeout.
+// A nil spec has none.
+func (h *HooksSpec) Resolve() ([]ResolvedHookSpec, error) {
 	if h == nil {
 		return nil, nil
 	}
-	var out []Hook
+	var out []ResolvedHookSpec
 	for _, g := range []struct {
 		event HookEvent
 		name  string
@@ -205,7 +250,10 @@ func (h *HooksSpec) Hooks() ([]Hook, error) {
 				}
 				timeout = d
 			}
-			out = append(out, CommandHook(g.event, fh.Command, fh.Tools, timeout))
+			if fh.OutsideSandbox && strings.TrimSpace(fh.Justification) == "" {
+				return nil, fmt.Errorf("hooks.%s[%d]: outsideSandbox needs a justification (shown to the user)", g.name, i)
+			}
+			out = append(out, ResolvedHookSpec{Event: g.event, Spec: fh, Timeout: timeout})
 		}
 	}
 	return out, nil

@@ -28,6 +28,21 @@ var shellBuiltins = setOf(
 
 func isShellBuiltin(name string) bool { return shellBuiltins[name] }
 
+// IsShellBuiltin reports whether bash runs name itself, without a PATH
+// search.
+func IsShellBuiltin(name string) bool { return shellBuiltins[name] }
+
+// IsTrampoline reports whether the program with base name base runs
+// another program given in its arguments (env, xargs, sudo, timeout, ...).
+func IsTrampoline(base string) bool { return trampolines[base] }
+
+// IsShell reports whether the program with base name base is a shell.
+func IsShell(base string) bool { return shells[base] }
+
+// InterpreterFamily names the interpreter family of a program's base name
+// (python3.12 -> python), or reports that it is none.
+func InterpreterFamily(base string) (string, bool) { return interpreterFamily(base) }
+
 // builtinRisk returns why running builtin name with args is a risk, or "".
 func builtinRisk(name string, args []string) string {
 	switch name {

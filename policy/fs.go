@@ -260,8 +260,19 @@ func (p FS) deniedPrefix(rel string) (string, bool) {
 // case-insensitive filesystems ignore.
 func DeniedName(name string) bool {
 	c := strings.ToLower(foldableComponent(name))
+	return c == ".git" || envName(c)
+}
+
+// EnvFileName reports whether name is one of the secrets names DeniedName
+// refuses: ".env" and ".env.<anything>" but the templates (the sandbox
+// keeps confined commands from reading such files).
+func EnvFileName(name string) bool {
+	return envName(strings.ToLower(foldableComponent(name)))
+}
+
+func envName(c string) bool {
 	switch {
-	case c == ".git", c == ".env":
+	case c == ".env":
 		return true
 	case strings.HasPrefix(c, ".env."):
 		switch c {

@@ -3,6 +3,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -104,6 +105,12 @@ type CommandSpec struct {
 	// SandboxNetwork lets this command use the network inside the
 	// terminal's sandbox even when its policy keeps the network off.
 	SandboxNetwork bool
+	// Stdin, if not nil, is the process's standard input (else
+	// /dev/null).
+	Stdin []byte
+	// Stderr, if set, gets the process's standard error, which then stays
+	// out of the output (that holds stdout only). It must not block.
+	Stderr io.Writer
 }
 
 // ExitStatus is how a process ended.
@@ -245,6 +252,12 @@ func (t *LocalTerminal) Start(ctx context.Context, spec CommandSpec) (*Process, 
 		Stderr:    out,
 		WaitDelay: t.waitDelay,
 	}
+	if spec.Stdin != nil {
+		cmd.Stdin = bytes.NewReader(spec.Stdin)
+	}
+	if spec.Stderr != nil {
+		cmd.Stderr = spec.Stderr
+	}
 
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -346,6 +359,34 @@ func (t *LocalTerminal) startConfined(p *Process, cmd *exec.Cmd, network bool, c
 		return nil, err
 	}
 	files := []*os.File{devNull, pw, pw}
+	// The copies to run after the start: stdout (and stderr, unless it
+	// goes elsewhere) into the output, and the input, if any.
+	copies := []func(){func() { _, _ = io.Copy(p.out, pr) }}
+	var closeAfterStart, closeAtEnd []*os.File
+	if cmd.Stderr != cmd.Stdout {
+		er, ew, err := os.Pipe()
+		if err != nil {
+			pr.Close()
+			pw.Close()
+			return nil, err
+		}
+		files[2] = ew
+		closeAfterStart, closeAtEnd = append(closeAfterStart, ew), append(closeAtEnd, er)
+		copies = append(copies, func() { _, _ = io.Copy(cmd.Stderr, er) })
+	}
+	var stdinW *os.File
+	if cmd.Stdin != nil {
+		ir, iw, err := os.Pipe()
+		if err != nil {
+			pr.Close()
+			pw.Close()
+			closeFiles(closeAfterStart)
+			closeFiles(closeAtEnd)
+			return nil, err
+		}
+		files[0], stdinW = ir, iw
+		closeAfterStart = append(closeAfterStart, ir)
+	}
 	if cgroupFD >= 0 {
 		// A copy the File owns: cg keeps and closes its own.
 		dup, err := syscall.Dup(cgroupFD)
@@ -361,17 +402,36 @@ func (t *LocalTerminal) startConfined(p *Process, cmd *exec.Cmd, network bool, c
 	req := sandbox.Request{Policy: pol, Path: cmd.Path, Argv: cmd.Args, Env: env, Dir: cmd.Dir, Cgroup: cgroupFD >= 0}
 	sp, err := t.launcher.Start(req, files)
 	pw.Close()
+	closeFiles(closeAfterStart)
 	if err != nil {
 		pr.Close()
+		closeFiles(closeAtEnd)
+		if stdinW != nil {
+			stdinW.Close()
+		}
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	p.pid, p.confined = sp.Pid(), sp
+	if stdinW != nil {
+		// The input goes in on its own: a command that never reads it
+		// ends the write with EPIPE when it exits.
+		t.wg.Add(1)
+		go func() {
+			defer t.wg.Done()
+			_, _ = io.Copy(stdinW, cmd.Stdin)
+			stdinW.Close()
+		}()
+	}
 	copied := make(chan struct{})
+	var copying sync.WaitGroup
+	for _, c := range copies {
+		copying.Go(c)
+	}
 	t.wg.Add(1)
 	go func() {
 		defer t.wg.Done()
 		defer close(copied)
-		_, _ = io.Copy(p.out, pr)
+		copying.Wait()
 	}()
 	return func() waitResult {
 		ws, err := sp.Wait()
@@ -382,12 +442,19 @@ func (t *LocalTerminal) startConfined(p *Process, cmd *exec.Cmd, network bool, c
 		}
 		timer.Stop()
 		pr.Close()
+		closeFiles(closeAtEnd)
 		<-copied
 		if err != nil {
 			return waitResult{err: err}
 		}
 		return waitResult{status: &ws}
 	}, nil
+}
+
+func closeFiles(fs []*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
 }
 
 // supervise turns the timeout, ctx and Kill into signals and records the

@@ -4,7 +4,9 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,12 +55,35 @@ func BenchmarkSandboxOverhead(b *testing.B) {
 		b.Fatal(err)
 	}
 	dir := b.TempDir()
+	// A workspace of 20,000 files in 2,000 directories with a .env at the
+	// root and in four apps: the helper looks for secrets files before
+	// each command (only the directories that changed are read again) and
+	// grants around them.
+	large := b.TempDir()
+	for d := range 2000 {
+		sub := filepath.Join(large, fmt.Sprintf("d%d/s%d", d/50, d))
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for f := range 10 {
+			if err := os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%d.go", f)), nil, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	for _, env := range []string{".env", "d1/.env", "d2/s100/.env.local", "d3/.env", "d4/s200/.env"} {
+		if err := os.WriteFile(filepath.Join(large, env), []byte("TOKEN=x"), 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
 	for _, bc := range []struct {
 		name string
 		sb   *Sandbox
+		dir  string
 	}{
-		{"unconfined", nil},
-		{"sandboxed", &Sandbox{Exe: exe, Policy: sandbox.Policy{WritableRoots: []string{dir}, TempDir: b.TempDir()}}},
+		{"unconfined", nil, dir},
+		{"sandboxed", &Sandbox{Exe: exe, Policy: sandbox.Policy{WritableRoots: []string{dir}, TempDir: b.TempDir()}}, dir},
+		{"sandboxed-20k-files", &Sandbox{Exe: exe, Policy: sandbox.Policy{WritableRoots: []string{large}, TempDir: b.TempDir()}}, large},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			if bc.sb != nil && !sandbox.Probe().Available {
@@ -67,7 +92,7 @@ func BenchmarkSandboxOverhead(b *testing.B) {
 			term := NewLocalTerminal(TerminalOptions{Env: []string{"PATH=" + termTestPath}, Sandbox: bc.sb})
 			defer term.Close()
 			ctx := context.Background()
-			spec := CommandSpec{Command: "true", Cwd: dir}
+			spec := CommandSpec{Command: "true", Cwd: bc.dir}
 			var times []time.Duration
 			for b.Loop() {
 				start := time.Now()

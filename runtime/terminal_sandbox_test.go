@@ -3,6 +3,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"strconv"
@@ -112,13 +113,44 @@ func TestConfinedCloseKillsEveryCommandAndRefusesStart(t *testing.T) {
 	require.ErrorIs(t, err, ErrTerminalClosed)
 }
 
+// A command started in a cgroup goes through the helper's second stage
+// (clone3, which CLONE_INTO_CGROUP needs, is refused by the filter): it
+// is in its cgroup and still under the seccomp filter, which refuses a
+// user namespace.
 func TestConfinedCommandStartsInItsCgroup(t *testing.T) {
 	parent := cgroupParentForTest(t)
 	term, dir := newConfinedTerminal(t, TerminalOptions{CgroupParent: parent})
-	p := termStart(t, term, CommandSpec{Command: "cat", Args: []string{"/proc/self/cgroup"}, Cwd: dir})
+	script := "cat /proc/self/cgroup; grep -E '^(Seccomp|NoNewPrivs):' /proc/self/status; unshare -U true && echo USERNS-CREATED; exit 0"
+	p := termStart(t, term, CommandSpec{Command: "sh", Args: []string{"-c", script}, Cwd: dir})
 	st := termWait(t, p, 10*time.Second)
 	require.Equal(t, 0, *st.ExitCode)
 	out, _, _ := p.Output()
 	require.Contains(t, out, "acp-agent-"+strconv.Itoa(os.Getpid()), "the command is not in its own cgroup")
+	require.Regexp(t, `Seccomp:\s+2`, out, "no seccomp filter")
+	require.Regexp(t, `NoNewPrivs:\s+1`, out)
+	require.NotContains(t, out, "USERNS-CREATED", "the filter let a user namespace be created")
 	require.NoError(t, p.Release())
+}
+
+// Stdin and Stderr (what project hooks need): the input reaches the
+// command, stderr comes apart from the output, confined or not; a
+// command that never reads a large input still ends.
+func TestStdinAndSeparateStderrConfinedAndNot(t *testing.T) {
+	confined, dir := newConfinedTerminal(t, TerminalOptions{})
+	for name, term := range map[string]*LocalTerminal{"confined": confined, "local": newTestTerminal(t, TerminalOptions{})} {
+		t.Run(name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			p := termStart(t, term, CommandSpec{Command: "sh", Args: []string{"-c", "cat; echo ERR >&2; exit 2"}, Cwd: dir,
+				Stdin: []byte(`{"event":"x"}`), Stderr: &stderr})
+			st := termWait(t, p, 10*time.Second)
+			require.Equal(t, 2, *st.ExitCode)
+			out, _, _ := p.Output()
+			require.Equal(t, `{"event":"x"}`, out)
+			require.Equal(t, "ERR\n", stderr.String())
+
+			p = termStart(t, term, CommandSpec{Command: "true", Cwd: dir, Stdin: bytes.Repeat([]byte("x"), 1<<20)})
+			st = termWait(t, p, 10*time.Second)
+			require.Equal(t, 0, *st.ExitCode)
+		})
+	}
 }

@@ -57,61 +57,45 @@ func (m Message) Update(t testing.TB) acp.SessionNotification {
 	return n
 }
 
-// responseDefs names the schema definition of each agent method's result.
-var responseDefs = map[string]string{
-	acp.MethodInitialize:             "InitializeResponse",
-	acp.MethodAuthenticate:           "AuthenticateResponse",
-	acp.MethodLogout:                 "LogoutResponse",
-	acp.MethodSessionNew:             "NewSessionResponse",
-	acp.MethodSessionLoad:            "LoadSessionResponse",
-	acp.MethodSessionResume:          "ResumeSessionResponse",
-	acp.MethodSessionClose:           "CloseSessionResponse",
-	acp.MethodSessionList:            "ListSessionsResponse",
-	acp.MethodSessionDelete:          "DeleteSessionResponse",
-	acp.MethodSessionSetMode:         "SetSessionModeResponse",
-	acp.MethodSessionSetConfigOption: "SetSessionConfigOptionResponse",
-	acp.MethodSessionPrompt:          "PromptResponse",
+// defs are the schema definitions of the messages the agent writes, by
+// method, from acp's method table: the result of each method it serves
+// and the params of each it calls.
+type defs struct {
+	responses map[string]acp.MethodSpec // by method of our request
+	requests  map[string]acp.MethodSpec // by method the agent calls
 }
 
-// unstableResponseDefs are validated against the unstable schema.
-var unstableResponseDefs = map[string]string{
-	acp.MethodSessionFork: "ForkSessionResponse",
-}
+var messageDefs = func() defs {
+	d := defs{responses: map[string]acp.MethodSpec{}, requests: map[string]acp.MethodSpec{}}
+	for _, m := range acp.Methods() {
+		if m.Direction&acp.ToAgent != 0 && m.Result != "" {
+			d.responses[m.Name] = m
+		}
+		if m.Direction&acp.ToClient != 0 && m.Params != "" {
+			d.requests[m.Name] = m
+		}
+	}
+	return d
+}()
 
-// sdkUnstableResponseDefs are validated against the npm SDK 2.4.0's
-// unstable schema (also, for list and initialize, beside the stable one:
-// the archive flag and the new session capabilities are defined there).
-var sdkUnstableResponseDefs = map[string]string{
-	acp.MethodSessionSetTitle:  "SetSessionTitleResponse",
-	acp.MethodSessionStatus:    "SessionStatusResponse",
-	acp.MethodSessionArchive:   "ArchiveSessionResponse",
-	acp.MethodSessionUnarchive: "UnarchiveSessionResponse",
-	acp.MethodSessionList:      "ListSessionsResponse",
-	acp.MethodInitialize:       "InitializeResponse",
-}
-
-// sdkUnstableRequestDefs are the agent's requests to validate against
-// the npm SDK 2.4.0's unstable schema.
-var sdkUnstableRequestDefs = map[string]string{
-	acp.MethodElicitationCreate:   "CreateElicitationRequest",
-	acp.MethodElicitationComplete: "CompleteElicitationNotification",
-}
-
-// requestDefs names the schema definition of each client method's params,
-// for the requests and notifications the agent sends.
-var requestDefs = map[string]string{
-	acp.MethodSessionUpdate:            "SessionNotification",
-	acp.MethodSessionRequestPermission: "RequestPermissionRequest",
-	acp.MethodFSReadTextFile:           "ReadTextFileRequest",
-	acp.MethodFSWriteTextFile:          "WriteTextFileRequest",
-	acp.MethodTerminalCreate:           "CreateTerminalRequest",
-	acp.MethodTerminalOutput:           "TerminalOutputRequest",
-	acp.MethodTerminalWaitForExit:      "WaitForTerminalExitRequest",
-	acp.MethodTerminalKill:             "KillTerminalRequest",
-	acp.MethodTerminalRelease:          "ReleaseTerminalRequest",
-	acp.MethodCancelRequest:            "CancelRequestNotification",
-	acp.MethodElicitationCreate:        "CreateElicitationRequest",
-	acp.MethodElicitationComplete:      "CompleteElicitationNotification",
+// validateIn checks data against def in each schema file of schemas.
+func (c *Client) validateIn(schemas acp.Schemas, def string, data json.RawMessage) error {
+	if schemas&acp.SchemaV1 != 0 {
+		if err := c.validate(def, data); err != nil {
+			return fmt.Errorf("ACP schema (%s): %v", def, err)
+		}
+	}
+	if schemas&acp.SchemaV1Unstable != 0 {
+		if err := c.checker.ValidateUnstable(def, data); err != nil {
+			return fmt.Errorf("ACP unstable schema (%s): %v", def, err)
+		}
+	}
+	if schemas&acp.SchemaSDKUnstable != 0 {
+		if err := c.checker.ValidateSDKUnstable(def, data); err != nil {
+			return fmt.Errorf("SDK 2.4.0 unstable schema (%s): %v", def, err)
+		}
+	}
+	return nil
 }
 
 // Client drives an agent over its stdin/stdout.
@@ -209,7 +193,7 @@ func (c *Client) parse(line []byte) (Message, error) {
 	m := Message{Raw: append([]byte(nil), line...), ID: env.ID, Method: env.Method, Params: env.Params, Result: env.Result}
 	switch {
 	case env.Method != "":
-		def, ok := requestDefs[env.Method]
+		spec, ok := messageDefs.requests[env.Method]
 		if !ok {
 			return m, fmt.Errorf("agent sent unknown method %q: %s", env.Method, line)
 		}
@@ -234,14 +218,8 @@ func (c *Client) parse(line []byte) (Message, error) {
 			}
 			break
 		}
-		if def, ok := sdkUnstableRequestDefs[env.Method]; ok {
-			if err := c.checker.ValidateSDKUnstable(def, env.Params); err != nil {
-				return m, fmt.Errorf("agent %s params do not match the SDK 2.4.0 unstable schema (%s): %v\n%s", env.Method, def, err, line)
-			}
-			break
-		}
-		if err := c.validate(def, env.Params); err != nil {
-			return m, fmt.Errorf("agent %s params do not match the ACP schema (%s): %v\n%s", env.Method, def, err, line)
+		if err := c.validateIn(spec.Schemas, spec.Params, env.Params); err != nil {
+			return m, fmt.Errorf("agent %s params do not match the %v\n%s", env.Method, err, line)
 		}
 	case env.Error != nil:
 		if err := c.checker.Validate("Error", *env.Error); err != nil {
@@ -255,18 +233,9 @@ func (c *Client) parse(line []byte) (Message, error) {
 		c.mu.Lock()
 		method := c.methods[string(env.ID)]
 		c.mu.Unlock()
-		if def, ok := responseDefs[method]; ok {
-			if err := c.checker.Validate(def, env.Result); err != nil {
-				return m, fmt.Errorf("agent %s result does not match the ACP schema (%s): %v\n%s", method, def, err, line)
-			}
-		} else if def, ok := unstableResponseDefs[method]; ok {
-			if err := c.checker.ValidateUnstable(def, env.Result); err != nil {
-				return m, fmt.Errorf("agent %s result does not match the ACP schema (%s): %v\n%s", method, def, err, line)
-			}
-		}
-		if def, ok := sdkUnstableResponseDefs[method]; ok {
-			if err := c.checker.ValidateSDKUnstable(def, env.Result); err != nil {
-				return m, fmt.Errorf("agent %s result does not match the SDK 2.4.0 unstable schema (%s): %v\n%s", method, def, err, line)
+		if spec, ok := messageDefs.responses[method]; ok {
+			if err := c.validateIn(spec.Schemas, spec.Result, env.Result); err != nil {
+				return m, fmt.Errorf("agent %s result does not match the %v\n%s", method, err, line)
 			}
 		}
 	default:
@@ -545,11 +514,26 @@ func (c *Client) TakeCommands(sessionID string) {
 // Serve to return).
 func Pipe(t testing.TB, svc *acp.AgentService) *Client {
 	t.Helper()
+	return pipe(t, func(r io.Reader, w io.Writer) error { return svc.Serve(context.Background(), r, w) })
+}
+
+// Connect opens one more connection to srv: a LineStream over io.Pipes
+// served by srv.ServeConn, with a Client on the other end. The connection
+// ends when the test does (or at Stop), like Pipe's.
+func Connect(t testing.TB, srv *acp.Server) *Client {
+	t.Helper()
+	return pipe(t, func(r io.Reader, w io.Writer) error {
+		return srv.ServeConn(context.Background(), acp.NewLineStream(r, w, 0))
+	})
+}
+
+func pipe(t testing.TB, serve func(io.Reader, io.Writer) error) *Client {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		err := svc.Serve(context.Background(), inR, outW)
+		err := serve(inR, outW)
 		outW.Close()
 		done <- err
 	}()

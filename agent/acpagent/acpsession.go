@@ -191,9 +191,9 @@ type extParams struct {
 // Extension implements acp.ExtensionSession.
 func (a *acpSession) Extension(ctx context.Context, method string, raw json.RawMessage) (any, error) {
 	switch method {
-	case MethodExtStructured:
+	case acp.MethodExtStructured:
 		return a.structuredExtension(ctx, raw)
-	case MethodExtRewind:
+	case acp.MethodExtSessionRewind:
 		return a.rewindExtension(ctx, raw)
 	}
 	var p extParams

@@ -193,11 +193,19 @@ func mcpCapabilities() acp.McpCapabilities {
 	return acp.McpCapabilities{HTTP: http, SSE: sse}
 }
 
-// authMethodID is the one authentication method we advertise when no model
-// is usable: the user configures the provider and the client retries.
+// authMethodID is our one authentication method: the model is configured
+// through the agent's environment and flags (the API keys never come from
+// the client), so authenticating checks that it is usable.
 const authMethodID = "configure-model"
 
-// Initialize implements acp.Agent. It advertises only what is implemented.
+var (
+	_ acp.Logouter   = (*Agent)(nil)
+	_ acp.MethodGate = (*Agent)(nil)
+)
+
+// Initialize implements acp.Agent. It advertises only what is implemented;
+// the capabilities of methods (session/load, list, fork, logout, ...) are
+// set by the acp service from its method table, as ServesMethod says.
 func (a *Agent) Initialize(_ context.Context, _ *acp.InitializeRequest) (*acp.InitializeResponse, error) {
 	resp := &acp.InitializeResponse{
 		ProtocolVersion: acp.ProtocolVersionV1,
@@ -205,29 +213,35 @@ func (a *Agent) Initialize(_ context.Context, _ *acp.InitializeRequest) (*acp.In
 			PromptCapabilities: acp.PromptCapabilities{Image: true, EmbeddedContext: true},
 			MCPCapabilities:    mcpCapabilities(),
 			SessionCapabilities: acp.SessionCapabilities{
-				Close: &acp.SessionCloseCapabilities{}, Fork: &acp.SessionForkCapabilities{},
 				AdditionalDirectories: &acp.SessionAdditionalDirectoriesCapabilities{},
 			},
 			Meta: agentCapabilitiesMeta,
 		},
-		AgentInfo:   &acp.Implementation{Name: "acp-agent", Title: "ACP Agent", Version: a.cfg.Version},
-		AuthMethods: []acp.AuthMethod{},
+		AgentInfo: &acp.Implementation{Name: "acp-agent", Title: "ACP Agent", Version: a.cfg.Version},
+		// The method to authenticate again after logout; needed at first
+		// only when no model is usable.
+		AuthMethods: []acp.AuthMethod{{Agent: &acp.AuthMethodAgent{
+			ID: authMethodID, Name: "Configure a model", Description: "The model is set with --model and the provider's API key in the agent's environment.",
+		}}},
 		// The steering extension of claude-agent-acp and codex-acp.
 		Meta: json.RawMessage(`{"steering":{"supported":true}}`),
 	}
-	if a.store != nil {
-		// Advertised only with a store: these need sessions on disk.
-		resp.AgentCapabilities.LoadSession = true
-		sc := &resp.AgentCapabilities.SessionCapabilities
-		sc.List, sc.Resume, sc.Delete = &acp.SessionListCapabilities{}, &acp.SessionResumeCapabilities{}, &acp.SessionDeleteCapabilities{}
-		sc.Title, sc.Status, sc.Archive = &acp.SessionTitleCapabilities{}, &acp.SessionStatusCapabilities{}, &acp.SessionArchiveCapabilities{}
-	}
 	if a.modelErr != nil {
-		resp.AuthMethods = append(resp.AuthMethods, acp.AuthMethod{Agent: &acp.AuthMethodAgent{
-			ID: authMethodID, Name: a.authMethodName(), Description: a.modelErr.Error(),
-		}})
+		resp.AuthMethods[0].Agent.Name = a.authMethodName()
+		resp.AuthMethods[0].Agent.Description = a.modelErr.Error()
 	}
 	return resp, nil
+}
+
+// ServesMethod implements acp.MethodGate: the methods that read or change
+// stored sessions are served only with a store.
+func (a *Agent) ServesMethod(method string) bool {
+	switch method {
+	case acp.MethodSessionLoad, acp.MethodSessionResume, acp.MethodSessionList, acp.MethodSessionDelete,
+		acp.MethodSessionSetTitle, acp.MethodSessionStatus, acp.MethodSessionArchive, acp.MethodSessionUnarchive:
+		return a.store != nil
+	}
+	return true
 }
 
 // Authenticate implements acp.Agent. The model is configured through the
@@ -242,13 +256,31 @@ func (a *Agent) Authenticate(_ context.Context, req *acp.AuthenticateRequest) er
 	return nil
 }
 
+// Logout implements acp.Logouter. The agent holds no credential of the
+// client's: Authenticate only checks the configured model, and the
+// provider keys belong to the agent's environment, shared by every
+// connection of the process (forgetting them would log out the other
+// clients of `serve`). So there is nothing to forget here; the service
+// returns this connection to the unauthenticated state, where new
+// sessions need Authenticate again.
+func (a *Agent) Logout(context.Context, *acp.LogoutRequest) error {
+	a.log.Info("client logged out")
+	return nil
+}
+
 // agentCapabilitiesMeta advertises what acp-agent adds to ACP: prompts
-// sent while a turn runs are queued, and the extension methods.
-var agentCapabilitiesMeta = json.RawMessage(`{"acp-agent":{"promptQueueing":true,"executionState":true,"promptUsage":true,"extensionMethods":[` +
-	`"` + acp.MethodExtSessionSteer + `","` + acp.MethodExtSessionFollowUp + `","` + acp.MethodExtSessionPending + `",` +
-	`"` + acp.MethodExtSessionStats + `","` + acp.MethodExtSessionTools + `","` + acp.MethodExtSessionEvents + `",` +
-	`"` + acp.MethodExtSessionForkable + `","` + acp.MethodExtSessionFork + `","` + acp.MethodExtSessionClearPending + `",` +
-	`"` + MethodExtStructured + `"]}}`)
+// sent while a turn runs are queued, and the extension methods (acp's
+// method table).
+var agentCapabilitiesMeta = func() json.RawMessage {
+	meta, err := json.Marshal(map[string]any{"acp-agent": map[string]any{
+		"promptQueueing": true, "executionState": true, "promptUsage": true,
+		"extensionMethods": acp.ExtensionMethods(),
+	}})
+	if err != nil {
+		panic(err)
+	}
+	return meta
+}()
 
 // NewSession implements acp.Agent.
 func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest, client *acp.ClientConn) (acp.Session, *acp.NewSessionResponse, error) {

@@ -67,7 +67,10 @@ func TestPromptStreamsTextAndReasoning(t *testing.T) {
 	c := client(t, srv, nil)
 	init := c.Initialize(nil)
 	assert.Equal(t, "acp-agent", init.AgentInfo.Name)
-	assert.Empty(t, init.AuthMethods, "a usable model needs no authentication")
+	// A usable model needs no authentication (the session below is made
+	// without it); the method is listed to log in again after logout.
+	require.Len(t, init.AuthMethods, 1)
+	assert.Equal(t, "configure-model", init.AuthMethods[0].Agent.ID)
 	project := t.TempDir()
 	sid := c.NewSession(project)
 

@@ -17,10 +17,6 @@ import (
 	"github.com/acp-agent/acp-agent/persistence"
 )
 
-// MethodExtRewind rewinds a session to before one of its user messages:
-// the conversation, and with files, the workspace's files.
-const MethodExtRewind = "_acp-agent/session/rewind"
-
 // checkpointDir is where a stored session's file history goes:
 // <session-dir>/<sessionId>/checkpoints.
 func checkpointDir(sessionDir, id string) string {
@@ -93,7 +89,7 @@ func (c *checkpoints) Kept(path string) bool {
 	return c.kept[path] || c.turn == 0
 }
 
-// rewindParams are the params of MethodExtRewind.
+// rewindParams are the params of acp.MethodExtSessionRewind.
 type rewindParams struct {
 	ToUserEntryIndex *int `json:"toUserEntryIndex"`
 	Files            bool `json:"files"`
@@ -109,7 +105,7 @@ type rewindResult struct {
 	Prompt string `json:"prompt,omitempty"`
 }
 
-// rewindExtension answers MethodExtRewind.
+// rewindExtension answers acp.MethodExtSessionRewind.
 func (a *acpSession) rewindExtension(ctx context.Context, raw json.RawMessage) (any, error) {
 	var p rewindParams
 	if err := json.Unmarshal(raw, &p); err != nil {

@@ -4,16 +4,22 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/tools"
 	"github.com/acp-agent/acp-agent/runtime"
 )
 
@@ -71,24 +77,61 @@ func (t *trustStore) readLocked() map[string]string {
 }
 
 // projectHooks are the hooks a workspace's ProjectHooksFile defines, for
-// one session: they run only once the user trusts that exact content (a
-// permission request naming the file and its hash, asked at the first
-// hook's run, on the session's worker); a trust is remembered by hash, so
-// a changed file asks again. What runs is what was hashed: the file is
-// read once.
+// one session. They run only once the user trusts what runs: the file's
+// exact content and the workspace files its hooks run (pinned:
+// hookpin.go), shown in a permission request asked at the first hook's
+// run, on the session's worker; a trust is remembered by the SHA-256 of
+// all of it and of how the hooks run, so a change asks again. What runs
+// is what was shown: the file and the pinned files are read once, at the
+// session's start, and the hooks run copies of that content from a
+// directory only the agent writes. They run confined by the session's
+// sandbox, like its commands, with the commands' environment; a hook
+// marked outsideSandbox (or any hook where the sandbox the user asked
+// for is unavailable) asks the user every time it runs, like a command's
+// escalation.
 type projectHooks struct {
-	file, sum string
-	conn      *acp.ClientConn
-	store     *trustStore
+	file        string
+	data        []byte // the hooks file as read, once
+	hooks       []projectHook
+	pinned      []*pinnedFile
+	sum         string
+	confinement string // tools.Workspace.HookConfinement
+	refusal     string // why the hooks cannot run, or ""
+	conn        *acp.ClientConn
+	store       *trustStore
+	ws          hookWorkspace
 
 	once    sync.Once
 	allowed bool
+
+	copies  sync.Once
+	lines   []string // each hook's line, naming the pinned copies
+	copyErr error
 }
 
-// loadProjectHooks reads cwd's hooks file, if there is one, and wraps its
-// hooks behind the trust question. A file that is a symlink, not regular,
-// too large or not valid is skipped (logged).
-func (a *Agent) loadProjectHooks(cwd string, conn *acp.ClientConn) []agent.Hook {
+// projectHook is one hook of the file.
+type projectHook struct {
+	spec agent.ResolvedHookSpec
+	tmpl *pinTemplate
+}
+
+// hookWorkspace is what project hooks need of the session's workspace
+// (tools.Workspace).
+type hookWorkspace interface {
+	HookConfinement() string
+	HookPath() string
+	Writable() []string
+	HookPinDir() (string, error)
+	RunHook(ctx context.Context, line string, input []byte, outside bool, timeout time.Duration) (tools.HookResult, error)
+	Notify(text string)
+}
+
+// loadProjectHooks reads cwd's hooks file, if there is one, pins what its
+// hooks run and wraps them behind the trust question. A file that is a
+// symlink, not regular, too large or not valid is skipped (logged); hooks
+// that cannot be pinned, or a session without a workspace to run them
+// in, run nothing, and the user is told why.
+func (a *Agent) loadProjectHooks(cwd string, conn *acp.ClientConn, ws hookWorkspace) []agent.Hook {
 	path := filepath.Join(cwd, ProjectHooksFile)
 	data, err := readProjectHooks(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -105,25 +148,39 @@ func (a *Agent) loadProjectHooks(cwd string, conn *acp.ClientConn) []agent.Hook 
 		a.log.Warn("project hooks not used", "file", path, "error", err)
 		return nil
 	}
-	hooks, err := spec.Hooks()
-	if err != nil || len(hooks) == 0 {
+	specs, err := spec.Resolve()
+	if err != nil || len(specs) == 0 {
 		if err != nil {
 			a.log.Warn("project hooks not used", "file", path, "error", err)
 		}
 		return nil
 	}
-	sum := sha256.Sum256(data)
-	ph := &projectHooks{file: path, sum: hex.EncodeToString(sum[:]), conn: conn, store: &a.trust}
-	out := make([]agent.Hook, len(hooks))
-	for i, h := range hooks {
-		run := h.Run
-		h.Run = func(ctx context.Context, in agent.HookInput) (agent.HookOutcome, error) {
-			if !ph.trusted(ctx) {
-				return agent.HookOutcome{}, fmt.Errorf("the hooks in %s are not trusted", ph.file)
-			}
-			return run(ctx, in)
+	if ws == nil {
+		a.log.Warn("project hooks not used: the session has no workspace to run them in", "file", path)
+		return nil
+	}
+	ph := &projectHooks{file: path, data: data, conn: conn, store: &a.trust, ws: ws, confinement: ws.HookConfinement()}
+	pin := newPinner(cwd, ws.Writable(), ws.HookPath())
+	for _, r := range specs {
+		t, err := pin.line(r.Spec.Command)
+		if err != nil {
+			ph.refusal = fmt.Sprintf("the hook %q %v", r.Spec.Command, err)
+			break
 		}
-		out[i] = h
+		ph.hooks = append(ph.hooks, projectHook{spec: r, tmpl: t})
+	}
+	if ph.refusal != "" {
+		a.log.Warn("project hooks not used", "file", path, "reason", ph.refusal)
+		ws.Notify(fmt.Sprintf("the hooks in %s do not run: %s", path, ph.refusal))
+		return nil
+	}
+	ph.pinned = pin.sortedFiles()
+	ph.sum = ph.digest()
+	out := make([]agent.Hook, len(ph.hooks))
+	for i, h := range ph.hooks {
+		out[i] = agent.Hook{Event: h.spec.Event, Tools: h.spec.Spec.Tools, Run: func(ctx context.Context, in agent.HookInput) (agent.HookOutcome, error) {
+			return ph.run(ctx, i, in)
+		}}
 	}
 	return out
 }
@@ -137,7 +194,122 @@ func readProjectHooks(path string) ([]byte, error) {
 	return data, err
 }
 
-// trusted says whether the hooks may run: remembered for this hash, or
+// digest is what a trust is stored under: the hooks file, every pinned
+// file (path and content) and how the hooks run.
+func (p *projectHooks) digest() string {
+	h := sha256.New()
+	field := func(b []byte) {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+		h.Write(n[:])
+		h.Write(b)
+	}
+	field([]byte("acp-agent project hooks 2"))
+	field([]byte(p.confinement))
+	field(p.data)
+	for _, f := range p.pinned {
+		field([]byte(f.path))
+		field(f.data)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// run runs hook i once the hooks are trusted: from the pinned copies,
+// confined unless it is marked outsideSandbox (or no sandbox the user
+// asked for is available), which asks the user first, every time.
+func (p *projectHooks) run(ctx context.Context, i int, in agent.HookInput) (agent.HookOutcome, error) {
+	h := p.hooks[i]
+	if !p.trusted(ctx) {
+		return agent.HookOutcome{}, fmt.Errorf("the hooks in %s are not trusted", p.file)
+	}
+	lines, err := p.materialize()
+	if err != nil {
+		return agent.HookOutcome{}, err
+	}
+	outside := h.spec.Spec.OutsideSandbox || (p.confinement != "confined" && p.confinement != "off")
+	if outside && !p.allowOutside(ctx, h) {
+		return agent.HookOutcome{}, fmt.Errorf("hook %q: not allowed to run outside the sandbox", h.spec.Spec.Command)
+	}
+	timeout := h.spec.Timeout
+	if timeout <= 0 {
+		timeout = agent.DefaultHookTimeout
+	}
+	data, _ := json.Marshal(in)
+	res, err := p.ws.RunHook(ctx, lines[i], data, outside, timeout)
+	if err != nil {
+		return agent.HookOutcome{}, fmt.Errorf("%s hook %q: %w", h.spec.Event, h.spec.Spec.Command, err)
+	}
+	if res.TimedOut {
+		return agent.HookOutcome{}, fmt.Errorf("%s hook %q: timed out after %v", h.spec.Event, h.spec.Spec.Command, timeout)
+	}
+	exit, runErr := -1, error(nil)
+	if res.ExitCode != nil {
+		exit = *res.ExitCode
+	} else {
+		runErr = errors.New("killed by a signal")
+	}
+	return agent.HookOutcomeOf(h.spec.Event, h.spec.Spec.Command, res.Stdout, res.Stderr, exit, runErr)
+}
+
+// materialize writes the pinned copies once and returns each hook's line
+// naming them.
+func (p *projectHooks) materialize() ([]string, error) {
+	p.copies.Do(func() {
+		paths := map[string]string{}
+		var dir string
+		if len(p.pinned) > 0 {
+			if dir, p.copyErr = p.ws.HookPinDir(); p.copyErr != nil {
+				return
+			}
+		}
+		for _, f := range p.pinned {
+			sum := sha256.Sum256([]byte(f.path))
+			paths[f.path] = filepath.Join(dir, hex.EncodeToString(sum[:8]), filepath.Base(f.path))
+		}
+		for _, f := range p.pinned {
+			content := f.data
+			if f.tmpl != nil {
+				s, err := f.tmpl.render(paths)
+				if err != nil {
+					p.copyErr = err
+					return
+				}
+				content = []byte(s)
+			}
+			if p.copyErr = writePinnedCopy(paths[f.path], content); p.copyErr != nil {
+				return
+			}
+		}
+		for _, h := range p.hooks {
+			line, err := h.tmpl.render(paths)
+			if err != nil {
+				p.copyErr = err
+				return
+			}
+			p.lines = append(p.lines, line)
+		}
+	})
+	return p.lines, p.copyErr
+}
+
+// writePinnedCopy creates path (and its directory) with content, never
+// over anything that is there: only the agent writes the pin directory.
+func writePinnedCopy(path string, content []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("pinned copy: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o700)
+	if err != nil {
+		return fmt.Errorf("pinned copy: %w", err)
+	}
+	if _, err := f.Write(content); err != nil {
+		f.Close()
+		return fmt.Errorf("pinned copy: %w", err)
+	}
+	return f.Close()
+}
+
+// trusted says whether the hooks may run: remembered for this digest, or
 // allowed now by the user (asked once per session; a refusal holds for
 // the session).
 func (p *projectHooks) trusted(ctx context.Context) bool {
@@ -146,15 +318,7 @@ func (p *projectHooks) trusted(ctx context.Context) bool {
 			p.allowed = true
 			return
 		}
-		title := fmt.Sprintf("Run the hooks defined in %s (sha256 %s)? They are shell commands from the repository.", p.file, p.sum)
-		resp, err := p.conn.RequestPermission(ctx, &acp.RequestPermissionRequest{
-			SessionID: acp.SessionId(p.conn.SessionID()),
-			ToolCall:  acp.ToolCallUpdate{ToolCallID: "project-hooks", Title: title, Kind: acp.ToolKindExecute, Status: acp.ToolCallStatusPending},
-			Options: []acp.PermissionOption{
-				{OptionID: "allow_always", Name: "Trust these hooks (until the file changes)", Kind: acp.PermissionOptionKindAllowAlways},
-				{OptionID: "reject_once", Name: "Do not run them", Kind: acp.PermissionOptionKindRejectOnce},
-			},
-		})
+		resp, err := p.conn.RequestPermission(ctx, p.question())
 		if err != nil || resp.Outcome.Selected == nil || resp.Outcome.Selected.OptionID != "allow_always" {
 			return
 		}
@@ -162,4 +326,97 @@ func (p *projectHooks) trusted(ctx context.Context) bool {
 		_ = p.store.trust(p.file, p.sum)
 	})
 	return p.allowed
+}
+
+// question is the trust question: the file's exact content and each
+// pinned file's, in the content the client shows and in rawInput.
+func (p *projectHooks) question() *acp.RequestPermissionRequest {
+	var how string
+	switch p.confinement {
+	case "confined":
+		how = "They run confined by the sandbox, like commands, with the commands' environment; a hook marked outsideSandbox asks every time it runs."
+	case "off":
+		how = "The sandbox is off: they run unconfined, with the commands' environment."
+	default:
+		how = "The sandbox is unavailable here (" + p.confinement + "): every run asks."
+	}
+	title := fmt.Sprintf("Trust the hooks in %s (sha256 %s)? They are shell commands from the repository. %s", p.file, p.sum, how)
+	type pinnedView struct {
+		Path    string `json:"path"`
+		SHA256  string `json:"sha256"`
+		Content string `json:"content"`
+	}
+	raw := struct {
+		File        string       `json:"file"`
+		SHA256      string       `json:"sha256"`
+		Content     string       `json:"content"`
+		Pinned      []pinnedView `json:"pinned"`
+		Confinement string       `json:"confinement"`
+	}{File: p.file, SHA256: p.sum, Content: shown(p.data), Pinned: []pinnedView{}, Confinement: p.confinement}
+	content := []acp.ToolCallContent{textContent(p.file + ":\n" + fenced(shown(p.data)))}
+	for _, f := range p.pinned {
+		sum := sha256.Sum256(f.data)
+		raw.Pinned = append(raw.Pinned, pinnedView{Path: f.path, SHA256: hex.EncodeToString(sum[:]), Content: shown(f.data)})
+		content = append(content, textContent(fmt.Sprintf("%s (run by these hooks; they run this content, pinned):\n%s", f.path, fenced(shown(f.data)))))
+	}
+	rawJSON, _ := json.Marshal(raw)
+	return &acp.RequestPermissionRequest{
+		SessionID: acp.SessionId(p.conn.SessionID()),
+		ToolCall: acp.ToolCallUpdate{ToolCallID: "project-hooks", Title: title, Kind: acp.ToolKindExecute,
+			Status: acp.ToolCallStatusPending, Content: content, RawInput: rawJSON},
+		Options: []acp.PermissionOption{
+			{OptionID: "allow_always", Name: "Trust these hooks (until they change)", Kind: acp.PermissionOptionKindAllowAlways},
+			{OptionID: "reject_once", Name: "Do not run them", Kind: acp.PermissionOptionKindRejectOnce},
+		},
+	}
+}
+
+// allowOutside asks the user whether hook h may run outside the sandbox
+// now (never remembered).
+func (p *projectHooks) allowOutside(ctx context.Context, h projectHook) bool {
+	why := h.spec.Spec.Justification
+	if why == "" {
+		why = "the sandbox is unavailable: " + p.confinement
+	}
+	resp, err := p.conn.RequestPermission(ctx, &acp.RequestPermissionRequest{
+		SessionID: acp.SessionId(p.conn.SessionID()),
+		ToolCall: acp.ToolCallUpdate{ToolCallID: "project-hook-outside", Title: fmt.Sprintf("Outside the sandbox: hook %s (%s)", h.spec.Spec.Command, why),
+			Kind: acp.ToolKindExecute, Status: acp.ToolCallStatusPending,
+			Content: []acp.ToolCallContent{textContent(fenced(h.spec.Spec.Command))}},
+		Options: []acp.PermissionOption{
+			{OptionID: "allow_once", Name: "Allow once, outside the sandbox", Kind: acp.PermissionOptionKindAllowOnce},
+			{OptionID: "reject_once", Name: "Reject", Kind: acp.PermissionOptionKindRejectOnce},
+		},
+	})
+	return err == nil && resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionID == "allow_once"
+}
+
+// shown is a file's content as the question shows it: the text itself,
+// or for binary content its size and hash.
+func shown(data []byte) string {
+	if utf8.Valid(data) && bytes.IndexByte(data, 0) < 0 {
+		return string(data)
+	}
+	sum := sha256.Sum256(data)
+	return fmt.Sprintf("(binary, %d bytes, sha256 %s)", len(data), hex.EncodeToString(sum[:]))
+}
+
+// fenced puts text in a Markdown code fence longer than any run of
+// backticks inside it.
+func fenced(text string) string {
+	longest, run := 0, 0
+	for _, r := range text {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", max(3, longest+1))
+	return fence + "\n" + strings.TrimSuffix(text, "\n") + "\n" + fence
+}
+
+func textContent(text string) acp.ToolCallContent {
+	return acp.ToolCallContent{Content: &acp.Content{Content: acp.TextBlock(text)}}
 }

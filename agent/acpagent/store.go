@@ -43,8 +43,7 @@ func (a *Agent) newSessionConfig(id, cwd string, extra []string, client *acp.Cli
 		OutputConfig: agent.OutputConfig{Sink: acpSink{client}, Logger: a.log, Telemetry: a.cfg.Telemetry, RequestID: acp.RequestID,
 			ExecutionStates:   a.cfg.ExecutionStates || acp.ExecutionStateEnabled(caps),
 			CompactionUpdates: caps.Session != nil && caps.Session.Compaction != nil},
-		HookConfig: agent.HookConfig{StopHooks: a.cfg.StopHooks,
-			Hooks: append(slices.Clone(a.cfg.Hooks), a.loadProjectHooks(cwd, client)...)},
+		HookConfig: agent.HookConfig{StopHooks: a.cfg.StopHooks, Hooks: slices.Clone(a.cfg.Hooks)},
 	}
 	cfg.History.OffloadThreshold = a.cfg.OffloadThreshold
 	if a.cfg.Resize != nil {
@@ -69,6 +68,10 @@ func (a *Agent) newSessionConfig(id, cwd string, extra []string, client *acp.Cli
 			return cfg, fmt.Errorf("%w: cwd: cannot open the workspace: %v", acp.ErrInvalidParams, err)
 		}
 		cfg.Workspace = ws
+		// The project's hooks run in the workspace, pinned and confined.
+		cfg.Hooks = append(cfg.Hooks, a.loadProjectHooks(cwd, client, ws)...)
+	} else {
+		cfg.Hooks = append(cfg.Hooks, a.loadProjectHooks(cwd, client, nil)...)
 	}
 	return cfg, nil
 }

@@ -14,10 +14,6 @@ import (
 	"github.com/acp-agent/acp-agent/agent/structured"
 )
 
-// MethodExtStructured is the structured-output extension method: a prompt
-// answered with a JSON value matching a schema, streamed as it is parsed.
-const MethodExtStructured = acp.ExtPrefix + "structured"
-
 type structuredParams struct {
 	SessionID string             `json:"sessionId"`
 	Prompt    json.RawMessage    `json:"prompt"` // a string or ContentBlock[]
@@ -71,7 +67,7 @@ type structuredChunkMeta struct {
 	} `json:"acp-agent"`
 }
 
-// structuredExtension serves MethodExtStructured on the session's worker,
+// structuredExtension serves acp.MethodExtStructured on the session's worker,
 // in order with prompts.
 func (a *acpSession) structuredExtension(ctx context.Context, raw json.RawMessage) (any, error) {
 	p, err := decodeStructured(raw)

@@ -129,6 +129,8 @@ type Workspace struct {
 	localTerm *runtime.LocalTerminal
 	// bg are the background commands, which end with the workspace.
 	bg background
+	// hooks runs the project hooks (hooks.go).
+	hooks hookRunner
 	// cp keeps files' previous content for rewind (nil: none); scan is
 	// the last workspace scan around a command.
 	cp   Checkpointer
@@ -385,6 +387,7 @@ func (w *Workspace) Close() error {
 		errs = append(errs, os.RemoveAll(w.bg.tempDir))
 	}
 	w.bg.mu.Unlock()
+	errs = append(errs, w.hooks.close())
 	if w.tempDir != "" {
 		errs = append(errs, os.RemoveAll(w.tempDir))
 	}
@@ -501,7 +504,7 @@ func (w *Workspace) Notices() []string {
 	out = append(out, w.libNotices...)
 	w.libNotices = nil
 	w.libMu.Unlock()
-	return out
+	return append(out, w.hooks.takeNotices()...)
 }
 
 // Describe implements agent.Workspace: the system prompt's lines about

@@ -58,6 +58,7 @@ func TestBinaryAdvertisesQueueingAndExtensions(t *testing.T) {
 	assert.True(t, meta["acp-agent"].PromptQueueing)
 	assert.Contains(t, meta["acp-agent"].ExtensionMethods, acp.MethodExtSessionSteer)
 	assert.Contains(t, meta["acp-agent"].ExtensionMethods, acp.MethodExtSessionFork)
+	assert.Equal(t, acp.ExtensionMethods(), meta["acp-agent"].ExtensionMethods, "every extension of the method table")
 }
 
 // TestBinaryQueuedPromptRunsAfterTheRunningOne: a session/prompt sent while

@@ -422,7 +422,8 @@ func countingListener(t *testing.T) (net.Listener, *atomic.Int32) {
 }
 
 // Issue 14: with the network not configured, confined commands reach it in
-// full-access mode only; configured off, not even there.
+// full-access mode only; configured off, not even there. Issue 24 pins
+// accept-edits too (asked and allowed, or auto-approved).
 func TestBinarySandboxNetworkFollowsTheMode(t *testing.T) {
 	requireSandbox(t)
 	ln, accepted := countingListener(t)
@@ -436,6 +437,8 @@ func TestBinarySandboxNetworkFollowsTheMode(t *testing.T) {
 		{"full-access", []string{"--mode", "full-access"}, true},
 		{"full-access, network configured off", []string{"--mode", "full-access", "--sandbox-network=false"}, false},
 		{"default mode, auto-approved", []string{"--sandbox-auto-approve"}, false},
+		{"accept-edits mode", []string{"--mode", "accept-edits"}, false},
+		{"accept-edits mode, auto-approved", []string{"--mode", "accept-edits", "--sandbox-auto-approve"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := accepted.Load()
@@ -452,5 +455,35 @@ func TestBinarySandboxNetworkFollowsTheMode(t *testing.T) {
 				assert.Equal(t, before, accepted.Load(), "the network was reached")
 			}
 		})
+	}
+}
+
+// Issue 24 item 7 through the built binary: with --sandbox-auto-approve,
+// confined commands run without a question, and the workspace's .env and
+// .env.* files at any depth stay unreadable to them (the file tools refuse
+// them too), however the command reaches them.
+func TestBinarySandboxAutoApproveNeverReadsEnvFiles(t *testing.T) {
+	requireSandbox(t)
+	dir, home := t.TempDir(), t.TempDir()
+	secrets := map[string]string{".env": "ROOT_ENV_SECRET", "api/.env.local": "API_ENV_SECRET", "deploy/prod/.env.production": "PROD_ENV_SECRET"}
+	for p, c := range secrets {
+		write(t, filepath.Join(dir, p), "TOKEN="+c+"\n")
+	}
+	write(t, filepath.Join(dir, ".env.example"), "TOKEN=placeholder-TEMPLATE\n")
+	line := "cat .env api/.env.local deploy/prod/.env.production; grep -r TOKEN . ; " +
+		"python3 -c 'import glob; [print(open(f).read()) for f in glob.glob(\"**/.env*\", recursive=True, include_hidden=True)]'; " +
+		"tar cf - . | tar tvf - >/dev/null; cp api/.env.local copied && cat copied; echo RAN-TO-THE-END"
+	model := promptModel(t, map[string][]modelCall{"[env]": {{"run_command", map[string]any{"command": line}}}})
+	client := &answeringClient{toolClient: newToolClient(dir, ""), answer: "reject_once"}
+	cmd := exec.Command(agentBin, "--model", "openai/test-model", "--sandbox", "on", "--sandbox-auto-approve")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + home, "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
+	conn, sid := startE2EWith(t, cmd, client, dir, sdk.ClientCapabilities{})
+	promptE2E(t, conn, sid, "[env]")
+	assert.Zero(t, client.asked(), "auto-approved: the command ran without a question")
+	body := model.body(t, 1)
+	require.Contains(t, body, "RAN-TO-THE-END")
+	assert.Contains(t, body, "TEMPLATE", "a template is no secret")
+	for _, c := range secrets {
+		assert.NotContains(t, body, c, "a confined command read a secrets file")
 	}
 }

@@ -9,12 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 
-	seccomp "github.com/elastic/go-seccomp-bpf"
 	"golang.org/x/sys/unix"
 )
 
@@ -27,8 +27,9 @@ func Probe() Status {
 		return Status{Reason: "the kernel has no Landlock (" + err.Error() + "): needs Linux 6.7 or later with Landlock enabled"}
 	case abi < minABI:
 		return Status{ABI: abi, Reason: fmt.Sprintf("Landlock ABI %d is too old (needs %d: Linux 6.7 or later)", abi, minABI)}
-	case !seccomp.Supported():
-		return Status{ABI: abi, Reason: "the kernel has no seccomp filters"}
+	}
+	if why := seccompSupport(); why != "" {
+		return Status{ABI: abi, Reason: why}
 	}
 	return Status{Available: true, ABI: abi}
 }
@@ -39,7 +40,13 @@ func Main(args []string) {
 	if len(args) >= 2 && args[1] == HelperArg {
 		os.Exit(serve(helperFD))
 	}
+	if len(args) >= 2 && args[1] == execArg {
+		os.Exit(execStage(args[2:]))
+	}
 }
+
+// execArg is argv[1] of the helper's second stage (execStage).
+const execArg = "__acp-agent-sandbox-exec"
 
 // helperFD is the helper's end of the socketpair (the launcher's first
 // ExtraFiles entry).
@@ -129,6 +136,12 @@ func (s *server) start(m message, fds []int) {
 		fail(err.Error())
 		return
 	}
+	if !m.Req.Policy.Network {
+		if err := checkStdio(fds[:3]); err != nil {
+			fail(err.Error())
+			return
+		}
+	}
 	s.mu.Lock()
 	if s.cur != nil || s.stopping {
 		s.mu.Unlock()
@@ -186,19 +199,85 @@ func (s *server) run(j *job, req Request, fds []int) {
 }
 
 func (s *server) fork(req Request, fds []int) (int, error) {
-	if err := restrictThread(req.Policy); err != nil {
+	// Starting in a cgroup takes clone3 (CLONE_INTO_CGROUP), which the
+	// filter refuses: then this thread gets everything but the filter,
+	// and a second stage of this binary, started in the cgroup, loads the
+	// filter and execs the command.
+	if err := restrictThread(req.Policy, !req.Cgroup); err != nil {
 		return 0, fmt.Errorf("sandbox: %w", err)
 	}
 	sys := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	path, argv, env := req.Path, req.Argv, req.Env
 	if req.Cgroup {
 		sys.UseCgroupFD, sys.CgroupFD = true, fds[3]
+		path, argv, env = "/proc/self/exe", execStageArgs(req), nil
 	}
 	files := []uintptr{uintptr(fds[0]), uintptr(fds[1]), uintptr(fds[2])}
-	pid, err := syscall.ForkExec(req.Path, req.Argv, &syscall.ProcAttr{Dir: req.Dir, Env: req.Env, Files: files, Sys: sys})
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Dir: req.Dir, Env: env, Files: files, Sys: sys})
 	if err != nil {
 		return 0, fmt.Errorf("start %s: %w", req.Path, err)
 	}
 	return pid, nil
+}
+
+// execStageArgs is the second stage's argv: the network setting, the
+// program, the number of arguments, the arguments and the environment.
+// The environment travels in argv, not in the stage's own environment, so
+// nothing in it (LD_PRELOAD into a cgo build of this binary) acts before
+// the filter is loaded.
+func execStageArgs(req Request) []string {
+	network := "0"
+	if req.Policy.Network {
+		network = "1"
+	}
+	out := []string{"acp-agent-sandbox", execArg, network, req.Path, strconv.Itoa(len(req.Argv))}
+	return append(append(out, req.Argv...), req.Env...)
+}
+
+// execStage is the second stage: it loads the filter on its thread and
+// execs the command, which inherits it. It returns only on failure, with
+// the status a shell gives a command it cannot run.
+func execStage(args []string) int {
+	runtime.LockOSThread()
+	fail := func(err error) int {
+		fmt.Fprintf(os.Stderr, "acp-agent sandbox: %v\n", err)
+		return 126
+	}
+	if len(args) < 3 {
+		return fail(errors.New("second stage: bad arguments"))
+	}
+	n, err := strconv.Atoi(args[2])
+	if err != nil || n < 1 || 3+n > len(args) {
+		return fail(errors.New("second stage: bad arguments"))
+	}
+	path, argv, env := args[1], args[3:3+n], args[3+n:]
+	if err := loadSeccomp(args[0] == "1"); err != nil {
+		return fail(err)
+	}
+	err = unix.Exec(path, argv, env)
+	fmt.Fprintf(os.Stderr, "acp-agent sandbox: start %s: %v\n", path, err)
+	return 127
+}
+
+// checkStdio refuses, for a command without the network, standard
+// descriptors that could address an endpoint: a socket that is not a
+// connected stream or seqpacket one (sendmsg, which the filter allows for
+// the pairs, takes an address a datagram socket would use).
+func checkStdio(fds []int) error {
+	for i, fd := range fds {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+			continue
+		}
+		typ, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE)
+		if err != nil || (typ != unix.SOCK_STREAM && typ != unix.SOCK_SEQPACKET) {
+			return fmt.Errorf("sandbox helper: descriptor %d is a socket of type %d, which could send anywhere", i, typ)
+		}
+		if _, err := unix.Getpeername(fd); err != nil {
+			return fmt.Errorf("sandbox helper: descriptor %d is an unconnected socket", i)
+		}
+	}
+	return nil
 }
 
 // signal delivers sig to the process group of command id, if that command
@@ -327,10 +406,10 @@ const fileRights = llExecute | llWriteFile | llReadFile | llTruncate | llIoctlDe
 
 const readRights = llExecute | llReadFile | llReadDir
 
-// restrictThread sets no_new_privs, Landlock and seccomp on the calling,
-// locked OS thread, after making .git read-only in a private mount
-// namespace where the process may.
-func restrictThread(p Policy) error {
+// restrictThread sets no_new_privs, Landlock and (withSeccomp) the
+// seccomp filter on the calling, locked OS thread, after making .git
+// read-only in a private mount namespace where the process may.
+func restrictThread(p Policy, withSeccomp bool) error {
 	abi, err := landlockABI()
 	if err != nil || abi < minABI {
 		return fmt.Errorf("Landlock unavailable (ABI %d): %v", abi, err)
@@ -380,40 +459,59 @@ func restrictThread(p Policy) error {
 		return nil
 	}
 	all := handledFS
-	for _, g := range readGrants(p.DeniedPaths) {
-		if err := add(g, readRights); err != nil {
-			return err
-		}
-	}
 	// The configured paths are granted as what they name: their real
-	// paths (add itself never follows a final symlink).
+	// paths (add itself never follows a final symlink). Denied paths are
+	// gone around both as written and where they really are, so no
+	// symlinked spelling of a secret's directory reaches it; the secrets
+	// files under the roots (.env, ...) are denied like them.
 	p.WritableRoots = realPaths(p.WritableRoots)
-	// Denied paths too: the read grants go around where a secret really
-	// is, so no symlinked spelling of its directory reaches it.
-	p.DeniedPaths = append(p.DeniedPaths, realPaths(p.DeniedPaths)...)
 	p.ExtraWritable = realPaths(p.ExtraWritable)
 	if p.TempDir != "" {
 		p.TempDir = realPaths([]string{p.TempDir})[0]
+	}
+	denied := append(slices.Clone(p.DeniedPaths), realPaths(p.DeniedPaths)...)
+	denied = append(denied, helperSecrets.find(p.WritableRoots)...)
+	// The rules, one per path (Landlock would merge rules on one inode
+	// anyway; each costs system calls).
+	rules := map[string]uint64{}
+	reads, expanded := grantsAround([]string{"/"}, denied)
+	for _, g := range reads {
+		rules[g] |= readRights
+	}
+	// A directory that holds only denied files (a workspace root with
+	// its .env) stays listable: ls, grep -r and git status need that.
+	for _, d := range listable(expanded, denied) {
+		rules[d] |= llReadDir
 	}
 	gitReadOnly := map[string]bool{}
 	if !p.AllowGitWrites {
 		gitReadOnly = bindGitReadOnly(p.WritableRoots)
 	}
+	// Writable: the roots but their .git (unless writable or made
+	// read-only by the mount), the extra paths and the temporary
+	// directory, all around the denied paths. Landlock rights are
+	// inherited down a hierarchy, so a directory holding an excluded
+	// entry is replaced by its other entries, and nothing new can be
+	// created directly in it.
+	notWritable := slices.Clone(denied)
 	for _, r := range p.WritableRoots {
-		if err := addWritableRoot(add, r, p, all, gitReadOnly); err != nil {
-			return err
+		if !p.AllowGitWrites && !gitReadOnly[r] {
+			notWritable = append(notWritable, filepath.Join(r, ".git"))
 		}
 	}
-	for _, w := range append(append([]string(nil), p.ExtraWritable...), p.TempDir) {
-		if w == "" || denied(w, p.DeniedPaths) {
-			continue
-		}
-		if err := add(w, all); err != nil {
-			return err
-		}
+	writable := append(slices.Clone(p.WritableRoots), p.ExtraWritable...)
+	if p.TempDir != "" {
+		writable = append(writable, p.TempDir)
+	}
+	writes, _ := grantsAround(writable, notWritable)
+	for _, g := range writes {
+		rules[g] |= all
 	}
 	for _, dev := range []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom"} {
-		if err := add(dev, llReadFile|llWriteFile|llTruncate|llIoctlDev); err != nil {
+		rules[dev] |= llReadFile | llWriteFile | llTruncate | llIoctlDev
+	}
+	for _, path := range sortedKeys(rules) {
+		if err := add(path, rules[path]); err != nil {
 			return err
 		}
 	}
@@ -425,62 +523,10 @@ func restrictThread(p Policy) error {
 		return fmt.Errorf("landlock_restrict_self: %w", err)
 	}
 	unix.Close(fd)
-	if err := seccomp.LoadFilter(seccompFilter(p.Network)); err != nil {
-		return fmt.Errorf("seccomp: %w", err)
-	}
-	return nil
-}
-
-func denied(p string, deniedPaths []string) bool {
-	for _, d := range deniedPaths {
-		if within(d, p) || within(p, d) {
-			return true
-		}
-	}
-	return false
-}
-
-// addWritableRoot grants a workspace root: all of it when its .git may be
-// written or was made read-only by a bind mount (readOnlyGit); otherwise
-// each of its entries but .git (Landlock rights are inherited down a
-// hierarchy, so the root itself cannot be granted, and new entries
-// directly in the root cannot be created then).
-func addWritableRoot(add func(string, uint64) error, root string, p Policy, all uint64, gitReadOnly map[string]bool) error {
-	gitDir := filepath.Join(root, ".git")
-	if _, err := os.Lstat(gitDir); err != nil || p.AllowGitWrites || gitReadOnly[root] {
-		return add(root, all)
-	}
-	entries, err := os.ReadDir(root)
-	if err != nil {
+	if !withSeccomp {
 		return nil
 	}
-	for _, e := range entries {
-		if e.Name() == ".git" {
-			continue
-		}
-		if err := add(filepath.Join(root, e.Name()), all); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// seccompFilter refuses (EPERM) what no confined command needs: ptrace,
-// reading or writing other processes' memory, io_uring (which bypasses
-// seccomp's view of syscalls), and, with the network off, socket(2).
-func seccompFilter(network bool) seccomp.Filter {
-	groups := []seccomp.SyscallGroup{{
-		Action: seccomp.ActionErrno,
-		Names:  []string{"ptrace", "process_vm_readv", "process_vm_writev", "io_uring_setup", "io_uring_enter", "io_uring_register"},
-	}}
-	if !network {
-		// No new sockets at all: Landlock before ABI 9 cannot stop a
-		// connect to a Unix socket outside the workspace (a Docker or
-		// agent socket). socketpair, which reaches nothing outside,
-		// stays allowed.
-		groups[0].Names = append(groups[0].Names, "socket")
-	}
-	return seccomp.Filter{NoNewPrivs: true, Policy: seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: groups}}
+	return loadSeccomp(p.Network)
 }
 
 // bindGitReadOnly makes each root's .git directory read-only for this

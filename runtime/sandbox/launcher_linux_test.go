@@ -197,7 +197,9 @@ func TestCloseEndsARunningCommand(t *testing.T) {
 // command's Wait says so, and the next command gets a new helper.
 func TestAKilledHelperFailsItsCommandAndIsReplaced(t *testing.T) {
 	l, pol := newTestLauncher(t)
-	p, out := start(t, l, pol, "sleep 60")
+	// exec: a sleep forked by sh (dash forks) would not get the
+	// command's Pdeathsig and would hold the output pipe for 60 s.
+	p, out := start(t, l, pol, "exec sleep 60")
 	helper := parentOf(t, p.Pid())
 	require.NoError(t, unix.Kill(helper, unix.SIGKILL))
 	_, err := p.Wait()
@@ -258,4 +260,109 @@ func TestAMalformedFrameEndsTheHelper(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, 2, st.ExitCode(), name)
 	}
+}
+
+// Issue 24 item 7: the project's secrets files (.env, .env.* at any depth,
+// templates excepted) are unreadable for a confined command however it
+// names them, also one created after the helper first looked and one the
+// workspace links to; a secret denied by path stays unreadable when the
+// workspace root holds it (a workspace that is the home directory).
+func TestSecretsFilesUnderTheRootsAreUnreadable(t *testing.T) {
+	l, pol := newTestLauncher(t)
+	ws, outside := pol.WritableRoots[0], t.TempDir()
+	files := map[string]string{
+		".env": "ROOT_ENV_SECRET", "app/.env.local": "LOCAL_ENV_SECRET", "deep/a/b/.env.production": "DEEP_ENV_SECRET",
+		".ENV.Staging": "CASE_ENV_SECRET", ".env.example": "TEMPLATE_OK", "py/.env/bin/activate": "VENV_OK",
+		"app/config.txt": "SIBLING_OK",
+	}
+	for p, c := range files {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, filepath.Dir(p)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(ws, p), []byte(c+"\n"), 0o600))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "prod.secrets"), []byte("LINKED_ENV_SECRET\n"), 0o600))
+	require.NoError(t, os.Symlink(filepath.Join(outside, "prod.secrets"), filepath.Join(ws, "app", ".env.prod")))
+
+	script := `for f in .env app/.env.local deep/a/b/.env.production .ENV.Staging app/.env.prod \
+	  ./app/../.env "$PWD/deep/a/b/.env.production" /proc/self/cwd/.env; do cat "$f"; done
+	cp .env stolen; cd deep/a && cat b/.env.production; cd "$OLDPWD"
+	ln .env hard 2>/dev/null && cat hard
+	cat .env.example py/.env/bin/activate app/config.txt
+	echo more >> app/config.txt && echo WRITE_OK
+	ls -a | grep -q '^app$' && echo LISTED_OK`
+	out, _, err := run(t, l, pol, script)
+	require.NoError(t, err)
+	for _, c := range files {
+		if strings.HasSuffix(c, "_SECRET") {
+			assert.NotContains(t, out, c)
+		}
+	}
+	assert.NotContains(t, out, "LINKED_ENV_SECRET")
+	for _, c := range []string{"TEMPLATE_OK", "VENV_OK", "SIBLING_OK", "WRITE_OK", "LISTED_OK"} {
+		assert.Contains(t, out, c, "what is not a secret stays usable")
+	}
+
+	// A secrets file that appears after the helper looked.
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "late"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "late", ".env"), []byte("LATE_ENV_SECRET\n"), 0o600))
+	out, _, err = run(t, l, pol, "cat late/.env; cat app/.env.local")
+	require.NoError(t, err)
+	assert.NotContains(t, out, "LATE_ENV_SECRET")
+	assert.NotContains(t, out, "LOCAL_ENV_SECRET")
+
+	// A workspace that holds a denied directory (the home directory as
+	// the workspace, with .ssh): the root's write grant does not cover it.
+	home := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(home, ".ssh"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(home, ".ssh", "id_rsa"), []byte("HOME_SSH_SECRET\n"), 0o600))
+	homePol := Policy{WritableRoots: []string{home}, TempDir: pol.TempDir, DeniedPaths: []string{filepath.Join(home, ".ssh")}}
+	out, _, err = run(t, l, homePol, "cat .ssh/id_rsa; ls .ssh; cp -r .ssh copy; cat copy/id_rsa; echo DONE")
+	require.NoError(t, err)
+	assert.Contains(t, out, "DONE")
+	assert.NotContains(t, out, "HOME_SSH_SECRET")
+	assert.NotContains(t, out, "id_rsa\n")
+}
+
+// Issue 24: with the network off, no standard descriptor may be a socket
+// that can address something (a datagram socket takes an address in
+// sendmsg, which the filter allows for connected pairs); a connected
+// stream pair is fine.
+func TestStdioThatCouldAddressAnEndpointIsRefused(t *testing.T) {
+	l, pol := newTestLauncher(t)
+	for name, typ := range map[string]int{"datagram": unix.SOCK_DGRAM, "unconnected stream": -1} {
+		var fd int
+		if typ == -1 {
+			s, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			require.NoError(t, err)
+			fd = s
+		} else {
+			pair, err := unix.Socketpair(unix.AF_UNIX, typ|unix.SOCK_CLOEXEC, 0)
+			require.NoError(t, err)
+			defer unix.Close(pair[1])
+			fd = pair[0]
+		}
+		f := os.NewFile(uintptr(fd), name)
+		_, err := l.Start(Request{Policy: pol, Path: "/bin/true", Argv: []string{"true"}, Dir: pol.WritableRoots[0]}, []*os.File{f, f, f})
+		f.Close()
+		assert.Error(t, err, name)
+	}
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	a, b := os.NewFile(uintptr(pair[0]), "a"), os.NewFile(uintptr(pair[1]), "b")
+	defer b.Close()
+	p, err := l.Start(Request{Policy: pol, Path: "/bin/true", Argv: []string{"true"}, Dir: pol.WritableRoots[0]}, []*os.File{a, a, a})
+	a.Close()
+	require.NoError(t, err, "a connected stream pair is fine")
+	_, err = p.Wait()
+	require.NoError(t, err)
+	// With the network on, endpoints are the command's to use.
+	pol.Network = true
+	d, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	df := os.NewFile(uintptr(d[0]), "d")
+	defer unix.Close(d[1])
+	p, err = l.Start(Request{Policy: pol, Path: "/bin/true", Argv: []string{"true"}, Dir: pol.WritableRoots[0]}, []*os.File{df, df, df})
+	df.Close()
+	require.NoError(t, err)
+	_, err = p.Wait()
+	require.NoError(t, err)
 }

@@ -19,10 +19,14 @@ type Policy struct {
 	// ExtraWritable are more writable paths (toolchain caches, the
 	// configured extra paths); missing ones are skipped.
 	ExtraWritable []string `json:"extraWritable,omitempty"`
-	// DeniedPaths are never readable (the user's secrets, the agent's own
-	// config, sessions and logs); missing ones are skipped.
+	// DeniedPaths are never readable or writable (the user's secrets, the
+	// agent's own config, sessions and logs); missing ones are skipped.
+	// The secrets files under the writable roots (.env, .env.* at any
+	// depth, templates excepted) are always denied too.
 	DeniedPaths []string `json:"deniedPaths,omitempty"`
-	// Network allows sockets other than Unix ones, TCP bind and connect.
+	// Network allows endpoints: sockets of every family, TCP bind and
+	// connect, SysV IPC and POSIX message queues. Without it a command
+	// has AF_UNIX stream and seqpacket pairs only.
 	Network bool `json:"network,omitempty"`
 	// AllowGitWrites makes .git in the writable roots writable.
 	AllowGitWrites bool `json:"allowGitWrites,omitempty"`
@@ -120,36 +124,86 @@ func within(dir, p string) bool {
 	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }
 
-// readGrants is the set of paths to grant read access so that everything
-// is readable except denied (and what is below them): each granted
-// directory that holds a denied path is replaced by its entries, except
-// the one leading to the denied path, recursively.
-func readGrants(denied []string) []string {
-	grants := map[string]bool{"/": true}
-	for _, d := range denied {
+// grantsAround is the set of paths to grant so that all of bases is
+// covered except the excluded paths (and what is below them): a granted
+// directory that holds an excluded path is replaced by its entries,
+// except the one leading to the excluded path, recursively; a base inside
+// an excluded path is dropped. Missing excluded paths exclude nothing.
+// expanded are the directories so replaced.
+func grantsAround(bases, excluded []string) (grants, expanded []string) {
+	set := map[string]bool{}
+	for _, b := range bases {
+		set[filepath.Clean(b)] = true
+	}
+	exp := map[string]bool{}
+	gone := map[string]bool{}
+	for _, d := range excluded {
 		d = filepath.Clean(d)
 		if _, err := os.Lstat(d); err != nil {
 			continue
 		}
-		for g := range grants {
-			if within(g, d) {
-				delete(grants, g)
-				expandAround(grants, g, d)
+		gone[d] = true
+		// Grants are disjoint but for nested bases: every grant holding
+		// d is one of its ancestors; expand each, nearest first.
+		for p := filepath.Dir(d); ; p = filepath.Dir(p) {
+			if set[p] {
+				delete(set, p)
+				expandAround(set, exp, p, d)
+			}
+			if p == filepath.Dir(p) {
+				break
 			}
 		}
 	}
-	out := make([]string, 0, len(grants))
-	for g := range grants {
-		out = append(out, g)
+	// Drop what lies in an excluded path (d itself, or a base below it).
+	for g := range set {
+		for p := g; ; p = filepath.Dir(p) {
+			if gone[p] {
+				delete(set, g)
+				break
+			}
+			if p == filepath.Dir(p) {
+				break
+			}
+		}
+	}
+	return sortedKeys(set), sortedKeys(exp)
+}
+
+// listable are the expanded directories that may still be listed: those
+// with no excluded directory below them (Landlock's read-dir right on a
+// directory reaches every directory below it; a listing shows names, and
+// the files' content stays ungranted).
+func listable(expanded, excluded []string) []string {
+	var dirs []string
+	for _, d := range excluded {
+		if fi, err := os.Lstat(d); err == nil && fi.IsDir() {
+			dirs = append(dirs, filepath.Clean(d))
+		}
+	}
+	var out []string
+	for _, e := range expanded {
+		if !slices.ContainsFunc(dirs, func(d string) bool { return within(e, d) }) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
 	}
 	slices.Sort(out)
 	return out
 }
 
-func expandAround(grants map[string]bool, dir, denied string) {
+func expandAround(grants, expanded map[string]bool, dir, denied string) {
 	if dir == denied {
 		return
 	}
+	expanded[dir] = true
 	rel, _ := filepath.Rel(dir, denied)
 	next := filepath.Join(dir, strings.Split(rel, string(filepath.Separator))[0])
 	entries, err := os.ReadDir(dir)
@@ -159,7 +213,7 @@ func expandAround(grants map[string]bool, dir, denied string) {
 	for _, e := range entries {
 		p := filepath.Join(dir, e.Name())
 		if p == next {
-			expandAround(grants, p, denied)
+			expandAround(grants, expanded, p, denied)
 			continue
 		}
 		grants[p] = true

@@ -2,6 +2,7 @@ package acp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -33,7 +34,7 @@ func TestReadLineLimits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newLineStream(strings.NewReader(tt.input), io.Discard, nil, max, slog.New(slog.DiscardHandler))
+			s := NewLineStream(strings.NewReader(tt.input), io.Discard, max)
 			var got []string
 			for {
 				line, err := s.readLine()
@@ -52,33 +53,39 @@ func TestReadLineLimits(t *testing.T) {
 	}
 }
 
-// TestReadObjectSkipsBadLinesAndAnswersThem feeds a mix of lines straight
-// into the stream and checks what it returns and what it writes.
-func TestReadObjectSkipsBadLinesAndAnswersThem(t *testing.T) {
+// TestConnSkipsBadLinesAndAnswersThem feeds a mix of lines through a
+// LineStream into a connection and checks what it hands on and what it
+// writes.
+func TestConnSkipsBadLinesAndAnswersThem(t *testing.T) {
 	input := strings.Join([]string{
 		``,
 		`nonsense`,
 		`{"jsonrpc":"2.0","id":1,"method":"a"}`,
 		`  `,
 		`[1,2]`,
+		strings.Repeat("x", 200),
 		`{"jsonrpc":"2.0","id":"x","result":{}}`,
+		`{"jsonrpc":"2.0","id":2,"error":null}`,
+		`{"jsonrpc":"2.0","method":"b","params":{}}`,
 	}, "\n") + "\n"
 	var out bytes.Buffer
-	s := newLineStream(strings.NewReader(input), &out, nil, 0, slog.New(slog.DiscardHandler))
-	close(s.closed) // let ReadObject report EOF at once
+	var got []*request
+	c := newRPCConn(NewLineStream(strings.NewReader(input), &out, 100), slog.New(slog.DiscardHandler),
+		func(r *request) { got = append(got, r) })
+	c.read(context.Background())
 
-	var req jsonrpc2.Request
-	require.NoError(t, s.ReadObject(&req))
-	assert.Equal(t, "a", req.Method)
-	var resp jsonrpc2.Response
-	require.NoError(t, s.ReadObject(&resp))
-	assert.Equal(t, "x", resp.ID.Str)
-	assert.ErrorIs(t, s.ReadObject(&req), io.EOF)
+	require.Len(t, got, 2)
+	assert.Equal(t, "a", got[0].Method)
+	assert.False(t, got[0].Notif)
+	assert.Equal(t, "b", got[1].Method)
+	assert.True(t, got[1].Notif)
 
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	require.Len(t, lines, 2)
-	assert.JSONEq(t, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: not valid JSON"}}`, lines[0])
-	assert.JSONEq(t, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: batches are not supported"}}`, lines[1])
+	require.Len(t, lines, 4)
+	assert.Equal(t, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: not valid JSON"}}`, lines[0])
+	assert.Equal(t, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: batches are not supported"}}`, lines[1])
+	assert.Equal(t, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: message longer than 100 bytes"}}`, lines[2])
+	assert.Equal(t, `{"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"invalid request: a response needs a \"result\" or a non-null \"error\""}}`, lines[3])
 }
 
 // FuzzCheckMessage: checkMessage must never panic, must reject what
@@ -112,7 +119,7 @@ func FuzzCheckMessage(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		id, code, msg := checkMessage(line)
+		id, isRequest, code, msg := checkMessage(line)
 		if id != nil {
 			var v jsonrpc2.ID
 			if err := json.Unmarshal(id, &v); err != nil {
@@ -125,10 +132,9 @@ func FuzzCheckMessage(f *testing.F) {
 				t.Fatal("rejection without a message")
 			}
 			// What the client gets back is one line of UTF-8 JSON.
-			var out bytes.Buffer
-			newLineStream(bytes.NewReader(nil), &out, nil, 0, slog.New(slog.DiscardHandler)).writeError(id, code, msg)
-			if !utf8.Valid(out.Bytes()) || !json.Valid(bytes.TrimSuffix(out.Bytes(), []byte("\n"))) {
-				t.Fatalf("reply to %q is not UTF-8 JSON: %q", line, out.Bytes())
+			reply, err := encodeRejection(id, code, msg)
+			if err != nil || !utf8.Valid(reply) || !json.Valid(reply) {
+				t.Fatalf("reply to %q is not UTF-8 JSON: %q", line, reply)
 			}
 			return
 		}
@@ -136,13 +142,19 @@ func FuzzCheckMessage(f *testing.F) {
 		if err := json.Unmarshal(line, &m); err != nil {
 			t.Fatalf("accepted a line that is not an object: %v", err)
 		}
+		if _, hasMethod := m["method"]; hasMethod != isRequest {
+			t.Fatalf("%q: isRequest %v, but a method member is %v", line, isRequest, hasMethod)
+		}
 		var err error
-		if _, isRequest := m["method"]; isRequest {
+		if isRequest {
 			var r jsonrpc2.Request
 			err = json.Unmarshal(line, &r)
 		} else {
 			var r jsonrpc2.Response
 			err = json.Unmarshal(line, &r)
+			if err == nil && r.Result == nil && r.Error == nil {
+				err = errors.New("neither result nor error")
+			}
 		}
 		if err != nil {
 			t.Fatalf("accepted %q, which jsonrpc2 cannot decode: %v", line, err)
@@ -191,17 +203,17 @@ func TestCheckMessageRefusesIDsThatCannotBeEchoed(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.line, func(t *testing.T) {
-			id, code, msg := checkMessage([]byte(c.line))
+			id, _, code, msg := checkMessage([]byte(c.line))
 			if !c.reject {
 				assert.Zero(t, code, msg)
 				return
 			}
 			assert.Equal(t, CodeInvalidRequest, code, msg)
 			assert.Nil(t, id, "the reply carries id null")
-			var out bytes.Buffer
-			newLineStream(bytes.NewReader(nil), &out, nil, 0, slog.New(slog.DiscardHandler)).writeError(id, code, msg)
-			assert.True(t, utf8.Valid(out.Bytes()), "%q", out.Bytes())
-			assert.Contains(t, out.String(), `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`)
+			reply, err := encodeRejection(id, code, msg)
+			require.NoError(t, err)
+			assert.True(t, utf8.Valid(reply), "%q", reply)
+			assert.Contains(t, string(reply), `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`)
 		})
 	}
 }
@@ -232,15 +244,54 @@ func TestUpdateLineMatchesGenericEncoding(t *testing.T) {
 }
 
 // The writer's last guard: a message carrying invalid UTF-8 (a relayed
-// json.RawMessage) still goes out as one line of UTF-8 JSON.
-func TestWriteObjectKeepsStdoutUTF8(t *testing.T) {
+// json.RawMessage) still goes out as one line of UTF-8 JSON, written
+// alone or in an outbox's burst.
+func TestWritesKeepStdoutUTF8(t *testing.T) {
 	var out bytes.Buffer
-	s := newLineStream(bytes.NewReader(nil), &out, nil, 0, slog.New(slog.DiscardHandler))
-	require.NoError(t, s.WriteObject(map[string]json.RawMessage{"x": json.RawMessage("\"a\xffb\"")}))
-	require.NoError(t, s.writeLines([]byte("{\"y\":\"\xed\xa0\x80\"}\n")))
-	for _, line := range bytes.Split(bytes.TrimSuffix(out.Bytes(), []byte("\n")), []byte("\n")) {
+	log := slog.New(slog.DiscardHandler)
+	c := newRPCConn(NewLineStream(bytes.NewReader(nil), &out, 0), log, nil)
+	require.NoError(t, c.notify(context.Background(), "", "x", map[string]json.RawMessage{"x": json.RawMessage("\"a\xffb\"")}))
+	o := newOutbox(c, log)
+	o.flush([]byte("{\"y\":\"\xed\xa0\x80\"}\n{\"z\":1}\n"))
+	lines := bytes.Split(bytes.TrimSuffix(out.Bytes(), []byte("\n")), []byte("\n"))
+	require.Len(t, lines, 3)
+	for _, line := range lines {
 		assert.True(t, utf8.Valid(line), "%q", line)
 		assert.True(t, json.Valid(line), "%q", line)
 	}
 	assert.Contains(t, out.String(), "a\uFFFDb")
+}
+
+// TestBurstsReachEveryStream: an outbox's burst goes to a LineStream as
+// it lies, and to any other Stream as one Write of its messages, each
+// naming the session.
+func TestBurstsReachEveryStream(t *testing.T) {
+	lines := []byte("{\"a\":1}\n{\"b\":2}\n")
+	log := slog.New(slog.DiscardHandler)
+
+	var out bytes.Buffer
+	c := newRPCConn(NewLineStream(bytes.NewReader(nil), &out, 0), log, nil)
+	_, err := c.writeLines(context.Background(), "s1", lines, nil)
+	require.NoError(t, err)
+	assert.Equal(t, string(lines), out.String())
+
+	rec := &recordingStream{}
+	c = newRPCConn(rec, log, nil)
+	_, err = c.writeLines(context.Background(), "s1", lines, nil)
+	require.NoError(t, err)
+	assert.Equal(t, [][]Message{{{Data: []byte(`{"a":1}`), SessionID: "s1"}, {Data: []byte(`{"b":2}`), SessionID: "s1"}}}, rec.writes)
+}
+
+// recordingStream records what is written to it.
+type recordingStream struct{ writes [][]Message }
+
+func (s *recordingStream) Read(context.Context) (Message, error) { return Message{}, io.EOF }
+func (s *recordingStream) Close() error                          { return nil }
+func (s *recordingStream) Write(_ context.Context, msgs ...Message) error {
+	var w []Message
+	for _, m := range msgs {
+		w = append(w, Message{Data: append([]byte(nil), m.Data...), SessionID: m.SessionID})
+	}
+	s.writes = append(s.writes, w)
+	return nil
 }

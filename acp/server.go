@@ -1,0 +1,299 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+)
+
+// Options configures a Server.
+type Options struct {
+	// MaxMessageBytes caps one incoming line of the stdio transport
+	// (AgentService); 0 means DefaultMaxMessageBytes.
+	MaxMessageBytes int
+	// Logger receives diagnostics; nil discards them. It must not write to
+	// the protocol stream.
+	Logger *slog.Logger
+	// ShutdownGrace bounds how long a connection's shutdown waits for
+	// cancelled work to finish; 0 means 1.5 s, which keeps exit within
+	// the 2 s clients allow.
+	ShutdownGrace time.Duration
+}
+
+// Server serves ACP on behalf of one Agent, on any number of connections
+// at once (ServeConn, Serve). Each connection has its own client
+// capabilities (from its initialize), its own requests in flight, its own
+// calls to the client and its own live sessions, each with its outbox; a
+// session's updates go to the connection it was opened on and nowhere
+// else. The Agent, and through it the sessions table and the store, is
+// shared.
+//
+// A session is live on one connection at a time. session/load,
+// session/resume, session/delete and session/archive of a session that is
+// live on another connection close it there first (its turns answer
+// "cancelled" there), as they do on their own connection; every other
+// method sees only the sessions of its own connection.
+type Server struct {
+	agent Agent
+	opts  Options
+	log   *slog.Logger
+
+	mu sync.Mutex
+	// live is the connection each live session is open on.
+	live map[SessionId]*serverConn
+	// opening are the sessions a load or resume is opening, so that two
+	// connections cannot open one session twice.
+	opening map[SessionId]bool
+}
+
+// NewServer returns a server for agent.
+func NewServer(agent Agent, opts Options) *Server {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if opts.ShutdownGrace <= 0 {
+		opts.ShutdownGrace = 1500 * time.Millisecond
+	}
+	return &Server{agent: agent, opts: opts, log: log,
+		live: make(map[SessionId]*serverConn), opening: make(map[SessionId]bool)}
+}
+
+// serverConn is one connection of a Server: its state and its sessions.
+type serverConn struct {
+	srv *Server
+	rpc *rpcConn
+	log *slog.Logger
+
+	// ctx is the parent of all request work; cancelled at shutdown.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	// reqs counts request goroutines and outboxes counts session outboxes;
+	// both are added to only under mu while !closing, so Wait is safe.
+	reqs     sync.WaitGroup
+	outboxes sync.WaitGroup
+
+	mu          sync.Mutex
+	closing     bool
+	initialized bool
+	// loggedOut is set by logout and cleared by authenticate: until then
+	// the methods that open sessions answer -32000.
+	loggedOut  bool
+	clientCaps ClientCapabilities
+	sessions   map[string]*serviceSession
+	inflight   map[jsonrpc2.ID]context.CancelCauseFunc // client requests being served
+}
+
+// serviceSession is the connection's view of one live session.
+type serviceSession struct {
+	id     string
+	sess   Session
+	client *ClientConn
+	// turns are the cancel funcs of this session's prompts (running or
+	// queued), by request id; guarded by serverConn.mu.
+	turns map[jsonrpc2.ID]context.CancelCauseFunc
+}
+
+var (
+	errShutdown      = errors.New("agent is shutting down")
+	errTurnCancelled = errors.New("turn cancelled by the client")
+)
+
+// ServeConn serves one connection on stream until its input ends, the
+// stream fails or ctx is cancelled. Then it cancels the connection's
+// running turns, lets them send their last updates and "cancelled"
+// responses, closes its sessions and the stream, and returns. Everything
+// it started has finished by then, unless work ignored cancellation for
+// longer than ShutdownGrace, which is logged. ServeConn may be called for
+// any number of streams at once.
+func (s *Server) ServeConn(ctx context.Context, stream Stream) error {
+	c := &serverConn{srv: s, log: s.log,
+		sessions: make(map[string]*serviceSession), inflight: make(map[jsonrpc2.ID]context.CancelCauseFunc)}
+	c.ctx, c.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
+	defer c.cancel(errShutdown)
+	c.rpc = newRPCConn(stream, s.log, c.handle)
+	// Reads are ended by closing the stream, not by ctx: the client's
+	// answers to our calls are read until the connection is done.
+	go c.rpc.read(context.WithoutCancel(ctx))
+
+	select {
+	case <-c.rpc.inputDone:
+		c.log.Debug("input ended")
+	case <-ctx.Done():
+		c.log.Debug("shutting down", "cause", context.Cause(ctx))
+	}
+	grace, stop := context.WithTimeout(context.Background(), s.opts.ShutdownGrace)
+	defer stop()
+	c.shutdown(grace.Done())
+	err := c.rpc.close()
+	select {
+	case <-c.rpc.inputDone:
+	case <-grace.Done():
+		// A read that closing cannot interrupt (a terminal's stdin) ends
+		// with the process.
+		c.log.Warn("the stream's reader did not stop after shutdown grace period")
+	}
+	if errors.Is(err, ErrClosed) {
+		err = nil
+	}
+	return err
+}
+
+// Serve serves every connection l accepts, each on its own goroutine,
+// until Accept fails. It returns Accept's error once all of those
+// connections have ended: they end when their input does, or all at once
+// when ctx is cancelled.
+func (s *Server) Serve(ctx context.Context, l Listener) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		stream, err := l.Accept(ctx)
+		if err != nil {
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.ServeConn(ctx, stream); err != nil {
+				s.log.Warn("connection ended with an error", "error", err)
+			}
+		}()
+	}
+}
+
+// shutdown winds the connection down: no new work, every turn cancelled
+// and answered, outboxes flushed, sessions closed; it gives up waiting
+// when deadline fires.
+func (c *serverConn) shutdown(deadline <-chan struct{}) {
+	c.mu.Lock()
+	c.closing = true
+	sessions := make([]*serviceSession, 0, len(c.sessions))
+	for _, ss := range c.sessions {
+		sessions = append(sessions, ss)
+	}
+	c.mu.Unlock()
+	c.cancel(errShutdown)
+
+	// Turns answer "cancelled" through their outboxes; the outboxes are told
+	// to stop only after the turns have handed over their last messages.
+	turns := make(chan struct{})
+	go func() { c.reqs.Wait(); close(turns) }()
+	select {
+	case <-turns:
+	case <-deadline:
+		c.log.Warn("work still running after shutdown grace period; exiting anyway")
+		c.srv.forgetAll(c, sessions)
+		return
+	}
+	for _, ss := range sessions {
+		ss.client.startOut() // a held child's outbox must run to end
+		ss.client.out.stop()
+	}
+	done := make(chan struct{})
+	go func() { c.outboxes.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-deadline:
+		c.log.Warn("outboxes still writing after shutdown grace period; exiting anyway")
+		c.srv.forgetAll(c, sessions)
+		return
+	}
+	for _, ss := range sessions {
+		if err := ss.sess.Close(); err != nil {
+			c.log.Warn("closing session", "session", ss.id, "error", err)
+		}
+	}
+	c.srv.forgetAll(c, sessions)
+}
+
+// claim marks id as being opened by a load or resume; it fails while
+// another one is.
+func (s *Server) claim(id SessionId) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.opening[id] {
+		return fmt.Errorf("%w: session %s is being opened by another request; try again", ErrInvalidRequest, id)
+	}
+	s.opening[id] = true
+	return nil
+}
+
+func (s *Server) unclaim(id SessionId) {
+	s.mu.Lock()
+	delete(s.opening, id)
+	s.mu.Unlock()
+}
+
+// setLive records that id is live on c.
+func (s *Server) setLive(id SessionId, c *serverConn) {
+	s.mu.Lock()
+	s.live[id] = c
+	s.mu.Unlock()
+}
+
+// forget drops id from the live sessions if it is live on c.
+func (s *Server) forget(id SessionId, c *serverConn) {
+	s.mu.Lock()
+	if s.live[id] == c {
+		delete(s.live, id)
+	}
+	s.mu.Unlock()
+}
+
+func (s *Server) forgetAll(c *serverConn, sessions []*serviceSession) {
+	for _, ss := range sessions {
+		s.forget(ss.id, c)
+	}
+}
+
+// liveOn returns the connection id is live on, or nil.
+func (s *Server) liveOn(id SessionId) *serverConn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.live[id]
+}
+
+// closeAnywhere closes id on whichever connection it is live on.
+func (s *Server) closeAnywhere(id SessionId) {
+	if c := s.liveOn(id); c != nil {
+		c.closeLive(id)
+	}
+}
+
+// liveSession returns the Session id is on any connection, or nil.
+func (s *Server) liveSession(id SessionId) Session {
+	c := s.liveOn(id)
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ss, ok := c.sessions[id]; ok {
+		return ss.sess
+	}
+	return nil
+}
+
+// AgentService serves ACP on one stdio connection: a Server with one
+// LineStream. It is what the acp-agent binary runs.
+type AgentService struct {
+	srv *Server
+}
+
+// NewAgentService returns a service for agent. Call Serve to run it.
+func NewAgentService(agent Agent, opts Options) *AgentService {
+	return &AgentService{srv: NewServer(agent, opts)}
+}
+
+// Serve speaks ACP, reading the client's messages from r and writing ours to
+// w, one per line, until r ends or ctx is cancelled (Server.ServeConn with
+// a LineStream). Serve may be called once.
+func (s *AgentService) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
+	return s.srv.ServeConn(ctx, NewLineStream(r, w, s.srv.opts.MaxMessageBytes))
+}
