@@ -12,7 +12,8 @@
 // messages, tool calls, tool outputs) and runs turns: the model is called,
 // the tool calls it makes are run through the session's ToolRegistry, and
 // their results go back to the model until it stops. Prompt runs one turn
-// and returns the assistant's final text.
+// and returns the assistant's final text. A Go program's own tool is
+// NewTool of a TypedTool: its argument schema is inferred from a struct.
 //
 // Messages that arrive while a turn runs are queued (Prompt with Steer or
 // FollowUp, or fire-and-forget Steer, FollowUp and Send). A steer message
