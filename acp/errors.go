@@ -54,6 +54,18 @@ var (
 // ErrSessionNotFound is returned for a sessionId the agent does not know.
 var ErrSessionNotFound = fmt.Errorf("%w: session", ErrResourceNotFound)
 
+// SessionNotFound is ErrSessionNotFound for id, with {"sessionId": id} in
+// the error's data, and why (if not "") after it: the one answer for a
+// request whose session is not there, also when it went away while the
+// request raced with session/close or session/delete.
+func SessionNotFound(id SessionId, why string) error {
+	err := fmt.Errorf("%w %q", ErrSessionNotFound, id)
+	if why != "" {
+		err = fmt.Errorf("%w: %s", err, why)
+	}
+	return &DataError{Err: err, Data: map[string]string{"sessionId": string(id)}}
+}
+
 // DataError attaches JSON-RPC error data to an error (for example the
 // index that made a fork invalid). The code comes from the wrapped error.
 type DataError struct {

@@ -263,6 +263,14 @@ func (c *serverConn) registerLoaded(sess Session, sessionID string, client *Clie
 func (c *serverConn) registerHeld(sess Session, sessionID string, client *ClientConn) (*serviceSession, error) {
 	ss := &serviceSession{id: sessionID, sess: sess, client: client, turns: make(map[jsonrpc2.ID]context.CancelCauseFunc)}
 	client.setSessionID(sessionID)
+	// Set before the session is published: a session/close racing with
+	// this request may start the outbox as soon as it is in the map.
+	client.start = sync.OnceFunc(func() {
+		go func() {
+			defer c.outboxes.Done()
+			client.out.run()
+		}()
+	})
 	c.mu.Lock()
 	if c.closing {
 		c.mu.Unlock()
@@ -275,12 +283,6 @@ func (c *serverConn) registerHeld(sess Session, sessionID string, client *Client
 	c.srv.setLive(sessionID, c)
 	c.outboxes.Add(1)
 	c.mu.Unlock()
-	client.start = sync.OnceFunc(func() {
-		go func() {
-			defer c.outboxes.Done()
-			client.out.run()
-		}()
-	})
 	return ss, nil
 }
 
@@ -343,7 +345,7 @@ func (c *serverConn) prompt(ctx context.Context, req *request) (func(), error) {
 	if !ok || c.closing {
 		c.mu.Unlock()
 		if !ok {
-			return nil, fmt.Errorf("%w %q", ErrSessionNotFound, p.SessionID)
+			return nil, SessionNotFound(p.SessionID, "")
 		}
 		return nil, fmt.Errorf("%w: %v", ErrInternal, errShutdown)
 	}
@@ -424,7 +426,7 @@ func (c *serverConn) applyInline(ctx context.Context, req *request,
 	}
 	ss, ok := c.session(sessionID())
 	if !ok {
-		return nil, fmt.Errorf("%w %q", ErrSessionNotFound, sessionID())
+		return nil, SessionNotFound(sessionID(), "")
 	}
 	result, err := apply(ss)
 	if err != nil {
@@ -511,7 +513,7 @@ func (c *serverConn) closeSession(ctx context.Context, req *request) (func(), er
 	}
 	return c.simple(ctx, req, func(context.Context) (any, error) {
 		if !c.closeLive(p.SessionID) {
-			return nil, fmt.Errorf("%w %q", ErrSessionNotFound, p.SessionID)
+			return nil, SessionNotFound(p.SessionID, "")
 		}
 		return &CloseSessionResponse{}, nil
 	}), nil
@@ -634,7 +636,7 @@ func (c *serverConn) extensionSession(req *request) (*serviceSession, error) {
 	}
 	ss, ok := c.session(p.SessionID)
 	if !ok {
-		return nil, fmt.Errorf("%w %q", ErrSessionNotFound, p.SessionID)
+		return nil, SessionNotFound(p.SessionID, "")
 	}
 	return ss, nil
 }

@@ -24,6 +24,12 @@
 // the newest 20 resolved or failed messages; CancelActivePrompt cancels the
 // turn and fails what is queued.
 //
+// RunExclusive runs a function on the worker, alone (a rewind): it is
+// refused at once while a model turn runs or waits, waits behind other
+// such calls and commands, and prompts that come after it wait for it;
+// a cancel does not fail it (it is no prompt), and ReplaceTranscript
+// from it always succeeds.
+//
 // Fork copies a session (all of it, or the entries before a user message)
 // without copying entry payloads; the fork has its own id, its own copy of
 // the tool registry and no pending state. Stats is O(1).

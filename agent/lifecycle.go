@@ -83,6 +83,7 @@ func (s *Session) ForkWith(opts ForkOptions) (*Session, error) {
 	}
 	tr := s.tr.prefix(n)
 	model := s.model
+	cfg := s.cfg // under s.mu: SetTitle and the title callbacks change it
 	s.mu.Unlock()
 	var journal Journal
 	if opts.Journal != nil {
@@ -92,7 +93,6 @@ func (s *Session) ForkWith(opts ForkOptions) (*Session, error) {
 		}
 		journal = j
 	}
-	cfg := s.cfg
 	cfg.Mode = s.perms.Mode()
 	// The fork talks to the model the source talks to now.
 	cfg.ModelID, cfg.Model, cfg.ModelName, cfg.ModelInfo, cfg.ReasoningEffort = model.ID, model.Model, model.Name, model.Info, model.ReasoningEffort

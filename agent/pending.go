@@ -119,6 +119,8 @@ type item struct {
 	deferredState *Update
 	// run replaces the model turn (a slash command).
 	run func(ctx context.Context) (PromptResult, error)
+	// quiet: not a prompt (RunExclusive); no prompt events, no turn end.
+	quiet bool
 }
 
 type promptOutcome struct {

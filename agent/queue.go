@@ -215,7 +215,9 @@ func (s *Session) work() {
 		s.mu.Unlock()
 
 		s.sendState(it, ExecRunning, 0, "")
-		s.telemetryEvent(it, telemetry.EventPromptStarted)
+		if !it.quiet {
+			s.telemetryEvent(it, telemetry.EventPromptStarted)
+		}
 		started := time.Now()
 		turnCtx, stopTimer := ctx, context.CancelFunc(func() {})
 		if s.cfg.PromptTimeout > 0 {
@@ -268,6 +270,9 @@ func (s *Session) work() {
 		for _, st := range steered {
 			s.deliver(st, res, err, false)
 		}
+		if it.quiet {
+			continue
+		}
 		end := &TurnEnd{StopReason: res.StopReason, Text: res.Text, Usage: res.Usage, Err: errString(err), Duration: time.Since(started)}
 		s.mu.Lock()
 		end.TotalCost = s.hist.usage.Totals().Cost // the /cost figure
@@ -297,6 +302,7 @@ func (s *Session) deliver(it *item, res PromptResult, err error, record bool) {
 	state, message := finalState(err)
 	s.sendState(it, state, 0, message)
 	switch {
+	case it.quiet:
 	case err == nil:
 		s.telemetryEvent(it, telemetry.EventPromptCompleted, "stopReason", string(res.StopReason))
 	case errors.Is(err, ErrPromptTimedOut):
@@ -341,11 +347,18 @@ func (s *Session) dropQueuedLocked() []*item {
 
 // CancelActivePrompt cancels the running turn; the prompt returns a
 // cancellation error, and every queued message fails with one too (and is
-// recorded as failed). It reports whether a turn was running.
+// recorded as failed). RunExclusive calls are no prompts: they run. It
+// reports whether a turn was running.
 func (s *Session) CancelActivePrompt() bool {
 	s.mu.Lock()
 	active := s.active
+	if active != nil && active.it.quiet {
+		active = nil // a RunExclusive call is no prompt: it finishes
+	}
 	queued := s.dropQueuedLocked()
+	// RunExclusive calls stay queued, in order.
+	s.queue = slices.DeleteFunc(slices.Clone(queued), func(it *item) bool { return !it.quiet })
+	queued = slices.DeleteFunc(queued, func(it *item) bool { return it.quiet })
 	for _, it := range queued {
 		if it.pending() {
 			s.recordLocked(it, ErrPromptCancelled)
@@ -420,9 +433,12 @@ func (s *Session) ClearPendingHistory() int {
 func (s *Session) ClearPendingState(cancelActivePrompt bool) ClearPendingResult {
 	s.mu.Lock()
 	queued := s.dropQueuedLocked()
+	// RunExclusive calls are no prompts: they stay queued and finish.
+	s.queue = slices.DeleteFunc(slices.Clone(queued), func(it *item) bool { return !it.quiet })
+	queued = slices.DeleteFunc(queued, func(it *item) bool { return it.quiet })
 	r := ClearPendingResult{QueuedRemoved: 0, ResolvedRemoved: len(s.history)}
 	s.history = nil
-	if cancelActivePrompt && s.active != nil {
+	if cancelActivePrompt && s.active != nil && !s.active.it.quiet {
 		s.active.cancel(ErrPromptCancelled)
 		r.ActivePromptCancelled = true
 	}

@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"context"
 	"errors"
+	"slices"
 
 	"github.com/acp-agent/acp-agent/policy"
 )
@@ -128,23 +130,26 @@ func (s *Session) ClearContext() {
 	}
 }
 
-// ErrTurnRunning is returned by ReplaceTranscript while a turn runs or
-// messages wait.
+// ErrTurnRunning is returned by ReplaceTranscript and RunExclusive while
+// a model turn runs or waits.
 var ErrTurnRunning = errors.New("agent: a turn is running; cancel it first")
 
 // ReplaceTranscript makes entries the session's whole conversation and
 // rewrites the session's storage with it (a rewind, or its undo). It is
-// refused while a turn runs or messages wait, but not from a command
-// running in a prompt's place.
+// meant for a command running on the worker (RunExclusive, or a command
+// in a prompt's place): from there it always succeeds, even while the
+// session is closing (Close waits for the worker before it closes the
+// storage), and what is queued behind the command runs after it.
+// Anywhere else it is refused while a turn runs or messages wait.
 func (s *Session) ReplaceTranscript(entries []Entry) error {
 	s.mu.Lock()
-	if s.closed {
+	inCommand := s.active != nil && s.active.it.run != nil
+	switch {
+	case inCommand:
+	case s.closed:
 		s.mu.Unlock()
 		return ErrSessionClosed
-	}
-	// A command running in the prompt's place (PromptOptions.Run, such
-	// as /rewind) is not a turn that would race with it.
-	if (s.active != nil && s.active.it.run == nil) || len(s.queue) > 0 {
+	case s.busyLocked():
 		s.mu.Unlock()
 		return ErrTurnRunning
 	}
@@ -152,6 +157,43 @@ func (s *Session) ReplaceTranscript(entries []Entry) error {
 	s.mu.Unlock()
 	s.rewriteFile()
 	return nil
+}
+
+// RunExclusive runs fn on the session's worker, alone: it is refused at
+// once (ErrTurnRunning, fn never runs) while a model turn runs or waits
+// in the queue, and otherwise queued behind the commands already queued
+// (other RunExclusive calls, slash commands); prompts that arrive after
+// it wait for it. So what fn checks when it starts still holds while it
+// runs: no turn can change the conversation or the files meanwhile. It
+// waits for fn and returns its error; if ctx ends while fn is still
+// queued, fn is withdrawn and never runs (ctx is fn's context too: fn
+// decides what must not be cut short).
+func (s *Session) RunExclusive(ctx context.Context, fn func(ctx context.Context) error) error {
+	it := &item{ctx: ctx, quiet: true, done: make(chan promptOutcome, 1),
+		run: func(ctx context.Context) (PromptResult, error) { return PromptResult{}, fn(ctx) }}
+	s.mu.Lock()
+	switch {
+	case s.closed:
+		s.mu.Unlock()
+		return ErrSessionClosed
+	case s.modelTurnLocked():
+		s.mu.Unlock()
+		return ErrTurnRunning
+	}
+	s.enqueueLocked(it)
+	it.stopWatch = context.AfterFunc(ctx, func() { s.withdraw(it) })
+	s.mu.Unlock()
+	out := <-it.done
+	return out.err
+}
+
+// modelTurnLocked reports whether a model turn runs or waits (a command
+// in a prompt's place is not one).
+func (s *Session) modelTurnLocked() bool {
+	if s.active != nil && s.active.it.run == nil {
+		return true
+	}
+	return slices.ContainsFunc(s.queue, func(it *item) bool { return it.run == nil })
 }
 
 // Plan returns the plan the client was last sent (nil: none).

@@ -83,7 +83,10 @@ func (s *Session) titleFromModel(ctx context.Context) {
 	s.cfg.Title = title
 	s.mu.Unlock()
 	if j := s.cfg.Journal; j != nil {
-		j.SetTitle(title, true)
+		j.SetTitle(title, true) // keeps a title the user set meanwhile
+	}
+	if s.titledByUser() {
+		return // the user's title came while it was stored: the client has it
 	}
 	s.update(ctx, Update{Kind: UpdateTitle, Title: &TitleChange{Title: title}})
 }

@@ -9,24 +9,39 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 )
 
 // Checkpoints is a session's file history: a content-addressed object
 // store (objects/<hash[:2]>/<hash>, SHA-256, written to a temporary file,
-// fsynced, renamed) and an append-only log of what changed (log.jsonl,
-// one JSON object per line, each append fsynced). It lives beside the
-// session's file, in <session-dir>/<id>/checkpoints. A torn last line of
-// the log (a crash mid-append) is skipped on open. Safe for concurrent
-// use.
+// fsynced, renamed; and packs, objects/pack-<hash>, many contents in one
+// file written durably at once: PutAll) and an append-only log of what
+// changed (log.jsonl, one JSON object per line, each append fsynced). It
+// lives beside the session's file, in <session-dir>/<id>/checkpoints. A
+// torn last line of the log (a crash mid-append) is skipped on open. Safe
+// for concurrent use.
 type Checkpoints struct {
 	dir  string
 	mu   sync.Mutex
 	log  *os.File
 	recs []CheckpointRecord
+	// packed is where each packed content is; durable, the loose
+	// objects known to be durable (synced here, or named by the log).
+	packed  map[string]packLoc
+	durable map[string]bool
+}
+
+// packLoc is a content's place in a pack.
+type packLoc struct {
+	path string
+	off  int64
+	n    int64
 }
 
 // Checkpoint record types.
@@ -38,9 +53,20 @@ const (
 	// (Before nil: the file did not exist).
 	CheckpointFile = "file"
 	// CheckpointRewind is a rewind about to be carried out; a
-	// CheckpointRewindDone with its ID follows once it is complete.
+	// CheckpointRewindDone with its ID follows once it is complete (or,
+	// with Failed, once what it had set was put back). A rewind logged
+	// with Accepted passed every check before it was logged: a load
+	// completes it. (Files written before Accepted existed are judged by
+	// what followed them: see docs/jsonl-format.md.)
 	CheckpointRewind     = "rewind"
 	CheckpointRewindDone = "rewind_done"
+	// CheckpointCommand is a command about to run in Turn, with the
+	// workspace before it (Command.Manifest); a CheckpointCommandDone
+	// with its ID follows the file records of what it changed. A command
+	// without one was interrupted: a load compares the manifest with the
+	// workspace and records what changed.
+	CheckpointCommand     = "command"
+	CheckpointCommandDone = "command_done"
 )
 
 // CheckpointRecord is one line of the log.
@@ -52,14 +78,36 @@ type CheckpointRecord struct {
 	Before    *string   `json:"before,omitempty"`
 	Time      time.Time `json:"time"`
 	Rewind    *Rewind   `json:"rewind,omitempty"`
+	Command   *Command  `json:"command,omitempty"`
+}
+
+// Command is a command of CheckpointCommand and CheckpointCommandDone.
+type Command struct {
+	ID int `json:"id"`
+	// Manifest is the hash of the workspace's state before the command
+	// (the tools' format, stored with PutAll).
+	Manifest string `json:"manifest,omitempty"`
+	// Unrestorable are files the command changed whose content before it
+	// was not kept (beyond the scan's limits); Incomplete, the scan did
+	// not list the whole workspace, so files it created may not be
+	// known. Interrupted: the agent stopped during the command and a
+	// load recorded its changes.
+	Unrestorable []string `json:"unrestorable,omitempty"`
+	Incomplete   bool     `json:"incomplete,omitempty"`
+	Interrupted  bool     `json:"interrupted,omitempty"`
 }
 
 // Rewind is a rewind: the files it sets (each to To, from From; nil:
 // absent), the transcript length it keeps, and the entries it removed
 // (as the session file stores them), so that it can be undone.
 type Rewind struct {
-	ID      int               `json:"id"`
-	Undo    int               `json:"undo,omitempty"` // the rewind this one undoes
+	ID   int `json:"id"`
+	Undo int `json:"undo,omitempty"` // the rewind this one undoes
+	// Accepted: every check passed before the rewind was logged.
+	Accepted bool `json:"accepted,omitempty"`
+	// Failed, on a CheckpointRewindDone: the rewind did not happen (what
+	// it had set was put back), and why.
+	Failed  string            `json:"failed,omitempty"`
 	Keep    int               `json:"keep"`
 	Files   []RewindFile      `json:"files,omitempty"`
 	Removed []json.RawMessage `json:"removed,omitempty"`
@@ -85,13 +133,14 @@ func OpenCheckpoints(dir string) (*Checkpoints, error) {
 	if err != nil {
 		return nil, fmt.Errorf("checkpoints: %w", err)
 	}
-	c := &Checkpoints{dir: dir, log: f}
+	c := &Checkpoints{dir: dir, log: f, packed: map[string]packLoc{}, durable: map[string]bool{}}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 256<<20)
 	for sc.Scan() {
 		var r CheckpointRecord
 		if json.Unmarshal(sc.Bytes(), &r) == nil && r.Type != "" {
 			c.recs = append(c.recs, r)
+			c.noteDurable(r)
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -108,11 +157,107 @@ func OpenCheckpoints(dir string) (*Checkpoints, error) {
 			}
 		}
 	}
+	c.readPacks()
 	return c, nil
+}
+
+// noteDurable marks the objects a logged record names as durable: they
+// were synced before it was appended.
+func (c *Checkpoints) noteDurable(r CheckpointRecord) {
+	if r.Before != nil {
+		c.durable[*r.Before] = true
+	}
+	if r.Rewind != nil {
+		for _, f := range r.Rewind.Files {
+			for _, h := range []*string{f.From, f.To} {
+				if h != nil {
+					c.durable[*h] = true
+				}
+			}
+		}
+	}
 }
 
 // Close closes the log.
 func (c *Checkpoints) Close() error { return c.log.Close() }
+
+// Compact keeps what the log still needs and drops the packs: every
+// content a record names (a file's content before, a rewind's contents,
+// the manifest of a command that has not ended) that is in a pack is
+// written as a loose object, durably, and then the packs are removed.
+// The workspace's contents a pack kept for commands that ended are not
+// needed any more; a session's next command stores them again. Call it
+// when no command runs (the session is closing). If a content cannot be
+// kept, the packs stay and the error says why.
+func (c *Checkpoints) Compact() error {
+	c.mu.Lock()
+	recs := slices.Clone(c.recs)
+	packs := map[string]bool{}
+	for _, loc := range c.packed {
+		packs[loc.path] = true
+	}
+	c.mu.Unlock()
+	if len(packs) == 0 {
+		return nil
+	}
+	ended := map[int]bool{}
+	for _, r := range recs {
+		if r.Type == CheckpointCommandDone && r.Command != nil {
+			ended[r.Command.ID] = true
+		}
+	}
+	needed := map[string]bool{}
+	for _, r := range recs {
+		if r.Before != nil {
+			needed[*r.Before] = true
+		}
+		if r.Rewind != nil {
+			for _, f := range r.Rewind.Files {
+				for _, h := range []*string{f.From, f.To} {
+					if h != nil {
+						needed[*h] = true
+					}
+				}
+			}
+		}
+		if r.Type == CheckpointCommand && r.Command != nil && !ended[r.Command.ID] {
+			needed[r.Command.Manifest] = true
+		}
+	}
+	for _, h := range slices.Sorted(maps.Keys(needed)) {
+		c.mu.Lock()
+		_, packed := c.packed[h]
+		c.mu.Unlock()
+		if !packed {
+			continue
+		}
+		if data, err := c.readObject(h); err != nil || !matches(data, h) {
+			data, err := c.readPacked(h)
+			if err != nil || !matches(data, h) {
+				return fmt.Errorf("%w: %s: cannot be kept outside its pack", ErrObjectMissing, h)
+			}
+			if err := c.writeObject(h, data); err != nil {
+				return err
+			}
+		}
+		// Synced now: the record that names it may have counted on the pack.
+		c.mu.Lock()
+		delete(c.durable, h)
+		c.mu.Unlock()
+		if err := c.Sync(h); err != nil {
+			return err
+		}
+	}
+	c.mu.Lock()
+	c.packed = map[string]packLoc{}
+	c.mu.Unlock()
+	for p := range packs {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("checkpoints: %w", err)
+		}
+	}
+	return syncDir(filepath.Join(c.dir, "objects"))
+}
 
 // Records returns the log's records, oldest first.
 func (c *Checkpoints) Records() []CheckpointRecord {
@@ -144,6 +289,9 @@ func (c *Checkpoints) Append(recs ...CheckpointRecord) error {
 		return fmt.Errorf("checkpoints: %w", err)
 	}
 	c.recs = append(c.recs, recs...)
+	for _, r := range recs {
+		c.noteDurable(r)
+	}
 	return nil
 }
 
@@ -154,16 +302,31 @@ func (c *Checkpoints) Append(recs ...CheckpointRecord) error {
 func (c *Checkpoints) Put(data []byte) (string, error) {
 	sum := sha256.Sum256(data)
 	h := hex.EncodeToString(sum[:])
-	path := c.objectPath(h)
-	if _, err := os.Stat(path); err == nil {
+	c.mu.Lock()
+	_, packed := c.packed[h]
+	c.mu.Unlock()
+	if packed {
 		return h, nil
 	}
+	if _, err := os.Stat(c.objectPath(h)); err == nil {
+		return h, nil
+	}
+	if err := c.writeObject(h, data); err != nil {
+		return "", err
+	}
+	return h, nil
+}
+
+// writeObject writes data as the loose object h (a temporary file
+// renamed; not synced).
+func (c *Checkpoints) writeObject(h string, data []byte) error {
+	path := c.objectPath(h)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return "", fmt.Errorf("checkpoints: %w", err)
+		return fmt.Errorf("checkpoints: %w", err)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
 	if err != nil {
-		return "", fmt.Errorf("checkpoints: %w", err)
+		return fmt.Errorf("checkpoints: %w", err)
 	}
 	_, werr := tmp.Write(data)
 	if cerr := tmp.Close(); werr == nil {
@@ -174,22 +337,34 @@ func (c *Checkpoints) Put(data []byte) (string, error) {
 	}
 	if werr != nil {
 		os.Remove(tmp.Name())
-		return "", fmt.Errorf("checkpoints: storing an object: %w", werr)
+		return fmt.Errorf("checkpoints: storing an object: %w", werr)
 	}
-	return h, nil
+	return nil
 }
 
 // Sync makes the objects stored under hashes durable (the file and its
 // directory entry); call it before appending a record that names them.
+// Packed contents and objects already synced are durable already.
 func (c *Checkpoints) Sync(hashes ...string) error {
 	dirs := map[string]bool{}
+	var synced []string
 	for _, h := range hashes {
 		if len(h) != 64 {
 			return fmt.Errorf("%w: bad hash %q", ErrObjectMissing, h)
 		}
+		c.mu.Lock()
+		_, packed := c.packed[h]
+		done := c.durable[h]
+		c.mu.Unlock()
+		if done {
+			continue
+		}
 		path := c.objectPath(h)
 		f, err := os.Open(path)
 		if err != nil {
+			if packed {
+				continue
+			}
 			return fmt.Errorf("%w: %v", ErrObjectMissing, err)
 		}
 		err = f.Sync()
@@ -198,17 +373,149 @@ func (c *Checkpoints) Sync(hashes ...string) error {
 			return fmt.Errorf("checkpoints: %w", err)
 		}
 		dirs[filepath.Dir(path)] = true
+		synced = append(synced, h)
 	}
 	for dir := range dirs {
-		d, err := os.Open(dir)
-		if err != nil {
-			return fmt.Errorf("checkpoints: %w", err)
+		if err := syncDir(dir); err != nil {
+			return err
 		}
-		err = d.Sync()
-		d.Close()
-		if err != nil {
-			return fmt.Errorf("checkpoints: %w", err)
+	}
+	c.mu.Lock()
+	for _, h := range synced {
+		c.durable[h] = true
+	}
+	c.mu.Unlock()
+	return nil
+}
+
+// PutAll stores contents durably, each under its hash (hex SHA-256,
+// checked for the contents it writes): those not durable already go into
+// one pack (objects/pack-<hash>: a JSON line listing each content's hash
+// and length, then the contents), written to a temporary file, fsynced,
+// renamed, its directory fsynced: one fsync where loose objects would
+// take one each.
+func (c *Checkpoints) PutAll(contents map[string][]byte) error {
+	var header packHeader
+	var body [][]byte
+	c.mu.Lock()
+	for _, h := range slices.Sorted(maps.Keys(contents)) {
+		if _, ok := c.packed[h]; ok || c.durable[h] {
+			continue
 		}
+		header.Objects = append(header.Objects, packEntry{H: h, N: int64(len(contents[h]))})
+		body = append(body, contents[h])
+	}
+	c.mu.Unlock()
+	if len(body) == 0 {
+		return nil
+	}
+	for i, data := range body {
+		if !matches(data, header.Objects[i].H) {
+			return fmt.Errorf("checkpoints: content stored under %s does not match it", header.Objects[i].H)
+		}
+	}
+	line, err := json.Marshal(header)
+	if err != nil {
+		return err
+	}
+	line = append(line, '\n')
+	dir := filepath.Join(c.dir, "objects")
+	tmp, err := os.CreateTemp(dir, ".tmp-pack-*")
+	if err != nil {
+		return fmt.Errorf("checkpoints: %w", err)
+	}
+	w := bufio.NewWriterSize(tmp, 1<<20)
+	_, werr := w.Write(line)
+	for _, data := range body {
+		if werr == nil {
+			_, werr = w.Write(data)
+		}
+	}
+	if werr == nil {
+		werr = w.Flush()
+	}
+	if werr == nil {
+		werr = tmp.Sync()
+	}
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	sum := sha256.Sum256(line)
+	path := filepath.Join(dir, "pack-"+hex.EncodeToString(sum[:]))
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("checkpoints: storing a pack: %w", werr)
+	}
+	if err := syncDir(dir); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.indexPack(path, header.Objects, int64(len(line)))
+	c.mu.Unlock()
+	return nil
+}
+
+// packHeader is a pack's first line: its contents, in order.
+type packHeader struct {
+	Objects []packEntry `json:"objects"`
+}
+
+type packEntry struct {
+	H string `json:"h"`
+	N int64  `json:"n"`
+}
+
+// indexPack adds a pack's contents to the index (c.mu held).
+func (c *Checkpoints) indexPack(path string, objects []packEntry, off int64) {
+	for _, o := range objects {
+		if o.N < 0 {
+			return
+		}
+		if _, ok := c.packed[o.H]; !ok && len(o.H) == 64 {
+			c.packed[o.H] = packLoc{path: path, off: off, n: o.N}
+		}
+		off += o.N
+	}
+}
+
+// readPacks indexes the packs in objects/ (a damaged one is skipped: Get
+// checks every content against its hash anyway).
+func (c *Checkpoints) readPacks() {
+	dir := filepath.Join(c.dir, "objects")
+	names, _ := filepath.Glob(filepath.Join(dir, "pack-*"))
+	for _, path := range names {
+		f, err := os.Open(path)
+		if err != nil {
+			continue
+		}
+		r := bufio.NewReaderSize(f, 64<<10)
+		line, err := r.ReadBytes('\n')
+		f.Close()
+		if err != nil {
+			continue
+		}
+		var header packHeader
+		if json.Unmarshal(line, &header) != nil {
+			continue
+		}
+		c.mu.Lock()
+		c.indexPack(path, header.Objects, int64(len(line)))
+		c.mu.Unlock()
+	}
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("checkpoints: %w", err)
+	}
+	err = d.Sync()
+	d.Close()
+	if err != nil {
+		return fmt.Errorf("checkpoints: %w", err)
 	}
 	return nil
 }
@@ -224,17 +531,53 @@ func (c *Checkpoints) Get(hash string) ([]byte, error) {
 	if _, err := hex.DecodeString(hash); err != nil {
 		return nil, fmt.Errorf("%w: bad hash %q", ErrObjectMissing, hash)
 	}
+	// The object, else its place in a pack: a torn object (written, not
+	// yet synced, when the machine stopped) may have a good packed copy.
+	data, err := c.readObject(hash)
+	if err == nil && !matches(data, hash) {
+		err = fmt.Errorf("%s does not match its hash", hash)
+	}
+	if err != nil {
+		var perr error
+		if data, perr = c.readPacked(hash); perr != nil {
+			return nil, fmt.Errorf("%w: %v", ErrObjectMissing, err)
+		}
+		if !matches(data, hash) {
+			return nil, fmt.Errorf("%w: %s does not match its hash", ErrObjectMissing, hash)
+		}
+	}
+	return data, nil
+}
+
+func matches(data []byte, hash string) bool {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]) == hash
+}
+
+func (c *Checkpoints) readObject(hash string) ([]byte, error) {
 	f, err := os.Open(c.objectPath(hash))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrObjectMissing, err)
+		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrObjectMissing, err)
+	return io.ReadAll(f)
+}
+
+func (c *Checkpoints) readPacked(hash string) ([]byte, error) {
+	c.mu.Lock()
+	loc, ok := c.packed[hash]
+	c.mu.Unlock()
+	if !ok {
+		return nil, fs.ErrNotExist
 	}
-	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != hash {
-		return nil, fmt.Errorf("%w: %s does not match its hash", ErrObjectMissing, hash)
+	p, err := os.Open(loc.path)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	data := make([]byte, loc.n)
+	if _, err := p.ReadAt(data, loc.off); err != nil {
+		return nil, err
 	}
 	return data, nil
 }

@@ -320,7 +320,7 @@ func (f *File) Close() error {
 	if err := f.fd.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("persistence: close %s: %w", f.path, err))
 	}
-	errs = append(errs, f.lock.release(false))
+	errs = append(errs, f.store.unlock(f.id, f.lock, false))
 	f.closed = true
 	return errors.Join(errs...)
 }
@@ -365,6 +365,10 @@ func (f *File) prefixLayout(n int, newHeaderLen int64) ([]span, []int64) {
 // file, so it costs a copy of the file: it is for rare changes.
 func (f *File) RewriteHeader(h Header) error {
 	f.mu.Lock()
+	if err := f.usable(); err != nil {
+		f.mu.Unlock()
+		return err // closed: the file may be gone
+	}
 	path, n := f.path, len(f.ends)
 	f.mu.Unlock()
 	data, err := os.ReadFile(path)

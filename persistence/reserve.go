@@ -28,12 +28,12 @@ func (s *Store) Reserve(id string) (*Reservation, error) {
 	if err := ValidateID(id); err != nil {
 		return nil, err
 	}
-	lock, err := acquireLock(s.lockPath(id), id)
+	lock, err := s.lock(id)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := os.Lstat(s.dataPath(id)); !errors.Is(err, fs.ErrNotExist) {
-		lock.release(false)
+		s.unlock(id, lock, false)
 		if err == nil {
 			err = fs.ErrExist
 		}
@@ -78,7 +78,7 @@ func (r *Reservation) Release() error {
 		return nil
 	}
 	_, err := os.Lstat(r.s.dataPath(r.id))
-	lerr := r.lock.release(errors.Is(err, fs.ErrNotExist))
+	lerr := r.s.unlock(r.id, r.lock, errors.Is(err, fs.ErrNotExist))
 	r.lock = nil
 	return lerr
 }

@@ -80,7 +80,7 @@ func (s *Store) RemoveStale() ([]string, error) {
 func (s *Store) removeStale(id string, ents []fs.DirEntry) ([]string, error) {
 	_, err := os.Lstat(s.lockPath(id))
 	hadLock := err == nil
-	lock, err := acquireLock(s.lockPath(id), id)
+	lock, err := s.lock(id)
 	if errors.Is(err, ErrLocked) {
 		return nil, nil // in use: not stale
 	}
@@ -89,7 +89,7 @@ func (s *Store) removeStale(id string, ents []fs.DirEntry) ([]string, error) {
 	}
 	if _, err := os.Lstat(s.dataPath(id)); !errors.Is(err, fs.ErrNotExist) {
 		// Saved meanwhile (or unreadable): not ours to clean.
-		return nil, lock.release(false)
+		return nil, s.unlock(id, lock, false)
 	}
 	var removed []string
 	var errs []error
@@ -122,6 +122,6 @@ func (s *Store) removeStale(id string, ents []fs.DirEntry) ([]string, error) {
 	if hadLock {
 		removed = append(removed, id+lockSuffix)
 	}
-	errs = append(errs, lock.release(true))
+	errs = append(errs, s.unlock(id, lock, true))
 	return removed, errors.Join(errs...)
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 )
 
@@ -160,6 +161,49 @@ type Store struct {
 	// unsafeNoSync skips every fsync. Only tests that build large
 	// fixtures set it.
 	unsafeNoSync bool
+
+	// holding counts the session locks this Store holds (Holds).
+	mu      sync.Mutex
+	holding map[string]int
+}
+
+// lock takes session id's lock (acquireLock) for this Store. It is
+// counted from before the attempt to after the release, so that Holds
+// covers every moment the process-wide registry may name it.
+func (s *Store) lock(id string) (*fileLock, error) {
+	s.count(id, 1)
+	l, err := acquireLock(s.lockPath(id), id)
+	if err != nil {
+		s.count(id, -1)
+	}
+	return l, err
+}
+
+// unlock releases a lock this Store took (with remove, its file too).
+func (s *Store) unlock(id string, l *fileLock, remove bool) error {
+	err := l.release(remove)
+	s.count(id, -1)
+	return err
+}
+
+func (s *Store) count(id string, d int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.holding == nil {
+		s.holding = map[string]int{}
+	}
+	if s.holding[id] += d; s.holding[id] <= 0 {
+		delete(s.holding, id)
+	}
+}
+
+// Holds reports whether this Store holds session id's lock (a File of it
+// is open, or a Delete is under way): an ErrLocked then comes from the
+// Store's own user, not from another process or Store.
+func (s *Store) Holds(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.holding[id] > 0
 }
 
 // OpenStore returns the store in dir, creating the directory (mode 0700:
@@ -213,7 +257,7 @@ func (s *Store) Create(h Header) (*File, error) {
 		return nil, err
 	}
 	id := h.ID
-	lock, err := acquireLock(s.lockPath(id), id)
+	lock, err := s.lock(id)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +273,7 @@ func (s *Store) Create(h Header) (*File, error) {
 // removing the lock file unless the session exists after all.
 func (s *Store) releaseFailed(lock *fileLock, id string) {
 	_, err := os.Lstat(s.dataPath(id))
-	lock.release(errors.Is(err, fs.ErrNotExist))
+	s.unlock(id, lock, errors.Is(err, fs.ErrNotExist))
 }
 
 // create publishes a new session file made of headerLine followed by what
@@ -323,7 +367,7 @@ func (s *Store) Open(id string) (*File, *Loaded, error) {
 	if err := ValidateID(id); err != nil {
 		return nil, nil, err
 	}
-	lock, err := acquireLock(s.lockPath(id), id)
+	lock, err := s.lock(id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -331,7 +375,7 @@ func (s *Store) Open(id string) (*File, *Loaded, error) {
 	if err != nil {
 		// Do not leave a lock file behind for a session that does not
 		// exist.
-		lock.release(!exists)
+		s.unlock(id, lock, !exists)
 		return nil, nil, err
 	}
 	return f, l, nil
@@ -431,7 +475,7 @@ func (s *Store) Delete(id string) error {
 	if !found {
 		return nil
 	}
-	lock, err := acquireLock(s.lockPath(id), id)
+	lock, err := s.lock(id)
 	if err != nil {
 		return err
 	}
@@ -442,7 +486,7 @@ func (s *Store) Delete(id string) error {
 		}
 	}
 	errs = append(errs, s.removeTemps(id))
-	errs = append(errs, lock.release(true))
+	errs = append(errs, s.unlock(id, lock, true))
 	errs = append(errs, s.syncDir())
 	return errors.Join(errs...)
 }
@@ -484,7 +528,7 @@ func (s *Store) Fork(src *File, h Header, n int) (*File, error) {
 	segs, ends := src.prefixLayout(n, int64(len(line)))
 	src.mu.Unlock()
 
-	lock, err := acquireLock(s.lockPath(h.ID), h.ID)
+	lock, err := s.lock(h.ID)
 	if err != nil {
 		return nil, err
 	}

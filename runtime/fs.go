@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 	"unicode/utf8"
 
 	"github.com/acp-agent/acp-agent/policy"
@@ -558,6 +559,63 @@ func (f *LocalFS) RemoveFile(ctx context.Context, path string) (bool, error) {
 	return true, syncRootDir(w.dir, path)
 }
 
+// writeTempPrefix starts the name of the temporary file of a write
+// (writeAtomic): the prefix and rand.Text()'s 26 base32 characters.
+const writeTempPrefix = ".acp-write-"
+
+// started is when this process started: a write temporary file older
+// than that was left by a process killed mid-write, never one of ours in
+// flight.
+var started = time.Now()
+
+// RemoveStaleWrites removes, from the directory of path, the temporary
+// files that writes left behind when the process writing them was killed
+// (regular files named ".acp-write-" and 26 base32 characters, one link,
+// last changed before this process started), with the checks RemoveFile
+// applies. Completing a rewind after a kill calls it, so that nothing of
+// the interrupted writes stays beside the files it sets. A missing
+// directory is not an error. It reports how many it removed.
+func (f *LocalFS) RemoveStaleWrites(ctx context.Context, path string) (int, error) {
+	if _, _, _, err := f.resolve(path, policy.AccessWrite); err != nil {
+		return 0, err
+	}
+	if fi, err := os.Lstat(filepath.Dir(path)); err != nil || !fi.IsDir() {
+		return 0, nil
+	}
+	w, err := f.prepareWrite(ctx, path, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer w.dir.Close()
+	d, err := w.dir.Open(".")
+	if err != nil {
+		return 0, rootErr("open dir", path, err)
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return 0, rootErr("list", path, err)
+	}
+	n := 0
+	for _, name := range names {
+		rest, ok := strings.CutPrefix(name, writeTempPrefix)
+		if !ok || len(rest) != 26 || strings.Trim(rest, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567") != "" {
+			continue
+		}
+		fi, err := w.dir.Lstat(name)
+		if err != nil || !fi.Mode().IsRegular() || linkCount(fi) > 1 || !fi.ModTime().Before(started) {
+			continue
+		}
+		if err := w.dir.Remove(name); err == nil {
+			n++
+		}
+	}
+	if n > 0 {
+		return n, syncRootDir(w.dir, path)
+	}
+	return 0, nil
+}
+
 // CheckWrite applies every check WriteTextFile applies to path for size
 // bytes of content — creating missing parent directories the same checked
 // way — without writing the file, and returns the real path to write. It
@@ -636,7 +694,7 @@ func (f *LocalFS) checkWriteTarget(w *preparedWrite, path string) error {
 
 // writeAtomic writes content to base in dir via a temporary file.
 func writeAtomic(dir *os.Root, base, path, content string, perm fs.FileMode, existing bool) error {
-	tmp := ".acp-write-" + rand.Text()
+	tmp := writeTempPrefix + rand.Text()
 	createPerm := perm
 	if existing {
 		// Created private, then set exactly with fchmod: the umask must

@@ -6,6 +6,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"github.com/acp-agent/acp-agent/policy"
 )
 
 // ErrOutside is wrapped by ReadRegularFile for a file that resolves to a
@@ -21,6 +24,57 @@ var ErrOutside = errors.New("it leads outside")
 // way the file opened is not reached through a final symlink, so one
 // swapped in after the check is not followed.
 func ReadRegularFile(path, within string, limit int64) (data []byte, size int64, err error) {
+	return readRegular(path, within, "", limit)
+}
+
+// ReadWorkspaceFile reads, like ReadRegularFile with within, a file a
+// workspace supplies for the model's context (a rules file, a command, a
+// skill's files), under the rules the file tools apply to the workspace
+// root: its real path must also be inside root, no name on that path
+// below root may be one the tools refuse (policy.DeniedName: .git, .env,
+// .env.*), and the file must have one link (a hard link may be a file
+// from outside the workspace, which no path shows).
+func ReadWorkspaceFile(path, within, root string, limit int64) (data []byte, size int64, err error) {
+	if within == "" {
+		within = root
+	}
+	return readRegular(path, within, root, limit)
+}
+
+// ErrRefused is wrapped by ReadWorkspaceFile for a file the file tools'
+// rules refuse.
+var ErrRefused = errors.New("the file tools' rules refuse it")
+
+// InsideRoot reports whether dir's real path is root's real path or
+// inside it, with no name on the way that policy.DeniedName refuses: a
+// directory of a workspace that must not lead out of it (a commands or
+// skills directory that is a symlink elsewhere).
+func InsideRoot(dir, root string) error {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return err
+	}
+	return underRoot(real, root)
+}
+
+// underRoot checks the real path real against root.
+func underRoot(real, root string) error {
+	if b, err := filepath.EvalSymlinks(root); err == nil {
+		root = b
+	}
+	rel, err := filepath.Rel(root, real)
+	if err != nil || (rel != "." && !filepath.IsLocal(rel)) {
+		return fmt.Errorf("%w %s", ErrOutside, root)
+	}
+	for _, c := range strings.Split(filepath.ToSlash(rel), "/") {
+		if policy.DeniedName(c) {
+			return fmt.Errorf("%w: %s is a name the tools never read", ErrRefused, c)
+		}
+	}
+	return nil
+}
+
+func readRegular(path, within, root string, limit int64) (data []byte, size int64, err error) {
 	open := path
 	if within != "" {
 		real, err := filepath.EvalSymlinks(path)
@@ -32,6 +86,11 @@ func ReadRegularFile(path, within string, limit int64) (data []byte, size int64,
 		}
 		if rel, err := filepath.Rel(within, real); err != nil || !filepath.IsLocal(rel) {
 			return nil, 0, fmt.Errorf("%w %s", ErrOutside, within)
+		}
+		if root != "" {
+			if err := underRoot(real, root); err != nil {
+				return nil, 0, err
+			}
 		}
 		open = real
 	}
@@ -46,6 +105,9 @@ func ReadRegularFile(path, within string, limit int64) (data []byte, size int64,
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, 0, errors.New("it is not a regular file")
+	}
+	if n := linkCount(fi); root != "" && n > 1 {
+		return nil, 0, fmt.Errorf("%w: it has %d hard links (it may be a file from outside the workspace)", ErrRefused, n)
 	}
 	data, err = io.ReadAll(io.LimitReader(f, limit))
 	if err != nil {

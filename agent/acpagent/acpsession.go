@@ -125,7 +125,7 @@ func (a *acpSession) Prompt(ctx context.Context, req *acp.PromptRequest, finish 
 		},
 	})
 	if errors.Is(err, agent.ErrSessionClosed) {
-		return fmt.Errorf("%w: session %s is closed", acp.ErrResourceNotFound, a.s.ID())
+		return acp.SessionNotFound(a.s.ID(), "it is closed")
 	}
 	return err
 }
@@ -167,6 +167,11 @@ func (a *acpSession) Close() error {
 	err := a.s.Close()
 	a.closeMCP()
 	if a.cp != nil {
+		// No command runs now: the workspace's contents kept for commands
+		// that ended are dropped.
+		if cerr := a.cp.store.Compact(); cerr != nil {
+			a.log.Warn("compacting the file checkpoints", "error", cerr)
+		}
 		a.cp.store.Close()
 	}
 	if a.j != nil && !a.j.saved() && a.a.store != nil {

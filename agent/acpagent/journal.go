@@ -398,16 +398,18 @@ func (j *journal) updateHeader(change func(*persistence.Header)) error {
 // file is rewritten (rare: once, after the first turn).
 func (j *journal) retitle(title string) {
 	j.mu.Lock()
-	titled := j.titled
-	j.mu.Unlock()
-	if !titled {
-		j.setTitle(title)
-		return
-	}
+	// Under j.mu, as updateHeader: a title the user set meanwhile stays.
 	h := j.f.Header()
-	h.Title = title
-	if err := j.f.RewriteHeader(h); err != nil {
-		j.log.Error("saving the session title", "error", err)
+	titled := j.titled
+	if titled && !h.TitleByUser {
+		h.Title = title
+		if err := j.f.RewriteHeader(h); err != nil {
+			j.log.Error("saving the session title", "error", err)
+		}
+	}
+	j.mu.Unlock()
+	if !titled && !h.TitleByUser {
+		j.setTitle(title)
 	}
 }
 

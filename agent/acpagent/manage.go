@@ -46,7 +46,9 @@ func (a *Agent) SetSessionTitle(_ context.Context, id acp.SessionId, title strin
 	change := func(h *persistence.Header) { h.Title, h.TitleByUser = t, true }
 	if as := a.live(id); as != nil {
 		if as.j != nil {
-			if err := as.j.updateHeader(change); err != nil {
+			if err := as.j.updateHeader(change); errors.Is(err, persistence.ErrClosed) {
+				return t, a.updateStored(id, change) // closed meanwhile: it is stored
+			} else if err != nil {
 				return "", fmt.Errorf("%w: saving the title: %v", acp.ErrInternal, err)
 			}
 		}
@@ -64,7 +66,34 @@ func (a *Agent) SessionStatus(_ context.Context, id acp.SessionId) (string, erro
 	if a.store != nil && a.store.Exists(id) {
 		return acp.SessionStatusSaved, nil
 	}
-	return "", fmt.Errorf("%w %q", acp.ErrSessionNotFound, id)
+	return "", acp.SessionNotFound(id, "")
+}
+
+// lockedError answers a request that found session id's file locked
+// (err): here (by this agent's store), another request is closing,
+// deleting or opening it, and for this request it is not there (-32002);
+// otherwise another process has it open (sessionLockedError).
+func (a *Agent) lockedError(id string, here bool, err error) error {
+	if here {
+		return acp.SessionNotFound(id, "another request is closing, deleting or opening it; try again")
+	}
+	return sessionLockedError(id, err)
+}
+
+// untilUnlocked calls try (which opens or deletes session id's file) and
+// says whether a lock it met is held here: a lock another request here
+// let go between try and the question is not taken for another
+// process's; try runs again then (at most 3 times).
+func (a *Agent) untilUnlocked(id string, try func() error) (here bool, err error) {
+	for range 3 {
+		if err = try(); !errors.Is(err, persistence.ErrLocked) {
+			return false, err
+		}
+		if a.store.Holds(id) {
+			return true, err
+		}
+	}
+	return false, err
 }
 
 // ArchiveSession implements acp.SessionManager: the state is kept in the
@@ -72,7 +101,9 @@ func (a *Agent) SessionStatus(_ context.Context, id acp.SessionId) (string, erro
 func (a *Agent) ArchiveSession(_ context.Context, id acp.SessionId, archived bool) error {
 	change := func(h *persistence.Header) { h.Archived = archived }
 	if as := a.live(id); as != nil && as.j != nil {
-		if err := as.j.updateHeader(change); err != nil {
+		if err := as.j.updateHeader(change); errors.Is(err, persistence.ErrClosed) {
+			return a.updateStored(id, change) // closed meanwhile: it is stored
+		} else if err != nil {
 			return fmt.Errorf("%w: saving the session: %v", acp.ErrInternal, err)
 		}
 		return nil
@@ -84,14 +115,15 @@ func (a *Agent) ArchiveSession(_ context.Context, id acp.SessionId, archived boo
 // here.
 func (a *Agent) updateStored(id acp.SessionId, change func(*persistence.Header)) error {
 	if a.store == nil || !a.store.Exists(id) {
-		return fmt.Errorf("%w %q", acp.ErrSessionNotFound, id)
+		return acp.SessionNotFound(id, "")
 	}
-	f, _, err := a.store.Open(id)
+	var f *persistence.File
+	here, err := a.untilUnlocked(id, func() (err error) { f, _, err = a.store.Open(id); return err })
 	switch {
 	case errors.Is(err, persistence.ErrNotFound):
-		return fmt.Errorf("%w %q", acp.ErrSessionNotFound, id)
+		return acp.SessionNotFound(id, "")
 	case errors.Is(err, persistence.ErrLocked):
-		return fmt.Errorf("%w: session %s is open in another acp-agent process", acp.ErrInternal, id)
+		return a.lockedError(id, here, err)
 	case err != nil:
 		return fmt.Errorf("%w: reading session %s: %v", acp.ErrInternal, id, err)
 	}

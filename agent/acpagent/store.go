@@ -315,17 +315,19 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadRequest, client *a
 // openStored opens a stored session for client: its file (locked), its
 // transcript, mode, model and remembered decisions.
 func (a *Agent) openStored(id, cwd string, extra []string, client *acp.ClientConn) (*acpSession, error) {
-	f, loaded, err := a.store.Open(id)
+	var f *persistence.File
+	var loaded *persistence.Loaded
+	here, err := a.untilUnlocked(id, func() (err error) { f, loaded, err = a.store.Open(id); return err })
 	switch {
 	case errors.Is(err, persistence.ErrInvalidID):
 		return nil, fmt.Errorf("%w: sessionId: %v", acp.ErrInvalidParams, err)
 	case errors.Is(err, persistence.ErrNotFound):
-		return nil, fmt.Errorf("%w %q", acp.ErrSessionNotFound, id)
-	case errors.Is(err, persistence.ErrLocked) && !a.store.Exists(id):
+		return nil, acp.SessionNotFound(id, "")
+	case errors.Is(err, persistence.ErrLocked) && !here && !a.store.Exists(id):
 		// Started in another process but never saved: nothing to load.
-		return nil, fmt.Errorf("%w %q", acp.ErrSessionNotFound, id)
+		return nil, acp.SessionNotFound(id, "")
 	case errors.Is(err, persistence.ErrLocked):
-		return nil, sessionLockedError(id, err)
+		return nil, a.lockedError(id, here, err)
 	case err != nil:
 		return nil, fmt.Errorf("%w: reading session %s: %v", acp.ErrInternal, id, err)
 	}
@@ -403,9 +405,13 @@ func (a *Agent) openStored(id, cwd string, extra []string, client *acp.ClientCon
 	as := a.newACPSession(s, client, j, extra, cfg.Workspace)
 	as.plans = st.plans
 	if as.cp != nil {
-		if msg := as.finishInterruptedRewind(context.Background()); msg != "" {
-			a.log.Warn(msg, "session", id)
-			as.post(acp.AgentMessageChunk(msg + "\n"))
+		// What the agent was doing when it stopped: commands first (a
+		// rewind never runs during one).
+		for _, finish := range []func(context.Context) string{as.finishInterruptedCommands, as.finishInterruptedRewind} {
+			if msg := finish(context.Background()); msg != "" {
+				a.log.Warn(msg, "session", id)
+				as.post(acp.AgentMessageChunk(msg + "\n"))
+			}
 		}
 	}
 	a.track(as)
@@ -550,7 +556,11 @@ func (a *Agent) DeleteSession(ctx context.Context, id acp.SessionId) error {
 		// The service rejects such ids first; this guards direct callers.
 		return fmt.Errorf("%w: sessionId: %v", acp.ErrInvalidParams, err)
 	}
-	if err := a.store.Delete(id); err != nil {
+	here, err := a.untilUnlocked(id, func() error { return a.store.Delete(id) })
+	switch {
+	case errors.Is(err, persistence.ErrLocked):
+		return a.lockedError(id, here, err)
+	case err != nil:
 		return fmt.Errorf("%w: deleting session %s: %v", acp.ErrInternal, id, err)
 	}
 	if err := os.RemoveAll(filepath.Join(a.store.Dir(), id)); err != nil {
@@ -584,7 +594,7 @@ func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkRequest, source ac
 		defer as.Close()
 		src = as
 	} else {
-		return nil, nil, fmt.Errorf("%w %q", acp.ErrSessionNotFound, req.SourceID)
+		return nil, nil, acp.SessionNotFound(req.SourceID, "")
 	}
 	id := uuid.NewString()
 	cwd, extra := req.CWD, req.AdditionalDirectories
@@ -613,6 +623,9 @@ func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkRequest, source ac
 			h := src.j.f.Header()
 			h.ID, h.ParentSessionID, h.CWD, h.AdditionalDirectories, h.Timestamp = id, src.s.ID(), cwd, extra, time.Now()
 			f, err := a.store.Fork(src.j.f, h, src.j.prefixFor(kept))
+			if errors.Is(err, persistence.ErrClosed) {
+				return nil, acp.SessionNotFound(src.s.ID(), "it was closed")
+			}
 			if err != nil {
 				return nil, fmt.Errorf("%w: forking the session file: %v", acp.ErrInternal, err)
 			}

@@ -54,10 +54,25 @@ func (as *acpSession) taskTool() agent.Tool {
 		ShortDescription: "Run a subagent",
 		Concurrent:       true,
 		Describe: func(a taskArgs) (agent.ToolCallInfo, error) {
-			return agent.ToolCallInfo{Kind: agent.ToolKindOther, Title: "Subagent: " + a.Description, Action: policy.ActionRead}, nil
+			return agent.ToolCallInfo{Kind: agent.ToolKindOther, Title: "Subagent: " + subagentName(a.Description), Action: policy.ActionRead}, nil
 		},
-		Run: as.runSubagent,
+		Run: func(ctx context.Context, a taskArgs) (agent.ToolResult, error) {
+			// The name goes into titles and permission questions: one
+			// printable line the model cannot make show something else.
+			a.Description = subagentName(a.Description)
+			return as.runSubagent(ctx, a)
+		},
 	})
+}
+
+// subagentName is a task's description as the child's name: one line of
+// printable text (no newlines, no bidi overrides or other invisible
+// characters), at most 200 characters.
+func subagentName(description string) string {
+	if n := oneLinePreview(description, 200); n != "" {
+		return n
+	}
+	return "(no description)"
 }
 
 // runSubagent creates, announces, runs and keeps a child session.

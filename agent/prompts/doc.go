@@ -8,7 +8,11 @@
 // built-in tools offer the skills.
 //
 // Files are untrusted: each must really be a regular file inside the
-// directory it was found in (symlinks out are refused), at most
+// directory it was found in (symlinks out are refused), and a
+// repository's directories and files must really be inside the workspace
+// root under the rules the file tools apply there (a commands or skills
+// directory that is a symlink leading out is not read; hard links, .git
+// and .env are refused; a skill's .env is neither listed nor read), at most
 // MaxFileBytes, with a valid name; a library holds at most MaxCommands.
 // Expansion substitutes arguments in one pass, so arguments are never
 // expanded again.

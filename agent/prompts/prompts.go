@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/runtime"
 )
 
@@ -39,6 +41,9 @@ type Skill struct {
 	Description string
 	Dir         string
 	Path        string // its SKILL.md
+	// Root is the workspace root a repository's skill must really be
+	// inside, under the file tools' rules ("" for the user's own).
+	Root string
 }
 
 // Dirs are where a library looks, in precedence order (the first
@@ -46,15 +51,26 @@ type Skill struct {
 type Dirs struct {
 	Commands []string // directories of *.md commands (subfolders give dir:name)
 	Skills   []string // directories of skill folders
+	// Confined maps a repository's directories to the workspace root
+	// they and their files must really be inside, under the rules the
+	// file tools apply there (no symlink leading out, no .git or .env,
+	// no hard links). The user's own directories are not in it.
+	Confined map[string]string
 }
 
 // ProjectDirs are the directories of root: .acp-agent/commands,
-// .claude/commands; .agents/skills, .claude/skills.
+// .claude/commands; .agents/skills, .claude/skills. They are confined to
+// root.
 func ProjectDirs(root string) Dirs {
-	return Dirs{
+	d := Dirs{
 		Commands: []string{filepath.Join(root, ".acp-agent", "commands"), filepath.Join(root, ".claude", "commands")},
 		Skills:   []string{filepath.Join(root, ".agents", "skills"), filepath.Join(root, ".claude", "skills")},
+		Confined: map[string]string{},
 	}
+	for _, dir := range append(slices.Clone(d.Commands), d.Skills...) {
+		d.Confined[dir] = root
+	}
+	return d
 }
 
 // UserDirs are the user's own: $XDG_CONFIG_HOME/acp-agent/{commands,
@@ -74,7 +90,32 @@ func UserDirs(configDir, home string) Dirs {
 
 // Join is d's directories, then e's (project before user).
 func (d Dirs) Join(e Dirs) Dirs {
-	return Dirs{Commands: append(slices.Clone(d.Commands), e.Commands...), Skills: append(slices.Clone(d.Skills), e.Skills...)}
+	j := Dirs{Commands: append(slices.Clone(d.Commands), e.Commands...), Skills: append(slices.Clone(d.Skills), e.Skills...),
+		Confined: maps.Clone(d.Confined)}
+	if j.Confined == nil {
+		j.Confined = map[string]string{}
+	}
+	maps.Copy(j.Confined, e.Confined)
+	return j
+}
+
+// confinedDir checks a repository's directory: it must really be inside
+// its root (a symlinked commands or skills directory leading out is not
+// followed). It returns the root ("" for a directory of the user's) and
+// whether the directory may be read.
+func (d Dirs) confinedDir(dir string, lib *Library) (string, bool) {
+	root := d.Confined[dir]
+	if root == "" {
+		return "", true
+	}
+	if _, err := os.Lstat(dir); err != nil {
+		return root, false
+	}
+	if err := runtime.InsideRoot(dir, root); err != nil {
+		lib.Notices = append(lib.Notices, fmt.Sprintf("%s was not read: %v.", dir, err))
+		return root, false
+	}
+	return root, true
 }
 
 // Library is what a set of directories defines, read at one moment.
@@ -108,9 +149,15 @@ func Load(dirs Dirs) Library {
 		lib.Commands = append(lib.Commands, c)
 	}
 	for _, dir := range dirs.Commands {
-		walkCommands(dir, dir, nil, 0, &lib, add)
+		if root, ok := dirs.confinedDir(dir, &lib); ok {
+			walkCommands(dir, dir, root, nil, 0, &lib, add)
+		}
 	}
 	for _, dir := range dirs.Skills {
+		root, ok := dirs.confinedDir(dir, &lib)
+		if !ok {
+			continue
+		}
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			continue
@@ -120,7 +167,7 @@ func Load(dirs Dirs) Library {
 				continue
 			}
 			path := filepath.Join(dir, e.Name(), "SKILL.md")
-			text, err := readInside(path, dir)
+			text, err := readInside(path, dir, root)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
@@ -141,13 +188,13 @@ func Load(dirs Dirs) Library {
 				continue
 			}
 			seen[name] = true
-			lib.Skills = append(lib.Skills, Skill{Name: name, Description: oneLine(meta["description"]), Dir: filepath.Join(dir, e.Name()), Path: path})
+			lib.Skills = append(lib.Skills, Skill{Name: name, Description: oneLine(meta["description"]), Dir: filepath.Join(dir, e.Name()), Path: path, Root: root})
 		}
 	}
 	return lib
 }
 
-func walkCommands(base, dir string, prefix []string, depth int, lib *Library, add func(Command)) {
+func walkCommands(base, dir, root string, prefix []string, depth int, lib *Library, add func(Command)) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
@@ -157,7 +204,7 @@ func walkCommands(base, dir string, prefix []string, depth int, lib *Library, ad
 		switch {
 		case e.IsDir():
 			if depth < maxDepth && validName.MatchString(e.Name()) {
-				walkCommands(base, path, append(slices.Clone(prefix), e.Name()), depth+1, lib, add)
+				walkCommands(base, path, root, append(slices.Clone(prefix), e.Name()), depth+1, lib, add)
 			}
 		case strings.HasSuffix(e.Name(), ".md"):
 			stem := strings.TrimSuffix(e.Name(), ".md")
@@ -165,7 +212,7 @@ func walkCommands(base, dir string, prefix []string, depth int, lib *Library, ad
 				lib.Notices = append(lib.Notices, fmt.Sprintf("The command file %s was skipped: its name is not a command name.", path))
 				continue
 			}
-			text, err := readInside(path, base)
+			text, err := readInside(path, base, root)
 			if err != nil {
 				lib.Notices = append(lib.Notices, fmt.Sprintf("The command file %s was not read: %v.", path, err))
 				continue
@@ -178,9 +225,16 @@ func walkCommands(base, dir string, prefix []string, depth int, lib *Library, ad
 }
 
 // readInside reads path, which must resolve to a regular file of at most
-// MaxFileBytes inside dir.
-func readInside(path, dir string) (string, error) {
-	data, size, err := runtime.ReadRegularFile(path, dir, MaxFileBytes+1)
+// MaxFileBytes inside dir, and with root (a repository's file) also
+// inside root under the file tools' rules.
+func readInside(path, dir, root string) (string, error) {
+	read := runtime.ReadRegularFile
+	if root != "" {
+		read = func(path, dir string, limit int64) ([]byte, int64, error) {
+			return runtime.ReadWorkspaceFile(path, dir, root, limit)
+		}
+	}
+	data, size, err := read(path, dir, MaxFileBytes+1)
 	if err != nil {
 		return "", err
 	}
@@ -292,7 +346,7 @@ func splitArgs(s string) []string {
 
 // Body reads the skill's SKILL.md without its frontmatter.
 func (s Skill) Body() (string, error) {
-	text, err := readInside(s.Path, filepath.Dir(s.Dir))
+	text, err := readInside(s.Path, filepath.Dir(s.Dir), s.Root)
 	if err != nil {
 		return "", err
 	}
@@ -301,21 +355,38 @@ func (s Skill) Body() (string, error) {
 }
 
 // ReadFile reads a file of the skill's folder, named relative to it: the
-// files a SKILL.md points to. Paths leading out of the folder are refused.
+// files a SKILL.md points to. Paths leading out of the folder are
+// refused, and so are names the file tools never read (.git, .env).
 func (s Skill) ReadFile(name string) (string, error) {
 	if !filepath.IsLocal(name) {
 		return "", fmt.Errorf("%q is not a path inside the skill's folder", name)
 	}
-	return readInside(filepath.Join(s.Dir, name), s.Dir)
+	if deniedPath(name) {
+		return "", fmt.Errorf("%q is a file the tools never read", name)
+	}
+	return readInside(filepath.Join(s.Dir, name), s.Dir, s.Root)
+}
+
+// deniedPath reports whether a relative path names something the file
+// tools never read, at any depth.
+func deniedPath(rel string) bool {
+	return slices.ContainsFunc(strings.Split(filepath.ToSlash(rel), "/"), policy.DeniedName)
 }
 
 // Files lists the files of the skill's folder (relative names, at most
-// 100, not following symlinks), so the model knows what it can read.
+// 100, not following symlinks, none the file tools never read), so the
+// model knows what it can read.
 func (s Skill) Files() []string {
 	var out []string
 	_ = filepath.WalkDir(s.Dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || len(out) >= 100 {
 			return filepath.SkipDir
+		}
+		if path != s.Dir && policy.DeniedName(d.Name()) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
 		}
 		if d.Type().IsRegular() {
 			if rel, err := filepath.Rel(s.Dir, path); err == nil && rel != "SKILL.md" {

@@ -6,8 +6,9 @@
 // survive compaction.
 //
 // Repository files are untrusted: a rules file is read only if it really
-// is a regular file inside the repository (a symlink to ~/.ssh is
-// refused), each file is cut at MaxFileBytes and all of them at
+// is a regular file inside the repository, under the rules the file tools
+// apply there (a symlink to ~/.ssh is refused, so is a hard link, which
+// may be a file from outside, and a path through .git or .env), each file is cut at MaxFileBytes and all of them at
 // MaxTotalBytes, and what was cut, left out or refused is reported once
 // through Notices.
 //

@@ -79,7 +79,7 @@ func Load(root, userFile string) *Set {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if userFile != "" {
-		s.addLocked(userFile, filepath.Dir(userFile), false)
+		s.addLocked(userFile, filepath.Dir(userFile), false, false)
 	}
 	for _, d := range chain {
 		s.dirLocked(d, false)
@@ -148,21 +148,23 @@ func (s *Set) dirLocked(dir string, nested bool) {
 		return
 	}
 	s.checked[dir] = true
-	if s.addLocked(filepath.Join(dir, Names[0]), s.boundary, nested) {
+	if s.addLocked(filepath.Join(dir, Names[0]), s.boundary, nested, true) {
 		return
 	}
 	for _, n := range Names[1:] {
-		s.addLocked(filepath.Join(dir, n), s.boundary, nested)
+		s.addLocked(filepath.Join(dir, n), s.boundary, nested, true)
 	}
 }
 
-// addLocked reads path if it is a regular file really inside boundary,
-// and reports whether one stood there (even if it was refused).
-func (s *Set) addLocked(path, boundary string, nested bool) bool {
+// addLocked reads path if it is a regular file really inside boundary
+// (with workspace, a repository's file: also under the file tools' rules
+// there, so not a hard link), and reports whether one stood there (even
+// if it was refused).
+func (s *Set) addLocked(path, boundary string, nested, workspace bool) bool {
 	if _, err := os.Lstat(path); err != nil {
 		return false
 	}
-	f, err := readInside(path, boundary)
+	f, err := readInside(path, boundary, workspace)
 	if err != nil {
 		s.notices = append(s.notices, fmt.Sprintf("The rules file %s was not read: %v.", path, err))
 		return true
@@ -181,10 +183,16 @@ func (s *Set) addLocked(path, boundary string, nested bool) bool {
 }
 
 // readInside reads up to MaxFileBytes of path, which must resolve (through
-// any symlinks) to a regular file inside boundary; a longer file is cut
-// on a rune boundary.
-func readInside(path, boundary string) (File, error) {
-	data, size, err := runtime.ReadRegularFile(path, boundary, MaxFileBytes)
+// any symlinks) to a regular file inside boundary (with workspace, under
+// the file tools' rules there); a longer file is cut on a rune boundary.
+func readInside(path, boundary string, workspace bool) (File, error) {
+	read := runtime.ReadRegularFile
+	if workspace {
+		read = func(path, boundary string, limit int64) ([]byte, int64, error) {
+			return runtime.ReadWorkspaceFile(path, boundary, boundary, limit)
+		}
+	}
+	data, size, err := read(path, boundary, MaxFileBytes)
 	if err != nil {
 		return File{}, err
 	}

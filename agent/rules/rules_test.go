@@ -56,7 +56,7 @@ func TestCapsAndEncoding(t *testing.T) {
 		s.Touch(filepath.Join(ws, d, "f"))
 	}
 	s.Touch(filepath.Join(ws, "e", "f"))
-	early, err := readInside(filepath.Join(ws, "f", "AGENTS.md"), ws)
+	early, err := readInside(filepath.Join(ws, "f", "AGENTS.md"), ws, true)
 	require.NoError(t, err)
 	assert.True(t, early.Cut)
 	assert.Greater(t, len(early.Text), MaxFileBytes-8, "an invalid byte early in a cut file does not cost the rest")

@@ -469,8 +469,10 @@ func (w *Workspace) runCommandTool() agent.Tool {
 				term = w.escapeTerm
 			}
 			// What the command changes in the workspace can be rewound.
-			after := w.aroundCommand(ctx)
-			defer after()
+			after, err := w.aroundCommand(ctx)
+			if err != nil {
+				return agent.ToolResult{}, err
+			}
 			res, err := term.Run(ctx, runtime.CommandSpec{
 				Command: w.shell(), Args: []string{"-c", c.line}, Cwd: c.cwd, Env: w.editorEnv(term),
 				OutputByteLimit: w.cfg.OutputByteLimit, Timeout: c.timeout,
@@ -480,6 +482,9 @@ func (w *Workspace) runCommandTool() agent.Tool {
 				content = []agent.ToolContent{{TerminalID: id}}
 				agent.ToolProgress(ctx, content)
 			})
+			// Recorded before the result is returned, also when the
+			// command failed to run.
+			kept := after()
 			if err != nil {
 				return agent.ToolResult{}, err
 			}
@@ -487,6 +492,7 @@ func (w *Workspace) runCommandTool() agent.Tool {
 			if w.Sandboxed() && !c.outside {
 				r.Text += sandboxBlockedNote(res)
 			}
+			r.Text += kept
 			return r, nil
 		},
 	})

@@ -3,8 +3,12 @@ package tools
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -25,6 +29,53 @@ type Checkpointer interface {
 	Keep(path string, before *string) error
 	// Kept reports whether path is kept in the current checkpoint.
 	Kept(path string) bool
+	// PutAll stores contents durably, each under its hash (hex SHA-256).
+	PutAll(contents map[string][]byte) error
+	// CommandStarted records, durably, the workspace as it is before a
+	// command (its contents stored with PutAll) and returns the
+	// command's id: if the agent stops during the command, what it
+	// changed is found from this when the session is opened again.
+	CommandStarted(m CommandManifest) (int, error)
+	// CommandDone records, durably, what command id changed (each file
+	// not kept already in the checkpoint, with its content before) and
+	// that the command ended.
+	CommandDone(id int, ch CommandChanges) error
+}
+
+// CommandManifest is the workspace as a scan saw it before a command:
+// every file it listed, with the hash of its content where the scan read
+// it (Hash "" where the limits left the content out) and what says it is
+// unchanged (size, mtime, inode); Complete: the listing left nothing out.
+type CommandManifest struct {
+	Files    map[string]ManifestFile `json:"files"`
+	Complete bool                    `json:"complete"`
+}
+
+// ManifestFile is one file of a CommandManifest.
+type ManifestFile struct {
+	Hash  string `json:"h,omitempty"`
+	Size  int64  `json:"size"`
+	MTime int64  `json:"mtime"` // Unix nanoseconds
+	Ino   uint64 `json:"ino,omitempty"`
+}
+
+// CommandChanges is what a command changed.
+type CommandChanges struct {
+	// Files are the files changed, created or removed, each with its
+	// content before (nil: it did not exist).
+	Files []ChangedFile
+	// Unrestorable are files the command changed or removed whose
+	// content before it was not read (the scan's limits).
+	Unrestorable []string
+	// Incomplete: the scan before did not list the whole workspace, so
+	// a file the command created cannot be told from one that was there.
+	Incomplete bool
+}
+
+// ChangedFile is a file a command changed and its content before.
+type ChangedFile struct {
+	Path   string
+	Before *string
 }
 
 // SetCheckpointer makes the workspace's tools keep files' previous
@@ -95,6 +146,7 @@ type scanned struct {
 type scanResult struct {
 	files    map[string]scanned // content, within the limits
 	listed   map[string]bool    // every regular file listed
+	keys     map[string]fileKey // the key of every file listed
 	complete bool               // nothing was left out of the listing
 }
 
@@ -103,7 +155,7 @@ type scanResult struct {
 func (w *Workspace) scanTree(ctx context.Context) scanResult {
 	w.scan.mu.Lock()
 	defer w.scan.mu.Unlock()
-	res := scanResult{files: map[string]scanned{}, listed: map[string]bool{}, complete: true}
+	res := scanResult{files: map[string]scanned{}, listed: map[string]bool{}, keys: map[string]fileKey{}, complete: true}
 	budget := int64(scanMaxBytes)
 	for _, root := range w.roots {
 		paths, truncated, err := w.local.GlobWith(ctx, root, "**", runtime.GlobOptions{Max: scanMaxFiles})
@@ -116,6 +168,7 @@ func (w *Workspace) scanTree(ctx context.Context) scanResult {
 				continue
 			}
 			res.listed[p] = true
+			res.keys[p] = key
 			if prev, ok := w.scan.files[p]; ok && prev.key == key && prev.key.size <= budget {
 				res.files[p] = prev
 				budget -= prev.key.size
@@ -149,40 +202,102 @@ func statKey(path string) (fileKey, bool) {
 	return k, true
 }
 
-// aroundCommand keeps what a command changes in the workspace: the files
-// are scanned before it, and after it every file whose content changed or
-// that went away is kept with its content from before (only those are
-// stored), and every file that appeared as new, when the scan before saw
-// the whole workspace. It returns the function to call after the
-// command.
-func (w *Workspace) aroundCommand(ctx context.Context) func() {
+// stamp is what says f is unchanged.
+func (f ManifestFile) stamp() fileKey {
+	return fileKey{size: f.Size, mtime: time.Unix(0, f.MTime), ino: f.Ino}
+}
+
+func manifestFile(k fileKey, hash string) ManifestFile {
+	return ManifestFile{Hash: hash, Size: k.size, MTime: k.mtime.UnixNano(), Ino: k.ino}
+}
+
+// aroundCommand keeps what a command changes in the workspace. Before
+// it, the files are scanned, their contents stored durably (only those
+// not stored already) and the manifest of the workspace recorded: from
+// here on, whatever happens to the agent, what the command changes can
+// be found and put back. After it, the files are scanned again and every
+// file whose content changed, that went away, or (when the scan before
+// saw the whole workspace) that appeared, is kept with its content from
+// before, durably, before the command's result is returned. If the
+// workspace cannot be kept, the command is not run (the error says so).
+// It returns the function to call after the command, which says what
+// could not be kept ("" when nothing).
+func (w *Workspace) aroundCommand(ctx context.Context) (func() string, error) {
 	if w.cp == nil {
-		return func() {}
+		return func() string { return "" }, nil
 	}
 	before := w.scanTree(ctx)
-	return func() {
-		after := w.scanTree(context.WithoutCancel(ctx))
-		for p, b := range before.files {
-			if a, ok := after.files[p]; ok && a.sum == b.sum {
-				continue
-			}
-			if key, ok := statKey(p); ok && key == b.key {
-				continue // there, not read this time (limits), not changed
-			}
-			if w.cp.Kept(p) {
-				continue
-			}
-			if h, err := w.cp.Put(b.data); err == nil {
-				_ = w.cp.Keep(p, &h)
-			}
+	m, err := w.storeManifest(before)
+	if err != nil {
+		return nil, fmt.Errorf("keeping the workspace for rewind before the command: %w; the command was not run", err)
+	}
+	id, err := w.cp.CommandStarted(m)
+	if err != nil {
+		return nil, fmt.Errorf("keeping the workspace for rewind before the command: %w; the command was not run", err)
+	}
+	return func() string {
+		ch := w.CommandChanges(context.WithoutCancel(ctx), m)
+		if err := w.cp.CommandDone(id, ch); err != nil {
+			return fmt.Sprintf("\n[what this command changed could not be recorded for rewind: %v]", err)
 		}
-		if !before.complete {
-			return // a file not listed before may have been there
+		if len(ch.Unrestorable) > 0 {
+			return fmt.Sprintf("\n[a rewind cannot restore what this command did to %s: too large to keep]", strings.Join(ch.Unrestorable, ", "))
 		}
-		for p := range after.listed {
-			if !before.listed[p] && !w.cp.Kept(p) {
-				_ = w.cp.Keep(p, nil)
-			}
+		return ""
+	}, nil
+}
+
+// storeManifest stores the contents a scan read and returns the
+// workspace's manifest.
+func (w *Workspace) storeManifest(sc scanResult) (CommandManifest, error) {
+	m := CommandManifest{Files: make(map[string]ManifestFile, len(sc.listed)), Complete: sc.complete}
+	contents := make(map[string][]byte, len(sc.files))
+	for p, f := range sc.files {
+		h := hex.EncodeToString(f.sum[:])
+		contents[h] = f.data
+		m.Files[p] = manifestFile(f.key, h)
+	}
+	if err := w.cp.PutAll(contents); err != nil {
+		return m, err
+	}
+	for p, k := range sc.keys {
+		if _, ok := m.Files[p]; !ok {
+			m.Files[p] = manifestFile(k, "")
 		}
 	}
+	return m, nil
+}
+
+// CommandChanges scans the workspace and says what changed since m was
+// taken: after a command, or when a session is opened after the agent
+// stopped during one.
+func (w *Workspace) CommandChanges(ctx context.Context, m CommandManifest) CommandChanges {
+	after := w.scanTree(ctx)
+	var ch CommandChanges
+	paths := slices.Sorted(maps.Keys(m.Files))
+	for _, p := range paths {
+		f := m.Files[p]
+		if a, ok := after.files[p]; ok && f.Hash != "" && hex.EncodeToString(a.sum[:]) == f.Hash {
+			continue
+		}
+		if key, ok := statKey(p); ok && key == f.stamp() {
+			continue // there, not read this time (limits), not changed
+		}
+		if f.Hash == "" {
+			ch.Unrestorable = append(ch.Unrestorable, p)
+			continue
+		}
+		ch.Files = append(ch.Files, ChangedFile{Path: p, Before: &f.Hash})
+	}
+	if !m.Complete {
+		// A file not listed before may have been there.
+		ch.Incomplete = true
+		return ch
+	}
+	for _, p := range slices.Sorted(maps.Keys(after.listed)) {
+		if _, ok := m.Files[p]; !ok {
+			ch.Files = append(ch.Files, ChangedFile{Path: p})
+		}
+	}
+	return ch
 }

@@ -8,7 +8,9 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -32,7 +34,9 @@ type fetchArgs struct {
 	URL string `json:"url" jsonschema:"the http or https URL" schema:"minLength=1"`
 }
 
-// checkFetchURL accepts http(s) URLs without credentials in them.
+// checkFetchURL accepts http(s) URLs without credentials in them (a
+// password without a user name is credentials too) whose host, if it is
+// an address, is not one web_fetch refuses.
 func checkFetchURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -47,29 +51,58 @@ func checkFetchURL(raw string) (*url.URL, error) {
 	if u.Hostname() == "" {
 		return nil, errors.New("the URL has no host")
 	}
+	if a, err := netip.ParseAddr(u.Hostname()); err == nil {
+		if err := checkAddress(a); err != nil {
+			return nil, err
+		}
+	}
 	return u, nil
 }
 
-// metadataAddress reports the link-local addresses of cloud metadata
-// services, which hand out credentials: never fetched.
-func metadataAddress(ip net.IP) bool {
-	return ip.IsLinkLocalUnicast() || ip.Equal(net.ParseIP("fd00:ec2::254"))
+// metadataAddresses are the cloud metadata services (they hand out
+// credentials) outside the link-local ranges: Alibaba Cloud's, AWS's and
+// Google Cloud's IPv6 ones, and Azure's WireServer.
+var metadataAddresses = []netip.Addr{
+	netip.MustParseAddr("100.100.100.200"),
+	netip.MustParseAddr("fd00:ec2::254"),
+	netip.MustParseAddr("fd20:ce::254"),
+	netip.MustParseAddr("168.63.129.16"),
+}
+
+// nat64 is the well-known NAT64 prefix: 64:ff9b::a9fe:a9fe reaches
+// 169.254.169.254 through a NAT64 gateway.
+var nat64 = netip.MustParsePrefix("64:ff9b::/96")
+
+// checkAddress refuses the addresses web_fetch never connects to: the
+// link-local ones (169.254.0.0/16, fe80::/10; where cloud metadata
+// services answer) and the metadata addresses outside them, however they
+// are written: with an IPv6 zone ("fe80::1%lo"), as IPv4-mapped IPv6, or
+// through NAT64.
+func checkAddress(a netip.Addr) error {
+	b := a.WithZone("").Unmap()
+	if b.Is6() && nat64.Contains(b) {
+		raw := b.As16()
+		b = netip.AddrFrom4([4]byte(raw[12:]))
+	}
+	if b.IsLinkLocalUnicast() || b.IsLinkLocalMulticast() || slices.Contains(metadataAddresses, b) {
+		return fmt.Errorf("%s is a link-local or cloud metadata address; web_fetch does not connect there", a)
+	}
+	return nil
 }
 
 // fetchClient sends no cookies and no credentials (a fresh client with
 // no jar; only the URL the model gave, which holds none), follows at
 // most webFetchRedirects redirects and only to http(s) URLs without
-// credentials, and never connects to a metadata address.
+// credentials, and never connects to an address checkAddress refuses:
+// the check is made on the address each connection is dialled to, so
+// names that resolve there (DNS, /etc/hosts) and redirects are covered.
 func fetchClient() *http.Client {
 	dialer := &net.Dialer{Timeout: 10 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
-		host, _, err := net.SplitHostPort(address)
+		ap, err := netip.ParseAddrPort(address)
 		if err != nil {
-			return err
+			return fmt.Errorf("web_fetch dials addresses only, not %q: %w", address, err)
 		}
-		if ip := net.ParseIP(host); ip != nil && metadataAddress(ip) {
-			return fmt.Errorf("%s is a link-local (metadata) address; web_fetch does not connect there", host)
-		}
-		return nil
+		return checkAddress(ap.Addr())
 	}}
 	tr := &http.Transport{DialContext: dialer.DialContext, Proxy: nil, TLSHandshakeTimeout: 10 * time.Second,
 		ResponseHeaderTimeout: 20 * time.Second, MaxResponseHeaderBytes: 64 << 10}

@@ -77,7 +77,13 @@ type proc struct {
 // environment: the real API keys of the machine never reach tests).
 func startAgent(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(agentBin, args...)
+	return startAgentCmd(t, exec.Command(agentBin, args...), env)
+}
+
+// startAgentCmd is startAgent with the command that runs the binary (in
+// a namespace, say).
+func startAgentCmd(t *testing.T, cmd *exec.Cmd, env []string) *proc {
+	t.Helper()
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + t.TempDir()}, env...)
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)

@@ -81,7 +81,7 @@ func TestBinaryWebFetch(t *testing.T) {
 	assert.Empty(t, headers[1].Get("Authorization"))
 	mu.Unlock()
 	promptE2E(t, conn, sid, "[meta]")
-	assert.Contains(t, lastTool(model), "link-local (metadata) address", "cloud metadata services are never reached")
+	assert.Contains(t, lastTool(model), "link-local or cloud metadata address", "cloud metadata services are never reached")
 	promptE2E(t, conn, sid, "[redirect]")
 	assert.Contains(t, lastTool(model), "redirect to file:///etc/passwd refused")
 	client.mu.Lock()

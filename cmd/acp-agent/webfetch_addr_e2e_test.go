@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/acp-agent/acp-agent/acp"
+)
+
+// Issue 24 (8): web_fetch never connects to a link-local or cloud
+// metadata address, however the URL writes it or whatever name resolves
+// to it. The agent runs in a network namespace the test makes (unshare),
+// where those addresses are on the loopback interface and /etc/hosts
+// names them: nothing leaves the machine, and a fetch the agent does not
+// refuse is answered "connection refused" there.
+func TestBinaryWebFetchRefusesMetadataAddresses(t *testing.T) {
+	hosts := filepath.Join(t.TempDir(), "hosts")
+	require.NoError(t, os.WriteFile(hosts, []byte("127.0.0.1 localhost\n100.100.100.200 metadata.test\n100.100.100.201 neighbour.test\n"), 0o644))
+	const setup = `set -e
+ip link set lo up
+ip addr add 100.100.100.200/32 dev lo
+ip addr add 100.100.100.201/32 dev lo
+ip -6 addr add fe80::1/64 dev lo
+mount --bind "$HOSTS" /etc/hosts
+exec "$0" "$@"`
+	if out, err := exec.Command("unshare", "-r", "-n", "-m", "sh", "-c", "HOSTS="+hosts+"\n"+setup, "true").CombinedOutput(); err != nil {
+		t.Skipf("cannot make a network namespace here: %v %s", err, out)
+	}
+	refused := []string{
+		"http://[fe80::1%25lo]/latest/meta-data/", // a zoned link-local literal
+		"http://[fe80::1%25lo]:8080/",
+		"http://100.100.100.200/latest/meta-data/", // Alibaba Cloud
+		"http://metadata.test/latest/meta-data/",   // a name resolving there
+		"http://[::ffff:100.100.100.200]/",         // IPv4-mapped
+		"http://[64:ff9b::a9fe:a9fe]/",             // 169.254.169.254 through NAT64
+		"http://[fd00:ec2::254]/",                  // AWS IPv6
+		"http://[fd20:ce::254]/",                   // Google Cloud IPv6
+		"http://169.254.169.254/",
+	}
+	allowed := []string{"http://100.100.100.201/", "http://neighbour.test/"} // neighbours are fine
+	var turns []any
+	for i, u := range append(refused, allowed...) {
+		turns = append(turns, map[string]any{"match": fmt.Sprintf("[fetch %d]", i), "events": []any{
+			map[string]any{"toolCall": map[string]any{"id": fmt.Sprintf("f%d", i), "name": "web_fetch", "arguments": map[string]any{"url": u}}}}})
+	}
+	turns = append(turns, map[string]any{"events": []any{map[string]any{"text": "done"}}})
+	script := writeScript(t, map[string]any{"turns": turns})
+	cmd := exec.Command("unshare", "-r", "-n", "-m", "sh", "-c", setup, agentBin,
+		"--model", "replay/"+script, "--mode", "full-access", "--sandbox", "off")
+	p := startAgentCmd(t, cmd, []string{"HOSTS=" + hosts})
+	p.Initialize(nil)
+	sid := p.NewSession(t.TempDir())
+	for i, u := range append(refused, allowed...) {
+		resp, before := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock(fmt.Sprintf("[fetch %d]", i))}})
+		require.Nil(t, resp.Error)
+		text, status := toolResultText(t, before, fmt.Sprintf("f%d", i))
+		assert.Equal(t, "failed", status, u)
+		if i < len(refused) {
+			assert.Contains(t, text, "link-local or cloud metadata address", u)
+			assert.NotContains(t, text, "connection refused", "%s: never dialled", u)
+		} else {
+			assert.Contains(t, text, "connection refused", "%s: dialled", u)
+		}
+	}
+}
+
+// Issue 24, pinned: a URL with a password and no user name carries
+// credentials too, and is refused before anyone is asked.
+func TestBinaryWebFetchRefusesAPasswordWithoutAUser(t *testing.T) {
+	script := writeScript(t, map[string]any{"turns": []any{
+		map[string]any{"match": "[fetch]", "events": []any{map[string]any{"toolCall": map[string]any{"id": "f1", "name": "web_fetch",
+			"arguments": map[string]any{"url": "http://:SECRETPW@127.0.0.1:9/page"}}}}},
+		map[string]any{"events": []any{map[string]any{"text": "done"}}},
+	}})
+	p := startAgent(t, nil, "--model", "replay/"+script, "--sandbox", "off")
+	p.Initialize(nil)
+	sid := p.NewSession(t.TempDir())
+	resp, before := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("[fetch]")}})
+	require.Nil(t, resp.Error)
+	for _, m := range before {
+		assert.NotEqual(t, acp.MethodSessionRequestPermission, m.Method, "refused before anyone is asked")
+	}
+	text, status := toolResultText(t, before, "f1")
+	assert.Equal(t, "failed", status)
+	assert.Contains(t, text, "carries credentials")
+}
