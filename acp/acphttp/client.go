@@ -348,8 +348,18 @@ func (c *Client) readSSE(body io.Reader, s *clientStream) error {
 	}
 }
 
+// updatePrefix starts a session/update as acp-agent encodes it: those are
+// most messages, and are handed on without decoding.
+var updatePrefix = []byte(`{"jsonrpc":"2.0","method":"session/update","params":`)
+
 // dispatch handles one message from the agent.
 func (c *Client) dispatch(data []byte, streamSession string) {
+	if bytes.HasPrefix(data, updatePrefix) && bytes.HasSuffix(data, []byte("}")) {
+		if c.opts.OnNotification != nil {
+			c.opts.OnNotification("session/update", data[len(updatePrefix):len(data)-1])
+		}
+		return
+	}
 	var m RPCMessage
 	if err := json.Unmarshal(data, &m); err != nil {
 		return

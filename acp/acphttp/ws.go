@@ -1,11 +1,14 @@
 package acphttp
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -38,14 +41,15 @@ func (h *Handler) upgrade(w http.ResponseWriter, r *http.Request) {
 	// The Origin was checked by Authorize, more strictly than Accept
 	// would (it allows an Origin naming the Host, which DNS rebinding
 	// fakes).
-	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	bw := &batchWriter{hijacker: w.(http.Hijacker)}
+	ws, err := websocket.Accept(hijackWrapper{w, bw}, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
 		h.forget(c, fmt.Errorf("upgrade failed: %w", err))
 		return
 	}
 	// Oversized messages are skipped by Read and answered -32600.
 	ws.SetReadLimit(-1)
-	c.ws = ws
+	c.ws, c.bw = ws, bw
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.pinger.Add(1)
 	go c.ping()
@@ -65,7 +69,8 @@ type wsConn struct {
 	id     string
 	opened time.Time
 	ws     *websocket.Conn
-	ctx    context.Context // ends with the connection: bounds reads, writes and pings
+	bw     *batchWriter
+	ctx    context.Context // ends with the connection: bounds reads and pings
 	cancel context.CancelFunc
 	pinger sync.WaitGroup
 
@@ -127,22 +132,31 @@ func (c *wsConn) Read(context.Context) (acp.Message, error) {
 // client does not take within the stall timeout ends the connection
 // (the socket holds what it has not read; nothing more is buffered).
 func (c *wsConn) Write(_ context.Context, msgs ...acp.Message) error {
+	// The frames of a burst are collected and written with one system
+	// call (batchWriter); the client must take them within the stall
+	// timeout.
+	c.bw.begin(c.h.opts.StallTimeout)
+	var err error
 	for _, m := range msgs {
-		ctx, cancel := context.WithTimeout(c.ctx, c.h.opts.StallTimeout)
-		err := c.ws.Write(ctx, websocket.MessageText, m.Data)
-		stalled := ctx.Err() == context.DeadlineExceeded
-		cancel()
-		if err != nil {
-			if stalled {
-				reason := fmt.Sprintf("the client took no message for %s", c.h.opts.StallTimeout)
-				c.stats.drops.Add(1)
-				c.h.stats.drops.Add(1)
-				c.h.log.Warn("dropped a WebSocket connection: its client is not reading", "connection", c.id, "reason", reason)
-				c.h.emit(EventStreamDropped, m.SessionID, "connection", c.id, "reason", reason)
-				c.endInput(errors.New(reason))
-			}
-			return fmt.Errorf("%w: %v", acp.ErrClosed, err)
+		if err = c.ws.Write(context.Background(), websocket.MessageText, m.Data); err != nil {
+			break
 		}
+	}
+	if ferr := c.bw.end(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			reason := fmt.Sprintf("the client took no message for %s", c.h.opts.StallTimeout)
+			c.stats.drops.Add(1)
+			c.h.stats.drops.Add(1)
+			c.h.log.Warn("dropped a WebSocket connection: its client is not reading", "connection", c.id, "reason", reason)
+			c.h.emit(EventStreamDropped, msgs[0].SessionID, "connection", c.id, "reason", reason)
+			c.endInput(errors.New(reason))
+		}
+		return fmt.Errorf("%w: %v", acp.ErrClosed, err)
+	}
+	for _, m := range msgs {
 		c.stats.messagesOut.Add(1)
 		c.stats.bytesOut.Add(int64(len(m.Data)))
 		c.h.stats.messagesOut.Add(1)
@@ -235,4 +249,91 @@ func (c *wsConn) snapshot() ConnStats {
 	c.mu.Unlock()
 	sort.Slice(st.Sessions, func(i, j int) bool { return st.Sessions[i].SessionID < st.Sessions[j].SessionID })
 	return st
+}
+
+// hijackWrapper hands websocket.Accept a connection whose writes go
+// through a batchWriter.
+type hijackWrapper struct {
+	http.ResponseWriter
+	bw *batchWriter
+}
+
+func (h hijackWrapper) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, brw, err := h.bw.hijacker.Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	// What the HTTP server buffered for the handshake goes out first.
+	if err := brw.Writer.Flush(); err != nil {
+		return nil, nil, err
+	}
+	h.bw.Conn = conn
+	return h.bw, bufio.NewReadWriter(brw.Reader, bufio.NewWriterSize(h.bw, 4096)), nil
+}
+
+// batchWriter is the WebSocket's connection: between begin and end, what
+// the library writes (it flushes every frame) is collected, and end
+// writes it in one system call, with the stall timeout as deadline.
+// Outside a burst (pings, pongs, the close frame) writes go straight
+// through. Bursts may overlap; the last one to end writes, and a large
+// burst is written as it grows.
+type batchWriter struct {
+	net.Conn
+	hijacker http.Hijacker
+
+	mu    sync.Mutex // guards open and buf; taken before wmu
+	open  int
+	buf   []byte
+	wmu   sync.Mutex // orders the writes to Conn
+	stall time.Duration
+}
+
+func (b *batchWriter) begin(stall time.Duration) {
+	b.mu.Lock()
+	b.open++
+	b.stall = stall
+	b.mu.Unlock()
+}
+
+// Write implements net.Conn.
+func (b *batchWriter) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	if b.open > 0 {
+		b.buf = append(b.buf, p...)
+		if len(b.buf) < 64<<10 {
+			b.mu.Unlock()
+			return len(p), nil
+		}
+		return len(p), b.flushLocked(b.stall)
+	}
+	b.wmu.Lock()
+	b.mu.Unlock()
+	defer b.wmu.Unlock()
+	return b.Conn.Write(p)
+}
+
+// end closes a burst; the last open one writes what was collected.
+func (b *batchWriter) end() error {
+	b.mu.Lock()
+	b.open--
+	if b.open > 0 || len(b.buf) == 0 {
+		b.mu.Unlock()
+		return nil
+	}
+	return b.flushLocked(b.stall)
+}
+
+// flushLocked writes buf; it is called with mu held and releases it.
+func (b *batchWriter) flushLocked(stall time.Duration) error {
+	data := b.buf
+	b.buf = nil
+	b.wmu.Lock()
+	b.mu.Unlock()
+	defer b.wmu.Unlock()
+	if stall > 0 {
+		b.Conn.SetWriteDeadline(time.Now().Add(stall))
+		defer b.Conn.SetWriteDeadline(time.Time{})
+	}
+	_, err := b.Conn.Write(data)
+	return err
 }
