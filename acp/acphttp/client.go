@@ -102,6 +102,8 @@ type clientStream struct {
 	sessionID  string
 	cancel     context.CancelFunc
 	cancelBody context.CancelFunc // the current GET; guarded by Client.mu
+	interrupt  bool               // InterruptStream: lose events, then cut; guarded by Client.mu
+	lose       int
 	lastID     string
 	ready      chan struct{} // closed once the GET is answered
 	readyErr   error
@@ -328,7 +330,7 @@ func (c *Client) readSSE(body io.Reader, s *clientStream) error {
 		line = bytes.TrimRight(line, "\r\n")
 		switch {
 		case len(line) == 0:
-			if data != nil {
+			if data != nil && !c.interrupted(s) {
 				c.dispatch(data, s.sessionID)
 				if id != "" {
 					s.lastID = id
@@ -522,17 +524,38 @@ func (c *Client) SendRaw(ctx context.Context, data []byte, sessionID string) err
 }
 
 // InterruptStream cuts the event stream of sessionID as a network failure
-// would; the client reconnects with Last-Event-ID.
-func (c *Client) InterruptStream(sessionID string) {
+// would, after losing the next lose events in transit (read from the
+// socket, never handled); the client reconnects with the Last-Event-ID of
+// the last event it handled. For tests.
+func (c *Client) InterruptStream(sessionID string, lose int) {
 	c.mu.Lock()
-	var cancel context.CancelFunc
+	defer c.mu.Unlock()
 	if s := c.streams[sessionID]; s != nil {
-		cancel = s.cancelBody
+		s.lose = lose
+		s.interrupt = true
+		if lose == 0 && s.cancelBody != nil {
+			s.cancelBody()
+		}
 	}
-	c.mu.Unlock()
-	if cancel != nil {
-		cancel()
+}
+
+// interrupted reports whether the event just read is lost in transit,
+// and cuts the stream once enough were.
+func (c *Client) interrupted(s *clientStream) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !s.interrupt {
+		return false
 	}
+	if s.lose > 0 {
+		s.lose--
+		return true
+	}
+	s.interrupt = false
+	if s.cancelBody != nil {
+		s.cancelBody()
+	}
+	return true
 }
 
 func (c *Client) failSession(s *clientStream, err error) {

@@ -88,7 +88,7 @@ func startServe(t *testing.T, prev *served, extra ...string) *served {
 	}()
 	stdout := make(chan []byte, 1)
 	go func() { b, _ := io.ReadAll(out); stdout <- b }()
-	listening := regexp.MustCompile(`listening on (http://\S+/acp)`)
+	listening := regexp.MustCompile(`listening on (https?://\S+/acp)`)
 	found := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(pr)
@@ -317,8 +317,8 @@ func TestServeGoClient(t *testing.T) {
 }
 
 // TestServeResumesWithLastEventID: the Go client's session stream is cut
-// mid-turn; it reconnects with Last-Event-ID and gets every chunk exactly
-// once, in order.
+// mid-turn, twice, losing events in transit each time; it reconnects with
+// Last-Event-ID and gets every chunk exactly once, in order.
 func TestServeResumesWithLastEventID(t *testing.T) {
 	s := startServe(t, nil)
 	c := dialServe(t, s, false)
@@ -331,9 +331,11 @@ func TestServeResumesWithLastEventID(t *testing.T) {
 	sid := created.SessionID
 	stop := make(chan string, 1)
 	go func() { stop <- c.prompt(t, ctx, sid, "slow please") }()
+	// Each cut loses events in transit: the server delivered them, the
+	// client never handled them; only a replay brings them back.
 	for _, at := range []string{"s40 ", "s150 "} {
 		waitUntil(t, at, func() bool { return strings.Contains(c.textOf(sid), at) })
-		c.InterruptStream(sid)
+		c.InterruptStream(sid, 5)
 	}
 	assert.Equal(t, "end_turn", <-stop)
 	var want strings.Builder
@@ -443,4 +445,37 @@ func healthzOf(t *testing.T, s *served, auth bool) map[string]any {
 	var body map[string]any
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
 	return body
+}
+
+// TestServeRoutesAnswersAsTheSDK: session/new and session/load are
+// answered on the connection stream, a prompt's updates and answer on
+// its session's stream (the TypeScript SDK's routing), and every event
+// has a cursor.
+func TestServeRoutesAnswersAsTheSDK(t *testing.T) {
+	s := startServe(t, nil)
+	status, _, h := rawRequest(t, s, http.MethodPost, initBody, nil)
+	require.Equal(t, http.StatusOK, status)
+	conn := h.Get("Acp-Connection-Id")
+	post := func(sid, body string) {
+		st, b, _ := rawRequest(t, s, http.MethodPost, body, map[string]string{"Acp-Connection-Id": conn, "Acp-Session-Id": sid})
+		require.Equal(t, http.StatusAccepted, st, b)
+	}
+	cs := openRawStream(t, s, conn, "")
+	defer cs.Close()
+	post("", `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"`+s.root+`","mcpServers":[]}}`)
+	var resp struct {
+		Result struct {
+			SessionID string `json:"sessionId"`
+		} `json:"result"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(cs.next(t, `"id":2`)), &resp))
+	sid := resp.Result.SessionID
+	ss := openRawStream(t, s, conn, sid)
+	defer ss.Close()
+	post(sid, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"stream"}]}}`)
+	ss.next(t, `"c49 "`)
+	assert.Contains(t, ss.next(t, `"id":3`), `"end_turn"`)
+	post(sid, `{"jsonrpc":"2.0","id":4,"method":"session/load","params":{"sessionId":"`+sid+`","cwd":"`+s.root+`","mcpServers":[]}}`)
+X
+	assert.Contains(t, cs.next(t, `"id":4`), `"result"`, "the answer, on the connection's")
 }

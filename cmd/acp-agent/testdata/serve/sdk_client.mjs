@@ -27,9 +27,11 @@ const headers = { Authorization: `Bearer ${token}` };
 // The SDK's HTTP client (2.4.0) does not send Last-Event-ID. For the resume
 // phase its fetch is wrapped: the session's event stream is cut after a
 // number of events, as a network failure would, and fetched again with
-// Last-Event-ID; the SDK reads one continuous body. Only whole events pass,
-// so a cut never splits one.
-const cut = { armed: false, after: 0, seen: 0, resumes: 0, lastIds: [] };
+// Last-Event-ID; the SDK reads one continuous body. The events just before
+// the cut are lost in transit (read, never passed on), so only the
+// server's replay brings them back. Only whole events pass, so a cut never
+// splits one.
+const cut = { armed: false, after: 0, lose: 5, seen: 0, resumes: 0, lastIds: [] };
 function resumingFetch(input, init = {}) {
   const h = new Headers(init.headers);
   if ((init.method ?? "GET") !== "GET" || !h.get("Acp-Session-Id")) {
@@ -84,14 +86,22 @@ function resumingFetch(input, init = {}) {
             const ev = buf.slice(0, i + 2);
             buf = buf.slice(i + 2);
             const m = /^id: ?(.*)$/m.exec(ev);
-            if (m) lastId = m[1];
-            controller.enqueue(enc.encode(ev));
-            if (m && cut.armed && ++cut.seen === cut.after) {
-              cut.armed = false;
-              cutting = true;
-              ac.abort();
-              break;
+            if (m && cut.armed && cut.seen >= cut.after) {
+              // Lost in transit: sent by the server, never handed to the
+              // SDK; then the connection drops.
+              if (++cut.seen === cut.after + cut.lose) {
+                cut.armed = false;
+                cutting = true;
+                ac.abort();
+                break;
+              }
+              continue;
             }
+            if (m) {
+              lastId = m[1];
+              if (cut.armed) cut.seen++;
+            }
+            controller.enqueue(enc.encode(ev));
           }
         }
       },
