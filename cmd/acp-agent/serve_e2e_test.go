@@ -476,6 +476,6 @@ func TestServeRoutesAnswersAsTheSDK(t *testing.T) {
 	ss.next(t, `"c49 "`)
 	assert.Contains(t, ss.next(t, `"id":3`), `"end_turn"`)
 	post(sid, `{"jsonrpc":"2.0","id":4,"method":"session/load","params":{"sessionId":"`+sid+`","cwd":"`+s.root+`","mcpServers":[]}}`)
-X
+	ss.next(t, `c49 "`) // the replay, on the session's stream
 	assert.Contains(t, cs.next(t, `"id":4`), `"result"`, "the answer, on the connection's")
 }
