@@ -75,6 +75,9 @@ func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []
 	if len(args) > 0 && args[0] == "serve" {
 		return runServe(ctx, stdout, stderr, args[1:]) // serve.go
 	}
+	if len(args) > 0 && args[0] == "connect" {
+		return runConnect(ctx, stdin, stdout, stderr, args[1:]) // connect.go
+	}
 	st, err := parseSettings("acp-agent", args, stdout, stderr, os.Getenv, nil)
 	if err != nil {
 		return err

@@ -479,3 +479,20 @@ func TestServeRoutesAnswersAsTheSDK(t *testing.T) {
 	ss.next(t, `c49 "`) // the replay, on the session's stream
 	assert.Contains(t, cs.next(t, `"id":4`), `"result"`, "the answer, on the connection's")
 }
+
+// TestConnectBridgesStdioToServe: `acp-agent connect URL` is a stdio agent
+// for editors that only start subprocesses: an acptest client on its
+// pipes (checking every message against the schema) runs a session on a
+// remote serve through it.
+func TestConnectBridgesStdioToServe(t *testing.T) {
+	s := startServe(t, nil)
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(tokenFile, []byte(s.token+"\n"), 0o600))
+	p := startAgent(t, nil, "connect", "--token-file", tokenFile, s.url)
+	p.Client.AnnouncesCommands = false
+	p.Initialize(nil)
+	sid := p.NewSession(s.root)
+	resp, updates := p.Call("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "stream"}}})
+	assert.Contains(t, string(resp.Result), "end_turn")
+	assert.Equal(t, wantStream(), textOf(t, updates))
+}
