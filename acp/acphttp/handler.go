@@ -301,6 +301,23 @@ func (h *Handler) lookupHTTP(w http.ResponseWriter, id string) *httpConn {
 	return nil
 }
 
+// target returns the connection a request names and its Acp-Session-Id,
+// or writes the 400/404 answer.
+func (h *Handler) target(w http.ResponseWriter, r *http.Request) (*httpConn, string, bool) {
+	c := h.lookupHTTP(w, r.Header.Get(HeaderConnectionID))
+	if c == nil {
+		return nil, "", false
+	}
+	sid := r.Header.Get(HeaderSessionID)
+	if sid != "" {
+		if err := acp.ValidateSessionID(sid); err != nil {
+			httpError(w, "malformed "+HeaderSessionID+": "+err.Error(), http.StatusBadRequest)
+			return nil, "", false
+		}
+	}
+	return c, sid, true
+}
+
 // httpError answers with a plain-text error (what the SDK's clients show).
 func httpError(w http.ResponseWriter, msg string, code int) {
 	http.Error(w, msg, code)
@@ -470,25 +487,17 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	var env envelope
 	_ = json.Unmarshal(trimmed, &env) // valid JSON; odd field types are the server's to answer
-	connID := r.Header.Get(HeaderConnectionID)
 	if env.Method == acp.MethodInitialize && env.isRequest() {
-		if connID != "" {
+		if r.Header.Get(HeaderConnectionID) != "" {
 			httpError(w, "Initialize not allowed on an existing connection", http.StatusBadRequest)
 			return
 		}
 		h.initialize(w, r, trimmed, &env)
 		return
 	}
-	c := h.lookupHTTP(w, connID)
-	if c == nil {
+	c, sid, ok := h.target(w, r)
+	if !ok {
 		return
-	}
-	sid := r.Header.Get(HeaderSessionID)
-	if sid != "" {
-		if err := acp.ValidateSessionID(sid); err != nil {
-			httpError(w, "malformed "+HeaderSessionID+": "+err.Error(), http.StatusBadRequest)
-			return
-		}
 	}
 	psid := env.paramsSessionID()
 	switch {
@@ -610,16 +619,9 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 		httpError(w, "Not Acceptable: GET needs Accept: text/event-stream (or Upgrade: websocket)", http.StatusNotAcceptable)
 		return
 	}
-	c := h.lookupHTTP(w, r.Header.Get(HeaderConnectionID))
-	if c == nil {
+	c, sid, ok := h.target(w, r)
+	if !ok {
 		return
-	}
-	sid := r.Header.Get(HeaderSessionID)
-	if sid != "" {
-		if err := acp.ValidateSessionID(sid); err != nil {
-			httpError(w, "malformed "+HeaderSessionID+": "+err.Error(), http.StatusBadRequest)
-			return
-		}
 	}
 	if n := h.stats.streamsOpen.Load(); n >= int64(h.opts.MaxStreams) {
 		h.stats.refused.Add(1)

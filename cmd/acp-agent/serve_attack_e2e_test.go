@@ -67,13 +67,10 @@ func storedConversation(t *testing.T, s *served) string {
 	c := dialServe(t, s, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var created struct {
-		SessionID string `json:"sessionId"`
-	}
-	require.NoError(t, c.Call(ctx, "session/new", map[string]any{"cwd": s.root, "mcpServers": []any{}}, &created))
-	require.Equal(t, "end_turn", c.prompt(t, ctx, created.SessionID, "stream please"))
+	sid := c.newSession(t, ctx, s.root)
+	require.Equal(t, "end_turn", c.prompt(t, ctx, sid, "stream please"))
 	require.NoError(t, c.Close())
-	return created.SessionID
+	return sid
 }
 
 // checkSurvived: the server answers, and the stored conversation loads
@@ -217,13 +214,10 @@ func TestServeConfinesSessionsToRoots(t *testing.T) {
 			assert.Equal(t, int64(-32602), re.Code)
 			assert.Contains(t, re.Message, tc.says)
 		}
-		// Inside the root, through a path with a symbolic link that stays
-		// inside, works.
-		var created struct {
-			SessionID string `json:"sessionId"`
-		}
-		require.NoError(t, c.Call(ctx, "session/new", map[string]any{"cwd": inside, "mcpServers": []any{}}, &created))
-		err := c.Call(ctx, "session/fork", map[string]any{"sessionId": created.SessionID, "cwd": "/etc"}, nil)
+		// Inside the root it works; a fork of that live session into /etc
+		// does not.
+		live := c.newSession(t, ctx, inside)
+		err := c.Call(ctx, "session/fork", map[string]any{"sessionId": live, "cwd": "/etc"}, nil)
 		var re *acphttp.RPCError
 		require.ErrorAs(t, err, &re, "fork of a live session into /etc")
 		assert.Contains(t, re.Message, "is outside")

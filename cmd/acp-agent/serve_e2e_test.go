@@ -226,6 +226,16 @@ func dialServe(t *testing.T, s *served, ws bool) *goClient {
 	return gc
 }
 
+// newSession opens a session in cwd.
+func (c *goClient) newSession(t *testing.T, ctx context.Context, cwd string) string {
+	t.Helper()
+	var created struct {
+		SessionID string `json:"sessionId"`
+	}
+	require.NoError(t, c.Call(ctx, "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, &created))
+	return created.SessionID
+}
+
 func (c *goClient) prompt(t *testing.T, ctx context.Context, sid, text string) string {
 	t.Helper()
 	var r struct {
@@ -270,11 +280,7 @@ func TestServeGoClient(t *testing.T) {
 			c := dialServe(t, s, ws)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			var created struct {
-				SessionID string `json:"sessionId"`
-			}
-			require.NoError(t, c.Call(ctx, "session/new", map[string]any{"cwd": s.root, "mcpServers": []any{}}, &created))
-			sid := created.SessionID
+			sid := c.newSession(t, ctx, s.root)
 
 			assert.Equal(t, "end_turn", c.prompt(t, ctx, sid, "stream please"))
 			assert.Equal(t, wantStream(), c.textOf(sid), "every chunk, in order, before the response")
@@ -324,11 +330,7 @@ func TestServeResumesWithLastEventID(t *testing.T) {
 	c := dialServe(t, s, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var created struct {
-		SessionID string `json:"sessionId"`
-	}
-	require.NoError(t, c.Call(ctx, "session/new", map[string]any{"cwd": s.root, "mcpServers": []any{}}, &created))
-	sid := created.SessionID
+	sid := c.newSession(t, ctx, s.root)
 	stop := make(chan string, 1)
 	go func() { stop <- c.prompt(t, ctx, sid, "slow please") }()
 	// Each cut loses events in transit: the server delivered them, the

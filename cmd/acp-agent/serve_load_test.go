@@ -182,57 +182,78 @@ func serveLoad(t testing.TB, transport string, conns, prompts, chunks int, paced
 			cn.c.Close()
 		}
 	}()
-	want := wantLoadText(chunks)
-	res := loadResult{order: true}
-	var mu sync.Mutex
-	cpu0 := procCPU(cmd.Process.Pid)
-	start := time.Now()
-	var wg sync.WaitGroup
-	for _, cn := range cs {
-		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-			defer cancel()
-			for range prompts {
-				cn.mu.Lock()
-				cn.n, cn.first = 0, make(chan struct{})
-				cn.text.Reset()
-				first := cn.first
-				cn.mu.Unlock()
-				sent := time.Now()
-				done := make(chan error, 1)
+	runs := make([]promptRun, len(cs))
+	for i, cn := range cs {
+		runs[i] = func() (<-chan struct{}, func() (bool, int, string)) {
+			cn.mu.Lock()
+			cn.n, cn.first = 0, make(chan struct{})
+			cn.text.Reset()
+			first := cn.first
+			cn.mu.Unlock()
+			done := make(chan bool, 1)
+			go func() {
 				var r struct {
 					StopReason string `json:"stopReason"`
 				}
-				go func() {
-					done <- cn.c.Call(ctx, "session/prompt", map[string]any{"sessionId": cn.sid,
-						"prompt": []any{map[string]any{"type": "text", "text": "go"}}}, &r)
-				}()
-				var ttfu time.Duration
-				select {
-				case <-first:
-					ttfu = time.Since(sent)
-				case err := <-done:
-					done <- err
-				}
-				err := <-done
+				err := cn.c.Call(context.Background(), "session/prompt", map[string]any{"sessionId": cn.sid,
+					"prompt": []any{map[string]any{"type": "text", "text": "go"}}}, &r)
+				done <- err == nil && r.StopReason == "end_turn"
+			}()
+			return first, func() (bool, int, string) {
+				ok := <-done
 				cn.mu.Lock()
-				ok := err == nil && r.StopReason == "end_turn" && cn.text.String() == want
-				got := cn.n
-				cn.mu.Unlock()
+				defer cn.mu.Unlock()
+				return ok, cn.n, cn.text.String()
+			}
+		}
+	}
+	return measure(runs, prompts, wantLoadText(chunks), cmd.Process.Pid)
+}
+
+// promptRun starts one prompt of one session: first is closed at its
+// first chunk, wait returns whether it ended well, its chunks and text.
+type promptRun func() (first <-chan struct{}, wait func() (ok bool, chunks int, text string))
+
+// measure runs prompts prompts on every session at once and measures
+// the agent process pid.
+func measure(runs []promptRun, prompts int, want string, pid int) loadResult {
+	res := loadResult{order: true}
+	var mu sync.Mutex
+	cpu0 := procCPU(pid)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, run := range runs {
+		wg.Go(func() {
+			for range prompts {
+				sent := time.Now()
+				first, wait := run()
+				ended := make(chan struct{})
+				firstAt := make(chan time.Duration, 1)
+				go func() {
+					select {
+					case <-first:
+						firstAt <- time.Since(sent)
+					case <-ended:
+						firstAt <- 0
+					}
+				}()
+				ok, got, text := wait()
+				close(ended)
+				ttfu := <-firstAt
 				mu.Lock()
 				res.chunks += got
 				if ttfu > 0 {
 					res.ttfu = append(res.ttfu, ttfu)
 				}
-				res.order = res.order && ok
+				res.order = res.order && ok && text == want
 				mu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
 	res.elapsed = time.Since(start)
-	res.cpu = procCPU(cmd.Process.Pid) - cpu0
-	res.rssKB = procHWM(cmd.Process.Pid)
+	res.cpu = procCPU(pid) - cpu0
+	res.rssKB = procHWM(pid)
 	return res
 }
 
@@ -332,53 +353,28 @@ func stdioLoad(t testing.TB, conns, prompts, chunks int, paced bool) loadResult 
 		bySID[sids[i]] = &sess{}
 		mu.Unlock()
 	}
-	want := wantLoadText(chunks)
-	res := loadResult{order: true}
-	var rmu sync.Mutex
-	cpu0 := procCPU(cmd.Process.Pid)
-	start := time.Now()
-	var wg sync.WaitGroup
-	for _, sid := range sids {
-		wg.Go(func() {
-			for range prompts {
-				mu.Lock()
-				s := bySID[sid]
-				s.n, s.first = 0, make(chan struct{})
-				s.text.Reset()
-				first := s.first
-				mu.Unlock()
-				sent := time.Now()
-				done := make(chan []byte, 1)
-				go func() {
-					done <- call("session/prompt", fmt.Sprintf(`{"sessionId":%q,"prompt":[{"type":"text","text":"go"}]}`, sid))
-				}()
-				var ttfu time.Duration
-				select {
-				case <-first:
-					ttfu = time.Since(sent)
-				case line := <-done:
-					done <- line
-				}
+	runs := make([]promptRun, len(sids))
+	for i, sid := range sids {
+		runs[i] = func() (<-chan struct{}, func() (bool, int, string)) {
+			mu.Lock()
+			s := bySID[sid]
+			s.n, s.first = 0, make(chan struct{})
+			s.text.Reset()
+			first := s.first
+			mu.Unlock()
+			done := make(chan []byte, 1)
+			go func() {
+				done <- call("session/prompt", fmt.Sprintf(`{"sessionId":%q,"prompt":[{"type":"text","text":"go"}]}`, sid))
+			}()
+			return first, func() (bool, int, string) {
 				line := <-done
 				mu.Lock()
-				ok := bytes.Contains(line, []byte(`"stopReason":"end_turn"`)) && s.text.String() == want
-				got := s.n
-				mu.Unlock()
-				rmu.Lock()
-				res.chunks += got
-				if ttfu > 0 {
-					res.ttfu = append(res.ttfu, ttfu)
-				}
-				res.order = res.order && ok
-				rmu.Unlock()
+				defer mu.Unlock()
+				return bytes.Contains(line, []byte(`"stopReason":"end_turn"`)), s.n, s.text.String()
 			}
-		})
+		}
 	}
-	wg.Wait()
-	res.elapsed = time.Since(start)
-	res.cpu = procCPU(cmd.Process.Pid) - cpu0
-	res.rssKB = procHWM(cmd.Process.Pid)
-	return res
+	return measure(runs, prompts, wantLoadText(chunks), cmd.Process.Pid)
 }
 
 // TestServeConcurrentConnections is the small version of the load

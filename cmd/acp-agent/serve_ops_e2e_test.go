@@ -34,11 +34,7 @@ func TestServeShutsDownGracefully(t *testing.T) {
 		s := startServe(t, nil)
 		c := dialServe(t, s, ws)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		var created struct {
-			SessionID string `json:"sessionId"`
-		}
-		require.NoError(t, c.Call(ctx, "session/new", map[string]any{"cwd": s.root, "mcpServers": []any{}}, &created))
-		sid := created.SessionID
+		sid := c.newSession(t, ctx, s.root)
 		require.Equal(t, "end_turn", c.prompt(t, ctx, sid, "stream please"))
 		stop := make(chan string, 1)
 		go func() {
@@ -214,11 +210,8 @@ func TestServeReportsCounters(t *testing.T) {
 	c := dialServe(t, s, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var created struct {
-		SessionID string `json:"sessionId"`
-	}
-	require.NoError(t, c.Call(ctx, "session/new", map[string]any{"cwd": s.root, "mcpServers": []any{}}, &created))
-	require.Equal(t, "end_turn", c.prompt(t, ctx, created.SessionID, "stream"))
+	sid := c.newSession(t, ctx, s.root)
+	require.Equal(t, "end_turn", c.prompt(t, ctx, sid, "stream"))
 	anon := healthzOf(t, s, false)
 	assert.Equal(t, "ok", anon["status"])
 	assert.Nil(t, anon["transport"], "no counters without the token")
@@ -229,7 +222,7 @@ func TestServeReportsCounters(t *testing.T) {
 	assert.EqualValues(t, 2, conn["openStreams"])
 	var sess map[string]any
 	for _, x := range conn["sessions"].([]any) {
-		if x.(map[string]any)["sessionId"] == created.SessionID {
+		if x.(map[string]any)["sessionId"] == sid {
 			sess = x.(map[string]any)
 		}
 	}
@@ -252,7 +245,7 @@ func TestServeReportsCounters(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(line), &e))
 		names = append(names, e.Name)
 		if e.Name == "session_stream" {
-			assert.Equal(t, created.SessionID, e.SessionID)
+			assert.Equal(t, sid, e.SessionID)
 			assert.Equal(t, c.ConnectionID(), e.Attributes["connection"])
 		}
 		if e.Name == "connection_closed" {
