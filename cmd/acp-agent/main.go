@@ -76,6 +76,12 @@ func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []
 	if len(args) > 0 && args[0] == "login" {
 		return runLogin(ctx, stdin, stdout, stderr, args[1:], os.Getenv) // login.go
 	}
+	if len(args) > 0 && args[0] == "serve" {
+		return runServe(ctx, stdout, stderr, args[1:]) // serve.go
+	}
+	if len(args) > 0 && args[0] == "connect" {
+		return runConnect(ctx, stdin, stdout, stderr, args[1:]) // connect.go
+	}
 	// What acp-agent login stored fills in what the environment leaves
 	// unset.
 	st, err := parseSettings("acp-agent", args, stdout, stderr, withCredentials(os.Getenv), nil)
@@ -146,6 +152,10 @@ type settings struct {
 	// notices are what the user must know about the setup, told once in
 	// the first session (a notice update).
 	notices []acpagent.Notice
+
+	// recorder is the telemetry newAgent sets up (serve's transport
+	// reports to it too).
+	recorder *telemetry.Recorder
 
 	// streamLimits cap one model response (limits.go).
 	streamLimits llm.Limits
@@ -458,8 +468,9 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 	if st.maxRetries == 0 {
 		retry.MaxRetries = -1 // the flag's 0 means none; the policy's 0 means the default
 	}
+	st.recorder = telemetry.NewRecorder(sinks...)
 	a := acpagent.New(acpagent.Config{Model: st.model, Choices: st.choices, Getenv: st.getenv, Logger: log, Version: version,
-		Retry: retry, Models: models, Telemetry: telemetry.NewRecorder(sinks...), DiscoverModels: st.discover,
+		Retry: retry, Models: models, Telemetry: st.recorder, DiscoverModels: st.discover,
 		ExecutionStates: st.execState, PromptTimeout: st.promptTimeout,
 		Workspace: st.workspace, Mode: st.mode, PermissionPolicy: st.permission, Store: store,
 		StopHooks: st.stopHooks, Hooks: st.hooks, HooksTrustFile: hooksTrustFile(st.getenv), OffloadThreshold: st.offload, ModelTitles: st.modelTitles, Resize: st.resize, MaxTurnRequests: st.maxTurnRequests,
