@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -163,17 +164,36 @@ func TestNewFilesBesideGitAndEnvFiles(t *testing.T) {
 			"env-dir-renamed-deeper\tmkdir -p x/y && echo z > x/y/.env && mv x x2",
 		}
 		script := caseScript(creates) + caseScript(gitWrites) + caseScript(reads) +
-			caseScript([]string{"ls-lists-env\tls -a | grep -qx .env", "git-status\tgit status --short"})
+			caseScript([]string{"ls-lists-env\tls -a | grep -qx .env", "git-status\tgit status --short"}) +
+			"grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Seccomp):' /proc/self/status\n"
 		p, outc := start(t, l, pol, script)
 		_, err := p.Wait()
 		require.NoError(t, err)
 		out := string(<-outc)
 		res := outcomes(out)
 		require.Len(t, res, len(creates)+len(gitWrites)+len(reads)+2, "every case reported:\n%s", out)
+		// No capabilities at all, also where the helper holds some in a
+		// user namespace of its own; the bounding set is emptied where
+		// the helper may (root, or its own namespace).
+		for _, c := range []string{"CapInh", "CapPrm", "CapEff", "CapAmb"} {
+			assert.Regexp(t, `(?m)^`+c+`:\s+0+$`, out, "the command kept capabilities (mode %s)", m.name)
+		}
+		if m.masks || os.Geteuid() == 0 {
+			assert.Regexp(t, `(?m)^CapBnd:\s+0+$`, out, "mode %s", m.name)
+		}
+		assert.Regexp(t, `(?m)^NoNewPrivs:\s+1$`, out)
+		assert.Regexp(t, `(?m)^Seccomp:\s+2$`, out)
 		if m.masks {
 			require.True(t, p.Masked(), "the helper did not mask by mount in mode %s", m.name)
 		} else {
 			require.False(t, p.Masked(), "masks by mount are off in mode %s", m.name)
+		}
+		if m.masks {
+			// Files keep their owner: the agent's user.
+			var st syscall.Stat_t
+			require.NoError(t, syscall.Stat(filepath.Join(ws, "renamed"), &st))
+			assert.Equal(t, uint32(os.Geteuid()), st.Uid)
+			assert.Equal(t, uint32(os.Getegid()), st.Gid)
 		}
 		for _, c := range creates {
 			name, _, _ := strings.Cut(c, "\t")
