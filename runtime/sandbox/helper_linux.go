@@ -47,10 +47,34 @@ func Probe() Status {
 // then; otherwise it returns at once. Call it first thing in main.
 func Main(args []string) {
 	if len(args) >= 2 && args[1] == HelperArg {
+		if len(args) >= 3 {
+			// Started in a user namespace of its own: map the agent's
+			// ids while this process is still dumpable (its /proc files
+			// its own).
+			mapSelf(args[2])
+		}
 		os.Exit(serve(helperFD))
 	}
 	if len(args) >= 2 && args[1] == execArg {
 		os.Exit(execStage(args[2:]))
+	}
+}
+
+// mapSelf maps ids ("uid:gid", the agent's) to themselves in the user
+// namespace the helper was started in, and denies setgroups. Without the
+// maps the helper still works (files keep their owner, which the kernel
+// knows), but commands would see themselves as the overflow user.
+func mapSelf(ids string) {
+	uid, gid, _ := strings.Cut(ids, ":")
+	for _, w := range []struct{ file, data string }{
+		{"/proc/self/setgroups", "deny"},
+		{"/proc/self/uid_map", uid + " " + uid + " 1\n"},
+		{"/proc/self/gid_map", gid + " " + gid + " 1\n"},
+	} {
+		if err := os.WriteFile(w.file, []byte(w.data), 0); err != nil {
+			fmt.Fprintf(os.Stderr, "acp-agent sandbox helper: user namespace: %v\n", err)
+			return
+		}
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -90,19 +92,27 @@ type helper struct {
 
 // helperSysProcAttr is how a helper starts: its own process group, so a
 // terminal's ^C reaches the agent, which then ends its helpers;
-// Pdeathsig if the agent dies; and, with userns, a user namespace of
-// its own.
+// Pdeathsig if the agent dies; and, with userns, a user namespace of its
+// own, with the capabilities it needs there kept across its exec. The
+// helper writes its own uid and gid maps (helperArgs): the agent is not
+// dumpable, so until the helper's exec its /proc files are root's and
+// the agent could not write them.
 func helperSysProcAttr(userns bool) *syscall.SysProcAttr {
 	sys := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if userns {
-		uid, gid := os.Geteuid(), os.Getegid()
 		sys.Cloneflags = syscall.CLONE_NEWUSER
-		sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-		sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-		sys.GidMappingsEnableSetgroups = false
-		sys.AmbientCaps = helperCaps
+		sys.AmbientCaps = append(slices.Clone(helperCaps), unix.CAP_SETUID, unix.CAP_SETGID)
 	}
 	return sys
+}
+
+// helperArgs is a helper's argv: with userns, the uid and gid it maps
+// itself to.
+func helperArgs(exe string, userns bool) []string {
+	if !userns {
+		return []string{exe, HelperArg}
+	}
+	return []string{exe, HelperArg, strconv.Itoa(os.Geteuid()) + ":" + strconv.Itoa(os.Getegid())}
 }
 
 // useUserns reports whether the next helper should start in a user
@@ -224,7 +234,7 @@ func (l *Launcher) get() (*helper, error) {
 	newCmd := func(userns bool) *exec.Cmd {
 		return &exec.Cmd{
 			Path:        l.exe,
-			Args:        []string{l.exe, HelperArg},
+			Args:        helperArgs(l.exe, userns),
 			Env:         env,
 			Stderr:      os.Stderr,
 			ExtraFiles:  []*os.File{theirs},

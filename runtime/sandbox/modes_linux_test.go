@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // The sandbox behaves differently for root (it may mount: masks by
@@ -146,6 +147,9 @@ func nobodyTestBinary(t *testing.T) string {
 }
 
 func init() {
+	// Like the agent (cmd/acp-agent), the process that starts helpers is
+	// not dumpable: its helpers' /proc files are root's until they exec.
+	beforeTests = append(beforeTests, func() { _ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0) })
 	// The copy goes when the tests end.
 	afterTests = append(afterTests, func() {
 		if nobodyBin.dir != "" {
