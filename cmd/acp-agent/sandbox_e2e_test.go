@@ -337,12 +337,26 @@ func escapeCorpus(t *testing.T, m sandboxMode) {
 
 // Issue 14: the ordinary workflow works inside the sandbox: go build and
 // go test of a small module with its build cache, git status/diff/log,
-// npm test of a tiny package, a Python script, make.
+// npm test of a tiny package, a Python script, make; and, in a git root
+// where the sandbox masks by mount, new files and directories at the top
+// (npm init, mkdir build). As root, and as nobody with masks and in the
+// fallback (where make's output and new top-level files cannot be made,
+// the fallback's limit); as nobody without the Go step, whose build cache
+// would start cold.
 func TestBinarySandboxOrdinaryWorkflow(t *testing.T) {
 	requireSandbox(t)
+	for _, m := range sandboxModes(t) {
+		t.Run(m.name, func(t *testing.T) { ordinaryWorkflow(t, m) })
+	}
+}
+
+func ordinaryWorkflow(t *testing.T, m sandboxMode) {
 	// The real HOME: its Go build cache is warm (and writable inside, as
 	// a toolchain cache); sessions go to a temporary directory.
-	dir, home := t.TempDir(), os.Getenv("HOME")
+	dir, home := userDir(t, m), os.Getenv("HOME")
+	if m.uid >= 0 {
+		home = userDir(t, m)
+	}
 	if home == "" {
 		t.Skip("no HOME")
 	}
@@ -354,41 +368,55 @@ func TestBinarySandboxOrdinaryWorkflow(t *testing.T) {
 	w("check.js", "if (1 + 1 !== 2) process.exit(1); console.log('NODE-OK');\n")
 	w("script.py", "import os, tempfile\nwith tempfile.NamedTemporaryFile() as f: f.write(b'x')\nprint('PY-OK')\n")
 	w("Makefile", "all:\n\techo MAKE-OK > made.txt\n\tcat made.txt\n")
+	w(".env", "TOKEN=WORKFLOW_ENV_SECRET\n")
+	w(".gitignore", ".env\n")
 	for _, args := range [][]string{{"init", "-q", "."}, {"add", "."}, {"-c", "user.email=t@e", "-c", "user.name=t", "commit", "-qm", "first"}} {
-		git := exec.Command("git", args...)
+		// The test's git may not own the directory (nobody does).
+		git := exec.Command("git", append([]string{"-c", "safe.directory=*"}, args...)...)
 		git.Dir = dir
 		out, err := git.CombinedOutput()
 		require.NoError(t, err, "%s", out)
 	}
 	w("tiny.go", "package tiny\n\n// Add adds.\nfunc Add(a, b int) int { return a + b }\n")
+	chownTree(t, m, dir)
 	goBin := "/usr/local/go/bin/go"
-	if _, err := os.Stat(goBin); err != nil {
-		t.Skip("no Go toolchain at", goBin)
-	}
 	steps := map[string]string{
-		"[go]":     goBin + " build ./... && " + goBin + " test ./... && echo GO-OK",
 		"[git]":    "git status --short && git diff --stat && git log --oneline && echo GIT-OK",
 		"[npm]":    "npm test",
 		"[python]": "python3 script.py",
 		"[make]":   "make",
+		"[create]": "mkdir build && echo x > build/out && touch NOTES.md && mkdir -p node_modules/tiny && echo CREATE-OK",
+	}
+	order := []string{"[git]", "[npm]", "[python]", "[make]", "[create]"}
+	if _, err := os.Stat(goBin); err == nil && m.uid < 0 {
+		steps["[go]"] = goBin + " build ./... && " + goBin + " test ./... && echo GO-OK"
+		order = append([]string{"[go]"}, order...)
 	}
 	calls := map[string][]modelCall{}
 	for k, c := range steps {
 		calls[k] = []modelCall{{"run_command", map[string]any{"command": c, "timeout_seconds": 300}}}
 	}
 	model := promptModel(t, calls)
-	conn, sid, _ := sandboxSession(t, model, dir, home, "--session-dir", t.TempDir())
-	want := map[string]string{"[go]": "GO-OK", "[git]": "GIT-OK", "[npm]": "NODE-OK", "[python]": "PY-OK", "[make]": "MAKE-OK"}
-	i := 0
-	for _, k := range []string{"[go]", "[git]", "[npm]", "[python]", "[make]"} {
+	conn, sid, _ := sandboxSessionAs(t, m, model, dir, home, "--session-dir", userDir(t, m))
+	want := map[string]string{"[go]": "GO-OK", "[git]": "GIT-OK", "[npm]": "NODE-OK", "[python]": "PY-OK", "[make]": "MAKE-OK", "[create]": "CREATE-OK"}
+	for i, k := range order {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		resp, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: sid, Prompt: []sdk.ContentBlock{sdk.TextBlock(k)}})
 		cancel()
 		require.NoError(t, err)
 		assert.Equal(t, sdk.StopReasonEndTurn, resp.StopReason)
 		body := model.body(t, 2*i+1)
-		assert.True(t, strings.Contains(body, want[k]), "%s did not work inside the sandbox: %s", k, tail(body, 1500))
-		i++
+		assert.NotContains(t, body, "WORKFLOW_ENV_SECRET")
+		if !m.masks && (k == "[make]" || k == "[create]") {
+			// The fallback's limit: nothing new directly in a git root.
+			assert.NotContains(t, body, want[k]+`\n`, "%s made a file at the top of a git root in the fallback", k)
+			continue
+		}
+		assert.True(t, strings.Contains(body, want[k]), "%s did not work inside the sandbox (mode %s): %s", k, m.name, tail(body, 1500))
+	}
+	if m.masks {
+		assert.FileExists(t, filepath.Join(dir, "build", "out"))
+		assert.FileExists(t, filepath.Join(dir, "made.txt"))
 	}
 }
 
@@ -567,19 +595,27 @@ func TestBinarySandboxNetworkFollowsTheMode(t *testing.T) {
 // them too), however the command reaches them.
 func TestBinarySandboxAutoApproveNeverReadsEnvFiles(t *testing.T) {
 	requireSandbox(t)
-	dir, home := t.TempDir(), t.TempDir()
+	for _, m := range sandboxModes(t) {
+		t.Run(m.name, func(t *testing.T) { autoApproveNeverReadsEnvFiles(t, m) })
+	}
+}
+
+func autoApproveNeverReadsEnvFiles(t *testing.T, m sandboxMode) {
+	dir, home := userDir(t, m), userDir(t, m)
 	secrets := map[string]string{".env": "ROOT_ENV_SECRET", "api/.env.local": "API_ENV_SECRET", "deploy/prod/.env.production": "PROD_ENV_SECRET"}
 	for p, c := range secrets {
 		write(t, filepath.Join(dir, p), "TOKEN="+c+"\n")
 	}
 	write(t, filepath.Join(dir, ".env.example"), "TOKEN=placeholder-TEMPLATE\n")
+	chownTree(t, m, dir)
 	line := "cat .env api/.env.local deploy/prod/.env.production; grep -r TOKEN . ; " +
 		"python3 -c 'import glob; [print(open(f).read()) for f in glob.glob(\"**/.env*\", recursive=True, include_hidden=True)]'; " +
-		"tar cf - . | tar tvf - >/dev/null; cp api/.env.local copied && cat copied; echo RAN-TO-THE-END"
+		"tar cf - . | tar tvf - >/dev/null; cp api/.env.local api/copied && cat api/copied; echo RAN-TO-THE-END"
 	model := promptModel(t, map[string][]modelCall{"[env]": {{"run_command", map[string]any{"command": line}}}})
 	client := &answeringClient{toolClient: newToolClient(dir, ""), answer: "reject_once"}
 	cmd := exec.Command(agentBin, "--model", "openai/test-model", "--sandbox", "on", "--sandbox-auto-approve")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + home, "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
+	asUser(cmd, m)
 	conn, sid := startE2EWith(t, cmd, client, dir, sdk.ClientCapabilities{})
 	promptE2E(t, conn, sid, "[env]")
 	assert.Zero(t, client.asked(), "auto-approved: the command ran without a question")
