@@ -78,6 +78,15 @@ func TestSuiteAsNobody(t *testing.T) {
 	}
 	for _, name := range []string{"nonroot-masks", "nonroot-fallback"} {
 		t.Run(name, func(t *testing.T) {
+			if name == "nonroot-masks" {
+				// The machine's to say, not the package's: can nobody make
+				// a user namespace and mount in it?
+				cmd := exec.Command("unshare", "--user", "--map-root-user", "--mount", "mount", "-t", "tmpfs", "none", "/tmp")
+				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobodyID, Gid: nobodyID, Groups: []uint32{}}}
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Skipf("nobody cannot mount in a user namespace here (unshare: %v: %s)", err, out)
+				}
+			}
 			env := []string{modeEnv + "=" + name}
 			if name == "nonroot-fallback" {
 				env = append(env, mountsEnv+"=off")
