@@ -104,7 +104,24 @@ func runDoctor(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	case mode == "off":
 		d.warn("sandbox", "off (--sandbox off or the config): commands run unconfined, after your approval")
 	case sb.Available:
-		d.ok("sandbox", sb.String())
+		if sb.Mechanism != "" {
+			d.ok("sandbox", sb.String()) // not Landlock (macOS)
+			break
+		}
+		// One confined command, as sessions run them, says what holds.
+		masked, err := sandboxSelfCheck()
+		switch {
+		case err != nil:
+			d.fail("sandbox", sb.String()+"; a confined command in a scratch workspace: "+err.Error())
+		case sb.Masks != "" && !masked:
+			d.warn("sandbox", fmt.Sprintf("available (Landlock ABI %d, seccomp), limited: the helpers could not mask by mount here "+
+				"(a container's seccomp profile or a security module refusing user namespaces?), so nothing new can be created "+
+				"directly in a directory holding .git or a .env file", sb.ABI))
+		case sb.Limit != "":
+			d.warn("sandbox", sb.String())
+		default:
+			d.ok("sandbox", sb.String()+"; checked: a confined command made a file beside .git and .env and could not read the .env")
+		}
 	case unconfinedByDesign:
 		d.warn("sandbox", platformSandboxNote()) // Windows (platform.go)
 	default:

@@ -459,6 +459,7 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 	if sb == nil && unavailable == "" {
 		st.workspace.Unconfined = unconfinedNote(st.sandboxFlags, st.sandboxFile)
 	}
+	st.notices = append(st.notices, sandboxNotices(sb)...)
 	st.workspace.SandboxNetworkInFullAccess = netInFullAccess
 	st.workspace.SandboxAutoApprove = sb != nil && st.sandboxFlags.autoApproveSetting(st.fs, st.sandboxFile, st.getenv)
 	st.userPath = startUserPath(st.getenv, st.terminal, log)

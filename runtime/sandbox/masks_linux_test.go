@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -309,4 +310,37 @@ func TestARenameRaceNeverUnmasksAnEnvFile(t *testing.T) {
 		require.NoError(t, err)
 		t.Logf("mode %s: %d commands ran, %d refused while the directories moved; renamer: %s", m.name, started, refused, strings.TrimSpace(string(<-renOut)))
 	})
+}
+
+// Where a helper cannot start in a user namespace (a container's filter
+// refusing them; here an ambient capability the kernel refuses), the
+// launcher starts it without one and the commands are confined by the
+// fallback, not left unconfined, and later helpers do not try again.
+func TestAHelperThatCannotEnterAUserNamespaceFallsBack(t *testing.T) {
+	if hasCapSysAdmin() {
+		t.Skip("the agent may mount: its helpers need no user namespace (TestSuiteAsNobody runs this as nobody)")
+	}
+	if mountsTurnedOff() {
+		t.Skip("masks by mount are off: no helper tries a user namespace")
+	}
+	old := helperCaps
+	helperCaps = append(slices.Clone(old), 63) // no such capability
+	t.Cleanup(func() { helperCaps = old })
+	l, pol := newTestLauncher(t)
+	ws := pol.WritableRoots[0]
+	require.NoError(t, os.Mkdir(filepath.Join(ws, ".git"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, ".env"), []byte("NO_USERNS_ENV_SECRET\n"), 0o600))
+	for range 2 {
+		p, outc := start(t, l, pol, "cat .env; echo x > .git/config; touch made && echo MADE; echo RAN")
+		_, err := p.Wait()
+		require.NoError(t, err)
+		out := string(<-outc)
+		assert.False(t, p.Masked())
+		assert.Contains(t, out, "RAN")
+		assert.NotContains(t, out, "NO_USERNS_ENV_SECRET")
+		assert.NotContains(t, out, "MADE", "the fallback's limit")
+		assert.True(t, l.noUserns.Load(), "the launcher remembers")
+	}
+	data, err := os.ReadFile(filepath.Join(ws, ".git", "config"))
+	assert.True(t, os.IsNotExist(err), "%s", data)
 }
