@@ -511,18 +511,22 @@ func restrictThread(p Policy, withSeccomp, mounts bool) (masks bool, err error) 
 		writable = append(writable, p.TempDir)
 	}
 	denied := append(slices.Clone(p.DeniedPaths), realPaths(p.DeniedPaths)...)
-	var masked maskedPolicy
-	if m, err := maskerIf(mounts); err == nil {
+	secrets := helperSecrets.find(p.WritableRoots)
+	masked := maskedPolicy{gitReadOnly: map[string]bool{}}
+	if !needsMasks(denied, secrets, p) {
+		// Nothing to hide: no mount namespace either.
+	} else if m, err := maskerIf(mounts); err == nil {
 		masks = true
-		masked, err = m.apply(denied, p.WritableRoots, writable, p.AllowGitWrites)
+		masked, err = m.apply(denied, secrets, p.WritableRoots, writable, p.AllowGitWrites)
 		m.close()
 		if err != nil {
 			return masks, err
 		}
 		denied = masked.unmasked
 	} else {
-		denied = append(denied, helperSecrets.findPaths(p.WritableRoots)...)
-		masked.gitReadOnly = map[string]bool{}
+		for _, s := range secrets {
+			denied = append(denied, s.paths()...)
+		}
 	}
 	// The rules, one per path (Landlock would merge rules on one inode
 	// anyway; each costs system calls).
@@ -572,6 +576,18 @@ func restrictThread(p Policy, withSeccomp, mounts bool) (masks bool, err error) 
 		return masks, nil
 	}
 	return masks, loadSeccomp(p.Network)
+}
+
+// needsMasks reports whether anything is to be kept from the command: a
+// denied path that exists, a secrets file, or a root's .git.
+func needsMasks(denied []string, secrets []secretFile, p Policy) bool {
+	if len(secrets) > 0 || slices.ContainsFunc(denied, func(d string) bool { _, err := os.Lstat(d); return err == nil }) {
+		return true
+	}
+	return !p.AllowGitWrites && slices.ContainsFunc(p.WritableRoots, func(r string) bool {
+		_, err := os.Lstat(filepath.Join(r, ".git"))
+		return err == nil
+	})
 }
 
 // maskerIf returns a masker for the calling thread when mounts are asked

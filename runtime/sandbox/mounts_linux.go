@@ -355,9 +355,10 @@ type maskedPolicy struct {
 }
 
 // apply masks the denied paths (configured, as written and resolved),
-// the secrets files under the roots, and makes each root's .git
-// read-only (unless allowGit). writable are every path the command may
-// write.
+// the secrets files under the roots (secrets: what the scan found, which
+// it scans for again when one moved before its mask), and makes each
+// root's .git read-only (unless allowGit). writable are every path the
+// command may write.
 //
 // A command may rename any directory of a writable path, and a command
 // that cannot read a .env could then move the directory holding it while
@@ -367,7 +368,7 @@ type maskedPolicy struct {
 // bound onto itself, so renaming it fails (EBUSY) in every command that
 // had that path masked. Moving a file across such a directory's edge
 // with rename(2) gets EXDEV (mv copies instead).
-func (m *masker) apply(denied, roots, writable []string, allowGit bool) (maskedPolicy, error) {
+func (m *masker) apply(denied []string, secrets []secretFile, roots, writable []string, allowGit bool) (maskedPolicy, error) {
 	out := maskedPolicy{gitReadOnly: map[string]bool{}}
 	pinned := map[string]bool{}
 	// pinAbove pins the directories above path that a command could
@@ -406,7 +407,10 @@ func (m *masker) apply(denied, roots, writable []string, allowGit bool) (maskedP
 	}
 	for round := 1; ; round++ {
 		moved := false
-		for _, s := range helperSecrets.find(roots) {
+		if round > 1 {
+			secrets = helperSecrets.find(roots)
+		}
+		for _, s := range secrets {
 			if !s.opaque && !pinAbove(s.path) {
 				out.unmasked = append(out.unmasked, s.paths()...)
 			}

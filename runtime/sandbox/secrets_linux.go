@@ -51,9 +51,9 @@ var helperSecrets = &secretsScan{}
 
 // secretFile is what the scan denies: a secrets file; a link with a
 // secrets name to a regular file, and (follow) the file it leads to; or
-// a directory the helper could not read (a command could have made it
-// unreadable, with chmod, to hide a .env from the scan, and readable
-// again). dev and ino identify what the path named when the scan looked
+// a directory of the user's that the helper could not read (a command
+// could have made it unreadable, with chmod, to hide a .env from the
+// scan, and readable again). dev and ino identify what the path named when the scan looked
 // (with follow, the file the link led to), so a mask can check that it
 // covers that.
 type secretFile struct {
@@ -93,8 +93,10 @@ func (s *secretsScan) find(roots []string) []secretFile {
 		seen[dir] = true
 		d, ok := s.read(dir)
 		if !ok {
+			// Only a directory of the user's own: a command can chmod
+			// only those back; another user's it cannot read either.
 			var st syscall.Stat_t
-			if d.unreadable && syscall.Lstat(dir, &st) == nil {
+			if d.unreadable && syscall.Lstat(dir, &st) == nil && int(st.Uid) == os.Geteuid() {
 				out = append(out, secretFile{path: dir, dev: uint64(st.Dev), ino: st.Ino, opaque: true})
 			}
 			return
@@ -129,15 +131,6 @@ func (s *secretsScan) find(roots []string) []secretFile {
 		if !seen[dir] {
 			delete(s.dirs, dir)
 		}
-	}
-	return out
-}
-
-// findPaths is find as the paths to grant around.
-func (s *secretsScan) findPaths(roots []string) []string {
-	var out []string
-	for _, f := range s.find(roots) {
-		out = append(out, f.paths()...)
 	}
 	return out
 }
