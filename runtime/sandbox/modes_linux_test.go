@@ -177,10 +177,14 @@ func runAsNobody(t *testing.T, env []string, args ...string) string {
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(tmp) })
 	require.NoError(t, os.Chown(tmp, nobodyID, nobodyID))
-	// The tests read testdata/ from their directory.
-	require.NoError(t, os.CopyFS(filepath.Join(tmp, "testdata"), os.DirFS("testdata")))
+	// The tests read testdata/ from their directory and the repository's
+	// (../../testdata): the same layout, in a place nobody can read.
+	pkg := filepath.Join(tmp, "runtime", "sandbox")
+	require.NoError(t, os.MkdirAll(pkg, 0o755))
+	require.NoError(t, os.CopyFS(filepath.Join(pkg, "testdata"), os.DirFS("testdata")))
+	require.NoError(t, os.CopyFS(filepath.Join(tmp, "testdata"), os.DirFS(filepath.Join("..", "..", "testdata"))))
 	cmd := exec.Command(bin, append([]string{"-test.count=1", "-test.v", "-test.timeout=5m"}, args...)...)
-	cmd.Dir = tmp
+	cmd.Dir = pkg
 	cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + tmp, "TMPDIR=" + tmp, "GORACE=atexit_sleep_ms=0"}, env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobodyID, Gid: nobodyID, Groups: []uint32{}}}
 	out, err := cmd.CombinedOutput()
