@@ -210,7 +210,8 @@ func escapeCorpus(t *testing.T, m sandboxMode) {
 	env("umount", "python3 -c 'import ctypes; l=ctypes.CDLL(None); l.umount2(b\".env\", 2)'; cat .env")
 	env("opath-fd", "python3 -c 'import os; fd=os.open(\".env\", os.O_PATH); print(open(\"/proc/self/fd/%d\" % fd).read())'")
 	env("proc-agent-root", "cat /proc/$AGENT_PID/root$PWD/.env")
-	env("proc-helper-root", "for p in $(pgrep -f __acp-agent-sandbox); do cat /proc/$p/root$PWD/.env /proc/$p/cwd/.env; done")
+	env("proc-helper-root", "for p in /proc/[0-9]*; do grep -qa __acp-agent-sandbox $p/cmdline 2>/dev/null && cat $p/root$PWD/.env $p/cwd/.env; done")
+	env("proc-any-root", "for p in /proc/[0-9]*; do cat $p/root$PWD/.env; done")
 	env("grep-r", "grep -r --exclude=attack.sh TOKEN= .")
 	for p, secret := range secrets {
 		q := strconv.Quote(filepath.Join(home, p))
