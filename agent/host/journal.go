@@ -1,4 +1,4 @@
-package acpagent
+package host
 
 import (
 	"encoding/json"
@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/agent/pricing"
@@ -62,7 +61,7 @@ type record struct {
 	Approvals []policy.Approval `json:"approvals,omitempty"`
 	Decision  string            `json:"decision,omitempty"` // "allow", "reject", "none"
 	// plan
-	Plan *acp.Plan `json:"plan,omitempty"`
+	Plan *planRecord `json:"plan,omitempty"`
 	// usage: a response (Model, Tokens, Cost), the context size the
 	// client was shown (Used), or a snapshot of the whole report (Totals,
 	// Rounds) that replaces the usage records before it.
@@ -153,32 +152,6 @@ type toolCallRecord struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
-}
-
-// displayRecord is a ToolDisplay as stored: in ACP's shapes, which is
-// also how session/load shows it again.
-type displayRecord struct {
-	Title     string                 `json:"title"`
-	Kind      acp.ToolKind           `json:"kind,omitempty"`
-	Locations []acp.ToolCallLocation `json:"locations,omitempty"`
-	RawInput  json.RawMessage        `json:"rawInput,omitempty"`
-	Content   []acp.ToolCallContent  `json:"content,omitempty"`
-}
-
-func toDisplayRecord(d *agent.ToolDisplay) *displayRecord {
-	if d == nil {
-		return nil
-	}
-	return &displayRecord{Title: d.Title, Kind: acp.ToolKind(d.Kind), Locations: toACPLocations(d.Locations),
-		RawInput: d.RawInput, Content: toACPToolContent(d.Content)}
-}
-
-func (r *displayRecord) display() *agent.ToolDisplay {
-	if r == nil {
-		return nil
-	}
-	return &agent.ToolDisplay{Title: r.Title, Kind: agent.ToolKind(r.Kind), Locations: fromACPLocations(r.Locations),
-		RawInput: r.RawInput, Content: fromACPToolContent(r.Content)}
 }
 
 func entryRecord(e *agent.Entry) record {
@@ -480,7 +453,9 @@ func (j *journal) SetModel(id, level string) {
 func (j *journal) Remember(d agent.RememberedDecision) { j.write(decisionRecord(d), false) }
 
 // SetPlan implements agent.Journal.
-func (j *journal) SetPlan(p agent.Plan) { j.write(record{Type: recPlan, Plan: toACPPlan(&p)}, false) }
+func (j *journal) SetPlan(p agent.Plan) {
+	j.write(record{Type: recPlan, Plan: toPlanRecord(&p)}, false)
+}
 
 // RecordUsage implements agent.UsageJournal.
 func (j *journal) RecordUsage(r agent.UsageRecord) { j.write(usageRecord(r), false) }
@@ -515,7 +490,7 @@ func (j *journal) Rewrite(st agent.JournalState, entries []agent.Entry) {
 	if st.Plan != nil {
 		// After the entries: load shows a plan where it came in the
 		// conversation, and the last one is the newest.
-		after = append(after, record{Type: recPlan, Plan: toACPPlan(st.Plan)})
+		after = append(after, record{Type: recPlan, Plan: toPlanRecord(st.Plan)})
 	}
 	j.rewrite(state, entries, after...)
 }

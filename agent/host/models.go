@@ -1,4 +1,4 @@
-package acpagent
+package host
 
 import (
 	"errors"
@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/agent/pricing"
@@ -14,7 +13,7 @@ import (
 )
 
 // ModelChoice is one model a session can be switched to with the "model"
-// config option. The choices come from the config file; without one, the
+// option. The choices come from the config file; without one, the
 // agent's single model is the only choice.
 type ModelChoice struct {
 	// Spec is "PROVIDER/MODEL"; it is also the option's value.
@@ -43,11 +42,27 @@ type ModelChoice struct {
 	ContextWindow int
 }
 
-// Config option ids.
+// The options of a session (Session.Options), by id; each is also its
+// category.
 const (
-	ConfigOptionModel        = "model"
-	ConfigOptionThoughtLevel = "thought_level"
+	OptionMode         = "mode"
+	OptionModel        = "model"
+	OptionThoughtLevel = "thought_level"
 )
+
+// Option is one setting of a session a client offers as a choice: its
+// mode, its model, and (when the model has them) its thought level.
+type Option struct {
+	ID, Name, Description string
+	Category              string // the option's id
+	Current               string
+	Choices               []Choice
+}
+
+// Choice is one value of an Option.
+type Choice struct {
+	Value, Name, Description string
+}
 
 // providerLevels are the reasoning levels each provider takes, and the
 // level sessions start with. OpenAI reasoning models always reason
@@ -173,8 +188,8 @@ func (e *modelEntry) name() string {
 }
 
 // modelByID returns the entry with spec id.
-func (a *Agent) modelByID(id string) (*modelEntry, bool) {
-	for _, e := range a.modelEntries() {
+func (h *Host) modelByID(id string) (*modelEntry, bool) {
+	for _, e := range h.modelEntries() {
 		if e.choice.Spec == id {
 			return e, true
 		}
@@ -182,16 +197,13 @@ func (a *Agent) modelByID(id string) (*modelEntry, bool) {
 	return nil, false
 }
 
-// configOptions is the complete config option list of a session on model
-// id at thought level level.
-func (a *Agent) configOptions(id, level string) []acp.SessionConfigOption {
-	model := acp.SessionConfigOption{
-		ID: ConfigOptionModel, Name: "Model", Category: acp.SessionConfigOptionCategoryModel,
-		Description: "The model that answers this session's prompts.",
-		Select:      &acp.SessionConfigSelect{CurrentValue: acp.SessionConfigValueId(id)},
-	}
+// modelOptions are the model option of a session on model id at thought
+// level level, and its thought-level option when the model has levels.
+func (h *Host) modelOptions(id, level string) []Option {
+	model := Option{ID: OptionModel, Name: "Model", Category: OptionModel,
+		Description: "The model that answers this session's prompts.", Current: id}
 	var cur *modelEntry
-	for _, e := range a.modelEntries() {
+	for _, e := range h.modelEntries() {
 		if e.choice.Spec == id {
 			cur = e
 		}
@@ -200,30 +212,25 @@ func (a *Agent) configOptions(id, level string) []acp.SessionConfigOption {
 			// Listed so the user sees it, with what to set.
 			desc = strings.TrimSpace(desc + " (unavailable: " + strings.TrimPrefix(e.err.Error(), agent.ErrNoModel.Error()+": ") + ")")
 		}
-		model.Select.Options.Options = append(model.Select.Options.Options, acp.SessionConfigSelectOption{
-			Value: acp.SessionConfigValueId(e.choice.Spec), Name: e.name(), Description: desc,
-		})
+		model.Choices = append(model.Choices, Choice{Value: e.choice.Spec, Name: e.name(), Description: desc})
 	}
-	opts := []acp.SessionConfigOption{model}
+	opts := []Option{model}
 	if cur != nil && len(cur.levels) > 0 {
-		tl := acp.SessionConfigOption{
-			ID: ConfigOptionThoughtLevel, Name: "Thought level", Category: acp.SessionConfigOptionCategoryThoughtLevel,
-			Description: "How much the model reasons before it answers.",
-			Select:      &acp.SessionConfigSelect{CurrentValue: acp.SessionConfigValueId(level)},
-		}
+		tl := Option{ID: OptionThoughtLevel, Name: "Thought level", Category: OptionThoughtLevel,
+			Description: "How much the model reasons before it answers.", Current: level}
 		for _, l := range cur.levels {
-			tl.Select.Options.Options = append(tl.Select.Options.Options, acp.SessionConfigSelectOption{
-				Value: acp.SessionConfigValueId(l), Name: levelNames[l],
-			})
+			tl.Choices = append(tl.Choices, Choice{Value: l, Name: levelNames[l]})
 		}
 		opts = append(opts, tl)
 	}
 	return opts
 }
 
-// ConfigOptionMode is the id of the mode config option, kept in sync with
-// the session mode.
-const ConfigOptionMode = "mode"
+// ModeInfo describes a session mode to the user.
+type ModeInfo struct {
+	ID                policy.Mode
+	Name, Description string
+}
 
 // modeInfo describes the session modes to the user.
 var modeInfo = map[policy.Mode][2]string{
@@ -233,93 +240,84 @@ var modeInfo = map[policy.Mode][2]string{
 	policy.ModeFullAccess:  {"Full access", "Edit and run commands without asking."},
 }
 
-// modeState is session/new's modes.
-func modeState(current policy.Mode) *acp.SessionModeState {
-	st := &acp.SessionModeState{CurrentModeID: acp.SessionModeId(current)}
-	for _, m := range policy.Modes {
-		st.AvailableModes = append(st.AvailableModes, acp.SessionMode{ID: acp.SessionModeId(m), Name: modeInfo[m][0], Description: modeInfo[m][1]})
+// Modes are the session modes, in order.
+func Modes() []ModeInfo {
+	out := make([]ModeInfo, len(policy.Modes))
+	for i, m := range policy.Modes {
+		out[i] = ModeInfo{ID: m, Name: modeInfo[m][0], Description: modeInfo[m][1]}
 	}
-	return st
+	return out
 }
 
-// modeOption is the mode config option.
-func modeOption(current policy.Mode) acp.SessionConfigOption {
-	o := acp.SessionConfigOption{ID: ConfigOptionMode, Name: "Mode", Category: acp.SessionConfigOptionCategoryMode,
-		Description: "What the agent may do without asking.",
-		Select:      &acp.SessionConfigSelect{CurrentValue: acp.SessionConfigValueId(current)}}
-	for _, m := range policy.Modes {
-		o.Select.Options.Options = append(o.Select.Options.Options, acp.SessionConfigSelectOption{
-			Value: acp.SessionConfigValueId(m), Name: modeInfo[m][0], Description: modeInfo[m][1]})
+// modeOption is the mode option.
+func modeOption(current policy.Mode) Option {
+	o := Option{ID: OptionMode, Name: "Mode", Category: OptionMode, Description: "What the agent may do without asking.", Current: string(current)}
+	for _, m := range Modes() {
+		o.Choices = append(o.Choices, Choice{Value: string(m.ID), Name: m.Name, Description: m.Description})
 	}
 	return o
 }
 
-// sessionOptions is the complete config option list of s: mode, model,
-// and thought level when the model has levels.
-func (a *Agent) sessionOptions(s *agent.Session) []acp.SessionConfigOption {
-	cur := s.CurrentModel()
-	return append([]acp.SessionConfigOption{modeOption(s.Mode())}, a.configOptions(cur.ID, cur.ReasoningEffort)...)
+// Options is the complete option list of the session: mode, model, and
+// thought level when the model has levels.
+func (s *Session) Options() []Option {
+	cur := s.s.CurrentModel()
+	return append([]Option{modeOption(s.s.Mode())}, s.h.modelOptions(cur.ID, cur.ReasoningEffort)...)
 }
 
-// setMode switches s to mode and tells the client (current_mode_update,
-// and the config options, whose mode option changed). It runs on the read
-// loop, so the updates are posted without waiting.
-func (a *Agent) setMode(as *acpSession, mode string) error {
-	s := as.s
+// SetMode switches the session to mode and tells the client (the mode,
+// and the options, whose mode option changed).
+func (s *Session) SetMode(mode string) error {
 	m, err := policy.ParseMode(mode)
 	if err != nil {
-		return fmt.Errorf("%w: modeId: %v", acp.ErrInvalidParams, err)
+		return fmt.Errorf("%w: modeId: %v", ErrInvalidParams, err)
 	}
-	s.SetMode(m)
-	as.post(acp.SessionUpdate{CurrentModeUpdate: &acp.CurrentModeUpdate{CurrentModeID: acp.SessionModeId(m)}})
-	as.post(acp.SessionUpdate{ConfigOptionUpdate: &acp.ConfigOptionUpdate{ConfigOptions: a.sessionOptions(s)}})
+	s.s.SetMode(m)
+	s.c.ModeChanged(m)
+	s.c.OptionsChanged(s.Options())
 	return nil
 }
 
-// errUnknownConfigValue is wrapped for a value that is not one of an
-// option's choices.
-var errUnknownConfigValue = errors.New("not one of the option's values")
+// errUnknownValue is wrapped for a value that is not one of an option's
+// choices.
+var errUnknownValue = errors.New("not one of the option's values")
 
-// setConfigOption applies one config change to s and returns the complete
-// option list. Nothing changes when it fails.
-func (a *Agent) setConfigOption(as *acpSession, req *acp.SetSessionConfigOptionRequest) ([]acp.SessionConfigOption, error) {
-	s := as.s
-	if req.Value.ValueID == nil {
-		return nil, fmt.Errorf("%w: value: option %q takes a value id, not a boolean", acp.ErrInvalidParams, req.ConfigID)
-	}
-	value := string(*req.Value.ValueID)
-	switch req.ConfigID {
-	case ConfigOptionModel:
-		e, ok := a.modelByID(value)
+// SetOption applies one option change and returns the complete option
+// list. Nothing changes when it fails. A mode change is told the client
+// (ModeChanged); the options are the caller's to send.
+func (s *Session) SetOption(id, value string) ([]Option, error) {
+	switch id {
+	case OptionModel:
+		e, ok := s.h.modelByID(value)
 		if !ok {
-			return nil, fmt.Errorf("%w: value: %q is %w %q", acp.ErrInvalidParams, value, errUnknownConfigValue, ConfigOptionModel)
+			return nil, fmt.Errorf("%w: value: %q is %w %q", ErrInvalidParams, value, errUnknownValue, OptionModel)
 		}
 		if e.err != nil {
-			return nil, fmt.Errorf("%w: value: model %s cannot be used: %v", acp.ErrInvalidParams, value, e.err)
+			return nil, fmt.Errorf("%w: value: model %s cannot be used: %v", ErrInvalidParams, value, e.err)
 		}
 		// A new model starts at its own default level: levels differ
 		// between providers.
-		s.SetModel(agent.SessionModel{ID: e.choice.Spec, Model: e.model, Name: e.spec.Model, Info: e.info, ReasoningEffort: e.level})
-	case ConfigOptionMode:
+		s.s.SetModel(agent.SessionModel{ID: e.choice.Spec, Model: e.model, Name: e.spec.Model, Info: e.info, ReasoningEffort: e.level})
+	case OptionMode:
 		m, err := policy.ParseMode(value)
 		if err != nil {
-			return nil, fmt.Errorf("%w: value: %v", acp.ErrInvalidParams, err)
+			return nil, fmt.Errorf("%w: value: %v", ErrInvalidParams, err)
 		}
-		s.SetMode(m)
+		s.s.SetMode(m)
 		// The answer carries the options; the mode itself is announced.
-		as.post(acp.SessionUpdate{CurrentModeUpdate: &acp.CurrentModeUpdate{CurrentModeID: acp.SessionModeId(m)}})
-	case ConfigOptionThoughtLevel:
-		cur := s.CurrentModel()
-		e, ok := a.modelByID(cur.ID)
+		s.c.ModeChanged(m)
+	case OptionThoughtLevel:
+		cur := s.s.CurrentModel()
+		e, ok := s.h.modelByID(cur.ID)
 		if !ok || len(e.levels) == 0 {
-			return nil, fmt.Errorf("%w: configId: model %s has no thought levels", acp.ErrInvalidParams, cur.ID)
+			return nil, fmt.Errorf("%w: configId: model %s has no thought levels", ErrInvalidParams, cur.ID)
 		}
 		if !slices.Contains(e.levels, value) {
-			return nil, fmt.Errorf("%w: value: %q is %w %q (%s)", acp.ErrInvalidParams, value, errUnknownConfigValue, ConfigOptionThoughtLevel, strings.Join(e.levels, ", "))
+			return nil, fmt.Errorf("%w: value: %q is %w %q (%s)", ErrInvalidParams, value, errUnknownValue, OptionThoughtLevel, strings.Join(e.levels, ", "))
 		}
-		s.SetReasoningEffort(value)
+		s.s.SetReasoningEffort(value)
 	default:
-		return nil, fmt.Errorf("%w: configId: unknown config option %q", acp.ErrInvalidParams, req.ConfigID)
+		return nil, fmt.Errorf("%w: configId: unknown config option %q", ErrInvalidParams, id)
 	}
-	return a.sessionOptions(s), nil
+	return s.Options(), nil
 }

@@ -1,4 +1,4 @@
-package acpagent
+package host
 
 import (
 	"context"
@@ -29,14 +29,14 @@ type ModelProbe struct {
 // ProbeModel checks the default model as acp-agent doctor reports it:
 // usable (a key, a valid spec) and, unless offline, reachable with its
 // key: one model-list request, bounded by timeout. It sends no prompt.
-func (a *Agent) ProbeModel(ctx context.Context, offline bool, timeout time.Duration) ModelProbe {
-	p := ModelProbe{Spec: a.cfg.Model}
-	if a.modelErr != nil {
-		p.Unusable = a.modelErr
+func (h *Host) ProbeModel(ctx context.Context, offline bool, timeout time.Duration) ModelProbe {
+	p := ModelProbe{Spec: h.cfg.Model}
+	if h.modelErr != nil {
+		p.Unusable = h.modelErr
 		return p
 	}
-	def := a.defaultModel()
-	_, p.Server = serverKey(def, a.cfg.Getenv)
+	def := h.defaultModel()
+	_, p.Server = serverKey(def, h.cfg.Getenv)
 	lister, ok := def.model.(llm.ModelLister)
 	if !ok {
 		p.NoServer = true

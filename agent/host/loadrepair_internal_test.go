@@ -1,4 +1,4 @@
-package acpagent
+package host
 
 import (
 	"encoding/json"

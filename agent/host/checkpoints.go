@@ -1,4 +1,4 @@
-package acpagent
+package host
 
 import (
 	"context"
@@ -16,7 +16,6 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/tools"
 	"github.com/acp-agent/acp-agent/persistence"
@@ -203,8 +202,8 @@ func (c *checkpoints) commandDoneLocked(turn, id int, ch tools.CommandChanges, i
 // (what a file held before the command is in it). It runs when a session
 // is opened, before anything else, and says what it did ("" when there
 // was nothing to do).
-func (a *acpSession) finishInterruptedCommands(ctx context.Context) string {
-	recs := a.cp.store.Records()
+func (s *Session) finishInterruptedCommands(ctx context.Context) string {
+	recs := s.cp.store.Records()
 	done := map[int]bool{}
 	for _, r := range recs {
 		if r.Type == persistence.CheckpointCommandDone && r.Command != nil {
@@ -220,7 +219,7 @@ func (a *acpSession) finishInterruptedCommands(ctx context.Context) string {
 		n++
 		var ch tools.CommandChanges
 		var m tools.CommandManifest
-		data, err := a.cp.store.Get(r.Command.Manifest)
+		data, err := s.cp.store.Get(r.Command.Manifest)
 		if err == nil {
 			err = json.Unmarshal(data, &m)
 		}
@@ -228,11 +227,11 @@ func (a *acpSession) finishInterruptedCommands(ctx context.Context) string {
 			failed = append(failed, fmt.Sprintf("command %d: %v", r.Command.ID, err))
 			ch.Incomplete = true
 		} else {
-			ch = a.ws.CommandChanges(ctx, m)
+			ch = s.ws.CommandChanges(ctx, m)
 		}
-		a.cp.mu.Lock()
-		err = a.cp.commandDoneLocked(r.Turn, r.Command.ID, ch, true)
-		a.cp.mu.Unlock()
+		s.cp.mu.Lock()
+		err = s.cp.commandDoneLocked(r.Turn, r.Command.ID, ch, true)
+		s.cp.mu.Unlock()
 		if err != nil {
 			failed = append(failed, fmt.Sprintf("command %d: %v", r.Command.ID, err))
 		}
@@ -247,15 +246,17 @@ func (a *acpSession) finishInterruptedCommands(ctx context.Context) string {
 	return fmt.Sprintf("The agent stopped during %d command(s) of this session; the %d files they changed were recorded, and a rewind can put them back.", n, files)
 }
 
-// rewindParams are the params of acp.MethodExtSessionRewind.
-type rewindParams struct {
+// RewindRequest asks for a rewind: to before the user message at entry
+// index ToUserEntryIndex, with the files or not, or (Undo) the undo of
+// the last rewind.
+type RewindRequest struct {
 	ToUserEntryIndex *int `json:"toUserEntryIndex"`
 	Files            bool `json:"files"`
 	Undo             bool `json:"undo"`
 }
 
-// rewindResult says what a rewind did.
-type rewindResult struct {
+// RewindResult says what a rewind did.
+type RewindResult struct {
 	Entries int      `json:"entries"` // the transcript's length now
 	Files   []string `json:"files"`   // the files set back
 	// Prompt is the user message rewound to, for the client to offer for
@@ -268,37 +269,35 @@ type rewindResult struct {
 	Incomplete   bool     `json:"incomplete,omitempty"`
 }
 
-// rewindExtension answers acp.MethodExtSessionRewind. The rewind runs
-// on the session's worker, alone (agent.Session.RunExclusive): refused at
-// once while a turn runs or waits, queued behind other rewinds and
-// commands, and nothing else changes the conversation or the files while
-// it runs.
-func (a *acpSession) rewindExtension(ctx context.Context, raw json.RawMessage) (any, error) {
-	var p rewindParams
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, fmt.Errorf("%w: %v", acp.ErrInvalidParams, err)
-	}
-	if a.cp == nil {
-		return nil, fmt.Errorf("%w: this session keeps no checkpoints (sessions are not stored)", acp.ErrInvalidRequest)
+// Rewind sets the conversation back to before a user message, and with
+// Files every file changed since to its content then, or (Undo) undoes
+// the last rewind. It runs on the session's worker, alone
+// (agent.Session.RunExclusive): refused at once while a turn runs or
+// waits, queued behind other rewinds and commands, and nothing else
+// changes the conversation or the files while it runs. Only a stored
+// session keeps the file history a rewind needs.
+func (s *Session) Rewind(ctx context.Context, p RewindRequest) (*RewindResult, error) {
+	if s.cp == nil {
+		return nil, fmt.Errorf("%w: this session keeps no checkpoints (sessions are not stored)", ErrInvalidRequest)
 	}
 	if !p.Undo && p.ToUserEntryIndex == nil {
-		return nil, fmt.Errorf("%w: toUserEntryIndex: required (or undo: true)", acp.ErrInvalidParams)
+		return nil, fmt.Errorf("%w: toUserEntryIndex: required (or undo: true)", ErrInvalidParams)
 	}
-	var res *rewindResult
-	err := a.s.RunExclusive(ctx, func(ctx context.Context) error {
+	var res *RewindResult
+	err := s.s.RunExclusive(ctx, func(ctx context.Context) error {
 		var err error
 		if p.Undo {
-			res, err = a.undoRewind(ctx)
+			res, err = s.undoRewind(ctx)
 		} else {
-			res, err = a.rewind(ctx, *p.ToUserEntryIndex, p.Files)
+			res, err = s.rewind(ctx, *p.ToUserEntryIndex, p.Files)
 		}
 		return err
 	})
 	switch {
 	case errors.Is(err, agent.ErrTurnRunning):
-		return nil, fmt.Errorf("%w: %v (nothing was changed)", acp.ErrInvalidRequest, err)
+		return nil, fmt.Errorf("%w: %v (nothing was changed)", ErrInvalidRequest, err)
 	case errors.Is(err, agent.ErrSessionClosed):
-		return nil, acp.SessionNotFound(a.s.ID(), "it is closing")
+		return nil, sessionNotFound(s.s.ID(), "it is closing")
 	case err != nil:
 		return nil, err
 	}
@@ -314,33 +313,33 @@ func (a *acpSession) rewindExtension(ctx context.Context, raw json.RawMessage) (
 // atomically one by one, the conversation, and the log says when it is
 // done. A crash in between is completed on the next load; a failure puts
 // back what was set and is logged as failed.
-func (a *acpSession) rewind(ctx context.Context, to int, files bool) (*rewindResult, error) {
-	entries := a.s.Transcript()
-	if !slices.ContainsFunc(a.s.ForkableUserMessages(), func(m agent.ForkableMessage) bool { return m.EntryIndex == to }) {
-		return nil, fmt.Errorf("%w: toUserEntryIndex: %d is not a user message of this session (see %s)", acp.ErrInvalidParams, to, acp.MethodExtSessionForkable)
+func (s *Session) rewind(ctx context.Context, to int, files bool) (*RewindResult, error) {
+	entries := s.s.Transcript()
+	if !slices.ContainsFunc(s.s.ForkableUserMessages(), func(m agent.ForkableMessage) bool { return m.EntryIndex == to }) {
+		return nil, &NotAUserMessageError{Index: to}
 	}
-	rw := persistence.Rewind{ID: a.nextRewindID(), Keep: to, Accepted: true}
+	rw := persistence.Rewind{ID: s.nextRewindID(), Keep: to, Accepted: true}
 	for i := to; i < len(entries); i++ {
 		data, err := json.Marshal(entryRecord(&entries[i]))
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", acp.ErrInternal, err)
+			return nil, fmt.Errorf("%w: %v", ErrInternal, err)
 		}
 		rw.Removed = append(rw.Removed, data)
 	}
 	var lost commandLoss
 	if files {
 		var err error
-		if rw.Files, lost, err = a.filesSince(ctx, entries[to].Time); err != nil {
+		if rw.Files, lost, err = s.filesSince(ctx, entries[to].Time); err != nil {
 			return nil, err
 		}
-		if err := a.checkRestorable(ctx, rw.Files); err != nil {
+		if err := s.checkRestorable(ctx, rw.Files); err != nil {
 			return nil, err
 		}
 	}
-	if err := a.cp.store.Append(persistence.CheckpointRecord{Type: persistence.CheckpointRewind, Rewind: &rw}); err != nil {
-		return nil, fmt.Errorf("%w: %v (nothing was changed)", acp.ErrInternal, err)
+	if err := s.cp.store.Append(persistence.CheckpointRecord{Type: persistence.CheckpointRewind, Rewind: &rw}); err != nil {
+		return nil, fmt.Errorf("%w: %v (nothing was changed)", ErrInternal, err)
 	}
-	res, err := a.carryOut(ctx, rw, entries[:to], true)
+	res, err := s.carryOut(ctx, rw, entries[:to], true)
 	if err != nil {
 		return nil, err
 	}
@@ -354,32 +353,32 @@ func (a *acpSession) rewind(ctx context.Context, to int, files bool) (*rewindRes
 // path passes the write rules as it stands now (when its directory
 // exists; no directory is created here), and the contents it keeps for
 // an undo are durable.
-func (a *acpSession) checkRestorable(ctx context.Context, files []persistence.RewindFile) error {
+func (s *Session) checkRestorable(ctx context.Context, files []persistence.RewindFile) error {
 	for _, f := range files {
 		size := 0
 		if f.To != nil {
-			data, err := a.cp.store.Get(*f.To)
+			data, err := s.cp.store.Get(*f.To)
 			if err != nil {
-				return fmt.Errorf("%w: %s cannot be restored: %v (nothing was changed)", acp.ErrInternal, f.Path, err)
+				return fmt.Errorf("%w: %s cannot be restored: %v (nothing was changed)", ErrInternal, f.Path, err)
 			}
 			size = len(data)
 		}
 		if fi, err := os.Lstat(filepath.Dir(f.Path)); err == nil && fi.IsDir() {
-			if _, err := a.ws.Local().CheckWrite(ctx, f.Path, size); err != nil {
-				return fmt.Errorf("%w: %s cannot be restored: %v (nothing was changed)", acp.ErrInvalidRequest, f.Path, err)
+			if _, err := s.ws.Local().CheckWrite(ctx, f.Path, size); err != nil {
+				return fmt.Errorf("%w: %s cannot be restored: %v (nothing was changed)", ErrInvalidRequest, f.Path, err)
 			}
 		}
 	}
-	return a.syncFrom(files)
+	return s.syncFrom(files)
 }
 
 // carryOut applies a logged rewind: the files, then the conversation,
 // then the done record. Once logged it is not cut short by ctx. If a
 // file cannot be set (rollback), the ones already set are put back and
 // the rewind is logged as failed: nothing changed.
-func (a *acpSession) carryOut(ctx context.Context, rw persistence.Rewind, keep []agent.Entry, rollback bool) (*rewindResult, error) {
+func (s *Session) carryOut(ctx context.Context, rw persistence.Rewind, keep []agent.Entry, rollback bool) (*RewindResult, error) {
 	ctx = context.WithoutCancel(ctx)
-	res := &rewindResult{Entries: len(keep), Files: []string{}}
+	res := &RewindResult{Entries: len(keep), Files: []string{}}
 	if !rollback {
 		// Completing a rewind a kill interrupted: the write it was doing
 		// may have left its temporary file beside the file.
@@ -387,34 +386,34 @@ func (a *acpSession) carryOut(ctx context.Context, rw persistence.Rewind, keep [
 		for _, f := range rw.Files {
 			if d := filepath.Dir(f.Path); !dirs[d] {
 				dirs[d] = true
-				if _, err := a.ws.Local().RemoveStaleWrites(ctx, f.Path); err != nil {
-					a.log.Warn("removing what an interrupted write left", "dir", d, "error", err)
+				if _, err := s.ws.Local().RemoveStaleWrites(ctx, f.Path); err != nil {
+					s.log.Warn("removing what an interrupted write left", "dir", d, "error", err)
 				}
 			}
 		}
 	}
 	for i, f := range rw.Files {
-		if err := a.setFile(ctx, f.Path, f.To); err != nil {
+		if err := s.setFile(ctx, f.Path, f.To); err != nil {
 			err = fmt.Errorf("restoring %s: %w", f.Path, err)
 			if !rollback {
-				return nil, fmt.Errorf("%w: %v", acp.ErrInternal, err)
+				return nil, fmt.Errorf("%w: %v", ErrInternal, err)
 			}
-			return nil, a.abandon(ctx, rw, rw.Files[:i], err)
+			return nil, s.abandon(ctx, rw, rw.Files[:i], err)
 		}
 		res.Files = append(res.Files, f.Path)
 	}
-	if err := a.s.ReplaceTranscript(keep); err != nil {
+	if err := s.s.ReplaceTranscript(keep); err != nil {
 		if !rollback {
-			return nil, fmt.Errorf("%w: %v", acp.ErrInternal, err)
+			return nil, fmt.Errorf("%w: %v", ErrInternal, err)
 		}
-		return nil, a.abandon(ctx, rw, rw.Files, err)
+		return nil, s.abandon(ctx, rw, rw.Files, err)
 	}
-	if err := a.j.Sync(); err != nil {
+	if err := s.j.Sync(); err != nil {
 		// Not logged done: the next load sets the conversation again.
-		return nil, fmt.Errorf("%w: the files were set back, but the conversation could not be saved: %v", acp.ErrInternal, err)
+		return nil, fmt.Errorf("%w: the files were set back, but the conversation could not be saved: %v", ErrInternal, err)
 	}
-	if err := a.cp.store.Append(persistence.CheckpointRecord{Type: persistence.CheckpointRewindDone, Rewind: &persistence.Rewind{ID: rw.ID}}); err != nil {
-		return nil, fmt.Errorf("%w: %v", acp.ErrInternal, err)
+	if err := s.cp.store.Append(persistence.CheckpointRecord{Type: persistence.CheckpointRewindDone, Rewind: &persistence.Rewind{ID: rw.ID}}); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInternal, err)
 	}
 	return res, nil
 }
@@ -422,40 +421,40 @@ func (a *acpSession) carryOut(ctx context.Context, rw persistence.Rewind, keep [
 // abandon puts back the files a failed rewind had set and logs it as
 // failed; if one cannot be put back, the rewind stays logged and the next
 // load completes it. It returns the error for the client.
-func (a *acpSession) abandon(ctx context.Context, rw persistence.Rewind, set []persistence.RewindFile, cause error) error {
+func (s *Session) abandon(ctx context.Context, rw persistence.Rewind, set []persistence.RewindFile, cause error) error {
 	var stuck []string
 	for i := len(set) - 1; i >= 0; i-- {
-		if err := a.setFile(ctx, set[i].Path, set[i].From); err != nil {
+		if err := s.setFile(ctx, set[i].Path, set[i].From); err != nil {
 			stuck = append(stuck, fmt.Sprintf("%s (%v)", set[i].Path, err))
 		}
 	}
 	if len(stuck) > 0 {
 		return fmt.Errorf("%w: %v; putting back what was set also failed for %s: the rewind stays logged and is completed when the session is opened again",
-			acp.ErrInternal, cause, strings.Join(stuck, ", "))
+			ErrInternal, cause, strings.Join(stuck, ", "))
 	}
-	if err := a.cp.store.Append(persistence.CheckpointRecord{Type: persistence.CheckpointRewindDone,
+	if err := s.cp.store.Append(persistence.CheckpointRecord{Type: persistence.CheckpointRewindDone,
 		Rewind: &persistence.Rewind{ID: rw.ID, Failed: cause.Error()}}); err != nil {
-		return fmt.Errorf("%w: %v; what was set was put back, but the log could not say so: %v", acp.ErrInternal, cause, err)
+		return fmt.Errorf("%w: %v; what was set was put back, but the log could not say so: %v", ErrInternal, cause, err)
 	}
-	return fmt.Errorf("%w: %v; nothing was changed (what was already set back was put back)", acp.ErrInternal, cause)
+	return fmt.Errorf("%w: %v; nothing was changed (what was already set back was put back)", ErrInternal, cause)
 }
 
 // setFile makes path hold the content stored under hash (nil: no file),
 // through the workspace's confined filesystem: atomically (a temporary
 // file renamed over it), so that it is always old or new, never torn.
-func (a *acpSession) setFile(ctx context.Context, path string, hash *string) error {
-	if a.ws == nil {
+func (s *Session) setFile(ctx context.Context, path string, hash *string) error {
+	if s.ws == nil {
 		return errors.New("no workspace")
 	}
 	if hash == nil {
-		_, err := a.ws.Local().RemoveFile(ctx, path)
+		_, err := s.ws.Local().RemoveFile(ctx, path)
 		return err
 	}
-	data, err := a.cp.store.Get(*hash)
+	data, err := s.cp.store.Get(*hash)
 	if err != nil {
 		return err
 	}
-	return a.ws.Local().WriteTextFile(ctx, path, string(data))
+	return s.ws.Local().WriteTextFile(ctx, path, string(data))
 }
 
 // commandLoss is what the commands of the turns a rewind covers changed
@@ -470,8 +469,8 @@ type commandLoss struct {
 // and (From) its content now, kept for an undo; and what commands of
 // those checkpoints changed that cannot be set back. (A message that
 // changed no file has no turn record: the turns are selected by time.)
-func (a *acpSession) filesSince(ctx context.Context, t time.Time) ([]persistence.RewindFile, commandLoss, error) {
-	recs := a.cp.store.Records()
+func (s *Session) filesSince(ctx context.Context, t time.Time) ([]persistence.RewindFile, commandLoss, error) {
+	recs := s.cp.store.Records()
 	since := map[int]bool{}
 	for _, r := range recs {
 		if r.Type == persistence.CheckpointTurn && !r.EntryTime.Before(t) {
@@ -493,9 +492,9 @@ func (a *acpSession) filesSince(ctx context.Context, t time.Time) ([]persistence
 			continue
 		}
 		seen[r.Path] = true
-		now, err := a.currentHash(ctx, r.Path)
+		now, err := s.currentHash(ctx, r.Path)
 		if err != nil {
-			return nil, lost, fmt.Errorf("%w: keeping %s before the rewind: %v (nothing was changed)", acp.ErrInternal, r.Path, err)
+			return nil, lost, fmt.Errorf("%w: keeping %s before the rewind: %v (nothing was changed)", ErrInternal, r.Path, err)
 		}
 		out = append(out, persistence.RewindFile{Path: r.Path, From: now, To: r.Before})
 	}
@@ -506,33 +505,33 @@ func (a *acpSession) filesSince(ctx context.Context, t time.Time) ([]persistence
 
 // currentHash stores path's content now and returns its hash (nil: no
 // file).
-func (a *acpSession) currentHash(ctx context.Context, path string) (*string, error) {
-	data, exists, err := a.ws.Local().ReadFile(ctx, path)
+func (s *Session) currentHash(ctx context.Context, path string) (*string, error) {
+	data, exists, err := s.ws.Local().ReadFile(ctx, path)
 	if err != nil || !exists {
 		return nil, err
 	}
-	h, err := a.cp.store.Put(data)
+	h, err := s.cp.store.Put(data)
 	return &h, err
 }
 
 // syncFrom makes the contents a rewind keeps for its undo durable before
 // the rewind is logged.
-func (a *acpSession) syncFrom(files []persistence.RewindFile) error {
+func (s *Session) syncFrom(files []persistence.RewindFile) error {
 	var hashes []string
 	for _, f := range files {
 		if f.From != nil {
 			hashes = append(hashes, *f.From)
 		}
 	}
-	if err := a.cp.store.Sync(hashes...); err != nil {
-		return fmt.Errorf("%w: %v (nothing was changed)", acp.ErrInternal, err)
+	if err := s.cp.store.Sync(hashes...); err != nil {
+		return fmt.Errorf("%w: %v (nothing was changed)", ErrInternal, err)
 	}
 	return nil
 }
 
-func (a *acpSession) nextRewindID() int {
+func (s *Session) nextRewindID() int {
 	id := 0
-	for _, r := range a.cp.store.Records() {
+	for _, r := range s.cp.store.Records() {
 		if r.Rewind != nil {
 			id = max(id, r.Rewind.ID)
 		}
@@ -556,8 +555,8 @@ func rewindOutcomes(recs []persistence.CheckpointRecord) map[int]bool {
 // removed messages come back and the files go back to what they were.
 // It runs on the session's worker, alone, and checks everything before
 // it logs anything.
-func (a *acpSession) undoRewind(ctx context.Context) (*rewindResult, error) {
-	recs := a.cp.store.Records()
+func (s *Session) undoRewind(ctx context.Context) (*RewindResult, error) {
+	recs := s.cp.store.Records()
 	done := rewindOutcomes(recs)
 	var last *persistence.Rewind
 	for _, r := range recs {
@@ -566,43 +565,43 @@ func (a *acpSession) undoRewind(ctx context.Context) (*rewindResult, error) {
 		}
 	}
 	if last == nil {
-		return nil, fmt.Errorf("%w: there is no rewind to undo", acp.ErrInvalidRequest)
+		return nil, fmt.Errorf("%w: there is no rewind to undo", ErrInvalidRequest)
 	}
 	for _, r := range recs {
 		if r.Type == persistence.CheckpointRewind && r.Rewind.Undo == last.ID && done[r.Rewind.ID] {
-			return nil, fmt.Errorf("%w: the last rewind was already undone", acp.ErrInvalidRequest)
+			return nil, fmt.Errorf("%w: the last rewind was already undone", ErrInvalidRequest)
 		}
 	}
-	entries := a.s.Transcript()
+	entries := s.s.Transcript()
 	if len(entries) != last.Keep {
-		return nil, fmt.Errorf("%w: the conversation went on after the rewind; rewind again instead", acp.ErrInvalidRequest)
+		return nil, fmt.Errorf("%w: the conversation went on after the rewind; rewind again instead", ErrInvalidRequest)
 	}
 	back := slices.Clone(entries)
 	for _, raw := range last.Removed {
 		var r record
 		if err := json.Unmarshal(raw, &r); err != nil {
-			return nil, fmt.Errorf("%w: %v", acp.ErrInternal, err)
+			return nil, fmt.Errorf("%w: %v", ErrInternal, err)
 		}
 		back = append(back, r.entry())
 	}
-	undo := persistence.Rewind{ID: a.nextRewindID(), Undo: last.ID, Keep: len(back), Accepted: true}
+	undo := persistence.Rewind{ID: s.nextRewindID(), Undo: last.ID, Keep: len(back), Accepted: true}
 	for _, f := range last.Files {
 		undo.Files = append(undo.Files, persistence.RewindFile{Path: f.Path, From: f.To, To: f.From})
 	}
 	for i := range back {
 		data, err := json.Marshal(entryRecord(&back[i]))
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", acp.ErrInternal, err)
+			return nil, fmt.Errorf("%w: %v", ErrInternal, err)
 		}
 		undo.Entries = append(undo.Entries, data)
 	}
-	if err := a.checkRestorable(ctx, undo.Files); err != nil {
+	if err := s.checkRestorable(ctx, undo.Files); err != nil {
 		return nil, err
 	}
-	if err := a.cp.store.Append(persistence.CheckpointRecord{Type: persistence.CheckpointRewind, Rewind: &undo}); err != nil {
-		return nil, fmt.Errorf("%w: %v (nothing was changed)", acp.ErrInternal, err)
+	if err := s.cp.store.Append(persistence.CheckpointRecord{Type: persistence.CheckpointRewind, Rewind: &undo}); err != nil {
+		return nil, fmt.Errorf("%w: %v (nothing was changed)", ErrInternal, err)
 	}
-	return a.carryOut(ctx, undo, back, true)
+	return s.carryOut(ctx, undo, back, true)
 }
 
 // finishInterruptedRewind completes a rewind (or undo) that a crash
@@ -613,8 +612,8 @@ func (a *acpSession) undoRewind(ctx context.Context) (*rewindResult, error) {
 // them is completed only when nothing followed it (the log ends with it
 // and the conversation is as it left it); otherwise it is marked failed
 // and left alone.
-func (a *acpSession) finishInterruptedRewind(ctx context.Context) string {
-	recs := a.cp.store.Records()
+func (s *Session) finishInterruptedRewind(ctx context.Context) string {
+	recs := s.cp.store.Records()
 	outcomes := rewindOutcomes(recs)
 	var pending *persistence.Rewind
 	last := false
@@ -629,12 +628,12 @@ func (a *acpSession) finishInterruptedRewind(ctx context.Context) string {
 	if _, ended := outcomes[pending.ID]; ended {
 		return ""
 	}
-	entries := a.s.Transcript()
+	entries := s.s.Transcript()
 	if !pending.Accepted && !(last && oldRewindUnfinished(pending, entries)) {
 		why := "logged by an older version and not completed: the session went on after it, so it may have been refused"
-		if err := a.cp.store.Append(persistence.CheckpointRecord{Type: persistence.CheckpointRewindDone,
+		if err := s.cp.store.Append(persistence.CheckpointRecord{Type: persistence.CheckpointRewindDone,
 			Rewind: &persistence.Rewind{ID: pending.ID, Failed: why}}); err != nil {
-			a.log.Warn("marking an old rewind as not completed", "error", err)
+			s.log.Warn("marking an old rewind as not completed", "error", err)
 		}
 		return "An unfinished rewind was found in this session's history (" + why + "); it was left alone. Files it had already set back stay as they are."
 	}
@@ -650,7 +649,7 @@ func (a *acpSession) finishInterruptedRewind(ctx context.Context) string {
 	} else if len(keep) > pending.Keep {
 		keep = keep[:pending.Keep]
 	}
-	res, err := a.carryOut(ctx, *pending, keep, false)
+	res, err := s.carryOut(ctx, *pending, keep, false)
 	if err != nil {
 		return fmt.Sprintf("A rewind of this session was interrupted and could not be completed: %v", err)
 	}
@@ -673,9 +672,9 @@ func oldRewindUnfinished(rw *persistence.Rewind, entries []agent.Entry) bool {
 // user messages, numbered); "/rewind N" goes back to before message N
 // with the files, "/rewind N keep-files" without them, "/rewind undo"
 // undoes the last rewind.
-func (a *acpSession) rewindCommand(ctx context.Context, args string) (string, error) {
+func (s *Session) rewindCommand(ctx context.Context, args string) (string, error) {
 	fields := strings.Fields(args)
-	msgs := a.s.ForkableUserMessages()
+	msgs := s.s.ForkableUserMessages()
 	if len(fields) == 0 {
 		if len(msgs) == 0 {
 			return "There is nothing to rewind to yet.", nil
@@ -688,24 +687,24 @@ func (a *acpSession) rewindCommand(ctx context.Context, args string) (string, er
 		b.WriteString("  /rewind undo  undo the last rewind\n")
 		return b.String(), nil
 	}
-	var r *rewindResult
+	var r *RewindResult
 	var err error
 	switch {
 	case fields[0] == "undo":
-		if a.cp == nil {
+		if s.cp == nil {
 			return "", errors.New("this session keeps no checkpoints")
 		}
-		r, err = a.undoRewind(ctx)
+		r, err = s.undoRewind(ctx)
 	default:
 		n, perr := strconv.Atoi(fields[0])
 		if perr != nil || n < 1 || n > len(msgs) {
 			return "", fmt.Errorf("%q is not one of the points 1 to %d (/rewind lists them)", fields[0], len(msgs))
 		}
 		files := !(len(fields) > 1 && fields[1] == "keep-files")
-		if a.cp == nil {
+		if s.cp == nil {
 			return "", errors.New("this session keeps no checkpoints")
 		}
-		r, err = a.rewind(ctx, msgs[n-1].EntryIndex, files)
+		r, err = s.rewind(ctx, msgs[n-1].EntryIndex, files)
 	}
 	if err != nil {
 		return "", err

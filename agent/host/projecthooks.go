@@ -1,4 +1,4 @@
-package acpagent
+package host
 
 import (
 	"bytes"
@@ -17,7 +17,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/tools"
 	"github.com/acp-agent/acp-agent/runtime"
@@ -97,7 +96,7 @@ type projectHooks struct {
 	sum         string
 	confinement string // tools.Workspace.HookConfinement
 	refusal     string // why the hooks cannot run, or ""
-	conn        *acp.ClientConn
+	perms       agent.PermissionRequester
 	store       *trustStore
 	ws          hookWorkspace
 
@@ -131,35 +130,35 @@ type hookWorkspace interface {
 // symlink, not regular, too large or not valid is skipped (logged); hooks
 // that cannot be pinned, or a session without a workspace to run them
 // in, run nothing, and the user is told why.
-func (a *Agent) loadProjectHooks(cwd string, conn *acp.ClientConn, ws hookWorkspace) []agent.Hook {
+func (h *Host) loadProjectHooks(cwd string, perms agent.PermissionRequester, ws hookWorkspace) []agent.Hook {
 	path := filepath.Join(cwd, ProjectHooksFile)
 	data, err := readProjectHooks(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
-		a.log.Warn("project hooks not read", "file", path, "error", err)
+		h.log.Warn("project hooks not read", "file", path, "error", err)
 		return nil
 	}
 	var spec agent.HooksSpec
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&spec); err != nil {
-		a.log.Warn("project hooks not used", "file", path, "error", err)
+		h.log.Warn("project hooks not used", "file", path, "error", err)
 		return nil
 	}
 	specs, err := spec.Resolve()
 	if err != nil || len(specs) == 0 {
 		if err != nil {
-			a.log.Warn("project hooks not used", "file", path, "error", err)
+			h.log.Warn("project hooks not used", "file", path, "error", err)
 		}
 		return nil
 	}
 	if ws == nil {
-		a.log.Warn("project hooks not used: the session has no workspace to run them in", "file", path)
+		h.log.Warn("project hooks not used: the session has no workspace to run them in", "file", path)
 		return nil
 	}
-	ph := &projectHooks{file: path, data: data, conn: conn, store: &a.trust, ws: ws, confinement: ws.HookConfinement()}
+	ph := &projectHooks{file: path, data: data, perms: perms, store: &h.trust, ws: ws, confinement: ws.HookConfinement()}
 	pin := newPinner(cwd, ws.Writable(), ws.HookPath())
 	for _, r := range specs {
 		t, err := pin.line(r.Spec.Command)
@@ -170,15 +169,15 @@ func (a *Agent) loadProjectHooks(cwd string, conn *acp.ClientConn, ws hookWorksp
 		ph.hooks = append(ph.hooks, projectHook{spec: r, tmpl: t})
 	}
 	if ph.refusal != "" {
-		a.log.Warn("project hooks not used", "file", path, "reason", ph.refusal)
+		h.log.Warn("project hooks not used", "file", path, "reason", ph.refusal)
 		ws.Notify(fmt.Sprintf("the hooks in %s do not run: %s", path, ph.refusal))
 		return nil
 	}
 	ph.pinned = pin.sortedFiles()
 	ph.sum = ph.digest()
 	out := make([]agent.Hook, len(ph.hooks))
-	for i, h := range ph.hooks {
-		out[i] = agent.Hook{Event: h.spec.Event, Tools: h.spec.Spec.Tools, Run: func(ctx context.Context, in agent.HookInput) (agent.HookOutcome, error) {
+	for i, hk := range ph.hooks {
+		out[i] = agent.Hook{Event: hk.spec.Event, Tools: hk.spec.Spec.Tools, Run: func(ctx context.Context, in agent.HookInput) (agent.HookOutcome, error) {
 			return ph.run(ctx, i, in)
 		}}
 	}
@@ -318,8 +317,8 @@ func (p *projectHooks) trusted(ctx context.Context) bool {
 			p.allowed = true
 			return
 		}
-		resp, err := p.conn.RequestPermission(ctx, p.question())
-		if err != nil || resp.Outcome.Selected == nil || resp.Outcome.Selected.OptionID != "allow_always" {
+		answer, err := p.perms.RequestPermission(ctx, p.question())
+		if err != nil || answer.OptionID != "allow_always" {
 			return
 		}
 		p.allowed = true
@@ -330,7 +329,7 @@ func (p *projectHooks) trusted(ctx context.Context) bool {
 
 // question is the trust question: the file's exact content and each
 // pinned file's, in the content the client shows and in rawInput.
-func (p *projectHooks) question() *acp.RequestPermissionRequest {
+func (p *projectHooks) question() agent.PermissionRequest {
 	var how string
 	switch p.confinement {
 	case "confined":
@@ -353,20 +352,19 @@ func (p *projectHooks) question() *acp.RequestPermissionRequest {
 		Pinned      []pinnedView `json:"pinned"`
 		Confinement string       `json:"confinement"`
 	}{File: p.file, SHA256: p.sum, Content: shown(p.data), Pinned: []pinnedView{}, Confinement: p.confinement}
-	content := []acp.ToolCallContent{textContent(p.file + ":\n" + fenced(shown(p.data)))}
+	content := []agent.ToolContent{agent.TextContent(p.file + ":\n" + fenced(shown(p.data)))}
 	for _, f := range p.pinned {
 		sum := sha256.Sum256(f.data)
 		raw.Pinned = append(raw.Pinned, pinnedView{Path: f.path, SHA256: hex.EncodeToString(sum[:]), Content: shown(f.data)})
-		content = append(content, textContent(fmt.Sprintf("%s (run by these hooks; they run this content, pinned):\n%s", f.path, fenced(shown(f.data)))))
+		content = append(content, agent.TextContent(fmt.Sprintf("%s (run by these hooks; they run this content, pinned):\n%s", f.path, fenced(shown(f.data)))))
 	}
 	rawJSON, _ := json.Marshal(raw)
-	return &acp.RequestPermissionRequest{
-		SessionID: acp.SessionId(p.conn.SessionID()),
-		ToolCall: acp.ToolCallUpdate{ToolCallID: "project-hooks", Title: title, Kind: acp.ToolKindExecute,
-			Status: acp.ToolCallStatusPending, Content: content, RawInput: rawJSON},
-		Options: []acp.PermissionOption{
-			{OptionID: "allow_always", Name: "Trust these hooks (until they change)", Kind: acp.PermissionOptionKindAllowAlways},
-			{OptionID: "reject_once", Name: "Do not run them", Kind: acp.PermissionOptionKindRejectOnce},
+	return agent.PermissionRequest{
+		ToolCall: agent.ToolCallUpdate{ID: "project-hooks", Title: title, Kind: agent.ToolKindExecute,
+			Status: agent.ToolPending, Content: content, RawInput: rawJSON},
+		Options: []agent.PermissionOption{
+			{ID: "allow_always", Name: "Trust these hooks (until they change)", Kind: agent.PermissionAllowAlways},
+			{ID: "reject_once", Name: "Do not run them", Kind: agent.PermissionRejectOnce},
 		},
 	}
 }
@@ -378,17 +376,16 @@ func (p *projectHooks) allowOutside(ctx context.Context, h projectHook) bool {
 	if why == "" {
 		why = "the sandbox is unavailable: " + p.confinement
 	}
-	resp, err := p.conn.RequestPermission(ctx, &acp.RequestPermissionRequest{
-		SessionID: acp.SessionId(p.conn.SessionID()),
-		ToolCall: acp.ToolCallUpdate{ToolCallID: "project-hook-outside", Title: fmt.Sprintf("Outside the sandbox: hook %s (%s)", h.spec.Spec.Command, why),
-			Kind: acp.ToolKindExecute, Status: acp.ToolCallStatusPending,
-			Content: []acp.ToolCallContent{textContent(fenced(h.spec.Spec.Command))}},
-		Options: []acp.PermissionOption{
-			{OptionID: "allow_once", Name: "Allow once, outside the sandbox", Kind: acp.PermissionOptionKindAllowOnce},
-			{OptionID: "reject_once", Name: "Reject", Kind: acp.PermissionOptionKindRejectOnce},
+	answer, err := p.perms.RequestPermission(ctx, agent.PermissionRequest{
+		ToolCall: agent.ToolCallUpdate{ID: "project-hook-outside", Title: fmt.Sprintf("Outside the sandbox: hook %s (%s)", h.spec.Spec.Command, why),
+			Kind: agent.ToolKindExecute, Status: agent.ToolPending,
+			Content: []agent.ToolContent{agent.TextContent(fenced(h.spec.Spec.Command))}},
+		Options: []agent.PermissionOption{
+			{ID: "allow_once", Name: "Allow once, outside the sandbox", Kind: agent.PermissionAllowOnce},
+			{ID: "reject_once", Name: "Reject", Kind: agent.PermissionRejectOnce},
 		},
 	})
-	return err == nil && resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionID == "allow_once"
+	return err == nil && answer.OptionID == "allow_once"
 }
 
 // shown is a file's content as the question shows it: the text itself,
@@ -415,8 +412,4 @@ func fenced(text string) string {
 	}
 	fence := strings.Repeat("`", max(3, longest+1))
 	return fence + "\n" + strings.TrimSuffix(text, "\n") + "\n" + fence
-}
-
-func textContent(text string) acp.ToolCallContent {
-	return acp.ToolCallContent{Content: &acp.Content{Content: acp.TextBlock(text)}}
 }

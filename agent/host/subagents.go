@@ -1,4 +1,4 @@
-package acpagent
+package host
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/agent/tools"
@@ -43,7 +42,7 @@ type taskArgs struct {
 // subagents see it as a session of its own (subagent_update on the
 // parent first, then the child's updates under its id); the others see
 // its progress in the task's tool call. Its permission requests name it.
-func (as *acpSession) taskTool() agent.Tool {
+func (hs *Session) taskTool() agent.Tool {
 	return agent.Tool{
 		Name: ToolTask,
 		Description: "Delegate a self-contained piece of work to a subagent: a fresh session with its own context, in the same workspace under the same mode, whose final message comes back to you as this call's result. " +
@@ -73,7 +72,7 @@ func (as *acpSession) taskTool() agent.Tool {
 			// The name goes into titles and permission questions: one
 			// printable line the model cannot make show something else.
 			a.Description = subagentName(a.Description)
-			return as.runSubagent(ctx, a)
+			return hs.runSubagent(ctx, a)
 		},
 	}
 }
@@ -89,17 +88,17 @@ func subagentName(description string) string {
 }
 
 // runSubagent creates, announces, runs and keeps a child session.
-func (as *acpSession) runSubagent(ctx context.Context, a taskArgs) (agent.ToolResult, error) {
+func (hs *Session) runSubagent(ctx context.Context, a taskArgs) (agent.ToolResult, error) {
 	select {
-	case as.subSem <- struct{}{}:
-		defer func() { <-as.subSem }()
+	case hs.subSem <- struct{}{}:
+		defer func() { <-hs.subSem }()
 	case <-ctx.Done():
 		return agent.ToolResult{}, context.Cause(ctx)
 	}
-	parent := as.s
+	parent := hs.s
 	model := parent.CurrentModel()
 	if a.Model != "" {
-		e, ok := as.a.modelByID(a.Model)
+		e, ok := hs.h.modelByID(a.Model)
 		if !ok || e.err != nil {
 			return agent.ToolResult{}, fmt.Errorf("model %q is not a usable configured model", a.Model)
 		}
@@ -117,13 +116,13 @@ func (as *acpSession) runSubagent(ctx context.Context, a taskArgs) (agent.ToolRe
 	}
 	id := uuid.NewString()
 	title := "Subagent: " + a.Description
-	caps := as.conn.Capabilities()
-	visible := caps.Subagents != nil
+	sc, visible := hs.c.(SubagentClient)
+	visible = visible && hs.c.Features().Subagents
 
-	var child *acpSession
-	var childConn *acp.ClientConn // a visible child's connection
-	open := func(conn *acp.ClientConn) (acp.Session, error) {
-		cfg, err := as.a.newSessionConfig(id, parent.CWD(), as.extra, conn)
+	var child *Session
+	var childConn Child // a visible child's side of the client
+	open := func(c Client) (*Session, error) {
+		cfg, err := hs.h.newSessionConfig(id, parent.CWD(), hs.extra, c)
 		if err != nil {
 			return nil, err
 		}
@@ -132,27 +131,27 @@ func (as *acpSession) runSubagent(ctx context.Context, a taskArgs) (agent.ToolRe
 		cfg.Model, cfg.ModelName, cfg.ModelID, cfg.ModelInfo, cfg.ReasoningEffort = model.Model, model.Name, model.ID, model.Info, model.ReasoningEffort
 		cfg.AllowedTools = allowed
 		// Its permission requests name it, wherever they are shown.
-		cfg.Permissions = namedPermissions{inner: acpSink{conn}, name: a.Description}
+		cfg.Permissions = namedPermissions{inner: c, name: a.Description}
 		if !visible {
 			prog := &childProgress{ctx: ctx, title: a.Description}
-			cfg.Sink, cfg.Permissions = prog, namedPermissions{inner: acpSink{as.conn}, name: a.Description}
+			cfg.Sink, cfg.Permissions = prog, namedPermissions{inner: hs.c, name: a.Description}
 		}
-		j, err := as.a.createFile(&cfg, as.extra, parent.ID())
+		j, err := hs.h.createFile(&cfg, hs.extra, parent.ID())
 		if err != nil {
 			closeWorkspace(cfg.Workspace)
 			return nil, err
 		}
 		if j != nil {
 			if err := j.updateHeader(func(h *persistence.Header) { h.Title, h.Subagent = title, true }); err != nil {
-				as.log.Warn("saving the subagent's header", "error", err)
+				hs.log.Warn("saving the subagent's header", "error", err)
 			}
 		}
 		s := agent.NewSession(cfg)
-		child = as.a.wrapSession(s, conn, j, as.extra, cfg.Workspace)
-		if as.cp != nil && child.ws != nil {
+		child = hs.h.wrapSession(s, c, j, hs.extra, cfg.Workspace)
+		if hs.cp != nil && child.ws != nil {
 			// Its file changes are part of the parent's turn: rewinding
 			// the parent puts them back too.
-			child.ws.SetCheckpointer(as.cp)
+			child.ws.SetCheckpointer(hs.cp)
 		}
 		return child, nil
 	}
@@ -167,28 +166,27 @@ func (as *acpSession) runSubagent(ctx context.Context, a taskArgs) (agent.ToolRe
 	}
 	if visible {
 		// Registered with its updates held and its work queued before the
-		// client hears of it, so that a session/cancel naming it always
-		// finds the work; its updates go out only after the announcement
-		// on the parent.
+		// client hears of it, so that a cancel naming it always finds the
+		// work; its updates go out only after the announcement on the
+		// parent.
 		var err error
-		if childConn, err = as.conn.OpenChild(id, open); err != nil {
+		if childConn, err = sc.OpenChild(id, open); err != nil {
 			return agent.ToolResult{}, err
 		}
-		as.addChild(child, true)
+		hs.addChild(child, true)
 		if err := submit(); err != nil {
 			return agent.ToolResult{}, err
 		}
-		// The client may cancel the child alone (session/cancel with its id).
-		as.post(acp.SessionUpdate{SubagentUpdate: &acp.SubagentUpdate{SessionID: id, Title: title, Description: oneLinePreview(a.Prompt, 200),
-			Capabilities: &acp.SubagentSessionCapabilities{Cancel: &struct{}{}},
-			State:        &acp.SubagentState{State: "running"}, CWD: parent.CWD()}})
-		_ = as.conn.Drained(context.WithoutCancel(ctx))
+		// The client may cancel the child alone.
+		sc.Subagent(SubagentEvent{ID: id, Title: title, Description: oneLinePreview(a.Prompt, 200), Cancellable: true,
+			State: "running", CWD: parent.CWD()})
+		_ = sc.Drained(context.WithoutCancel(ctx))
 		childConn.Release()
 	} else {
-		if _, err := open(as.conn); err != nil {
+		if _, err := open(hs.c); err != nil {
 			return agent.ToolResult{}, err
 		}
-		as.addChild(child, false)
+		hs.addChild(child, false)
 		if err := submit(); err != nil {
 			return agent.ToolResult{}, err
 		}
@@ -198,7 +196,7 @@ func (as *acpSession) runSubagent(ctx context.Context, a taskArgs) (agent.ToolRe
 	if visible {
 		// The child's updates reach the client before the parent goes on.
 		_ = childConn.Drained(context.WithoutCancel(ctx))
-		as.post(acp.SessionUpdate{SubagentUpdate: &acp.SubagentUpdate{SessionID: id, State: &acp.SubagentState{State: "idle"}}})
+		sc.Subagent(SubagentEvent{ID: id, State: "idle"})
 	}
 	if err != nil && ctx.Err() != nil {
 		return agent.ToolResult{}, context.Cause(ctx)
@@ -227,31 +225,31 @@ func (as *acpSession) runSubagent(ctx context.Context, a taskArgs) (agent.ToolRe
 }
 
 // addChild keeps a child to close with the parent.
-func (as *acpSession) addChild(c *acpSession, registered bool) {
-	as.mu.Lock()
-	defer as.mu.Unlock()
-	as.children = append(as.children, childRef{s: c, registered: registered})
+func (hs *Session) addChild(c *Session, registered bool) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	hs.children = append(hs.children, childRef{s: c, registered: registered})
 }
 
 // closeChildren ends the session's subagents (with the parent).
-func (as *acpSession) closeChildren() {
-	as.mu.Lock()
-	children := as.children
-	as.children = nil
-	as.mu.Unlock()
+func (hs *Session) closeChildren() {
+	hs.mu.Lock()
+	children := hs.children
+	hs.children = nil
+	hs.mu.Unlock()
 	for _, c := range children {
-		if c.registered {
-			as.conn.CloseChild(c.s.s.ID())
+		if sc, ok := hs.c.(SubagentClient); ok && c.registered {
+			sc.CloseChild(c.s.s.ID())
 		} else {
 			c.s.Close()
 		}
 	}
 }
 
-// childRef is a subagent of a session; registered ones are on the
-// connection (the service closes them).
+// childRef is a subagent of a session; registered ones are the client's
+// (SubagentClient.OpenChild), which closes them.
 type childRef struct {
-	s          *acpSession
+	s          *Session
 	registered bool
 }
 
@@ -302,23 +300,23 @@ func (p *childProgress) Update(_ context.Context, u agent.Update) error {
 }
 
 // announceChildren tells a client that shows subagents about the stored
-// children of a session it opened (subagent_update, idle): each can then
-// be loaded under its own id.
-func (as *acpSession) announceChildren() {
-	if as.conn.Capabilities().Subagents == nil || as.a.store == nil {
+// children of a session it opened (idle): each can then be opened under
+// its own id.
+func (hs *Session) announceChildren() {
+	sc, ok := hs.c.(SubagentClient)
+	if !ok || !hs.c.Features().Subagents || hs.h.store == nil {
 		return
 	}
 	cursor := ""
 	for {
-		page, err := as.a.store.List(persistence.ListOptions{Cursor: cursor, Archived: persistence.ArchivedInclude, Limit: 500})
+		page, err := hs.h.store.List(persistence.ListOptions{Cursor: cursor, Archived: persistence.ArchivedInclude, Limit: 500})
 		if err != nil {
-			as.log.Warn("listing the subagents", "error", err)
+			hs.log.Warn("listing the subagents", "error", err)
 			return
 		}
 		for _, c := range page.Sessions {
-			if c.Subagent && c.ParentSessionID == as.s.ID() {
-				as.post(acp.SessionUpdate{SubagentUpdate: &acp.SubagentUpdate{SessionID: c.ID, Title: c.Title,
-					State: &acp.SubagentState{State: "idle"}, CWD: c.CWD}})
+			if c.Subagent && c.ParentSessionID == hs.s.ID() {
+				sc.Subagent(SubagentEvent{ID: c.ID, Title: c.Title, State: "idle", CWD: c.CWD})
 			}
 		}
 		if cursor = page.NextCursor; cursor == "" {

@@ -1,4 +1,4 @@
-package acpagent
+package host
 
 import (
 	"cmp"
@@ -11,7 +11,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/agent/pricing"
@@ -20,7 +19,7 @@ import (
 // DiscoveryTimeout bounds one server's model listing.
 const DiscoveryTimeout = 5 * time.Second
 
-// discovery is the background model listing of an Agent: started once,
+// discovery is the background model listing of a Host: started once,
 // by the first session, and waited for by Close.
 type discovery struct {
 	once   sync.Once
@@ -32,27 +31,27 @@ type discovery struct {
 
 // startDiscovery lists the configured servers' models in the background,
 // once, if the config asks for it; it never delays the caller.
-func (a *Agent) startDiscovery() {
-	if !a.cfg.DiscoverModels {
+func (h *Host) startDiscovery() {
+	if !h.cfg.DiscoverModels {
 		return
 	}
-	a.disc.once.Do(func() {
-		a.disc.wg.Go(func() {
-			defer close(a.disc.done)
-			a.discoverModels(a.disc.ctx)
+	h.disc.once.Do(func() {
+		h.disc.wg.Go(func() {
+			defer close(h.disc.done)
+			h.discoverModels(h.disc.ctx)
 		})
 	})
 }
 
 // DiscoveryDone is closed once the background model listing is merged
 // (never, when discovery is off or no session has started it).
-func (a *Agent) DiscoveryDone() <-chan struct{} { return a.disc.done }
+func (h *Host) DiscoveryDone() <-chan struct{} { return h.disc.done }
 
-// Close stops the background work of the agent (the model listing) and
-// waits for it. Sessions are closed by the transport.
-func (a *Agent) Close() {
-	a.disc.cancel()
-	a.disc.wg.Wait()
+// Close stops the background work of the host (the model listing) and
+// waits for it. Sessions are closed by their adapters.
+func (h *Host) Close() {
+	h.disc.cancel()
+	h.disc.wg.Wait()
 }
 
 // modelServer is one server the configured models talk to: the provider
@@ -69,15 +68,15 @@ type modelServer struct {
 // models it offers (each within DiscoveryTimeout, all at once), merges
 // them into the model choices after the configured ones, fills context
 // windows the table does not know, and sends each session the new
-// config options.
-func (a *Agent) discoverModels(ctx context.Context) {
+// options.
+func (h *Host) discoverModels(ctx context.Context) {
 	var servers []*modelServer
-	for _, e := range a.modelEntries() {
+	for _, e := range h.modelEntries() {
 		lister, ok := e.model.(llm.ModelLister)
 		if e.err != nil || !ok {
 			continue
 		}
-		key, host := serverKey(e, a.cfg.Getenv)
+		key, host := serverKey(e, h.cfg.Getenv)
 		if !slices.ContainsFunc(servers, func(s *modelServer) bool { return s.key == key }) {
 			servers = append(servers, &modelServer{key: key, host: host, lister: lister, from: e})
 		}
@@ -91,14 +90,14 @@ func (a *Agent) discoverModels(ctx context.Context) {
 			defer cancel()
 			found, err := s.lister.ListModels(ctx)
 			if err != nil {
-				a.log.Info("model discovery failed", "server", s.host, "error", err)
+				h.log.Info("model discovery failed", "server", s.host, "error", err)
 				failMu.Lock()
 				failed = append(failed, s.host+": "+err.Error())
 				failMu.Unlock()
 				return
 			}
 			s.found = found
-			a.log.Debug("models discovered", "server", s.host, "count", len(found))
+			h.log.Debug("models discovered", "server", s.host, "count", len(found))
 		})
 	}
 	wg.Wait()
@@ -108,22 +107,22 @@ func (a *Agent) discoverModels(ctx context.Context) {
 	if len(failed) > 0 {
 		// Once (discovery runs once), in the sessions open now.
 		slices.Sort(failed)
-		n := Notice{Severity: acp.NoticeSeverityWarning, Minor: true, Title: "Model discovery failed",
+		n := Notice{Severity: NoticeWarning, Minor: true, Title: "Model discovery failed",
 			Description: "The model picker lists only the configured models: listing the server's models failed (" + strings.Join(failed, "; ") +
 				"). Prompts may fail the same way: check the base URL and the API key (acp-agent doctor checks both)."}
-		for _, as := range a.liveSessions() {
-			as.notify(n)
+		for _, hs := range h.liveSessions() {
+			hs.notify(n)
 		}
 	}
-	if !a.mergeDiscovered(servers) {
+	if !h.mergeDiscovered(servers) {
 		return
 	}
-	for _, as := range a.liveSessions() {
-		cur := as.s.CurrentModel()
-		if e, ok := a.modelByID(cur.ID); ok && cur.Info == nil && e.info != nil {
-			as.s.SetModelInfo(cur.ID, e.info)
+	for _, hs := range h.liveSessions() {
+		cur := hs.s.CurrentModel()
+		if e, ok := h.modelByID(cur.ID); ok && cur.Info == nil && e.info != nil {
+			hs.s.SetModelInfo(cur.ID, e.info)
 		}
-		as.post(acp.SessionUpdate{ConfigOptionUpdate: &acp.ConfigOptionUpdate{ConfigOptions: a.sessionOptions(as.s)}})
+		hs.c.OptionsChanged(hs.Options())
 	}
 }
 
@@ -142,10 +141,10 @@ func serverKey(e *modelEntry, getenv func(string) string) (key, host string) {
 
 // mergeDiscovered adds the servers' models to the choices and fills the
 // context windows of known ones; it reports whether anything changed.
-func (a *Agent) mergeDiscovered(servers []*modelServer) bool {
-	a.modelsMu.Lock()
-	defer a.modelsMu.Unlock()
-	models := slices.Clone(a.models)
+func (h *Host) mergeDiscovered(servers []*modelServer) bool {
+	h.modelsMu.Lock()
+	defer h.modelsMu.Unlock()
+	models := slices.Clone(h.models)
 	changed := false
 	var added []*modelEntry
 	for _, s := range servers {
@@ -172,7 +171,7 @@ func (a *Agent) mergeDiscovered(servers []*modelServer) bool {
 				spec:  agent.ModelSpec{Provider: s.from.spec.Provider, Model: m.ID},
 				model: s.from.model,
 			}
-			if info, ok := a.cfg.Models.Lookup(e.spec.Provider, e.spec.Model); ok {
+			if info, ok := h.cfg.Models.Lookup(e.spec.Provider, e.spec.Model); ok {
 				e.info = &info
 			}
 			e = withServerLimits(e, m)
@@ -186,9 +185,9 @@ func (a *Agent) mergeDiscovered(servers []*modelServer) bool {
 	if len(added) == 0 && !changed {
 		return false
 	}
-	a.models = append(models, added...)
-	if i := slices.IndexFunc(a.models, func(e *modelEntry) bool { return a.def != nil && e.choice.Spec == a.def.choice.Spec }); i >= 0 {
-		a.def = a.models[i]
+	h.models = append(models, added...)
+	if i := slices.IndexFunc(h.models, func(e *modelEntry) bool { return h.def != nil && e.choice.Spec == h.def.choice.Spec }); i >= 0 {
+		h.def = h.models[i]
 	}
 	return true
 }
@@ -214,17 +213,17 @@ func withServerLimits(e *modelEntry, m llm.ServerModel) *modelEntry {
 }
 
 // modelEntries is the current model choices (a snapshot).
-func (a *Agent) modelEntries() []*modelEntry {
-	a.modelsMu.RLock()
-	defer a.modelsMu.RUnlock()
-	return a.models
+func (h *Host) modelEntries() []*modelEntry {
+	h.modelsMu.RLock()
+	defer h.modelsMu.RUnlock()
+	return h.models
 }
 
 // defaultModel is the default choice.
-func (a *Agent) defaultModel() *modelEntry {
-	a.modelsMu.RLock()
-	defer a.modelsMu.RUnlock()
-	return a.def
+func (h *Host) defaultModel() *modelEntry {
+	h.modelsMu.RLock()
+	defer h.modelsMu.RUnlock()
+	return h.def
 }
 
 // plausibleModelID reports whether a model id (or name) from a server is
@@ -240,15 +239,4 @@ func plausibleModelID(id string) bool {
 		}
 	}
 	return true
-}
-
-// liveSessions are the sessions open now (a snapshot).
-func (a *Agent) liveSessions() []*acpSession {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	sessions := make([]*acpSession, 0, len(a.sessions))
-	for _, as := range a.sessions {
-		sessions = append(sessions, as)
-	}
-	return sessions
 }
