@@ -2,9 +2,11 @@
 GO      ?= go
 BIN     := bin/acp-agent
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X main.version=$(VERSION)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+DATE    ?= $(shell git log -1 --format=%cI 2>/dev/null || echo unknown)
+LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 
-.PHONY: all build demo test vet fmt-check unit golden bench fuzz clean
+.PHONY: all build demo test vet fmt-check unit cross wine-test release golden bench fuzz clean
 
 all: build
 
@@ -16,7 +18,7 @@ build:
 demo: build
 	$(GO) run ./cmd/acp-demo -agent $(BIN)
 
-test: vet fmt-check unit
+test: vet fmt-check cross unit wine-test
 
 vet:
 	$(GO) vet ./...
@@ -27,6 +29,29 @@ fmt-check:
 
 unit:
 	$(GO) test -race -count=1 -timeout 10m ./...
+
+# Every release target builds, so no change breaks another platform
+# unnoticed (docs/platforms.md). -trimpath, as releases build: the release
+# test then finds these packages compiled.
+TARGETS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+cross:
+	@for t in $(TARGETS); do \
+	  echo "go build ./... for $$t"; \
+	  GOOS=$${t%/*} GOARCH=$${t#*/} CGO_ENABLED=0 $(GO) build -trimpath ./... || exit 1; \
+	done
+
+# The Windows test binaries under Wine, where Wine is set up (.ci/run
+# does: source .ci/wine/setup.sh).
+wine-test:
+	@if [ -n "$$WINE" ]; then .ci/wine/test.sh; \
+	else echo "wine-test: skipped (no Wine; source .ci/wine/setup.sh to run it)"; fi
+
+# Release files for VERSION=x.y.z in dist/: six reproducible archives,
+# SHA256SUMS, agent.json and icon.svg (docs/releasing.md).
+release:
+	@case "$(VERSION)" in [0-9]*.[0-9]*.[0-9]*) ;; *) echo "make release VERSION=x.y.z"; exit 2;; esac
+	rm -rf dist
+	$(GO) run ./cmd/release -version $(VERSION) -out dist
 
 # Rewrite golden files from the current encoders (review the diff!).
 golden:
@@ -46,4 +71,4 @@ stress:
 	$(GO) test -race -count=1 -timeout 30m -run TestKill9 ./persistence/ -args -kill9.runs=1000
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

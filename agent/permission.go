@@ -219,6 +219,9 @@ func (s *Session) authorize(ctx context.Context, call toolCallView, info ToolCal
 		s.noticeSandboxMissing(ctx)
 		v = policy.Ask
 	}
+	if info.Action == policy.ActionExecute && v != policy.Deny {
+		s.noticeUnconfined(ctx)
+	}
 	switch v {
 	case policy.Allow:
 		return permitted, ""
@@ -356,6 +359,26 @@ func (s *Session) noticeSandboxMissing(ctx context.Context) {
 	s.sandboxNotice.Do(func() {
 		s.update(ctx, Update{Kind: UpdateNotice, Notice: &Notice{Severity: "warning", Title: "Commands are not sandboxed",
 			Description: "Commands cannot be sandboxed here (" + s.sandboxMissing() + "), so every command asks for permission."}})
+	})
+}
+
+// unconfinedNoticer is a Workspace whose commands run unconfined where
+// no sandbox exists (Windows): Unconfined says so, for the session to
+// tell the user once, at the first command. Commands are not made to
+// ask by it (SandboxMissing does that).
+type unconfinedNoticer interface {
+	Unconfined() string
+}
+
+// noticeUnconfined tells the user, once per session, that commands run
+// without a sandbox here.
+func (s *Session) noticeUnconfined(ctx context.Context) {
+	n, ok := s.cfg.Workspace.(unconfinedNoticer)
+	if !ok || n.Unconfined() == "" {
+		return
+	}
+	s.sandboxNotice.Do(func() {
+		s.update(ctx, Update{Kind: UpdateMessage, Text: "Note: " + n.Unconfined() + "\n\n"})
 	})
 }
 

@@ -256,7 +256,7 @@ func (c *Checkpoints) Compact() error {
 			return fmt.Errorf("checkpoints: %w", err)
 		}
 	}
-	return syncDir(filepath.Join(c.dir, "objects"))
+	return syncDirectory(filepath.Join(c.dir, "objects"))
 }
 
 // Records returns the log's records, oldest first.
@@ -333,7 +333,7 @@ func (c *Checkpoints) writeObject(h string, data []byte) error {
 		werr = cerr
 	}
 	if werr == nil {
-		werr = os.Rename(tmp.Name(), path)
+		werr = replaceFile(tmp.Name(), path)
 	}
 	if werr != nil {
 		os.Remove(tmp.Name())
@@ -360,7 +360,8 @@ func (c *Checkpoints) Sync(hashes ...string) error {
 			continue
 		}
 		path := c.objectPath(h)
-		f, err := os.Open(path)
+		// Read-write: Windows flushes only handles that may write.
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
 		if err != nil {
 			if packed {
 				continue
@@ -376,8 +377,8 @@ func (c *Checkpoints) Sync(hashes ...string) error {
 		synced = append(synced, h)
 	}
 	for dir := range dirs {
-		if err := syncDir(dir); err != nil {
-			return err
+		if err := syncDirectory(dir); err != nil {
+			return fmt.Errorf("checkpoints: %w", err)
 		}
 	}
 	c.mu.Lock()
@@ -449,8 +450,8 @@ func (c *Checkpoints) PutAll(contents map[string][]byte) error {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("checkpoints: storing a pack: %w", werr)
 	}
-	if err := syncDir(dir); err != nil {
-		return err
+	if err := syncDirectory(dir); err != nil {
+		return fmt.Errorf("checkpoints: %w", err)
 	}
 	c.mu.Lock()
 	c.indexPack(path, header.Objects, int64(len(line)))
@@ -505,19 +506,6 @@ func (c *Checkpoints) readPacks() {
 		c.indexPack(path, header.Objects, int64(len(line)))
 		c.mu.Unlock()
 	}
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("checkpoints: %w", err)
-	}
-	err = d.Sync()
-	d.Close()
-	if err != nil {
-		return fmt.Errorf("checkpoints: %w", err)
-	}
-	return nil
 }
 
 // ErrObjectMissing means a stored content is gone or damaged.

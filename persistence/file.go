@@ -120,7 +120,7 @@ func (f *File) Append(records ...json.RawMessage) error {
 		if err != nil {
 			err = fmt.Errorf("persistence: append to %s: %w", f.path, err)
 			if n > 0 {
-				if terr := f.fd.Truncate(f.size); terr != nil {
+				if terr := truncateFile(f.fd, f.size); terr != nil {
 					return f.fail(errors.Join(err, fmt.Errorf("persistence: cut partial line off %s: %w", f.path, terr)))
 				}
 			}
@@ -273,8 +273,22 @@ func (f *File) Rewrite(h Header, records []json.RawMessage) error {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("persistence: write %s: %w", tmp.Name(), err)
 	}
+	if closeBeforeReplace {
+		// Where a file this process holds open cannot be renamed over
+		// (Windows without POSIX renames: FAT, network shares, Wine), the
+		// old handle goes first; the lock file still keeps the session
+		// ours.
+		f.fd.Close()
+	}
 	if renamed, err := f.store.publish(tmp, f.path); err != nil {
 		if !renamed {
+			if closeBeforeReplace {
+				fd, oerr := openData(f.path)
+				if oerr != nil {
+					return f.fail(oerr)
+				}
+				f.fd = fd
+			}
 			return err // the old file is intact and still ours
 		}
 		// Renamed, but the directory fsync failed: the rename may not

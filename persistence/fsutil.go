@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 )
 
 // Suffixes of the files a session owns in the store directory.
@@ -38,18 +37,7 @@ func (s *Store) syncDir() error {
 	if s.unsafeNoSync {
 		return nil
 	}
-	d, err := os.Open(s.dir)
-	if err != nil {
-		return fmt.Errorf("persistence: open directory %s: %w", s.dir, err)
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("persistence: sync directory %s: %w", s.dir, err)
-	}
-	return nil
+	return syncDirectory(s.dir)
 }
 
 // createTemp creates an empty temporary file for session id in the store
@@ -78,7 +66,7 @@ func (s *Store) publish(tmp *os.File, dst string) (renamed bool, err error) {
 		os.Remove(name)
 		return false, fmt.Errorf("persistence: close %s: %w", name, err)
 	}
-	if err := os.Rename(name, dst); err != nil {
+	if err := replaceFile(name, dst); err != nil {
 		os.Remove(name)
 		return false, fmt.Errorf("persistence: rename %s to %s: %w", name, dst, err)
 	}
@@ -89,7 +77,7 @@ func (s *Store) publish(tmp *os.File, dst string) (renamed bool, err error) {
 // every write land at the end even if our idea of the size were wrong;
 // O_NOFOLLOW refuses a session file that has been replaced by a symlink.
 func openData(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|syscall.O_NOFOLLOW, 0)
+	f, err := openNoFollow(path, os.O_RDWR|os.O_APPEND, 0)
 	if err != nil {
 		return nil, fmt.Errorf("persistence: open %s: %w", path, err)
 	}

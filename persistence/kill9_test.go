@@ -8,7 +8,6 @@ import (
 	"hash/crc32"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -204,8 +203,7 @@ func kill9Run(t *testing.T, s *Store, id string, rng *rand.Rand) (acked int, ear
 	<-done
 	c.stdin.Close()
 	err := c.cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+	if !diedOfKill(err) {
 		t.Fatalf("writer did not die of SIGKILL: %v; stderr: %s", err, c.stderr.String())
 	}
 	return int(last.Load()), early

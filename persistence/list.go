@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -209,7 +208,7 @@ func (s *Store) readSummaries(cands []position) []*Summary {
 // readSummary reads the header of one session file into a Summary, or
 // returns nil. *buf is reused and grown to at most MaxHeaderSize.
 func (s *Store) readSummary(p position, buf *[]byte) *Summary {
-	f, err := os.OpenFile(s.dataPath(p.id), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := openNoFollow(s.dataPath(p.id), os.O_RDONLY, 0)
 	if err != nil {
 		return nil
 	}

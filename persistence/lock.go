@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"syscall"
 )
 
 // held is the in-process registry of session lock files this process
@@ -21,7 +20,12 @@ var held = struct {
 	paths map[string]string // lock path → session id
 }{paths: make(map[string]string)}
 
-// fileLock is an exclusive flock on a session's sidecar lock file.
+// errLockHeld is what lockFile returns when another open file holds the
+// lock.
+var errLockHeld = errors.New("lock held")
+
+// fileLock is an exclusive lock on a session's sidecar lock file: flock(2)
+// on Unix, LockFileEx on Windows (lock_unix.go, lock_windows.go).
 type fileLock struct {
 	path string
 	f    *os.File
@@ -60,13 +64,13 @@ func unregister(path string) {
 // not.
 func flockPath(path, id string) (*fileLock, error) {
 	for attempt := 0; ; attempt++ {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+		f, err := openNoFollow(path, os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
 			return nil, fmt.Errorf("persistence: open lock file %s: %w", path, err)
 		}
-		if err := flock(f); err != nil {
+		if err := lockFile(f); err != nil {
 			f.Close()
-			if errors.Is(err, syscall.EWOULDBLOCK) {
+			if errors.Is(err, errLockHeld) {
 				return nil, fmt.Errorf("%w: session %q is open in another process (lock file %s)", ErrLocked, id, path)
 			}
 			return nil, fmt.Errorf("persistence: lock %s: %w", path, err)
@@ -87,27 +91,6 @@ func flockPath(path, id string) (*fileLock, error) {
 	}
 }
 
-func flock(f *os.File) error { return flockOp(f, syscall.LOCK_EX|syscall.LOCK_NB) }
-
-func flockOp(f *os.File, how int) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var ferr error
-	if err := rc.Control(func(fd uintptr) {
-		for {
-			ferr = syscall.Flock(int(fd), how)
-			if ferr != syscall.EINTR {
-				return
-			}
-		}
-	}); err != nil {
-		return err
-	}
-	return ferr
-}
-
 // release drops the lock. With remove, the lock file is unlinked first,
 // while still locked, so no other opener can be left holding a lock on a
 // name that no longer exists (see flockPath).
@@ -124,7 +107,7 @@ func (l *fileLock) release(remove bool) error {
 			err = fmt.Errorf("persistence: remove lock file %s: %w", l.path, rerr)
 		}
 	}
-	if uerr := flockOp(l.f, syscall.LOCK_UN); uerr != nil && err == nil {
+	if uerr := unlockFile(l.f); uerr != nil && err == nil {
 		err = fmt.Errorf("persistence: unlock %s: %w", l.path, uerr)
 	}
 	if cerr := l.f.Close(); cerr != nil && err == nil {

@@ -1,6 +1,7 @@
 package persistence
 
 import (
+	"github.com/acp-agent/acp-agent/internal/winetest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,6 +15,7 @@ import (
 // belongs to a saved session, a session in use, another name shape, or
 // lies behind a symlink stays.
 func TestRemoveStaleCleansOnlyWhatStoppedAgentsLeft(t *testing.T) {
+	winetest.NeedsRealWindows(t, winetest.Symlinks)
 	s := newFastStore(t)
 	dir := s.Dir()
 	outside := t.TempDir()

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"sync"
 	"time"
 )
@@ -230,10 +231,14 @@ func OpenStore(dir string) (*Store, error) {
 // DefaultDir returns the default store directory:
 // $XDG_STATE_HOME/acp-agent/sessions if XDG_STATE_HOME is set to an
 // absolute path (the XDG spec says to ignore relative ones), else
+// on Windows %LOCALAPPDATA%\acp-agent\sessions, else
 // $HOME/.local/state/acp-agent/sessions. It returns "" when HOME is not
 // set either. getenv is usually os.Getenv.
 func DefaultDir(getenv func(string) string) string {
 	if x := getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "acp-agent", "sessions")
+	}
+	if x := getenv("LOCALAPPDATA"); x != "" && filepath.IsAbs(x) && goruntime.GOOS == "windows" {
 		return filepath.Join(x, "acp-agent", "sessions")
 	}
 	if home := getenv("HOME"); home != "" {
@@ -412,7 +417,7 @@ func (s *Store) open(lock *fileLock, id string) (_ *File, _ *Loaded, exists bool
 		if err := s.writeBroken(id, buf); err != nil {
 			return nil, nil, true, err
 		}
-		if err := fd.Truncate(sc.goodEnd); err != nil {
+		if err := truncateFile(fd, sc.goodEnd); err != nil {
 			return nil, nil, true, fmt.Errorf("persistence: truncate torn tail of %s: %w", path, err)
 		}
 		if err := s.fsync(fd); err != nil {

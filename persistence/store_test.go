@@ -66,9 +66,9 @@ func TestDefaultDirPrefersAbsoluteXDGStateHome(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{"xdg", map[string]string{"XDG_STATE_HOME": "/x/state", "HOME": "/home/me"}, "/x/state/acp-agent/sessions"},
-		{"home", map[string]string{"HOME": "/home/me"}, "/home/me/.local/state/acp-agent/sessions"},
-		{"relative xdg ignored", map[string]string{"XDG_STATE_HOME": "state", "HOME": "/home/me"}, "/home/me/.local/state/acp-agent/sessions"},
+		{"xdg", map[string]string{"XDG_STATE_HOME": abs("/x/state"), "HOME": abs("/home/me")}, abs("/x/state/acp-agent/sessions")},
+		{"home", map[string]string{"HOME": abs("/home/me")}, abs("/home/me/.local/state/acp-agent/sessions")},
+		{"relative xdg ignored", map[string]string{"XDG_STATE_HOME": "state", "HOME": abs("/home/me")}, abs("/home/me/.local/state/acp-agent/sessions")},
 		{"nothing", map[string]string{}, ""},
 	}
 	for _, tt := range tests {
@@ -86,7 +86,7 @@ func TestOpenStoreCreatesPrivateDirectory(t *testing.T) {
 	assert.Equal(t, dir, s.Dir())
 	fi, err := os.Stat(dir)
 	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
+	assertMode(t, os.FileMode(0o700), fi)
 	_, err = OpenStore("")
 	assert.Error(t, err)
 }
@@ -109,7 +109,7 @@ func TestCreateWritesHeaderLineAndRefusesExistingID(t *testing.T) {
 	assert.True(t, strings.HasPrefix(string(data), `{"type":"session","version":1,"id":"c1","cwd":"/w","timestamp":`), string(data))
 	fi, err := os.Stat(dataFile(s, "c1"))
 	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	assertMode(t, os.FileMode(0o600), fi)
 
 	_, err = s.Create(h)
 	assert.ErrorIs(t, err, fs.ErrExist)

@@ -12,12 +12,6 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// DefaultPath is the fixed PATH used to resolve command names when the
-// caller does not supply one. It deliberately ignores the agent's own PATH:
-// a PATH the model can influence (a repo-local bin/, ".", a shim directory)
-// would let it choose which binary "git" is.
-const DefaultPath = "/usr/local/bin:/usr/bin:/bin"
-
 // SimpleCommand is one simple command of a shell line.
 type SimpleCommand struct {
 	// Name is argv[0] as written after quote removal ("git" for g'i't,
@@ -91,6 +85,41 @@ type CommandLine struct {
 	// asks about such lines instead of allowing them (a pipeline alone
 	// is not chained).
 	Chained bool `json:"chained,omitempty"`
+	// Unparsed is set for a line of a shell the policy cannot parse
+	// (PowerShell, cmd.exe on Windows; UnparsedCommandLine): it has no
+	// Commands and always a Risk, so it is asked about unless the session
+	// is in full-access mode, and an allow_always of it covers exactly
+	// that line in that directory.
+	Unparsed bool `json:"unparsed,omitempty"`
+}
+
+// UnparsedCommandLine is line for shell, a shell whose language the
+// policy does not parse (PowerShell, cmd.exe): no commands, and a Risk
+// saying so, so that it is never allowed by a command list, a wide
+// approval or the allow permission policy. It refuses what it refuses
+// for any line: NUL bytes, over MaxCommandLineBytes, invalid UTF-8,
+// control characters other than tab and newline, and invisible or
+// bidirectional-control characters (the user approves what is shown, so
+// it must be what runs).
+func UnparsedCommandLine(line, shell string) (CommandLine, error) {
+	cl := CommandLine{Source: line, Unparsed: true}
+	switch {
+	case strings.TrimSpace(line) == "":
+		return cl, fmt.Errorf("%w: empty line", ErrCommandParse)
+	case strings.IndexByte(line, 0) >= 0:
+		return cl, fmt.Errorf("%w: line contains a NUL byte", ErrCommandParse)
+	case len(line) > MaxCommandLineBytes:
+		return cl, fmt.Errorf("%w: line is %d bytes, more than %d", ErrCommandParse, len(line), MaxCommandLineBytes)
+	case !utf8.ValidString(line):
+		return cl, fmt.Errorf("%w: the line is not valid UTF-8", ErrCommandParse)
+	case hasControl(line):
+		return cl, fmt.Errorf("%w: the line contains control characters other than tab and newline", ErrCommandParse)
+	case hasInvisible(line):
+		return cl, fmt.Errorf("%w: the line contains invisible or bidirectional-control characters, so it would display differently from what runs", ErrCommandParse)
+	}
+	r := shell + " lines are not parsed, so what this line runs is not known before it runs"
+	cl.Risks, cl.Opaque = []string{r}, []string{r}
+	return cl, nil
 }
 
 // ErrCommandParse is what a line the shell parser rejects unwraps to.
@@ -726,7 +755,7 @@ func NewLookPath(path, cwd string) func(string) (string, error) {
 		if name == "" || strings.IndexByte(name, 0) >= 0 {
 			return "", fmt.Errorf("look up %q: %w", name, os.ErrNotExist)
 		}
-		if strings.Contains(name, "/") {
+		if hasPathSeparator(name) {
 			abs := name
 			if !filepath.IsAbs(abs) {
 				if !filepath.IsAbs(cwd) {
@@ -735,28 +764,21 @@ func NewLookPath(path, cwd string) func(string) (string, error) {
 				abs = filepath.Join(cwd, abs)
 			}
 			abs = filepath.Clean(abs)
-			if err := isExecutable(abs); err != nil {
-				return "", fmt.Errorf("look up %q: %w", name, err)
+			var err error
+			for _, cand := range executableNames(abs) {
+				if err = isExecutable(cand); err == nil {
+					return cand, nil
+				}
 			}
-			return abs, nil
+			return "", fmt.Errorf("look up %q: %w", name, err)
 		}
 		for _, d := range dirs {
-			cand := filepath.Join(d, name)
-			if isExecutable(cand) == nil {
-				return cand, nil
+			for _, cand := range executableNames(filepath.Join(d, name)) {
+				if isExecutable(cand) == nil {
+					return cand, nil
+				}
 			}
 		}
 		return "", fmt.Errorf("look up %q in %s: %w", name, path, os.ErrNotExist)
 	}
-}
-
-func isExecutable(path string) error {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
-		return fmt.Errorf("%s: not an executable file: %w", path, os.ErrPermission)
-	}
-	return nil
 }

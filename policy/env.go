@@ -76,8 +76,8 @@ var deniedEnvPrefixes = []string{
 // CheckEnv refuses any name that is not a plain identifier
 // ([A-Za-z_][A-Za-z0-9_]*, which excludes '=', NUL and bash's
 // BASH_FUNC_x%% function imports) or that is on the deny list (exact
-// names and prefixes above; compared case-sensitively because the
-// environment is case-sensitive on the platforms we run on). It returns a
+// names and prefixes above; compared case-sensitively where the
+// environment is, case-insensitively on Windows). It returns a
 // *EnvDeniedError for the first refused name.
 //
 // The list is a deny list, so it cannot be complete: a program may read a
@@ -103,7 +103,7 @@ func envNameDenied(n string) bool {
 	if allowedEnvExceptions[n] {
 		return false
 	}
-	if deniedEnv[n] {
+	if deniedEnv[n] || deniedWindowsEnv[envNameKey(n)] {
 		return true
 	}
 	for _, p := range deniedEnvPrefixes {
@@ -111,8 +111,21 @@ func envNameDenied(n string) bool {
 			return true
 		}
 	}
+	if k := envNameKey(n); k != n {
+		// Windows: names are case-insensitive, so "Path" is PATH and
+		// "git_dir" is GIT_DIR.
+		return envNameDenied(k) && !allowedEnvExceptions[k]
+	}
 	return false
 }
+
+// deniedWindowsEnv are names that choose what Windows programs and
+// shells run (compared upper-cased; harmless to deny elsewhere).
+var deniedWindowsEnv = setOf(
+	"PATHEXT", "COMSPEC", "PSMODULEPATH", "PSMODULEANALYSISCACHEPATH",
+	"SYSTEMROOT", "WINDIR", "APPDATA", "LOCALAPPDATA", "USERPROFILE",
+	"PROGRAMFILES", "PROGRAMDATA", "NODEFAULTCURRENTDIRECTORYINEXEPATH",
+)
 
 func isIdentifier(s string) bool {
 	if s == "" {

@@ -131,7 +131,7 @@ func (p FS) Resolve(path string, a Access) (root, rel string, err error) {
 	case !utf8.ValidString(path):
 		return "", "", &PathError{Path: path, Reason: ReasonInvalidUTF8}
 	}
-	clean := filepath.Clean(path)
+	clean := CanonicalPath(filepath.Clean(path))
 
 	for _, r := range p.Roots {
 		r2, rel2, ok := within(r, clean)
@@ -172,7 +172,7 @@ func (p FS) ChildrenByName(dir string) bool {
 		if !filepath.IsAbs(r) {
 			continue
 		}
-		cr := filepath.Clean(r)
+		cr := CanonicalPath(filepath.Clean(r))
 		if cr != dir && filepath.Dir(cr) == dir {
 			return false
 		}
@@ -210,7 +210,7 @@ func within(root, target string) (cleanRoot, rel string, ok bool) {
 		// A relative root is a configuration error; it contains nothing.
 		return "", "", false
 	}
-	cleanRoot = filepath.Clean(root)
+	cleanRoot = CanonicalPath(filepath.Clean(root))
 	rel, err := filepath.Rel(cleanRoot, target)
 	if err != nil {
 		return "", "", false
@@ -260,7 +260,8 @@ func (p FS) deniedPrefix(rel string) (string, bool) {
 // case-insensitive filesystems ignore.
 func DeniedName(name string) bool {
 	c := strings.ToLower(foldableComponent(name))
-	return c == ".git" || envName(c)
+	// osDeniedName: on Windows a short name (GIT~1) can be any long one.
+	return c == ".git" || envName(c) || osDeniedName(c)
 }
 
 // EnvFileName reports whether name is one of the secrets names DeniedName

@@ -219,6 +219,10 @@ func (m *CommandMemory) Reset() {
 // allowApprovals is what an allow_always of cl in ctx stores; nil when
 // the line cannot be remembered.
 func allowApprovals(cl CommandLine, ctx CommandContext) []Approval {
+	if cl.Unparsed && ctx.Dir != "" {
+		// Nothing is known of what it runs: exactly this line, here.
+		return []Approval{{Kind: ApprovalLine, Dir: ctx.Dir, Line: cl.Source}}
+	}
 	if len(cl.Risks) > 0 || len(cl.Commands) == 0 || ctx.Dir == "" {
 		return nil
 	}
@@ -242,7 +246,10 @@ func (m *CommandMemory) Lookup(cl CommandLine, ctx CommandContext) Decision {
 	var exact, wide []string
 	line := ""
 	allowable := len(cl.Risks) == 0 && len(cl.Commands) > 0 && ctx.Dir != ""
-	if allowable && changesDir(cl) {
+	if cl.Unparsed && ctx.Dir != "" {
+		allowable = true
+		line = Approval{Kind: ApprovalLine, Dir: ctx.Dir, Line: cl.Source}.key()
+	} else if allowable && changesDir(cl) {
 		line = Approval{Kind: ApprovalLine, Dir: ctx.Dir, Line: cl.Source}.key()
 	} else if allowable {
 		for _, c := range cl.Commands {
@@ -300,6 +307,9 @@ func DescribeApproval(cl CommandLine, ctx CommandContext, folder string) (string
 	where := "in this folder"
 	if folder != "" && folder != "." {
 		where = "in the folder " + folder
+	}
+	if cl.Unparsed {
+		return fmt.Sprintf("Always allow exactly `%s`, %s", clip(cl.Source), where), true
 	}
 	if as[0].Kind == ApprovalLine {
 		return fmt.Sprintf("Always allow exactly this line, %s", where), true

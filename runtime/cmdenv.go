@@ -14,9 +14,16 @@ import (
 
 // CommandEnv is the base environment of commands (TerminalOptions.Env):
 // path as PATH, the agent's HOME (or "/"), LANG=C.UTF-8, TERM=dumb, then
-// extra ("NAME=value", the user's configured variables) in order. A
+// extra ("NAME=value", the user's configured variables) in order. On
+// Windows, the variables Windows programs need to start (SystemRoot,
+// PATHEXT, the profile directories, TEMP, ...) replace HOME, LANG and
+// TERM. A
 // LocalTerminal still removes the names that look like secrets.
 func CommandEnv(path string, extra []string) []string {
+	if base := platformBaseEnv(); base != nil {
+		// Windows: the variables its programs need to start, then PATH.
+		return append(append(base, "PATH="+path), extra...)
+	}
 	home := os.Getenv("HOME")
 	if home == "" || !filepath.IsAbs(home) {
 		home = "/"

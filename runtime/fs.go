@@ -422,6 +422,9 @@ func (f *LocalFS) readStat(file *os.File, fi fs.FileInfo, path string) ([]byte, 
 	if err := f.checkReadable(fi, path); err != nil {
 		return nil, err
 	}
+	if n := handleLinkCount(file, fi); !f.hardLinkReads && n > 1 {
+		return nil, &policy.PathError{Path: path, Reason: fmt.Sprintf("hard link (%d links)", n)}
+	}
 	// Read one byte past the cap in case the file grew since Stat.
 	data, err := io.ReadAll(io.LimitReader(file, f.maxSize+1))
 	if err != nil {
@@ -680,8 +683,8 @@ func (f *LocalFS) checkWriteTarget(w *preparedWrite, path string) error {
 		return fmt.Errorf("write %s: %w (is a directory)", path, ErrNotRegular)
 	case !fi.Mode().IsRegular():
 		return fmt.Errorf("write %s: %w (%s)", path, ErrNotRegular, typeName(fi.Mode()))
-	case linkCount(fi) > 1:
-		return &policy.PathError{Path: path, Reason: fmt.Sprintf("hard link (%d links)", linkCount(fi))}
+	case linkCountAt(w.dir, w.base, fi) > 1:
+		return &policy.PathError{Path: path, Reason: fmt.Sprintf("hard link (%d links)", linkCountAt(w.dir, w.base, fi))}
 	case fi.Mode().Perm()&0o200 == 0:
 		// The rename would replace a write-protected file that open(2)
 		// would refuse to write; keep the protection.
@@ -741,7 +744,7 @@ func syncRootDir(dir *os.Root, path string) error {
 		return rootErr("open dir", path, err)
 	}
 	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+	if err := syncDirFile(d); err != nil && !errors.Is(err, errors.ErrUnsupported) {
 		return rootErr("sync dir", path, err)
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/acp-agent/acp-agent/internal/winetest"
 	"github.com/acp-agent/acp-agent/policy"
 )
 
@@ -17,6 +18,7 @@ import (
 // symlink, a hard link or a denied prefix; a missing file is not an error
 // and creates nothing.
 func TestRemoveFileStaysInTheRoots(t *testing.T) {
+	winetest.NeedsRealWindows(t, winetest.Symlinks)
 	root, outside := t.TempDir(), t.TempDir()
 	precious := filepath.Join(outside, "f.txt")
 	require.NoError(t, os.WriteFile(precious, []byte("precious"), 0o644))

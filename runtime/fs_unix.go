@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // openReadFlags opens files for reading without blocking: a FIFO planted
@@ -23,6 +25,25 @@ func linkCount(fi fs.FileInfo) uint64 {
 	return 1
 }
 
+// syncDirFile fsyncs a directory: a rename or removal in it is durable
+// only then.
+func syncDirFile(d *os.File) error { return d.Sync() }
+
+// handleLinkCount is linkCount: on Unix the FileInfo of an open file
+// has it.
+func handleLinkCount(_ *os.File, fi fs.FileInfo) uint64 { return linkCount(fi) }
+
+// linkCountAt is linkCount: on Unix Lstat's FileInfo has it.
+func linkCountAt(_ *os.Root, _ string, fi fs.FileInfo) uint64 { return linkCount(fi) }
+
+// fileID is the inode number.
+func fileID(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Ino)
+	}
+	return 0
+}
+
 // readEntry reads the walked file e into *buf with raw system calls
 // (no os.File, poller or finalizer per file): openat relative to the
 // parent directory's descriptor, one path component, never through a
@@ -31,13 +52,15 @@ func linkCount(fi fs.FileInfo) uint64 {
 // within the size cap; then reads. What is opened is the entry of that
 // very directory at that name.
 func (w *walk) readEntry(e entry, buf *[]byte) ([]byte, bool) {
-	fd, err := syscall.Openat(e.dir.fd, e.d.Name(), syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	// x/sys/unix rather than syscall: darwin's syscall package has no
+	// Openat.
+	fd, err := unix.Openat(e.dir.fd, e.d.Name(), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, false
 	}
-	defer syscall.Close(fd)
-	var st syscall.Stat_t
-	if syscall.Fstat(fd, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG ||
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG ||
 		(!w.f.hardLinkReads && st.Nlink > 1) || st.Size > w.f.maxSize {
 		return nil, false
 	}
@@ -51,8 +74,8 @@ func (w *walk) readEntry(e entry, buf *[]byte) ([]byte, bool) {
 	b := (*buf)[:size]
 	n := 0
 	for n < size {
-		m, err := syscall.Read(fd, b[n:])
-		if err == syscall.EINTR {
+		m, err := unix.Read(fd, b[n:])
+		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
@@ -69,10 +92,10 @@ func (w *walk) readEntry(e entry, buf *[]byte) ([]byte, bool) {
 // noFollowFlag refuses a final symlink.
 const noFollowFlag = syscall.O_NOFOLLOW
 
-// readAt reads a small regular file name of the directory dirFD (an
+// readAt reads a small regular file name of the directory dir (an
 // ignore file), never through a symlink, never blocking on a FIFO.
-func readAt(dirFD int, name string) ([]byte, bool) {
-	fd, err := syscall.Openat(dirFD, name, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+func readAt(dir *dirHandle, name string) ([]byte, bool) {
+	fd, err := unix.Openat(dir.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, false
 	}

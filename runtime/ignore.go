@@ -214,7 +214,7 @@ func readIgnoreFile(path string) ([]byte, bool) {
 // dirRel, outermost first: its parent's chain (built when the walk listed
 // the parent) and its own .gitignore and .ignore, read once through its
 // open descriptor if its listing has them (present: ignoreFileNames bits).
-func (ig *ignorer) chain(dirRel string, dirFD int, present uint8) []ignoreFile {
+func (ig *ignorer) chain(dirRel string, dir *dirHandle, present uint8) []ignoreFile {
 	ig.mu.Lock()
 	if c, ok := ig.chains[dirRel]; ok {
 		ig.mu.Unlock()
@@ -235,7 +235,7 @@ func (ig *ignorer) chain(dirRel string, dirFD int, present uint8) []ignoreFile {
 		if present&(1<<i) == 0 {
 			continue
 		}
-		if data, ok := readAt(dirFD, n); ok && len(bytes.TrimSpace(data)) > 0 {
+		if data, ok := readAt(dir, n); ok && len(bytes.TrimSpace(data)) > 0 {
 			c = append(c, parseIgnore(base, data))
 		}
 	}
@@ -264,7 +264,7 @@ func (ig *ignorer) ignored(e entry) bool {
 	if i := strings.LastIndexByte(e.rel, '/'); i >= 0 {
 		parent = e.rel[:i]
 	}
-	chain := ig.chain(parent, e.dir.fd, e.dir.ignoreFiles)
+	chain := ig.chain(parent, e.dir, e.dir.ignoreFiles)
 	path, isDir := ig.origin(e.rel), e.d.IsDir()
 	ignored := false
 	for _, fs := range [][]ignoreFile{ig.files, chain} {

@@ -1,5 +1,3 @@
-//go:build unix
-
 package runtime
 
 import (
@@ -15,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/acp-agent/acp-agent/policy"
@@ -111,6 +108,10 @@ type CommandSpec struct {
 	// Stderr, if set, gets the process's standard error, which then stays
 	// out of the output (that holds stdout only). It must not block.
 	Stderr io.Writer
+	// CmdLine, on Windows, is the whole command line the program gets,
+	// instead of Args quoted and joined (cmd.exe parses its own /c line,
+	// which Go's quoting would change). Ignored elsewhere.
+	CmdLine string
 }
 
 // ExitStatus is how a process ended.
@@ -192,6 +193,7 @@ type Process struct {
 	confined *sandbox.Proc // nil unless run by a sandbox helper
 	out      *tailBuffer
 	cgroup   *cgroup // nil without CgroupParent
+	sys      procSys // what the OS keeps per process (a Windows job)
 
 	killOnce sync.Once
 	killReq  chan struct{} // closed by the first kill request
@@ -287,7 +289,7 @@ func (t *LocalTerminal) Start(ctx context.Context, spec CommandSpec) (*Process, 
 	if t.sandbox != nil {
 		wait, err = t.startConfined(p, cmd, spec.SandboxNetwork, cgroupFD)
 	} else {
-		wait, err = t.startLocal(p, cmd, cgroupFD)
+		wait, err = t.startLocal(p, cmd, spec.CmdLine, cgroupFD)
 	}
 	if cg != nil {
 		cg.closeFD()
@@ -309,145 +311,40 @@ func (t *LocalTerminal) Start(ctx context.Context, spec CommandSpec) (*Process, 
 	return p, nil
 }
 
-// waitResult is how a process ended: its wait status when known, and an
-// error that is not about the status.
+// waitResult is how a process ended: its exit code or the name of the
+// signal that ended it when known, and an error that is not about the
+// status.
 type waitResult struct {
-	status *syscall.WaitStatus
+	known  bool
+	code   int
+	signal string
 	err    error
 }
 
 // startLocal forks cmd from the agent.
-func (t *LocalTerminal) startLocal(p *Process, cmd *exec.Cmd, cgroupFD int) (func() waitResult, error) {
+func (t *LocalTerminal) startLocal(p *Process, cmd *exec.Cmd, cmdLine string, cgroupFD int) (func() waitResult, error) {
 	cmd.SysProcAttr = sysProcAttr(cgroupFD)
+	setCmdLine(cmd.SysProcAttr, cmdLine)
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
 	p.pid = cmd.Process.Pid
+	// Where the OS needs it (Windows), the process is put in its kill
+	// group before it runs.
+	if err := p.attach(cmd.Process); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, err
+	}
 	return func() waitResult {
 		err := cmd.Wait()
-		var ws *syscall.WaitStatus
-		if ps := cmd.ProcessState; ps != nil {
-			if st, ok := ps.Sys().(syscall.WaitStatus); ok {
-				ws = &st
-			}
-		}
+		res := processResult(cmd.ProcessState)
 		var exitErr *exec.ExitError
 		if errors.As(err, &exitErr) || errors.Is(err, exec.ErrWaitDelay) {
 			err = nil // the status says it all
 		}
-		return waitResult{status: ws, err: err}
-	}, nil
-}
-
-// startConfined has one of the terminal's sandbox helpers run cmd: its
-// output comes through a pipe this side drains, bounded by WaitDelay
-// after the exit like exec.Cmd's.
-func (t *LocalTerminal) startConfined(p *Process, cmd *exec.Cmd, network bool, cgroupFD int) (func() waitResult, error) {
-	pol := t.sandbox.Policy
-	pol.Network = pol.Network || network
-	env := cmd.Env
-	if pol.TempDir != "" {
-		env = append(env, "TMPDIR="+pol.TempDir)
-	}
-	devNull, err := os.Open(os.DevNull)
-	if err != nil {
-		return nil, err
-	}
-	defer devNull.Close()
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	files := []*os.File{devNull, pw, pw}
-	// The copies to run after the start: stdout (and stderr, unless it
-	// goes elsewhere) into the output, and the input, if any.
-	copies := []func(){func() { _, _ = io.Copy(p.out, pr) }}
-	var closeAfterStart, closeAtEnd []*os.File
-	if cmd.Stderr != cmd.Stdout {
-		er, ew, err := os.Pipe()
-		if err != nil {
-			pr.Close()
-			pw.Close()
-			return nil, err
-		}
-		files[2] = ew
-		closeAfterStart, closeAtEnd = append(closeAfterStart, ew), append(closeAtEnd, er)
-		copies = append(copies, func() { _, _ = io.Copy(cmd.Stderr, er) })
-	}
-	var stdinW *os.File
-	if cmd.Stdin != nil {
-		ir, iw, err := os.Pipe()
-		if err != nil {
-			pr.Close()
-			pw.Close()
-			closeFiles(closeAfterStart)
-			closeFiles(closeAtEnd)
-			return nil, err
-		}
-		files[0], stdinW = ir, iw
-		closeAfterStart = append(closeAfterStart, ir)
-	}
-	if cgroupFD >= 0 {
-		// A copy the File owns: cg keeps and closes its own.
-		dup, err := syscall.Dup(cgroupFD)
-		if err != nil {
-			pr.Close()
-			pw.Close()
-			return nil, fmt.Errorf("cgroup: %w", err)
-		}
-		cg := os.NewFile(uintptr(dup), "cgroup")
-		defer cg.Close()
-		files = append(files, cg)
-	}
-	req := sandbox.Request{Policy: pol, Path: cmd.Path, Argv: cmd.Args, Env: env, Dir: cmd.Dir, Cgroup: cgroupFD >= 0}
-	sp, err := t.launcher.Start(req, files)
-	pw.Close()
-	closeFiles(closeAfterStart)
-	if err != nil {
-		pr.Close()
-		closeFiles(closeAtEnd)
-		if stdinW != nil {
-			stdinW.Close()
-		}
-		return nil, fmt.Errorf("sandbox: %w", err)
-	}
-	p.pid, p.confined = sp.Pid(), sp
-	if stdinW != nil {
-		// The input goes in on its own: a command that never reads it
-		// ends the write with EPIPE when it exits.
-		t.wg.Add(1)
-		go func() {
-			defer t.wg.Done()
-			_, _ = io.Copy(stdinW, cmd.Stdin)
-			stdinW.Close()
-		}()
-	}
-	copied := make(chan struct{})
-	var copying sync.WaitGroup
-	for _, c := range copies {
-		copying.Go(c)
-	}
-	t.wg.Add(1)
-	go func() {
-		defer t.wg.Done()
-		defer close(copied)
-		copying.Wait()
-	}()
-	return func() waitResult {
-		ws, err := sp.Wait()
-		timer := time.NewTimer(t.waitDelay)
-		select {
-		case <-copied:
-		case <-timer.C:
-		}
-		timer.Stop()
-		pr.Close()
-		closeFiles(closeAtEnd)
-		<-copied
-		if err != nil {
-			return waitResult{err: err}
-		}
-		return waitResult{status: &ws}
+		res.err = err
+		return res
 	}, nil
 }
 
@@ -503,7 +400,7 @@ func (p *Process) requestKill(timedOut bool) {
 		if timedOut {
 			p.timedOut.Store(true)
 		}
-		p.killErr = p.signalGroup(syscall.SIGTERM)
+		p.killErr = p.terminate()
 		close(p.killReq)
 	})
 }
@@ -520,40 +417,19 @@ func (p *Process) killRequested() bool {
 // hardKill sends SIGKILL to the group and, with a cgroup, kills every
 // member of the cgroup (including setsid escapees).
 func (p *Process) hardKill() {
-	_ = p.signalGroup(syscall.SIGKILL)
+	_ = p.forceKill()
 	if p.cgroup != nil {
 		_ = p.cgroup.kill()
 	}
 }
 
-// signalGroup signals the process group; a group that is already gone
-// (ESRCH) is not an error.
-//
-// After the leader is reaped its pgid number can in principle be reused,
-// but only once no member of the group is left; signalling then can reach
-// an unrelated group that took the number. Signals after exit are
-// therefore limited to finish (right after the reap, when a kill was
-// requested) and Release.
-func (p *Process) signalGroup(sig syscall.Signal) error {
-	if p.confined != nil {
-		// The helper signals the group only while the command runs, so
-		// a reused pid is never reached.
-		return p.confined.Signal(sig)
-	}
-	err := syscall.Kill(-p.pid, sig)
-	if err == nil || errors.Is(err, syscall.ESRCH) {
-		return nil
-	}
-	return fmt.Errorf("signal process group %d with %v: %w", p.pid, sig, err)
-}
-
 func (p *Process) finish(res waitResult) {
 	st := &ExitStatus{TimedOut: p.timedOut.Load()}
-	if ws := res.status; ws != nil {
-		if ws.Signaled() {
-			st.Signal = signalName(ws.Signal())
+	if res.known {
+		if res.signal != "" {
+			st.Signal = res.signal
 		} else {
-			code := ws.ExitStatus()
+			code := res.code
 			st.ExitCode = &code
 		}
 	}
@@ -649,10 +525,11 @@ func (p *Process) Release() error {
 	p.releaseOnce.Do(func() {
 		killErr := p.Kill()
 		<-p.done
-		errs := []error{killErr, p.signalGroup(syscall.SIGKILL)}
+		errs := []error{killErr, p.forceKill()}
 		if p.cgroup != nil {
 			errs = append(errs, p.cgroup.destroy())
 		}
+		errs = append(errs, p.detach())
 		p.t.mu.Lock()
 		delete(p.t.procs, p)
 		p.t.mu.Unlock()
@@ -724,20 +601,4 @@ func mergeEnv(base []string, extra map[string]string, sortedNames []string) []st
 		out = append(out, n+"="+extra[n])
 	}
 	return out
-}
-
-var signalNames = map[syscall.Signal]string{
-	syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT",
-	syscall.SIGILL: "SIGILL", syscall.SIGTRAP: "SIGTRAP", syscall.SIGABRT: "SIGABRT",
-	syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE", syscall.SIGKILL: "SIGKILL",
-	syscall.SIGUSR1: "SIGUSR1", syscall.SIGSEGV: "SIGSEGV", syscall.SIGUSR2: "SIGUSR2",
-	syscall.SIGPIPE: "SIGPIPE", syscall.SIGALRM: "SIGALRM", syscall.SIGTERM: "SIGTERM",
-	syscall.SIGXCPU: "SIGXCPU", syscall.SIGXFSZ: "SIGXFSZ", syscall.SIGSYS: "SIGSYS",
-}
-
-func signalName(s syscall.Signal) string {
-	if n, ok := signalNames[s]; ok {
-		return n
-	}
-	return fmt.Sprintf("SIG%d", int(s))
 }

@@ -16,19 +16,31 @@ import (
 // ACP mapping has.
 type Config struct {
 	host.Config
+	// TerminalLogin, if set, is advertised as a "terminal" auth method to
+	// clients that can run one (auth.terminal, or Zed's and the ACP
+	// registry's _meta "terminal-auth"): the client reruns the agent with
+	// Args in a terminal (acp-agent login). Command is the agent's own
+	// path, for clients that take the legacy _meta launch hint.
+	TerminalLogin *TerminalLogin
 	// ExecutionStates sends execution_state_update and retry_update to
 	// every client; otherwise only to clients that ask for them with
 	// clientCapabilities._meta["acp-agent"].executionState.
 	ExecutionStates bool
 }
 
+// Options are what only the ACP mapping has (Config beside the host's).
+type Options struct {
+	TerminalLogin   *TerminalLogin
+	ExecutionStates bool
+}
+
 // Agent implements acp.Agent over a host.Host: it maps ACP's methods to
 // the host's session lifecycle, and each session to a host.Session.
 type Agent struct {
-	h               *host.Host
-	ownsHost        bool
-	log             *slog.Logger
-	executionStates bool
+	h        *host.Host
+	ownsHost bool
+	log      *slog.Logger
+	opts     Options
 }
 
 var (
@@ -43,16 +55,15 @@ func New(cfg Config) *Agent {
 	if cfg.RequestID == nil {
 		cfg.RequestID = acp.RequestID
 	}
-	a := NewOnHost(host.New(cfg.Config), cfg.ExecutionStates)
+	a := NewOnHost(host.New(cfg.Config), Options{TerminalLogin: cfg.TerminalLogin, ExecutionStates: cfg.ExecutionStates})
 	a.ownsHost = true
 	return a
 }
 
 // NewOnHost returns an Agent serving ACP over h, which others may serve
-// too (h's Config.RequestID should be acp.RequestID, for telemetry);
-// executionStates is Config.ExecutionStates.
-func NewOnHost(h *host.Host, executionStates bool) *Agent {
-	return &Agent{h: h, log: h.Logger(), executionStates: executionStates}
+// too (h's Config.RequestID should be acp.RequestID, for telemetry).
+func NewOnHost(h *host.Host, opts Options) *Agent {
+	return &Agent{h: h, log: h.Logger(), opts: opts}
 }
 
 // Host is the host the agent serves.
@@ -108,7 +119,7 @@ var (
 // Initialize implements acp.Agent. It advertises only what is implemented;
 // the capabilities of methods (session/load, list, fork, logout, ...) are
 // set by the acp service from its method table, as ServesMethod says.
-func (a *Agent) Initialize(_ context.Context, _ *acp.InitializeRequest) (*acp.InitializeResponse, error) {
+func (a *Agent) Initialize(_ context.Context, req *acp.InitializeRequest) (*acp.InitializeResponse, error) {
 	resp := &acp.InitializeResponse{
 		ProtocolVersion: acp.ProtocolVersionV1,
 		AgentCapabilities: acp.AgentCapabilities{
@@ -131,6 +142,9 @@ func (a *Agent) Initialize(_ context.Context, _ *acp.InitializeRequest) (*acp.In
 	if err := a.h.Usable(); err != nil {
 		resp.AuthMethods[0].Agent.Name = a.authMethodName()
 		resp.AuthMethods[0].Agent.Description = err.Error()
+	}
+	if m := a.terminalLogin(req); m != nil {
+		resp.AuthMethods = append(resp.AuthMethods, *m)
 	}
 	return resp, nil
 }

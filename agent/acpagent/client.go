@@ -35,7 +35,7 @@ func (c *acpClient) Features() host.Features {
 	caps := c.conn.Capabilities()
 	return host.Features{
 		Notices:         caps.Session != nil && caps.Session.Notices != nil,
-		ExecutionStates: c.a.executionStates || acp.ExecutionStateEnabled(caps),
+		ExecutionStates: c.a.opts.ExecutionStates || acp.ExecutionStateEnabled(caps),
 		Compaction:      caps.Session != nil && caps.Session.Compaction != nil,
 		Subagents:       caps.Subagents != nil,
 		ElicitForm:      caps.Elicitation != nil && caps.Elicitation.Form != nil,

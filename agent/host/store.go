@@ -40,11 +40,22 @@ func (h *Host) NewSession(ctx context.Context, req NewRequest, c Client) (*Sessi
 	if h.modelErr != nil {
 		return nil, h.modelErr
 	}
-	cfg, err := h.newSessionConfig(uuid.NewString(), req.CWD, req.AdditionalDirectories, c)
+	// The id is held before anything of the session is on disk: a
+	// start-up's clean-up (persistence.RemoveStale) removes the directory
+	// of an id whose lock is free.
+	id := uuid.NewString()
+	res, err := h.reserveID(id)
 	if err != nil {
 		return nil, err
 	}
-	j, err := h.reserveFile(&cfg, req.AdditionalDirectories)
+	cfg, err := h.newSessionConfig(id, req.CWD, req.AdditionalDirectories, c)
+	if err != nil {
+		if res != nil {
+			res.Release()
+		}
+		return nil, err
+	}
+	j, err := h.reserveFile(&cfg, req.AdditionalDirectories, res)
 	if err != nil {
 		closeWorkspace(cfg.Workspace)
 		return nil, err
@@ -123,16 +134,25 @@ func (h *Host) createFile(cfg *agent.SessionConfig, extra []string, parent strin
 	return h.startJournal(cfg, newJournal(f, h.log, nil, nil))
 }
 
-// reserveFile is createFile for a session started by NewSession: its id
-// is held and its file created at its first prompt (journal.save), so
-// sessions nobody prompted leave nothing behind.
-func (h *Host) reserveFile(cfg *agent.SessionConfig, extra []string) (*journal, error) {
+// reserveID holds id for a session started by NewSession (nil without a
+// store).
+func (h *Host) reserveID(id string) (*persistence.Reservation, error) {
 	if h.store == nil {
 		return nil, nil
 	}
-	res, err := h.store.Reserve(cfg.ID)
+	res, err := h.store.Reserve(id)
 	if err != nil {
 		return nil, fmt.Errorf("%w: reserving the session file: %v", ErrInternal, err)
+	}
+	return res, nil
+}
+
+// reserveFile is createFile for a session started by NewSession: its id
+// is held (res, reserveID) and its file created at its first prompt
+// (journal.save), so sessions nobody prompted leave nothing behind.
+func (h *Host) reserveFile(cfg *agent.SessionConfig, extra []string, res *persistence.Reservation) (*journal, error) {
+	if h.store == nil {
+		return nil, nil
 	}
 	return h.startJournal(cfg, newUnsavedJournal(res, persistence.Header{ID: cfg.ID, CWD: cfg.CWD,
 		AdditionalDirectories: extra, Timestamp: time.Now()}, h.log))

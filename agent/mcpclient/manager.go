@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/acp-agent/acp-agent/runtime"
 )
 
 // Errors returned by Manager methods; test with errors.Is.
@@ -386,7 +388,7 @@ func timeoutCause(ctx context.Context, err error, d time.Duration) error {
 // reaped the child): kill what is left of its process group and log the
 // last, unterminated stderr line.
 func (s *server) reap() {
-	killProcessGroup(s.pid)
+	runtime.KillGroup(s.pid)
 	if s.stderr != nil {
 		s.stderr.Flush()
 	}
@@ -648,7 +650,7 @@ func (m *Manager) Close() error {
 				timer.Stop()
 				s.cancel()
 				s.reap()
-				if err != nil && s.pid != 0 && exitWasClean(err) {
+				if err != nil && s.pid != 0 && runtime.ExitedCleanly(err) {
 					s.log.Info("mcp server exited", "status", err)
 					err = nil
 				}

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/acp-agent/acp-agent/runtime"
 )
 
 // Shutdown timings for stdio servers. Variables so tests can shorten them.
@@ -68,7 +70,7 @@ func stdioCommand(s *StdioServer, dir string, stderr *lineLogger) *exec.Cmd {
 	cmd.Dir = dir
 	cmd.Stderr = stderr
 	cmd.WaitDelay = pipeWaitDelay
-	setProcessGroup(cmd)
+	runtime.PrepareGroup(cmd)
 	return cmd
 }
 

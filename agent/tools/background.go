@@ -89,11 +89,10 @@ func (w *Workspace) startBackground(ctx context.Context, c command) (agent.ToolR
 	}
 	// The command outlives this tool call: it ends when stopped, at its
 	// timeout, or when the session's workspace closes.
-	p, err := term.Start(context.WithoutCancel(ctx), runtime.CommandSpec{
-		Command: w.shell(), Args: []string{"-c", c.line}, Cwd: c.cwd,
-		OutputByteLimit: w.cfg.OutputByteLimit, Timeout: c.timeout,
-		SandboxNetwork: w.cfg.SandboxNetworkInFullAccess && agent.RunningMode(ctx) == policy.ModeFullAccess,
-	})
+	spec := w.commandSpec(c.line, c.cwd)
+	spec.OutputByteLimit, spec.Timeout = w.cfg.OutputByteLimit, c.timeout
+	spec.SandboxNetwork = w.cfg.SandboxNetworkInFullAccess && agent.RunningMode(ctx) == policy.ModeFullAccess
+	p, err := term.Start(context.WithoutCancel(ctx), spec)
 	if err != nil {
 		return agent.ToolResult{}, err
 	}

@@ -440,7 +440,7 @@ func (w *Workspace) parseCommand(args json.RawMessage) (command, error) {
 	if c.cwd, err = w.local.CheckDir(c.cwd); err != nil {
 		return c, err
 	}
-	c.parsed, err = policy.ParseCommandLine(a.Command, policy.NewLookPath(w.cfg.PATH, c.cwd))
+	c.parsed, err = w.parseLine(a.Command, c.cwd)
 	if err != nil {
 		return c, fmt.Errorf("the command cannot be run: %w", err)
 	}
@@ -453,7 +453,7 @@ func (w *Workspace) parseCommand(args json.RawMessage) (command, error) {
 func (w *Workspace) runCommandTool() agent.Tool {
 	return agent.Tool{
 		Name: ToolRunCommand,
-		Description: "Run a shell command line (bash -c) in the workspace root (or cwd) and return its combined stdout and stderr and its exit status. " +
+		Description: "Run a shell command line (" + w.shellInvocation() + ") in the workspace root (or cwd) and return its combined stdout and stderr and its exit status. " +
 			"Use it to build, test, run git and the project's tools. Do not use it to read, search or edit files: read_file, grep, glob and the edit tools do that better. " +
 			"It runs without a terminal: nothing can answer a prompt, so pass non-interactive flags (--yes, git --no-pager, CI=1) and never start an editor or a pager. " +
 			"A command is killed at its timeout (default 2 minutes; timeout_seconds for longer builds). Start servers and watchers with background: true, never in the foreground. " +
@@ -508,11 +508,11 @@ func (w *Workspace) runCommandTool() agent.Tool {
 			if err != nil {
 				return agent.ToolResult{}, err
 			}
-			res, err := term.Run(ctx, runtime.CommandSpec{
-				Command: w.shell(), Args: []string{"-c", c.line}, Cwd: c.cwd, Env: w.editorEnv(term),
-				OutputByteLimit: w.cfg.OutputByteLimit, Timeout: c.timeout,
-				SandboxNetwork: w.cfg.SandboxNetworkInFullAccess && agent.RunningMode(ctx) == policy.ModeFullAccess,
-			}, func(id string) {
+			spec := w.commandSpec(c.line, c.cwd)
+			spec.Env = w.editorEnv(term)
+			spec.OutputByteLimit, spec.Timeout = w.cfg.OutputByteLimit, c.timeout
+			spec.SandboxNetwork = w.cfg.SandboxNetworkInFullAccess && agent.RunningMode(ctx) == policy.ModeFullAccess
+			res, err := term.Run(ctx, spec, func(id string) {
 				// The editor shows the terminal live in the tool call.
 				content = []agent.ToolContent{{TerminalID: id}}
 				agent.ToolProgress(ctx, content)
@@ -531,16 +531,6 @@ func (w *Workspace) runCommandTool() agent.Tool {
 			return r, nil
 		},
 	}
-}
-
-// shell is the shell that runs command lines: bash, because the policy
-// parses lines as bash (in dash, "ls &>/dev/null" means "run ls in the
-// background"); sh only where there is no bash.
-func (w *Workspace) shell() string {
-	if p, err := policy.NewLookPath(w.cfg.PATH, w.roots[0])("bash"); err == nil {
-		return p
-	}
-	return "/bin/sh"
 }
 
 // commandResult is what the model (and, without an editor terminal, the

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/acp-agent/acp-agent/runtime"
@@ -195,11 +194,7 @@ func statKey(path string) (fileKey, bool) {
 	if err != nil || !fi.Mode().IsRegular() {
 		return fileKey{}, false
 	}
-	k := fileKey{size: fi.Size(), mtime: fi.ModTime()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		k.ino = uint64(st.Ino)
-	}
-	return k, true
+	return fileKey{size: fi.Size(), mtime: fi.ModTime(), ino: runtime.FileID(fi)}, true
 }
 
 // stamp is what says f is unchanged.

@@ -110,12 +110,11 @@ func (w *Workspace) RunHook(ctx context.Context, line string, input []byte, outs
 		return HookResult{}, err
 	}
 	var stderr bytes.Buffer
-	res, err := term.Run(ctx, runtime.CommandSpec{
-		Command: w.shell(), Args: []string{"-c", line}, Cwd: w.roots[0],
-		Stdin: input, Stderr: &limitedWriter{w: &stderr, n: maxHookStderr}, Timeout: timeout,
-		OutputByteLimit: w.cfg.OutputByteLimit,
-		SandboxNetwork:  !outside && w.cfg.SandboxNetworkInFullAccess && agent.RunningMode(ctx) == policy.ModeFullAccess,
-	}, nil)
+	spec := w.commandSpec(line, w.roots[0]) // bash -c; PowerShell or cmd.exe on Windows
+	spec.Stdin, spec.Stderr, spec.Timeout = input, &limitedWriter{w: &stderr, n: maxHookStderr}, timeout
+	spec.OutputByteLimit = w.cfg.OutputByteLimit
+	spec.SandboxNetwork = !outside && w.cfg.SandboxNetworkInFullAccess && agent.RunningMode(ctx) == policy.ModeFullAccess
+	res, err := term.Run(ctx, spec, nil)
 	if err != nil {
 		return HookResult{}, err
 	}

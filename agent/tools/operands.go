@@ -6,9 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/acp-agent/acp-agent/policy"
+	"github.com/acp-agent/acp-agent/runtime"
 )
 
 // operandInfo judges a path-like word of a command run in dir, for the
@@ -34,7 +34,7 @@ func (w *Workspace) operandInfo(dir, word string) policy.OperandInfo {
 	if err != nil {
 		return policy.OperandInfo{Inside: true} // does not exist (yet)
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && fi.Mode().IsRegular() && st.Nlink > 1 {
+	if fi.Mode().IsRegular() && runtime.LinkCount(fi) > 1 {
 		return policy.OperandInfo{}
 	}
 	return policy.OperandInfo{Inside: true, Dir: fi.IsDir()}

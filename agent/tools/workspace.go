@@ -76,6 +76,10 @@ type WorkspaceConfig struct {
 	// Env are more variables of commands ("NAME=value", the config's
 	// terminal.env), after PATH, HOME, LANG and TERM.
 	Env []string
+	// Shell runs run_command's lines (CheckShell): "" is bash on Unix
+	// and PowerShell on Windows; "pwsh", "powershell" or "cmd" choose
+	// on Windows.
+	Shell string
 	// Sandbox, if set, confines the commands of the local terminal (not
 	// the editor's: there the editor decides): its policy gets the
 	// session's roots as WritableRoots and a per-session TempDir.
@@ -108,6 +112,10 @@ type WorkspaceConfig struct {
 	// although the user asked for it: sessions say so once and ask for
 	// every command.
 	SandboxUnavailable string
+	// Unconfined, if set, says that local commands run without a sandbox
+	// because the OS has none here (Windows): sessions say so once, at
+	// the first command, and commands ask as the mode says.
+	Unconfined string
 }
 
 // Workspace is where a session's built-in tools work: the session's roots,
@@ -160,10 +168,12 @@ type Workspace struct {
 // checked against the workspace rules before any of them.
 func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, editor Editor) (*Workspace, error) {
 	roots := append([]string{cwd}, extra...)
-	for _, r := range roots {
+	for i, r := range roots {
 		if !filepath.IsAbs(r) {
 			return nil, fmt.Errorf("workspace root %q is not an absolute path", r)
 		}
+		// One spelling for every comparison (Windows: no \\?\ prefix).
+		roots[i] = policy.CanonicalPath(r)
 	}
 	denied := cfg.DeniedPathPrefixes
 	if denied == nil {
@@ -443,6 +453,15 @@ func (w *Workspace) SandboxMissing() string {
 	return w.cfg.SandboxUnavailable
 }
 
+// Unconfined is the configured note that local commands run without a
+// sandbox (the editor's terminal is the editor's).
+func (w *Workspace) Unconfined() string {
+	if w.termViaEditor {
+		return ""
+	}
+	return w.cfg.Unconfined
+}
+
 // SandboxAutoApproves implements agent.Workspace: the local commands are
 // confined, the user set sandbox.autoApprove, and the mode is not
 // read-only (which refuses commands before this is asked).
@@ -512,7 +531,7 @@ func (w *Workspace) Notices() []string {
 // limits), then the rules files. The mode is the session's to describe.
 func (w *Workspace) Describe(policy.Mode) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "- Shell: run_command runs command lines with %s -c\n", filepath.Base(w.shell()))
+	fmt.Fprintf(&b, "- Shell: run_command runs command lines with %s\n", w.shellInvocation())
 	fmt.Fprintf(&b, "- Workspace root (the current directory): %s", w.roots[0])
 	if top, branch := gitState(w.roots[0]); top == "" {
 		b.WriteString(" (not a git repository)")

@@ -88,6 +88,7 @@ func (c *answeringClient) asked() int {
 // `cat README.md` covers cat on workspace files, never
 // `cat README.md ~/.ssh/id_rsa`; the option named that scope.
 func TestBinaryRememberedApprovalCoversOnlyWhatWasShown(t *testing.T) {
+	needsBash(t)
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "README.md"), []byte("readme\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "docs.md"), []byte("docs\n"), 0o644))
@@ -145,6 +146,7 @@ func e2eSessionWithCaps(t *testing.T, model *scriptedModel, client sdk.Client, c
 // config file and --mode full-access (nothing asks), trampolines to rm
 // are refused with a reason and the file survives.
 func TestBinaryDeniedCommandsRefuseTrampolines(t *testing.T) {
+	needsBash(t)
 	rm, err := exec.LookPath("rm")
 	require.NoError(t, err)
 	dir := t.TempDir()
@@ -174,6 +176,7 @@ func TestBinaryDeniedCommandsRefuseTrampolines(t *testing.T) {
 // allow runs what would ask but asks about chained and risky lines;
 // --permission deny cancels without asking.
 func TestBinaryPermissionPolicyAllowAndDeny(t *testing.T) {
+	needsBash(t)
 	calls := map[string][]modelCall{
 		"[plain]":   {{"run_command", map[string]any{"command": "touch made"}}},
 		"[chained]": {{"run_command", map[string]any{"command": "touch one; touch two"}}},

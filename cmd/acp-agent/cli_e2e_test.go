@@ -3,19 +3,16 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 
 	"github.com/acp-agent/acp-agent/acp"
 )
@@ -69,6 +66,7 @@ func TestHelpGoesToStdoutWithoutSentinelDefaults(t *testing.T) {
 // Issue 25 item 10: exec --cwd takes a directory relative to where exec
 // runs, as a command line does.
 func TestExecCwdMayBeRelative(t *testing.T) {
+	needsBash(t)
 	parent := t.TempDir()
 	ws := filepath.Join(parent, "ws")
 	require.NoError(t, os.Mkdir(ws, 0o755))
@@ -87,16 +85,8 @@ func TestExecCwdMayBeRelative(t *testing.T) {
 // line on stderr, what it waits for; from a pipe (an editor) it says
 // nothing.
 func TestTerminalStdinGetsAOneLineHint(t *testing.T) {
-	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
-	}
+	master, tty := openPTY(t)
 	defer master.Close()
-	require.NoError(t, unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0))
-	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
-	require.NoError(t, err)
-	tty, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
-	require.NoError(t, err)
 	cmd := exec.Command(agentBin, "--model", "replay/default")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + t.TempDir()}
 	var stdout bytes.Buffer
@@ -131,6 +121,7 @@ func TestTerminalStdinGetsAOneLineHint(t *testing.T) {
 // sandbox and the tools on the PATH commands get; it exits 1 when
 // something must be fixed.
 func TestDoctorChecksTheSetup(t *testing.T) {
+	needsBash(t) // it checks for go and git on the commands' PATH
 	listing := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer good-key" {
 			http.Error(w, `{"error":{"message":"invalid api key"}}`, http.StatusUnauthorized)
@@ -199,7 +190,9 @@ func TestExecPrintsUnifiedDiffs(t *testing.T) {
 	wantChanged := "--- a/hello.txt\n    +++ b/hello.txt\n    @@ -1,4 +1,4 @@\n     one\n    -two\n    +TWO\n     three\n     four\n"
 	wantNew := "--- /dev/null\n    +++ b/notes/new.txt\n    @@ -0,0 +1 @@\n    +brand new\n"
 	assert.Contains(t, stderr, "[permission] Edit hello.txt: allowed by --allow edits\n    "+wantChanged, "the permission request's diff")
-	assert.Contains(t, stderr, "[permission] Write notes/new.txt: allowed by --allow edits\n    "+wantNew)
+	// The title names the file as the OS spells it (notes\new.txt on
+	// Windows); the diff, as git does, with slashes.
+	assert.Contains(t, stderr, "[permission] Write "+filepath.FromSlash("notes/new.txt")+": allowed by --allow edits\n    "+wantNew)
 	assert.Contains(t, stdout, wantChanged, "the tool call's diff")
 	assert.Contains(t, stdout, wantNew)
 	assert.NotContains(t, stdout+stderr, "diff /")

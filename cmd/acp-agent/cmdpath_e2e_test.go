@@ -85,6 +85,7 @@ func toolOutput(updates []acp.SessionUpdate) string {
 // by the sandbox and not: commands get the PATH the agent was started
 // with, and the sandbox lets them read and run what lies on it.
 func TestExecRunsGoVersionWithTheUsersPath(t *testing.T) {
+	needsBash(t)
 	goBin, err := exec.LookPath("go")
 	require.NoError(t, err)
 	if filepath.Dir(goBin) == "/usr/bin" || filepath.Dir(goBin) == "/bin" || filepath.Dir(goBin) == "/usr/local/bin" {
@@ -112,6 +113,7 @@ func TestExecRunsGoVersionWithTheUsersPath(t *testing.T) {
 // plant programs in (its bin/, relative and empty entries), also when the
 // policy resolves the program: a workspace's own "go" never runs for "go".
 func TestCommandPathLeavesOutWorkspaceAndRelativeEntries(t *testing.T) {
+	needsBash(t)
 	ws := t.TempDir()
 	for _, p := range []string{filepath.Join(ws, "bin", "go"), filepath.Join(ws, "go"), filepath.Join(ws, "rel", "go")} {
 		exe(t, p, "echo PLANTED")
@@ -148,6 +150,7 @@ func mustLookPath(t *testing.T, name string) string {
 // "terminal.loginShell": "never" it does not. The fake shell prints a
 // greeting, as start-up files do, around the PATH.
 func TestLoginShellGivesTheUsersPathWhenLaunchedMinimal(t *testing.T) {
+	needsBash(t)
 	home := t.TempDir()
 	tools := filepath.Join(home, "tools")
 	exe(t, filepath.Join(tools, "mytool"), "echo MYTOOL RAN")
@@ -175,6 +178,7 @@ func TestLoginShellGivesTheUsersPathWhenLaunchedMinimal(t *testing.T) {
 // Issue 25 item 1: terminal.path and terminal.env in the config choose the
 // commands' PATH ("~/" and "$PATH" expand) and add variables.
 func TestConfigTerminalPathAndEnv(t *testing.T) {
+	needsBash(t)
 	home := t.TempDir()
 	exe(t, filepath.Join(home, "tools", "mytool"), `echo "MYTOOL RAN with $GREETING"`)
 	cfg := filepath.Join(t.TempDir(), "config.json")
@@ -195,6 +199,7 @@ func TestConfigTerminalPathAndEnv(t *testing.T) {
 // directory of the PATH holds for the file it led to. Swapped for a link
 // to another program, the next run asks again.
 func TestApprovalOfASymlinkedProgramEndsWhenTheLinkIsSwapped(t *testing.T) {
+	needsBash(t)
 	home := t.TempDir()
 	bin := filepath.Join(home, "bin")
 	exe(t, filepath.Join(home, "real", "tool"), "echo REAL TOOL")

@@ -61,6 +61,9 @@ type fileConfig struct {
 	Sandbox *sandboxFile `json:"sandbox"`
 	// Terminal is the environment of commands (cmdpath.go).
 	Terminal *terminalFile `json:"terminal"`
+	// Shell runs run_command's lines on Windows: pwsh, powershell or cmd
+	// (tools.CheckShell); unset: pwsh where installed, else powershell.
+	Shell string `json:"shell"`
 	// Caps of one streamed model response (limits.go).
 	MaxToolArgumentBytes *int `json:"maxToolArgumentBytes"`
 	MaxResponseTextBytes *int `json:"maxResponseTextBytes"`
@@ -89,14 +92,18 @@ var (
 	configKeys = []string{"model", "models", "maxRetries", "promptTimeout", "executionState", "logLevel", "logFile", "modelsFile", "telemetryFile",
 		"mode", "permission", "allowedCommands", "deniedCommands", "readOnlyRoots", "deniedPathPrefixes", "commandTimeout", "maxCommandRuntime", "sessionDir", "stopHooks", "offloadThreshold", "modelTitles", "resize",
 		"maxToolArgumentBytes", "maxResponseTextBytes", "sandbox", "rulesFiles", "hooks", "discoverModels",
-		"maxTurnRequests", "editTools", "terminal"}
+		"maxTurnRequests", "editTools", "terminal", "shell"}
 	modelKeys = []string{"model", "name", "description", "baseUrl", "apiKeyEnv", "thoughtLevels", "thoughtLevel", "contextWindow"}
 )
 
-// defaultConfigPath is $XDG_CONFIG_HOME/acp-agent/config.json, or
-// ~/.config/acp-agent/config.json; "" when neither can be found.
+// defaultConfigPath is $XDG_CONFIG_HOME/acp-agent/config.json, or on
+// Windows %APPDATA%\acp-agent\config.json, or
+// ~/.config/acp-agent/config.json; "" when none can be found.
 func defaultConfigPath(getenv func(string) string) string {
 	dir := getenv("XDG_CONFIG_HOME")
+	if a := getenv("APPDATA"); dir == "" && a != "" && onWindows {
+		dir = a // Windows: %APPDATA%\acp-agent\config.json
+	}
 	if dir == "" {
 		home := getenv("HOME")
 		if home == "" {
@@ -386,6 +393,9 @@ func parseConfig(data []byte) (*fileConfig, error) {
 	if _, err := tools.ParseEditTools(cfg.EditTools); err != nil {
 		return nil, at(fmt.Errorf(`"editTools": %w`, err), "editTools")
 	}
+	if err := tools.CheckShell(cfg.Shell); err != nil {
+		return nil, at(fmt.Errorf(`"shell": %w`, err), "shell")
+	}
 	if cfg.MaxRetries != nil && *cfg.MaxRetries < 0 {
 		return nil, at(fmt.Errorf(`"maxRetries" must not be negative, got %d`, *cfg.MaxRetries), "maxRetries")
 	}
@@ -431,6 +441,7 @@ func (c *fileConfig) workspace() tools.WorkspaceConfig {
 		CommandTimeout: c.commandTimeout,
 		NoRules:        c.RulesFiles != nil && !*c.RulesFiles,
 		EditTools:      c.EditTools,
+		Shell:          c.Shell,
 	}
 }
 

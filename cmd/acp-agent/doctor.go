@@ -105,6 +105,8 @@ func runDoctor(ctx context.Context, stdout, stderr io.Writer, args []string) err
 		d.warn("sandbox", "off (--sandbox off or the config): commands run unconfined, after your approval")
 	case sb.Available:
 		d.ok("sandbox", sb.String())
+	case unconfinedByDesign:
+		d.warn("sandbox", platformSandboxNote()) // Windows (platform.go)
 	default:
 		d.warn("sandbox", sb.String()+": commands are not confined, so every command asks")
 	}

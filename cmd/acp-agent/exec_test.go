@@ -128,6 +128,7 @@ func TestExecUsageErrors(t *testing.T) {
 }
 
 func TestExecInterruptCancelsTheTurn(t *testing.T) {
+	needsSignals(t)
 	script := textScript(t, "", map[string]any{"text": "working"}, map[string]any{"hang": true})
 	cmd := exec.Command(agentBin, "exec", "--model", "replay/"+script, "go")
 	cmd.Dir = t.TempDir()
@@ -159,10 +160,10 @@ func TestBinaryConfigFileModelsBecomeConfigOptions(t *testing.T) {
 	xdg := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(xdg, "acp-agent"), 0o755))
 	cfg := `{
-  "model": "replay/` + first + `",
+  "model": "replay/` + jsonText(first) + `",
   "models": [
-    {"model": "replay/` + first + `", "name": "First"},
-    {"model": "replay/` + second + `", "name": "Second", "description": "the other one"}
+    {"model": "replay/` + jsonText(first) + `", "name": "First"},
+    {"model": "replay/` + jsonText(second) + `", "name": "Second", "description": "the other one"}
   ]
 }`
 	require.NoError(t, os.WriteFile(filepath.Join(xdg, "acp-agent", "config.json"), []byte(cfg), 0o600))

@@ -19,6 +19,7 @@ import (
 // context or blocks the prompt before the model sees it; the
 // session-start hook runs once; each hook gets its event as JSON on stdin.
 func TestBinaryHooksBlockAndAddContext(t *testing.T) {
+	needsBash(t)
 	ws, home := t.TempDir(), t.TempDir()
 	write(t, filepath.Join(ws, "x.txt"), "keep me")
 	write(t, filepath.Join(ws, "a.txt"), "alpha")

@@ -31,6 +31,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/tools"
 	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/policy"
+	"github.com/acp-agent/acp-agent/runtime"
 	"github.com/acp-agent/acp-agent/telemetry"
 )
 
@@ -41,7 +42,7 @@ func main() {
 	// A confined command starts as this binary in the sandbox's helper
 	// mode; it never returns then.
 	sandbox.Main(os.Args)
-	notDumpable()
+	runtime.NotDumpable()
 	// Descriptors an editor leaked to the agent never reach its commands.
 	sandbox.CloseInheritedOnExec()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -74,7 +75,12 @@ func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []
 	if len(args) > 0 && args[0] == "exec" {
 		return runExec(ctx, stdin, stdout, stderr, args[1:])
 	}
-	st, err := parseSettings("acp-agent", args, stdout, stderr, os.Getenv, nil)
+	if len(args) > 0 && args[0] == "login" {
+		return runLogin(ctx, stdin, stdout, stderr, args[1:], os.Getenv) // login.go
+	}
+	// What acp-agent login stored fills in what the environment leaves
+	// unset.
+	st, err := parseSettings("acp-agent", args, stdout, stderr, withCredentials(os.Getenv), nil)
 	if err != nil {
 		return err
 	}
@@ -82,7 +88,7 @@ func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []
 		return fmt.Errorf("unexpected argument %q (see --help)", st.fs.Arg(0))
 	}
 	if st.version {
-		_, err := fmt.Fprintf(stdout, "acp-agent %s\nsandbox: %s\n", version, sandbox.Probe())
+		_, err := fmt.Fprintf(stdout, "%s\nsandbox: %s\n", versionLine(), sandbox.Probe())
 		return err
 	}
 	if isTerminal(stdin) {
@@ -397,6 +403,9 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 		return nil, nil, nil, err
 	}
 	st.workspace.Sandbox, st.workspace.SandboxUnavailable = sb, unavailable
+	if sb == nil && unavailable == "" {
+		st.workspace.Unconfined = unconfinedNote(st.sandboxFlags, st.sandboxFile)
+	}
 	st.workspace.SandboxNetworkInFullAccess = netInFullAccess
 	st.workspace.SandboxAutoApprove = sb != nil && st.sandboxFlags.autoApproveSetting(st.fs, st.sandboxFile, st.getenv)
 	st.userPath = startUserPath(st.getenv, st.terminal, log)
@@ -406,7 +415,7 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 	if st.maxRetries == 0 {
 		retry.MaxRetries = -1 // the flag's 0 means none; the policy's 0 means the default
 	}
-	a := acpagent.New(acpagent.Config{ExecutionStates: st.execState, Config: host.Config{Model: st.model, Choices: st.choices, Getenv: st.getenv, Logger: log, Version: version,
+	a := acpagent.New(acpagent.Config{ExecutionStates: st.execState, TerminalLogin: terminalLogin(), Config: host.Config{Model: st.model, Choices: st.choices, Getenv: st.getenv, Logger: log, Version: version,
 		Retry: retry, Models: models, Telemetry: telemetry.NewRecorder(sinks...), DiscoverModels: st.discover,
 		PromptTimeout: st.promptTimeout,
 		Workspace:     st.workspace, Mode: st.mode, PermissionPolicy: st.permission, Store: store,

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -214,7 +213,7 @@ func TestBinaryEditorFSGetsOnlyCheckedRealPaths(t *testing.T) {
 	ln("ok.txt", "link_ok")
 	require.NoError(t, os.Link(filepath.Join(outside, "secret"), filepath.Join(dir, "hardlink_out")))
 	require.NoError(t, os.Link(filepath.Join(dir, ".env"), filepath.Join(dir, "hardlink_env")))
-	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644))
+	mkfifo(t, filepath.Join(dir, "fifo"))
 
 	reads := []string{"link_out", "link_outdir/secret", "link_git", "link_gitdir/config", "link_env", "link_nested_env",
 		"link_dotgit_file", "link_proc", "link_procdir/secret", "link_rel", "chain_b", "sub/up/.env", "link_passwd",
@@ -274,6 +273,7 @@ func TestBinaryEditorFSGetsOnlyCheckedRealPaths(t *testing.T) {
 // workspace that leads out of it (or to .git) is refused before anything
 // runs, even in full-access mode.
 func TestBinaryCommandCwdThroughASymlinkOutIsRefused(t *testing.T) {
+	needsBash(t)
 	dir, outside := t.TempDir(), t.TempDir()
 	require.NoError(t, os.Symlink(outside, filepath.Join(dir, "out")))
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".git"), 0o755))

@@ -18,6 +18,7 @@ import (
 // runs nothing; a trust is remembered across sessions for that content,
 // and a changed file asks again.
 func TestBinaryProjectHooksRunOnlyOnceTrusted(t *testing.T) {
+	needsBash(t)
 	ws, home := t.TempDir(), t.TempDir()
 	hooksFile := filepath.Join(ws, ".acp-agent", "hooks.json")
 	write(t, hooksFile, `{"promptSubmit": [{"command": "cat > /dev/null; echo PROJECT-CONTEXT"}]}`)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/acp-agent/acp-agent/internal/winetest"
+
 	"context"
 	"encoding/json"
 	"os"
@@ -76,6 +78,7 @@ func lastUserMessage(t *testing.T, body string) string {
 // context, load their body through the skill tool, and are commands too;
 // a command file added later reaches the menu at the next prompt.
 func TestBinaryFileCommandsAndSkills(t *testing.T) {
+	winetest.NeedsRealWindows(t, winetest.Symlinks)
 	ws, home := t.TempDir(), t.TempDir()
 	secret := filepath.Join(home, "secret.txt")
 	write(t, secret, "SECRET-TOKEN-5678")

@@ -345,6 +345,7 @@ func TestBinaryOverwritingAnUnreadFileIsRefused(t *testing.T) {
 // its tail and the path of a file holding all of it, which read_file can
 // read.
 func TestBinaryLongCommandOutputIsCutWithAPathToTheRest(t *testing.T) {
+	needsBash(t)
 	ws := t.TempDir()
 	var kept string
 	model := stepModel(t,
@@ -557,6 +558,7 @@ func TestBinaryEditToolsFollowTheModel(t *testing.T) {
 // the same for the whole session: a mode change reaches the model as a
 // reminder before the next user message, not as a new system prompt.
 func TestBinarySystemPromptIsStableWithTheEnvironment(t *testing.T) {
+	needsBash(t)
 	ws := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".git"), 0o755))
 	write(t, filepath.Join(ws, ".git", "HEAD"), "ref: refs/heads/feature/x\n")
@@ -619,8 +621,10 @@ func TestBinaryGrepContextFilesOnlyAndFixedStrings(t *testing.T) {
 	promptE2E(t, conn, sid, "find calls")
 	bodies := model.all()
 	require.Len(t, bodies, 4)
-	assert.Equal(t, "pkg/a.go-3- func A() {\npkg/a.go:4: \tcall(x)\npkg/a.go-5- }\n--\npkg/b.go-2- \npkg/b.go:3: var y = call(x)\n", lastToolResult(t, bodies[1]))
-	assert.Equal(t, "pkg/a.go\npkg/b.go\n", lastToolResult(t, bodies[2]))
+	// Paths in the OS's own spelling (pkg\a.go on Windows).
+	sep := string(filepath.Separator)
+	assert.Equal(t, strings.ReplaceAll("pkg/a.go-3- func A() {\npkg/a.go:4: \tcall(x)\npkg/a.go-5- }\n--\npkg/b.go-2- \npkg/b.go:3: var y = call(x)\n", "/", sep), lastToolResult(t, bodies[1]))
+	assert.Equal(t, strings.ReplaceAll("pkg/a.go\npkg/b.go\n", "/", sep), lastToolResult(t, bodies[2]))
 	assert.Equal(t, "No matches.", lastToolResult(t, bodies[3]), "without fixed_strings the parentheses are a group")
 }
 

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/acp-agent/acp-agent/internal/winetest"
+
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -93,6 +95,7 @@ func rewindTo(t *testing.T, p *proc, sid string, params map[string]any) extResul
 // changed, created or deleted, outside git); the rewind can be undone;
 // files: false leaves the files.
 func TestBinaryRewindWithFiles(t *testing.T) {
+	needsBash(t)
 	dir, sessions := t.TempDir(), t.TempDir()
 	w := func(name, content string) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
@@ -280,6 +283,7 @@ func TestBinaryRewindSurvivesKillDuringRestore(t *testing.T) {
 // directory it would remove a file from was swapped for a symlink leading
 // out of the workspace, the file out there is left alone.
 func TestBinaryRewindDoesNotFollowASwappedDirectory(t *testing.T) {
+	winetest.NeedsRealWindows(t, winetest.Symlinks)
 	dir, outside, sessions := t.TempDir(), t.TempDir(), t.TempDir()
 	model := promptModel(t, map[string][]modelCall{
 		"[create]": {{"write_file", map[string]any{"path": "sub/new.txt", "content": "made by the agent\n"}}},

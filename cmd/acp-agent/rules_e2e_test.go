@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/acp-agent/acp-agent/internal/winetest"
+
 	"context"
 	"encoding/json"
 	"os"
@@ -68,6 +70,7 @@ func write(t *testing.T, path, content string) {
 // rules file that is a symlink out of the repository is never read; a
 // large one is cut with a notice the user sees.
 func TestBinaryRulesFilesReachTheSystemPrompt(t *testing.T) {
+	winetest.NeedsRealWindows(t, winetest.Symlinks)
 	top := t.TempDir()
 	repo := filepath.Join(top, "repo")
 	ws := filepath.Join(repo, "svc", "app")

@@ -75,6 +75,13 @@ func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv 
 		return nil, false, "", fmt.Errorf("sandbox mode %q: want auto, on or off", mode)
 	}
 	st := sandbox.Probe()
+	if !st.Available && mode == "auto" && unconfinedByDesign {
+		// Windows: there is no sandbox to wait for, and the command
+		// policy cannot parse PowerShell, so every command asks anyway
+		// unless the user chose full access (platform.go).
+		log.Info("commands are not sandboxed on this OS", "reason", st.Reason)
+		return nil, false, "", nil
+	}
 	if !st.Available {
 		// Sessions tell the user (a notice when a command asks); the log
 		// file keeps the reason.

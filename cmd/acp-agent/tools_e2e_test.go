@@ -362,6 +362,7 @@ func TestBinaryTwoStepToolLoopEachProvider(t *testing.T) {
 // Issue 5: with fs and terminal advertised, the agent uses the editor's;
 // without, it works locally and never calls them.
 func TestBinaryToolsUseTheEditorOnlyWhenAdvertised(t *testing.T) {
+	needsBash(t)
 	calls := []modelCall{
 		{"write_file", map[string]any{"path": "note.txt", "content": "written by the agent"}},
 		{"read_file", map[string]any{"path": "note.txt"}},
@@ -404,6 +405,7 @@ func TestBinaryToolsUseTheEditorOnlyWhenAdvertised(t *testing.T) {
 // Issue 5: the permission round trip with each option, through the
 // binary; the model is told about a rejection.
 func TestBinaryPermissionRoundTrip(t *testing.T) {
+	needsBash(t)
 	tests := []struct {
 		answer   string
 		wantRun  bool

@@ -17,6 +17,7 @@ func printUsage(w io.Writer, fs *flag.FlagSet, name string) {
 		fmt.Fprint(w, `Usage: acp-agent [flags]
        acp-agent exec [flags] PROMPT   run one turn here, without an editor (acp-agent exec --help)
        acp-agent doctor [flags]        check the setup: config, model, sessions, sandbox, tools (acp-agent doctor --help)
+       acp-agent login [flags]         set up a provider's API key, kept in the OS keychain (acp-agent login --help)
 
 acp-agent speaks the Agent Client Protocol on stdin/stdout; editors start it as a subprocess
 (README.md has the settings of Zed, JetBrains, Neovim and Emacs).

@@ -5,6 +5,7 @@ package unidiff
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 )
 
@@ -18,6 +19,7 @@ func Unified(name, old, new string, isNew bool) string {
 	a, b := splitLines(old), splitLines(new)
 	ops := diffLines(a, b)
 	var out strings.Builder
+	name = filepath.ToSlash(name) // a/notes/x.txt on Windows too, as git writes it
 	from := "a/" + name
 	if isNew {
 		from = "/dev/null"

@@ -41,9 +41,15 @@ type Status struct {
 	ABI int
 	// Reason explains an unavailable sandbox.
 	Reason string
+	// Mechanism names what confines commands where it is not Landlock
+	// ("Seatbelt, sandbox-exec" on macOS).
+	Mechanism string
 }
 
 func (s Status) String() string {
+	if s.Available && s.Mechanism != "" {
+		return "available (" + s.Mechanism + ")"
+	}
 	if s.Available {
 		return fmt.Sprintf("available (Landlock ABI %d, seccomp)", s.ABI)
 	}

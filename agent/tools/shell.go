@@ -1,0 +1,170 @@
+package tools
+
+import (
+	"encoding/base64"
+	"fmt"
+	"path/filepath"
+	goruntime "runtime"
+	"strings"
+	"unicode/utf16"
+
+	"github.com/acp-agent/acp-agent/policy"
+	"github.com/acp-agent/acp-agent/runtime"
+)
+
+// The shells run_command can use (WorkspaceConfig.Shell).
+const (
+	// ShellDefault is bash on Unix (sh where there is none); on Windows,
+	// PowerShell 7 (pwsh) where it is installed, else Windows PowerShell.
+	ShellDefault = ""
+	// ShellPwsh is PowerShell 7 (Windows).
+	ShellPwsh = "pwsh"
+	// ShellPowerShell is Windows PowerShell 5.1 (Windows).
+	ShellPowerShell = "powershell"
+	// ShellCmd is cmd.exe (Windows).
+	ShellCmd = "cmd"
+)
+
+// CheckShell refuses a shell this OS cannot use: on Unix only the default
+// (bash, whose lines the command policy parses); on Windows the default,
+// pwsh, powershell or cmd.
+func CheckShell(shell string) error {
+	switch shell {
+	case ShellDefault:
+		return nil
+	case ShellPwsh, ShellPowerShell, ShellCmd:
+		if goruntime.GOOS == "windows" {
+			return nil
+		}
+		return fmt.Errorf("shell %q is for Windows; on %s commands run with bash", shell, goruntime.GOOS)
+	}
+	return fmt.Errorf("unknown shell %q: use pwsh, powershell or cmd (Windows), or leave it unset", shell)
+}
+
+// shellKind is how a line is run and judged.
+type shellKind int
+
+const (
+	shellBash       shellKind = iota // bash -c LINE, parsed by the policy
+	shellPowerShell                  // pwsh/powershell -EncodedCommand, not parsed
+	shellCmdExe                      // cmd.exe /d /s /c "LINE", not parsed
+)
+
+// commandShell is the program run_command runs lines with (its absolute
+// path, or the name for the editor's terminal to find) and its kind.
+func (w *Workspace) commandShell() (string, shellKind) {
+	look := policy.NewLookPath(w.cfg.PATH, w.roots[0])
+	find := func(names ...string) (string, bool) {
+		for _, n := range names {
+			if p, err := look(n); err == nil {
+				return p, true
+			}
+		}
+		return names[len(names)-1], false
+	}
+	if goruntime.GOOS != "windows" {
+		// bash, because the policy parses lines as bash (in dash,
+		// "ls &>/dev/null" means "run ls in the background"); sh only
+		// where there is no bash.
+		if p, ok := find("bash"); ok {
+			return p, shellBash
+		}
+		return "/bin/sh", shellBash
+	}
+	switch w.cfg.Shell {
+	case ShellCmd:
+		p, _ := find("cmd")
+		return p, shellCmdExe
+	case ShellPowerShell:
+		p, _ := find("powershell")
+		return p, shellPowerShell
+	case ShellPwsh:
+		p, _ := find("pwsh")
+		return p, shellPowerShell
+	}
+	p, _ := find("pwsh", "powershell")
+	return p, shellPowerShell
+}
+
+// shellInvocation is how run_command's description names the shell.
+func (w *Workspace) shellInvocation() string {
+	switch _, kind := w.commandShell(); kind {
+	case shellCmdExe:
+		return "cmd.exe /c"
+	case shellPowerShell:
+		return "PowerShell"
+	}
+	p, _ := w.commandShell()
+	return filepath.Base(p) + " -c"
+}
+
+// shellName names the shell for the model and the user.
+func (w *Workspace) shellName() string {
+	switch _, kind := w.commandShell(); kind {
+	case shellCmdExe:
+		return "cmd.exe"
+	case shellPowerShell:
+		return "PowerShell"
+	}
+	return "bash"
+}
+
+// parseLine judges line for the permission policy: bash lines are
+// parsed; PowerShell and cmd.exe lines are not (the policy cannot parse
+// them), so they always ask unless the session is in full-access mode,
+// and an approval covers exactly that line.
+func (w *Workspace) parseLine(line, cwd string) (policy.CommandLine, error) {
+	_, kind := w.commandShell()
+	switch kind {
+	case shellPowerShell:
+		return policy.UnparsedCommandLine(line, "PowerShell")
+	case shellCmdExe:
+		if strings.ContainsAny(line, "\r\n") {
+			return policy.CommandLine{Source: line}, fmt.Errorf("%w: cmd.exe runs one line; use && to chain commands", policy.ErrCommandParse)
+		}
+		return policy.UnparsedCommandLine(line, "cmd.exe")
+	}
+	return policy.ParseCommandLine(line, policy.NewLookPath(w.cfg.PATH, cwd))
+}
+
+// commandSpec is the process that runs line in cwd.
+func (w *Workspace) commandSpec(line, cwd string) runtime.CommandSpec {
+	shell, kind := w.commandShell()
+	switch kind {
+	case shellPowerShell:
+		return runtime.CommandSpec{Command: shell, Cwd: cwd, Args: []string{
+			"-NoLogo", "-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass",
+			"-EncodedCommand", powerShellEncoded(line),
+		}}
+	case shellCmdExe:
+		// /s with the line in quotes: cmd.exe strips the outer quotes and
+		// runs the rest as typed. Go's argument quoting would change it,
+		// so the command line is given whole.
+		return runtime.CommandSpec{Command: shell, Cwd: cwd, Args: []string{"/d", "/s", "/c", line},
+			CmdLine: `cmd.exe /d /s /c "` + line + `"`}
+	}
+	return runtime.CommandSpec{Command: shell, Args: []string{"-c", line}, Cwd: cwd}
+}
+
+// powerShellPrologue makes output UTF-8 and the exit code the line's:
+// the last native program's code when the line failed, 1 when a cmdlet
+// did, 0 otherwise (PowerShell's own -Command exit codes lose it).
+const (
+	powerShellPrologue = "$ProgressPreference = 'SilentlyContinue'\n" +
+		"[Console]::OutputEncoding = [System.Text.UTF8Encoding]::new($false)\n" +
+		"$OutputEncoding = [Console]::OutputEncoding\n"
+	powerShellEpilogue = "\nif (-not $?) { if ($LASTEXITCODE) { exit $LASTEXITCODE } else { exit 1 } }\nexit 0\n"
+)
+
+// powerShellEncoded is line in PowerShell's -EncodedCommand form (base64
+// of UTF-16LE): no quoting of the line can go wrong on its way through
+// the Windows command line.
+func powerShellEncoded(line string) string {
+	script := powerShellPrologue + line + powerShellEpilogue
+	u := utf16.Encode([]rune(script))
+	b := make([]byte, 2*len(u))
+	for i, c := range u {
+		b[2*i], b[2*i+1] = byte(c), byte(c>>8)
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}

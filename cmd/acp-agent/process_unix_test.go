@@ -1,0 +1,33 @@
+//go:build unix
+
+package main
+
+import (
+	"os/exec"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// mkfifo makes a named pipe at path.
+func mkfifo(t *testing.T, path string) {
+	t.Helper()
+	require.NoError(t, syscall.Mkfifo(path, 0o644))
+}
+
+// processAlive reports whether process pid exists (signal 0).
+func processAlive(pid int) bool { return syscall.Kill(pid, 0) == nil }
+
+// needsBash does nothing on Unix, where commands are bash lines.
+func needsBash(*testing.T) {}
+
+// needsSignals does nothing on Unix.
+func needsSignals(*testing.T) {}
+
+// killedByTest reports whether the agent died of a signal, which only a
+// test sends.
+func killedByTest(ee *exec.ExitError) bool {
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled()
+}

@@ -1,0 +1,6 @@
+//go:build !(windows && winetest)
+
+package winetest
+
+// Active is false outside the Wine test build.
+const Active = false

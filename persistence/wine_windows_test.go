@@ -1,0 +1,4 @@
+package persistence
+
+// The Wine test build's adaptations (internal/winetest).
+import _ "github.com/acp-agent/acp-agent/internal/winetest"

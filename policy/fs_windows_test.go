@@ -1,0 +1,70 @@
+package policy
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Windows paths: drive letters in either case, \\?\ and UNC spellings of
+// the same root, paths with spaces; and what Windows resolves to another
+// file than the name says (8.3 short names, alternate data streams,
+// device names) is refused.
+func TestWindowsPathsResolveInsideTheirRoots(t *testing.T) {
+	p := FS{Roots: []string{`C:\Users\me\My Project`, `\\?\UNC\server\share\repo`}, DeniedPathPrefixes: DefaultDeniedPrefixes()}
+	inside := map[string]string{
+		`C:\Users\me\My Project\src\main.go`:       `src\main.go`,
+		`c:\users\ME\my project\src\main.go`:       `src\main.go`,
+		`\\?\C:\Users\me\My Project\README.md`:     `README.md`,
+		`\\server\share\repo\a b\c.txt`:            `a b\c.txt`,
+		`\\?\UNC\server\share\repo\x.txt`:          `x.txt`,
+		`C:\Users\me\My Project\sub\..\ok.txt`:     `ok.txt`,
+		`C:\Users\me\My Project\.env.example`:      `.env.example`,
+		`C:\Users\me\My Project\notes~draft.txt`:   `notes~draft.txt`,
+		`C:\Users\me\My Project\version~12345.txt`: `version~12345.txt`,
+	}
+	for path, want := range inside {
+		_, rel, err := p.Resolve(path, AccessWrite)
+		if assert.NoError(t, err, path) {
+			assert.Equal(t, want, rel, path)
+		}
+	}
+	for _, path := range []string{
+		`C:\Users\me\My Project\.git\config`,
+		`C:\Users\me\My Project\.GIT\config`,
+		`C:\Users\me\My Project\.git.\config`,
+		`C:\Users\me\My Project\GIT~1\config`,
+		`C:\Users\me\My Project\git~2\hooks\pre-commit`,
+		`C:\Users\me\My Project\ENV~1`,
+		`C:\Users\me\My Project\ENV~1.LOC`,
+		`C:\Users\me\My Project\.git::$INDEX_ALLOCATION\config`,
+		`C:\Users\me\My Project\a.txt:hidden`,
+		`C:\Users\me\My Project\NUL`,
+		`C:\Users\me\My Project\sub\COM1`,
+		`C:\Users\me\My Project Else\x.txt`,
+		`D:\Users\me\My Project\x.txt`,
+		`\\server\share\other\x.txt`,
+		`\\.\C:\Users\me\My Project\x.txt`,
+		`C:\Users\me\My Project\..\secret.txt`,
+		`My Project\x.txt`,
+	} {
+		_, _, err := p.Resolve(path, AccessRead)
+		assert.Error(t, err, "%s must be refused", path)
+	}
+}
+
+func TestCanonicalPathDropsOnlyLongPathPrefixes(t *testing.T) {
+	for in, want := range map[string]string{
+		`\\?\C:\w`:             `C:\w`,
+		`\\?\d:\`:              `d:\`,
+		`\\?\UNC\host\share\x`: `\\host\share\x`,
+		`\\?\unc\host\share`:   `\\host\share`,
+		`\\.\C:\w`:             `\\.\C:\w`,
+		`\\?\Volume{1234}\w`:   `\\?\Volume{1234}\w`,
+		`C:\w`:                 `C:\w`,
+		`\\host\share\w`:       `\\host\share\w`,
+	} {
+		require.Equal(t, want, CanonicalPath(in), in)
+	}
+}

@@ -1,0 +1,91 @@
+package runtime
+
+import (
+	"io"
+	"io/fs"
+	"os"
+
+	"golang.org/x/sys/windows"
+)
+
+const openReadFlags = os.O_RDONLY
+
+// linkCount is 1: Windows' FileInfo does not carry a link count, so the
+// checks that refuse hard links ask the handle (handleLinkCount,
+// linkCountAt).
+func linkCount(fs.FileInfo) uint64 { return 1 }
+
+// handleLinkCount is the number of hard links of the open file
+// (GetFileInformationByHandle), or 1 if Windows does not say.
+func handleLinkCount(f *os.File, _ fs.FileInfo) uint64 {
+	var info windows.ByHandleFileInformation
+	if windows.GetFileInformationByHandle(windows.Handle(f.Fd()), &info) != nil {
+		return 1
+	}
+	return uint64(info.NumberOfLinks)
+}
+
+// linkCountAt is the link count of the regular file name in dir, read
+// from a handle opened through the Root.
+func linkCountAt(dir *os.Root, name string, _ fs.FileInfo) uint64 {
+	f, err := dir.OpenFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		return 1
+	}
+	defer f.Close()
+	return handleLinkCount(f, nil)
+}
+
+// fileID is 0: Windows' FileInfo has no file index.
+func fileID(fs.FileInfo) uint64 { return 0 }
+
+// readEntry reads the walked file e through its parent Root, if it is
+// the file the listing showed and a readable one.
+func (w *walk) readEntry(e entry, buf *[]byte) ([]byte, bool) {
+	f, err := e.dir.root.OpenFile(e.d.Name(), openReadFlags, 0)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !sameAsListed(fi, e) || w.f.checkReadable(fi, w.abs(e.rel)) != nil {
+		return nil, false
+	}
+	data, err := w.f.readStat(f, fi, w.abs(e.rel))
+	if err != nil {
+		return nil, false
+	}
+	*buf = data
+	return data, true
+}
+
+const noFollowFlag = 0
+
+// syncDirFile does nothing: Windows cannot flush a directory handle
+// (FlushFileBuffers needs write access, which a directory handle does
+// not have), and NTFS journals directory changes itself.
+func syncDirFile(*os.File) error { return nil }
+
+// readAt reads a small regular file name of the directory dir (an
+// ignore file) through the directory's Root, if name is a regular file
+// and not a link (the handle opened is the entry Lstat shows).
+func readAt(dir *dirHandle, name string) ([]byte, bool) {
+	if dir.root == nil {
+		return nil, false
+	}
+	lfi, err := dir.root.Lstat(name)
+	if err != nil || !lfi.Mode().IsRegular() || lfi.Size() > maxIgnoreFileBytes {
+		return nil, false
+	}
+	f, err := dir.root.OpenFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !os.SameFile(fi, lfi) {
+		return nil, false
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxIgnoreFileBytes))
+	return data, err == nil
+}
