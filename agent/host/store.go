@@ -228,7 +228,7 @@ type loadedState struct {
 	perms      []agent.RememberedDecision
 	plan       *agent.Plan
 	// plans are the plans the client was sent, each with the number of
-	// entries before it: session/load shows each where it came.
+	// entries before it: History shows each where it came.
 	plans []placedPlan
 	usage []agent.UsageRecord
 }
@@ -267,7 +267,7 @@ func placePlans(recs []json.RawMessage) []placedPlan {
 }
 
 // decodeRecords decodes the records in parallel: on a long session,
-// decoding is most of the time of session/load.
+// decoding is most of the time of a load.
 func decodeRecords(recs []json.RawMessage) ([]record, []error) {
 	out := make([]record, len(recs))
 	errs := make([]error, len(recs))
