@@ -24,6 +24,13 @@ type Options struct {
 	// cancelled work to finish; 0 means 1.5 s, which keeps exit within
 	// the 2 s clients allow.
 	ShutdownGrace time.Duration
+	// MaxSessions caps the sessions clients have open at once, on all
+	// connections together; MaxSessionsPerConnection caps them on one
+	// connection. 0 means no limit (stdio). session/new, load, resume and
+	// fork beyond a limit answer -32600 saying so; sessions the agent
+	// opens itself (subagents) are not refused.
+	MaxSessions              int
+	MaxSessionsPerConnection int
 }
 
 // Server serves ACP on behalf of one Agent, on any number of connections
@@ -50,6 +57,9 @@ type Server struct {
 	// opening are the sessions a load or resume is opening, so that two
 	// connections cannot open one session twice.
 	opening map[SessionId]bool
+	// reserved counts the sessions being opened under the limits
+	// (reserveSession), not yet in live.
+	reserved int
 }
 
 // NewServer returns a server for agent.
@@ -88,6 +98,9 @@ type serverConn struct {
 	clientCaps ClientCapabilities
 	sessions   map[string]*serviceSession
 	inflight   map[jsonrpc2.ID]context.CancelCauseFunc // client requests being served
+	// reserved counts this connection's sessions being opened under the
+	// limits; guarded by srv.mu.
+	reserved int
 }
 
 // serviceSession is the connection's view of one live session.
@@ -210,6 +223,44 @@ func (c *serverConn) shutdown(deadline <-chan struct{}) {
 		}
 	}
 	c.srv.forgetAll(c, sessions)
+}
+
+// reserveSession holds a place for a session this connection is about to
+// open, under Options.MaxSessions and MaxSessionsPerConnection; release
+// gives it back once the session is registered (or failed to open).
+// replacing is a session the open closes first (a load of a session live
+// somewhere), which does not count.
+func (c *serverConn) reserveSession(replacing SessionId) (release func(), err error) {
+	s := c.srv
+	if s.opts.MaxSessions <= 0 && s.opts.MaxSessionsPerConnection <= 0 {
+		return func() {}, nil
+	}
+	c.mu.Lock()
+	mine := len(c.sessions)
+	if _, ok := c.sessions[replacing]; ok {
+		mine--
+	}
+	c.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	all := len(s.live) + s.reserved
+	if _, ok := s.live[replacing]; ok {
+		all--
+	}
+	switch {
+	case s.opts.MaxSessions > 0 && all >= s.opts.MaxSessions:
+		return nil, fmt.Errorf("%w: the agent has %d sessions open, its limit; close one (session/close) or try later", ErrInvalidRequest, s.opts.MaxSessions)
+	case s.opts.MaxSessionsPerConnection > 0 && mine+c.reserved >= s.opts.MaxSessionsPerConnection:
+		return nil, fmt.Errorf("%w: this connection has %d sessions open, its limit; close one (session/close) first", ErrInvalidRequest, s.opts.MaxSessionsPerConnection)
+	}
+	s.reserved++
+	c.reserved++
+	return sync.OnceFunc(func() {
+		s.mu.Lock()
+		s.reserved--
+		c.reserved--
+		s.mu.Unlock()
+	}), nil
 }
 
 // claim marks id as being opened by a load or resume; it fails while

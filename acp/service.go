@@ -116,6 +116,13 @@ func (c *serverConn) initialize(ctx context.Context, req *request) (func(), erro
 			m.capability(&resp.AgentCapabilities, serves(c.srv.agent, m))
 		}
 	}
+	if tc, ok := c.rpc.stream.(TransportCapabilities); ok {
+		meta, err := withMetaKey(resp.AgentCapabilities.Meta, "transport", tc.TransportCapabilities())
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInternal, err)
+		}
+		resp.AgentCapabilities.Meta = meta
+	}
 	c.mu.Lock()
 	c.initialized = true
 	c.clientCaps = p.ClientCapabilities
@@ -174,6 +181,12 @@ func (c *serverConn) newSession(ctx context.Context, req *request) (func(), erro
 		return nil, err
 	}
 	return func() {
+		release, err := c.reserveSession("")
+		if err != nil {
+			c.answer(ctx, req, nil, err)
+			return
+		}
+		defer release()
 		client := c.newClient()
 		sess, resp, err := c.srv.agent.NewSession(ctx, &p, client)
 		if err != nil {
@@ -482,6 +495,11 @@ func (c *serverConn) open(ctx context.Context, store SessionStore, lr *LoadReque
 		return nil, nil, err
 	}
 	defer c.srv.unclaim(lr.SessionID)
+	release, err := c.reserveSession(lr.SessionID)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer release()
 	c.srv.closeAnywhere(lr.SessionID)
 	client := c.newClient()
 	sess, loaded, err := store.LoadSession(ctx, lr, client)
@@ -547,6 +565,12 @@ func (c *serverConn) fork(ctx context.Context, req *request, fr *ForkRequest) (f
 	forker := c.srv.agent.(Forker)
 	source := c.srv.liveSession(fr.SourceID)
 	return func() {
+		release, err := c.reserveSession("")
+		if err != nil {
+			c.answer(ctx, req, nil, err)
+			return
+		}
+		defer release()
 		client := c.newClient()
 		sess, resp, err := forker.ForkSession(ctx, fr, source, client)
 		if err != nil {

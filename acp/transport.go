@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 )
 
 // Message is one JSON-RPC message on its way through a Stream.
@@ -65,4 +66,30 @@ type Listener interface {
 	// Accept waits for the next connection. An error (the listener was
 	// closed, or ctx is done) ends Server.Serve.
 	Accept(ctx context.Context) (Stream, error)
+}
+
+// TransportCapabilities is implemented by a Stream whose transport has
+// capabilities of its own for the client to know (ACP's Streamable HTTP:
+// how long its event streams can be resumed). The server adds them to its
+// initialize response as agentCapabilities._meta["transport"]; a Stream
+// that does not implement it (stdio) adds nothing.
+type TransportCapabilities interface {
+	TransportCapabilities() map[string]any
+}
+
+// withMetaKey returns the _meta object meta with key set to v (meta may be
+// empty).
+func withMetaKey(meta json.RawMessage, key string, v any) (json.RawMessage, error) {
+	fields := map[string]json.RawMessage{}
+	if len(meta) > 0 && string(meta) != "null" {
+		if err := json.Unmarshal(meta, &fields); err != nil {
+			return nil, fmt.Errorf("_meta is not an object: %w", err)
+		}
+	}
+	val, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	fields[key] = val
+	return json.Marshal(fields)
 }

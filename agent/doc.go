@@ -14,7 +14,8 @@
 // messages, tool calls, tool outputs) and runs turns: the model is called,
 // the tool calls it makes are run through the session's ToolRegistry, and
 // their results go back to the model until it stops. Prompt runs one turn
-// and returns the assistant's final text.
+// and returns the assistant's final text. A Go program's own tool is
+// NewTool of a TypedTool: its argument schema is inferred from a struct.
 //
 // Messages that arrive while a turn runs are queued (Prompt with Steer or
 // FollowUp, or fire-and-forget Steer, FollowUp and Send). A steer message
@@ -47,10 +48,12 @@
 // (Subscribe) get the output stream through their own buffers; the session
 // never waits for a subscriber, and one that falls behind is dropped.
 //
-// Models are providers from the llm subpackages, chosen with a
-// "PROVIDER/MODEL" spec (OpenModel): openai (any OpenAI-compatible Chat
-// Completions server) and replay (a scripted offline model). A turn's model
-// request is aborted with its context.
+// Models are providers registered with package llm (llm.RegisterProvider;
+// importing agent/llm/providers registers the built-in openai, anthropic
+// and replay), chosen with a "PROVIDER/MODEL" spec (OpenModel). What the
+// session needs to know of a provider (image input, how its usage is
+// priced) it asks the registration; it imports no provider. A turn's
+// model request is aborted with its context.
 //
 // # What the model is told and given back
 //

@@ -70,15 +70,6 @@ func (s *Session) postUpdate(ctx context.Context, u Update) {
 	}
 }
 
-// post queues an update from a goroutine that must not block (the read
-// loop): without waiting when the sink allows it.
-func (s *Session) post(u Update) {
-	if s.cfg.Sink == nil {
-		return
-	}
-	s.postUpdate(s.lifetime, u)
-}
-
 // sendRetry reports a retry of it: the retrying state and retry_update.
 // Both are part of the opt-in extension, so neither is sent without it.
 func (s *Session) sendRetry(it *item, n RetryNotice) {

@@ -380,7 +380,7 @@ func (s *Session) onRetry(n RetryNotice) {
 	}
 	s.mu.Unlock()
 	s.sendRetry(it, n)
-	s.emit(it, telemetry.EventPromptRetry, "attempt", strconv.Itoa(n.Attempt), "maxAttempts", strconv.Itoa(n.MaxAttempts), "reason", n.Err.Error())
+	s.telemetryEvent(it, telemetry.EventPromptRetry, "attempt", strconv.Itoa(n.Attempt), "maxAttempts", strconv.Itoa(n.MaxAttempts), "reason", n.Err.Error())
 	if s.cfg.OnRetry != nil {
 		s.cfg.OnRetry(n)
 	}

@@ -1,25 +1,17 @@
 package agent
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"net/http"
 	"strings"
 
 	"github.com/acp-agent/acp-agent/agent/llm"
-	"github.com/acp-agent/acp-agent/agent/llm/anthropic"
-	"github.com/acp-agent/acp-agent/agent/llm/openai"
-	"github.com/acp-agent/acp-agent/agent/llm/replay"
 )
 
 // Model is a streaming model provider (see package llm for the event
 // contract). Providers are safe for concurrent use by many sessions.
-type Model interface {
-	Name() string
-	Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error]
-}
+type Model = llm.Model
 
 // DefaultModel is used when neither --model nor ACP_AGENT_MODEL is set.
 const DefaultModel = "openai/gpt-4.1"
@@ -46,31 +38,37 @@ func ParseModelSpec(s string) (ModelSpec, error) {
 
 func (m ModelSpec) String() string { return m.Provider + "/" + m.Model }
 
-// OpenModel returns the provider for spec. getenv supplies the provider's
-// settings (OPENAI_API_KEY, OPENAI_BASE_URL); httpClient may be nil.
+// OpenModel returns the client of spec's provider, which must be
+// registered with package llm (import agent/llm/providers for the
+// built-in ones). getenv supplies the provider's settings
+// (OPENAI_API_KEY, OPENAI_BASE_URL); httpClient may be nil.
 func OpenModel(spec ModelSpec, getenv func(string) string, httpClient *http.Client) (Model, error) {
-	switch spec.Provider {
-	case "openai":
-		key := getenv("OPENAI_API_KEY")
-		if key == "" {
-			return nil, fmt.Errorf("%w: OPENAI_API_KEY is not set; set it in the environment the editor starts acp-agent with (and OPENAI_BASE_URL for an OpenAI-compatible server such as Ollama), or run offline with --model replay/default", ErrNoModel)
-		}
-		return openai.New(openai.Config{BaseURL: getenv("OPENAI_BASE_URL"), APIKey: key, HTTPClient: httpClient}), nil
-	case "anthropic":
-		key := getenv("ANTHROPIC_API_KEY")
-		if key == "" {
-			return nil, fmt.Errorf("%w: ANTHROPIC_API_KEY is not set; set it in the environment the editor starts acp-agent with (and ANTHROPIC_BASE_URL for a compatible gateway), or run offline with --model replay/default", ErrNoModel)
-		}
-		return anthropic.New(anthropic.Config{BaseURL: getenv("ANTHROPIC_BASE_URL"), APIKey: key, HTTPClient: httpClient}), nil
-	case "replay":
-		if spec.Model == "default" {
-			return replay.Default(), nil
-		}
-		p, err := replay.Load(spec.Model)
-		if err != nil {
-			return nil, fmt.Errorf("%w: replay script: %v", ErrNoModel, err)
-		}
-		return p, nil
+	p, ok := llm.LookupProvider(spec.Provider)
+	if !ok {
+		return nil, fmt.Errorf("%w: unknown provider %q in --model %s; use %s", ErrNoModel, spec.Provider, spec, providerHints())
 	}
-	return nil, fmt.Errorf("%w: unknown provider %q in --model %s; use openai/MODEL, anthropic/MODEL or replay/default (or replay/PATH-TO-SCRIPT)", ErrNoModel, spec.Provider, spec)
+	m, err := p.Open(spec.Model, getenv, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNoModel, err)
+	}
+	return m, nil
+}
+
+// providerHints names the registered providers' models for a message:
+// the default model's provider first, "a, b or c".
+func providerHints() string {
+	def, _, _ := strings.Cut(DefaultModel, "/")
+	var first, rest []string
+	for _, p := range llm.Providers() {
+		if p.Name == def {
+			first = append(first, p.Hint)
+		} else {
+			rest = append(rest, p.Hint)
+		}
+	}
+	hints := append(first, rest...)
+	if len(hints) < 2 {
+		return strings.Join(hints, "")
+	}
+	return strings.Join(hints[:len(hints)-1], ", ") + " or " + hints[len(hints)-1]
 }

@@ -341,7 +341,7 @@ type toolCallView struct {
 // denied reports a refused call to telemetry.
 func (s *Session) denied(it *item, tool string, why permit) {
 	reason := map[permit]string{deniedByMode: "mode", rejectedByUser: "rejected", permissionCancelled: "cancelled"}[why]
-	s.emit(it, telemetry.EventPromptPermissionDenied, "tool", tool, "reason", reason)
+	s.telemetryEvent(it, telemetry.EventPromptPermissionDenied, "tool", tool, "reason", reason)
 }
 
 // sandboxMissing is why the session's commands cannot be confined although

@@ -76,13 +76,6 @@ func (s *Session) systemPrompt() string {
 	return snap.text
 }
 
-// resetSystemPrompt makes the next request build the system prompt again.
-func (s *Session) resetSystemPrompt() {
-	s.mu.Lock()
-	s.sys = nil
-	s.mu.Unlock()
-}
-
 func (s *Session) liveDescription() string {
 	if ld, ok := s.cfg.Workspace.(liveDescriber); ok {
 		return ld.LiveDescription()

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -106,5 +107,57 @@ func realPath(p string, evalSymlinks func(string) (string, error)) string {
 		}
 		rest = filepath.Join(filepath.Base(cur), rest)
 		cur = parent
+	}
+}
+
+// NewLookPath returns a resolver for ParseCommandLine.
+//
+// Names without a slash are searched in the fixed path (a colon list; ""
+// means DefaultPath). Empty and relative entries in path are skipped, so
+// "." can never be searched. A name with a slash is never searched: it
+// resolves to its cleaned absolute path (relative to cwd), which makes
+// ./git or /tmp/x/git a different program from /usr/bin/git for every
+// rule. Only regular files with an execute bit resolve; symlinks are not
+// followed, so the result names the file that was asked for (multi-call
+// binaries like busybox dispatch on that name).
+func NewLookPath(path, cwd string) func(string) (string, error) {
+	if path == "" {
+		path = DefaultPath
+	}
+	var dirs []string
+	for _, d := range filepath.SplitList(path) {
+		if d != "" && filepath.IsAbs(d) {
+			dirs = append(dirs, filepath.Clean(d))
+		}
+	}
+	return func(name string) (string, error) {
+		if name == "" || strings.IndexByte(name, 0) >= 0 {
+			return "", fmt.Errorf("look up %q: %w", name, os.ErrNotExist)
+		}
+		if hasPathSeparator(name) {
+			abs := name
+			if !filepath.IsAbs(abs) {
+				if !filepath.IsAbs(cwd) {
+					return "", fmt.Errorf("look up %q: relative name without an absolute cwd: %w", name, os.ErrNotExist)
+				}
+				abs = filepath.Join(cwd, abs)
+			}
+			abs = filepath.Clean(abs)
+			var err error
+			for _, cand := range executableNames(abs) {
+				if err = isExecutable(cand); err == nil {
+					return cand, nil
+				}
+			}
+			return "", fmt.Errorf("look up %q: %w", name, err)
+		}
+		for _, d := range dirs {
+			for _, cand := range executableNames(filepath.Join(d, name)) {
+				if isExecutable(cand) == nil {
+					return cand, nil
+				}
+			}
+		}
+		return "", fmt.Errorf("look up %q in %s: %w", name, path, os.ErrNotExist)
 	}
 }

@@ -167,23 +167,11 @@ func (d *rawDirent) Info() (fs.FileInfo, error) { return nil, errNoDirentInfo }
 
 var errNoDirentInfo = errors.New("dirent info not loaded")
 
-// sameAsListed reports whether fi, from fstat of what was opened at d's
-// name, is the inode the listing showed. A mount point's listed inode is
-// that of the directory it covers, so one on another device is asked
-// again of the parent directory (still open while its entries are
-// visited), as an lstat would answer.
-func sameAsListed(fi fs.FileInfo, d fs.DirEntry) bool {
-	rd, ok := d.(*rawDirent)
-	if !ok {
-		listed, err := d.Info()
-		return err == nil && os.SameFile(fi, listed)
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && sameInodeAsListed(uint64(st.Ino), uint64(st.Dev), rd)
-}
-
-// sameInodeAsListed reports whether ino on dev is the inode the listing
-// showed for d (see sameAsListed).
+// sameInodeAsListed reports whether ino on dev, from fstat of what was
+// opened at d's name, is the inode the listing showed. A mount point's
+// listed inode is that of the directory it covers, so one on another
+// device is asked again of the parent directory (still open while its
+// entries are visited), as an lstat would answer.
 func sameInodeAsListed(ino, dev uint64, d fs.DirEntry) bool {
 	rd, ok := d.(*rawDirent)
 	if !ok {

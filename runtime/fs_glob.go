@@ -41,7 +41,7 @@ func compileGlob(pattern string) (*globPattern, error) {
 			case c == "" || c == ".":
 				continue
 			case c == "..":
-				return nil, fmt.Errorf("glob pattern %q must not contain ..", pattern)
+				return nil, fmt.Errorf(`glob pattern %q must not contain a ".." component`, pattern)
 			case c == "**":
 				// Consecutive ** mean the same as one; collapsing them
 				// keeps matching polynomial.

@@ -434,7 +434,7 @@ func (s *grepSearch) searchTree(ctx context.Context, w *walk) error {
 // matches, as ReadTextFile refuses it). Safe for concurrent use.
 func (s *grepSearch) fileMatches(path string, data []byte, limit int) []GrepMatch {
 	switch {
-	case s.literal != nil && bytes.Index(data, s.literal) < 0:
+	case s.literal != nil && !bytes.Contains(data, s.literal):
 		return nil
 	case s.file != nil && !s.file.Match(data):
 		return nil

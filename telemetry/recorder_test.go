@@ -83,7 +83,8 @@ func TestNilRecorderDoesNothing(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.NotPanics(t, func() {
 				tt.rec.Emit(context.Background(), EventPromptFailed, "s", "r", AttrError, "boom", "odd")
-				tt.rec.Emit(nil, EventPromptStarted, "", "") //nolint:staticcheck // a nil ctx must be tolerated
+				//lint:ignore SA1012 a nil ctx must be tolerated
+				tt.rec.Emit(nil, EventPromptStarted, "", "")
 			})
 		})
 	}

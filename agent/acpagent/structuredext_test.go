@@ -19,8 +19,7 @@ import (
 // paths, and the result is coerced ("3" → 3) and validated.
 func TestStructuredExtensionStreamsPathsAndValidates(t *testing.T) {
 	answer := "Here you go:\n```json\n{\"title\": \"Fix the build\", \"steps\": [\"run go vet\", \"fix imports\"], \"estimate\": \"3\"}\n```"
-	var srv *openAIServer
-	srv = newOpenAIServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
+	srv := newOpenAIServer(t, func(w http.ResponseWriter, r *http.Request, n int) {
 		// Stream it in small pieces, to exercise the incremental parse.
 		var chunks []string
 		for i := 0; i < len(answer); i += 7 {

@@ -72,7 +72,7 @@ func step(msgs []llm.Message, i int) (n int, keep bool) {
 		// so a linear search beats a map and allocates nothing for up to
 		// 16 calls.
 		var small [16]bool
-		answered := small[:0]
+		var answered []bool
 		if len(m.ToolCalls) <= len(small) {
 			answered = small[:len(m.ToolCalls)]
 		} else {

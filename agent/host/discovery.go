@@ -129,9 +129,10 @@ func (h *Host) discoverModels(ctx context.Context) {
 // serverKey names the server a choice's model talks to: its provider,
 // base URL and key variable; host is for the log.
 func serverKey(e *modelEntry, getenv func(string) string) (key, host string) {
-	env := choiceEnv(e.choice, e.spec, getenv)
-	prefix := strings.ToUpper(e.spec.Provider) + "_"
-	base := env(prefix + "BASE_URL")
+	var base string
+	if p, ok := llm.LookupProvider(e.spec.Provider); ok && p.BaseURLEnv != "" {
+		base = choiceEnv(e.choice, e.spec, getenv)(p.BaseURLEnv)
+	}
 	host = e.spec.Provider
 	if u, err := url.Parse(base); err == nil && u.Host != "" {
 		host = u.Host

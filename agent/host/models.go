@@ -8,6 +8,9 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/llm"
+
+	// The model choices may name any built-in provider.
+	_ "github.com/acp-agent/acp-agent/agent/llm/providers"
 	"github.com/acp-agent/acp-agent/agent/pricing"
 	"github.com/acp-agent/acp-agent/policy"
 )
@@ -62,17 +65,6 @@ type Option struct {
 // Choice is one value of an Option.
 type Choice struct {
 	Value, Name, Description string
-}
-
-// providerLevels are the reasoning levels each provider takes, and the
-// level sessions start with. OpenAI reasoning models always reason
-// (medium is the API's default); Anthropic's extended thinking is opt-in.
-var providerLevels = map[string]struct {
-	levels []string
-	def    string
-}{
-	"openai":    {[]string{llm.EffortLow, llm.EffortMedium, llm.EffortHigh}, llm.EffortMedium},
-	"anthropic": {[]string{llm.EffortOff, llm.EffortLow, llm.EffortMedium, llm.EffortHigh}, llm.EffortOff},
 }
 
 var levelNames = map[string]string{
@@ -131,7 +123,9 @@ func openModels(cfg Config) ([]*modelEntry, error) {
 }
 
 func (e *modelEntry) setLevels() error {
-	pl, known := providerLevels[e.spec.Provider]
+	// The provider's reasoning levels and the level sessions start
+	// with: none for a provider that has none.
+	pl, _ := llm.LookupProvider(e.spec.Provider)
 	switch {
 	case e.choice.ThoughtLevels != nil:
 		for _, l := range e.choice.ThoughtLevels {
@@ -140,8 +134,8 @@ func (e *modelEntry) setLevels() error {
 			}
 		}
 		e.levels = e.choice.ThoughtLevels
-	case known && e.info != nil && e.info.Reasoning:
-		e.levels = pl.levels
+	case e.info != nil && e.info.Reasoning:
+		e.levels = pl.ReasoningLevels
 	}
 	if len(e.levels) == 0 {
 		if e.choice.ThoughtLevel != "" {
@@ -150,8 +144,8 @@ func (e *modelEntry) setLevels() error {
 		return nil
 	}
 	e.level = e.choice.ThoughtLevel
-	if e.level == "" && slices.Contains(e.levels, pl.def) {
-		e.level = pl.def
+	if e.level == "" && slices.Contains(e.levels, pl.DefaultReasoningLevel) {
+		e.level = pl.DefaultReasoningLevel
 	}
 	if e.level == "" {
 		e.level = e.levels[0]
@@ -163,17 +157,17 @@ func (e *modelEntry) setLevels() error {
 }
 
 // choiceEnv is getenv with the choice's base URL and key variable in
-// place of the provider's.
+// place of the provider's (llm.ProviderInfo's BaseURLEnv, APIKeyEnv).
 func choiceEnv(c ModelChoice, spec agent.ModelSpec, getenv func(string) string) func(string) string {
 	if c.BaseURL == "" && c.APIKeyEnv == "" {
 		return getenv
 	}
-	prefix := strings.ToUpper(spec.Provider) + "_"
+	p, _ := llm.LookupProvider(spec.Provider)
 	return func(k string) string {
 		switch {
-		case k == prefix+"BASE_URL" && c.BaseURL != "":
+		case k != "" && k == p.BaseURLEnv && c.BaseURL != "":
 			return c.BaseURL
-		case k == prefix+"API_KEY" && c.APIKeyEnv != "":
+		case k != "" && k == p.APIKeyEnv && c.APIKeyEnv != "":
 			return getenv(c.APIKeyEnv)
 		}
 		return getenv(k)

@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -29,10 +28,10 @@ const MaxParallelSubagents = 3
 var childTools = []string{ToolTask, tools.ToolAskUser}
 
 type taskArgs struct {
-	Description string   `json:"description"`
-	Prompt      string   `json:"prompt"`
-	Tools       []string `json:"tools"`
-	Model       string   `json:"model"`
+	Description string   `json:"description" jsonschema:"a few words naming the subagent's job" schema:"minLength=1,maxLength=200"`
+	Prompt      string   `json:"prompt" jsonschema:"the complete task" schema:"minLength=1"`
+	Tools       []string `json:"tools,omitempty" schema:"maxItems=50"`
+	Model       string   `json:"model,omitempty" jsonschema:"a configured model id, e.g. openai/gpt-4.1 (default: this session's)"`
 }
 
 // taskTool runs a subagent: a child session with its own id and stored
@@ -43,7 +42,7 @@ type taskArgs struct {
 // parent first, then the child's updates under its id); the others see
 // its progress in the task's tool call. Its permission requests name it.
 func (hs *Session) taskTool() agent.Tool {
-	return agent.Tool{
+	return agent.NewTool(agent.TypedTool[taskArgs]{
 		Name: ToolTask,
 		Description: "Delegate a self-contained piece of work to a subagent: a fresh session with its own context, in the same workspace under the same mode, whose final message comes back to you as this call's result. " +
 			"Use it for a broad search or investigation that would fill your context, or for independent pieces of work that can run at once (call task several times in one response); do small lookups yourself. " +
@@ -53,28 +52,16 @@ func (hs *Session) taskTool() agent.Tool {
 			`Example: {"description": "Find the session store's callers", "prompt": "List every call of store.Save and store.Load in this repository, as path:line with the calling function, and say which ones ignore the error. Change nothing."}`,
 		ShortDescription: "Run a subagent",
 		Concurrent:       true,
-		Parameters: json.RawMessage(`{"type":"object","properties":{
-			"description":{"type":"string","minLength":1,"maxLength":200,"description":"a few words naming the subagent's job"},
-			"prompt":{"type":"string","minLength":1,"description":"the complete task"},
-			"tools":{"type":"array","items":{"type":"string"},"maxItems":50},
-			"model":{"type":"string","description":"a configured model id, e.g. openai/gpt-4.1 (default: this session's)"}},
-			"required":["description","prompt"],"additionalProperties":false}`),
-		Describe: func(args json.RawMessage) (agent.ToolCallInfo, error) {
-			var a taskArgs
-			_ = json.Unmarshal(args, &a)
+		Describe: func(a taskArgs) (agent.ToolCallInfo, error) {
 			return agent.ToolCallInfo{Kind: agent.ToolKindOther, Title: "Subagent: " + subagentName(a.Description), Action: policy.ActionRead}, nil
 		},
-		Run: func(ctx context.Context, args json.RawMessage) (agent.ToolResult, error) {
-			var a taskArgs
-			if err := json.Unmarshal(args, &a); err != nil {
-				return agent.ToolResult{}, err
-			}
+		Run: func(ctx context.Context, a taskArgs) (agent.ToolResult, error) {
 			// The name goes into titles and permission questions: one
 			// printable line the model cannot make show something else.
 			a.Description = subagentName(a.Description)
 			return hs.runSubagent(ctx, a)
 		},
-	}
+	})
 }
 
 // subagentName is a task's description as the child's name: one line of

@@ -6,40 +6,26 @@ import (
 	"github.com/acp-agent/acp-agent/agent/llm"
 )
 
-// Dialect says how a provider counts cached prompt tokens in llm.Usage.
-type Dialect uint8
+// Dialect says how a provider counts cached prompt tokens in llm.Usage;
+// the constants are llm's (see llm.UsageDialectOpenAI and
+// llm.UsageDialectAnthropic).
+type Dialect = llm.UsageDialect
 
 const (
-	// DialectOpenAI: InputTokens is the whole prompt including
-	// CachedReadTokens (OpenAI's prompt_tokens with
-	// prompt_tokens_details.cached_tokens, DeepSeek's cache hits). Uncached
-	// prompt = InputTokens - CachedReadTokens. OpenAI reports no cache
-	// writes; any CachedWriteTokens are charged on top, at the write price.
-	// It is the zero value, and the dialect of every OpenAI-compatible
-	// server.
-	DialectOpenAI Dialect = iota
-	// DialectAnthropic: InputTokens is the whole prompt as this repository's
-	// Anthropic provider reports it: input_tokens + cache_creation_input_tokens
-	// + cache_read_input_tokens. Uncached prompt = InputTokens -
-	// CachedReadTokens - CachedWriteTokens.
-	DialectAnthropic
+	// DialectOpenAI: cached reads are part of InputTokens, cache writes
+	// are not (llm.UsageDialectOpenAI). The zero value.
+	DialectOpenAI = llm.UsageDialectOpenAI
+	// DialectAnthropic: cached reads and writes are part of InputTokens
+	// (llm.UsageDialectAnthropic).
+	DialectAnthropic = llm.UsageDialectAnthropic
 )
 
-func (d Dialect) String() string {
-	switch d {
-	case DialectOpenAI:
-		return "openai"
-	case DialectAnthropic:
-		return "anthropic"
-	}
-	return "unknown"
-}
-
-// DialectFor returns the dialect of a provider name: DialectAnthropic for
-// "anthropic", DialectOpenAI for everything else.
+// DialectFor returns the dialect of a provider name (case-insensitive),
+// as its registration with package llm says (llm.ProviderInfo.Usage):
+// DialectOpenAI for a provider that is not registered.
 func DialectFor(provider string) Dialect {
-	if strings.EqualFold(provider, "anthropic") {
-		return DialectAnthropic
+	if p, ok := llm.LookupProvider(strings.ToLower(provider)); ok {
+		return p.Usage
 	}
 	return DialectOpenAI
 }

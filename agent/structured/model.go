@@ -98,9 +98,6 @@ func NewOutputModel(n *Node) (*OutputModel, error) {
 	return &OutputModel{node: n, raw: raw, schema: s}, nil
 }
 
-// Node returns the output definition of m.
-func (m *OutputModel) Node() *Node { return m.node }
-
 // JSONSchema returns the JSON Schema of m as JSON text (a copy).
 func (m *OutputModel) JSONSchema() []byte { return bytes.Clone(m.raw) }
 

@@ -35,10 +35,10 @@ const (
 )
 
 type askArgs struct {
-	Question    string   `json:"question"`
-	Choices     []string `json:"choices"`
-	MultiSelect bool     `json:"multi_select"`
-	AllowOther  bool     `json:"allow_other"`
+	Question    string   `json:"question" schema:"minLength=1,maxLength=2000"`
+	Choices     []string `json:"choices,omitempty" schema:"maxItems=20,uniqueItems,items.minLength=1,items.maxLength=200"`
+	MultiSelect bool     `json:"multi_select,omitempty" jsonschema:"with choices: the user may pick several"`
+	AllowOther  bool     `json:"allow_other,omitempty" jsonschema:"with choices: the user may also write an answer of their own"`
 }
 
 // askUserTool asks the user a question instead of guessing: in a form the
@@ -46,22 +46,17 @@ type askArgs struct {
 // goes back to the model), and otherwise as the agent's message that ends
 // the turn, so the user's next prompt is the answer.
 func (w *Workspace) askUserTool() agent.Tool {
-	return agent.Tool{
+	return agent.NewTool(agent.TypedTool[askArgs]{
 		Name: ToolAskUser,
 		Description: "Ask the user a question when you need a decision or information only they have, instead of guessing. " +
 			"Give choices when the answer is one of a few options (multi_select for several, allow_other for a free answer too). " +
-			"Returns the answer; if the user cannot be asked in a form, the turn ends with your question and their next message is the answer.",
+			"Returns the answer; if the user cannot be asked in a form, the turn ends with your question and their next message is the answer.\n" +
+			`Example: {"question": "Which database should the tests use?", "choices": ["SQLite in memory", "the Postgres of docker-compose.yml"]}`,
 		ShortDescription: "Ask the user a question",
-		Parameters: []byte(`{"type":"object","properties":{
-			"question":{"type":"string","minLength":1,"maxLength":2000},
-			"choices":{"type":"array","items":{"type":"string","minLength":1,"maxLength":200},"maxItems":20,"uniqueItems":true},
-			"multi_select":{"type":"boolean","description":"with choices: the user may pick several"},
-			"allow_other":{"type":"boolean","description":"with choices: the user may also write an answer of their own"}},
-			"required":["question"],"additionalProperties":false}`),
-		Describe: describeWith(func(a askArgs) (agent.ToolCallInfo, error) {
+		Describe: func(a askArgs) (agent.ToolCallInfo, error) {
 			return agent.ToolCallInfo{Kind: agent.ToolKindOther, Title: "Question: " + oneLine(a.Question, 120), Action: policy.ActionRead}, nil
-		}),
-		Run: runWith(func(ctx context.Context, a askArgs) (agent.ToolResult, error) {
+		},
+		Run: func(ctx context.Context, a askArgs) (agent.ToolResult, error) {
 			q := Question{ToolCallID: agent.RunningToolCallID(ctx), Text: strings.TrimSpace(a.Question), Choices: a.Choices,
 				MultiSelect: a.MultiSelect && len(a.Choices) > 0, AllowOther: a.AllowOther && len(a.Choices) > 0}
 			if w.ask == nil {
@@ -87,8 +82,8 @@ func (w *Workspace) askUserTool() agent.Tool {
 				return agent.ToolResult{Text: "The user declined to answer. Go on without it, or ask differently."}, nil
 			}
 			return agent.ToolResult{Text: "The user dismissed the question without answering."}, nil
-		}),
-	}
+		},
+	})
 }
 
 // questionText is the question as the agent's message, choices listed.

@@ -152,34 +152,30 @@ func (w *Workspace) findBackground(id string) (*bgProc, error) {
 }
 
 type backgroundArgs struct {
-	Action      string `json:"action"`
-	ID          string `json:"id"`
-	WaitSeconds int    `json:"wait_seconds"`
+	Action      string `json:"action" schema:"enum=list|output|stop"`
+	ID          string `json:"id,omitempty" jsonschema:"the id run_command returned (output, stop)"`
+	WaitSeconds int    `json:"wait_seconds,omitempty" jsonschema:"output: wait up to this long for new output or the exit" schema:"minimum=0,maximum=60"`
 }
 
 // backgroundTool follows and stops the commands run_command started in
 // the background. It touches only those, so it asks no permission.
 func (w *Workspace) backgroundTool() agent.Tool {
-	return agent.Tool{
+	return agent.NewTool(agent.TypedTool[backgroundArgs]{
 		Name: ToolBackground,
 		Description: "Follow the commands run_command started with background: true. " +
 			"action \"list\": every background command and its state; \"output\": the output of id since the last read (wait_seconds waits for new output or the exit); " +
-			"\"stop\": end id (SIGTERM, then SIGKILL) and return its last output.",
+			"\"stop\": end id (SIGTERM, then SIGKILL) and return its last output.\n" +
+			`Example: {"action": "output", "id": "bg1", "wait_seconds": 10}`,
 		ShortDescription: "Follow or stop a background command",
-		Parameters: []byte(`{"type":"object","properties":{
-			"action":{"type":"string","enum":["list","output","stop"]},
-			"id":{"type":"string","description":"the id run_command returned (output, stop)"},
-			"wait_seconds":{"type":"integer","minimum":0,"maximum":60,"description":"output: wait up to this long for new output or the exit"}},
-			"required":["action"],"additionalProperties":false}`),
-		Describe: describeWith(func(a backgroundArgs) (agent.ToolCallInfo, error) {
+		Describe: func(a backgroundArgs) (agent.ToolCallInfo, error) {
 			title := map[string]string{"list": "List background commands", "output": "Output of " + a.ID, "stop": "Stop " + a.ID}[a.Action]
 			kind := agent.ToolKindRead
 			if a.Action == "stop" {
 				kind = agent.ToolKindExecute
 			}
 			return agent.ToolCallInfo{Kind: kind, Title: title, Action: policy.ActionRead}, nil
-		}),
-		Run: runWith(func(ctx context.Context, a backgroundArgs) (agent.ToolResult, error) {
+		},
+		Run: func(ctx context.Context, a backgroundArgs) (agent.ToolResult, error) {
 			if a.Action == "list" {
 				return agent.ToolResult{Text: w.listBackground()}, nil
 			}
@@ -204,8 +200,8 @@ func (w *Workspace) backgroundTool() agent.Tool {
 			wait := min(time.Duration(a.WaitSeconds)*time.Second, maxBackgroundWait)
 			b.waitForOutput(ctx, wait)
 			return agent.ToolResult{Text: b.read()}, nil
-		}),
-	}
+		},
+	})
 }
 
 // waitForOutput waits up to d for output after the last read, or the

@@ -3,7 +3,6 @@ package tools
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -35,7 +34,40 @@ const (
 	ToolAskUser       = "ask_user"
 )
 
-var builtinToolNames = []string{ToolReadFile, ToolWriteFile, ToolEditFile, ToolListDirectory, ToolGlob, ToolGrep, ToolRunCommand, ToolUpdatePlan}
+// builtins is the one list of the built-in tools, in the order they are
+// offered: each name with the method that makes the tool, and whether a
+// workspace offers it at all (nil: always).
+var builtins = []struct {
+	name    string
+	make    func(*Workspace) agent.Tool
+	offered func(*Workspace) bool
+}{
+	{ToolReadFile, (*Workspace).readFileTool, nil},
+	{ToolWriteFile, (*Workspace).writeFileTool, nil},
+	{ToolEditFile, (*Workspace).editFileTool, nil},
+	{ToolMultiEdit, (*Workspace).multiEditTool, nil},
+	{ToolApplyPatch, (*Workspace).applyPatchTool, nil},
+	{ToolListDirectory, (*Workspace).listDirectoryTool, nil},
+	{ToolGlob, (*Workspace).globTool, nil},
+	{ToolGrep, (*Workspace).grepTool, nil},
+	{ToolRunCommand, (*Workspace).runCommandTool, nil},
+	{ToolBackground, (*Workspace).backgroundTool, nil},
+	{ToolUpdatePlan, (*Workspace).updatePlanTool, nil},
+	{ToolWebFetch, (*Workspace).webFetchTool, nil},
+	{ToolAskUser, (*Workspace).askUserTool, nil},
+	// Only where there are skills: its description points at them.
+	{ToolSkill, (*Workspace).skillTool, func(w *Workspace) bool { return len(w.loadedPrompts().Skills) > 0 }},
+}
+
+// BuiltinToolNames lists the names of every built-in tool, in the order
+// BuiltinTools offers them.
+func BuiltinToolNames() []string {
+	names := make([]string, len(builtins))
+	for i, b := range builtins {
+		names[i] = b.name
+	}
+	return names
+}
 
 // Limits of the built-in tools' output to the model.
 const (
@@ -45,22 +77,22 @@ const (
 )
 
 // BuiltinTools returns the coding tools working in w: reading, writing and
-// editing files, listing, finding and searching, running commands, and
-// keeping the plan.
+// editing files, listing, finding and searching, running commands,
+// keeping the plan, fetching, asking the user and, where there are
+// skills, loading them.
 func BuiltinTools(w *Workspace) []agent.Tool {
-	tools := []agent.Tool{
-		w.readFileTool(), w.writeFileTool(), w.editFileTool(), w.multiEditTool(), w.applyPatchTool(), w.listDirectoryTool(),
-		w.globTool(), w.grepTool(), w.runCommandTool(), w.backgroundTool(), updatePlanTool(), w.webFetchTool(), w.askUserTool(),
-	}
-	if lib := w.loadedPrompts(); len(lib.Skills) > 0 {
-		tools = append(tools, w.skillTool())
+	tools := make([]agent.Tool, 0, len(builtins))
+	for _, b := range builtins {
+		if b.offered == nil || b.offered(w) {
+			tools = append(tools, b.make(w))
+		}
 	}
 	return tools
 }
 
 type skillArgs struct {
-	Name string `json:"name"`
-	File string `json:"file"`
+	Name string `json:"name" jsonschema:"the skill's name" schema:"minLength=1"`
+	File string `json:"file,omitempty" jsonschema:"a file of the skill's folder, relative to it"`
 }
 
 // skillTool loads a skill's instructions (or a file of its folder) when
@@ -76,23 +108,20 @@ func (w *Workspace) skillTool() agent.Tool {
 		}
 		return prompts.Skill{}, fmt.Errorf("there is no skill %q; the skills are listed in your instructions", name)
 	}
-	return agent.Tool{
+	return agent.NewTool(agent.TypedTool[skillArgs]{
 		Name: ToolSkill,
 		Description: "Load a skill's instructions by name, before doing the kind of task it is for (the skills are listed in your instructions). " +
-			"With file, read one of the files in the skill's folder that its instructions name.",
+			"With file, read one of the files in the skill's folder that its instructions name.\n" +
+			`Example: {"name": "pdf"}, then {"name": "pdf", "file": "reference.md"} for a file its instructions name`,
 		ShortDescription: "Load a skill's instructions",
-		Parameters: json.RawMessage(`{"type":"object","properties":{
-			"name":{"type":"string","minLength":1,"description":"the skill's name"},
-			"file":{"type":"string","description":"a file of the skill's folder, relative to it"}},
-			"required":["name"],"additionalProperties":false}`),
-		Describe: describeWith(func(a skillArgs) (agent.ToolCallInfo, error) {
+		Describe: func(a skillArgs) (agent.ToolCallInfo, error) {
 			title := "Use the skill " + a.Name
 			if a.File != "" {
 				title += " (" + a.File + ")"
 			}
 			return agent.ToolCallInfo{Kind: agent.ToolKindRead, Title: title, Action: policy.ActionRead}, nil
-		}),
-		Run: runWith(func(_ context.Context, a skillArgs) (agent.ToolResult, error) {
+		},
+		Run: func(_ context.Context, a skillArgs) (agent.ToolResult, error) {
 			sk, err := find(a.Name)
 			if err != nil {
 				return agent.ToolResult{}, err
@@ -113,38 +142,8 @@ func (w *Workspace) skillTool() agent.Tool {
 				text += "\n\nFiles in the skill's folder (read one with this tool's file argument): " + strings.Join(files, ", ")
 			}
 			return agent.ToolResult{Text: text}, nil
-		}),
-	}
-}
-
-// decode unmarshals schema-checked arguments.
-func decode[T any](args json.RawMessage) (T, error) {
-	var v T
-	if err := json.Unmarshal(args, &v); err != nil {
-		return v, fmt.Errorf("invalid arguments: %w", err)
-	}
-	return v, nil
-}
-
-// describeWith and runWith decode the (schema-checked) arguments for f.
-func describeWith[T any](f func(T) (agent.ToolCallInfo, error)) agent.DescribeFunc {
-	return func(args json.RawMessage) (agent.ToolCallInfo, error) {
-		a, err := decode[T](args)
-		if err != nil {
-			return agent.ToolCallInfo{}, err
-		}
-		return f(a)
-	}
-}
-
-func runWith[T any](f func(context.Context, T) (agent.ToolResult, error)) agent.ToolFunc {
-	return func(ctx context.Context, args json.RawMessage) (agent.ToolResult, error) {
-		a, err := decode[T](args)
-		if err != nil {
-			return agent.ToolResult{}, err
-		}
-		return f(ctx, a)
-	}
+		},
+	})
 }
 
 // pathCall describes a call on one path, checked for access: reads are
@@ -167,24 +166,21 @@ func location(path string, line int) []agent.Location {
 }
 
 type pathArgs struct {
-	Path string `json:"path"`
+	Path string `json:"path,omitempty" jsonschema:"absolute path, or relative to the workspace root (default: the root)"`
 }
 
 func (w *Workspace) listDirectoryTool() agent.Tool {
-	return agent.Tool{
+	return agent.NewTool(agent.TypedTool[pathArgs]{
 		Name: ToolListDirectory,
 		Description: "List a directory: one entry per line, directories with a trailing /, symlinks marked, file sizes in bytes (at most 1000 entries). " +
 			"To find files by name across directories use glob; to find text use grep.\n" +
 			`Example: {"path": "internal/server"}`,
 		ShortDescription: "List a directory",
-		Parameters: json.RawMessage(`{"type":"object","properties":{
-			"path":{"type":"string","description":"absolute path, or relative to the workspace root (default: the root)"}},
-			"additionalProperties":false}`),
-		Describe: describeWith(func(a pathArgs) (agent.ToolCallInfo, error) {
+		Describe: func(a pathArgs) (agent.ToolCallInfo, error) {
 			path := w.abs(cmp.Or(a.Path, w.roots[0]))
 			return w.pathCall(path, agent.ToolKindRead, "List "+w.display(path), 0, policy.AccessRead)
-		}),
-		Run: runWith(func(ctx context.Context, a pathArgs) (agent.ToolResult, error) {
+		},
+		Run: func(ctx context.Context, a pathArgs) (agent.ToolResult, error) {
 			entries, err := w.local.ListDirectory(ctx, w.abs(cmp.Or(a.Path, w.roots[0])))
 			if err != nil {
 				return agent.ToolResult{}, err
@@ -208,34 +204,29 @@ func (w *Workspace) listDirectoryTool() agent.Tool {
 				b.WriteString("(empty directory)")
 			}
 			return agent.ToolResult{Text: b.String()}, nil
-		}),
-	}
+		},
+	})
 }
 
 type globArgs struct {
-	Pattern        string `json:"pattern"`
-	Path           string `json:"path"`
-	IncludeIgnored bool   `json:"include_ignored"`
+	Pattern        string `json:"pattern" schema:"minLength=1"`
+	Path           string `json:"path,omitempty" jsonschema:"directory to search from (default: the workspace root)"`
+	IncludeIgnored bool   `json:"include_ignored,omitempty" jsonschema:"also list what git ignores"`
 }
 
 func (w *Workspace) globTool() agent.Tool {
-	return agent.Tool{
+	return agent.NewTool(agent.TypedTool[globArgs]{
 		Name: ToolGlob,
 		Description: "Find files and directories by name pattern, relative to path: * and ? within a name, ** across directories, {a,b} alternatives. " +
 			"Returns paths relative to the workspace root, sorted, at most 500. What git ignores (.gitignore, .ignore, .git/info/exclude, the global excludes) is left out unless include_ignored is set. " +
 			"Use it instead of find or ls -R.\n" +
 			`Example: {"pattern": "**/*_test.go", "path": "internal"}`,
 		ShortDescription: "Find files by pattern",
-		Parameters: json.RawMessage(`{"type":"object","properties":{
-			"pattern":{"type":"string","minLength":1},
-			"path":{"type":"string","description":"directory to search from (default: the workspace root)"},
-			"include_ignored":{"type":"boolean","description":"also list what git ignores"}},
-			"required":["pattern"],"additionalProperties":false}`),
-		Describe: describeWith(func(a globArgs) (agent.ToolCallInfo, error) {
+		Describe: func(a globArgs) (agent.ToolCallInfo, error) {
 			dir := w.abs(cmp.Or(a.Path, w.roots[0]))
 			return w.pathCall(dir, agent.ToolKindSearch, fmt.Sprintf("Find %s in %s", a.Pattern, w.display(dir)), 0, policy.AccessRead)
-		}),
-		Run: runWith(func(ctx context.Context, a globArgs) (agent.ToolResult, error) {
+		},
+		Run: func(ctx context.Context, a globArgs) (agent.ToolResult, error) {
 			paths, truncated, err := w.local.GlobWith(ctx, w.abs(cmp.Or(a.Path, w.roots[0])), a.Pattern,
 				runtime.GlobOptions{Max: maxGlobResults, IncludeIgnored: a.IncludeIgnored})
 			if err != nil {
@@ -253,28 +244,24 @@ func (w *Workspace) globTool() agent.Tool {
 				text += fmt.Sprintf("\n[... more than %d matches; use a more specific pattern ...]", maxGlobResults)
 			}
 			return agent.ToolResult{Text: text}, nil
-		}),
-	}
+		},
+	})
 }
 
 type grepArgs struct {
-	Pattern    string `json:"pattern"`
-	Path       string `json:"path"`
-	Include    string `json:"include"`
-	IgnoreCase bool   `json:"ignore_case"`
-	// FixedStrings matches the pattern as plain text.
-	FixedStrings bool `json:"fixed_strings"`
-	// Context is how many lines before and after each match to show.
-	Context int `json:"context"`
-	// FilesOnly lists the matching files only.
-	FilesOnly  bool `json:"files_only"`
-	MaxMatches int  `json:"max_matches"`
-	// IncludeIgnored searches what git ignores too.
-	IncludeIgnored bool `json:"include_ignored"`
+	Pattern        string `json:"pattern" jsonschema:"regular expression (RE2), or plain text with fixed_strings" schema:"minLength=1"`
+	Path           string `json:"path,omitempty" jsonschema:"file or directory (default: the workspace root)"`
+	Include        string `json:"include,omitempty" jsonschema:"glob the file names must match, e.g. *.ts"`
+	IgnoreCase     bool   `json:"ignore_case,omitempty"`
+	FixedStrings   bool   `json:"fixed_strings,omitempty" jsonschema:"match pattern as plain text, not a regular expression"`
+	Context        int    `json:"context,omitempty" jsonschema:"lines of context before and after each match" schema:"minimum=0,maximum=10"`
+	FilesOnly      bool   `json:"files_only,omitempty" jsonschema:"list only the paths of the files that match"`
+	MaxMatches     int    `json:"max_matches,omitempty" schema:"minimum=1,maximum=2000"`
+	IncludeIgnored bool   `json:"include_ignored,omitempty" jsonschema:"also search files git ignores"`
 }
 
 func (w *Workspace) grepTool() agent.Tool {
-	return agent.Tool{
+	return agent.NewTool(agent.TypedTool[grepArgs]{
 		Name: ToolGrep,
 		Description: "Search file contents with a regular expression (Go RE2 syntax; set fixed_strings to search for plain text such as \"foo(\") under path (a file or directory). " +
 			"include filters file names by glob (e.g. *.go). Returns \"path:line: text\" for each match, paths relative to the workspace root, in path order; " +
@@ -283,22 +270,11 @@ func (w *Workspace) grepTool() agent.Tool {
 			"Use it instead of grep or rg in run_command.\n" +
 			`Example: {"pattern": "func \\(s \\*Server\\) Handle", "include": "*.go", "context": 2}`,
 		ShortDescription: "Search file contents",
-		Parameters: json.RawMessage(`{"type":"object","properties":{
-			"pattern":{"type":"string","minLength":1,"description":"regular expression (RE2), or plain text with fixed_strings"},
-			"path":{"type":"string","description":"file or directory (default: the workspace root)"},
-			"include":{"type":"string","description":"glob the file names must match, e.g. *.ts"},
-			"ignore_case":{"type":"boolean"},
-			"fixed_strings":{"type":"boolean","description":"match pattern as plain text, not a regular expression"},
-			"context":{"type":"integer","minimum":0,"maximum":10,"description":"lines of context before and after each match"},
-			"files_only":{"type":"boolean","description":"list only the paths of the files that match"},
-			"max_matches":{"type":"integer","minimum":1,"maximum":2000},
-			"include_ignored":{"type":"boolean","description":"also search files git ignores"}},
-			"required":["pattern"],"additionalProperties":false}`),
-		Describe: describeWith(func(a grepArgs) (agent.ToolCallInfo, error) {
+		Describe: func(a grepArgs) (agent.ToolCallInfo, error) {
 			path := w.abs(cmp.Or(a.Path, w.roots[0]))
 			return w.pathCall(path, agent.ToolKindSearch, fmt.Sprintf("Search %q in %s", a.Pattern, w.display(path)), 0, policy.AccessRead)
-		}),
-		Run: runWith(func(ctx context.Context, a grepArgs) (agent.ToolResult, error) {
+		},
+		Run: func(ctx context.Context, a grepArgs) (agent.ToolResult, error) {
 			max := a.MaxMatches
 			if max <= 0 {
 				max = maxGrepMatches
@@ -336,8 +312,8 @@ func (w *Workspace) grepTool() agent.Tool {
 				fmt.Fprintf(&b, "[... stopped after %d %s; narrow the pattern, path or include ...]", max, what)
 			}
 			return agent.ToolResult{Text: b.String()}, nil
-		}),
-	}
+		},
+	})
 }
 
 // grepContext writes matches with n lines of context around each, file
@@ -389,12 +365,12 @@ func (w *Workspace) grepContext(ctx context.Context, b *strings.Builder, matches
 }
 
 type commandArgs struct {
-	Command        string `json:"command"`
-	Cwd            string `json:"cwd"`
-	TimeoutSeconds int    `json:"timeout_seconds"`
-	OutsideSandbox bool   `json:"outside_sandbox"`
-	Justification  string `json:"justification"`
-	Background     bool   `json:"background"`
+	Command        string `json:"command" jsonschema:"the command line" schema:"minLength=1"`
+	Cwd            string `json:"cwd,omitempty" jsonschema:"working directory (default: the workspace root)"`
+	TimeoutSeconds int    `json:"timeout_seconds,omitempty" schema:"minimum=1,maximum=86400"`
+	OutsideSandbox bool   `json:"outside_sandbox,omitempty" jsonschema:"run outside the sandbox; always asks the user; only after the sandbox blocked what the command must do"`
+	Justification  string `json:"justification,omitempty" jsonschema:"with outside_sandbox: why the command needs to leave the sandbox (shown to the user)"`
+	Background     bool   `json:"background,omitempty" jsonschema:"start the command and return at once with an id (a dev server, a watcher); follow and stop it with background_command. It runs until stopped, its timeout, or the end of the session"`
 }
 
 // command is a parsed, checked run_command call.
@@ -411,11 +387,8 @@ type command struct {
 	background bool
 }
 
-func (w *Workspace) parseCommand(args json.RawMessage) (command, error) {
-	a, err := decode[commandArgs](args)
-	if err != nil {
-		return command{}, err
-	}
+func (w *Workspace) parseCommand(a commandArgs) (command, error) {
+	var err error
 	c := command{line: a.Command, cwd: w.abs(cmp.Or(a.Cwd, w.roots[0])), timeout: w.cfg.CommandTimeout, background: a.Background}
 	if c.background {
 		c.timeout = 0 // a dev server runs until stopped, or the session ends
@@ -451,7 +424,7 @@ func (w *Workspace) parseCommand(args json.RawMessage) (command, error) {
 }
 
 func (w *Workspace) runCommandTool() agent.Tool {
-	return agent.Tool{
+	return agent.NewTool(agent.TypedTool[commandArgs]{
 		Name: ToolRunCommand,
 		Description: "Run a shell command line (" + w.shellInvocation() + ") in the workspace root (or cwd) and return its combined stdout and stderr and its exit status. " +
 			"Use it to build, test, run git and the project's tools. Do not use it to read, search or edit files: read_file, grep, glob and the edit tools do that better. " +
@@ -461,15 +434,7 @@ func (w *Workspace) runCommandTool() agent.Tool {
 			"The user may be asked to approve the command; keep lines simple (no command substitution or redirection to files) so approvals can be remembered.\n" +
 			`Example: {"command": "go test ./internal/server/ -run TestHandle -count=1", "timeout_seconds": 300}`,
 		ShortDescription: "Run a shell command",
-		Parameters: json.RawMessage(`{"type":"object","properties":{
-			"command":{"type":"string","minLength":1,"description":"the command line"},
-			"cwd":{"type":"string","description":"working directory (default: the workspace root)"},
-			"timeout_seconds":{"type":"integer","minimum":1,"maximum":86400},
-			"outside_sandbox":{"type":"boolean","description":"run outside the sandbox; always asks the user; only after the sandbox blocked what the command must do"},
-			"justification":{"type":"string","description":"with outside_sandbox: why the command needs to leave the sandbox (shown to the user)"},
-			"background":{"type":"boolean","description":"start the command and return at once with an id (a dev server, a watcher); follow and stop it with background_command. It runs until stopped, its timeout, or the end of the session"}},
-			"required":["command"],"additionalProperties":false}`),
-		Describe: func(args json.RawMessage) (agent.ToolCallInfo, error) {
+		Describe: func(args commandArgs) (agent.ToolCallInfo, error) {
 			c, err := w.parseCommand(args)
 			info := agent.ToolCallInfo{Kind: agent.ToolKindExecute, Title: c.line, Action: policy.ActionExecute}
 			if err != nil {
@@ -490,7 +455,7 @@ func (w *Workspace) runCommandTool() agent.Tool {
 			}
 			return info, nil
 		},
-		Run: func(ctx context.Context, args json.RawMessage) (agent.ToolResult, error) {
+		Run: func(ctx context.Context, args commandArgs) (agent.ToolResult, error) {
 			c, err := w.parseCommand(args)
 			if err != nil {
 				return agent.ToolResult{}, err
@@ -530,7 +495,7 @@ func (w *Workspace) runCommandTool() agent.Tool {
 			r.Text += kept
 			return r, nil
 		},
-	}
+	})
 }
 
 // commandResult is what the model (and, without an editor terminal, the
@@ -561,31 +526,24 @@ func commandResult(c command, res runtime.CommandResult, terminal []agent.ToolCo
 
 type planArgs struct {
 	Entries []struct {
-		Content  string `json:"content"`
-		Priority string `json:"priority"`
-		Status   string `json:"status"`
+		Content  string `json:"content" schema:"minLength=1"`
+		Priority string `json:"priority,omitempty" schema:"enum=high|medium|low"`
+		Status   string `json:"status" schema:"enum=pending|in_progress|completed"`
 	} `json:"entries"`
 }
 
-func updatePlanTool() agent.Tool {
-	return agent.Tool{
+func (w *Workspace) updatePlanTool() agent.Tool {
+	return agent.NewTool(agent.TypedTool[planArgs]{
 		Name: ToolUpdatePlan,
 		Description: "Show your plan for the task to the user as a checklist. Send the complete plan every time (it replaces the previous one). " +
 			"Keep exactly one entry in_progress while you work, and mark each completed as soon as it is done, not in a batch at the end; add, drop or reword entries when the plan changes. " +
 			"Use it for work of three or more steps or several files; skip it for a question or a single small change. Entries are short actions (\"Add the retry to the client\"), not commentary.\n" +
 			`Example: {"entries": [{"content": "Find where sessions are saved", "status": "completed"}, {"content": "Make the write atomic", "status": "in_progress"}, {"content": "Run the store tests", "status": "pending"}]}`,
 		ShortDescription: "Update the task plan",
-		Parameters: json.RawMessage(`{"type":"object","properties":{
-			"entries":{"type":"array","items":{"type":"object","properties":{
-				"content":{"type":"string","minLength":1},
-				"priority":{"enum":["high","medium","low"]},
-				"status":{"enum":["pending","in_progress","completed"]}},
-				"required":["content","status"],"additionalProperties":false}}},
-			"required":["entries"],"additionalProperties":false}`),
-		Describe: func(json.RawMessage) (agent.ToolCallInfo, error) {
+		Describe: func(planArgs) (agent.ToolCallInfo, error) {
 			return agent.ToolCallInfo{Kind: agent.ToolKindThink, Title: "Update plan", Action: policy.ActionNone}, nil
 		},
-		Run: runWith(func(ctx context.Context, a planArgs) (agent.ToolResult, error) {
+		Run: func(ctx context.Context, a planArgs) (agent.ToolResult, error) {
 			inProgress := 0
 			for _, e := range a.Entries {
 				if e.Status == "in_progress" {
@@ -605,8 +563,8 @@ func updatePlanTool() agent.Tool {
 			}
 			agent.SendPlan(ctx, plan)
 			return agent.ToolResult{Text: fmt.Sprintf("Plan updated: %d entries, %d completed.", len(a.Entries), done)}, nil
-		}),
-	}
+		},
+	})
 }
 
 // sandboxMarkers are what programs print when the sandbox refuses them

@@ -8,8 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/acp-agent/acp-agent/agent/tools"
 )
 
 // docs/agent.md shows every built-in tool's description as the model
@@ -18,9 +16,7 @@ import (
 func TestDocsShowEveryToolDescription(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "agent.md"))
 	require.NoError(t, err)
-	w, err := tools.NewWorkspace(t.TempDir(), nil, tools.WorkspaceConfig{}, tools.Editor{})
-	require.NoError(t, err)
-	t.Cleanup(func() { w.Close() })
+	w := workspaceWithASkill(t)
 	for _, tool := range w.Tools() {
 		assert.True(t, strings.Contains(string(doc), "### "+tool.Name+"\n\n```text\n"+tool.Description+"\n```"),
 			"docs/agent.md does not show %s's description as the code has it", tool.Name)

@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -28,13 +27,13 @@ const (
 )
 
 type readArgs struct {
-	Path   string `json:"path"`
-	Offset int    `json:"offset"`
-	Limit  int    `json:"limit"`
+	Path   string `json:"path" jsonschema:"the file, relative to the workspace root (or absolute)"`
+	Offset int    `json:"offset,omitempty" jsonschema:"first line to read (1-based; default 1)" schema:"minimum=1"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"number of lines to read (default 2000)" schema:"minimum=1"`
 }
 
 func (w *Workspace) readFileTool() agent.Tool {
-	return agent.Tool{
+	return agent.NewTool(agent.TypedTool[readArgs]{
 		Name: ToolReadFile,
 		Description: "Read a text file. Lines come numbered (\"     12\\tcode\"; the number and the tab are not part of the file: never copy them into edits), " +
 			"up to 2000 lines or about 28 KiB per call; a longer file ends with \"[lines X–Y of N; continue with offset=Z]\": call again with that offset to read on, " +
@@ -43,12 +42,7 @@ func (w *Workspace) readFileTool() agent.Tool {
 			"A PNG, JPEG, GIF or WebP image is returned as an image when the model can see images.\n" +
 			`Example: {"path": "internal/server/handler.go", "offset": 120, "limit": 80}`,
 		ShortDescription: "Read a text file (numbered lines, in pages)",
-		Parameters: json.RawMessage(`{"type":"object","properties":{
-			"path":{"type":"string","description":"the file, relative to the workspace root (or absolute)"},
-			"offset":{"type":"integer","minimum":1,"description":"first line to read (1-based; default 1)"},
-			"limit":{"type":"integer","minimum":1,"description":"number of lines to read (default 2000)"}},
-			"required":["path"],"additionalProperties":false}`),
-		Describe: describeWith(func(a readArgs) (agent.ToolCallInfo, error) {
+		Describe: func(a readArgs) (agent.ToolCallInfo, error) {
 			path := w.abs(a.Path)
 			title := "Read " + w.display(path)
 			switch {
@@ -60,8 +54,8 @@ func (w *Workspace) readFileTool() agent.Tool {
 				title += fmt.Sprintf(" (first %d lines)", a.Limit)
 			}
 			return w.pathCall(path, agent.ToolKindRead, title, a.Offset, policy.AccessRead)
-		}),
-		Run: runWith(func(ctx context.Context, a readArgs) (agent.ToolResult, error) {
+		},
+		Run: func(ctx context.Context, a readArgs) (agent.ToolResult, error) {
 			path := w.abs(a.Path)
 			if isImagePath(a.Path) {
 				if res, ok, err := w.readImage(ctx, path); ok || err != nil {
@@ -81,8 +75,8 @@ func (w *Workspace) readFileTool() agent.Tool {
 				return agent.ToolResult{}, err
 			}
 			return agent.ToolResult{Text: page, Windowed: true, Context: w.touchRules(path)}, nil
-		}),
-	}
+		},
+	})
 }
 
 // numberedPage is read_file's page of text: lines from offset (1-based),
@@ -256,8 +250,8 @@ func (w *Workspace) editInfo(path, title string, diff []agent.ToolContent) agent
 }
 
 type writeArgs struct {
-	Path    string `json:"path"`
-	Content string `json:"content"`
+	Path    string `json:"path" jsonschema:"the file, relative to the workspace root (or absolute)"`
+	Content string `json:"content" jsonschema:"the complete new content"`
 }
 
 // planWrite computes a write_file call: the file's current content and
@@ -277,7 +271,7 @@ func (w *Workspace) planWrite(ctx context.Context, a writeArgs) (path, old strin
 }
 
 func (w *Workspace) writeFileTool() agent.Tool {
-	return agent.Tool{
+	return agent.NewTool(agent.TypedTool[writeArgs]{
 		Name: ToolWriteFile,
 		Description: "Create a new file, or replace a whole file, with content (parent directories are created). " +
 			"To change part of an existing file use edit_file instead: it is shorter and cannot drop lines by mistake. " +
@@ -285,11 +279,7 @@ func (w *Workspace) writeFileTool() agent.Tool {
 			"Write the complete content: no placeholders such as \"... rest unchanged ...\".\n" +
 			`Example: {"path": "scripts/check.sh", "content": "#!/bin/sh\nset -e\ngo vet ./...\n"}`,
 		ShortDescription: "Create or overwrite a file",
-		Parameters: json.RawMessage(`{"type":"object","properties":{
-			"path":{"type":"string","description":"the file, relative to the workspace root (or absolute)"},
-			"content":{"type":"string","description":"the complete new content"}},
-			"required":["path","content"],"additionalProperties":false}`),
-		Describe: describeWith(func(a writeArgs) (agent.ToolCallInfo, error) {
+		Describe: func(a writeArgs) (agent.ToolCallInfo, error) {
 			path, old, exists, err := w.planWrite(context.Background(), a)
 			info := w.editInfo(path, "Write "+w.display(path), nil)
 			if err != nil {
@@ -297,8 +287,8 @@ func (w *Workspace) writeFileTool() agent.Tool {
 			}
 			info.Preview = fileDiff(path, old, exists, a.Content)
 			return info, nil
-		}),
-		Run: runWith(func(ctx context.Context, a writeArgs) (agent.ToolResult, error) {
+		},
+		Run: func(ctx context.Context, a writeArgs) (agent.ToolResult, error) {
 			path, old, exists, err := w.planWrite(ctx, a)
 			if err != nil {
 				return agent.ToolResult{}, err
@@ -315,8 +305,8 @@ func (w *Workspace) writeFileTool() agent.Tool {
 				Text:    fmt.Sprintf("%s %s (%d lines).", verb, w.display(path), lineCount(a.Content)),
 				Content: fileDiff(path, old, exists, a.Content), Context: w.touchRules(path),
 			}, nil
-		}),
-	}
+		},
+	})
 }
 
 func lineCount(s string) int {
@@ -328,10 +318,10 @@ func lineCount(s string) int {
 }
 
 type editArgs struct {
-	Path       string `json:"path"`
-	OldString  string `json:"old_string"`
-	NewString  string `json:"new_string"`
-	ReplaceAll bool   `json:"replace_all"`
+	Path       string `json:"path" jsonschema:"the file, relative to the workspace root (or absolute)"`
+	OldString  string `json:"old_string" jsonschema:"the text to replace, as the file has it" schema:"minLength=1"`
+	NewString  string `json:"new_string" jsonschema:"the replacement"`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"replace every occurrence (default false)"`
 }
 
 // fileEdit is a planned change of one existing file.
@@ -384,7 +374,7 @@ func (w *Workspace) planEdit(ctx context.Context, a editArgs) (fileEdit, error) 
 }
 
 func (w *Workspace) editFileTool() agent.Tool {
-	return agent.Tool{
+	return agent.NewTool(agent.TypedTool[editArgs]{
 		Name: ToolEditFile,
 		Description: "Replace text in an existing file. old_string must match the file exactly once: copy it from read_file's output without the line-number prefix, " +
 			"with enough surrounding lines to be unique; set replace_all to change every occurrence (a rename). " +
@@ -392,13 +382,7 @@ func (w *Workspace) editFileTool() agent.Tool {
 			"line endings (LF or CRLF) are kept as the file has them. The result shows the changed lines. Make several changes to one file with multi_edit.\n" +
 			`Example: {"path": "pkg/cache/cache.go", "old_string": "func (c *Cache) Get(key string) []byte {\n\tc.mu.Lock()", "new_string": "func (c *Cache) Get(key string) []byte {\n\tc.mu.RLock()"}`,
 		ShortDescription: "Replace text in a file",
-		Parameters: json.RawMessage(`{"type":"object","properties":{
-			"path":{"type":"string","description":"the file, relative to the workspace root (or absolute)"},
-			"old_string":{"type":"string","minLength":1,"description":"the text to replace, as the file has it"},
-			"new_string":{"type":"string","description":"the replacement"},
-			"replace_all":{"type":"boolean","description":"replace every occurrence (default false)"}},
-			"required":["path","old_string","new_string"],"additionalProperties":false}`),
-		Describe: describeWith(func(a editArgs) (agent.ToolCallInfo, error) {
+		Describe: func(a editArgs) (agent.ToolCallInfo, error) {
 			e, err := w.planEdit(context.Background(), a)
 			info := w.editInfo(e.path, "Edit "+w.display(e.path), nil)
 			if err != nil {
@@ -407,15 +391,15 @@ func (w *Workspace) editFileTool() agent.Tool {
 			info.Preview = fileDiff(e.path, e.old, true, e.out.content)
 			info.Locations = location(e.path, e.out.line)
 			return info, nil
-		}),
-		Run: runWith(func(ctx context.Context, a editArgs) (agent.ToolResult, error) {
+		},
+		Run: func(ctx context.Context, a editArgs) (agent.ToolResult, error) {
 			e, err := w.planEdit(ctx, a)
 			if err != nil {
 				return agent.ToolResult{}, err
 			}
 			return w.applyEdit(ctx, e, a.NewString)
-		}),
-	}
+		},
+	})
 }
 
 // applyEdit writes a planned edit and says what changed, with the edited
@@ -429,7 +413,7 @@ func (w *Workspace) applyEdit(ctx context.Context, e fileEdit, newText string) (
 	if e.edits > 1 {
 		text = fmt.Sprintf("Edited %s: %d edits, %d replacements, the first at line %d.", w.display(e.path), e.edits, e.total, e.out.line)
 	} else {
-		text = fmt.Sprintf("Edited %s: %d replacement%s, the first at line %d.", w.display(e.path), e.total, map[bool]string{true: "s", false: ""}[e.total > 1], e.out.line)
+		text = fmt.Sprintf("Edited %s: %s, the first at line %d.", w.display(e.path), agent.Count(e.total, "replacement", "replacements"), e.out.line)
 	}
 	text += e.out.note()
 	if e.edits == 1 {
@@ -453,12 +437,12 @@ func snippet(content string, line, n int) string {
 }
 
 type multiEditArgs struct {
-	Path  string `json:"path"`
+	Path  string `json:"path" jsonschema:"the file, relative to the workspace root (or absolute)"`
 	Edits []struct {
-		OldString  string `json:"old_string"`
+		OldString  string `json:"old_string" schema:"minLength=1"`
 		NewString  string `json:"new_string"`
-		ReplaceAll bool   `json:"replace_all"`
-	} `json:"edits"`
+		ReplaceAll bool   `json:"replace_all,omitempty"`
+	} `json:"edits" schema:"minItems=1,maxItems=100"`
 }
 
 func (w *Workspace) planMultiEdit(ctx context.Context, a multiEditArgs) (fileEdit, error) {
@@ -489,31 +473,23 @@ func (w *Workspace) planMultiEdit(ctx context.Context, a multiEditArgs) (fileEdi
 // multiEditTool applies several replacements to one file, in order, all
 // or nothing: if any fails, the file is not written.
 func (w *Workspace) multiEditTool() agent.Tool {
-	return agent.Tool{
+	return agent.NewTool(agent.TypedTool[multiEditArgs]{
 		Name: ToolMultiEdit,
 		Description: "Make several replacements in one file, in order, all or nothing: each edit works on the result of the previous ones, " +
 			"and if any old_string is not found (or not unique without replace_all) nothing is written. Each edit matches like edit_file's. " +
 			"Prefer it to several edit_file calls on one file.\n" +
 			`Example: {"path": "main.go", "edits": [{"old_string": "import \"fmt\"", "new_string": "import (\n\t\"fmt\"\n\t\"os\"\n)"}, {"old_string": "fmt.Println(msg)", "new_string": "fmt.Fprintln(os.Stderr, msg)"}]}`,
 		ShortDescription: "Several replacements in one file",
-		Parameters: json.RawMessage(`{"type":"object","properties":{
-			"path":{"type":"string","description":"the file, relative to the workspace root (or absolute)"},
-			"edits":{"type":"array","minItems":1,"maxItems":100,"items":{"type":"object","properties":{
-				"old_string":{"type":"string","minLength":1},
-				"new_string":{"type":"string"},
-				"replace_all":{"type":"boolean"}},
-				"required":["old_string","new_string"],"additionalProperties":false}}},
-			"required":["path","edits"],"additionalProperties":false}`),
-		Describe: describeWith(func(a multiEditArgs) (agent.ToolCallInfo, error) {
+		Describe: func(a multiEditArgs) (agent.ToolCallInfo, error) {
 			e, err := w.planMultiEdit(context.Background(), a)
-			info := w.editInfo(e.path, fmt.Sprintf("Edit %s (%d %s)", w.display(e.path), len(a.Edits), plural(len(a.Edits), "change", "changes")), nil)
+			info := w.editInfo(e.path, fmt.Sprintf("Edit %s (%s)", w.display(e.path), agent.Count(len(a.Edits), "change", "changes")), nil)
 			if err != nil {
 				return info, err
 			}
 			info.Preview = fileDiff(e.path, e.old, true, e.out.content)
 			return info, nil
-		}),
-		Run: runWith(func(ctx context.Context, a multiEditArgs) (agent.ToolResult, error) {
+		},
+		Run: func(ctx context.Context, a multiEditArgs) (agent.ToolResult, error) {
 			e, err := w.planMultiEdit(ctx, a)
 			if err != nil {
 				return agent.ToolResult{}, err
@@ -523,13 +499,6 @@ func (w *Workspace) multiEditTool() agent.Tool {
 				res.Text += " Note: " + strings.Join(e.notes, ";")
 			}
 			return res, err
-		}),
-	}
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
+		},
+	})
 }

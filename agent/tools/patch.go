@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -73,7 +72,7 @@ func parsePatch(text string) ([]filePatch, error) {
 		case strings.HasPrefix(line, "*** Delete File: "), strings.HasPrefix(line, "*** Move to: "):
 			return nil, fmt.Errorf("line %d: deleting and moving files is not supported by apply_patch; use run_command", n)
 		case cur == nil:
-			return nil, fmt.Errorf("line %d: expected *** Add File: or *** Update File:", n)
+			return nil, fmt.Errorf(`line %d: outside a file: expected "*** Add File:" or "*** Update File:" before it`, n)
 		case cur.add:
 			if !strings.HasPrefix(line, "+") {
 				return nil, fmt.Errorf("line %d: every line of an added file starts with +", n)
@@ -247,7 +246,7 @@ func (w *Workspace) planPatch(ctx context.Context, patch string) ([]patchChange,
 				c.new += "\n"
 			}
 		case !exists:
-			return nil, fmt.Errorf("%s does not exist; add it with *** Add File:", path)
+			return nil, fmt.Errorf(`%s does not exist; add it with "*** Add File:" instead`, path)
 		default:
 			if c.new, c.notes, err = applyHunks(old, f.hunks, w.display(path)); err != nil {
 				return nil, err
@@ -272,14 +271,14 @@ func diffs(changes []patchChange) []agent.ToolContent {
 }
 
 type patchArgs struct {
-	Patch string `json:"patch"`
+	Patch string `json:"patch" jsonschema:"the patch, from *** Begin Patch to *** End Patch" schema:"minLength=1"`
 }
 
 // applyPatchTool applies a patch over several files, all or nothing: the
 // permission request shows every file's diff; if a file cannot be
 // written, those already written are put back.
 func (w *Workspace) applyPatchTool() agent.Tool {
-	return agent.Tool{
+	return agent.NewTool(agent.TypedTool[patchArgs]{
 		Name: ToolApplyPatch,
 		Description: "Add or change files with a patch, all or nothing (if any file cannot be changed, none is). Format:\n" +
 			"*** Begin Patch\n*** Add File: path\n+content line\n*** Update File: path\n@@ optional line before the change, e.g. a function's signature\n context line\n-removed line\n+added line\n*** End Patch\n" +
@@ -289,10 +288,7 @@ func (w *Workspace) applyPatchTool() agent.Tool {
 			"Line endings (LF or CRLF) are kept as the file has them. Deleting and moving files is not supported (use run_command).\n" +
 			"Example: {\"patch\": \"*** Begin Patch\\n*** Update File: cmd/serve.go\\n@@ func serve() error {\\n \\taddr := cfg.Addr\\n-\\tlog.Printf(\\\"listening\\\")\\n+\\tlog.Printf(\\\"listening on %s\\\", addr)\\n \\treturn http.ListenAndServe(addr, nil)\\n*** End Patch\"}",
 		ShortDescription: "Add or change several files at once",
-		Parameters: json.RawMessage(`{"type":"object","properties":{
-			"patch":{"type":"string","minLength":1,"description":"the patch, from *** Begin Patch to *** End Patch"}},
-			"required":["patch"],"additionalProperties":false}`),
-		Describe: describeWith(func(a patchArgs) (agent.ToolCallInfo, error) {
+		Describe: func(a patchArgs) (agent.ToolCallInfo, error) {
 			changes, err := w.planPatch(context.Background(), a.Patch)
 			if err != nil {
 				return agent.ToolCallInfo{Kind: agent.ToolKindEdit, Title: "Apply a patch"}, err
@@ -305,8 +301,8 @@ func (w *Workspace) applyPatchTool() agent.Tool {
 			}
 			info.Title = "Patch " + strings.Join(names, ", ")
 			return info, nil
-		}),
-		Run: runWith(func(ctx context.Context, a patchArgs) (agent.ToolResult, error) {
+		},
+		Run: func(ctx context.Context, a patchArgs) (agent.ToolResult, error) {
 			changes, err := w.planPatch(ctx, a.Patch)
 			if err != nil {
 				return agent.ToolResult{}, fmt.Errorf("%w; nothing was written", err)
@@ -345,6 +341,6 @@ func (w *Workspace) applyPatchTool() agent.Tool {
 				text += " Note: " + strings.Join(notes, "; ") + "; check the result."
 			}
 			return agent.ToolResult{Text: text + rules, Content: diffs(changes)}, nil
-		}),
-	}
+		},
+	})
 }

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -32,7 +31,7 @@ const (
 )
 
 type fetchArgs struct {
-	URL string `json:"url"`
+	URL string `json:"url" jsonschema:"the http or https URL" schema:"minLength=1"`
 }
 
 // checkFetchURL accepts http(s) URLs without credentials in them (a
@@ -124,22 +123,20 @@ func fetchClient() *http.Client {
 // returned as it is. It is network access, so it asks like a command,
 // and it obeys the sandbox's network rule for the session's mode.
 func (w *Workspace) webFetchTool() agent.Tool {
-	return agent.Tool{
+	return agent.NewTool(agent.TypedTool[fetchArgs]{
 		Name: ToolWebFetch,
 		Description: "Fetch an http(s) URL and return it as text: an HTML page turned into Markdown, other text as it is. " +
-			"At most 5 MB are read; the result for you is cut further. Use it for documentation and references.",
+			"At most 5 MB are read; the result for you is cut further. Use it for documentation and references.\n" +
+			`Example: {"url": "https://pkg.go.dev/net/http#Client"}`,
 		ShortDescription: "Fetch a web page as Markdown",
-		Parameters: json.RawMessage(`{"type":"object","properties":{
-			"url":{"type":"string","minLength":1,"description":"the http or https URL"}},
-			"required":["url"],"additionalProperties":false}`),
-		Describe: describeWith(func(a fetchArgs) (agent.ToolCallInfo, error) {
+		Describe: func(a fetchArgs) (agent.ToolCallInfo, error) {
 			u, err := checkFetchURL(a.URL)
 			if err != nil {
 				return agent.ToolCallInfo{Kind: agent.ToolKindFetch, Title: "Fetch " + a.URL}, err
 			}
 			return agent.ToolCallInfo{Kind: agent.ToolKindFetch, Title: "Fetch " + u.Redacted(), Action: policy.ActionOther}, nil
-		}),
-		Run: runWith(func(ctx context.Context, a fetchArgs) (agent.ToolResult, error) {
+		},
+		Run: func(ctx context.Context, a fetchArgs) (agent.ToolResult, error) {
 			u, err := checkFetchURL(a.URL)
 			if err != nil {
 				return agent.ToolResult{}, err
@@ -190,6 +187,6 @@ func (w *Workspace) webFetchTool() agent.Tool {
 				text += fmt.Sprintf("\n\n[... cut: the response is more than %d bytes]", webFetchMaxBytes)
 			}
 			return agent.ToolResult{Text: head + text, IsError: resp.StatusCode >= 400}, nil
-		}),
-	}
+		},
+	})
 }

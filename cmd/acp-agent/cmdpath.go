@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/acp-agent/acp-agent/agent/acpagent"
 	"github.com/acp-agent/acp-agent/agent/host"
@@ -90,7 +89,6 @@ func (t *terminalFile) env() []string {
 // with) or, when that is minimal, the login shell's. It starts at once in
 // the background; Path waits for it, wait ends it (for the agent's exit).
 type userPath struct {
-	once   sync.Once
 	done   chan struct{}
 	cancel context.CancelFunc
 	path   string

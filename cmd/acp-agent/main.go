@@ -78,6 +78,12 @@ func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []
 	if len(args) > 0 && args[0] == "login" {
 		return runLogin(ctx, stdin, stdout, stderr, args[1:], os.Getenv) // login.go
 	}
+	if len(args) > 0 && args[0] == "serve" {
+		return runServe(ctx, stdout, stderr, args[1:]) // serve.go
+	}
+	if len(args) > 0 && args[0] == "connect" {
+		return runConnect(ctx, stdin, stdout, stderr, args[1:]) // connect.go
+	}
 	// What acp-agent login stored fills in what the environment leaves
 	// unset.
 	st, err := parseSettings("acp-agent", args, stdout, stderr, withCredentials(os.Getenv), nil)
@@ -149,6 +155,10 @@ type settings struct {
 	// the first session (a notice update).
 	notices []acpagent.Notice
 
+	// recorder is the telemetry newAgent sets up (serve's transport
+	// reports to it too).
+	recorder *telemetry.Recorder
+
 	// streamLimits cap one model response (limits.go).
 	streamLimits llm.Limits
 	// The sandbox's flags and config (sandbox.go), resolved in newAgent.
@@ -166,23 +176,7 @@ func parseSettings(name string, args []string, stdout, stderr io.Writer, getenv 
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	st := &settings{fs: fs, getenv: getenv}
-	configPath := fs.String("config", getenv("ACP_AGENT_CONFIG"), "config file (default $XDG_CONFIG_HOME/acp-agent/config.json if it exists; env ACP_AGENT_CONFIG; format in docs/configuration.md)")
-	fs.StringVar(&st.model, "model", getenv("ACP_AGENT_MODEL"), "model as PROVIDER/MODEL: openai/<model>, anthropic/<model> or replay/default (env ACP_AGENT_MODEL; default "+agent.DefaultModel+")")
-	fs.StringVar(&st.logLevel, "log-level", getenv("ACP_AGENT_LOG_LEVEL"), "log level of stderr and the log file: debug, info, warn, error or off (env ACP_AGENT_LOG_LEVEL; default: warnings and errors on stderr, info and up in $XDG_STATE_HOME/acp-agent/log/acp-agent.log)")
-	fs.StringVar(&st.logFile, "log-file", getenv("ACP_AGENT_LOG_FILE"), "append all logs to this file instead of stderr and the default log file (env ACP_AGENT_LOG_FILE)")
-	fs.IntVar(&st.maxLine, "max-message-bytes", acp.DefaultMaxMessageBytes, "longest accepted JSON-RPC message, in bytes")
-	fs.IntVar(&st.maxRetries, "max-retries", envInt(getenv, "ACP_AGENT_MAX_RETRIES", -1), "retries of a transient model failure (429, 5xx, connection errors) before any output; 0 disables (env ACP_AGENT_MAX_RETRIES; default 2)")
-	fs.StringVar(&st.modelsFile, "models-file", getenv("ACP_AGENT_MODELS_FILE"), "model pricing/context-window overrides (default $XDG_CONFIG_HOME/acp-agent/models.json if it exists; env ACP_AGENT_MODELS_FILE)")
-	fs.StringVar(&st.telemetryFile, "telemetry-file", getenv("ACP_AGENT_TELEMETRY_FILE"), "also append telemetry events to this file as JSON lines (env ACP_AGENT_TELEMETRY_FILE)")
-	fs.BoolVar(&st.execState, "execution-state", envBool(getenv, "ACP_AGENT_EXECUTION_STATE"), "send execution_state_update and retry_update to every client (otherwise only to clients that opt in; env ACP_AGENT_EXECUTION_STATE)")
-	fs.BoolVar(&st.discover, "discover-models", true, "list the models the configured providers' servers offer (GET /v1/models, Anthropic's models list) in the model picker, fetched in the background (env ACP_AGENT_DISCOVER_MODELS)")
-	promptTimeout := fs.String("prompt-timeout", getenv("ACP_AGENT_PROMPT_TIMEOUT"), "end a prompt turn that runs longer than this, e.g. 10m (env ACP_AGENT_PROMPT_TIMEOUT; default no limit)")
-	mode := fs.String("mode", getenv("ACP_AGENT_MODE"), "mode sessions start in: read-only, default, accept-edits or full-access (env ACP_AGENT_MODE; default default)")
-	permission := fs.String("permission", getenv("ACP_AGENT_PERMISSION"), "what happens to a tool call the mode says to ask about: ask the editor, allow, or deny (env ACP_AGENT_PERMISSION; default ask)")
-	fs.StringVar(&st.sessionDir, "session-dir", getenv("ACP_AGENT_SESSION_DIR"), "where sessions are stored, one JSONL file each (env ACP_AGENT_SESSION_DIR; default $XDG_STATE_HOME/acp-agent/sessions)")
-	fs.BoolVar(&st.version, "version", false, "print the version and exit")
-	limitFlags := addStreamLimitFlags(fs, getenv)
-	st.sandboxFlags = addSandboxFlags(fs, getenv)
+	fl := st.defineFlags()
 	if extra != nil {
 		extra(fs)
 	}
@@ -197,7 +191,7 @@ func parseSettings(name string, args []string, stdout, stderr io.Writer, getenv 
 		}
 		return nil, err
 	}
-	path, explicit := *configPath, *configPath != ""
+	path, explicit := fl.configPath, fl.configPath != ""
 	if !explicit {
 		path = defaultConfigPath(getenv)
 	}
@@ -209,112 +203,173 @@ func parseSettings(name string, args []string, stdout, stderr io.Writer, getenv 
 	// Three layers (agent/settings): the defaults, the config file, then
 	// the flags and the environment. A key is taken from the nearest
 	// layer that has it.
+	defaults := defaultLayer(name, getenv)
+	fileLayer := configLayer(defaults, file)
+	flagLayer, err := st.flagLayer(fileLayer, fl)
+	if err != nil {
+		return nil, err
+	}
+	if err := fl.limits.apply(defaults, fileLayer, flagLayer, file); err != nil {
+		return nil, err
+	}
+	if err := st.resolve(flagLayer, file); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// flagValues are the flags parseSettings reads itself rather than into
+// settings' fields.
+type flagValues struct {
+	configPath, promptTimeout, mode, permission string
+	limits                                      streamLimitFlags
+}
+
+// defineFlags defines the common flags on st.fs, with the environment's
+// values as defaults.
+func (st *settings) defineFlags() *flagValues {
+	fs, getenv := st.fs, st.getenv
+	fl := &flagValues{}
+	fs.StringVar(&fl.configPath, "config", getenv("ACP_AGENT_CONFIG"), "config file (default $XDG_CONFIG_HOME/acp-agent/config.json if it exists; env ACP_AGENT_CONFIG; format in docs/configuration.md)")
+	fs.StringVar(&st.model, "model", getenv("ACP_AGENT_MODEL"), "model as PROVIDER/MODEL: openai/<model>, anthropic/<model> or replay/default (env ACP_AGENT_MODEL; default "+agent.DefaultModel+")")
+	fs.StringVar(&st.logLevel, "log-level", getenv("ACP_AGENT_LOG_LEVEL"), "log level of stderr and the log file: debug, info, warn, error or off (env ACP_AGENT_LOG_LEVEL; default: warnings and errors on stderr, info and up in $XDG_STATE_HOME/acp-agent/log/acp-agent.log)")
+	fs.StringVar(&st.logFile, "log-file", getenv("ACP_AGENT_LOG_FILE"), "append all logs to this file instead of stderr and the default log file (env ACP_AGENT_LOG_FILE)")
+	fs.IntVar(&st.maxLine, "max-message-bytes", acp.DefaultMaxMessageBytes, "longest accepted JSON-RPC message, in bytes")
+	fs.IntVar(&st.maxRetries, "max-retries", envInt(getenv, "ACP_AGENT_MAX_RETRIES", -1), "retries of a transient model failure (429, 5xx, connection errors) before any output; 0 disables (env ACP_AGENT_MAX_RETRIES; default 2)")
+	fs.StringVar(&st.modelsFile, "models-file", getenv("ACP_AGENT_MODELS_FILE"), "model pricing/context-window overrides (default $XDG_CONFIG_HOME/acp-agent/models.json if it exists; env ACP_AGENT_MODELS_FILE)")
+	fs.StringVar(&st.telemetryFile, "telemetry-file", getenv("ACP_AGENT_TELEMETRY_FILE"), "also append telemetry events to this file as JSON lines (env ACP_AGENT_TELEMETRY_FILE)")
+	fs.BoolVar(&st.execState, "execution-state", envBool(getenv, "ACP_AGENT_EXECUTION_STATE"), "send execution_state_update and retry_update to every client (otherwise only to clients that opt in; env ACP_AGENT_EXECUTION_STATE)")
+	fs.BoolVar(&st.discover, "discover-models", true, "list the models the configured providers' servers offer (GET /v1/models, Anthropic's models list) in the model picker, fetched in the background (env ACP_AGENT_DISCOVER_MODELS)")
+	fs.StringVar(&fl.promptTimeout, "prompt-timeout", getenv("ACP_AGENT_PROMPT_TIMEOUT"), "end a prompt turn that runs longer than this, e.g. 10m (env ACP_AGENT_PROMPT_TIMEOUT; default no limit)")
+	fs.StringVar(&fl.mode, "mode", getenv("ACP_AGENT_MODE"), "mode sessions start in: read-only, default, accept-edits or full-access (env ACP_AGENT_MODE; default default)")
+	fs.StringVar(&fl.permission, "permission", getenv("ACP_AGENT_PERMISSION"), "what happens to a tool call the mode says to ask about: ask the editor, allow, or deny (env ACP_AGENT_PERMISSION; default ask)")
+	fs.StringVar(&st.sessionDir, "session-dir", getenv("ACP_AGENT_SESSION_DIR"), "where sessions are stored, one JSONL file each (env ACP_AGENT_SESSION_DIR; default $XDG_STATE_HOME/acp-agent/sessions)")
+	fs.BoolVar(&st.version, "version", false, "print the version and exit")
+	fl.limits = addStreamLimitFlags(fs, getenv)
+	st.sandboxFlags = addSandboxFlags(fs, getenv)
+	return fl
+}
+
+// defaultLayer is the program's defaults, the farthest layer; exec's
+// stderr is the user's terminal, so it logs only warnings there.
+func defaultLayer(name string, getenv func(string) string) *agentsettings.Settings {
 	defaultLevel := "info"
 	if name != "acp-agent" {
-		defaultLevel = "warn" // exec: stderr is the user's terminal
+		defaultLevel = "warn"
 	}
-	layers := agentsettings.New(map[string]any{
+	return agentsettings.New(map[string]any{
 		"model": agent.DefaultModel, "logLevel": defaultLevel, "maxRetries": agent.DefaultMaxRetries,
 		"executionState": false, "mode": string(policy.ModeDefault), "permission": string(policy.PolicyAsk),
 		"sessionDir": persistence.DefaultDir(getenv), "modelTitles": false, "discoverModels": true,
 	})
-	fileLayer := layers.Layer("config file")
+}
+
+// configLayer is the config file's settings, over defaults.
+func configLayer(defaults *agentsettings.Settings, file *fileConfig) *agentsettings.Settings {
+	l := defaults.Layer("config file")
 	for key, v := range map[string]any{"model": file.Model, "logLevel": file.LogLevel, "logFile": file.LogFile,
 		"modelsFile": file.ModelsFile, "telemetryFile": file.TelemetryFile, "mode": file.Mode,
 		"permission": file.Permission, "sessionDir": file.SessionDir} {
 		if v != "" {
-			fileLayer.Set(key, v)
+			l.Set(key, v)
+		}
+	}
+	for key, v := range map[string]*bool{"executionState": file.ExecutionState, "modelTitles": file.ModelTitles, "discoverModels": file.DiscoverModels} {
+		if v != nil {
+			l.Set(key, *v)
 		}
 	}
 	if file.MaxRetries != nil {
-		fileLayer.Set("maxRetries", *file.MaxRetries)
-	}
-	if file.ExecutionState != nil {
-		fileLayer.Set("executionState", *file.ExecutionState)
-	}
-	if file.ModelTitles != nil {
-		fileLayer.Set("modelTitles", *file.ModelTitles)
-	}
-	if file.DiscoverModels != nil {
-		fileLayer.Set("discoverModels", *file.DiscoverModels)
+		l.Set("maxRetries", *file.MaxRetries)
 	}
 	if file.promptTimeout > 0 {
-		fileLayer.Set("promptTimeout", file.promptTimeout)
+		l.Set("promptTimeout", file.promptTimeout)
 	}
-	flagLayer := fileLayer.Layer("flags and environment")
+	return l
+}
+
+// flagLayer is the flags' and the environment's settings, the nearest
+// layer, over fileLayer.
+func (st *settings) flagLayer(fileLayer *agentsettings.Settings, fl *flagValues) (*agentsettings.Settings, error) {
+	fs, getenv := st.fs, st.getenv
+	l := fileLayer.Layer("flags and environment")
 	for key, v := range map[string]string{"model": st.model, "logLevel": st.logLevel, "logFile": st.logFile,
-		"modelsFile": st.modelsFile, "telemetryFile": st.telemetryFile, "mode": *mode, "permission": *permission,
+		"modelsFile": st.modelsFile, "telemetryFile": st.telemetryFile, "mode": fl.mode, "permission": fl.permission,
 		"sessionDir": st.sessionDir} {
 		if v != "" {
-			flagLayer.Set(key, v)
+			l.Set(key, v)
 		}
 	}
 	if st.maxRetries >= 0 {
-		flagLayer.Set("maxRetries", st.maxRetries)
+		l.Set("maxRetries", st.maxRetries)
 	}
 	if isSet(fs, "execution-state") || getenv("ACP_AGENT_EXECUTION_STATE") != "" {
-		flagLayer.Set("executionState", st.execState)
+		l.Set("executionState", st.execState)
 	}
 	if isSet(fs, "discover-models") {
-		flagLayer.Set("discoverModels", st.discover)
+		l.Set("discoverModels", st.discover)
 	} else if v := getenv("ACP_AGENT_DISCOVER_MODELS"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
 			return nil, fmt.Errorf("ACP_AGENT_DISCOVER_MODELS: %q is not true or false", v)
 		}
-		flagLayer.Set("discoverModels", b)
+		l.Set("discoverModels", b)
 	}
-	if *promptTimeout != "" {
-		d, err := time.ParseDuration(*promptTimeout)
+	if fl.promptTimeout != "" {
+		d, err := time.ParseDuration(fl.promptTimeout)
 		if err != nil || d < 0 {
-			return nil, fmt.Errorf("--prompt-timeout: %q is not a duration such as 10m or 90s", *promptTimeout)
+			return nil, fmt.Errorf("--prompt-timeout: %q is not a duration such as 10m or 90s", fl.promptTimeout)
 		}
-		flagLayer.Set("promptTimeout", d)
+		l.Set("promptTimeout", d)
 	}
-	if err := limitFlags.apply(layers, fileLayer, flagLayer, file); err != nil {
-		return nil, err
-	}
-	st.layers = flagLayer
-	st.model = flagLayer.String("model", "")
-	st.logLevel = flagLayer.String("logLevel", "")
-	if src := source(flagLayer, "logLevel"); src != "" && src != "defaults" {
+	return l, nil
+}
+
+// resolve sets st from the layers (the nearest first) and from what only
+// the config file says.
+func (st *settings) resolve(layers *agentsettings.Settings, file *fileConfig) error {
+	st.layers = layers
+	st.model = layers.String("model", "")
+	st.logLevel = layers.String("logLevel", "")
+	if src := source(layers, "logLevel"); src != "" && src != "defaults" {
 		st.logLevelSet = true
 	}
-	st.logFile = flagLayer.String("logFile", "")
-	st.modelsFile = flagLayer.String("modelsFile", "")
-	st.telemetryFile = flagLayer.String("telemetryFile", "")
-	st.sessionDir = flagLayer.String("sessionDir", "")
-	st.maxRetries = flagLayer.Int("maxRetries", agent.DefaultMaxRetries)
-	st.execState = flagLayer.Bool("executionState", false)
-	st.modelTitles = flagLayer.Bool("modelTitles", false)
-	st.discover = flagLayer.Bool("discoverModels", true)
-	st.promptTimeout = flagLayer.Duration("promptTimeout", 0)
-	st.streamLimits = streamLimits(flagLayer)
+	st.logFile = layers.String("logFile", "")
+	st.modelsFile = layers.String("modelsFile", "")
+	st.telemetryFile = layers.String("telemetryFile", "")
+	st.sessionDir = layers.String("sessionDir", "")
+	st.maxRetries = layers.Int("maxRetries", agent.DefaultMaxRetries)
+	st.execState = layers.Bool("executionState", false)
+	st.modelTitles = layers.Bool("modelTitles", false)
+	st.discover = layers.Bool("discoverModels", true)
+	st.promptTimeout = layers.Duration("promptTimeout", 0)
+	st.streamLimits = streamLimits(layers)
 	st.choices = file.choices()
 	st.workspace = file.workspace()
-	st.workspace.UserRules = userRulesPath(getenv)
-	st.workspace.UserPrompts = userPromptDirs(getenv)
+	st.workspace.UserRules = userRulesPath(st.getenv)
+	st.workspace.UserPrompts = userPromptDirs(st.getenv)
+	st.workspace.Env = file.Terminal.env()
 	st.sandboxFile = file.Sandbox
 	st.terminal = file.Terminal
-	st.workspace.Env = file.Terminal.env()
 	for _, line := range file.StopHooks {
 		st.stopHooks = append(st.stopHooks, agent.CommandStopHook(line, 0))
 	}
+	var err error
 	if st.hooks, err = file.Hooks.Hooks(); err != nil {
-		return nil, fmt.Errorf("config file: %w", err)
+		return fmt.Errorf("config file: %w", err)
 	}
 	st.offload = file.OffloadThreshold
 	st.maxTurnRequests = file.MaxTurnRequests
 	if r := file.Resize; r != nil {
 		st.resize = &compact.ResizePolicy{MaxMessagesTextLength: r.MaxMessagesTextLength, MaxKeepMessagesCount: r.MaxKeepMessagesCount, EveryNTurns: r.EveryNTurns}
 	}
-	if st.mode, err = policy.ParseMode(flagLayer.String("mode", "")); err != nil {
-		return nil, fmt.Errorf("mode (from the %s): %w", source(flagLayer, "mode"), err)
+	if st.mode, err = policy.ParseMode(layers.String("mode", "")); err != nil {
+		return fmt.Errorf("mode (from the %s): %w", source(layers, "mode"), err)
 	}
-	if st.permission, err = policy.ParsePolicyMode(flagLayer.String("permission", "")); err != nil {
-		return nil, fmt.Errorf("permission (from the %s): %w", source(flagLayer, "permission"), err)
+	if st.permission, err = policy.ParsePolicyMode(layers.String("permission", "")); err != nil {
+		return fmt.Errorf("permission (from the %s): %w", source(layers, "permission"), err)
 	}
-	return st, nil
+	return nil
 }
 
 // source names the layer a setting came from, for error messages.
@@ -415,8 +470,9 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 	if st.maxRetries == 0 {
 		retry.MaxRetries = -1 // the flag's 0 means none; the policy's 0 means the default
 	}
+	st.recorder = telemetry.NewRecorder(sinks...)
 	a := acpagent.New(acpagent.Config{ExecutionStates: st.execState, TerminalLogin: terminalLogin(), Config: host.Config{Model: st.model, Choices: st.choices, Getenv: st.getenv, Logger: log, Version: version,
-		Retry: retry, Models: models, Telemetry: telemetry.NewRecorder(sinks...), DiscoverModels: st.discover,
+		Retry: retry, Models: models, Telemetry: st.recorder, DiscoverModels: st.discover,
 		PromptTimeout: st.promptTimeout,
 		Workspace:     st.workspace, Mode: st.mode, PermissionPolicy: st.permission, Store: store,
 		StopHooks: st.stopHooks, Hooks: st.hooks, HooksTrustFile: hooksTrustFile(st.getenv), OffloadThreshold: st.offload, ModelTitles: st.modelTitles, Resize: st.resize, MaxTurnRequests: st.maxTurnRequests,

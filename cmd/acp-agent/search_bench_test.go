@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	goruntime "runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -51,7 +50,7 @@ func BenchmarkExecGrepGoSource(b *testing.B) {
 	if err != nil {
 		b.Skip("ripgrep (rg) is not installed")
 	}
-	src := filepath.Join(goruntime.GOROOT(), "src")
+	src := filepath.Join(goRoot(b), "src")
 	if _, err := os.Stat(src); err != nil {
 		b.Skip("no Go source tree at", src)
 	}
@@ -96,7 +95,7 @@ func BenchmarkExecGrepGoSource(b *testing.B) {
 // stored): what the checkpoint scan around a command costs in a large
 // workspace, against the same turn in an empty directory. Medians of 5.
 func BenchmarkExecCommandGoSource(b *testing.B) {
-	src := filepath.Join(goruntime.GOROOT(), "src")
+	src := filepath.Join(goRoot(b), "src")
 	if _, err := os.Stat(src); err != nil {
 		b.Skip("no Go source tree at", src)
 	}
@@ -133,4 +132,14 @@ func BenchmarkExecCommandGoSource(b *testing.B) {
 		b.ReportMetric(float64(median(large).Microseconds())/1000, "gosrc-ms")
 		b.ReportMetric(float64(median(small).Microseconds())/1000, "empty-ms")
 	}
+}
+
+// goRoot is the Go installation the go command uses (runtime.GOROOT is
+// where this test binary was built, which need not exist here).
+func goRoot(b *testing.B) string {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		b.Skip("no go command:", err)
+	}
+	return strings.TrimSpace(string(out))
 }

@@ -34,6 +34,17 @@ PROMPT "-" reads the prompt from stdin. Exit status: 0 end_turn, 1 error, 2 usag
 
 Flags:
 `)
+	case "acp-agent serve":
+		fmt.Fprint(w, `Usage: acp-agent serve [flags]
+
+Serves the agent to remote editors over ACP's Streamable HTTP and WebSocket transport
+(POST/GET/DELETE /acp, GET /acp with Upgrade: websocket, GET /healthz); docs/remote.md.
+Loopback only unless --tls-cert/--tls-key (or --insecure behind a TLS proxy). Every request needs
+the bearer token of --token-file, generated and printed to stderr at the first start.
+It takes the flags of acp-agent too (model, mode, sandbox, session directory, ...).
+
+Flags:
+`)
 	case "acp-agent doctor":
 		fmt.Fprint(w, `Usage: acp-agent doctor [flags]
 

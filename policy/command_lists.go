@@ -8,6 +8,9 @@ import (
 	"time"
 )
 
+// This file holds the allow and deny lists of commands (Terminal) and
+// the error of a refused command.
+
 // Terminal is the seed 002 terminal policy: static allow and deny lists
 // plus a runtime cap, applied to every simple command of a line.
 //
