@@ -193,7 +193,7 @@ func (c *serverConn) newSession(ctx context.Context, req *request) (func(), erro
 			c.answer(ctx, req, nil, err)
 			return
 		}
-		c.register(ctx, req, sess, resp.SessionID, client, resp)
+		c.register(ctx, req, sess, resp.SessionID, client, resp, release)
 	}, nil
 }
 
@@ -207,7 +207,11 @@ func (c *serverConn) newClient() *ClientConn {
 // register adds a created session, answers the request that created it
 // with result, and then starts the session's outbox: the client must know
 // the session id before it sees the session's updates.
-func (c *serverConn) register(ctx context.Context, req *request, sess Session, sessionID string, client *ClientConn, result any) {
+//
+// release gives back the session's reservation (reserveSession) once it
+// counts as live, before the answer: a client that sends its next
+// session/new on reading the answer must not find this one counted twice.
+func (c *serverConn) register(ctx context.Context, req *request, sess Session, sessionID string, client *ClientConn, result any, release func()) {
 	ss := &serviceSession{id: sessionID, sess: sess, client: client, turns: make(map[jsonrpc2.ID]context.CancelCauseFunc)}
 	client.setSessionID(sessionID)
 	c.mu.Lock()
@@ -223,6 +227,7 @@ func (c *serverConn) register(ctx context.Context, req *request, sess Session, s
 	c.srv.setLive(sessionID, c)
 	c.outboxes.Add(1)
 	c.mu.Unlock()
+	release()
 	c.answer(ctx, req, result, nil)
 	go func() {
 		defer c.outboxes.Done()
@@ -577,7 +582,7 @@ func (c *serverConn) fork(ctx context.Context, req *request, fr *ForkRequest) (f
 			c.answer(ctx, req, nil, err)
 			return
 		}
-		c.register(ctx, req, sess, string(resp.SessionID), client, resp)
+		c.register(ctx, req, sess, string(resp.SessionID), client, resp, release)
 	}, nil
 }
 
