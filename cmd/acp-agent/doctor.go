@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/acp-agent/acp-agent/agent/acpagent"
+	"github.com/acp-agent/acp-agent/agent/host"
 	"github.com/acp-agent/acp-agent/agent/pricing"
 	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/runtime/sandbox"
@@ -64,10 +64,10 @@ func runDoctor(ctx context.Context, stdout, stderr io.Writer, args []string) err
 		d.fail("models", err.Error())
 		models = pricing.Default()
 	}
-	a := acpagent.New(acpagent.Config{Model: st.model, Choices: st.choices, Getenv: st.getenv, Models: models,
+	h := host.New(host.Config{Model: st.model, Choices: st.choices, Getenv: st.getenv, Models: models,
 		Logger: slog.New(slog.DiscardHandler)})
-	p := a.ProbeModel(ctx, offline, doctorTimeout)
-	a.Close()
+	p := h.ProbeModel(ctx, offline, doctorTimeout)
+	h.Close()
 	switch {
 	case p.Unusable != nil:
 		d.fail("model", fmt.Sprintf("%s: %v", p.Spec, p.Unusable))
