@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/acpagent"
+	"github.com/acp-agent/acp-agent/agent/host"
 	"github.com/acp-agent/acp-agent/runtime"
 	"github.com/acp-agent/acp-agent/runtime/sandbox"
 )
@@ -148,7 +148,7 @@ func sandboxNotices(sb *runtime.Sandbox) []acpagent.Notice {
 	if !st.Available || st.Limit == "" {
 		return nil
 	}
-	return []acpagent.Notice{{Severity: acp.NoticeSeverityWarning, Title: "Commands are sandboxed with a limit",
+	return []acpagent.Notice{{Severity: host.NoticeWarning, Title: "Commands are sandboxed with a limit",
 		Description: "Commands run confined, but " + st.Limit + " (the top of a git repository included): " +
 			"the sandbox keeps .git and .env files from commands by leaving such directories without write rights. " +
 			"Commands that need to create files there (npm install, go mod init, mkdir build) fail; run them in a subdirectory, " +
