@@ -69,6 +69,10 @@ type ModelConfig struct {
 	ModelInfo *pricing.Model
 	// SystemPrompt replaces the default system prompt when set.
 	SystemPrompt string
+	// ClientPrompt is the client's instructions for the session (ACP's
+	// systemPrompt), composed with the default system prompt; see
+	// ClientPrompt.
+	ClientPrompt ClientPrompt
 	// MaxTurnRequests caps the model requests of one turn; 0 means
 	// DefaultMaxTurnRequests. A turn that reaches it gets one more
 	// request, without tools, for a summary of where the work stands.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/acp-agent/acp-agent/acp"
@@ -127,6 +128,10 @@ func (a *Agent) Initialize(_ context.Context, req *acp.InitializeRequest) (*acp.
 			MCPCapabilities:    mcpCapabilities(),
 			SessionCapabilities: acp.SessionCapabilities{
 				AdditionalDirectories: &acp.SessionAdditionalDirectoriesCapabilities{},
+				// The client's instructions, appended or in place of ours
+				// (agent.ClientPrompt).
+				SystemPrompt: &acp.SessionSystemPromptCapabilities{Mode: &acp.SessionSystemPromptModeCapabilities{
+					Override: &acp.SessionSystemPromptOverrideCapabilities{}}},
 			},
 			Meta: agentCapabilitiesMeta,
 		},
@@ -213,11 +218,26 @@ func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest, clie
 		return nil, nil, a.unusable()
 	}
 	hs, err := a.h.NewSession(ctx, host.NewRequest{CWD: req.CWD, AdditionalDirectories: req.AdditionalDirectories,
-		MCPServers: mcpServers(req.MCPServers)}, a.client(client))
+		MCPServers: mcpServers(req.MCPServers), ClientPrompt: clientPrompt(req.SystemPrompt)}, a.client(client))
 	if err != nil {
 		return nil, nil, wireError(err)
 	}
 	return a.wrap(hs, client), &acp.NewSessionResponse{SessionID: hs.ID(), Modes: modeState(hs), ConfigOptions: configOptions(hs.Options())}, nil
+}
+
+// clientPrompt is a lifecycle request's systemPrompt for the host (nil:
+// none sent). acp has checked it: a mode we advertise, text blocks only.
+func clientPrompt(p *acp.SystemPrompt) *agent.ClientPrompt {
+	if p == nil {
+		return nil
+	}
+	texts := make([]string, 0, len(p.Content))
+	for _, b := range p.Content {
+		if b.Text != nil {
+			texts = append(texts, b.Text.Text)
+		}
+	}
+	return &agent.ClientPrompt{Text: strings.Join(texts, "\n\n"), Override: p.Mode == acp.SystemPromptOverride}
 }
 
 // Session returns a live session by id, for Go programs that embed the

@@ -62,7 +62,7 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadRequest, client *a
 		return nil, nil, a.unusable()
 	}
 	hs, err := a.h.LoadSession(ctx, req.SessionID, host.OpenRequest{CWD: req.CWD, AdditionalDirectories: req.AdditionalDirectories,
-		MCPServers: mcpServers(req.MCPServers)}, a.client(client))
+		MCPServers: mcpServers(req.MCPServers), ClientPrompt: clientPrompt(req.SystemPrompt)}, a.client(client))
 	if err != nil {
 		return nil, nil, wireError(err)
 	}
@@ -89,7 +89,9 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadRequest, client *a
 func (as *acpSession) replay(ctx context.Context) {
 	for _, it := range as.hs.History() {
 		if it.Plan != nil {
-			as.send(ctx, acp.SessionUpdate{Plan: toACPPlan(it.Plan)})
+			if u, ok := (acpSink{as.conn}).planUpdate(it.Plan); ok {
+				as.send(ctx, u)
+			}
 			continue
 		}
 		e := it.Entry
@@ -174,7 +176,8 @@ func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkRequest, source ac
 		src = as.hs
 	}
 	hs, err := a.h.ForkSession(ctx, host.ForkRequest{SourceID: req.SourceID, FromUserEntryIndex: req.FromUserEntryIndex,
-		OpenRequest: host.OpenRequest{CWD: req.CWD, AdditionalDirectories: req.AdditionalDirectories, MCPServers: mcpServers(req.MCPServers)}},
+		OpenRequest: host.OpenRequest{CWD: req.CWD, AdditionalDirectories: req.AdditionalDirectories, MCPServers: mcpServers(req.MCPServers),
+			ClientPrompt: clientPrompt(req.SystemPrompt)}},
 		src, a.client(client))
 	if err != nil {
 		return nil, nil, wireError(err)

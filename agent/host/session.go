@@ -32,6 +32,9 @@ type Session struct {
 	// plans are the plans a loaded session's file holds, placed, for
 	// its history.
 	plans []placedPlan
+	// clientPrompt is the client's system prompt of the session (its
+	// subagents and forks get it too).
+	clientPrompt agent.ClientPrompt
 
 	mu         sync.Mutex
 	mcp        *mcpclient.Manager

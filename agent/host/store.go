@@ -31,6 +31,9 @@ type NewRequest struct {
 	AdditionalDirectories []string
 	// MCPServers are the MCP servers the session connects to.
 	MCPServers []MCPServer
+	// ClientPrompt is the client's system prompt for the session (nil:
+	// none); see agent.ClientPrompt for how it is composed.
+	ClientPrompt *agent.ClientPrompt
 }
 
 // NewSession starts a session for client c, in the default model and
@@ -55,6 +58,9 @@ func (h *Host) NewSession(ctx context.Context, req NewRequest, c Client) (*Sessi
 		}
 		return nil, err
 	}
+	if req.ClientPrompt != nil {
+		cfg.ClientPrompt = *req.ClientPrompt
+	}
 	j, err := h.reserveFile(&cfg, req.AdditionalDirectories, res)
 	if err != nil {
 		closeWorkspace(cfg.Workspace)
@@ -62,6 +68,7 @@ func (h *Host) NewSession(ctx context.Context, req NewRequest, c Client) (*Sessi
 	}
 	s := agent.NewSession(cfg)
 	hs := h.newHostSession(s, c, j, req.AdditionalDirectories, cfg.Workspace)
+	hs.clientPrompt = cfg.ClientPrompt
 	h.connectMCP(ctx, hs, req.MCPServers, c.Features())
 	h.track(hs)
 	if h.cfg.Telemetry != nil {
@@ -163,6 +170,9 @@ func (h *Host) reserveFile(cfg *agent.SessionConfig, extra []string, res *persis
 func (h *Host) startJournal(cfg *agent.SessionConfig, j *journal) (*journal, error) {
 	j.SetMode(cmp.Or(cfg.Mode, policy.ModeDefault))
 	j.SetModel(cfg.ModelID, cfg.ReasoningEffort)
+	if cfg.ClientPrompt.Text != "" {
+		j.setClientPrompt(cfg.ClientPrompt)
+	}
 	if err := j.Sync(); err != nil {
 		j.Close()
 		return nil, fmt.Errorf("%w: %v", ErrInternal, err)
@@ -231,6 +241,9 @@ type loadedState struct {
 	// entries before it: History shows each where it came.
 	plans []placedPlan
 	usage []agent.UsageRecord
+	// clientPrompt is the client's system prompt last recorded (nil:
+	// none was).
+	clientPrompt *agent.ClientPrompt
 }
 
 // placedPlan is a plan and the number of transcript entries before it.
@@ -316,6 +329,10 @@ func readRecords(recs []json.RawMessage) (loadedState, []error) {
 			}
 		case recUsage:
 			st.usage = append(st.usage, r.usage())
+		case recClientPrompt:
+			if r.ClientPrompt != nil {
+				st.clientPrompt = &agent.ClientPrompt{Text: r.ClientPrompt.Text, Override: r.ClientPrompt.Override}
+			}
 		case recClear:
 			st.entries, st.entryStart, st.plan, st.plans = st.entries[:0], st.entryStart[:0], nil, nil
 		default:
@@ -337,6 +354,9 @@ type OpenRequest struct {
 	// MCPServers are the MCP servers the session connects to (nil, for a
 	// fork: the source's).
 	MCPServers []MCPServer
+	// ClientPrompt is the client's system prompt; nil means the one
+	// stored with the session (the source's, for a fork).
+	ClientPrompt *agent.ClientPrompt
 }
 
 // LoadSession opens stored session id for client c: its transcript,
@@ -350,7 +370,7 @@ func (h *Host) LoadSession(ctx context.Context, id string, req OpenRequest, c Cl
 	if h.store == nil {
 		return nil, fmt.Errorf("%w: sessions are not stored", ErrNotStored)
 	}
-	hs, err := h.openStored(id, req.CWD, req.AdditionalDirectories, c)
+	hs, err := h.openStored(id, req.CWD, req.AdditionalDirectories, req.ClientPrompt, c)
 	if err != nil {
 		return nil, err
 	}
@@ -368,7 +388,7 @@ func (h *Host) LoadSession(ctx context.Context, id string, req OpenRequest, c Cl
 
 // openStored opens a stored session for client: its file (locked), its
 // transcript, mode, model and remembered decisions.
-func (h *Host) openStored(id, cwd string, extra []string, c Client) (*Session, error) {
+func (h *Host) openStored(id, cwd string, extra []string, cp *agent.ClientPrompt, c Client) (*Session, error) {
 	var f *persistence.File
 	var loaded *persistence.Loaded
 	here, err := h.untilUnlocked(id, func() (err error) { f, loaded, err = h.store.Open(id); return err })
@@ -407,6 +427,13 @@ func (h *Host) openStored(id, cwd string, extra []string, c Client) (*Session, e
 		return nil, err
 	}
 	cfg.Title, cfg.TitleByUser = loaded.Header.Title, loaded.Header.TitleByUser
+	// The client's system prompt: the one it sent, else the stored one.
+	if cp == nil {
+		cp = st.clientPrompt
+	}
+	if cp != nil {
+		cfg.ClientPrompt = *cp
+	}
 	if st.mode != "" {
 		cfg.Mode = st.mode
 	}
@@ -445,6 +472,10 @@ func (h *Host) openStored(id, cwd string, extra []string, c Client) (*Session, e
 		early = recs
 	}
 	j := newJournal(f, h.log, st.entryStart, early)
+	j.clientPrompt = st.clientPrompt
+	if cp != nil && (st.clientPrompt != nil || cp.Text != "") {
+		j.setClientPrompt(*cp)
+	}
 	cfg.Journal = j
 	s := agent.NewSession(cfg)
 	if len(appendLater) > 0 {
@@ -458,6 +489,7 @@ func (h *Host) openStored(id, cwd string, extra []string, c Client) (*Session, e
 	}
 	hs := h.newHostSession(s, c, j, extra, cfg.Workspace)
 	hs.plans = st.plans
+	hs.clientPrompt = cfg.ClientPrompt
 	if hs.cp != nil {
 		// What the agent was doing when it stopped: commands first (a
 		// rewind never runs during one).
@@ -574,7 +606,7 @@ func (h *Host) ForkSession(ctx context.Context, req ForkRequest, src *Session, c
 			return nil, sessionNotFound(req.SourceID, "")
 		}
 		// Not open here: read it, fork it, let it go.
-		opened, err := h.openStored(req.SourceID, "", nil, c)
+		opened, err := h.openStored(req.SourceID, "", nil, nil, c)
 		if err != nil {
 			return nil, err
 		}
@@ -593,7 +625,12 @@ func (h *Host) ForkSession(ctx context.Context, req ForkRequest, src *Session, c
 	if err != nil {
 		return nil, err
 	}
-	opts := agent.ForkOptions{ID: id, FromUserEntryIndex: req.FromUserEntryIndex, Sink: c, Permissions: c, Workspace: cfg.Workspace}
+	cp := src.clientPrompt
+	if req.ClientPrompt != nil {
+		cp = *req.ClientPrompt
+	}
+	opts := agent.ForkOptions{ID: id, FromUserEntryIndex: req.FromUserEntryIndex, Sink: c, Permissions: c, Workspace: cfg.Workspace,
+		ClientPrompt: &cp}
 	var fj *journal
 	if src.j != nil && h.store != nil {
 		// A fork copies its source's file: a source never prompted is
@@ -638,6 +675,9 @@ func (h *Host) ForkSession(ctx context.Context, req ForkRequest, src *Session, c
 		// and in the mode it has now.
 		fj.Remember(agent.RememberedDecision{Scope: agent.ScopeForget})
 		fj.SetMode(f.Mode())
+		copied := src.clientPrompt // the copied records' own
+		fj.clientPrompt = &copied
+		fj.setClientPrompt(cp)
 		if err := fj.Sync(); err != nil {
 			h.log.Error("saving the fork", "session", id, "error", err)
 		}
@@ -657,6 +697,7 @@ func (h *Host) ForkSession(ctx context.Context, req ForkRequest, src *Session, c
 		src.mu.Unlock()
 	}
 	fs := h.newHostSession(f, c, fj, extra, cfg.Workspace)
+	fs.clientPrompt = cp
 	h.connectMCP(ctx, fs, servers, c.Features())
 	h.track(fs)
 	h.log.Info("session forked", "session", f.ID(), "from", src.s.ID())

@@ -116,6 +116,7 @@ func (hs *Session) runSubagent(ctx context.Context, a taskArgs) (agent.ToolResul
 		}
 		cfg.Title = title
 		cfg.Mode = parent.Mode()
+		cfg.ClientPrompt = hs.clientPrompt
 		cfg.Model, cfg.ModelName, cfg.ModelID, cfg.ModelInfo, cfg.ReasoningEffort = model.Model, model.Name, model.ID, model.Info, model.ReasoningEffort
 		cfg.AllowedTools = allowed
 		// Its permission requests name it, wherever they are shown.

@@ -537,7 +537,7 @@ func (w *Workspace) updatePlanTool() agent.Tool {
 		Name: ToolUpdatePlan,
 		Description: "Show your plan for the task to the user as a checklist. Send the complete plan every time (it replaces the previous one). " +
 			"Keep exactly one entry in_progress while you work, and mark each completed as soon as it is done, not in a batch at the end; add, drop or reword entries when the plan changes. " +
-			"Use it for work of three or more steps or several files; skip it for a question or a single small change. Entries are short actions (\"Add the retry to the client\"), not commentary.\n" +
+			"Use it for work of three or more steps or several files; skip it for a question or a single small change. Entries are short actions (\"Add the retry to the client\"), not commentary. An empty list clears the plan.\n" +
 			`Example: {"entries": [{"content": "Find where sessions are saved", "status": "completed"}, {"content": "Make the write atomic", "status": "in_progress"}, {"content": "Run the store tests", "status": "pending"}]}`,
 		ShortDescription: "Update the task plan",
 		Describe: func(planArgs) (agent.ToolCallInfo, error) {
@@ -562,6 +562,9 @@ func (w *Workspace) updatePlanTool() agent.Tool {
 				}
 			}
 			agent.SendPlan(ctx, plan)
+			if len(plan.Entries) == 0 {
+				return agent.ToolResult{Text: "Plan cleared."}, nil
+			}
 			return agent.ToolResult{Text: fmt.Sprintf("Plan updated: %d entries, %d completed.", len(a.Entries), done)}, nil
 		},
 	})
