@@ -22,8 +22,9 @@ type acpClient struct {
 }
 
 var (
-	_ host.SubagentClient = (*acpClient)(nil)
-	_ host.Elicitor       = (*acpClient)(nil)
+	_ host.SubagentClient   = (*acpClient)(nil)
+	_ host.Elicitor         = (*acpClient)(nil)
+	_ host.SessionMessenger = (*acpClient)(nil)
 )
 
 func (a *Agent) client(conn *acp.ClientConn) *acpClient {
@@ -102,6 +103,20 @@ func (c *acpClient) Subagent(ev host.SubagentEvent) {
 		u.State = &acp.SubagentState{State: ev.State}
 	}
 	c.post(acp.SessionUpdate{SubagentUpdate: u})
+}
+
+// SessionMessage implements host.SessionMessenger: session_message, the
+// sender's view (naming the recipient's message) on the sender's
+// session, the recipient's view (naming the sender's) on the other.
+func (c *acpClient) SessionMessage(m host.SessionMessage) {
+	u := &acp.SessionMessage{MessageID: m.ID, SenderSessionID: m.From, RecipientSessionID: m.To,
+		Content: []acp.ContentBlock{acp.TextBlock(m.Text)}}
+	if m.From == c.conn.SessionID() {
+		u.RecipientMessageID = m.OtherID
+	} else {
+		u.SenderMessageID = m.OtherID
+	}
+	c.post(acp.SessionUpdate{SessionMessage: u})
 }
 
 // Elicit implements host.Elicitor with elicitation/create, in the mode

@@ -74,6 +74,24 @@ type SubagentClient interface {
 	Drained(ctx context.Context) error
 }
 
+// SessionMessenger is a Client that shows the messages between a
+// session and its subagents (Features.Subagents): each is shown on both
+// sessions, the sender's view and the recipient's.
+type SessionMessenger interface {
+	// SessionMessage shows m on the client's session, in order with its
+	// updates; it must not block.
+	SessionMessage(m SessionMessage)
+}
+
+// SessionMessage is a message between two sessions: the task a parent
+// gave its subagent, or the subagent's answer. ID is the message's id on
+// the session it is shown on, OtherID its id on the other one.
+type SessionMessage struct {
+	ID, OtherID string
+	From, To    string // the sender's and the recipient's session ids
+	Text        string
+}
+
 // Child is a child session's side of a SubagentClient.
 type Child interface {
 	// Release lets the child's held updates go.
