@@ -78,6 +78,15 @@ type connExtras struct {
 
 type mcpRoute struct{ server, request string }
 
+type connectionKey struct{}
+
+// ConnectionOf is the connection whose request ctx belongs to (nil
+// outside one).
+func ConnectionOf(ctx context.Context) *Connection {
+	c, _ := ctx.Value(connectionKey{}).(*Connection)
+	return c
+}
+
 // connection is c's Connection.
 func (c *serverConn) connection() *Connection {
 	c.x.mu.Lock()

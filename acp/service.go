@@ -49,7 +49,7 @@ func (c *serverConn) handle(req *request) {
 		c.replyAsync(req, nil, fmt.Errorf("%w: request id %s is already in use", ErrInvalidRequest, req.ID))
 		return
 	}
-	ctx, cancel := context.WithCancelCause(context.WithValue(c.ctx, requestIDKey{}, req.ID.String()))
+	ctx, cancel := context.WithCancelCause(context.WithValue(context.WithValue(c.ctx, requestIDKey{}, req.ID.String()), connectionKey{}, c.connection()))
 	c.inflight[req.ID] = cancel
 	c.mu.Unlock()
 

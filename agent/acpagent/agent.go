@@ -167,14 +167,11 @@ func (a *Agent) ServesMethod(method string) bool {
 
 // Authenticate implements acp.Agent. The model is configured through the
 // environment and flags, so authenticating only checks that it is usable.
-func (a *Agent) Authenticate(_ context.Context, req *acp.AuthenticateRequest) error {
+func (a *Agent) Authenticate(ctx context.Context, req *acp.AuthenticateRequest) error {
 	if req.MethodID != authMethodID {
 		return fmt.Errorf("%w: methodId: unknown authentication method %q", acp.ErrInvalidParams, req.MethodID)
 	}
-	if a.h.Usable() != nil {
-		return a.unusable()
-	}
-	return nil
+	return a.usable(acp.ConnectionOf(ctx))
 }
 
 // Logout implements acp.Logouter. The agent holds no credential of the
@@ -214,11 +211,12 @@ func (a *Agent) authMethodName() string {
 
 // NewSession implements acp.Agent.
 func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest, client *acp.ClientConn) (acp.Session, *acp.NewSessionResponse, error) {
-	if a.h.Usable() != nil {
-		return nil, nil, a.unusable()
+	if err := a.usable(client.Connection()); err != nil {
+		return nil, nil, err
 	}
 	hs, err := a.h.NewSession(ctx, host.NewRequest{CWD: req.CWD, AdditionalDirectories: req.AdditionalDirectories,
-		MCPServers: mcpServers(req.MCPServers), ClientPrompt: clientPrompt(req.SystemPrompt)}, a.client(client))
+		MCPServers: mcpServers(req.MCPServers), ClientPrompt: clientPrompt(req.SystemPrompt), Routes: routesOf(client.Connection())},
+		a.client(client))
 	if err != nil {
 		return nil, nil, wireError(err)
 	}

@@ -58,11 +58,12 @@ func headers(hs []acp.HttpHeader) []host.MCPHTTPHeader {
 // LoadSession implements acp.SessionStore: the session is read from its
 // file and, for session/load, its conversation replayed.
 func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadRequest, client *acp.ClientConn) (acp.Session, *acp.LoadedSession, error) {
-	if a.h.Usable() != nil {
-		return nil, nil, a.unusable()
+	if err := a.usable(client.Connection()); err != nil {
+		return nil, nil, err
 	}
 	hs, err := a.h.LoadSession(ctx, req.SessionID, host.OpenRequest{CWD: req.CWD, AdditionalDirectories: req.AdditionalDirectories,
-		MCPServers: mcpServers(req.MCPServers), ClientPrompt: clientPrompt(req.SystemPrompt)}, a.client(client))
+		MCPServers: mcpServers(req.MCPServers), ClientPrompt: clientPrompt(req.SystemPrompt), Routes: routesOf(client.Connection())},
+		a.client(client))
 	if err != nil {
 		return nil, nil, wireError(err)
 	}
@@ -168,8 +169,8 @@ func (a *Agent) DeleteSession(ctx context.Context, id acp.SessionId) error {
 // ForkSession implements acp.Forker: session/fork and the fork extension
 // (host.Host.ForkSession).
 func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkRequest, source acp.Session, client *acp.ClientConn) (acp.Session, *acp.ForkSessionResponse, error) {
-	if a.h.Usable() != nil {
-		return nil, nil, a.unusable()
+	if err := a.usable(client.Connection()); err != nil {
+		return nil, nil, err
 	}
 	var src *host.Session
 	if as, ok := source.(*acpSession); ok {
@@ -177,7 +178,7 @@ func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkRequest, source ac
 	}
 	hs, err := a.h.ForkSession(ctx, host.ForkRequest{SourceID: req.SourceID, FromUserEntryIndex: req.FromUserEntryIndex,
 		OpenRequest: host.OpenRequest{CWD: req.CWD, AdditionalDirectories: req.AdditionalDirectories, MCPServers: mcpServers(req.MCPServers),
-			ClientPrompt: clientPrompt(req.SystemPrompt)}},
+			ClientPrompt: clientPrompt(req.SystemPrompt), Routes: routesOf(client.Connection())}},
 		src, a.client(client))
 	if err != nil {
 		return nil, nil, wireError(err)

@@ -35,6 +35,8 @@ type Session struct {
 	// clientPrompt is the client's system prompt of the session (its
 	// subagents and forks get it too).
 	clientPrompt agent.ClientPrompt
+	// routes are the model endpoints its client chose (nil: none).
+	routes *Routes
 
 	mu         sync.Mutex
 	mcp        *mcpclient.Manager

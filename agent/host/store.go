@@ -34,14 +34,17 @@ type NewRequest struct {
 	// ClientPrompt is the client's system prompt for the session (nil:
 	// none); see agent.ClientPrompt for how it is composed.
 	ClientPrompt *agent.ClientPrompt
+	// Routes are the model endpoints the client chose (nil: the
+	// configured ones).
+	Routes *Routes
 }
 
 // NewSession starts a session for client c, in the default model and
 // mode. With a store, its id is held and its file created at its first
 // prompt, so a session nobody prompted leaves nothing behind.
 func (h *Host) NewSession(ctx context.Context, req NewRequest, c Client) (*Session, error) {
-	if h.modelErr != nil {
-		return nil, h.modelErr
+	if err := h.UsableWith(req.Routes); err != nil {
+		return nil, err
 	}
 	// The id is held before anything of the session is on disk: a
 	// start-up's clean-up (persistence.RemoveStale) removes the directory
@@ -51,7 +54,7 @@ func (h *Host) NewSession(ctx context.Context, req NewRequest, c Client) (*Sessi
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := h.newSessionConfig(id, req.CWD, req.AdditionalDirectories, c)
+	cfg, err := h.newSessionConfig(id, req.CWD, req.AdditionalDirectories, c, req.Routes)
 	if err != nil {
 		if res != nil {
 			res.Release()
@@ -68,7 +71,7 @@ func (h *Host) NewSession(ctx context.Context, req NewRequest, c Client) (*Sessi
 	}
 	s := agent.NewSession(cfg)
 	hs := h.newHostSession(s, c, j, req.AdditionalDirectories, cfg.Workspace)
-	hs.clientPrompt = cfg.ClientPrompt
+	hs.clientPrompt, hs.routes = cfg.ClientPrompt, req.Routes
 	h.connectMCP(ctx, hs, req.MCPServers, c.Features())
 	h.track(hs)
 	if h.cfg.Telemetry != nil {
@@ -83,12 +86,12 @@ func (h *Host) NewSession(ctx context.Context, req NewRequest, c Client) (*Sessi
 // newSessionConfig is the configuration of a session of this host in
 // cwd, for client c: the default model, the workspace and the host-wide
 // settings.
-func (h *Host) newSessionConfig(id, cwd string, extra []string, c Client) (agent.SessionConfig, error) {
+func (h *Host) newSessionConfig(id, cwd string, extra []string, c Client, routes *Routes) (agent.SessionConfig, error) {
 	f := c.Features()
 	def := h.defaultModel()
 	cfg := agent.SessionConfig{
 		ID: id, CWD: cwd,
-		ModelConfig: agent.ModelConfig{Model: h.model, ModelName: h.spec.Model, ModelID: def.choice.Spec,
+		ModelConfig: agent.ModelConfig{Model: h.modelFor(def, routes), ModelName: h.spec.Model, ModelID: def.choice.Spec,
 			ReasoningEffort: def.level, ModelInfo: def.info, Retry: h.cfg.Retry, StreamLimits: h.cfg.StreamLimits,
 			PromptTimeout: h.cfg.PromptTimeout, ModelTitles: h.cfg.ModelTitles, MaxTurnRequests: h.cfg.MaxTurnRequests},
 		ToolConfig: agent.ToolConfig{Mode: h.cfg.Mode, PermissionPolicy: h.cfg.PermissionPolicy, Permissions: c},
@@ -357,6 +360,9 @@ type OpenRequest struct {
 	// ClientPrompt is the client's system prompt; nil means the one
 	// stored with the session (the source's, for a fork).
 	ClientPrompt *agent.ClientPrompt
+	// Routes are the model endpoints the client chose (nil: the
+	// configured ones).
+	Routes *Routes
 }
 
 // LoadSession opens stored session id for client c: its transcript,
@@ -364,13 +370,13 @@ type OpenRequest struct {
 // conversation as it was shown); what the agent was doing when it
 // stopped (a command, a rewind) is completed first, and the client told.
 func (h *Host) LoadSession(ctx context.Context, id string, req OpenRequest, c Client) (*Session, error) {
-	if h.modelErr != nil {
-		return nil, h.modelErr
+	if err := h.UsableWith(req.Routes); err != nil {
+		return nil, err
 	}
 	if h.store == nil {
 		return nil, fmt.Errorf("%w: sessions are not stored", ErrNotStored)
 	}
-	hs, err := h.openStored(id, req.CWD, req.AdditionalDirectories, req.ClientPrompt, c)
+	hs, err := h.openStored(id, req.CWD, req.AdditionalDirectories, req.ClientPrompt, req.Routes, c)
 	if err != nil {
 		return nil, err
 	}
@@ -388,7 +394,7 @@ func (h *Host) LoadSession(ctx context.Context, id string, req OpenRequest, c Cl
 
 // openStored opens a stored session for client: its file (locked), its
 // transcript, mode, model and remembered decisions.
-func (h *Host) openStored(id, cwd string, extra []string, cp *agent.ClientPrompt, c Client) (*Session, error) {
+func (h *Host) openStored(id, cwd string, extra []string, cp *agent.ClientPrompt, routes *Routes, c Client) (*Session, error) {
 	var f *persistence.File
 	var loaded *persistence.Loaded
 	here, err := h.untilUnlocked(id, func() (err error) { f, loaded, err = h.store.Open(id); return err })
@@ -421,7 +427,7 @@ func (h *Host) openStored(id, cwd string, extra []string, cp *agent.ClientPrompt
 	if extra == nil {
 		extra = loaded.Header.AdditionalDirectories
 	}
-	cfg, err := h.newSessionConfig(id, cwd, extra, c)
+	cfg, err := h.newSessionConfig(id, cwd, extra, c, routes)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -437,8 +443,8 @@ func (h *Host) openStored(id, cwd string, extra []string, cp *agent.ClientPrompt
 	if st.mode != "" {
 		cfg.Mode = st.mode
 	}
-	if e, ok := h.modelByID(st.model); ok && e.err == nil {
-		cfg.Model, cfg.ModelName, cfg.ModelID, cfg.ModelInfo, cfg.ReasoningEffort = e.model, e.spec.Model, e.choice.Spec, e.info, e.level
+	if e, ok := h.modelByID(st.model); ok && usableWith(e, routes) {
+		cfg.Model, cfg.ModelName, cfg.ModelID, cfg.ModelInfo, cfg.ReasoningEffort = h.modelFor(e, routes), e.spec.Model, e.choice.Spec, e.info, e.level
 		if st.levelSet {
 			cfg.ReasoningEffort = st.level
 		}
@@ -489,7 +495,7 @@ func (h *Host) openStored(id, cwd string, extra []string, cp *agent.ClientPrompt
 	}
 	hs := h.newHostSession(s, c, j, extra, cfg.Workspace)
 	hs.plans = st.plans
-	hs.clientPrompt = cfg.ClientPrompt
+	hs.clientPrompt, hs.routes = cfg.ClientPrompt, routes
 	if hs.cp != nil {
 		// What the agent was doing when it stopped: commands first (a
 		// rewind never runs during one).
@@ -598,15 +604,15 @@ type ForkRequest struct {
 // and nothing remembered (its file forgets the source's remembered
 // decisions it copied); the two never affect each other.
 func (h *Host) ForkSession(ctx context.Context, req ForkRequest, src *Session, c Client) (*Session, error) {
-	if h.modelErr != nil {
-		return nil, h.modelErr
+	if err := h.UsableWith(req.Routes); err != nil {
+		return nil, err
 	}
 	if src == nil {
 		if h.store == nil {
 			return nil, sessionNotFound(req.SourceID, "")
 		}
 		// Not open here: read it, fork it, let it go.
-		opened, err := h.openStored(req.SourceID, "", nil, nil, c)
+		opened, err := h.openStored(req.SourceID, "", nil, nil, req.Routes, c)
 		if err != nil {
 			return nil, err
 		}
@@ -621,7 +627,7 @@ func (h *Host) ForkSession(ctx context.Context, req ForkRequest, src *Session, c
 	if extra == nil {
 		extra = src.extra
 	}
-	cfg, err := h.newSessionConfig(id, cwd, extra, c)
+	cfg, err := h.newSessionConfig(id, cwd, extra, c, req.Routes)
 	if err != nil {
 		return nil, err
 	}
@@ -697,7 +703,7 @@ func (h *Host) ForkSession(ctx context.Context, req ForkRequest, src *Session, c
 		src.mu.Unlock()
 	}
 	fs := h.newHostSession(f, c, fj, extra, cfg.Workspace)
-	fs.clientPrompt = cp
+	fs.clientPrompt, fs.routes = cp, req.Routes
 	h.connectMCP(ctx, fs, servers, c.Features())
 	h.track(fs)
 	h.log.Info("session forked", "session", f.ID(), "from", src.s.ID())

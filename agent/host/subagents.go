@@ -87,10 +87,10 @@ func (hs *Session) runSubagent(ctx context.Context, a taskArgs) (agent.ToolResul
 	model := parent.CurrentModel()
 	if a.Model != "" {
 		e, ok := hs.h.modelByID(a.Model)
-		if !ok || e.err != nil {
+		if !ok || !usableWith(e, hs.routes) {
 			return agent.ToolResult{}, fmt.Errorf("model %q is not a usable configured model", a.Model)
 		}
-		model = agent.SessionModel{ID: e.choice.Spec, Model: e.model, Name: e.spec.Model, Info: e.info, ReasoningEffort: e.level}
+		model = agent.SessionModel{ID: e.choice.Spec, Model: hs.h.modelFor(e, hs.routes), Name: e.spec.Model, Info: e.info, ReasoningEffort: e.level}
 	}
 	known := parent.ActiveToolNames()
 	allowed := slices.DeleteFunc(slices.Clone(known), func(n string) bool { return slices.Contains(childTools, n) })
@@ -112,7 +112,7 @@ func (hs *Session) runSubagent(ctx context.Context, a taskArgs) (agent.ToolResul
 	var childClient Client // the child's own client
 	open := func(c Client) (*Session, error) {
 		childClient = c
-		cfg, err := hs.h.newSessionConfig(id, parent.CWD(), hs.extra, c)
+		cfg, err := hs.h.newSessionConfig(id, parent.CWD(), hs.extra, c, hs.routes)
 		if err != nil {
 			return nil, err
 		}
@@ -139,6 +139,7 @@ func (hs *Session) runSubagent(ctx context.Context, a taskArgs) (agent.ToolResul
 		}
 		s := agent.NewSession(cfg)
 		child = hs.h.wrapSession(s, c, j, hs.extra, cfg.Workspace)
+		child.clientPrompt, child.routes = hs.clientPrompt, hs.routes
 		if hs.cp != nil && child.ws != nil {
 			// Its file changes are part of the parent's turn: rewinding
 			// the parent puts them back too.
