@@ -115,7 +115,13 @@ const authMethodID = "configure-model"
 var (
 	_ acp.Logouter   = (*Agent)(nil)
 	_ acp.MethodGate = (*Agent)(nil)
+	_ acp.MCPOverACP = (*Agent)(nil)
 )
+
+// ConnectsMCPOverACP implements acp.MCPOverACP: the MCP servers a client
+// declares with type "acp" are reached through its connection, by the
+// same MCP client as stdio and HTTP servers.
+func (a *Agent) ConnectsMCPOverACP() {}
 
 // Initialize implements acp.Agent. It advertises only what is implemented;
 // the capabilities of methods (session/load, list, fork, logout, ...) are

@@ -25,6 +25,7 @@ var (
 	_ host.SubagentClient   = (*acpClient)(nil)
 	_ host.Elicitor         = (*acpClient)(nil)
 	_ host.SessionMessenger = (*acpClient)(nil)
+	_ host.MCPChannels      = (*acpClient)(nil)
 )
 
 func (a *Agent) client(conn *acp.ClientConn) *acpClient {
@@ -177,4 +178,31 @@ func (c *acpClient) ElicitationComplete(server, id string) {
 	if err := c.conn.Notify(context.Background(), acp.MethodElicitationComplete, map[string]any{"elicitationId": id}); err != nil {
 		c.a.log.Debug("elicitation/complete", "server", server, "error", err)
 	}
+}
+
+// MCPChannel implements host.MCPChannels: the client's own MCP server
+// serverID, reached with mcp/message on the session's connection.
+func (c *acpClient) MCPChannel(serverID string) host.MCPChannel {
+	return acpMCPChannel{conn: c.conn, serverID: serverID}
+}
+
+// acpMCPChannel carries an MCP client's requests to a server the ACP
+// client provides: each is one mcp/message request, whose response is
+// the inner result or MCP error; the client's mcp/message notifications
+// about it go to the SDK.
+type acpMCPChannel struct {
+	conn     *acp.ClientConn
+	serverID string
+}
+
+func (ch acpMCPChannel) Call(ctx context.Context, id, method string, params json.RawMessage,
+	notify func(method string, params json.RawMessage)) (json.RawMessage, *host.MCPError, error) {
+	resp, err := ch.conn.CallMCP(ctx, &acp.MessageMcpRequest{ServerID: ch.serverID, RequestID: id, Method: method, Params: params}, notify)
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case resp.Error != nil && resp.Result == nil:
+		return nil, &host.MCPError{Code: resp.Error.Code, Message: resp.Error.Message, Data: resp.Error.Data}, nil
+	}
+	return resp.Result, nil, nil
 }

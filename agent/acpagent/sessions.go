@@ -37,6 +37,9 @@ func mcpServers(servers []acp.McpServer) []host.MCPServer {
 			hs.HTTP = &host.MCPHTTPServer{Name: s.HTTP.Name, URL: s.HTTP.URL, Headers: headers(s.HTTP.Headers)}
 		case s.SSE != nil:
 			hs.SSE = &host.MCPHTTPServer{Name: s.SSE.Name, URL: s.SSE.URL, Headers: headers(s.SSE.Headers)}
+		case s.ACP != nil:
+			// Reached through the session's connection (acpClient.MCPChannel).
+			hs.Channel = &host.MCPChannelServer{Name: s.ACP.Name, ID: s.ACP.ServerID}
 		case s.Unknown != nil:
 			var v struct{ Name string }
 			_ = json.Unmarshal(s.Unknown.Raw, &v)

@@ -123,6 +123,12 @@ type (
 	MCPStdioServer   = mcpclient.StdioServer
 	MCPHTTPServer    = mcpclient.HTTPServer
 	MCPUnknownServer = mcpclient.UnknownServer
+	// MCPChannelServer is a server the client itself provides, reached
+	// through an MCPChannel the adapter implements (MCP over ACP); an
+	// MCPError is the server's answer to a request it refused.
+	MCPChannelServer = mcpclient.ChannelServer
+	MCPChannel       = mcpclient.Channel
+	MCPError         = mcpclient.RPCError
 	// MCPEnvVariable and MCPHTTPHeader configure them.
 	MCPEnvVariable = mcpclient.EnvVariable
 	MCPHTTPHeader  = mcpclient.HTTPHeader
@@ -134,6 +140,13 @@ type (
 	// Content, for a form), "decline" or "cancel".
 	ElicitationResult = mcpclient.ElicitationResult
 )
+
+// MCPChannels is a Client that provides MCP servers of its own (MCP over
+// ACP): a session's MCPChannelServer with that ID is reached through
+// the channel it returns, on the session's own connection.
+type MCPChannels interface {
+	MCPChannel(serverID string) MCPChannel
+}
 
 // Elicitor is a Client that asks the user MCP servers' questions
 // (Features.ElicitForm, ElicitURL): the host has checked the mode and
