@@ -4,7 +4,9 @@
 // UpdateSink gets every update, and the Go output stream of Subscribe is
 // derived from the same ones), asks for permission with a
 // PermissionRequest, and stores itself through a Journal. Package
-// agent/acpagent maps all of this onto the Agent Client Protocol.
+// agent/host builds the product on it (stored sessions, subagents, MCP
+// servers, commands), and agent/acpagent maps that onto the Agent Client
+// Protocol.
 //
 // # Sessions
 //

@@ -13,8 +13,8 @@ import (
 // happened; appends need not be durable until Sync, which the session
 // calls before a prompt's result is delivered. Implementations must be
 // safe for concurrent use: entries come from the session's worker, state
-// changes from whoever changes the state. The persistence glue of the
-// ACP adapter (agent/acpagent) implements it over package persistence.
+// changes from whoever changes the state. The host (agent/host)
+// implements it over package persistence.
 type Journal interface {
 	// AppendEntry records an entry appended to the transcript.
 	AppendEntry(e Entry)

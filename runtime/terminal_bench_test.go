@@ -76,6 +76,27 @@ func BenchmarkSandboxOverhead(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	// The helper reads a directory changed in the last two seconds again
+	// at every command (a change in the same clock tick would not show
+	// in its times): measure the steady state, not the tree's creation.
+	made := time.Now()
+	// What a session has: a git root with a .env, and the default denied
+	// paths of a home that holds them (.ssh, .aws, .config/gh, ...).
+	repo, home := b.TempDir(), b.TempDir()
+	for _, p := range []string{".git/hooks/pre-commit.sample", ".git/HEAD", ".env", "main.go", "app/.env.local", "app/app.go"} {
+		if err := os.MkdirAll(filepath.Join(repo, filepath.Dir(p)), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(repo, p), []byte("x"), 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	denied := sandbox.DefaultDeniedPaths(home)
+	for _, p := range denied[:6] {
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			b.Fatal(err)
+		}
+	}
 	for _, bc := range []struct {
 		name string
 		sb   *Sandbox
@@ -84,10 +105,14 @@ func BenchmarkSandboxOverhead(b *testing.B) {
 		{"unconfined", nil, dir},
 		{"sandboxed", &Sandbox{Exe: exe, Policy: sandbox.Policy{WritableRoots: []string{dir}, TempDir: b.TempDir()}}, dir},
 		{"sandboxed-20k-files", &Sandbox{Exe: exe, Policy: sandbox.Policy{WritableRoots: []string{large}, TempDir: b.TempDir()}}, large},
+		{"sandboxed-git-env-home", &Sandbox{Exe: exe, Policy: sandbox.Policy{WritableRoots: []string{repo}, TempDir: b.TempDir(), DeniedPaths: denied}}, repo},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			if bc.sb != nil && !sandbox.Probe().Available {
 				b.Skip("no sandbox here:", sandbox.Probe().Reason)
+			}
+			if bc.dir == large {
+				time.Sleep(time.Until(made.Add(2100 * time.Millisecond)))
 			}
 			term := NewLocalTerminal(TerminalOptions{Env: []string{"PATH=" + termTestPath}, Sandbox: bc.sb})
 			defer term.Close()

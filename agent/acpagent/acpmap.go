@@ -163,17 +163,6 @@ func toACPLocations(ls []agent.Location) []acp.ToolCallLocation {
 	return out
 }
 
-func fromACPLocations(ls []acp.ToolCallLocation) []agent.Location {
-	if ls == nil {
-		return nil
-	}
-	out := make([]agent.Location, len(ls))
-	for i, l := range ls {
-		out[i] = agent.Location{Path: l.Path, Line: l.Line}
-	}
-	return out
-}
-
 func toACPToolContent(cs []agent.ToolContent) []acp.ToolCallContent {
 	if cs == nil {
 		return nil
@@ -187,26 +176,6 @@ func toACPToolContent(cs []agent.ToolContent) []acp.ToolCallContent {
 			out = append(out, acp.ToolCallContent{Diff: &acp.Diff{Path: c.Diff.Path, OldText: c.Diff.OldText, NewText: c.Diff.NewText}})
 		case c.TerminalID != "":
 			out = append(out, acp.ToolCallContent{Terminal: &acp.Terminal{TerminalID: acp.TerminalId(c.TerminalID)}})
-		}
-	}
-	return out
-}
-
-func fromACPToolContent(cs []acp.ToolCallContent) []agent.ToolContent {
-	if cs == nil {
-		return nil
-	}
-	out := make([]agent.ToolContent, 0, len(cs))
-	for _, c := range cs {
-		switch {
-		case c.Content != nil:
-			if b, ok := fromACPBlock(c.Content.Content); ok {
-				out = append(out, agent.ToolContent{Block: &b})
-			}
-		case c.Diff != nil:
-			out = append(out, agent.ToolContent{Diff: &agent.Diff{Path: c.Diff.Path, OldText: c.Diff.OldText, NewText: c.Diff.NewText}})
-		case c.Terminal != nil:
-			out = append(out, agent.ToolContent{TerminalID: string(c.Terminal.TerminalID)})
 		}
 	}
 	return out
@@ -228,27 +197,6 @@ func toACPBlock(b agent.ContentBlock) acp.ContentBlock {
 	return acp.TextBlock(b.Text)
 }
 
-// fromACPBlock maps a content block; ok is false for kinds the core does
-// not carry (binary embedded resources, unknown kinds).
-func fromACPBlock(b acp.ContentBlock) (agent.ContentBlock, bool) {
-	switch {
-	case b.Text != nil:
-		return agent.ContentBlock{Type: agent.BlockText, Text: b.Text.Text}, true
-	case b.Image != nil:
-		return agent.ContentBlock{Type: agent.BlockImage, Data: b.Image.Data, MIMEType: b.Image.MimeType, URI: b.Image.URI}, true
-	case b.Audio != nil:
-		return agent.ContentBlock{Type: agent.BlockAudio, Data: b.Audio.Data, MIMEType: b.Audio.MimeType}, true
-	case b.ResourceLink != nil:
-		l := b.ResourceLink
-		return agent.ContentBlock{Type: agent.BlockResourceLink, URI: l.URI, Name: l.Name, Title: l.Title, Description: l.Description,
-			MIMEType: l.MimeType, Size: l.Size}, true
-	case b.Resource != nil && b.Resource.Resource.Text != nil:
-		r := b.Resource.Resource.Text
-		return agent.ContentBlock{Type: agent.BlockResource, URI: r.URI, Text: r.Text, MIMEType: r.MimeType}, true
-	}
-	return agent.ContentBlock{}, false
-}
-
 func toACPPlan(p *agent.Plan) *acp.Plan {
 	if p == nil {
 		return nil
@@ -256,17 +204,6 @@ func toACPPlan(p *agent.Plan) *acp.Plan {
 	out := &acp.Plan{Entries: make([]acp.PlanEntry, len(p.Entries))}
 	for i, e := range p.Entries {
 		out.Entries[i] = acp.PlanEntry{Content: e.Content, Priority: acp.PlanEntryPriority(e.Priority), Status: acp.PlanEntryStatus(e.Status)}
-	}
-	return out
-}
-
-func fromACPPlan(p *acp.Plan) *agent.Plan {
-	if p == nil {
-		return nil
-	}
-	out := &agent.Plan{Entries: make([]agent.PlanEntry, len(p.Entries))}
-	for i, e := range p.Entries {
-		out.Entries[i] = agent.PlanEntry{Content: e.Content, Priority: string(e.Priority), Status: string(e.Status)}
 	}
 	return out
 }

@@ -6,39 +6,21 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"sync"
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/host"
 	"github.com/acp-agent/acp-agent/agent/llm"
-	"github.com/acp-agent/acp-agent/agent/mcpclient"
-	"github.com/acp-agent/acp-agent/agent/tools"
 )
 
-// acpSession adapts an agent.Session to acp.Session and serves the
-// acp-agent extension methods (docs/extensions.md). It holds what only
-// the adapter knows of a session: its connection, its journal, its
-// additional directories and its MCP connections.
+// acpSession adapts a host.Session to acp.Session and serves the
+// acp-agent extension methods (docs/extensions.md) for its connection.
 type acpSession struct {
-	s     *agent.Session
-	a     *Agent
-	conn  *acp.ClientConn
-	j     *journal         // nil when sessions are not stored
-	extra []string         // the additional directories it was opened with
-	ws    *tools.Workspace // its built-in tools' workspace; nil without
-	cp    *checkpoints     // its file history; nil when sessions are not stored
-	log   *slog.Logger
-	// plans are the plans a loaded session's file holds, placed, for
-	// its replay.
-	plans []placedPlan
-
-	mu         sync.Mutex
-	mcp        *mcpclient.Manager
-	mcpServers []acp.McpServer
-	children   []childRef    // its subagents, closed with it
-	subSem     chan struct{} // bounds its running subagents
+	hs   *host.Session
+	s    *agent.Session // hs.Core()
+	a    *Agent
+	conn *acp.ClientConn
+	log  *slog.Logger
 }
 
 var (
@@ -48,13 +30,9 @@ var (
 	_ acp.ModalSession        = (*acpSession)(nil)
 )
 
-// post queues an update only ACP has (commands, config options, the
-// current mode) on the session's connection without waiting, in order
-// with the session's own updates.
-func (a *acpSession) post(u acp.SessionUpdate) {
-	if err := a.conn.Post(u); err != nil {
-		a.log.Debug("sending update", "error", err)
-	}
+// wrap adapts hs for its connection.
+func (a *Agent) wrap(hs *host.Session, conn *acp.ClientConn) *acpSession {
+	return &acpSession{hs: hs, s: hs.Core(), a: a, conn: conn, log: a.log.With("session", hs.ID())}
 }
 
 // send sends an update only ACP has (a structured-output chunk with its
@@ -65,69 +43,70 @@ func (a *acpSession) send(ctx context.Context, u acp.SessionUpdate) {
 	}
 }
 
-// SetMode implements acp.ModalSession.
+// SetMode implements acp.ModalSession: the client is told the mode and
+// the options (acpClient.ModeChanged, OptionsChanged).
 func (a *acpSession) SetMode(_ context.Context, mode acp.SessionModeId) error {
-	return a.a.setMode(a, string(mode))
+	return wireError(a.hs.SetMode(string(mode)))
 }
 
-// SetConfigOption implements acp.ConfigurableSession: the "model" and
-// "thought_level" options.
+// SetConfigOption implements acp.ConfigurableSession: the "mode", "model"
+// and "thought_level" options.
 func (a *acpSession) SetConfigOption(_ context.Context, req *acp.SetSessionConfigOptionRequest) ([]acp.SessionConfigOption, error) {
-	return a.a.setConfigOption(a, req)
+	if req.Value.ValueID == nil {
+		return nil, fmt.Errorf("%w: value: option %q takes a value id, not a boolean", acp.ErrInvalidParams, req.ConfigID)
+	}
+	opts, err := a.hs.SetOption(string(req.ConfigID), string(*req.Value.ValueID))
+	if err != nil {
+		return nil, wireError(err)
+	}
+	return configOptions(opts), nil
 }
 
 // Prompt implements acp.Session: it queues the prompt and returns. A
 // prompt that arrives while the session is busy is queued as a follow-up
-// and answered when it has run.
+// and answered when it has run. A slash command runs in its place.
 func (a *acpSession) Prompt(ctx context.Context, req *acp.PromptRequest, finish func(*acp.PromptResponse, error)) error {
-	if a.ws != nil {
-		if _, changed := a.ws.Prompts(); changed {
-			// A command or skill file changed: the menu follows.
-			a.post(acp.SessionUpdate{AvailableCommandsUpdate: a.availableCommands()})
-		}
+	a.hs.RefreshCommands()
+	var first string
+	if len(req.Prompt) > 0 && req.Prompt[0].Text != nil {
+		first = req.Prompt[0].Text.Text
 	}
-	c, args := a.parseSlash(req.Prompt)
-	if c != nil && c.prompt == nil {
-		return a.runSlash(ctx, c, args, finish)
+	c, args := a.hs.Command(first)
+	if c != nil && c.Runs() {
+		return a.hs.RunCommand(ctx, c, args, func(res agent.PromptResult, err error) {
+			if err != nil {
+				finish(&acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil)
+				return
+			}
+			finish(&acp.PromptResponse{StopReason: acp.StopReason(res.StopReason)}, nil)
+		})
 	}
 	content, err := userContent(req.Prompt)
 	if err != nil {
 		return fmt.Errorf("%w: %v", acp.ErrInvalidParams, err)
 	}
 	if c != nil {
-		text, err := c.prompt(args)
+		text, err := c.Expand(args)
 		if err != nil {
-			return fmt.Errorf("%w: /%s: %v", acp.ErrInvalidParams, c.name, err)
+			return fmt.Errorf("%w: /%s: %v", acp.ErrInvalidParams, c.Name, err)
 		}
 		// The command's prompt replaces the first block ("/name args");
 		// anything else the user attached goes with it.
 		content = append([]llm.Part{llm.TextPart(text)}, content[1:]...)
 	}
-	if a.j != nil {
-		// The first prompt saves the session: until then it is nobody's.
-		if err := a.j.save(); err != nil {
-			return fmt.Errorf("%w: %v", acp.ErrInternal, err)
+	err = a.hs.Submit(ctx, content, func(res agent.PromptResult, err error) {
+		switch {
+		case err == nil:
+			finish(&acp.PromptResponse{StopReason: acp.StopReason(res.StopReason), Usage: promptUsage(res.Usage)}, nil)
+		case errors.Is(err, agent.ErrPromptTimedOut):
+			finish(nil, fmt.Errorf("%w: %v", acp.ErrInternal, err))
+		case errors.Is(err, context.Canceled) || errors.Is(err, agent.ErrSessionClosed):
+			finish(&acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil)
+		default:
+			finish(nil, fmt.Errorf("%w: model %s: %v", acp.ErrInternal, a.s.CurrentModel().Name, err))
 		}
-	}
-	err = a.s.Submit(ctx, content, agent.PromptOptions{
-		Behavior: agent.FollowUp,
-		OnComplete: func(res agent.PromptResult, err error) {
-			switch {
-			case err == nil:
-				finish(&acp.PromptResponse{StopReason: acp.StopReason(res.StopReason), Usage: promptUsage(res.Usage)}, nil)
-			case errors.Is(err, agent.ErrPromptTimedOut):
-				finish(nil, fmt.Errorf("%w: %v", acp.ErrInternal, err))
-			case errors.Is(err, context.Canceled) || errors.Is(err, agent.ErrSessionClosed):
-				finish(&acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil)
-			default:
-				finish(nil, fmt.Errorf("%w: model %s: %v", acp.ErrInternal, a.s.CurrentModel().Name, err))
-			}
-		},
 	})
-	if errors.Is(err, agent.ErrSessionClosed) {
-		return acp.SessionNotFound(a.s.ID(), "it is closed")
-	}
-	return err
+	return wireError(err)
 }
 
 // promptUsage is the turn's token usage for PromptResponse.usage (an
@@ -159,30 +138,9 @@ func promptUsage(u llm.Usage) *acp.Usage {
 // and fails what is queued.
 func (a *acpSession) Cancel() { a.s.CancelActivePrompt() }
 
-// Close implements acp.Session: the session ends, then its MCP
-// connections.
-func (a *acpSession) Close() error {
-	a.a.forget(a.s.ID())
-	a.closeChildren()
-	err := a.s.Close()
-	a.closeMCP()
-	if a.cp != nil {
-		// No command runs now: the workspace's contents kept for commands
-		// that ended are dropped.
-		if cerr := a.cp.store.Compact(); cerr != nil {
-			a.log.Warn("compacting the file checkpoints", "error", cerr)
-		}
-		a.cp.store.Close()
-	}
-	if a.j != nil && !a.j.saved() && a.a.store != nil {
-		// Never saved: its directory (checkpoints, offloaded results)
-		// goes with it.
-		if rerr := os.RemoveAll(filepath.Join(a.a.store.Dir(), a.s.ID())); rerr != nil {
-			a.log.Warn("removing an unsaved session's directory", "error", rerr)
-		}
-	}
-	return err
-}
+// Close implements acp.Session: the session ends, with its subagents and
+// MCP connections (host.Session.Close).
+func (a *acpSession) Close() error { return a.hs.Close() }
 
 // extParams are the params of the extension methods.
 type extParams struct {
@@ -199,7 +157,18 @@ func (a *acpSession) Extension(ctx context.Context, method string, raw json.RawM
 	case acp.MethodExtStructured:
 		return a.structuredExtension(ctx, raw)
 	case acp.MethodExtSessionRewind:
-		return a.rewindExtension(ctx, raw)
+		var p host.RewindRequest
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, fmt.Errorf("%w: %v", acp.ErrInvalidParams, err)
+		}
+		res, err := a.hs.Rewind(ctx, p)
+		if _, ok := errors.AsType[*host.NotAUserMessageError](err); ok {
+			err = fmt.Errorf("%w (see %s)", err, acp.MethodExtSessionForkable)
+		}
+		if err != nil {
+			return nil, wireError(err)
+		}
+		return res, nil
 	}
 	var p extParams
 	if err := json.Unmarshal(raw, &p); err != nil {

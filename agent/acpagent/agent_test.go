@@ -16,6 +16,7 @@ import (
 	"github.com/acp-agent/acp-agent/acp/acptest"
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/acpagent"
+	"github.com/acp-agent/acp-agent/agent/host"
 	"github.com/acp-agent/acp-agent/agent/pricing"
 )
 
@@ -37,12 +38,12 @@ func client(t *testing.T, srv *openAIServer, env map[string]string, configure ..
 	}
 	transport := &http.Transport{}
 	t.Cleanup(transport.CloseIdleConnections)
-	cfg := acpagent.Config{
+	cfg := acpagent.Config{Config: host.Config{
 		Model:      model,
 		Getenv:     func(k string) string { return env[k] },
 		HTTPClient: &http.Client{Transport: transport},
 		Version:    "test",
-	}
+	}}
 	for _, f := range configure {
 		f(&cfg)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/acp-agent/acp-agent/acp/acptest"
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/acpagent"
+	"github.com/acp-agent/acp-agent/agent/host"
 )
 
 // optionView is a config option reduced to what a user sees.
@@ -178,15 +179,15 @@ func TestConfigOptionBadInputChangesNothing(t *testing.T) {
 }
 
 func TestConfigFileChoicesAreValidated(t *testing.T) {
-	a := acpagent.New(acpagent.Config{Model: "openai/a", Getenv: func(string) string { return "k" },
-		Choices: []acpagent.ModelChoice{{Spec: "openai/a"}, {Spec: "openai/a"}}})
+	a := acpagent.New(acpagent.Config{Config: host.Config{Model: "openai/a", Getenv: func(string) string { return "k" },
+		Choices: []acpagent.ModelChoice{{Spec: "openai/a"}, {Spec: "openai/a"}}}})
 	resp, err := a.Initialize(context.Background(), &acp.InitializeRequest{ProtocolVersion: 1})
 	require.NoError(t, err)
 	require.Len(t, resp.AuthMethods, 1, "a broken model list is reported like an unusable model")
 	assert.Contains(t, resp.AuthMethods[0].Agent.Description, `"openai/a" is listed twice`)
 
-	a = acpagent.New(acpagent.Config{Model: "openai/gpt-4o", Getenv: func(string) string { return "k" },
-		Choices: []acpagent.ModelChoice{{Spec: "openai/gpt-4o", ThoughtLevel: "high"}}})
+	a = acpagent.New(acpagent.Config{Config: host.Config{Model: "openai/gpt-4o", Getenv: func(string) string { return "k" },
+		Choices: []acpagent.ModelChoice{{Spec: "openai/gpt-4o", ThoughtLevel: "high"}}}})
 	resp, err = a.Initialize(context.Background(), &acp.InitializeRequest{ProtocolVersion: 1})
 	require.NoError(t, err)
 	require.Len(t, resp.AuthMethods, 1)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/acpagent"
+	"github.com/acp-agent/acp-agent/agent/host"
 )
 
 // Example serves the agent over ACP on one connection, here a pair of
@@ -27,7 +28,7 @@ func Example() {
 	if err := os.WriteFile(script, []byte(`{"turns": [{"events": [{"text": "Hello"}, {"text": " from the replay model."}]}]}`), 0o644); err != nil {
 		panic(err)
 	}
-	a := acpagent.New(acpagent.Config{Model: "replay/" + script, Version: "example"})
+	a := acpagent.New(acpagent.Config{Config: host.Config{Model: "replay/" + script, Version: "example"}})
 	defer a.Close()
 	srv := acp.NewServer(a, acp.Options{})
 

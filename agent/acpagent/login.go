@@ -18,7 +18,7 @@ const terminalLoginID = "login"
 // terminalLogin is the terminal auth method for req's client, or nil
 // when there is none or the client cannot run one.
 func (a *Agent) terminalLogin(req *acp.InitializeRequest) *acp.AuthMethod {
-	l := a.cfg.TerminalLogin
+	l := a.opts.TerminalLogin
 	if l == nil || req == nil {
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acptest"
 	"github.com/acp-agent/acp-agent/agent/acpagent"
+	"github.com/acp-agent/acp-agent/agent/host"
 	"github.com/acp-agent/acp-agent/persistence"
 )
 
@@ -21,11 +22,11 @@ func (e *storeEnv) startWithAgent() (*acptest.Client, *acpagent.Agent) {
 	transport := &http.Transport{}
 	e.t.Cleanup(transport.CloseIdleConnections)
 	env := map[string]string{"OPENAI_API_KEY": testKey, "OPENAI_BASE_URL": e.model.URL + "/v1"}
-	a := acpagent.New(acpagent.Config{
+	a := acpagent.New(acpagent.Config{Config: host.Config{
 		Model: "openai/test-model", Getenv: func(k string) string { return env[k] },
 		HTTPClient: &http.Client{Transport: transport}, Version: "test",
 		Store: store, Mode: "accept-edits",
-	})
+	}})
 	c := acptest.Pipe(e.t, acp.NewAgentService(a, acp.Options{}))
 	c.AnnouncesCommands = true
 	c.Initialize(nil)

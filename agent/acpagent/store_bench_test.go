@@ -16,6 +16,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/acpagent"
+	"github.com/acp-agent/acp-agent/agent/host"
 	"github.com/acp-agent/acp-agent/persistence"
 )
 
@@ -80,7 +81,7 @@ func BenchmarkLoadSession100k(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				a := acpagent.New(acpagent.Config{Model: "replay/default", Store: store, NoBuiltinTools: true})
+				a := acpagent.New(acpagent.Config{Config: host.Config{Model: "replay/default", Store: store, NoBuiltinTools: true}})
 				svc := acp.NewAgentService(a, acp.Options{})
 				inR, inW := io.Pipe()
 				outR, outW := io.Pipe()

@@ -13,8 +13,9 @@
 // A provider package registers itself from init (RegisterProvider) with a
 // ProviderInfo: how to open its Model from the environment, the variables
 // it reads, how its Usage counts cached tokens, whether its models read
-// images and which reasoning levels they take. The session core, the ACP
-// adapter and pricing ask LookupProvider instead of switching on names; a
+// images and which reasoning levels they take. The session core, the host
+// (agent/host: model choices) and pricing ask LookupProvider instead of
+// switching on names; a
 // Model that can list its server's models implements ModelLister.
 // Package agent/llm/providers imports the built-in ones. The registry is
 // safe for concurrent use.

@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/acp-agent/acp-agent/acp"
 )
 
 // The three benchmarks below compare:
@@ -26,7 +24,7 @@ import (
 const benchServers = 3
 
 func BenchmarkConnectThreeStdioServers(b *testing.B) {
-	servers := make([]acp.McpServer, benchServers)
+	servers := make([]Server, benchServers)
 	for i := range servers {
 		servers[i] = childServer(b, "s"+strconv.Itoa(i), childServe)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/acp-agent/acp-agent/agent"
 	"net"
 	"os"
 	"os/exec"
@@ -16,8 +17,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/acp-agent/acp-agent/acp"
 )
 
 // everythingEnv names the dist/index.js of @modelcontextprotocol/server-everything.
@@ -54,7 +53,7 @@ func TestEverythingServerOverStdio(t *testing.T) {
 	defer func(d time.Duration) { terminateGrace = d }(terminateGrace)
 	terminateGrace = 2 * time.Second
 	log, logs := newTestLogger()
-	m, failures := connect(t, []acp.McpServer{{Stdio: &acp.McpServerStdio{
+	m, failures := connect(t, []Server{{Stdio: &StdioServer{
 		Name: "everything", Command: node, Args: []string{index, "stdio"},
 	}}}, Options{Logger: log})
 	require.Empty(t, failures)
@@ -92,9 +91,9 @@ func TestEverythingServerOverStreamableHTTP(t *testing.T) {
 		return err == nil
 	}, 20*time.Second, 50*time.Millisecond, "server-everything did not listen on %s", addr)
 
-	m, failures := connect(t, []acp.McpServer{{HTTP: &acp.McpServerHttp{
+	m, failures := connect(t, []Server{{HTTP: &HTTPServer{
 		Name: "everything", URL: "http://" + addr + "/mcp",
-		Headers: []acp.HttpHeader{{Name: "X-Test", Value: "1"}},
+		Headers: []HTTPHeader{{Name: "X-Test", Value: "1"}},
 	}}}, Options{})
 	require.Empty(t, failures)
 	checkEverything(t, m)
@@ -125,7 +124,7 @@ func checkEverything(t *testing.T, m *Manager) {
 	assert.Contains(t, res.Text, "[image: image/png, ")
 	var images int
 	for _, b := range res.Content {
-		if b.Image != nil {
+		if b.Type == agent.BlockImage {
 			images++
 		}
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/mcpclient"
 )
 
@@ -25,10 +24,10 @@ func ExampleConnect() {
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	defer ts.Close()
 
-	// What an ACP client sends in session/new, plus one server that fails.
-	servers := []acp.McpServer{
-		{HTTP: &acp.McpServerHttp{Name: "demo", URL: ts.URL}},
-		{Stdio: &acp.McpServerStdio{Name: "missing", Command: "/nonexistent/server"}},
+	// The servers a client names for a session, one of which fails.
+	servers := []mcpclient.Server{
+		{HTTP: &mcpclient.HTTPServer{Name: "demo", URL: ts.URL}},
+		{Stdio: &mcpclient.StdioServer{Name: "missing", Command: "/nonexistent/server"}},
 	}
 	m, failures := mcpclient.Connect(context.Background(), servers, mcpclient.Options{ClientName: "example"})
 	defer m.Close()

@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent"
 )
 
 const (
@@ -72,7 +72,7 @@ func newTestServer(prefix string, slow *slowTool) *mcp.Server {
 
 // serve serves srv over transport ("http" or "sse") on an httptest server
 // that requires the test header, and returns the ACP configuration.
-func serve(t *testing.T, name, transport string, srv *mcp.Server) acp.McpServer {
+func serve(t *testing.T, name, transport string, srv *mcp.Server) Server {
 	t.Helper()
 	get := func(*http.Request) *mcp.Server { return srv }
 	var h http.Handler
@@ -90,14 +90,14 @@ func serve(t *testing.T, name, transport string, srv *mcp.Server) acp.McpServer 
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(ts.Close) // runs after the Manager's Close, registered later
-	headers := []acp.HttpHeader{{Name: testHeader, Value: testSecret}}
+	headers := []HTTPHeader{{Name: testHeader, Value: testSecret}}
 	if transport == "sse" {
-		return acp.McpServer{SSE: &acp.McpServerSse{Name: name, URL: ts.URL, Headers: headers}}
+		return Server{SSE: &HTTPServer{Name: name, URL: ts.URL, Headers: headers}}
 	}
-	return acp.McpServer{HTTP: &acp.McpServerHttp{Name: name, URL: ts.URL, Headers: headers}}
+	return Server{HTTP: &HTTPServer{Name: name, URL: ts.URL, Headers: headers}}
 }
 
-func connect(t *testing.T, servers []acp.McpServer, opts Options) (*Manager, []Failure) {
+func connect(t *testing.T, servers []Server, opts Options) (*Manager, []Failure) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -119,7 +119,7 @@ func TestHTTPAndSSEServersListAndCallTools(t *testing.T) {
 	for _, transport := range []string{"http", "sse"} {
 		t.Run(transport, func(t *testing.T) {
 			cfg := serve(t, "srv", transport, newTestServer("Echo: ", nil))
-			m, failures := connect(t, []acp.McpServer{cfg}, Options{})
+			m, failures := connect(t, []Server{cfg}, Options{})
 			require.Empty(t, failures)
 
 			tools := m.Tools()
@@ -138,22 +138,22 @@ func TestHTTPAndSSEServersListAndCallTools(t *testing.T) {
 			t.Run("text", func(t *testing.T) {
 				res, err := m.Call(ctx, "mcp__srv__echo", json.RawMessage(`{"message":"hi"}`))
 				require.NoError(t, err)
-				assert.Equal(t, Result{Text: "Echo: hi", Content: []acp.ContentBlock{acp.TextBlock("Echo: hi")}}, res)
+				assert.Equal(t, Result{Text: "Echo: hi", Content: []agent.ContentBlock{{Type: agent.BlockText, Text: "Echo: hi"}}}, res)
 			})
 			t.Run("image", func(t *testing.T) {
 				res, err := m.Call(ctx, "mcp__srv__image", nil)
 				require.NoError(t, err)
 				assert.Equal(t, "a dot:\n[image: image/png, 4 bytes]", res.Text)
 				require.Len(t, res.Content, 2)
-				assert.Equal(t, &acp.ImageContent{Data: base64.StdEncoding.EncodeToString([]byte{0x89, 'P', 'N', 'G'}), MimeType: "image/png"}, res.Content[1].Image)
+				assert.Equal(t, agent.ContentBlock{Type: agent.BlockImage, Data: base64.StdEncoding.EncodeToString([]byte{0x89, 'P', 'N', 'G'}), MIMEType: "image/png"}, res.Content[1])
 			})
 			t.Run("resource", func(t *testing.T) {
 				res, err := m.Call(ctx, "mcp__srv__resource", json.RawMessage(`{}`))
 				require.NoError(t, err)
 				assert.Equal(t, "alpha\n[resource: file:///b.txt]", res.Text)
 				require.Len(t, res.Content, 2)
-				assert.Equal(t, &acp.TextResourceContents{URI: "file:///a.txt", Text: "alpha", MimeType: "text/plain"}, res.Content[0].Resource.Resource.Text)
-				assert.Equal(t, &acp.ResourceLink{URI: "file:///b.txt", Name: "b.txt"}, res.Content[1].ResourceLink)
+				assert.Equal(t, agent.ContentBlock{Type: agent.BlockResource, URI: "file:///a.txt", Text: "alpha", MIMEType: "text/plain"}, res.Content[0])
+				assert.Equal(t, agent.ContentBlock{Type: agent.BlockResourceLink, URI: "file:///b.txt", Name: "b.txt"}, res.Content[1])
 			})
 			t.Run("tool error is a result, not an error", func(t *testing.T) {
 				res, err := m.Call(ctx, "mcp__srv__fail", json.RawMessage(`null`))
@@ -192,7 +192,7 @@ func TestServerWithoutTheConfiguredHeaderIsRejected(t *testing.T) {
 			} else {
 				cfg.SSE.Headers = nil
 			}
-			m, failures := connect(t, []acp.McpServer{cfg}, Options{})
+			m, failures := connect(t, []Server{cfg}, Options{})
 			require.Len(t, failures, 1)
 			assert.Empty(t, m.Tools())
 		})
@@ -202,7 +202,7 @@ func TestServerWithoutTheConfiguredHeaderIsRejected(t *testing.T) {
 var providerSafe = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 func TestSameToolNameOnSeveralServersGetsDistinctNamesAndRoutesRight(t *testing.T) {
-	servers := []acp.McpServer{
+	servers := []Server{
 		serve(t, "alpha", "http", newTestServer("alpha: ", nil)),
 		serve(t, "beta", "sse", newTestServer("beta: ", nil)),
 		// These two sanitize to the same base name, mcp__my_srv__echo.
@@ -248,13 +248,13 @@ func TestFailingServersDoNotPreventTheOthers(t *testing.T) {
 	}))
 	t.Cleanup(hang.Close)
 
-	servers := []acp.McpServer{
-		{HTTP: &acp.McpServerHttp{Name: "refused", URL: refused}},
-		{SSE: &acp.McpServerSse{Name: "refused-sse", URL: refused}},
-		{HTTP: &acp.McpServerHttp{Name: "bad-url", URL: "::not a url"}},
-		{HTTP: &acp.McpServerHttp{Name: "hangs", URL: hang.URL}},
-		{Stdio: &acp.McpServerStdio{Name: "no-such-command", Command: "/nonexistent/mcp-server"}},
-		{Unknown: &acp.UnknownVariant{Tag: "acp", Raw: json.RawMessage(`{"type":"acp","name":"future","id":"x"}`)}},
+	servers := []Server{
+		{HTTP: &HTTPServer{Name: "refused", URL: refused}},
+		{SSE: &HTTPServer{Name: "refused-sse", URL: refused}},
+		{HTTP: &HTTPServer{Name: "bad-url", URL: "::not a url"}},
+		{HTTP: &HTTPServer{Name: "hangs", URL: hang.URL}},
+		{Stdio: &StdioServer{Name: "no-such-command", Command: "/nonexistent/mcp-server"}},
+		{Unknown: &UnknownServer{Name: "future", Tag: "acp"}},
 		serve(t, "good", "http", newTestServer("Echo: ", nil)),
 	}
 	log, logs := newTestLogger()
@@ -295,7 +295,7 @@ func TestToolListChangeRelistsAndCallsOnToolsChanged(t *testing.T) {
 			srv := newTestServer("Echo: ", nil)
 			cfg := serve(t, "srv", transport, srv)
 			changed := make(chan struct{}, 10)
-			m, failures := connect(t, []acp.McpServer{cfg}, Options{OnToolsChanged: func() { changed <- struct{}{} }})
+			m, failures := connect(t, []Server{cfg}, Options{OnToolsChanged: func() { changed <- struct{}{} }})
 			require.Empty(t, failures)
 			require.Len(t, m.Tools(), 4)
 
@@ -330,7 +330,7 @@ func waitChanged(t *testing.T, changed <-chan struct{}) {
 func TestCancellingCtxAbortsASlowToolCall(t *testing.T) {
 	slow := &slowTool{started: make(chan struct{}), cancelled: make(chan struct{})}
 	cfg := serve(t, "srv", "http", newTestServer("Echo: ", slow))
-	m, failures := connect(t, []acp.McpServer{cfg}, Options{})
+	m, failures := connect(t, []Server{cfg}, Options{})
 	require.Empty(t, failures)
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -370,7 +370,7 @@ func TestConnectWithCancelledCtxFailsEveryServer(t *testing.T) {
 	cfg := serve(t, "srv", "sse", newTestServer("", nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	m, failures := Connect(ctx, []acp.McpServer{cfg, childServer(t, "child", childServe)}, Options{})
+	m, failures := Connect(ctx, []Server{cfg, childServer(t, "child", childServe)}, Options{})
 	defer m.Close()
 	require.Len(t, failures, 2)
 	assert.ErrorIs(t, failures[0].Err, context.Canceled)
@@ -384,7 +384,7 @@ func TestSessionOutlivesTheConnectCtx(t *testing.T) {
 		t.Run(transport, func(t *testing.T) {
 			cfg := serve(t, "srv", transport, newTestServer("Echo: ", nil))
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			m, failures := Connect(ctx, []acp.McpServer{cfg}, Options{})
+			m, failures := Connect(ctx, []Server{cfg}, Options{})
 			defer m.Close()
 			require.Empty(t, failures)
 			cancel()
@@ -415,7 +415,7 @@ func TestCloseIsBoundedWhenAnHTTPServerStopsAnswering(t *testing.T) {
 		inner.ServeHTTP(w, r)
 	}))
 	t.Cleanup(ts.Close)
-	m, failures := connect(t, []acp.McpServer{{HTTP: &acp.McpServerHttp{Name: "mute", URL: ts.URL}}}, Options{})
+	m, failures := connect(t, []Server{{HTTP: &HTTPServer{Name: "mute", URL: ts.URL}}}, Options{})
 	require.Empty(t, failures)
 
 	mute.Store(true)
@@ -450,12 +450,12 @@ func TestRedirectsToAnotherOriginAreNotFollowed(t *testing.T) {
 					http.Redirect(w, r, evil.URL+"/mcp", status)
 				}))
 				t.Cleanup(front.Close)
-				headers := []acp.HttpHeader{{Name: testHeader, Value: testSecret}, {Name: "Authorization", Value: "Bearer " + testSecret}}
-				cfg := acp.McpServer{HTTP: &acp.McpServerHttp{Name: "r", URL: front.URL, Headers: headers}}
+				headers := []HTTPHeader{{Name: testHeader, Value: testSecret}, {Name: "Authorization", Value: "Bearer " + testSecret}}
+				cfg := Server{HTTP: &HTTPServer{Name: "r", URL: front.URL, Headers: headers}}
 				if transport == "sse" {
-					cfg = acp.McpServer{SSE: &acp.McpServerSse{Name: "r", URL: front.URL, Headers: headers}}
+					cfg = Server{SSE: &HTTPServer{Name: "r", URL: front.URL, Headers: headers}}
 				}
-				m, failures := connect(t, []acp.McpServer{cfg}, Options{})
+				m, failures := connect(t, []Server{cfg}, Options{})
 				require.Len(t, failures, 1)
 				assert.ErrorIs(t, failures[0].Err, ErrCrossOriginRedirect)
 				assert.ErrorContains(t, failures[0].Err, evil.URL+"/mcp")
@@ -486,12 +486,12 @@ func TestRedirectsToAnotherOriginAreNotFollowed(t *testing.T) {
 				h.ServeHTTP(w, r)
 			}))
 			t.Cleanup(ts.Close)
-			headers := []acp.HttpHeader{{Name: testHeader, Value: testSecret}}
-			cfg := acp.McpServer{HTTP: &acp.McpServerHttp{Name: "srv", URL: ts.URL + "/old", Headers: headers}}
+			headers := []HTTPHeader{{Name: testHeader, Value: testSecret}}
+			cfg := Server{HTTP: &HTTPServer{Name: "srv", URL: ts.URL + "/old", Headers: headers}}
 			if transport == "sse" {
-				cfg = acp.McpServer{SSE: &acp.McpServerSse{Name: "srv", URL: ts.URL + "/old", Headers: headers}}
+				cfg = Server{SSE: &HTTPServer{Name: "srv", URL: ts.URL + "/old", Headers: headers}}
 			}
-			m, failures := connect(t, []acp.McpServer{cfg}, Options{})
+			m, failures := connect(t, []Server{cfg}, Options{})
 			require.Empty(t, failures)
 			res, err := m.Call(context.Background(), "mcp__srv__echo", json.RawMessage(`{"message":"hi"}`))
 			require.NoError(t, err)
@@ -521,9 +521,9 @@ func TestSSEEndpointOnAnotherOriginIsRefused(t *testing.T) {
 		}
 	}))
 	t.Cleanup(front.Close)
-	cfg := acp.McpServer{SSE: &acp.McpServerSse{Name: "r", URL: front.URL,
-		Headers: []acp.HttpHeader{{Name: testHeader, Value: testSecret}}}}
-	_, failures := connect(t, []acp.McpServer{cfg}, Options{})
+	cfg := Server{SSE: &HTTPServer{Name: "r", URL: front.URL,
+		Headers: []HTTPHeader{{Name: testHeader, Value: testSecret}}}}
+	_, failures := connect(t, []Server{cfg}, Options{})
 	require.Len(t, failures, 1)
 	// The SDK reports "connection closed", losing ErrOtherOrigin.
 	assert.Zero(t, hits.Load(), "the other origin received nothing")

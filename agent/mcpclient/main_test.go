@@ -16,8 +16,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
-
-	"github.com/acp-agent/acp-agent/acp"
 )
 
 // childModeEnv switches the test binary into one of the child roles below
@@ -123,16 +121,16 @@ func textResult(s string) *mcp.CallToolResult {
 }
 
 // childServer is the ACP configuration of a re-executed test binary.
-func childServer(t testing.TB, name, mode string, env ...acp.EnvVariable) acp.McpServer {
+func childServer(t testing.TB, name, mode string, env ...EnvVariable) Server {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return acp.McpServer{Stdio: &acp.McpServerStdio{
+	return Server{Stdio: &StdioServer{
 		Name:    name,
 		Command: exe,
-		Env: append([]acp.EnvVariable{
+		Env: append([]EnvVariable{
 			{Name: childModeEnv, Value: mode},
 			// Under -race the runtime sleeps 1 s at exit by default, which
 			// would make every child overrun terminateGrace.

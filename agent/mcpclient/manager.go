@@ -17,7 +17,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/runtime"
 )
 
@@ -179,12 +178,12 @@ type server struct {
 // for each that did not; a failing server never fails the others. ctx (and
 // Options.ConnectTimeout, per server) bound the connecting only, not the
 // sessions. The Manager is never nil and must be closed.
-func Connect(ctx context.Context, servers []acp.McpServer, opts Options) (*Manager, []Failure) {
+func Connect(ctx context.Context, servers []Server, opts Options) (*Manager, []Failure) {
 	m := newManager(opts)
 	var wg sync.WaitGroup
 	for _, cfg := range servers {
 		s := &server{
-			name:   serverName(cfg),
+			name:   cfg.Name(),
 			kind:   cmp.Or(cfg.Tag(), "stdio"),
 			relist: make(chan struct{}, 1),
 			gone:   make(chan struct{}),
@@ -247,26 +246,9 @@ func newManager(opts Options) *Manager {
 	return m
 }
 
-// serverName returns the configured name, also for unsupported types.
-func serverName(cfg acp.McpServer) string {
-	switch {
-	case cfg.Stdio != nil:
-		return cfg.Stdio.Name
-	case cfg.HTTP != nil:
-		return cfg.HTTP.Name
-	case cfg.SSE != nil:
-		return cfg.SSE.Name
-	case cfg.Unknown != nil:
-		var v struct{ Name string }
-		_ = json.Unmarshal(cfg.Unknown.Raw, &v)
-		return v.Name
-	}
-	return ""
-}
-
 // connectServer connects s, lists its tools and fills s's connection fields.
 // On failure it leaves nothing running and returns an error naming s.
-func (m *Manager) connectServer(ctx context.Context, s *server, cfg acp.McpServer) error {
+func (m *Manager) connectServer(ctx context.Context, s *server, cfg Server) error {
 	ctx, cancel := context.WithTimeout(ctx, m.opts.ConnectTimeout)
 	defer cancel()
 	fail := func(step string, err error) error {

@@ -16,8 +16,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/acp-agent/acp-agent/acp"
 )
 
 // callInt calls a child tool that answers with a number.
@@ -55,7 +53,7 @@ func requireGone(t *testing.T, pid int, what string) {
 
 func TestStdioChildStderrGoesToLoggerAndNeverToOurStdout(t *testing.T) {
 	log, logs := newTestLogger()
-	m, failures := connect(t, []acp.McpServer{childServer(t, "child", childServe)}, Options{Logger: log})
+	m, failures := connect(t, []Server{childServer(t, "child", childServe)}, Options{Logger: log})
 	require.Empty(t, failures)
 	assert.Equal(t, []string{"mcp__child__crash", "mcp__child__echo", "mcp__child__env", "mcp__child__pid", "mcp__child__spawn"}, toolNames(m.Tools()))
 
@@ -84,9 +82,9 @@ func TestStdioChildStderrGoesToLoggerAndNeverToOurStdout(t *testing.T) {
 
 func TestStdioChildGetsMinimalEnvPlusConfiguredEnv(t *testing.T) {
 	t.Setenv("MCPCLIENT_TEST_SECRET", "leak")
-	m, failures := connect(t, []acp.McpServer{childServer(t, "child", childServe,
-		acp.EnvVariable{Name: "GIVEN", Value: "by client"},
-		acp.EnvVariable{Name: "HOME", Value: "/client/home"},
+	m, failures := connect(t, []Server{childServer(t, "child", childServe,
+		EnvVariable{Name: "GIVEN", Value: "by client"},
+		EnvVariable{Name: "HOME", Value: "/client/home"},
 	)}, Options{})
 	require.Empty(t, failures)
 	env := func(name string) string {
@@ -103,7 +101,7 @@ func TestStdioChildGetsMinimalEnvPlusConfiguredEnv(t *testing.T) {
 func TestCloseLeavesNoProcessBehind(t *testing.T) {
 	// stubborn ignores stdin EOF and SIGTERM, so Close must get to SIGKILL;
 	// both children leave a grandchild in their process group.
-	m, failures := connect(t, []acp.McpServer{
+	m, failures := connect(t, []Server{
 		childServer(t, "polite", childServe),
 		childServer(t, "stubborn", childStubborn),
 	}, Options{})
@@ -134,7 +132,7 @@ func TestCloseLeavesNoProcessBehind(t *testing.T) {
 func TestCrashedStdioServerIsDroppedAndReported(t *testing.T) {
 	changed := make(chan struct{}, 10)
 	log, logs := newTestLogger()
-	m, failures := connect(t, []acp.McpServer{
+	m, failures := connect(t, []Server{
 		childServer(t, "crashy", childServe),
 		childServer(t, "steady", childServe),
 	}, Options{Logger: log, OnToolsChanged: func() { changed <- struct{}{} }})
@@ -163,7 +161,7 @@ func TestCrashedStdioServerIsDroppedAndReported(t *testing.T) {
 }
 
 func TestCallsRunConcurrentlyOnOneStdioServer(t *testing.T) {
-	m, failures := connect(t, []acp.McpServer{childServer(t, "child", childServe)}, Options{})
+	m, failures := connect(t, []Server{childServer(t, "child", childServe)}, Options{})
 	require.Empty(t, failures)
 	const n = 20
 	errs := make(chan error, n)
@@ -185,7 +183,7 @@ func TestCallsRunConcurrentlyOnOneStdioServer(t *testing.T) {
 // Kill(pid, 0) is what a careless check would use; make sure our helper
 // agrees with it for a process we reaped ourselves.
 func TestProcessGoneAgreesWithKillForReapedChild(t *testing.T) {
-	m, failures := connect(t, []acp.McpServer{childServer(t, "child", childServe)}, Options{})
+	m, failures := connect(t, []Server{childServer(t, "child", childServe)}, Options{})
 	require.Empty(t, failures)
 	pid := callInt(t, m, "mcp__child__pid")
 	require.NoError(t, m.Close())

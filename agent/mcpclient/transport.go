@@ -17,7 +17,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/runtime"
 )
 
@@ -48,7 +47,7 @@ var inheritedEnv = []string{
 // childEnv returns the environment of a stdio server: the inherited subset,
 // then the client's variables. exec.Cmd keeps the last value of a duplicated
 // name, so the client's win.
-func childEnv(extra []acp.EnvVariable) []string {
+func childEnv(extra []EnvVariable) []string {
 	env := make([]string, 0, len(inheritedEnv)+len(extra))
 	for _, k := range inheritedEnv {
 		if v, ok := os.LookupEnv(k); ok {
@@ -63,7 +62,7 @@ func childEnv(extra []acp.EnvVariable) []string {
 
 // stdioCommand builds the command for a stdio server. It is not started
 // here: the SDK's CommandTransport starts it and owns stdin/stdout.
-func stdioCommand(s *acp.McpServerStdio, dir string, stderr *lineLogger) *exec.Cmd {
+func stdioCommand(s *StdioServer, dir string, stderr *lineLogger) *exec.Cmd {
 	// exec.Command, not CommandContext: the process must outlive the connect
 	// ctx; its end is Close's business.
 	cmd := exec.Command(s.Command, s.Args...)
@@ -134,7 +133,7 @@ func (w *lineLogger) emit() {
 type serverTransport struct {
 	base    http.RoundTripper
 	origin  *url.URL // scheme and host the headers may be sent to
-	headers []acp.HttpHeader
+	headers []HTTPHeader
 	life    context.Context
 }
 
@@ -193,7 +192,7 @@ func (b *releasingBody) Close() error {
 
 // httpClientFor returns base with its transport wrapped in a
 // serverTransport for the server at rawURL.
-func httpClientFor(life context.Context, base *http.Client, rawURL string, headers []acp.HttpHeader) (*http.Client, error) {
+func httpClientFor(life context.Context, base *http.Client, rawURL string, headers []HTTPHeader) (*http.Client, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("invalid url: %w", err)

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent"
 )
 
 func TestQualifiedNames(t *testing.T) {
@@ -134,7 +134,7 @@ func TestServerTransportAddsHeadersOnlyForTheServersOrigin(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	hc, err := httpClientFor(context.Background(), &http.Client{}, srv.URL, []acp.HttpHeader{
+	hc, err := httpClientFor(context.Background(), &http.Client{}, srv.URL, []HTTPHeader{
 		{Name: "Authorization", Value: "Bearer t"},
 		{Name: "X-Multi", Value: "1"},
 		{Name: "X-Multi", Value: "2"},
@@ -199,33 +199,31 @@ func TestConvertResult(t *testing.T) {
 		{
 			name: "audio",
 			in:   &mcp.CallToolResult{Content: []mcp.Content{&mcp.AudioContent{Data: []byte("abc"), MIMEType: "audio/wav"}}},
-			want: Result{Text: "[audio: audio/wav, 3 bytes]", Content: []acp.ContentBlock{{Audio: &acp.AudioContent{Data: "YWJj", MimeType: "audio/wav"}}}},
+			want: Result{Text: "[audio: audio/wav, 3 bytes]", Content: []agent.ContentBlock{{Type: agent.BlockAudio, Data: "YWJj", MIMEType: "audio/wav"}}},
 		},
 		{
 			name: "blob resource becomes a link",
 			in: &mcp.CallToolResult{Content: []mcp.Content{&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{
 				URI: "file:///x.bin", MIMEType: "application/octet-stream", Blob: []byte("abc"),
 			}}}},
-			want: Result{Text: "[resource: file:///x.bin]", Content: []acp.ContentBlock{{ResourceLink: &acp.ResourceLink{
-				URI: "file:///x.bin", Name: "file:///x.bin", MimeType: "application/octet-stream", Size: &size,
-			}}}},
+			want: Result{Text: "[resource: file:///x.bin]", Content: []agent.ContentBlock{{Type: agent.BlockResourceLink,
+				URI: "file:///x.bin", Name: "file:///x.bin", MIMEType: "application/octet-stream", Size: &size,
+			}}},
 		},
 		{
 			name: "empty text resource shows its uri",
 			in:   &mcp.CallToolResult{Content: []mcp.Content{&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "mem://e"}}}},
-			want: Result{Text: "[resource: mem://e]", Content: []acp.ContentBlock{{Resource: &acp.EmbeddedResource{
-				Resource: acp.EmbeddedResourceResource{Text: &acp.TextResourceContents{URI: "mem://e"}},
-			}}}},
+			want: Result{Text: "[resource: mem://e]", Content: []agent.ContentBlock{{Type: agent.BlockResource, URI: "mem://e"}}},
 		},
 		{
 			name: "structured content only",
 			in:   &mcp.CallToolResult{StructuredContent: map[string]any{"n": 1}},
-			want: Result{Text: `{"n":1}`, Content: []acp.ContentBlock{acp.TextBlock(`{"n":1}`)}},
+			want: Result{Text: `{"n":1}`, Content: []agent.ContentBlock{{Type: agent.BlockText, Text: `{"n":1}`}}},
 		},
 		{
 			name: "error with text",
 			in:   &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "bad"}, &mcp.TextContent{Text: "worse"}}},
-			want: Result{IsError: true, Text: "bad\nworse", Content: []acp.ContentBlock{acp.TextBlock("bad"), acp.TextBlock("worse")}},
+			want: Result{IsError: true, Text: "bad\nworse", Content: []agent.ContentBlock{{Type: agent.BlockText, Text: "bad"}, {Type: agent.BlockText, Text: "worse"}}},
 		},
 		{
 			name: "nothing",
@@ -250,7 +248,7 @@ func TestInputSchemaIsNeverNull(t *testing.T) {
 func TestChildEnvKeepsOnlyTheMinimalSubset(t *testing.T) {
 	t.Setenv("PATH", "/bin")
 	t.Setenv("OPENAI_API_KEY", "sk-secret")
-	env := childEnv([]acp.EnvVariable{{Name: "A", Value: "1"}, {Name: "PATH", Value: "/custom"}})
+	env := childEnv([]EnvVariable{{Name: "A", Value: "1"}, {Name: "PATH", Value: "/custom"}})
 	assert.Contains(t, env, "PATH=/bin")
 	assert.Equal(t, []string{"A=1", "PATH=/custom"}, env[len(env)-2:], "the client's variables come last, so they win")
 	for _, kv := range env {

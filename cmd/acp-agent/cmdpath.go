@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/acpagent"
+	"github.com/acp-agent/acp-agent/agent/host"
 	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/runtime"
 )
@@ -166,7 +166,7 @@ func (u *userPath) notices() []acpagent.Notice {
 	if u.note == "" {
 		return nil
 	}
-	return []acpagent.Notice{{Severity: acp.NoticeSeverityWarning, Title: "Commands may not find your tools", Description: u.note}}
+	return []acpagent.Notice{{Severity: host.NoticeWarning, Title: "Commands may not find your tools", Description: u.note}}
 }
 
 // wait stops the login shell, if it still runs, and waits for it.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/acp-agent/acp-agent/agent/acpagent"
+	"github.com/acp-agent/acp-agent/agent/host"
 	"github.com/acp-agent/acp-agent/agent/pricing"
 	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/runtime/sandbox"
@@ -64,10 +64,10 @@ func runDoctor(ctx context.Context, stdout, stderr io.Writer, args []string) err
 		d.fail("models", err.Error())
 		models = pricing.Default()
 	}
-	a := acpagent.New(acpagent.Config{Model: st.model, Choices: st.choices, Getenv: st.getenv, Models: models,
+	h := host.New(host.Config{Model: st.model, Choices: st.choices, Getenv: st.getenv, Models: models,
 		Logger: slog.New(slog.DiscardHandler)})
-	p := a.ProbeModel(ctx, offline, doctorTimeout)
-	a.Close()
+	p := h.ProbeModel(ctx, offline, doctorTimeout)
+	h.Close()
 	switch {
 	case p.Unusable != nil:
 		d.fail("model", fmt.Sprintf("%s: %v", p.Spec, p.Unusable))
@@ -104,7 +104,24 @@ func runDoctor(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	case mode == "off":
 		d.warn("sandbox", "off (--sandbox off or the config): commands run unconfined, after your approval")
 	case sb.Available:
-		d.ok("sandbox", sb.String())
+		if sb.Mechanism != "" {
+			d.ok("sandbox", sb.String()) // not Landlock (macOS)
+			break
+		}
+		// One confined command, as sessions run them, says what holds.
+		masked, err := sandboxSelfCheck()
+		switch {
+		case err != nil:
+			d.fail("sandbox", sb.String()+"; a confined command in a scratch workspace: "+err.Error())
+		case sb.Masks != "" && !masked:
+			d.warn("sandbox", fmt.Sprintf("available (Landlock ABI %d, seccomp), limited: the helpers could not mask by mount here "+
+				"(a container's seccomp profile or a security module refusing user namespaces?), so nothing new can be created "+
+				"directly in a directory holding .git or a .env file", sb.ABI))
+		case sb.Limit != "":
+			d.warn("sandbox", sb.String())
+		default:
+			d.ok("sandbox", sb.String()+"; checked: a confined command made a file beside .git and .env and could not read the .env")
+		}
 	case unconfinedByDesign:
 		d.warn("sandbox", platformSandboxNote()) // Windows (platform.go)
 	default:

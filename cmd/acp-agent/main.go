@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/acp-agent/acp-agent/runtime/sandbox"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -19,10 +18,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/acp-agent/acp-agent/runtime/sandbox"
+
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/acpagent"
 	"github.com/acp-agent/acp-agent/agent/compact"
+	"github.com/acp-agent/acp-agent/agent/host"
 	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/agent/pricing"
 	agentsettings "github.com/acp-agent/acp-agent/agent/settings"
@@ -406,7 +408,7 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 	if err != nil {
 		log.Info("the models file cannot be used", "error", err)
 		models = pricing.Default()
-		st.notices = append(st.notices, acpagent.Notice{Severity: acp.NoticeSeverityWarning, Title: "The models file cannot be used",
+		st.notices = append(st.notices, acpagent.Notice{Severity: host.NoticeWarning, Title: "The models file cannot be used",
 			Description: err.Error() + ". The built-in model table is used until it is fixed."})
 	}
 	// Telemetry goes to the log (stderr or --log-file) and, if asked, to a
@@ -425,11 +427,11 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 	if st.sessionDir == "" {
 		// No HOME, no XDG_STATE_HOME, no flag: still usable, in memory.
 		log.Info("no session directory: sessions are kept in memory only")
-		st.notices = append(st.notices, acpagent.Notice{Severity: acp.NoticeSeverityWarning, Title: "Sessions are not saved",
+		st.notices = append(st.notices, acpagent.Notice{Severity: host.NoticeWarning, Title: "Sessions are not saved",
 			Description: "There is no session directory (set --session-dir, XDG_STATE_HOME or HOME): sessions are kept in memory only and cannot be loaded after a restart."})
 	} else if store, err = persistence.OpenStore(st.sessionDir); err != nil {
 		log.Warn("the session directory cannot be used", "error", err)
-		st.notices = append(st.notices, acpagent.Notice{Severity: acp.NoticeSeverityWarning, Title: "Sessions are not saved",
+		st.notices = append(st.notices, acpagent.Notice{Severity: host.NoticeWarning, Title: "Sessions are not saved",
 			Description: fmt.Sprintf("The session directory %s cannot be used (%v): sessions are kept in memory only. Fix its permissions or choose another with --session-dir.", st.sessionDir, err)})
 		store = nil
 	} else {
@@ -459,6 +461,7 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 	if sb == nil && unavailable == "" {
 		st.workspace.Unconfined = unconfinedNote(st.sandboxFlags, st.sandboxFile)
 	}
+	st.notices = append(st.notices, sandboxNotices(sb)...)
 	st.workspace.SandboxNetworkInFullAccess = netInFullAccess
 	st.workspace.SandboxAutoApprove = sb != nil && st.sandboxFlags.autoApproveSetting(st.fs, st.sandboxFile, st.getenv)
 	st.userPath = startUserPath(st.getenv, st.terminal, log)
@@ -469,13 +472,13 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 		retry.MaxRetries = -1 // the flag's 0 means none; the policy's 0 means the default
 	}
 	st.recorder = telemetry.NewRecorder(sinks...)
-	a := acpagent.New(acpagent.Config{Model: st.model, Choices: st.choices, Getenv: st.getenv, Logger: log, Version: version,
+	a := acpagent.New(acpagent.Config{ExecutionStates: st.execState, TerminalLogin: terminalLogin(), Config: host.Config{Model: st.model, Choices: st.choices, Getenv: st.getenv, Logger: log, Version: version,
 		Retry: retry, Models: models, Telemetry: st.recorder, DiscoverModels: st.discover,
-		ExecutionStates: st.execState, PromptTimeout: st.promptTimeout,
-		Workspace: st.workspace, Mode: st.mode, PermissionPolicy: st.permission, Store: store,
+		PromptTimeout: st.promptTimeout,
+		Workspace:     st.workspace, Mode: st.mode, PermissionPolicy: st.permission, Store: store,
 		StopHooks: st.stopHooks, Hooks: st.hooks, HooksTrustFile: hooksTrustFile(st.getenv), OffloadThreshold: st.offload, ModelTitles: st.modelTitles, Resize: st.resize, MaxTurnRequests: st.maxTurnRequests,
-		StreamLimits: st.streamLimits, SetupError: setupErr, TerminalLogin: terminalLogin(),
-		Notices: func() []acpagent.Notice { return append(slices.Clone(st.notices), st.userPath.notices()...) }})
+		StreamLimits: st.streamLimits, SetupError: setupErr,
+		Notices: func() []acpagent.Notice { return append(slices.Clone(st.notices), st.userPath.notices()...) }}})
 	return a, log, cleanup, nil
 }
 

@@ -39,6 +39,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// Others may run it: the sandbox tests run the agent as nobody too.
+	_ = os.Chmod(dir, 0o755)
 	agentBin = filepath.Join(dir, "acp-agent")
 	if bin := os.Getenv("ACP_AGENT_TEST_BIN"); bin != "" {
 		// A binary built beforehand: where this test binary runs without

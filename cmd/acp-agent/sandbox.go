@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/acp-agent/acp-agent/agent/acpagent"
+	"github.com/acp-agent/acp-agent/agent/host"
 	"github.com/acp-agent/acp-agent/runtime"
 	"github.com/acp-agent/acp-agent/runtime/sandbox"
 )
@@ -132,4 +134,23 @@ func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv 
 		p.AllowGitWrites = *file.AllowGitWrites
 	}
 	return &runtime.Sandbox{Exe: exe, Policy: p}, netInFullAccess, "", nil
+}
+
+// sandboxNotices are what a session tells the user once about a sandbox
+// that confines commands with a limit: where the helpers cannot mask by
+// mount (no user namespaces), nothing new can be created directly in a
+// directory holding .git or a .env file.
+func sandboxNotices(sb *runtime.Sandbox) []acpagent.Notice {
+	if sb == nil {
+		return nil
+	}
+	st := sandbox.Probe()
+	if !st.Available || st.Limit == "" {
+		return nil
+	}
+	return []acpagent.Notice{{Severity: host.NoticeWarning, Title: "Commands are sandboxed with a limit",
+		Description: "Commands run confined, but " + st.Limit + " (the top of a git repository included): " +
+			"the sandbox keeps .git and .env files from commands by leaving such directories without write rights. " +
+			"Commands that need to create files there (npm install, go mod init, mkdir build) fail; run them in a subdirectory, " +
+			"or enable unprivileged user namespaces. acp-agent doctor says more."}}
 }

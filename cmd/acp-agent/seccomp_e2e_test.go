@@ -28,19 +28,32 @@ import (
 // makes i386 (int $0x80) and x32 system calls from a 64-bit process and
 // the native calls the filter refuses; every case must be refused, and
 // the host checks its UDP, TCP and Unix listeners, its shared memory
-// segment, the agent's limits and that the agent is alive.
+// segment, the agent's limits and that the agent is alive. As root, and
+// as nobody (whose helpers hold capabilities in user namespaces of their
+// own), with masks by mount and in the fallback.
 func TestBinarySandboxSeccompAttacks(t *testing.T) {
 	requireSandbox(t)
+	for _, m := range sandboxModes(t) {
+		t.Run(m.name, func(t *testing.T) { seccompAttacks(t, m) })
+	}
+}
+
+func seccompAttacks(t *testing.T, m sandboxMode) {
 	cc, err := exec.LookPath("cc")
 	if err != nil {
 		if cc, err = exec.LookPath("gcc"); err != nil {
 			t.Skip("no C compiler (cc or gcc) to build attacks.c: install gcc to run the seccomp attacks")
 		}
 	}
-	dir, home, hostDir := t.TempDir(), t.TempDir(), t.TempDir()
+	dir, home, hostDir := userDir(t, m), userDir(t, m), t.TempDir()
 	out, err := exec.Command(cc, "-O1", "-o", filepath.Join(dir, "attacks"), "../../runtime/sandbox/testdata/attacks.c").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "scratch"), 0o755))
+	chownTree(t, m, dir)
+	// The host's endpoints are open to every user (directory, sockets,
+	// the shared memory segment), so as nobody only the sandbox stands
+	// between the attacks and them, not their permissions.
+	require.NoError(t, os.Chmod(hostDir, 0o755))
 
 	var got atomic.Int32
 	ln, accepted := countingListener(t)
@@ -69,10 +82,12 @@ func TestBinarySandboxSeccompAttacks(t *testing.T) {
 			c.Close()
 		}
 	}()
+	require.NoError(t, os.Chmod(sock, 0o777))
 	dgram := filepath.Join(hostDir, "log.dgram")
 	ud, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: dgram, Net: "unixgram"})
 	require.NoError(t, err)
 	defer ud.Close()
+	require.NoError(t, os.Chmod(dgram, 0o777))
 	go func() {
 		for {
 			if _, _, err := ud.ReadFrom(make([]byte, 64)); err != nil {
@@ -82,7 +97,7 @@ func TestBinarySandboxSeccompAttacks(t *testing.T) {
 		}
 	}()
 	shmKey := 0x6ac0000 + os.Getpid()%0xffff
-	shmID, err := unix.SysvShmGet(shmKey, 4096, unix.IPC_CREAT|unix.IPC_EXCL|0o600)
+	shmID, err := unix.SysvShmGet(shmKey, 4096, unix.IPC_CREAT|unix.IPC_EXCL|0o666)
 	require.NoError(t, err)
 	defer unix.SysvShmCtl(shmID, unix.IPC_RMID, nil)
 	seg, err := unix.SysvShmAttach(shmID, 0, 0)
@@ -91,12 +106,13 @@ func TestBinarySandboxSeccompAttacks(t *testing.T) {
 	require.NoError(t, unix.SysvShmDetach(seg))
 
 	model := promptModel(t, map[string][]modelCall{"[go]": {{"run_command", map[string]any{"command": "bash attack.sh", "timeout_seconds": 120}}}})
-	conn, sid, agentPid := sandboxSession(t, model, dir, home)
+	conn, sid, agentPid := sandboxSessionAs(t, m, model, dir, home)
 	limitsBefore, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", agentPid))
 	require.NoError(t, err)
 	args := fmt.Sprintf("udp4=%d tcp4=%d unix=%s dgram=%s pid=%d shmkey=%d scratch=%s",
 		udp.LocalAddr().(*net.UDPAddr).Port, ln.Addr().(*net.TCPAddr).Port, sock, dgram, agentPid, shmKey, filepath.Join(dir, "scratch"))
 	write(t, filepath.Join(dir, "attack.sh"), "./attacks "+args+"\n")
+	chownTree(t, m, filepath.Join(dir, "attack.sh"))
 	assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "[go]"))
 
 	body := model.body(t, 1)
@@ -114,5 +130,5 @@ func TestBinarySandboxSeccompAttacks(t *testing.T) {
 	assert.Equal(t, string(limitsBefore), string(limitsAfter), "the agent's limits changed")
 	assert.NoFileExists(t, sock+".planted")
 	assert.False(t, strings.Contains(body, "HOST-SHM"))
-	t.Logf("seccomp attacks through the binary: %d cases, all refused", len(results))
+	t.Logf("seccomp attacks through the binary (%s): %d cases, all refused", m.name, len(results))
 }

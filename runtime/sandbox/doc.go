@@ -22,14 +22,23 @@
 //
 // What a Policy grants: read and execute everywhere except the denied
 // paths and the secrets files under the writable roots (.env, .env.* at
-// any depth; Landlock only grants, so the read set is built by granting
-// around each denied entry, and a directory holding only denied files
-// stays listable); write only to the writable roots (without their .git
+// any depth); write only to the writable roots (without their .git
 // unless AllowGitWrites), the extra writable paths, the temporary
-// directory and a few character devices (/dev/null, ...), all around the
-// denied entries too; endpoints (sockets, SysV IPC, message queues) only
-// when Network is set. Probe says whether the kernel can do
-// it; where it cannot, callers must not pretend to confine.
+// directory and a few character devices (/dev/null, ...); endpoints
+// (sockets, SysV IPC, message queues) only when Network is set. Where the
+// helper may mount (the agent as root, or a helper started in a user
+// namespace of its own: the agent's ids mapped to themselves, mount
+// capabilities in that namespace only), each command's thread gets a
+// private mount namespace in which the denied paths are masked by empty
+// mode-000 mounts, .git is a read-only bind mount, and the directories
+// between a root and a denied path are pinned (mounts_linux.go); Landlock
+// then grants / and the roots whole. Elsewhere (no user namespaces, or
+// ACP_AGENT_SANDBOX_MOUNTS=off), Landlock only grants, so the rights are
+// granted around each denied entry and .git: a directory holding one has
+// no rights of its own (nothing new can be created directly in it; one
+// holding only denied files stays listable). Probe says whether the
+// kernel can confine and how; where it cannot confine, callers must not
+// pretend to.
 //
 // Launcher and Proc are safe for concurrent use; a Launcher owns one
 // reader goroutine per helper, and Close ends the helpers (killing their

@@ -19,7 +19,10 @@ import (
 )
 
 // Probe reports whether the kernel confines commands: Landlock at ABI 4
-// or later, and seccomp filters.
+// or later, and seccomp filters; and whether denied paths can be masked
+// by mount (from the process's capabilities and the kernel's settings,
+// without starting anything: a helper that cannot mount after all falls
+// back by itself).
 func Probe() Status {
 	abi, err := landlockABI()
 	switch {
@@ -31,17 +34,47 @@ func Probe() Status {
 	if why := seccompSupport(); why != "" {
 		return Status{ABI: abi, Reason: why}
 	}
-	return Status{Available: true, ABI: abi}
+	st := Status{Available: true, ABI: abi}
+	if how, why := mountSupport(); how != "" {
+		st.Masks = how
+	} else {
+		st.Limit = why + "; so nothing new can be created directly in a directory holding .git or a .env file"
+	}
+	return st
 }
 
 // Main runs the helper when args (os.Args) ask for it, and never returns
 // then; otherwise it returns at once. Call it first thing in main.
 func Main(args []string) {
 	if len(args) >= 2 && args[1] == HelperArg {
+		if len(args) >= 3 {
+			// Started in a user namespace of its own: map the agent's
+			// ids while this process is still dumpable (its /proc files
+			// its own).
+			mapSelf(args[2])
+		}
 		os.Exit(serve(helperFD))
 	}
 	if len(args) >= 2 && args[1] == execArg {
 		os.Exit(execStage(args[2:]))
+	}
+}
+
+// mapSelf maps ids ("uid:gid", the agent's) to themselves in the user
+// namespace the helper was started in, and denies setgroups. Without the
+// maps the helper still works (files keep their owner, which the kernel
+// knows), but commands would see themselves as the overflow user.
+func mapSelf(ids string) {
+	uid, gid, _ := strings.Cut(ids, ":")
+	for _, w := range []struct{ file, data string }{
+		{"/proc/self/setgroups", "deny"},
+		{"/proc/self/uid_map", uid + " " + uid + " 1\n"},
+		{"/proc/self/gid_map", gid + " " + gid + " 1\n"},
+	} {
+		if err := os.WriteFile(w.file, []byte(w.data), 0); err != nil {
+			fmt.Fprintf(os.Stderr, "acp-agent sandbox helper: user namespace: %v\n", err)
+			return
+		}
 	}
 }
 
@@ -151,7 +184,7 @@ func (s *server) start(m message, fds []int) {
 	j := &job{id: m.ID, done: make(chan struct{})}
 	s.cur = j
 	s.mu.Unlock()
-	go s.run(j, *m.Req, fds)
+	go s.run(j, *m.Req, fds, !m.NoMounts)
 }
 
 // run restricts this goroutine's OS thread and forks the command from it:
@@ -160,10 +193,10 @@ func (s *server) start(m message, fds []int) {
 // dies with the goroutine, so no other work ever runs restricted, and
 // the command's Pdeathsig (tied to its parent thread) fires only if the
 // helper itself dies.
-func (s *server) run(j *job, req Request, fds []int) {
+func (s *server) run(j *job, req Request, fds []int, mounts bool) {
 	defer close(j.done)
 	runtime.LockOSThread()
-	pid, err := s.fork(req, fds)
+	pid, masks, err := s.fork(req, fds, mounts)
 	closeAll(fds)
 	if err != nil {
 		s.mu.Lock()
@@ -179,7 +212,7 @@ func (s *server) run(j *job, req Request, fds []int) {
 	if stopping {
 		_ = unix.Kill(-pid, unix.SIGKILL)
 	}
-	s.reply(message{ID: j.id, Pid: pid})
+	s.reply(message{ID: j.id, Pid: pid, Masks: masks})
 	var ws unix.WaitStatus
 	for {
 		_, err := unix.Wait4(pid, &ws, 0, nil)
@@ -198,13 +231,14 @@ func (s *server) run(j *job, req Request, fds []int) {
 	s.reply(message{ID: j.id, Exit: &status})
 }
 
-func (s *server) fork(req Request, fds []int) (int, error) {
+func (s *server) fork(req Request, fds []int, mounts bool) (pid int, masks bool, err error) {
 	// Starting in a cgroup takes clone3 (CLONE_INTO_CGROUP), which the
 	// filter refuses: then this thread gets everything but the filter,
 	// and a second stage of this binary, started in the cgroup, loads the
 	// filter and execs the command.
-	if err := restrictThread(req.Policy, !req.Cgroup); err != nil {
-		return 0, fmt.Errorf("sandbox: %w", err)
+	masks, err = restrictThread(req.Policy, !req.Cgroup, mounts)
+	if err != nil {
+		return 0, masks, fmt.Errorf("sandbox: %w", err)
 	}
 	sys := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	path, argv, env := req.Path, req.Argv, req.Env
@@ -213,11 +247,11 @@ func (s *server) fork(req Request, fds []int) (int, error) {
 		path, argv, env = "/proc/self/exe", execStageArgs(req), nil
 	}
 	files := []uintptr{uintptr(fds[0]), uintptr(fds[1]), uintptr(fds[2])}
-	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Dir: req.Dir, Env: env, Files: files, Sys: sys})
+	pid, err = syscall.ForkExec(path, argv, &syscall.ProcAttr{Dir: req.Dir, Env: env, Files: files, Sys: sys})
 	if err != nil {
-		return 0, fmt.Errorf("start %s: %w", req.Path, err)
+		return 0, masks, fmt.Errorf("start %s: %w", req.Path, err)
 	}
-	return pid, nil
+	return pid, masks, nil
 }
 
 // execStageArgs is the second stage's argv: the network setting, the
@@ -407,12 +441,14 @@ const fileRights = llExecute | llWriteFile | llReadFile | llTruncate | llIoctlDe
 const readRights = llExecute | llReadFile | llReadDir
 
 // restrictThread sets no_new_privs, Landlock and (withSeccomp) the
-// seccomp filter on the calling, locked OS thread, after making .git
-// read-only in a private mount namespace where the process may.
-func restrictThread(p Policy, withSeccomp bool) error {
+// seccomp filter on the calling, locked OS thread. With mounts, it first
+// moves the thread into a private mount namespace where the denied paths
+// are masked and .git is read-only (mounts_linux.go); what it cannot
+// mask there, or everything without mounts, Landlock grants around.
+func restrictThread(p Policy, withSeccomp, mounts bool) (masks bool, err error) {
 	abi, err := landlockABI()
 	if err != nil || abi < minABI {
-		return fmt.Errorf("Landlock unavailable (ABI %d): %v", abi, err)
+		return false, fmt.Errorf("Landlock unavailable (ABI %d): %v", abi, err)
 	}
 	handledFS := uint64(llReferBits<<1) - 1 // ABI 1-2: execute .. refer
 	if abi >= 3 {
@@ -430,8 +466,9 @@ func restrictThread(p Policy, withSeccomp bool) error {
 	}
 	fd, err := landlockCreate(&attr)
 	if err != nil {
-		return fmt.Errorf("landlock_create_ruleset: %w", err)
+		return false, fmt.Errorf("landlock_create_ruleset: %w", err)
 	}
+	defer unix.Close(fd)
 	add := func(path string, rights uint64) error {
 		// Never through a symlink: a link among the entries granted
 		// around a secret, or in a workspace root, would grant its
@@ -469,8 +506,28 @@ func restrictThread(p Policy, withSeccomp bool) error {
 	if p.TempDir != "" {
 		p.TempDir = realPaths([]string{p.TempDir})[0]
 	}
+	writable := append(slices.Clone(p.WritableRoots), p.ExtraWritable...)
+	if p.TempDir != "" {
+		writable = append(writable, p.TempDir)
+	}
 	denied := append(slices.Clone(p.DeniedPaths), realPaths(p.DeniedPaths)...)
-	denied = append(denied, helperSecrets.find(p.WritableRoots)...)
+	secrets := helperSecrets.find(p.WritableRoots)
+	masked := maskedPolicy{gitReadOnly: map[string]bool{}}
+	if !needsMasks(denied, secrets, p) {
+		// Nothing to hide: no mount namespace either.
+	} else if m, err := maskerIf(mounts); err == nil {
+		masks = true
+		masked, err = m.apply(denied, secrets, p.WritableRoots, writable, p.AllowGitWrites)
+		m.close()
+		if err != nil {
+			return masks, err
+		}
+		denied = masked.unmasked
+	} else {
+		for _, s := range secrets {
+			denied = append(denied, s.paths()...)
+		}
+	}
 	// The rules, one per path (Landlock would merge rules on one inode
 	// anyway; each costs system calls).
 	rules := map[string]uint64{}
@@ -483,25 +540,18 @@ func restrictThread(p Policy, withSeccomp bool) error {
 	for _, d := range listable(expanded, denied) {
 		rules[d] |= llReadDir
 	}
-	gitReadOnly := map[string]bool{}
-	if !p.AllowGitWrites {
-		gitReadOnly = bindGitReadOnly(p.WritableRoots)
-	}
 	// Writable: the roots but their .git (unless writable or made
-	// read-only by the mount), the extra paths and the temporary
-	// directory, all around the denied paths. Landlock rights are
-	// inherited down a hierarchy, so a directory holding an excluded
-	// entry is replaced by its other entries, and nothing new can be
-	// created directly in it.
+	// read-only by a mount), the extra paths and the temporary
+	// directory, all around the denied paths that are not masked.
+	// Landlock rights are inherited down a hierarchy, so a directory
+	// holding an excluded entry is replaced by its other entries, and
+	// nothing new can be created directly in it: where masks work, only
+	// what could not be masked is excluded.
 	notWritable := slices.Clone(denied)
 	for _, r := range p.WritableRoots {
-		if !p.AllowGitWrites && !gitReadOnly[r] {
+		if !p.AllowGitWrites && !masked.gitReadOnly[r] {
 			notWritable = append(notWritable, filepath.Join(r, ".git"))
 		}
-	}
-	writable := append(slices.Clone(p.WritableRoots), p.ExtraWritable...)
-	if p.TempDir != "" {
-		writable = append(writable, p.TempDir)
 	}
 	writes, _ := grantsAround(writable, notWritable)
 	for _, g := range writes {
@@ -512,57 +562,41 @@ func restrictThread(p Policy, withSeccomp bool) error {
 	}
 	for _, path := range sortedKeys(rules) {
 		if err := add(path, rules[path]); err != nil {
-			return err
+			return masks, err
 		}
 	}
 	dropCapabilities()
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("no_new_privs: %w", err)
+		return masks, fmt.Errorf("no_new_privs: %w", err)
 	}
 	if err := landlockRestrictSelf(fd); err != nil {
-		return fmt.Errorf("landlock_restrict_self: %w", err)
+		return masks, fmt.Errorf("landlock_restrict_self: %w", err)
 	}
-	unix.Close(fd)
 	if !withSeccomp {
-		return nil
+		return masks, nil
 	}
-	return loadSeccomp(p.Network)
+	return masks, loadSeccomp(p.Network)
 }
 
-// bindGitReadOnly makes each root's .git directory read-only for this
-// thread (and the command it becomes) with a private mount namespace and
-// a read-only bind mount, where the process may (CAP_SYS_ADMIN: the agent
-// running as root, as in containers). It returns the roots so covered;
-// where it cannot, the caller falls back to granting around .git.
-func bindGitReadOnly(roots []string) map[string]bool {
-	done := map[string]bool{}
-	var gits []string
-	for _, r := range roots {
-		if fi, err := os.Lstat(filepath.Join(r, ".git")); err == nil && fi.IsDir() {
-			gits = append(gits, r)
-		}
+// needsMasks reports whether anything is to be kept from the command: a
+// denied path that exists, a secrets file, or a root's .git.
+func needsMasks(denied []string, secrets []secretFile, p Policy) bool {
+	if len(secrets) > 0 || slices.ContainsFunc(denied, func(d string) bool { _, err := os.Lstat(d); return err == nil }) {
+		return true
 	}
-	if len(gits) == 0 {
-		return done
+	return !p.AllowGitWrites && slices.ContainsFunc(p.WritableRoots, func(r string) bool {
+		_, err := os.Lstat(filepath.Join(r, ".git"))
+		return err == nil
+	})
+}
+
+// maskerIf returns a masker for the calling thread when mounts are asked
+// for and the thread may mount.
+func maskerIf(mounts bool) (*masker, error) {
+	if !mounts {
+		return nil, errors.New("masks by mount are off")
 	}
-	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
-		return done
-	}
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return done
-	}
-	for _, r := range gits {
-		g := filepath.Join(r, ".git")
-		if err := unix.Mount(g, g, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-			continue
-		}
-		if err := unix.Mount("", g, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY, ""); err != nil {
-			_ = unix.Unmount(g, unix.MNT_DETACH)
-			continue
-		}
-		done[r] = true
-	}
-	return done
+	return newMasker()
 }
 
 // realPaths resolves each path's symlinks (a missing one is kept as it is,

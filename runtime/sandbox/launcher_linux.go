@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -48,6 +50,12 @@ const (
 type Launcher struct {
 	exe string
 	seq atomic.Uint64
+	// noMounts: the helpers grant around every denied path instead of
+	// masking it by mount (ACP_AGENT_SANDBOX_MOUNTS=off).
+	noMounts bool
+	// noUserns is set once starting a helper in a user namespace failed
+	// (a container's filter, a sysctl): later helpers start without.
+	noUserns atomic.Bool
 
 	mu      sync.Mutex
 	closed  bool
@@ -58,8 +66,14 @@ type Launcher struct {
 
 // NewLauncher returns a Launcher whose helpers run exe, which must call
 // Main first thing in its main. No process starts until the first Start.
+//
+// Where the agent may not mount (not root), helpers start in a user
+// namespace of their own (the agent's uid and gid mapped to themselves,
+// no setgroups, the capabilities to mount in that namespace only), so
+// each command's denied paths can be masked by mount; where the kernel
+// refuses that, they start without one and grant around them.
 func NewLauncher(exe string) *Launcher {
-	return &Launcher{exe: exe, helpers: make(map[*helper]struct{})}
+	return &Launcher{exe: exe, helpers: make(map[*helper]struct{}), noMounts: mountsTurnedOff()}
 }
 
 // helper is one helper process and the agent's end of its socket.
@@ -76,11 +90,44 @@ type helper struct {
 	dead bool  // its reader ended: it takes no more commands
 }
 
+// helperSysProcAttr is how a helper starts: its own process group, so a
+// terminal's ^C reaches the agent, which then ends its helpers;
+// Pdeathsig if the agent dies; and, with userns, a user namespace of its
+// own, with the capabilities it needs there kept across its exec. The
+// helper writes its own uid and gid maps (helperArgs): the agent is not
+// dumpable, so until the helper's exec its /proc files are root's and
+// the agent could not write them.
+func helperSysProcAttr(userns bool) *syscall.SysProcAttr {
+	sys := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if userns {
+		sys.Cloneflags = syscall.CLONE_NEWUSER
+		sys.AmbientCaps = append(slices.Clone(helperCaps), unix.CAP_SETUID, unix.CAP_SETGID)
+	}
+	return sys
+}
+
+// helperArgs is a helper's argv: with userns, the uid and gid it maps
+// itself to.
+func helperArgs(exe string, userns bool) []string {
+	if !userns {
+		return []string{exe, HelperArg}
+	}
+	return []string{exe, HelperArg, strconv.Itoa(os.Geteuid()) + ":" + strconv.Itoa(os.Getegid())}
+}
+
+// useUserns reports whether the next helper should start in a user
+// namespace: masks by mount are on, the agent may not mount itself, and
+// no earlier start in one failed.
+func (l *Launcher) useUserns() bool {
+	return !l.noMounts && !l.noUserns.Load() && !hasCapSysAdmin()
+}
+
 // Proc is a command started by a Launcher.
 type Proc struct {
 	h       *helper
 	id      uint64
 	pid     int
+	masks   bool
 	started chan startResult // one result, from the helper's reader
 	done    chan struct{}    // closed once status and err are set
 	status  syscall.WaitStatus
@@ -88,8 +135,9 @@ type Proc struct {
 }
 
 type startResult struct {
-	pid int
-	err error
+	pid   int
+	masks bool
+	err   error
 }
 
 // Start runs req confined, with files as its stdin, stdout and stderr
@@ -136,7 +184,7 @@ func (l *Launcher) try(req Request, fds []int) (*Proc, error) {
 	if dead {
 		return nil, errHelperDied
 	}
-	if err := h.send(message{Op: "start", ID: p.id, Req: &req}, fds); err != nil {
+	if err := h.send(message{Op: "start", ID: p.id, Req: &req, NoMounts: l.noMounts}, fds); err != nil {
 		// The reader reports the helper's end, which fails p.
 		h.shutdown()
 	}
@@ -147,7 +195,7 @@ func (l *Launcher) try(req Request, fds []int) (*Proc, error) {
 		if r.err != nil {
 			return nil, r.err
 		}
-		p.pid = r.pid
+		p.pid, p.masks = r.pid, r.masks
 		return p, nil
 	case <-timer.C:
 		h.kill()
@@ -183,17 +231,25 @@ func (l *Launcher) get() (*helper, error) {
 	if v, ok := os.LookupEnv("GORACE"); ok {
 		env = append(env, "GORACE="+v)
 	}
-	cmd := &exec.Cmd{
-		Path:       l.exe,
-		Args:       []string{l.exe, HelperArg},
-		Env:        env,
-		Stderr:     os.Stderr,
-		ExtraFiles: []*os.File{theirs},
-		// Its own process group, so a terminal's ^C reaches the agent,
-		// which then ends its helpers; Pdeathsig if the agent dies.
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+	newCmd := func(userns bool) *exec.Cmd {
+		return &exec.Cmd{
+			Path:        l.exe,
+			Args:        helperArgs(l.exe, userns),
+			Env:         env,
+			Stderr:      os.Stderr,
+			ExtraFiles:  []*os.File{theirs},
+			SysProcAttr: helperSysProcAttr(userns),
+		}
 	}
+	userns := l.useUserns()
+	cmd := newCmd(userns)
 	err = cmd.Start()
+	if err != nil && userns {
+		// No user namespace here after all: grant around, from now on.
+		l.noUserns.Store(true)
+		cmd = newCmd(false)
+		err = cmd.Start()
+	}
 	theirs.Close()
 	if err != nil {
 		unix.Close(fds[0])
@@ -292,7 +348,7 @@ func (h *helper) read() {
 			p.started <- startResult{err: errors.New(m.Err)}
 		case m.Pid > 0 && !started:
 			started = true
-			p.started <- startResult{pid: m.Pid}
+			p.started <- startResult{pid: m.Pid, masks: m.Masks}
 		case m.Exit != nil && started:
 			started = false
 			h.setIdle()
@@ -337,6 +393,10 @@ func (h *helper) setIdle() {
 
 // Pid is the command's process id; it leads its own process group.
 func (p *Proc) Pid() int { return p.pid }
+
+// Masked reports whether the command's denied paths were masked by mount
+// (and .git made read-only), rather than granted around.
+func (p *Proc) Masked() bool { return p.masks }
 
 // Signal sends sig to the command's process group while the command runs;
 // after it ended it does nothing.

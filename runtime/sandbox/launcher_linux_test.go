@@ -268,6 +268,10 @@ func TestAMalformedFrameEndsTheHelper(t *testing.T) {
 // workspace links to; a secret denied by path stays unreadable when the
 // workspace root holds it (a workspace that is the home directory).
 func TestSecretsFilesUnderTheRootsAreUnreadable(t *testing.T) {
+	forEachMode(t, testSecretsFilesUnderTheRootsAreUnreadable)
+}
+
+func testSecretsFilesUnderTheRootsAreUnreadable(t *testing.T, m mode) {
 	l, pol := newTestLauncher(t)
 	ws, outside := pol.WritableRoots[0], t.TempDir()
 	files := map[string]string{
@@ -310,16 +314,32 @@ func TestSecretsFilesUnderTheRootsAreUnreadable(t *testing.T) {
 	assert.NotContains(t, out, "LOCAL_ENV_SECRET")
 
 	// A workspace that holds a denied directory (the home directory as
-	// the workspace, with .ssh): the root's write grant does not cover it.
+	// the workspace, with .ssh, and a denied file deeper down): the
+	// root's write grant does not cover them. With masks, the home
+	// directory itself stays writable, and the directory between it and
+	// the deeper secret cannot be renamed away for the next command.
 	home := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(home, ".ssh"), 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(home, ".ssh", "id_rsa"), []byte("HOME_SSH_SECRET\n"), 0o600))
-	homePol := Policy{WritableRoots: []string{home}, TempDir: pol.TempDir, DeniedPaths: []string{filepath.Join(home, ".ssh")}}
-	out, _, err = run(t, l, homePol, "cat .ssh/id_rsa; ls .ssh; cp -r .ssh copy; cat copy/id_rsa; echo DONE")
+	require.NoError(t, os.MkdirAll(filepath.Join(home, ".config", "gh"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(home, ".config", "gh", "hosts.yml"), []byte("HOME_GH_SECRET\n"), 0o600))
+	homePol := Policy{WritableRoots: []string{home}, TempDir: pol.TempDir,
+		DeniedPaths: []string{filepath.Join(home, ".ssh"), filepath.Join(home, ".config", "gh", "hosts.yml")}}
+	out, _, err = run(t, l, homePol, "cat .ssh/id_rsa; ls .ssh; cp -r .ssh copy; cat copy/id_rsa; cat .config/gh/hosts.yml; "+
+		"mv .config moved; mv .ssh ssh2; touch made-in-home && echo HOME-WRITABLE; echo DONE")
 	require.NoError(t, err)
 	assert.Contains(t, out, "DONE")
 	assert.NotContains(t, out, "HOME_SSH_SECRET")
+	assert.NotContains(t, out, "HOME_GH_SECRET")
 	assert.NotContains(t, out, "id_rsa\n")
+	if m.masks {
+		assert.Contains(t, out, "HOME-WRITABLE", "with masks, a workspace holding a denied path stays writable")
+	}
+	out, _, err = run(t, l, homePol, "cat moved/gh/hosts.yml ssh2/id_rsa .config/gh/hosts.yml .ssh/id_rsa; echo DONE")
+	require.NoError(t, err)
+	assert.Contains(t, out, "DONE")
+	assert.NotContains(t, out, "HOME_SSH_SECRET")
+	assert.NotContains(t, out, "HOME_GH_SECRET", "a denied file's directory was renamed away for the next command")
 }
 
 // Issue 24: with the network off, no standard descriptor may be a socket

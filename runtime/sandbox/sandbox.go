@@ -44,16 +44,25 @@ type Status struct {
 	// Mechanism names what confines commands where it is not Landlock
 	// ("Seatbelt, sandbox-exec" on macOS).
 	Mechanism string
+	// Masks says how denied paths are masked by mount ("privileged",
+	// "user namespace"); empty when they are granted around, and then
+	// Limit says why and what that costs (Linux).
+	Masks string
+	Limit string
 }
 
 func (s Status) String() string {
-	if s.Available && s.Mechanism != "" {
+	switch {
+	case !s.Available:
+		return "unavailable: " + s.Reason
+	case s.Mechanism != "":
 		return "available (" + s.Mechanism + ")"
+	case s.Masks != "":
+		return fmt.Sprintf("available (Landlock ABI %d, seccomp, .git and .env masked by mount: %s)", s.ABI, s.Masks)
+	case s.Limit != "":
+		return fmt.Sprintf("available (Landlock ABI %d, seccomp), limited: %s", s.ABI, s.Limit)
 	}
-	if s.Available {
-		return fmt.Sprintf("available (Landlock ABI %d, seccomp)", s.ABI)
-	}
-	return "unavailable: " + s.Reason
+	return fmt.Sprintf("available (Landlock ABI %d, seccomp)", s.ABI)
 }
 
 // minABI is the oldest Landlock ABI the sandbox accepts: 4 adds TCP

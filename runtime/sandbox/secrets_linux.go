@@ -3,6 +3,8 @@
 package sandbox
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,6 +41,7 @@ type scannedDir struct {
 	subdirs      []string // names of the directories to look into
 	secrets      []string // names of the secrets files
 	links        []string // names of links with a secrets name
+	unreadable   bool     // listing it was refused (EACCES, EPERM)
 }
 
 const racyWindow = 2 * time.Second
@@ -46,16 +49,42 @@ const racyWindow = 2 * time.Second
 // helperSecrets is the helper process's scanner.
 var helperSecrets = &secretsScan{}
 
-// find returns the secrets files under roots: each path as found and, for
-// a link, the file it leads to.
-func (s *secretsScan) find(roots []string) []string {
+// secretFile is what the scan denies: a secrets file; a link with a
+// secrets name to a regular file, and (follow) the file it leads to; or
+// a directory of the user's that the helper could not read (a command
+// could have made it unreadable, with chmod, to hide a .env from the
+// scan, and readable again). dev and ino identify what the path named when the scan looked
+// (with follow, the file the link led to), so a mask can check that it
+// covers that.
+type secretFile struct {
+	path     string
+	dev, ino uint64
+	follow   bool
+	opaque   bool
+}
+
+// paths are the paths to grant around for s: the path, or with follow,
+// the file it leads to.
+func (s secretFile) paths() []string {
+	if s.follow {
+		if real, err := filepath.EvalSymlinks(s.path); err == nil {
+			return []string{real}
+		}
+		return nil
+	}
+	return []string{s.path}
+}
+
+// find returns the secrets files under roots, and the directories below
+// them it could not read.
+func (s *secretsScan) find(roots []string) []secretFile {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.dirs == nil {
 		s.dirs = map[string]scannedDir{}
 	}
 	seen := map[string]bool{}
-	var out []string
+	var out []secretFile
 	var walk func(dir string)
 	walk = func(dir string) {
 		if seen[dir] {
@@ -64,22 +93,31 @@ func (s *secretsScan) find(roots []string) []string {
 		seen[dir] = true
 		d, ok := s.read(dir)
 		if !ok {
+			// Only a directory of the user's own: a command can chmod
+			// only those back; another user's it cannot read either.
+			var st syscall.Stat_t
+			if d.unreadable && syscall.Lstat(dir, &st) == nil && int(st.Uid) == os.Geteuid() {
+				out = append(out, secretFile{path: dir, dev: uint64(st.Dev), ino: st.Ino, opaque: true})
+			}
 			return
 		}
 		for _, name := range d.secrets {
-			out = append(out, filepath.Join(dir, name))
+			p := filepath.Join(dir, name)
+			var st syscall.Stat_t
+			if syscall.Lstat(p, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG {
+				out = append(out, secretFile{path: p, dev: uint64(st.Dev), ino: st.Ino})
+			}
 		}
 		for _, name := range d.links {
 			// Only a link to a regular file counts; what it leads to is
-			// denied too.
+			// denied too (first: a mask on the link would hide it).
 			p := filepath.Join(dir, name)
-			if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+			var st, lst syscall.Stat_t
+			if syscall.Stat(p, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG || syscall.Lstat(p, &lst) != nil {
 				continue
 			}
-			out = append(out, p)
-			if real, err := filepath.EvalSymlinks(p); err == nil {
-				out = append(out, real)
-			}
+			out = append(out, secretFile{path: p, dev: uint64(st.Dev), ino: st.Ino, follow: true},
+				secretFile{path: p, dev: uint64(lst.Dev), ino: lst.Ino})
 		}
 		for _, name := range d.subdirs {
 			walk(filepath.Join(dir, name))
@@ -112,7 +150,7 @@ func (s *secretsScan) read(dir string) (scannedDir, bool) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		delete(s.dirs, dir)
-		return scannedDir{}, false
+		return scannedDir{unreadable: errors.Is(err, fs.ErrPermission)}, false
 	}
 	for _, e := range entries {
 		name := e.Name()

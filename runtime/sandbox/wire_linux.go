@@ -19,18 +19,21 @@ import (
 // syscalls from one reader goroutine and serialise writers.
 
 // message is every frame, both ways. Agent to helper: Op "start" (with
-// Req and the descriptors) or "signal" (Sig, for the command ID names).
-// Helper to agent, for command ID: Pid once started, Err if it could not
-// start, Exit (a raw wait status) once it ended and everything it left
-// behind was killed.
+// Req, the descriptors, and NoMounts when masks by mount are off) or
+// "signal" (Sig, for the command ID names). Helper to agent, for command
+// ID: Pid once started (with Masks when the denied paths were masked by
+// mount), Err if it could not start, Exit (a raw wait status) once it
+// ended and everything it left behind was killed.
 type message struct {
-	Op   string   `json:"op,omitempty"`
-	ID   uint64   `json:"id"`
-	Req  *Request `json:"req,omitempty"`
-	Sig  int      `json:"sig,omitempty"`
-	Pid  int      `json:"pid,omitempty"`
-	Err  string   `json:"err,omitempty"`
-	Exit *int     `json:"exit,omitempty"`
+	Op       string   `json:"op,omitempty"`
+	ID       uint64   `json:"id"`
+	Req      *Request `json:"req,omitempty"`
+	NoMounts bool     `json:"noMounts,omitempty"`
+	Sig      int      `json:"sig,omitempty"`
+	Pid      int      `json:"pid,omitempty"`
+	Masks    bool     `json:"masks,omitempty"`
+	Err      string   `json:"err,omitempty"`
+	Exit     *int     `json:"exit,omitempty"`
 }
 
 const (

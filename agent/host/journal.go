@@ -1,0 +1,579 @@
+package host
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/llm"
+	"github.com/acp-agent/acp-agent/agent/pricing"
+	"github.com/acp-agent/acp-agent/persistence"
+	"github.com/acp-agent/acp-agent/policy"
+)
+
+// The record types of a session file (docs/jsonl-format.md). Every record
+// is one JSON object with "type" and "time".
+const (
+	recEntry      = "entry"      // a transcript entry
+	recMode       = "mode"       // the session mode changed
+	recModel      = "model"      // the model or thought level changed
+	recPermission = "permission" // a remembered allow_always / reject_always
+	recPlan       = "plan"       // the plan the client was last sent
+	recClear      = "clear"      // /clear: load drops the entries before it
+	recUsage      = "usage"      // a response's usage, the meter shown, or a snapshot of both
+)
+
+// record is the union of the record types; unused members are omitted.
+type record struct {
+	Type string    `json:"type"`
+	Time time.Time `json:"time"`
+
+	// entry
+	Kind               agent.EntryKind  `json:"kind,omitempty"`
+	Content            []partRecord     `json:"content,omitempty"`
+	Text               string           `json:"text,omitempty"` // a tool output's text
+	Reasoning          string           `json:"reasoning,omitempty"`
+	ReasoningSignature string           `json:"reasoningSignature,omitempty"`
+	RedactedReasoning  []string         `json:"redactedReasoning,omitempty"`
+	ToolCalls          []toolCallRecord `json:"toolCalls,omitempty"`
+	ToolCallID         string           `json:"toolCallId,omitempty"`
+	ToolName           string           `json:"toolName,omitempty"`
+	IsError            bool             `json:"isError,omitempty"`
+	Source             string           `json:"source,omitempty"`
+	Display            *displayRecord   `json:"display,omitempty"`
+
+	// mode
+	Mode policy.Mode `json:"mode,omitempty"`
+	// model
+	Model        string `json:"model,omitempty"`
+	ThoughtLevel string `json:"thoughtLevel,omitempty"`
+	// permission
+	Scope   string              `json:"scope,omitempty"` // "edits", "command-approvals", "tool", "forget"; "command" is the old format
+	Tool    string              `json:"tool,omitempty"`
+	Command *policy.CommandLine `json:"command,omitempty"`
+	// Dir and Approvals: scope "command-approvals", what an answer about
+	// Command run in Dir stored (policy.CommandMemory).
+	Dir       string            `json:"dir,omitempty"`
+	Approvals []policy.Approval `json:"approvals,omitempty"`
+	Decision  string            `json:"decision,omitempty"` // "allow", "reject", "none"
+	// plan
+	Plan *planRecord `json:"plan,omitempty"`
+	// usage: a response (Model, Tokens, Cost), the context size the
+	// client was shown (Used), or a snapshot of the whole report (Totals,
+	// Rounds) that replaces the usage records before it.
+	Tokens *tokensRecord `json:"tokens,omitempty"`
+	Cost   *float64      `json:"cost,omitempty"`
+	Used   uint64        `json:"used,omitempty"`
+	Totals *totalsRecord `json:"totals,omitempty"`
+	Rounds []roundRecord `json:"rounds,omitempty"`
+}
+
+type tokensRecord struct {
+	Input      int64 `json:"input,omitempty"`
+	Output     int64 `json:"output,omitempty"`
+	CacheRead  int64 `json:"cacheRead,omitempty"`
+	CacheWrite int64 `json:"cacheWrite,omitempty"`
+	Reasoning  int64 `json:"reasoning,omitempty"`
+}
+
+type roundRecord struct {
+	Model  string       `json:"model"`
+	Tokens tokensRecord `json:"tokens"`
+	Cost   *float64     `json:"cost,omitempty"`
+}
+
+type totalsRecord struct {
+	InputOther     int64    `json:"inputOther,omitempty"`
+	Output         int64    `json:"output,omitempty"`
+	CacheRead      int64    `json:"cacheRead,omitempty"`
+	CacheWrite     int64    `json:"cacheWrite,omitempty"`
+	Reasoning      int64    `json:"reasoning,omitempty"`
+	Rounds         int      `json:"rounds,omitempty"`
+	UnpricedRounds int      `json:"unpricedRounds,omitempty"`
+	Cost           *float64 `json:"cost,omitempty"`
+	Model          string   `json:"model,omitempty"`
+}
+
+func toTokens(u llm.Usage) tokensRecord {
+	return tokensRecord{Input: u.InputTokens, Output: u.OutputTokens, CacheRead: u.CachedReadTokens, CacheWrite: u.CachedWriteTokens, Reasoning: u.ReasoningTokens}
+}
+
+func (t tokensRecord) usage() llm.Usage {
+	return llm.Usage{InputTokens: t.Input, OutputTokens: t.Output, CachedReadTokens: t.CacheRead, CachedWriteTokens: t.CacheWrite, ReasoningTokens: t.Reasoning}
+}
+
+// usageRecord is the record of r.
+func usageRecord(r agent.UsageRecord) record {
+	rec := record{Type: recUsage, Used: r.Used}
+	if rd := r.Round; rd != nil {
+		t := toTokens(rd.Usage)
+		rec.Model, rec.Tokens, rec.Cost = rd.Model, &t, rd.Cost
+	}
+	if sn := r.Snapshot; sn != nil {
+		t := sn.Totals
+		rec.Totals = &totalsRecord{InputOther: t.InputOther, Output: t.Output, CacheRead: t.CacheRead, CacheWrite: t.CacheWrite,
+			Reasoning: t.Reasoning, Rounds: t.Rounds, UnpricedRounds: t.UnpricedRounds, Cost: t.Cost, Model: t.Model}
+		for _, rd := range sn.Rounds {
+			rec.Rounds = append(rec.Rounds, roundRecord{Model: rd.Model, Tokens: toTokens(rd.Usage), Cost: rd.Cost})
+		}
+	}
+	return rec
+}
+
+// usage is the usage record read back.
+func (r *record) usage() agent.UsageRecord {
+	out := agent.UsageRecord{Used: r.Used}
+	if r.Tokens != nil {
+		out.Round = &pricing.UsageRound{Model: r.Model, Usage: r.Tokens.usage(), Cost: r.Cost}
+	}
+	if t := r.Totals; t != nil {
+		sn := &pricing.UsageSnapshot{Totals: pricing.UsageTotals{InputOther: t.InputOther, Output: t.Output, CacheRead: t.CacheRead,
+			CacheWrite: t.CacheWrite, Reasoning: t.Reasoning, Rounds: t.Rounds, UnpricedRounds: t.UnpricedRounds, Cost: t.Cost, Model: t.Model}}
+		for _, rd := range r.Rounds {
+			sn.Rounds = append(sn.Rounds, pricing.UsageRound{Model: rd.Model, Usage: rd.Tokens.usage(), Cost: rd.Cost})
+		}
+		out.Snapshot = sn
+	}
+	return out
+}
+
+type partRecord struct {
+	Type     llm.PartType `json:"type"`
+	Text     string       `json:"text,omitempty"`
+	MIMEType string       `json:"mimeType,omitempty"`
+	Data     string       `json:"data,omitempty"`
+}
+
+type toolCallRecord struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+func entryRecord(e *agent.Entry) record {
+	r := record{Type: recEntry, Time: e.Time, Kind: e.Kind, Reasoning: e.Reasoning, ReasoningSignature: e.ReasoningSignature,
+		RedactedReasoning: e.RedactedReasoning, ToolCallID: e.ToolCallID, ToolName: e.ToolName, IsError: e.IsError,
+		Source: e.Source, Display: toDisplayRecord(e.Display)}
+	for _, p := range e.Content {
+		r.Content = append(r.Content, partRecord{Type: p.Type, Text: p.Text, MIMEType: p.MIMEType, Data: p.Data})
+	}
+	for _, c := range e.ToolCalls {
+		r.ToolCalls = append(r.ToolCalls, toolCallRecord{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+	}
+	if e.Kind == agent.EntryToolOutput {
+		r.Text = e.Text
+	}
+	return r
+}
+
+func (r *record) entry() agent.Entry {
+	e := agent.Entry{Kind: r.Kind, Reasoning: r.Reasoning, ReasoningSignature: r.ReasoningSignature, RedactedReasoning: r.RedactedReasoning,
+		ToolCallID: r.ToolCallID, ToolName: r.ToolName, IsError: r.IsError, Source: r.Source, Time: r.Time, Display: r.Display.display()}
+	for _, p := range r.Content {
+		e.Content = append(e.Content, llm.Part{Type: p.Type, Text: p.Text, MIMEType: p.MIMEType, Data: p.Data})
+	}
+	for _, c := range r.ToolCalls {
+		e.ToolCalls = append(e.ToolCalls, llm.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+	}
+	if r.Kind == agent.EntryToolOutput {
+		e.Text = r.Text
+	}
+	return e
+}
+
+// journal writes a session's records to its file. Appends are not synced;
+// Sync is called before a response that depends on them (a prompt's).
+// It is safe for concurrent use: entries come from the session's worker,
+// state changes from the read loop.
+type journal struct {
+	// f is the session's file; nil until the session is saved (its first
+	// prompt), while res holds its id and pending its state records.
+	f   *persistence.File
+	res *persistence.Reservation
+	hdr persistence.Header
+	log *slog.Logger
+
+	mu sync.Mutex
+	// entryStart[i] is the number of records before transcript entry i:
+	// a fork from entry i copies that prefix.
+	entryStart []int
+	// early holds the records written while the session has no title: the
+	// title goes in the header, and setting it rewrites the (small) file.
+	early  []json.RawMessage
+	titled bool
+	// copied: the file starts with records copied from another session
+	// (a fork), which early does not hold.
+	copied bool
+	err    error // the first write error, reported by Sync
+	cp     *checkpoints
+	// pending are the records written before the file exists (the mode,
+	// the model): the first lines of the file once it is saved.
+	pending []json.RawMessage
+}
+
+func newJournal(f *persistence.File, log *slog.Logger, entryStart []int, early []json.RawMessage) *journal {
+	return &journal{f: f, log: log, entryStart: entryStart, early: early, titled: f.Header().Title != ""}
+}
+
+// newUnsavedJournal is the journal of a new session whose file is created
+// when it is saved (save), with header h, by res.
+func newUnsavedJournal(res *persistence.Reservation, h persistence.Header, log *slog.Logger) *journal {
+	return &journal{res: res, hdr: h, log: log}
+}
+
+// save creates the session's file, if it has none yet: at the first
+// prompt, so a session nobody prompted leaves nothing behind.
+func (j *journal) save() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.saveLocked()
+}
+
+func (j *journal) saveLocked() error {
+	if j.f != nil {
+		return nil
+	}
+	if j.res == nil {
+		return fmt.Errorf("saving the session: %w", persistence.ErrClosed)
+	}
+	f, err := j.res.Create(j.hdr)
+	if err != nil {
+		return fmt.Errorf("creating the session file: %w", err)
+	}
+	for _, data := range j.pending {
+		if err := f.Append(data); err != nil {
+			f.Close()
+			j.res = nil
+			return fmt.Errorf("creating the session file: %w", err)
+		}
+	}
+	j.f, j.res = f, nil
+	j.early, j.pending = j.pending, nil
+	j.titled = false
+	return nil
+}
+
+// saved reports whether the session has its file.
+func (j *journal) saved() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.f != nil
+}
+
+// write appends one record; a transcript entry saves the session first.
+func (j *journal) write(r record, isEntry bool) {
+	if r.Time.IsZero() {
+		r.Time = time.Now()
+	}
+	data, err := json.Marshal(r)
+	if err == nil {
+		j.mu.Lock()
+		switch {
+		case j.f == nil && !isEntry:
+			j.pending = append(j.pending, data)
+		default:
+			err = j.saveLocked()
+			if err != nil {
+				break
+			}
+			if isEntry {
+				j.entryStart = append(j.entryStart, j.f.Count())
+			}
+			err = j.f.Append(data)
+			if err == nil && !j.titled {
+				j.early = append(j.early, data)
+			}
+		}
+		if err != nil && j.err == nil {
+			j.err = err
+		}
+		j.mu.Unlock()
+	}
+	if err != nil {
+		j.log.Error("saving the session", "error", err)
+	}
+}
+
+// Sync makes every appended record durable (nothing to do while the
+// session is not saved).
+func (j *journal) Sync() error {
+	j.mu.Lock()
+	werr, f := j.err, j.f
+	j.mu.Unlock()
+	if werr != nil {
+		return fmt.Errorf("saving the session: %w", werr)
+	}
+	if f == nil {
+		return nil
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("saving the session: %w", err)
+	}
+	return nil
+}
+
+// setTitle puts the title in the header (once; the file is small then).
+func (j *journal) setTitle(title string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.titled {
+		return
+	}
+	if err := j.saveLocked(); err != nil {
+		j.log.Error("saving the session title", "error", err)
+		return
+	}
+	h := j.f.Header()
+	h.Title = title
+	var err error
+	if j.copied {
+		err = j.f.RewriteHeader(h) // keeps the copied records
+	} else {
+		err = j.f.Rewrite(h, j.early)
+	}
+	if err != nil {
+		j.log.Error("saving the session title", "error", err)
+		return
+	}
+	j.titled, j.early = true, nil
+}
+
+// updateHeader changes the header (a title the user set, the archive
+// state) and reports whether it was stored: the caller answers only then.
+func (j *journal) updateHeader(change func(*persistence.Header)) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if err := j.saveLocked(); err != nil {
+		return err
+	}
+	h := j.f.Header()
+	change(&h)
+	var err error
+	if j.titled || j.copied {
+		err = j.f.RewriteHeader(h)
+	} else {
+		err = j.f.Rewrite(h, j.early)
+	}
+	if err != nil {
+		return err
+	}
+	if h.Title != "" {
+		j.titled, j.early = true, nil
+	}
+	return nil
+}
+
+// retitle replaces the header's title on a titled session: the whole
+// file is rewritten (rare: once, after the first turn).
+func (j *journal) retitle(title string) {
+	j.mu.Lock()
+	// Under j.mu, as updateHeader: a title the user set meanwhile stays.
+	h := j.f.Header()
+	titled := j.titled
+	if titled && !h.TitleByUser {
+		h.Title = title
+		if err := j.f.RewriteHeader(h); err != nil {
+			j.log.Error("saving the session title", "error", err)
+		}
+	}
+	j.mu.Unlock()
+	if !titled && !h.TitleByUser {
+		j.setTitle(title)
+	}
+}
+
+// prefixFor is the number of records a fork keeping the first n entries
+// copies (every record when n is the whole transcript).
+func (j *journal) prefixFor(n int) int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		return 0
+	}
+	if n < len(j.entryStart) {
+		return j.entryStart[n]
+	}
+	return j.f.Count()
+}
+
+// clearEntries forgets where entries start: after /clear the transcript
+// starts again at entry 0.
+func (j *journal) clearEntries() {
+	j.mu.Lock()
+	j.entryStart = j.entryStart[:0]
+	j.mu.Unlock()
+}
+
+// entryStartPrefix is where each of the first n entries starts.
+func (j *journal) entryStartPrefix(n int) []int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.entryStart[:min(n, len(j.entryStart))]
+}
+
+// The agent.Journal of a stored session: each call is one record.
+var _ agent.Journal = (*journal)(nil)
+
+// AppendEntry implements agent.Journal.
+func (j *journal) AppendEntry(e agent.Entry) {
+	if e.Kind == agent.EntryUser && e.Source != agent.SourceSummary {
+		j.mu.Lock()
+		cp := j.cp
+		j.mu.Unlock()
+		if cp != nil {
+			// Each user message is a checkpoint the files can go back to.
+			if err := cp.startTurn(e.Time); err != nil {
+				j.log.Error("saving a file checkpoint", "error", err)
+			}
+		}
+	}
+	j.write(entryRecord(&e), true)
+}
+
+// setCheckpoints starts a checkpoint at each user message from now on.
+func (j *journal) setCheckpoints(cp *checkpoints) {
+	j.mu.Lock()
+	j.cp = cp
+	j.mu.Unlock()
+}
+
+// SetMode implements agent.Journal.
+func (j *journal) SetMode(m policy.Mode) { j.write(record{Type: recMode, Mode: m}, false) }
+
+// SetModel implements agent.Journal.
+func (j *journal) SetModel(id, level string) {
+	j.write(record{Type: recModel, Model: id, ThoughtLevel: level}, false)
+}
+
+// Remember implements agent.Journal.
+func (j *journal) Remember(d agent.RememberedDecision) { j.write(decisionRecord(d), false) }
+
+// SetPlan implements agent.Journal.
+func (j *journal) SetPlan(p agent.Plan) {
+	j.write(record{Type: recPlan, Plan: toPlanRecord(&p)}, false)
+}
+
+// RecordUsage implements agent.UsageJournal.
+func (j *journal) RecordUsage(r agent.UsageRecord) { j.write(usageRecord(r), false) }
+
+// Clear implements agent.Journal: a clear record, after which load drops
+// the entries before it, and the transcript starts again at entry 0.
+func (j *journal) Clear() {
+	j.write(record{Type: recClear}, false)
+	j.clearEntries()
+}
+
+// SetTitle implements agent.Journal.
+func (j *journal) SetTitle(title string, replace bool) {
+	if replace {
+		j.retitle(title)
+	} else {
+		j.setTitle(title)
+	}
+}
+
+// Rewrite implements agent.Journal: the file is replaced by the state's
+// records and the entries.
+func (j *journal) Rewrite(st agent.JournalState, entries []agent.Entry) {
+	state := []record{{Type: recMode, Mode: st.Mode}, {Type: recModel, Model: st.Model, ThoughtLevel: st.ThoughtLevel}}
+	for _, d := range st.Decisions {
+		state = append(state, decisionRecord(d))
+	}
+	if st.Usage != nil {
+		state = append(state, usageRecord(*st.Usage))
+	}
+	var after []record
+	if st.Plan != nil {
+		// After the entries: load shows a plan where it came in the
+		// conversation, and the last one is the newest.
+		after = append(after, record{Type: recPlan, Plan: toPlanRecord(st.Plan)})
+	}
+	j.rewrite(state, entries, after...)
+}
+
+// Close implements agent.Journal: an unsaved session gives its id up.
+func (j *journal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil {
+		if j.res == nil {
+			return nil
+		}
+		err := j.res.Release()
+		j.res = nil
+		return err
+	}
+	return j.f.Close()
+}
+
+func decisionRecord(d agent.RememberedDecision) record {
+	return record{Type: recPermission, Scope: d.Scope, Tool: d.Tool, Command: d.Command, Dir: d.Dir, Approvals: d.Approvals, Decision: d.Decision}
+}
+
+func (r *record) decision() agent.RememberedDecision {
+	return agent.RememberedDecision{Scope: r.Scope, Tool: r.Tool, Command: r.Command, Dir: r.Dir, Approvals: r.Approvals, Decision: r.Decision}
+}
+
+// offloadDir is where a stored session's long tool results go:
+// <session-dir>/<sessionId>/offloaded.
+func offloadDir(sessionDir, id string) string {
+	return filepath.Join(sessionDir, id, "offloaded")
+}
+
+// rewrite replaces the file with state records, entries and the records
+// after them.
+func (j *journal) rewrite(state []record, entries []agent.Entry, after ...record) {
+	var recs []json.RawMessage
+	var starts []int
+	for _, r := range state {
+		r.Time = time.Now()
+		data, err := json.Marshal(r)
+		if err != nil {
+			j.log.Error("encoding a session record", "error", err)
+			return
+		}
+		recs = append(recs, data)
+	}
+	for i := range entries {
+		data, err := json.Marshal(entryRecord(&entries[i]))
+		if err != nil {
+			j.log.Error("encoding a session record", "error", err)
+			return
+		}
+		starts = append(starts, len(recs))
+		recs = append(recs, data)
+	}
+	for _, r := range after {
+		r.Time = time.Now()
+		data, err := json.Marshal(r)
+		if err != nil {
+			j.log.Error("encoding a session record", "error", err)
+			return
+		}
+		recs = append(recs, data)
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if err := j.saveLocked(); err != nil {
+		j.log.Error("rewriting the session file", "error", err)
+		if j.err == nil {
+			j.err = err
+		}
+		return
+	}
+	if err := j.f.Rewrite(j.f.Header(), recs); err != nil {
+		j.log.Error("rewriting the session file", "error", err)
+		if j.err == nil {
+			j.err = err
+		}
+		return
+	}
+	j.entryStart = starts
+	if !j.titled {
+		j.early = recs
+	}
+}

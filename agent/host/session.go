@@ -1,0 +1,176 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/llm"
+	"github.com/acp-agent/acp-agent/agent/mcpclient"
+	"github.com/acp-agent/acp-agent/agent/tools"
+)
+
+// Session is a live session of the host: the core session (Core) with
+// what the host keeps beside it: its Client, its journal, its
+// additional directories, its file history, its MCP connections and its
+// subagents.
+type Session struct {
+	s     *agent.Session
+	h     *Host
+	c     Client
+	j     *journal         // nil when sessions are not stored
+	extra []string         // the additional directories it was opened with
+	ws    *tools.Workspace // its built-in tools' workspace; nil without
+	cp    *checkpoints     // its file history; nil when sessions are not stored
+	log   *slog.Logger
+	// plans are the plans a loaded session's file holds, placed, for
+	// its history.
+	plans []placedPlan
+
+	mu         sync.Mutex
+	mcp        *mcpclient.Manager
+	mcpServers []MCPServer
+	children   []childRef    // its subagents, closed with it
+	subSem     chan struct{} // bounds its running subagents
+}
+
+// ID is the session's id.
+func (s *Session) ID() string { return s.s.ID() }
+
+// Core is the session core, for what the host adds nothing to (queued
+// messages, stats, tools, events, cancel).
+func (s *Session) Core() *agent.Session { return s.s }
+
+// AdditionalDirectories are the directories the session was opened
+// with beside its working directory.
+func (s *Session) AdditionalDirectories() []string { return s.extra }
+
+// post queues an update without waiting, in order with the session's own
+// updates.
+func (s *Session) post(u agent.Update) {
+	if err := s.c.Post(u); err != nil {
+		s.log.Debug("sending update", "error", err)
+	}
+}
+
+// Submit queues a prompt: it runs when the session is idle, after what
+// is queued (a follow-up), and onComplete is called with its result by
+// the session's worker after its last update. The first prompt saves
+// the session: until then it is nobody's.
+func (s *Session) Submit(ctx context.Context, content []llm.Part, onComplete func(agent.PromptResult, error)) error {
+	if s.j != nil {
+		if err := s.j.save(); err != nil {
+			return fmt.Errorf("%w: %v", ErrInternal, err)
+		}
+	}
+	err := s.s.Submit(ctx, content, agent.PromptOptions{Behavior: agent.FollowUp, OnComplete: onComplete})
+	if errors.Is(err, agent.ErrSessionClosed) {
+		return sessionNotFound(s.ID(), "it is closed")
+	}
+	return err
+}
+
+// Prompt is Submit for a user's prompt: a slash command at its start
+// ("/name args" in the first part) runs in the prompt's place, or
+// (a command or skill defined in a file) its prompt replaces the first
+// part. The commands are told again first if their files changed.
+func (s *Session) Prompt(ctx context.Context, content []llm.Part, onComplete func(agent.PromptResult, error)) error {
+	s.RefreshCommands()
+	var first string
+	if len(content) > 0 && content[0].Type == llm.PartText {
+		first = content[0].Text
+	}
+	c, args := s.Command(first)
+	if c != nil && c.Runs() {
+		return s.RunCommand(ctx, c, args, onComplete)
+	}
+	if c != nil {
+		text, err := c.Expand(args)
+		if err != nil {
+			return fmt.Errorf("%w: /%s: %v", ErrInvalidParams, c.Name, err)
+		}
+		content = append([]llm.Part{llm.TextPart(text)}, content[1:]...)
+	}
+	return s.Submit(ctx, content, onComplete)
+}
+
+// Close ends the session: its subagents, the session, its MCP
+// connections; a stored one keeps only what its file history still
+// names, an unsaved one leaves nothing behind.
+func (s *Session) Close() error {
+	s.h.forget(s.s.ID())
+	s.closeChildren()
+	err := s.s.Close()
+	s.closeMCP()
+	if s.cp != nil {
+		// No command runs now: the workspace's contents kept for commands
+		// that ended are dropped.
+		if cerr := s.cp.store.Compact(); cerr != nil {
+			s.log.Warn("compacting the file checkpoints", "error", cerr)
+		}
+		s.cp.store.Close()
+	}
+	if s.j != nil && !s.j.saved() && s.h.store != nil {
+		// Never saved: its directory (checkpoints, offloaded results)
+		// goes with it.
+		if rerr := os.RemoveAll(filepath.Join(s.h.store.Dir(), s.s.ID())); rerr != nil {
+			s.log.Warn("removing an unsaved session's directory", "error", rerr)
+		}
+	}
+	return err
+}
+
+// HistoryItem is one thing the conversation of a session showed: an entry
+// (a user message, an assistant message, or a tool output, which is its
+// tool call as it ended) or a plan. Exactly one is set.
+type HistoryItem struct {
+	Entry *agent.Entry
+	Plan  *agent.Plan
+}
+
+// History is the conversation as it was shown, in the order it came, for
+// a client that opens a stored session: user and assistant messages,
+// every tool call with its final state, and each plan where it was sent
+// (after the tool call that made it).
+func (s *Session) History() []HistoryItem {
+	var out []HistoryItem
+	plans := s.plans
+	placePlans := func(upTo int) {
+		for len(plans) > 0 && plans[0].at <= upTo {
+			out = append(out, HistoryItem{Plan: plans[0].plan})
+			plans = plans[1:]
+		}
+	}
+	entries := s.s.Transcript()
+	for i := range entries {
+		e := &entries[i]
+		if e.Kind != agent.EntryToolOutput {
+			// Plans sent before this entry (a tool's plan comes after
+			// its call, below).
+			placePlans(i)
+		}
+		switch e.Kind {
+		case agent.EntryUser, agent.EntryAssistant:
+			out = append(out, HistoryItem{Entry: e})
+		case agent.EntryToolOutput:
+			out = append(out, HistoryItem{Entry: e})
+			placePlans(i)
+		}
+	}
+	if s.plans == nil {
+		// No plan records placed (a session restored another way): the
+		// last plan, at the end.
+		if plan := s.s.Plan(); plan != nil {
+			out = append(out, HistoryItem{Plan: plan})
+		}
+		return out
+	}
+	placePlans(math.MaxInt)
+	return out
+}

@@ -1,0 +1,664 @@
+package host
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/compact"
+	"github.com/acp-agent/acp-agent/agent/tools"
+	"github.com/acp-agent/acp-agent/persistence"
+	"github.com/acp-agent/acp-agent/policy"
+	"github.com/acp-agent/acp-agent/telemetry"
+)
+
+// NewRequest is what a new session starts with.
+type NewRequest struct {
+	// CWD is the session's working directory (absolute).
+	CWD string
+	// AdditionalDirectories are more workspace roots.
+	AdditionalDirectories []string
+	// MCPServers are the MCP servers the session connects to.
+	MCPServers []MCPServer
+}
+
+// NewSession starts a session for client c, in the default model and
+// mode. With a store, its id is held and its file created at its first
+// prompt, so a session nobody prompted leaves nothing behind.
+func (h *Host) NewSession(ctx context.Context, req NewRequest, c Client) (*Session, error) {
+	if h.modelErr != nil {
+		return nil, h.modelErr
+	}
+	// The id is held before anything of the session is on disk: a
+	// start-up's clean-up (persistence.RemoveStale) removes the directory
+	// of an id whose lock is free.
+	id := uuid.NewString()
+	res, err := h.reserveID(id)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := h.newSessionConfig(id, req.CWD, req.AdditionalDirectories, c)
+	if err != nil {
+		if res != nil {
+			res.Release()
+		}
+		return nil, err
+	}
+	j, err := h.reserveFile(&cfg, req.AdditionalDirectories, res)
+	if err != nil {
+		closeWorkspace(cfg.Workspace)
+		return nil, err
+	}
+	s := agent.NewSession(cfg)
+	hs := h.newHostSession(s, c, j, req.AdditionalDirectories, cfg.Workspace)
+	h.connectMCP(ctx, hs, req.MCPServers, c.Features())
+	h.track(hs)
+	if h.cfg.Telemetry != nil {
+		h.cfg.Telemetry.Emit(ctx, telemetry.EventSessionNew, s.ID(), h.requestID(ctx), "cwd", s.CWD())
+	}
+	c.CommandsChanged(hs.Commands())
+	h.tellSetupNotices(hs)
+	h.log.Info("session created", "session", s.ID(), "cwd", s.CWD(), "model", h.spec.String())
+	return hs, nil
+}
+
+// newSessionConfig is the configuration of a session of this host in
+// cwd, for client c: the default model, the workspace and the host-wide
+// settings.
+func (h *Host) newSessionConfig(id, cwd string, extra []string, c Client) (agent.SessionConfig, error) {
+	f := c.Features()
+	def := h.defaultModel()
+	cfg := agent.SessionConfig{
+		ID: id, CWD: cwd,
+		ModelConfig: agent.ModelConfig{Model: h.model, ModelName: h.spec.Model, ModelID: def.choice.Spec,
+			ReasoningEffort: def.level, ModelInfo: def.info, Retry: h.cfg.Retry, StreamLimits: h.cfg.StreamLimits,
+			PromptTimeout: h.cfg.PromptTimeout, ModelTitles: h.cfg.ModelTitles, MaxTurnRequests: h.cfg.MaxTurnRequests},
+		ToolConfig: agent.ToolConfig{Mode: h.cfg.Mode, PermissionPolicy: h.cfg.PermissionPolicy, Permissions: c},
+		OutputConfig: agent.OutputConfig{Sink: c, Logger: h.log, Telemetry: h.cfg.Telemetry, RequestID: h.cfg.RequestID,
+			ExecutionStates: f.ExecutionStates, CompactionUpdates: f.Compaction},
+		HookConfig: agent.HookConfig{StopHooks: h.cfg.StopHooks, Hooks: slices.Clone(h.cfg.Hooks)},
+	}
+	cfg.History.OffloadThreshold = h.cfg.OffloadThreshold
+	if h.cfg.Resize != nil {
+		cfg.History.Resize = &compact.Resizer{Policy: *h.cfg.Resize}
+	}
+	wcfg := h.cfg.Workspace
+	if h.store != nil {
+		// Long tool results go next to the session's file, where the
+		// read_file tool can read them back (read-only).
+		dir := offloadDir(h.store.Dir(), id)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return cfg, fmt.Errorf("%w: creating %s: %v", ErrInternal, dir, err)
+		}
+		cfg.History.OffloadDir = dir
+		extra = append(slices.Clone(extra), dir)
+		wcfg.ReadOnlyRoots = append(slices.Clone(wcfg.ReadOnlyRoots), dir)
+		wcfg.KeptOutputDir = dir
+	}
+	if !h.cfg.NoBuiltinTools {
+		ws, err := tools.NewWorkspace(cwd, extra, wcfg, c.Editor(id))
+		if err != nil {
+			return cfg, fmt.Errorf("%w: cwd: cannot open the workspace: %v", ErrInvalidParams, err)
+		}
+		cfg.Workspace = ws
+		// The project's hooks run in the workspace, pinned and confined.
+		cfg.Hooks = append(cfg.Hooks, h.loadProjectHooks(cwd, c, ws)...)
+	} else {
+		cfg.Hooks = append(cfg.Hooks, h.loadProjectHooks(cwd, c, nil)...)
+	}
+	return cfg, nil
+}
+
+// createFile creates a new session's file, with its starting mode and
+// model, so a restart finds them even when flags change.
+func (h *Host) createFile(cfg *agent.SessionConfig, extra []string, parent string) (*journal, error) {
+	if h.store == nil {
+		return nil, nil
+	}
+	f, err := h.store.Create(persistence.Header{ID: cfg.ID, CWD: cfg.CWD, AdditionalDirectories: extra,
+		ParentSessionID: parent, Timestamp: time.Now()})
+	if err != nil {
+		return nil, fmt.Errorf("%w: creating the session file: %v", ErrInternal, err)
+	}
+	return h.startJournal(cfg, newJournal(f, h.log, nil, nil))
+}
+
+// reserveID holds id for a session started by NewSession (nil without a
+// store).
+func (h *Host) reserveID(id string) (*persistence.Reservation, error) {
+	if h.store == nil {
+		return nil, nil
+	}
+	res, err := h.store.Reserve(id)
+	if err != nil {
+		return nil, fmt.Errorf("%w: reserving the session file: %v", ErrInternal, err)
+	}
+	return res, nil
+}
+
+// reserveFile is createFile for a session started by NewSession: its id
+// is held (res, reserveID) and its file created at its first prompt
+// (journal.save), so sessions nobody prompted leave nothing behind.
+func (h *Host) reserveFile(cfg *agent.SessionConfig, extra []string, res *persistence.Reservation) (*journal, error) {
+	if h.store == nil {
+		return nil, nil
+	}
+	return h.startJournal(cfg, newUnsavedJournal(res, persistence.Header{ID: cfg.ID, CWD: cfg.CWD,
+		AdditionalDirectories: extra, Timestamp: time.Now()}, h.log))
+}
+
+// startJournal records a new session's mode and model in j, so a restart
+// finds them even when flags change.
+func (h *Host) startJournal(cfg *agent.SessionConfig, j *journal) (*journal, error) {
+	j.SetMode(cmp.Or(cfg.Mode, policy.ModeDefault))
+	j.SetModel(cfg.ModelID, cfg.ReasoningEffort)
+	if err := j.Sync(); err != nil {
+		j.Close()
+		return nil, fmt.Errorf("%w: %v", ErrInternal, err)
+	}
+	cfg.Journal = j
+	return j, nil
+}
+
+// newHostSession wraps a new or opened session for its client, with a
+// file history of its own (a subagent's changes go to its parent's
+// instead: useParentCheckpoints).
+func (h *Host) newHostSession(s *agent.Session, c Client, j *journal, extra []string, w agent.Workspace) *Session {
+	hs := h.wrapSession(s, c, j, extra, w)
+	hs.openCheckpoints()
+	return hs
+}
+
+// wrapSession wraps a session for its client.
+func (h *Host) wrapSession(s *agent.Session, c Client, j *journal, extra []string, w agent.Workspace) *Session {
+	ws, _ := w.(*tools.Workspace)
+	hs := &Session{s: s, h: h, c: c, j: j, extra: extra, ws: ws, log: h.log.With("session", s.ID()),
+		subSem: make(chan struct{}, MaxParallelSubagents)}
+	if ws != nil {
+		if err := s.Tools().Register(hs.taskTool()); err != nil {
+			hs.log.Warn("the task tool is not available", "error", err)
+		}
+	}
+	return hs
+}
+
+// openCheckpoints gives a stored session its file history: what the
+// tools change can be rewound.
+func (hs *Session) openCheckpoints() {
+	if hs.h.store == nil || hs.ws == nil || hs.j == nil {
+		return
+	}
+	store, err := persistence.OpenCheckpoints(checkpointDir(hs.h.store.Dir(), hs.s.ID()))
+	if err != nil {
+		hs.log.Warn("file checkpoints are off for this session", "error", err)
+		return
+	}
+	hs.cp = newCheckpoints(store)
+	hs.ws.SetCheckpointer(hs.cp)
+	hs.j.setCheckpoints(hs.cp)
+}
+
+// closeWorkspace closes the workspace of a session that could not be set
+// up.
+func closeWorkspace(w agent.Workspace) {
+	if w != nil {
+		w.Close()
+	}
+}
+
+// loadedState is a session file read back.
+type loadedState struct {
+	entries    []agent.Entry
+	entryStart []int
+	mode       policy.Mode
+	model      string
+	level      string
+	levelSet   bool
+	perms      []agent.RememberedDecision
+	plan       *agent.Plan
+	// plans are the plans the client was sent, each with the number of
+	// entries before it: History shows each where it came.
+	plans []placedPlan
+	usage []agent.UsageRecord
+}
+
+// placedPlan is a plan and the number of transcript entries before it.
+type placedPlan struct {
+	at   int
+	plan *agent.Plan
+}
+
+// placePlans finds the plans of recs and where they came (after a load
+// repair changed the records).
+func placePlans(recs []json.RawMessage) []placedPlan {
+	var out []placedPlan
+	entries := 0
+	for _, raw := range recs {
+		var r struct {
+			Type string      `json:"type"`
+			Plan *planRecord `json:"plan"`
+		}
+		if json.Unmarshal(raw, &r) != nil {
+			continue
+		}
+		switch r.Type {
+		case recEntry:
+			entries++
+		case recPlan:
+			if r.Plan != nil {
+				out = append(out, placedPlan{at: entries, plan: r.Plan.plan()})
+			}
+		case recClear:
+			out, entries = nil, 0
+		}
+	}
+	return out
+}
+
+// decodeRecords decodes the records in parallel: on a long session,
+// decoding is most of the time of a load.
+func decodeRecords(recs []json.RawMessage) ([]record, []error) {
+	out := make([]record, len(recs))
+	errs := make([]error, len(recs))
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(recs)/1024))
+	var wg sync.WaitGroup
+	per := (len(recs) + workers - 1) / max(workers, 1)
+	for w := range workers {
+		lo, hi := w*per, min((w+1)*per, len(recs))
+		wg.Go(func() {
+			for i := lo; i < hi; i++ {
+				if err := json.Unmarshal(recs[i], &out[i]); err != nil {
+					errs[i] = fmt.Errorf("record %d: %w", i, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return out, errs
+}
+
+func readRecords(recs []json.RawMessage) (loadedState, []error) {
+	var st loadedState
+	var errs []error
+	decoded, decodeErrs := decodeRecords(recs)
+	st.entries = make([]agent.Entry, 0, len(recs))
+	for i := range decoded {
+		if decodeErrs[i] != nil {
+			errs = append(errs, decodeErrs[i])
+			continue
+		}
+		r := &decoded[i]
+		switch r.Type {
+		case recEntry:
+			st.entryStart = append(st.entryStart, i)
+			st.entries = append(st.entries, r.entry())
+		case recMode:
+			st.mode = r.Mode
+		case recModel:
+			st.model, st.level, st.levelSet = r.Model, r.ThoughtLevel, true
+		case recPermission:
+			st.perms = append(st.perms, r.decision())
+		case recPlan:
+			st.plan = r.Plan.plan()
+			if r.Plan != nil {
+				st.plans = append(st.plans, placedPlan{at: len(st.entries), plan: r.Plan.plan()})
+			}
+		case recUsage:
+			st.usage = append(st.usage, r.usage())
+		case recClear:
+			st.entries, st.entryStart, st.plan, st.plans = st.entries[:0], st.entryStart[:0], nil, nil
+		default:
+			// A record of a newer version: kept in the file, not understood.
+			errs = append(errs, fmt.Errorf("record %d: unknown type %q", i, r.Type))
+		}
+	}
+	return st, errs
+}
+
+// OpenRequest is what a stored session is opened with (Load, Fork).
+type OpenRequest struct {
+	// CWD is the session's working directory; "" means the stored one
+	// (the source's, for a fork).
+	CWD string
+	// AdditionalDirectories are more workspace roots; nil means the
+	// stored ones (the source's, for a fork).
+	AdditionalDirectories []string
+	// MCPServers are the MCP servers the session connects to (nil, for a
+	// fork: the source's).
+	MCPServers []MCPServer
+}
+
+// LoadSession opens stored session id for client c: its transcript,
+// mode, model, remembered decisions and plan come back (History is the
+// conversation as it was shown); what the agent was doing when it
+// stopped (a command, a rewind) is completed first, and the client told.
+func (h *Host) LoadSession(ctx context.Context, id string, req OpenRequest, c Client) (*Session, error) {
+	if h.modelErr != nil {
+		return nil, h.modelErr
+	}
+	if h.store == nil {
+		return nil, fmt.Errorf("%w: sessions are not stored", ErrNotStored)
+	}
+	hs, err := h.openStored(id, req.CWD, req.AdditionalDirectories, c)
+	if err != nil {
+		return nil, err
+	}
+	s := hs.s
+	if h.cfg.Telemetry != nil {
+		h.cfg.Telemetry.Emit(ctx, telemetry.EventSessionLoad, s.ID(), h.requestID(ctx), "cwd", s.CWD())
+	}
+	h.log.Info("session loaded", "session", s.ID(), "entries", s.Stats().TotalEntries)
+	h.connectMCP(ctx, hs, req.MCPServers, c.Features())
+	c.CommandsChanged(hs.Commands())
+	h.tellSetupNotices(hs)
+	hs.announceChildren()
+	return hs, nil
+}
+
+// openStored opens a stored session for client: its file (locked), its
+// transcript, mode, model and remembered decisions.
+func (h *Host) openStored(id, cwd string, extra []string, c Client) (*Session, error) {
+	var f *persistence.File
+	var loaded *persistence.Loaded
+	here, err := h.untilUnlocked(id, func() (err error) { f, loaded, err = h.store.Open(id); return err })
+	switch {
+	case errors.Is(err, persistence.ErrInvalidID):
+		return nil, fmt.Errorf("%w: sessionId: %v", ErrInvalidParams, err)
+	case errors.Is(err, persistence.ErrNotFound):
+		return nil, sessionNotFound(id, "")
+	case errors.Is(err, persistence.ErrLocked) && !here && !h.store.Exists(id):
+		// Started in another process but never saved: nothing to load.
+		return nil, sessionNotFound(id, "")
+	case errors.Is(err, persistence.ErrLocked):
+		return nil, h.lockedError(id, here, err)
+	case err != nil:
+		return nil, fmt.Errorf("%w: reading session %s: %v", ErrInternal, id, err)
+	}
+	for _, sk := range loaded.Skipped {
+		h.log.Warn("skipped a damaged line of the session file", "session", id, "line", sk.Line, "error", sk.Err)
+	}
+	if loaded.TornTail > 0 {
+		h.log.Warn("cut a torn last line off the session file (a copy is kept as .broken)", "session", id, "bytes", loaded.TornTail)
+	}
+	st, errs := readRecords(loaded.Records)
+	for _, e := range errs {
+		h.log.Warn("skipped a session record", "session", id, "error", e)
+	}
+	if cwd == "" {
+		cwd = loaded.Header.CWD
+	}
+	if extra == nil {
+		extra = loaded.Header.AdditionalDirectories
+	}
+	cfg, err := h.newSessionConfig(id, cwd, extra, c)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	cfg.Title, cfg.TitleByUser = loaded.Header.Title, loaded.Header.TitleByUser
+	if st.mode != "" {
+		cfg.Mode = st.mode
+	}
+	if e, ok := h.modelByID(st.model); ok && e.err == nil {
+		cfg.Model, cfg.ModelName, cfg.ModelID, cfg.ModelInfo, cfg.ReasoningEffort = e.model, e.spec.Model, e.choice.Spec, e.info, e.level
+		if st.levelSet {
+			cfg.ReasoningEffort = st.level
+		}
+	}
+	// Make the tool protocol consistent keeping every usable record as it
+	// is (docs/jsonl-format.md, "Repair on load"): the sanitizer below
+	// then finds nothing, so the file is not rewritten with new times.
+	recs := loaded.Records
+	repair := planLoadRepair(st.entries)
+	var appendLater []agent.Entry
+	switch {
+	case !repair.changed():
+	case repair.appendOnly():
+		appendLater = repair.insert[len(st.entries)-1]
+	default:
+		newRecs, entries, starts, err := repair.applyTo(recs, st.entries, st.entryStart)
+		if err == nil {
+			err = f.Repair(newRecs)
+		}
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%w: repairing session %s: %v", ErrInternal, id, err)
+		}
+		h.log.Warn("repaired the session file: unusable records dropped, unanswered tool calls answered (the file as it was is kept as .broken)",
+			"session", id, "records", len(recs), "after", len(newRecs))
+		recs, st.entries, st.entryStart = newRecs, entries, starts
+		st.plans = placePlans(recs)
+	}
+	var early []json.RawMessage
+	if loaded.Header.Title == "" {
+		early = recs
+	}
+	j := newJournal(f, h.log, st.entryStart, early)
+	cfg.Journal = j
+	s := agent.NewSession(cfg)
+	if len(appendLater) > 0 {
+		h.log.Warn("answered the tool calls a stop left without results", "session", id, "calls", len(appendLater))
+	}
+	// A file damaged or a turn killed mid-tool must still load and go on:
+	// Restore also makes the history consistent for the model.
+	if err := s.Restore(agent.Restored{Entries: st.entries, Append: appendLater, Decisions: st.perms, Plan: st.plan, Usage: st.usage}); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("%w: %v", ErrInternal, err)
+	}
+	hs := h.newHostSession(s, c, j, extra, cfg.Workspace)
+	hs.plans = st.plans
+	if hs.cp != nil {
+		// What the agent was doing when it stopped: commands first (a
+		// rewind never runs during one).
+		for _, finish := range []func(context.Context) string{hs.finishInterruptedCommands, hs.finishInterruptedRewind} {
+			if msg := finish(context.Background()); msg != "" {
+				h.log.Warn(msg, "session", id)
+				hs.post(agent.Update{Kind: agent.UpdateMessage, Text: msg + "\n"})
+			}
+		}
+	}
+	h.track(hs)
+	return hs, nil
+}
+
+// ListRequest selects stored sessions to list.
+type ListRequest struct {
+	// CWD, if set, lists only the sessions in that directory.
+	CWD string
+	// Cursor is where the page starts (a previous page's NextCursor).
+	Cursor string
+	// Archived is "exclude" (default), "include" or "only".
+	Archived string
+}
+
+// SessionInfo is a stored session as listed.
+type SessionInfo struct {
+	ID, CWD, Title string
+	UpdatedAt      time.Time
+	Archived       bool
+}
+
+// SessionList is a page of stored sessions; NextCursor, if set, is where
+// the next page starts.
+type SessionList struct {
+	Sessions   []SessionInfo
+	NextCursor string
+}
+
+// ListSessions lists stored sessions from their files' headers, newest
+// first, a page at a time.
+func (h *Host) ListSessions(_ context.Context, req ListRequest) (*SessionList, error) {
+	if h.store == nil {
+		return nil, fmt.Errorf("%w: sessions are not stored", ErrNotStored)
+	}
+	filter := persistence.ArchiveFilter(req.Archived)
+	if filter == "exclude" {
+		filter = persistence.ArchivedExclude
+	}
+	page, err := h.store.List(persistence.ListOptions{CWD: req.CWD, Cursor: req.Cursor, Archived: filter})
+	if errors.Is(err, persistence.ErrInvalidCursor) {
+		return nil, fmt.Errorf("%w: cursor: %v", ErrInvalidParams, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: listing sessions: %v", ErrInternal, err)
+	}
+	out := &SessionList{NextCursor: page.NextCursor}
+	for _, s := range page.Sessions {
+		out.Sessions = append(out.Sessions, SessionInfo{ID: s.ID, CWD: s.CWD, Title: s.Title, UpdatedAt: s.UpdatedAt, Archived: s.Archived})
+	}
+	return out, nil
+}
+
+// DeleteSession deletes stored session id: its file and its directory
+// (file history, offloaded results). A live session must be closed
+// first.
+func (h *Host) DeleteSession(ctx context.Context, id string) error {
+	if h.store == nil {
+		return fmt.Errorf("%w: sessions are not stored", ErrNotStored)
+	}
+	if err := persistence.ValidateID(id); err != nil {
+		// Adapters reject such ids first; this guards direct callers.
+		return fmt.Errorf("%w: sessionId: %v", ErrInvalidParams, err)
+	}
+	here, err := h.untilUnlocked(id, func() error { return h.store.Delete(id) })
+	switch {
+	case errors.Is(err, persistence.ErrLocked):
+		return h.lockedError(id, here, err)
+	case err != nil:
+		return fmt.Errorf("%w: deleting session %s: %v", ErrInternal, id, err)
+	}
+	if err := os.RemoveAll(filepath.Join(h.store.Dir(), id)); err != nil {
+		h.log.Warn("removing the session's offloaded files", "session", id, "error", err)
+	}
+	if h.cfg.Telemetry != nil {
+		h.cfg.Telemetry.Emit(ctx, telemetry.EventSessionDelete, id, h.requestID(ctx))
+	}
+	h.log.Info("session deleted", "session", id)
+	return nil
+}
+
+// ForkRequest is what a fork is made of: the source, where the fork
+// works (OpenRequest: empty means the source's) and how much of the
+// conversation it keeps.
+type ForkRequest struct {
+	OpenRequest
+	SourceID string
+	// FromUserEntryIndex, if set, keeps only the conversation before that
+	// user message.
+	FromUserEntryIndex *int
+}
+
+// ForkSession forks a session for client c: src if it is live here (nil:
+// the stored session req.SourceID, opened for the fork and closed). The
+// fork gets a copy of the source's transcript (up to
+// req.FromUserEntryIndex), mode and model, in memory and in its own file,
+// and nothing remembered (its file forgets the source's remembered
+// decisions it copied); the two never affect each other.
+func (h *Host) ForkSession(ctx context.Context, req ForkRequest, src *Session, c Client) (*Session, error) {
+	if h.modelErr != nil {
+		return nil, h.modelErr
+	}
+	if src == nil {
+		if h.store == nil {
+			return nil, sessionNotFound(req.SourceID, "")
+		}
+		// Not open here: read it, fork it, let it go.
+		opened, err := h.openStored(req.SourceID, "", nil, c)
+		if err != nil {
+			return nil, err
+		}
+		defer opened.Close()
+		src = opened
+	}
+	id := uuid.NewString()
+	cwd, extra := req.CWD, req.AdditionalDirectories
+	if cwd == "" {
+		cwd = src.s.CWD()
+	}
+	if extra == nil {
+		extra = src.extra
+	}
+	cfg, err := h.newSessionConfig(id, cwd, extra, c)
+	if err != nil {
+		return nil, err
+	}
+	opts := agent.ForkOptions{ID: id, FromUserEntryIndex: req.FromUserEntryIndex, Sink: c, Permissions: c, Workspace: cfg.Workspace}
+	var fj *journal
+	if src.j != nil && h.store != nil {
+		// A fork copies its source's file: a source never prompted is
+		// saved first.
+		if err := src.j.save(); err != nil {
+			closeWorkspace(cfg.Workspace)
+			return nil, fmt.Errorf("%w: %v", ErrInternal, err)
+		}
+		// Called with the source's appends held: the file copy holds the
+		// records of exactly the entries the fork keeps.
+		opts.Journal = func(kept int) (agent.Journal, error) {
+			hdr := src.j.f.Header()
+			hdr.ID, hdr.ParentSessionID, hdr.CWD, hdr.AdditionalDirectories, hdr.Timestamp = id, src.s.ID(), cwd, extra, time.Now()
+			f, err := h.store.Fork(src.j.f, hdr, src.j.prefixFor(kept))
+			if errors.Is(err, persistence.ErrClosed) {
+				return nil, sessionNotFound(src.s.ID(), "it was closed")
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%w: forking the session file: %v", ErrInternal, err)
+			}
+			fj = newJournal(f, h.log, append([]int(nil), src.j.entryStartPrefix(kept)...), nil)
+			fj.copied = true
+			return fj, nil
+		}
+	}
+	f, err := src.s.ForkWith(opts)
+	if err != nil {
+		closeWorkspace(cfg.Workspace)
+		if fj != nil {
+			fj.Close()
+			h.store.Delete(id)
+		}
+		var bad *agent.InvalidForkEntryIndexError
+		if errors.As(err, &bad) {
+			return nil, fmt.Errorf("%w: fromUserEntryIndex: %w", ErrInvalidParams, err)
+		}
+		return nil, err
+	}
+	if fj != nil {
+		// The copied records include the source's remembered decisions;
+		// the fork starts with nothing remembered, also after a reload,
+		// and in the mode it has now.
+		fj.Remember(agent.RememberedDecision{Scope: agent.ScopeForget})
+		fj.SetMode(f.Mode())
+		if err := fj.Sync(); err != nil {
+			h.log.Error("saving the fork", "session", id, "error", err)
+		}
+	}
+	// The fork's MCP tools are its own: those cloned from the source are
+	// bound to the source's connections, so the fork connects anew (to
+	// the servers it was given, else to the source's).
+	for _, d := range f.Tools().Descriptors() {
+		if d.Source == agent.ToolSourceMCP {
+			f.Tools().UnregisterMCP(d.Name)
+		}
+	}
+	servers := req.MCPServers
+	if servers == nil {
+		src.mu.Lock()
+		servers = src.mcpServers
+		src.mu.Unlock()
+	}
+	fs := h.newHostSession(f, c, fj, extra, cfg.Workspace)
+	h.connectMCP(ctx, fs, servers, c.Features())
+	h.track(fs)
+	h.log.Info("session forked", "session", f.ID(), "from", src.s.ID())
+	return fs, nil
+}
