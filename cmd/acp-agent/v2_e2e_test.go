@@ -1,0 +1,237 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/acp/acptest"
+	"github.com/acp-agent/acp-agent/acp/acpv2"
+)
+
+// v2Turn is what a client saw of one v2 turn: its messages, what they
+// were, the text of its agent messages and the prompt's answer.
+type v2Turn struct {
+	msgs      []acptest.Message
+	kinds     []string
+	text      string
+	messageID string
+	stop      acpv2.StopReason
+}
+
+// v2Kind names a v2 message: an update's tag (a state's with its state
+// and stop reason), a request's method, or "response".
+func v2Kind(t *testing.T, m acptest.Message) string {
+	switch {
+	case m.Method == acpv2.MethodSessionUpdate:
+		u := m.UpdateV2(t).Update
+		kind := u.Tag()
+		if s := u.StateUpdate; s != nil {
+			kind += ":" + s.Tag()
+			if s.Idle != nil && s.Idle.StopReason != "" {
+				kind += ":" + string(s.Idle.StopReason)
+			}
+		}
+		return kind
+	case m.Method != "":
+		return m.Method
+	}
+	return "response"
+}
+
+// promptV2 sends a prompt and reads until the turn's idle state_update
+// (and the prompt's answer), answering permission requests with the
+// option of kind allow (or reject, with reject set).
+func promptV2(t *testing.T, p *proc, sid, text string, reject bool) v2Turn {
+	t.Helper()
+	id := p.Request(acpv2.MethodSessionPrompt, &acpv2.PromptRequest{SessionID: sid, Prompt: []acpv2.ContentBlock{{Text: &acpv2.TextContent{Text: text}}}})
+	return readTurnV2(t, p, id, reject, v2Turn{})
+}
+
+// readTurnV2 reads the rest of a turn, what turn has of it so far.
+func readTurnV2(t *testing.T, p *proc, promptID string, reject bool, turn v2Turn) v2Turn {
+	t.Helper()
+	answered, idle := turn.messageID != "", false
+	for !answered || !idle {
+		m := p.Next()
+		turn.msgs = append(turn.msgs, m)
+		kind := v2Kind(t, m)
+		switch {
+		case m.IsResponse() && string(m.ID) == promptID:
+			var r acpv2.PromptResponse
+			acptest.MustResult(t, m, &r)
+			turn.messageID, answered = r.MessageID, true
+		case m.Method == acpv2.MethodSessionRequestPermission:
+			var req acpv2.RequestPermissionRequest
+			require.NoError(t, json.Unmarshal(m.Params, &req))
+			want := acpv2.PermissionOptionKindAllowOnce
+			if reject {
+				want = acpv2.PermissionOptionKindRejectOnce
+			}
+			choice := ""
+			for _, o := range req.Options {
+				if o.Kind == want {
+					choice = o.OptionID
+				}
+			}
+			require.NotEmpty(t, choice, "no %s option in %s", want, m.Raw)
+			p.Respond(m.ID, map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": choice}})
+		case m.Method == acpv2.MethodSessionUpdate:
+			u := m.UpdateV2(t).Update
+			if c := u.AgentMessageChunk; c != nil && c.Content.Text != nil {
+				turn.text += c.Content.Text.Text
+			}
+			if s := u.StateUpdate; s != nil && s.Idle != nil && s.Idle.StopReason != "" {
+				turn.stop, idle = s.Idle.StopReason, true
+			}
+		}
+		turn.kinds = append(turn.kinds, kind)
+	}
+	return turn
+}
+
+// TestBinaryV2Session drives one session through the built binary in ACP
+// v2, every message checked against the SDK 2.4.0 v2 schema: initialize
+// asking for 2, session/new, a prompt answered on insertion and ended by
+// an idle state_update, a tool call asking permission (requires_action
+// while it waits), a cancelled turn, session/close; then, after a
+// restart, session/resume with the conversation replayed under the ids
+// the prompts were answered with, and the same session file loaded by a
+// v1 client.
+func TestBinaryV2Session(t *testing.T) {
+	home, cwd := t.TempDir(), t.TempDir()
+	script := writeScript(t, map[string]any{"turns": []any{
+		map[string]any{"match": "[greet]", "events": []any{map[string]any{"text": "Hello "}, map[string]any{"text": "there."}}},
+		map[string]any{"match": "[write]", "events": []any{map[string]any{"toolCall": map[string]any{"id": "call_w", "name": "write_file",
+			"arguments": map[string]any{"path": "notes.txt", "content": "written over v2\n"}}}}},
+		map[string]any{"match": "[wait]", "events": []any{map[string]any{"text": "working"}, map[string]any{"hang": true}}},
+		map[string]any{"events": []any{map[string]any{"text": "Done."}}},
+	}})
+	env := []string{"HOME=" + home}
+	p := startAgent(t, env, "--model", "replay/"+script)
+	init := p.InitializeV2(nil)
+	assert.Equal(t, "acp-agent", init.Info.Name)
+	require.NotNil(t, init.Capabilities.Session)
+	assert.NotNil(t, init.Capabilities.Session.Delete, "a store: session/delete")
+	sid := p.NewSessionV2(cwd)
+
+	greet := promptV2(t, p, sid, "[greet] say hello", false)
+	assert.Equal(t, "Hello there.", greet.text)
+	assert.Equal(t, acpv2.StopReasonEndTurn, greet.stop)
+	assert.Equal(t, "state_update:running", firstOf(greet.kinds, "state_update"), "the turn starts running: %v", greet.kinds)
+	assert.Less(t, indexOf(greet.kinds, "user_message"), indexOf(greet.kinds, "agent_message_chunk"))
+
+	write := promptV2(t, p, sid, "[write] write the notes", false)
+	assert.Equal(t, acpv2.StopReasonEndTurn, write.stop)
+	assert.NotEqual(t, greet.messageID, write.messageID)
+	ra := indexOf(write.kinds, "state_update:requires_action")
+	perm := indexOf(write.kinds, acpv2.MethodSessionRequestPermission)
+	require.GreaterOrEqual(t, ra, 0, "requires_action while the permission waits: %v", write.kinds)
+	assert.Less(t, ra, perm)
+	assert.Equal(t, "state_update:running", write.kinds[indexAfter(write.kinds, perm, "state_update")], "running again once answered")
+	data, err := os.ReadFile(filepath.Join(cwd, "notes.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "written over v2\n", string(data))
+	assert.Equal(t, "Done.", write.text)
+
+	id := p.Request(acpv2.MethodSessionPrompt, &acpv2.PromptRequest{SessionID: sid, Prompt: []acpv2.ContentBlock{{Text: &acpv2.TextContent{Text: "[wait] take your time"}}}})
+	var started v2Turn
+	for {
+		m := p.Next()
+		if m.IsResponse() && string(m.ID) == id {
+			var r acpv2.PromptResponse
+			acptest.MustResult(t, m, &r)
+			started.messageID = r.MessageID
+		}
+		if m.Method == acpv2.MethodSessionUpdate && m.UpdateV2(t).Update.AgentMessageChunk != nil {
+			break
+		}
+	}
+	require.NotEmpty(t, started.messageID, "answered before the turn's work")
+	p.Notify(acpv2.MethodSessionCancel, &acpv2.CancelSessionNotification{SessionID: sid})
+	cancelled := readTurnV2(t, p, id, false, started)
+	assert.Equal(t, acpv2.StopReasonCancelled, cancelled.stop)
+
+	resp, _ := p.Call(acpv2.MethodSessionClose, &acpv2.CloseSessionRequest{SessionID: sid})
+	acptest.MustResult(t, resp, nil)
+	p.stdin.Close()
+	require.NoError(t, p.waitExit(t, 10*time.Second))
+
+	// A restart: the session is resumed and replayed in v2.
+	p = startAgent(t, env, "--model", "replay/"+script)
+	p.InitializeV2(nil)
+	resp, replay := p.Call(acpv2.MethodSessionResume, &acpv2.ResumeSessionRequest{SessionID: sid, CWD: cwd, ReplayFrom: &acpv2.ReplayFrom{Start: &acpv2.ReplayFromStart{}}})
+	acptest.MustResult(t, resp, nil)
+	var users []string
+	var texts []string
+	var tools []string
+	for _, m := range replay {
+		u := m.UpdateV2(t).Update
+		switch {
+		case u.UserMessage != nil:
+			users = append(users, u.UserMessage.MessageID)
+		case u.AgentMessage != nil:
+			c, _ := u.AgentMessage.Content.Get()
+			for _, b := range c {
+				texts = append(texts, b.Text.Text)
+			}
+		case u.ToolCallUpdate != nil:
+			st, _ := u.ToolCallUpdate.Status.Get()
+			tools = append(tools, u.ToolCallUpdate.ToolCallID+":"+string(st))
+		}
+	}
+	assert.Equal(t, []string{greet.messageID, write.messageID, cancelled.messageID}, users, "replayed with the ids the prompts were answered with")
+	assert.Contains(t, texts, "Hello there.")
+	assert.Contains(t, tools, "call_w:completed")
+	assert.Equal(t, "state_update:idle", v2Kind(t, replay[len(replay)-1]), "the current state comes after the replay")
+	resp, _ = p.Call(acpv2.MethodSessionClose, &acpv2.CloseSessionRequest{SessionID: sid})
+	acptest.MustResult(t, resp, nil)
+	p.stdin.Close()
+	require.NoError(t, p.waitExit(t, 10*time.Second))
+
+	// The same file opens in v1.
+	p = startAgent(t, env, "--model", "replay/"+script)
+	p.Initialize(nil)
+	resp, loaded := p.Call(acp.MethodSessionLoad, &acp.LoadSessionRequest{SessionID: sid, CWD: cwd, MCPServers: []acp.McpServer{}})
+	acptest.MustResult(t, resp, nil)
+	var v1text strings.Builder
+	for _, m := range loaded {
+		if u := m.Update(t).Update; u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil {
+			v1text.WriteString(u.AgentMessageChunk.Content.Text.Text)
+		}
+	}
+	assert.Contains(t, v1text.String(), "Hello there.")
+}
+
+func indexOf(kinds []string, kind string) int {
+	for i, k := range kinds {
+		if k == kind {
+			return i
+		}
+	}
+	return -1
+}
+
+// indexAfter is the index of the first kind starting with prefix after i.
+func indexAfter(kinds []string, i int, prefix string) int {
+	for j := i + 1; j < len(kinds); j++ {
+		if strings.HasPrefix(kinds[j], prefix) {
+			return j
+		}
+	}
+	return -1
+}
+
+func firstOf(kinds []string, prefix string) string {
+	if i := indexAfter(kinds, -1, prefix); i >= 0 {
+		return kinds[i]
+	}
+	return ""
+}
