@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -107,13 +109,7 @@ func readTurnV2(t *testing.T, p *proc, promptID string, reject bool, turn v2Turn
 // v1 client.
 func TestBinaryV2Session(t *testing.T) {
 	home, cwd := t.TempDir(), t.TempDir()
-	script := writeScript(t, map[string]any{"turns": []any{
-		map[string]any{"match": "[greet]", "events": []any{map[string]any{"text": "Hello "}, map[string]any{"text": "there."}}},
-		map[string]any{"match": "[write]", "events": []any{map[string]any{"toolCall": map[string]any{"id": "call_w", "name": "write_file",
-			"arguments": map[string]any{"path": "notes.txt", "content": "written over v2\n"}}}}},
-		map[string]any{"match": "[wait]", "events": []any{map[string]any{"text": "working"}, map[string]any{"hang": true}}},
-		map[string]any{"events": []any{map[string]any{"text": "Done."}}},
-	}})
+	script := writeScript(t, v2Script())
 	env := []string{"HOME=" + home}
 	p := startAgent(t, env, "--model", "replay/"+script)
 	init := p.InitializeV2(nil)
@@ -234,4 +230,84 @@ func firstOf(kinds []string, prefix string) string {
 		return kinds[i]
 	}
 	return ""
+}
+
+// TestBinaryV2TypeScriptSDK: the official TypeScript SDK's v2 client (a
+// client nobody here wrote, which checks what it reads against its own
+// schema) drives a session through the binary: initialize with version
+// 2, session/new, prompts answered on insertion whose turns idle
+// state_updates end, a tool call with permission, session/cancel,
+// session/close, and after a restart session/resume with the replay.
+func TestBinaryV2TypeScriptSDK(t *testing.T) {
+	modules, err := filepath.Abs(filepath.Join("..", "..", ".ci", "node_modules"))
+	require.NoError(t, err)
+	if _, err := os.Stat(filepath.Join(modules, "@agentclientprotocol", "sdk", "dist", "v2", "stable", "acp.js")); err != nil {
+		t.Skipf("the ACP TypeScript SDK is not installed (%v); run `npm ci --prefix .ci` in the repository root", err)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skipf("the TypeScript SDK is installed but node is not on PATH: %v", err)
+	}
+	script, err := filepath.Abs(filepath.Join("testdata", "v2", "sdk_v2_client.mjs"))
+	require.NoError(t, err)
+	home, cwd := t.TempDir(), t.TempDir()
+	model := writeScript(t, v2Script())
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, script, modules, agentBin, cwd, "--model", "replay/"+model)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + home}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "node:\n%s", stderr.String())
+	var r struct {
+		ProtocolVersion                            int
+		Agent, SessionID                           string
+		GreetMessageID, WriteMessageID             string
+		WaitMessageID                              string
+		GreetText, GreetStop, WriteText, WriteStop string
+		CancelStop                                 string
+		ConfigOptions, ResumedConfigOptions        []string
+		Permissions                                []struct{ Title, Subject, ToolCallID string }
+		Updates                                    map[string][]string
+		ReplayedUsers, ReplayedTools               []string
+		RunExit, ResumeExit                        int
+	}
+	require.NoError(t, json.Unmarshal(out, &r), "%s", out)
+	assert.Equal(t, 2, r.ProtocolVersion)
+	assert.Equal(t, "acp-agent", r.Agent)
+	assert.Contains(t, r.ConfigOptions, "mode", "v2's modes are a config option")
+	assert.Equal(t, "Hello there.", r.GreetText)
+	assert.Equal(t, "end_turn", r.GreetStop)
+	assert.Equal(t, "end_turn", r.WriteStop)
+	assert.Equal(t, "Done.", r.WriteText)
+	require.Len(t, r.Permissions, 1)
+	assert.Equal(t, "tool_call", r.Permissions[0].Subject)
+	assert.Equal(t, "call_w", r.Permissions[0].ToolCallID)
+	assert.Equal(t, "cancelled", r.CancelStop)
+	assert.Contains(t, r.Updates["write"], "state_update:requires_action")
+	data, err := os.ReadFile(filepath.Join(cwd, "notes.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "written over v2\n", string(data))
+	assert.Equal(t, []string{r.GreetMessageID, r.WriteMessageID, r.WaitMessageID}, r.ReplayedUsers)
+	assert.Contains(t, r.ReplayedTools, "call_w:completed")
+	resumed := r.Updates["resume"]
+	require.NotEmpty(t, resumed)
+	assert.Equal(t, "state_update:idle", resumed[len(resumed)-1], "the state after the replay")
+	assert.Contains(t, r.ResumedConfigOptions, "model")
+	assert.Zero(t, r.RunExit)
+	assert.Zero(t, r.ResumeExit)
+}
+
+// v2Script is the replay model of the v2 sessions: a greeting, a file
+// write (which asks permission), a turn that waits to be cancelled, and
+// "Done." after a tool call.
+func v2Script() map[string]any {
+	return map[string]any{"turns": []any{
+		map[string]any{"match": "[greet]", "events": []any{map[string]any{"text": "Hello "}, map[string]any{"text": "there."}}},
+		map[string]any{"match": "[write]", "events": []any{map[string]any{"toolCall": map[string]any{"id": "call_w", "name": "write_file",
+			"arguments": map[string]any{"path": "notes.txt", "content": "written over v2\n"}}}}},
+		map[string]any{"match": "[wait]", "events": []any{map[string]any{"text": "working"}, map[string]any{"hang": true}}},
+		map[string]any{"events": []any{map[string]any{"text": "Done."}}},
+	}}
 }
