@@ -311,3 +311,121 @@ func v2Script() map[string]any {
 		map[string]any{"events": []any{map[string]any{"text": "Done."}}},
 	}}
 }
+
+// TestBinaryV2HoldsPromptsWhileATurnRuns: a prompt sent while a turn runs
+// is answered only once that turn has ended, and its turn follows;
+// session/cancel withdraws a held prompt (-32800) and ends the running
+// turn; a model error ends a turn with stop reason "error" and the error.
+func TestBinaryV2HoldsPromptsWhileATurnRuns(t *testing.T) {
+	script := writeScript(t, map[string]any{"turns": []any{
+		map[string]any{"match": "[slow]", "events": []any{map[string]any{"text": "slowly", "delayMs": 300}}},
+		map[string]any{"match": "[wait]", "events": []any{map[string]any{"text": "working"}, map[string]any{"hang": true}}},
+		map[string]any{"match": "[fail]", "events": []any{map[string]any{"error": "the model broke"}}},
+		map[string]any{"events": []any{map[string]any{"text": "quick"}}},
+	}})
+	p := startAgent(t, nil, "--model", "replay/"+script, "--max-retries", "0")
+	p.InitializeV2(nil)
+	sid := p.NewSessionV2(t.TempDir())
+	text := func(s string) []acpv2.ContentBlock { return []acpv2.ContentBlock{{Text: &acpv2.TextContent{Text: s}}} }
+
+	slow := p.Request(acpv2.MethodSessionPrompt, &acpv2.PromptRequest{SessionID: sid, Prompt: text("[slow] take a while")})
+	held := p.Request(acpv2.MethodSessionPrompt, &acpv2.PromptRequest{SessionID: sid, Prompt: text("then this")})
+	var kinds []string
+	var heldID string
+	for heldID == "" || !strings.HasSuffix(kinds[len(kinds)-1], "idle:end_turn") || strings.Count(strings.Join(kinds, " "), "idle:end_turn") < 2 {
+		m := p.Next()
+		kind := v2Kind(t, m)
+		switch {
+		case m.IsResponse() && string(m.ID) == slow:
+			kind = "answer:slow"
+		case m.IsResponse() && string(m.ID) == held:
+			var r acpv2.PromptResponse
+			acptest.MustResult(t, m, &r)
+			heldID, kind = r.MessageID, "answer:held"
+		}
+		kinds = append(kinds, kind)
+	}
+	assert.Less(t, indexOf(kinds, "answer:slow"), indexOf(kinds, "agent_message_chunk"))
+	assert.Greater(t, indexOf(kinds, "answer:held"), indexOf(kinds, "state_update:idle:end_turn"), "held until the turn ended: %v", kinds)
+	assert.Equal(t, "user-1", heldID)
+
+	wait := p.Request(acpv2.MethodSessionPrompt, &acpv2.PromptRequest{SessionID: sid, Prompt: text("[wait] hang on")})
+	withdrawn := p.Request(acpv2.MethodSessionPrompt, &acpv2.PromptRequest{SessionID: sid, Prompt: text("never")})
+	for {
+		if m := p.Next(); m.Method == acpv2.MethodSessionUpdate && m.UpdateV2(t).Update.AgentMessageChunk != nil {
+			break
+		}
+	}
+	p.Notify(acpv2.MethodSessionCancel, &acpv2.CancelSessionNotification{SessionID: sid})
+	resp, before := p.Await(withdrawn)
+	require.NotNil(t, resp.Error, "%s", resp.Raw)
+	assert.Equal(t, acp.CodeRequestCancelled, resp.Error.Code)
+	_ = wait
+	turn := readTurnV2(t, p, wait, false, v2Turn{messageID: "answered above", msgs: before})
+	assert.Equal(t, acpv2.StopReasonCancelled, turn.stop)
+
+	fail := promptV2(t, p, sid, "[fail] go", false)
+	assert.Equal(t, acpv2.StopReasonError, fail.stop)
+	last := fail.msgs[len(fail.msgs)-1]
+	if last.Method != acpv2.MethodSessionUpdate {
+		last = fail.msgs[len(fail.msgs)-2]
+	}
+	idle := last.UpdateV2(t).Update.StateUpdate.Idle
+	require.NotNil(t, idle.Error)
+	assert.Contains(t, idle.Error.Message, "the model broke")
+}
+
+// TestBinaryV2ManagesSessions: the mode is a config option; a session is
+// titled, reported open (with its state), listed, forked, archived and
+// deleted through v2's methods.
+func TestBinaryV2ManagesSessions(t *testing.T) {
+	p := startAgent(t, nil, "--model", "replay/"+writeScript(t, v2Script()))
+	p.InitializeV2(nil)
+	cwd := t.TempDir()
+	sid := p.NewSessionV2(cwd)
+	promptV2(t, p, sid, "[greet] hi", false)
+
+	resp, _ := p.Call(acpv2.MethodSessionSetConfigOption, map[string]any{"sessionId": sid, "configId": "mode", "type": "id", "value": "read-only"})
+	var set acpv2.SetSessionConfigOptionResponse
+	acptest.MustResult(t, resp, &set)
+	assert.Equal(t, "mode", set.ConfigOptions[0].ConfigID)
+	assert.Equal(t, "read-only", set.ConfigOptions[0].Select.CurrentValue)
+	resp, _ = p.Call(acpv2.MethodSessionSetConfigOption, map[string]any{"sessionId": sid, "configId": "mode", "type": "boolean", "value": true})
+	require.NotNil(t, resp.Error)
+	assert.Equal(t, acp.CodeInvalidParams, resp.Error.Code)
+
+	resp, _ = p.Call(acpv2.MethodSessionSetTitle, map[string]any{"sessionId": sid, "title": "  My   notes "})
+	var title acpv2.SetSessionTitleResponse
+	acptest.MustResult(t, resp, &title)
+	assert.Equal(t, "My notes", title.Title)
+	resp, _ = p.Call(acpv2.MethodSessionStatus, map[string]any{"sessionId": sid})
+	var status acpv2.SessionStatusResponse
+	acptest.MustResult(t, resp, &status)
+	assert.Equal(t, acpv2.SessionStatusOpen, status.Status)
+	require.NotNil(t, status.State)
+	assert.NotNil(t, status.State.Idle, "its last state")
+
+	resp, _ = p.Call(acpv2.MethodSessionList, map[string]any{})
+	var list acpv2.ListSessionsResponse
+	acptest.MustResult(t, resp, &list)
+	require.Len(t, list.Sessions, 1)
+	assert.Equal(t, "My notes", list.Sessions[0].Title)
+
+	resp, _ = p.Call(acpv2.MethodSessionFork, map[string]any{"sessionId": sid, "cwd": cwd})
+	var fork acpv2.ForkSessionResponse
+	acptest.MustResult(t, resp, &fork)
+	assert.NotEqual(t, sid, fork.SessionID)
+	promptV2(t, p, fork.SessionID, "[greet] again", false)
+
+	resp, _ = p.Call(acpv2.MethodSessionArchive, map[string]any{"sessionId": sid})
+	acptest.MustResult(t, resp, nil)
+	resp, _ = p.Call(acpv2.MethodSessionStatus, map[string]any{"sessionId": sid})
+	acptest.MustResult(t, resp, &status)
+	assert.Equal(t, acpv2.SessionStatusSaved, status.Status, "archiving closed it")
+	resp, _ = p.Call(acpv2.MethodSessionDelete, map[string]any{"sessionId": sid})
+	acptest.MustResult(t, resp, nil)
+	resp, _ = p.Call(acpv2.MethodSessionList, map[string]any{"archived": "include"})
+	acptest.MustResult(t, resp, &list)
+	require.Len(t, list.Sessions, 1)
+	assert.Equal(t, fork.SessionID, list.Sessions[0].SessionID)
+}
