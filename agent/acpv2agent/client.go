@@ -2,6 +2,8 @@ package acpv2agent
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"sync"
 
 	"github.com/acp-agent/acp-agent/acp"
@@ -229,4 +231,60 @@ func (c *v2Client) ModeChanged(policy.Mode) {}
 // OptionsChanged implements host.Client: config_option_update.
 func (c *v2Client) OptionsChanged(opts []host.Option) {
 	c.post(acpv2.SessionUpdate{ConfigOptionUpdate: &acpv2.ConfigOptionUpdate{ConfigOptions: configOptions(opts)}})
+}
+
+var _ host.Elicitor = (*v2Client)(nil)
+
+// Elicit implements host.Elicitor with elicitation/create, in the mode
+// the MCP server asked for, scoped to the session. A form's schema is the
+// server's, decoded into ACP's restricted form schema.
+func (c *v2Client) Elicit(ctx context.Context, sessionID string, e host.Elicitation) (host.ElicitationResult, error) {
+	req := acpv2.CreateElicitationRequest{Message: e.Message, SessionID: sessionID}
+	switch e.Mode {
+	case acpv2.ElicitationModeForm:
+		var schema acpv2.ElicitationSchema
+		if len(e.RequestedSchema) > 0 {
+			if err := json.Unmarshal(e.RequestedSchema, &schema); err != nil {
+				return host.ElicitationResult{}, fmt.Errorf("the requested schema is not a form schema: %w", err)
+			}
+		}
+		schema.Type = acpv2.ElicitationSchemaTypeObject
+		if schema.Properties == nil {
+			schema.Properties = map[string]acpv2.ElicitationPropertySchema{}
+		}
+		req.Form = &acpv2.ElicitationFormMode{RequestedSchema: schema}
+	case acpv2.ElicitationModeURL:
+		req.URL = &acpv2.ElicitationUrlMode{ElicitationID: e.ElicitationID, URL: e.URL}
+	default:
+		return host.ElicitationResult{}, fmt.Errorf("elicitation mode %q is not supported", e.Mode)
+	}
+	var resp acpv2.CreateElicitationResponse
+	if err := c.conn.Call(ctx, acpv2.MethodElicitationCreate, &req, &resp); err != nil {
+		return host.ElicitationResult{}, err
+	}
+	switch resp.Action {
+	case acpv2.ElicitationActionAccept:
+	case acpv2.ElicitationActionDecline:
+		return host.ElicitationResult{Action: "decline"}, nil
+	default: // cancel, and actions this version does not know (v2: handled as cancel)
+		return host.ElicitationResult{Action: "cancel"}, nil
+	}
+	content := map[string]any{}
+	for k, raw := range resp.Content {
+		var v any
+		if json.Unmarshal(raw, &v) == nil {
+			content[k] = v
+		}
+	}
+	return host.ElicitationResult{Action: "accept", Content: content}, nil
+}
+
+// ElicitationComplete implements host.Elicitor: elicitation/complete.
+func (c *v2Client) ElicitationComplete(server, id string) {
+	if id == "" {
+		return
+	}
+	if err := c.conn.Notify(context.Background(), acpv2.MethodElicitationComplete, &acpv2.CompleteElicitationNotification{ElicitationID: id}); err != nil {
+		c.a.log.Debug("elicitation/complete", "server", server, "error", err)
+	}
 }

@@ -429,3 +429,63 @@ func TestBinaryV2ManagesSessions(t *testing.T) {
 	require.Len(t, list.Sessions, 1)
 	assert.Equal(t, fork.SessionID, list.Sessions[0].SessionID)
 }
+
+// TestBinaryV2MCPServerEverything: a v2 session connects the real
+// server-everything over stdio; its echo tool is called through a
+// permission request, and its elicitation reaches the client as a v2
+// elicitation/create (checked against the v2 schema) scoped to the
+// session.
+func TestBinaryV2MCPServerEverything(t *testing.T) {
+	node, index := everything(t)
+	script := writeScript(t, map[string]any{"turns": []any{
+		map[string]any{"match": "[mcp]", "events": []any{map[string]any{"toolCall": map[string]any{"id": "call_echo",
+			"name": "mcp__everything__echo", "arguments": map[string]any{"message": "hi from v2"}}}}},
+		map[string]any{"events": []any{map[string]any{"toolCall": map[string]any{"id": "call_elicit",
+			"name": "mcp__everything__trigger-elicitation-request", "arguments": map[string]any{}}}}},
+		map[string]any{"events": []any{map[string]any{"text": "Done."}}},
+	}})
+	p := startAgent(t, nil, "--model", "replay/"+script)
+	p.InitializeV2(&acpv2.ClientCapabilities{Elicitation: &acpv2.ElicitationCapabilities{Form: &acpv2.ElicitationFormCapabilities{}}})
+	resp, _ := p.Call(acpv2.MethodSessionNew, map[string]any{"cwd": t.TempDir(),
+		"mcpServers": []any{map[string]any{"type": "stdio", "name": "everything", "command": node, "args": []string{index, "stdio"}}}})
+	var ns acpv2.NewSessionResponse
+	acptest.MustResult(t, resp, &ns)
+
+	id := p.Request(acpv2.MethodSessionPrompt, &acpv2.PromptRequest{SessionID: ns.SessionID, Prompt: []acpv2.ContentBlock{{Text: &acpv2.TextContent{Text: "[mcp] echo and ask"}}}})
+	var elicited *acpv2.CreateElicitationRequest
+	echoed := false
+	for done := false; !done; {
+		m := p.Next()
+		switch m.Method {
+		case acpv2.MethodSessionRequestPermission:
+			var req acpv2.RequestPermissionRequest
+			require.NoError(t, json.Unmarshal(m.Params, &req))
+			p.Respond(m.ID, map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": req.Options[0].OptionID}})
+		case acpv2.MethodElicitationCreate:
+			elicited = new(acpv2.CreateElicitationRequest)
+			require.NoError(t, json.Unmarshal(m.Params, elicited))
+			p.Respond(m.ID, map[string]any{"action": "decline"})
+		case acpv2.MethodSessionUpdate:
+			u := m.UpdateV2(t).Update
+			if tc := u.ToolCallUpdate; tc != nil && tc.ToolCallID == "call_echo" {
+				if c, ok := tc.Content.Get(); ok {
+					for _, item := range c {
+						if item.Content != nil && item.Content.Content.Text != nil && strings.Contains(item.Content.Content.Text.Text, "Echo: hi from v2") {
+							echoed = true
+						}
+					}
+				}
+			}
+			if s := u.StateUpdate; s != nil && s.Idle != nil && s.Idle.StopReason != "" {
+				done = true
+				assert.Equal(t, acpv2.StopReasonEndTurn, s.Idle.StopReason)
+			}
+		}
+		_ = id
+	}
+	assert.True(t, echoed, "the echo tool's result is shown")
+	require.NotNil(t, elicited, "the server's question reached the client")
+	require.NotNil(t, elicited.Form)
+	assert.Equal(t, ns.SessionID, elicited.SessionID)
+	assert.Contains(t, elicited.Message, "everything")
+}
