@@ -141,15 +141,48 @@ func (c *serverConn) newClientV2() *ClientConnV2 {
 	return &ClientConnV2{sessionClient: c.newSessionClient(), caps: caps}
 }
 
-// appendUpdateLineV2 appends the wire line of a v2 session/update.
+// appendUpdateLineV2 appends the wire line of a v2 session/update. A text
+// chunk (the streaming hot path) is written directly, as v1's are;
+// everything else goes through the generic encoding, which
+// TestUpdateLineV2MatchesGenericEncoding holds the fast path to.
 func appendUpdateLineV2(dst []byte, sessionID string, u *acpv2.SessionUpdate) ([]byte, error) {
+	dst = append(dst, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":`...)
+	dst = appendJSONString(dst, sessionID)
+	dst = append(dst, `,"update":`...)
+	if tag, c := textChunkV2(u); c != nil {
+		dst = append(dst, `{"sessionUpdate":"`...)
+		dst = append(dst, tag...)
+		dst = append(dst, `","messageId":`...)
+		dst = appendJSONString(dst, c.MessageID)
+		dst = append(dst, `,"content":{"type":"text","text":`...)
+		dst = appendJSONString(dst, c.Content.Text.Text)
+		return append(dst, "}}}}\n"...), nil
+	}
 	b, err := json.Marshal(u)
 	if err != nil {
 		return dst, err
 	}
-	dst = append(dst, `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":`...)
-	dst = appendJSONString(dst, sessionID)
-	dst = append(dst, `,"update":`...)
 	dst = append(dst, b...)
 	return append(dst, "}}\n"...), nil
+}
+
+// textChunkV2 returns a plain text chunk update (no _meta, no
+// annotations) and its tag, or nil.
+func textChunkV2(u *acpv2.SessionUpdate) (string, *acpv2.ContentChunk) {
+	var tag string
+	var c *acpv2.ContentChunk
+	switch {
+	case u.AgentMessageChunk != nil:
+		tag, c = acpv2.SessionUpdateTagAgentMessageChunk, u.AgentMessageChunk
+	case u.AgentThoughtChunk != nil:
+		tag, c = acpv2.SessionUpdateTagAgentThoughtChunk, u.AgentThoughtChunk
+	case u.UserMessageChunk != nil:
+		tag, c = acpv2.SessionUpdateTagUserMessageChunk, u.UserMessageChunk
+	default:
+		return "", nil
+	}
+	if c.Meta != nil || c.Content.Text == nil || c.Content.Text.Annotations != nil || c.Content.Text.Meta != nil {
+		return "", nil
+	}
+	return tag, c
 }
