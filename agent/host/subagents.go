@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -287,13 +288,15 @@ func (p *childProgress) Update(_ context.Context, u agent.Update) error {
 }
 
 // announceChildren tells a client that shows subagents about the stored
-// children of a session it opened (idle): each can then be opened under
-// its own id.
+// children of a session it opened (idle), in the order they were started
+// (the store lists by modification time, which parallel children share):
+// each can then be opened under its own id.
 func (hs *Session) announceChildren() {
 	sc, ok := hs.c.(SubagentClient)
 	if !ok || !hs.c.Features().Subagents || hs.h.store == nil {
 		return
 	}
+	var children []persistence.Summary
 	cursor := ""
 	for {
 		page, err := hs.h.store.List(persistence.ListOptions{Cursor: cursor, Archived: persistence.ArchivedInclude, Limit: 500})
@@ -303,11 +306,17 @@ func (hs *Session) announceChildren() {
 		}
 		for _, c := range page.Sessions {
 			if c.Subagent && c.ParentSessionID == hs.s.ID() {
-				sc.Subagent(SubagentEvent{ID: c.ID, Title: c.Title, State: "idle", CWD: c.CWD})
+				children = append(children, c)
 			}
 		}
 		if cursor = page.NextCursor; cursor == "" {
-			return
+			break
 		}
+	}
+	slices.SortFunc(children, func(a, b persistence.Summary) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ID, b.ID))
+	})
+	for _, c := range children {
+		sc.Subagent(SubagentEvent{ID: c.ID, Title: c.Title, State: "idle", CWD: c.CWD})
 	}
 }

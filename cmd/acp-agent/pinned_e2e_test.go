@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -136,12 +135,12 @@ func TestBinaryBackgroundCommandsDieWithTheSessionUnderAnEditorTerminal(t *testi
 		pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
 		return err == nil && pid > 1
 	}, 10*time.Second, 10*time.Millisecond)
-	require.NoError(t, syscall.Kill(pid, 0), "the background command runs")
-	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	require.True(t, processAlive(pid), "the background command runs")
+	t.Cleanup(func() { killPID(pid) })
 
 	resp, _ = p.Call(acp.MethodSessionClose, map[string]any{"sessionId": sid})
 	require.Nil(t, resp.Error)
-	assert.Eventually(t, func() bool { return syscall.Kill(pid, 0) != nil }, 10*time.Second, 10*time.Millisecond,
+	assert.Eventually(t, func() bool { return !processAlive(pid) }, 10*time.Second, 10*time.Millisecond,
 		"the background command ended with its session")
 }
 

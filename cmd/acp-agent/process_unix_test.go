@@ -19,6 +19,9 @@ func mkfifo(t *testing.T, path string) {
 // processAlive reports whether process pid exists (signal 0).
 func processAlive(pid int) bool { return syscall.Kill(pid, 0) == nil }
 
+// killPID kills process pid at once (SIGKILL).
+func killPID(pid int) { _ = syscall.Kill(pid, syscall.SIGKILL) }
+
 // needsBash does nothing on Unix, where commands are bash lines.
 func needsBash(*testing.T) {}
 

@@ -25,6 +25,16 @@ func processAlive(pid int) bool {
 	return ev == uint32(windows.WAIT_TIMEOUT)
 }
 
+// killPID ends process pid at once (TerminateProcess).
+func killPID(pid int) {
+	h, err := windows.OpenProcess(windows.PROCESS_TERMINATE, false, uint32(pid))
+	if err != nil {
+		return
+	}
+	defer windows.CloseHandle(h)
+	_ = windows.TerminateProcess(h, 1)
+}
+
 // needsBash skips a test whose command lines are bash, or whose checks
 // are the bash command policy's: on Windows lines go to PowerShell or
 // cmd.exe and are judged unparsed (each asks; approvals are exact), which

@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -174,7 +173,7 @@ func rewindRequest(sid string, to int) map[string]any {
 // kill9 kills the agent and waits for it to be gone.
 func (p *proc) kill9(t *testing.T) {
 	t.Helper()
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
+	require.NoError(t, p.cmd.Process.Kill())
 	p.waitExit(t, 10*time.Second)
 }
 
@@ -392,9 +391,9 @@ func killCommand(t *testing.T, dir string) {
 	if err != nil || pid <= 1 {
 		return
 	}
-	_ = syscall.Kill(pid, syscall.SIGKILL)
+	killPID(pid)
 	require.Eventually(t, func() bool {
-		return syscall.Kill(pid, 0) != nil
+		return !processAlive(pid)
 	}, 10*time.Second, 5*time.Millisecond, "the command is gone")
 }
 
