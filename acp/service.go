@@ -749,17 +749,25 @@ func (c *serverConn) cancelSession(req *request) {
 		c.log.Debug("bad session/cancel", "error", err)
 		return
 	}
-	c.mu.Lock()
-	ss, ok := c.sessions[p.SessionID]
-	if ok {
-		for _, cancel := range ss.turns {
-			cancel(errTurnCancelled)
-		}
-	}
-	c.mu.Unlock()
-	if ok {
+	if ss := c.cancelTurns(p.SessionID, errTurnCancelled); ss != nil {
 		ss.sess.Cancel()
 	}
+}
+
+// cancelTurns cancels, with cause, the prompts of session id registered
+// on this connection (v1: its turns, v2: its held prompts) and returns the
+// session, or nil when it is not here.
+func (c *serverConn) cancelTurns(id SessionId, cause error) *serviceSession {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ss, ok := c.sessions[id]
+	if !ok {
+		return nil
+	}
+	for _, cancel := range ss.turns {
+		cancel(cause)
+	}
+	return ss
 }
 
 // cancelRequest serves $/cancel_request: the request in flight with that

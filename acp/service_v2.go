@@ -370,15 +370,7 @@ func (c *serverConn) cancelSessionV2(req *request) {
 		c.log.Debug("bad session/cancel", "error", err)
 		return
 	}
-	c.mu.Lock()
-	ss, ok := c.sessions[p.SessionID]
-	if ok {
-		for _, cancel := range ss.turns {
-			cancel(errWithdrawnByCancel)
-		}
-	}
-	c.mu.Unlock()
-	if ok {
+	if ss := c.cancelTurns(p.SessionID, errWithdrawnByCancel); ss != nil {
 		ss.v2.Cancel()
 	}
 }
@@ -494,15 +486,7 @@ func (c *serverConn) closeSessionV2(ctx context.Context, req *request) (func(), 
 
 // withdrawHeld withdraws a session's held prompts, inline, before the
 // session is closed: they are answered -32800, not "cancelled" turns.
-func (c *serverConn) withdrawHeld(id acpv2.SessionId) {
-	c.mu.Lock()
-	if ss, ok := c.sessions[id]; ok {
-		for _, cancel := range ss.turns {
-			cancel(errWithdrawnByClose)
-		}
-	}
-	c.mu.Unlock()
-}
+func (c *serverConn) withdrawHeld(id acpv2.SessionId) { c.cancelTurns(id, errWithdrawnByClose) }
 
 func (c *serverConn) deleteSessionV2(ctx context.Context, req *request) (func(), error) {
 	var p acpv2.DeleteSessionRequest
@@ -555,44 +539,54 @@ func (c *serverConn) forkSessionV2(ctx context.Context, req *request) (func(), e
 	}, nil
 }
 
-// cancelToolCallV2 serves tool_call/cancel: answered once the session
-// accepted it (the session then confirms it with a tool_call_update to a
-// final status). A session that cancels no tool call answers -32602, as
-// the SDK does.
-func (c *serverConn) cancelToolCallV2(ctx context.Context, req *request) (func(), error) {
-	var p acpv2.CancelToolCallRequest
-	if err := decodeV2(req, "CancelToolCallRequest", &p); err != nil {
-		return nil, err
+// cancelWorkV2 serves tool_call/cancel and terminal/cancel: answered
+// once the session accepted the cancellation (it then confirms it with a
+// tool_call_update to a final status, or a terminal_update with its exit
+// status). A session that cancels no tool call (no terminal) answers
+// -32602, as the SDK does.
+func (c *serverConn) cancelWorkV2(ctx context.Context, req *request) (func(), error) {
+	var sessionID, member, id string
+	var cancel func(SessionV2) (func(context.Context, string) error, bool)
+	if req.Method == acpv2.MethodToolCallCancel {
+		var p acpv2.CancelToolCallRequest
+		if err := decodeV2(req, "CancelToolCallRequest", &p); err != nil {
+			return nil, err
+		}
+		sessionID, member, id = p.SessionID, "toolCallId", p.ToolCallID
+		cancel = func(s SessionV2) (func(context.Context, string) error, bool) {
+			tc, ok := s.(ToolCallCancellerV2)
+			if !ok {
+				return nil, false
+			}
+			return tc.CancelToolCall, true
+		}
+	} else {
+		var p acpv2.CancelTerminalRequest
+		if err := decodeV2(req, "CancelTerminalRequest", &p); err != nil {
+			return nil, err
+		}
+		sessionID, member, id = p.SessionID, "terminalId", p.TerminalID
+		cancel = func(s SessionV2) (func(context.Context, string) error, bool) {
+			tc, ok := s.(TerminalCancellerV2)
+			if !ok {
+				return nil, false
+			}
+			return tc.CancelTerminal, true
+		}
 	}
-	ss, err := c.sessionV2(p.SessionID)
+	ss, err := c.sessionV2(sessionID)
 	if err != nil {
 		return nil, err
 	}
-	tc, ok := ss.v2.(ToolCallCancellerV2)
+	run, ok := cancel(ss.v2)
 	if !ok {
-		return nil, fmt.Errorf("%w: toolCallId: tool call %q cannot be cancelled", ErrInvalidParams, p.ToolCallID)
+		return nil, fmt.Errorf("%w: %s: %q cannot be cancelled", ErrInvalidParams, member, id)
 	}
 	return c.inSessionOrder(ctx, req, ss, func(ctx context.Context) (any, error) {
-		return &acpv2.CancelToolCallResponse{}, tc.CancelToolCall(ctx, p.ToolCallID)
-	}), nil
-}
-
-// cancelTerminalV2 serves terminal/cancel, as cancelToolCallV2 does.
-func (c *serverConn) cancelTerminalV2(ctx context.Context, req *request) (func(), error) {
-	var p acpv2.CancelTerminalRequest
-	if err := decodeV2(req, "CancelTerminalRequest", &p); err != nil {
-		return nil, err
-	}
-	ss, err := c.sessionV2(p.SessionID)
-	if err != nil {
-		return nil, err
-	}
-	tc, ok := ss.v2.(TerminalCancellerV2)
-	if !ok {
-		return nil, fmt.Errorf("%w: terminalId: terminal %q cannot be cancelled", ErrInvalidParams, p.TerminalID)
-	}
-	return c.inSessionOrder(ctx, req, ss, func(ctx context.Context) (any, error) {
-		return &acpv2.CancelTerminalResponse{}, tc.CancelTerminal(ctx, p.TerminalID)
+		if req.Method == acpv2.MethodToolCallCancel {
+			return &acpv2.CancelToolCallResponse{}, run(ctx, id)
+		}
+		return &acpv2.CancelTerminalResponse{}, run(ctx, id)
 	}), nil
 }
 

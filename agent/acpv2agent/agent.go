@@ -104,16 +104,8 @@ func (a *Agent) Logout(context.Context, *acpv2.LogoutAuthRequest) error {
 	return nil
 }
 
-// unusable is the error of a session request while no model is usable:
-// authentication required, with the reason and its data.
-func (a *Agent) unusable() error {
-	modelErr := a.h.Usable()
-	err := fmt.Errorf("%w: %v", acp.ErrAuthRequired, modelErr)
-	if d, ok := modelErr.(interface{ ErrorData() any }); ok {
-		return &acp.DataError{Err: err, Data: d.ErrorData()}
-	}
-	return err
-}
+// unusable is the error of a session request while no model is usable.
+func (a *Agent) unusable() error { return acpagent.Unusable(a.h) }
 
 // NewSession implements acp.AgentV2.
 func (a *Agent) NewSession(ctx context.Context, req *acpv2.NewSessionRequest, conn *acp.ClientConnV2) (acp.SessionV2, *acpv2.NewSessionResponse, error) {
