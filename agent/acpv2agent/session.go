@@ -131,6 +131,11 @@ func (s *v2Session) insert(in *insertion, inserted func(acpv2.MessageId, error))
 		s.cl.post(su)
 	}
 	s.cl.post(acpv2.SessionUpdate{UserMessage: &acpv2.UserMessage{MessageID: id, Content: acpv2.Some(in.prompt)}})
+	// Answered before the turn is submitted, so that the answer comes
+	// before the turn's work; the session's read-loop checks (content,
+	// command) have passed, and what can still fail (the session closed
+	// meanwhile) ends the turn with an error.
+	inserted(id, nil)
 	// The work is the session's, not the request's: it ends with
 	// session/cancel or session/close.
 	var err error
@@ -140,17 +145,13 @@ func (s *v2Session) insert(in *insertion, inserted func(acpv2.MessageId, error))
 		err = s.hs.Submit(context.Background(), in.content, s.completed)
 	}
 	if err != nil {
-		// Not inserted after all (the session closed meanwhile).
 		s.cl.setStop(&acpv2.IdleStateUpdate{StopReason: acpv2.StopReasonError,
-			Error: &acpv2.Error{Code: acpv2.ErrorCodeInternalError, Message: err.Error()}})
+			Error: &acpv2.Error{Code: acpv2.ErrorCodeInternalError, Message: acpagent.WireError(err).Error()}})
 		s.cl.post(s.cl.idleUpdate(nil))
 		s.mu.Lock()
 		s.busy = false
 		s.mu.Unlock()
-		inserted("", acpagent.WireError(err))
-		return
 	}
-	inserted(id, nil)
 }
 
 func countUsers(entries []agent.Entry) int {
