@@ -18,7 +18,8 @@
 //     and inserted after it (session.go); session/resume replays the
 //     conversation (host.Session.History) as upserts;
 //   - the "mode", "model" and "thought_level" options are config options
-//     (v2 has no modes); slash commands are the host's.
+//     (v2 has no modes); slash commands are the host's; MCP servers'
+//     questions are elicitation/create (client.go).
 //
 // v2 clients offer no files or terminals: every tool runs in the agent's
 // confined local workspace.
