@@ -43,13 +43,17 @@ type modelTools interface {
 }
 
 // offered reports whether the model is offered the tool now: allowed
-// for the session and, for a workspace tool, meant for its model.
-func (s *Session) offered(name string) bool {
-	if !s.toolAllowed(name) {
+// for the session, meant for its mode and, for a workspace tool, meant
+// for its model.
+func (s *Session) offered(t *Tool) bool {
+	if !s.toolAllowed(t.Name) {
+		return false
+	}
+	if len(t.Modes) > 0 && !slices.Contains(t.Modes, s.Mode()) {
 		return false
 	}
 	if mt, ok := s.cfg.Workspace.(modelTools); ok {
-		return mt.OffersTool(s.CurrentModel().Name, name)
+		return mt.OffersTool(s.CurrentModel().Name, t.Name)
 	}
 	return true
 }

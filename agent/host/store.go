@@ -190,6 +190,12 @@ func (h *Host) startJournal(cfg *agent.SessionConfig, j *journal) (*journal, err
 func (h *Host) newHostSession(s *agent.Session, c Client, j *journal, extra []string, w agent.Workspace) *Session {
 	hs := h.wrapSession(s, c, j, extra, w)
 	hs.openCheckpoints()
+	if hs.ws != nil {
+		// Plan mode's way out; a subagent has none (it asks no one).
+		if err := s.Tools().Register(hs.exitPlanModeTool()); err != nil {
+			hs.log.Warn("the exit_plan_mode tool is not available", "error", err)
+		}
+	}
 	return hs
 }
 

@@ -26,7 +26,7 @@ const MaxParallelSubagents = 3
 
 // childTools are left out of every subagent: no subagents of its own,
 // and questions go through the parent.
-var childTools = []string{ToolTask, tools.ToolAskUser}
+var childTools = []string{ToolTask, tools.ToolAskUser, ToolExitPlanMode}
 
 type taskArgs struct {
 	Description string   `json:"description" jsonschema:"a few words naming the subagent's job" schema:"minLength=1,maxLength=200"`
