@@ -503,6 +503,13 @@ func TestBinarySandboxEscalationAlwaysAsks(t *testing.T) {
 // opens a session in dir.
 func startE2EWith(t *testing.T, cmd *exec.Cmd, client sdk.Client, dir string, caps sdk.ClientCapabilities) (*sdk.ClientSideConnection, sdk.SessionId) {
 	t.Helper()
+	return startE2EWithRoots(t, cmd, client, dir, nil, caps)
+}
+
+// startE2EWithRoots is startE2EWith for a session with additional
+// directories (extra).
+func startE2EWithRoots(t *testing.T, cmd *exec.Cmd, client sdk.Client, dir string, extra []string, caps sdk.ClientCapabilities) (*sdk.ClientSideConnection, sdk.SessionId) {
+	t.Helper()
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()
@@ -527,7 +534,7 @@ func startE2EWith(t *testing.T, cmd *exec.Cmd, client sdk.Client, dir string, ca
 	t.Cleanup(cancel)
 	_, err = conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps})
 	require.NoError(t, err)
-	sess, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
+	sess, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, AdditionalDirectories: extra, McpServers: []sdk.McpServer{}})
 	require.NoError(t, err)
 	return conn, sess.SessionId
 }
