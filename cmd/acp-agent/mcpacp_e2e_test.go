@@ -7,7 +7,6 @@ import (
 	"io"
 	"os/exec"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -46,7 +45,9 @@ func startEditorMCP(t *testing.T) *editorMCP {
 	cmd.WaitDelay = time.Second
 	require.NoError(t, cmd.Start())
 	e := &editorMCP{t: t, stdin: stdin, waits: map[int]chan json.RawMessage{}}
+	read := make(chan struct{}) // the reader ends with the server's stdout
 	go func() {
+		defer close(read)
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(make([]byte, 1<<20), 16<<20)
 		for sc.Scan() {
@@ -67,15 +68,8 @@ func startEditorMCP(t *testing.T) *editorMCP {
 	}()
 	t.Cleanup(func() {
 		stdin.Close()
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
+		stopServer(cmd)
+		<-read
 		if t.Failed() {
 			t.Logf("server-everything stderr:\n%s", stderr.String())
 		}

@@ -32,52 +32,15 @@ func TestBinaryAdditionalDirectoryIsConfinedLikeTheMainRoot(t *testing.T) {
 
 func additionalDirectoryCorpus(t *testing.T, viaEditor bool) {
 	main, extra, outside := t.TempDir(), t.TempDir(), t.TempDir()
-	w := func(p, c string) {
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(c), 0o644))
-	}
-	ln := func(target, name string) {
-		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(extra, name)), 0o755))
-		require.NoError(t, os.Symlink(target, filepath.Join(extra, name)))
-	}
 	x := func(rel string) string { return filepath.Join(extra, rel) }
-	w(filepath.Join(outside, "secret"), "OUTSIDE_SECRET")
-	w(x(".git/config"), "GIT_SECRET")
-	w(x(".env"), "ENV_SECRET")
-	w(x("sub/.env.local"), "NESTED_SECRET")
-	w(x("d/.ENV.production"), "UPPER_ENV_SECRET")
-	w(x("e/f/.git/refs/x"), "DEEP_GIT_SECRET")
-	w(x("deep/repo/.git"), "gitdir: DOTGIT_FILE_SECRET")
-	w(x("ok.txt"), "EXTRA_ORDINARY_OK")
-	w(x("AGENTS.md"), "EXTRA_RULE_MARKER: the extra root's rules.\n")
-	w(filepath.Join(main, "main.txt"), "MAIN_ORDINARY_OK")
-	ln(filepath.Join(outside, "secret"), "link_out")
-	ln(outside, "link_outdir")
-	ln(x(".git/config"), "link_git")
-	ln(".git", "link_gitdir")
-	ln(".env", "link_env")
-	ln("sub/.env.local", "link_nested_env")
-	ln("deep/repo/.git", "link_dotgit_file")
-	ln("/proc/self/root"+filepath.Join(outside, "secret"), "link_proc")
-	ln("/proc/self/root"+outside, "link_procdir")
-	ln(filepath.Join("..", filepath.Base(outside), "secret"), "link_rel")
-	ln("link_out", "chain_a")
-	ln("chain_a", "chain_b")
-	ln("..", "sub/up")
-	ln("/etc/passwd", "link_passwd")
-	ln(filepath.Join(outside, "created-by-dangling"), "dangling")
-	ln("ok.txt", "link_ok")
-	require.NoError(t, os.Link(filepath.Join(outside, "secret"), x("hardlink_out")))
-	require.NoError(t, os.Link(x(".env"), x("hardlink_env")))
-	mkfifo(t, x("fifo"))
-
-	reads := []string{"link_out", "link_outdir/secret", "link_git", "link_gitdir/config", "link_env", "link_nested_env",
-		"link_dotgit_file", "link_proc", "link_procdir/secret", "link_rel", "chain_b", "sub/up/.env", "link_passwd",
-		"hardlink_out", "hardlink_env", "fifo", "sub/up/link_out", "dangling", ".env", ".git/config", "sub/.env.local",
-		"d/.ENV.production", "e/f/.git/refs/x", "sub/../.env", ".Git/config"}
-	writes := []string{"link_out", "link_outdir/new", "link_gitdir/hooks/pre-commit", "link_env", "sub/up/.env",
-		"hardlink_out", "dangling", "link_procdir/new", "chain_b", "sub/up/link_outdir/new2", "link_nested_env",
-		".git/HEAD", "x/.env", "X/.GiT/config", "w/.env.prod"}
+	reads, writes := plantLinkCorpus(t, extra, outside, "EXTRA_ORDINARY_OK")
+	write(t, x("d/.ENV.production"), "UPPER_ENV_SECRET")
+	write(t, x("e/f/.git/refs/x"), "DEEP_GIT_SECRET")
+	write(t, x("AGENTS.md"), "EXTRA_RULE_MARKER: the extra root's rules.\n")
+	write(t, filepath.Join(main, "main.txt"), "MAIN_ORDINARY_OK")
+	// Denied names at every depth, and traversals, in the extra root.
+	reads = append(reads, ".env", ".git/config", "sub/.env.local", "d/.ENV.production", "e/f/.git/refs/x", "sub/../.env", ".Git/config")
+	writes = append(writes, ".git/HEAD", "x/.env", "X/.GiT/config", "w/.env.prod")
 	var cs []modelCall
 	for _, p := range reads {
 		cs = append(cs, modelCall{"read_file", map[string]any{"path": x(p)}})
@@ -129,13 +92,7 @@ func additionalDirectoryCorpus(t *testing.T, viaEditor bool) {
 	require.NoError(t, err, "an ordinary write in the extra root (control)")
 	assert.Equal(t, "MADE", string(data))
 
-	entries, err := os.ReadDir(outside)
-	require.NoError(t, err)
-	for _, e := range entries {
-		assert.Equal(t, "secret", e.Name(), "something was created outside: %s", e.Name())
-	}
-	data, _ = os.ReadFile(filepath.Join(outside, "secret"))
-	assert.Equal(t, "OUTSIDE_SECRET", string(data), "the outside file is unchanged")
+	assertOutsideUntouched(t, outside)
 	for p, want := range map[string]string{".env": "ENV_SECRET", ".git/config": "GIT_SECRET", "sub/.env.local": "NESTED_SECRET"} {
 		data, _ := os.ReadFile(x(p))
 		assert.Equal(t, want, string(data), "%s was written", p)
@@ -146,15 +103,8 @@ func additionalDirectoryCorpus(t *testing.T, viaEditor bool) {
 	if viaEditor {
 		editor.mu.Lock()
 		require.NotEmpty(t, editor.paths, "the editor's fs/* was used")
-		for _, p := range editor.paths {
-			rel, err := filepath.Rel(extra, p)
-			assert.True(t, err == nil && filepath.IsLocal(rel), "the editor was given %s", p)
-			real, err := filepath.EvalSymlinks(filepath.Dir(p))
-			if err == nil {
-				assert.Equal(t, filepath.Dir(p), real, "the editor was given a path with a link in it: %s", p)
-			}
-		}
 		editor.mu.Unlock()
+		editor.assertCheckedPaths(t, extra)
 	}
 	t.Logf("additional directory corpus: %d tool calls, 0 leaks", len(cs))
 }
