@@ -71,12 +71,12 @@ func (hs *Session) proposePlan(ctx context.Context, a exitPlanArgs) (agent.ToolR
 	}
 	agent.SendPlan(ctx, plan)
 
-	var chosen policy.Mode
+	// Leaving read-only is the user's decision, whatever the permission
+	// policy: with allow, the model could otherwise lift the read-only
+	// mode the user chose, and allow would then let everything through.
+	chosen := policy.ModeReadOnly
 	switch hs.h.cfg.PermissionPolicy {
-	case policy.PolicyAllow:
-		chosen = policy.ModeDefault
-	case policy.PolicyDeny:
-		chosen = policy.ModeReadOnly
+	case policy.PolicyAllow, policy.PolicyDeny:
 	default:
 		raw, _ := json.Marshal(a)
 		resp, err := hs.c.RequestPermission(ctx, agent.PermissionRequest{

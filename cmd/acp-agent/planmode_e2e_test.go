@@ -44,15 +44,18 @@ func TestBinaryPlanModeApproval(t *testing.T) {
 		option string
 		// planOps: the client advertises clientCapabilities.plan.
 		planOps bool
+		args    []string
 	}{
-		{"approved into accept-edits, client with plan operations", "accept-edits", true},
-		{"approved into default, client without", "default", false},
-		{"rejected", "read-only", false},
+		{"approved into accept-edits, client with plan operations", "accept-edits", true, nil},
+		{"approved into default, client without", "default", false, nil},
+		{"rejected", "read-only", false, nil},
+		// Nobody is asked: the model cannot lift read-only itself.
+		{"not asked with --permission allow", "", false, []string{"--permission", "allow"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			model := newScriptedModel(t, "openai", modelCall{"exit_plan_mode", args})
 			p := startAgent(t, []string{"OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"},
-				"--model", "openai/test-model", "--mode", "read-only")
+				append([]string{"--model", "openai/test-model", "--mode", "read-only"}, tc.args...)...)
 			caps := &acp.ClientCapabilities{}
 			if tc.planOps {
 				caps.Plan = &acp.PlanCapabilities{}
@@ -74,6 +77,19 @@ func TestBinaryPlanModeApproval(t *testing.T) {
 			assert.Equal(t, acp.StopReasonEndTurn, pr.StopReason)
 			assert.Contains(t, offeredTools(t, model.body(t, 0)), "exit_plan_mode", "offered in read-only mode")
 
+			if tc.option == "" {
+				require.Nil(t, asked, "nobody is asked")
+				text, status := toolResultText(t, before, "call_0")
+				assert.Equal(t, "failed", status)
+				assert.Contains(t, text, "did not approve")
+				assert.Len(t, model.all(), 1, "the turn ended")
+				for _, m := range before {
+					if m.Method == acp.MethodSessionUpdate {
+						assert.Nil(t, m.Update(t).Update.CurrentModeUpdate, "the mode stays read-only")
+					}
+				}
+				return
+			}
 			// The tool call and the question carry the plan.
 			require.NotNil(t, asked, "the plan was put to the user")
 			assert.Equal(t, acp.ToolKindSwitchMode, asked.ToolCall.Kind)
