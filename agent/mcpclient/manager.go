@@ -120,7 +120,7 @@ type Failure struct {
 // ServerStatus describes one configured server.
 type ServerStatus struct {
 	Name      string
-	Transport string // "stdio", "http", "sse", or the unsupported type's tag
+	Transport string // "stdio", "http", "sse", "acp" (a Channel), or the unsupported type's tag
 	Connected bool
 	Tools     int
 	Err       error // why it is not connected (nil while connected or after Close)
