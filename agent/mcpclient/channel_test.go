@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -147,32 +145,7 @@ func TestChannelServerListsCallsAndCancels(t *testing.T) {
 	assert.True(t, res.IsError)
 	assert.Contains(t, res.Text, "disk on fire")
 
-	ctx, cancel := context.WithCancel(context.Background())
-	var callErr atomic.Value
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_, err := m.Call(ctx, "mcp__ed__slow", nil)
-		callErr.Store(err)
-	}()
-	select {
-	case <-slow.started:
-	case <-time.After(10 * time.Second):
-		t.Fatal("slow tool did not start")
-	}
-	cancel()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("Call did not return after cancel")
-	}
-	err, _ = callErr.Load().(error)
-	assert.ErrorIs(t, err, context.Canceled)
-	select {
-	case <-slow.cancelled:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the server was not told to cancel")
-	}
+	cancelSlowCall(t, m, "mcp__ed__slow", slow)
 	res, err = m.Call(context.Background(), "mcp__ed__echo", json.RawMessage(`{"message":"after"}`))
 	require.NoError(t, err)
 	assert.Equal(t, "Echo: after", res.Text, "the session survives a cancelled call")
