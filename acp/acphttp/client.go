@@ -330,10 +330,18 @@ func (c *Client) readSSE(body io.Reader, s *clientStream) error {
 		line = bytes.TrimRight(line, "\r\n")
 		switch {
 		case len(line) == 0:
-			if data != nil && !c.interrupted(s) {
-				c.dispatch(data, s.sessionID)
-				if id != "" {
-					s.lastID = id
+			if data != nil {
+				lost, cut := c.interrupted(s)
+				if cut {
+					// What this reader already holds was in transit too:
+					// handling it would move lastID past the lost events.
+					return errStreamCut
+				}
+				if !lost {
+					c.dispatch(data, s.sessionID)
+					if id != "" {
+						s.lastID = id
+					}
 				}
 			}
 			data, id = nil, ""
@@ -539,23 +547,26 @@ func (c *Client) InterruptStream(sessionID string, lose int) {
 	}
 }
 
+// errStreamCut ends a stream InterruptStream cut.
+var errStreamCut = errors.New("event stream cut (InterruptStream)")
+
 // interrupted reports whether the event just read is lost in transit,
 // and cuts the stream once enough were.
-func (c *Client) interrupted(s *clientStream) bool {
+func (c *Client) interrupted(s *clientStream) (lost, cut bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !s.interrupt {
-		return false
+		return false, false
 	}
 	if s.lose > 0 {
 		s.lose--
-		return true
+		return true, false
 	}
 	s.interrupt = false
 	if s.cancelBody != nil {
 		s.cancelBody()
 	}
-	return true
+	return true, true
 }
 
 func (c *Client) failSession(s *clientStream, err error) {
