@@ -3,6 +3,7 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"syscall"
 	"testing"
@@ -34,3 +35,9 @@ func killedByTest(ee *exec.ExitError) bool {
 	ws, ok := ee.Sys().(syscall.WaitStatus)
 	return ok && ws.Signaled()
 }
+
+// stoppable does nothing on Unix: askToStop signals the process alone.
+func stoppable(*exec.Cmd) {}
+
+// askToStop sends p SIGTERM, as a service manager stops a server.
+func askToStop(p *os.Process) error { return p.Signal(syscall.SIGTERM) }

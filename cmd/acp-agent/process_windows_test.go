@@ -1,7 +1,9 @@
 package main
 
 import (
+	"os"
 	"os/exec"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/windows"
@@ -54,3 +56,17 @@ func needsSignals(t *testing.T) {
 // killedByTest reports whether the agent ended as Process.Kill ends it
 // (TerminateProcess, exit code 1); the agent itself exits 0 or 2.
 func killedByTest(ee *exec.ExitError) bool { return ee.ExitCode() == 1 }
+
+// stoppable starts cmd in a process group of its own, which askToStop
+// can send CTRL_BREAK_EVENT to without reaching this test process.
+func stoppable(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{CreationFlags: windows.CREATE_NEW_PROCESS_GROUP}
+}
+
+// askToStop sends p (started stoppable) CTRL_BREAK_EVENT, Ctrl+Break in
+// its console, which Go delivers as os.Interrupt. It fails where the
+// test has no console, and under Wine, whose GenerateConsoleCtrlEvent
+// sends no CTRL_BREAK_EVENT.
+func askToStop(p *os.Process) error {
+	return windows.GenerateConsoleCtrlEvent(windows.CTRL_BREAK_EVENT, uint32(p.Pid))
+}

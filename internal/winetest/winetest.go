@@ -20,3 +20,8 @@ func NeedsRealWindows(t testing.TB, why string) {
 // Symlinks is the reason for tests that create symbolic links: Wine 8's
 // CreateSymbolicLinkW reports success and creates nothing.
 const Symlinks = "CreateSymbolicLink reports success without creating the link"
+
+// CtrlEvents is the reason for tests that ask a process to stop as
+// Ctrl+Break does: Wine 8's GenerateConsoleCtrlEvent sends no
+// CTRL_BREAK_EVENT (nor any event to a process group of its own).
+const CtrlEvents = "GenerateConsoleCtrlEvent sends no CTRL_BREAK_EVENT"
