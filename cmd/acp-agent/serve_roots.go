@@ -8,7 +8,9 @@ import (
 	"strings"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/acp/acpv2"
 	"github.com/acp-agent/acp-agent/agent/acpagent"
+	"github.com/acp-agent/acp-agent/agent/acpv2agent"
 )
 
 // confinedAgent is the agent as serve offers it to remote clients: every
@@ -21,6 +23,12 @@ import (
 // (embedding keeps the optional interfaces the acp.Server looks for).
 type confinedAgent struct {
 	*acpagent.Agent
+	*rootsGuard
+}
+
+// rootsGuard is serve's rule for the directories and MCP servers of
+// remote clients' sessions, whichever ACP version they speak.
+type rootsGuard struct {
 	roots         []string // absolute, symbolic links resolved
 	allowMCPStdio bool
 }
@@ -55,7 +63,7 @@ func serveRoots(given []string) ([]string, error) {
 
 // confine returns dir resolved, or an invalid-params error naming field
 // when it is not inside a root.
-func (a *confinedAgent) confine(field, dir string) (string, error) {
+func (a *rootsGuard) confine(field, dir string) (string, error) {
 	if !filepath.IsAbs(dir) {
 		return "", fmt.Errorf("%w: %s: %q is not an absolute path", acp.ErrInvalidParams, field, dir)
 	}
@@ -69,7 +77,7 @@ func (a *confinedAgent) confine(field, dir string) (string, error) {
 	return "", fmt.Errorf("%w: %s: %s is outside the directories this agent serves (%s)", acp.ErrInvalidParams, field, dir, strings.Join(a.roots, ", "))
 }
 
-func (a *confinedAgent) inRoots(real string) bool {
+func (a *rootsGuard) inRoots(real string) bool {
 	for _, root := range a.roots {
 		if rel, err := filepath.Rel(root, real); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel) {
 			return true
@@ -80,6 +88,21 @@ func (a *confinedAgent) inRoots(real string) bool {
 
 // check confines cwd and extra (in place) and refuses stdio MCP servers.
 func (a *confinedAgent) check(cwd *string, extra []string, mcps []acp.McpServer) error {
+	var stdio []string
+	for _, m := range mcps {
+		if m.Stdio != nil {
+			stdio = append(stdio, m.Stdio.Name)
+		} else {
+			stdio = append(stdio, "")
+		}
+	}
+	return a.rootsGuard.check(cwd, extra, stdio)
+}
+
+// check confines cwd and extra (in place) and refuses stdio MCP servers:
+// stdio has, for each MCP server, its name when it is a stdio server,
+// else "".
+func (a *rootsGuard) check(cwd *string, extra []string, stdio []string) error {
 	if cwd != nil {
 		real, err := a.confine("cwd", *cwd)
 		if err != nil {
@@ -95,9 +118,9 @@ func (a *confinedAgent) check(cwd *string, extra []string, mcps []acp.McpServer)
 		extra[i] = real
 	}
 	if !a.allowMCPStdio {
-		for i, m := range mcps {
-			if m.Stdio != nil {
-				return fmt.Errorf("%w: mcpServers[%d]: stdio MCP servers (%q would run a command on the agent's machine) are refused over serve; its operator can allow them with --allow-mcp-stdio", acp.ErrInvalidParams, i, m.Stdio.Name)
+		for i, name := range stdio {
+			if name != "" {
+				return fmt.Errorf("%w: mcpServers[%d]: stdio MCP servers (%q would run a command on the agent's machine) are refused over serve; its operator can allow them with --allow-mcp-stdio", acp.ErrInvalidParams, i, name)
 			}
 		}
 	}
@@ -152,12 +175,78 @@ func (a *confinedAgent) ListSessions(ctx context.Context, req *acp.ListSessionsR
 	if err != nil {
 		return nil, err
 	}
-	kept := resp.Sessions[:0]
-	for _, s := range resp.Sessions {
-		if real, err := filepath.EvalSymlinks(s.CWD); err == nil && a.inRoots(real) {
+	resp.Sessions = keepInRoots(a.rootsGuard, resp.Sessions, func(s acp.SessionInfo) string { return s.CWD })
+	return resp, nil
+}
+
+// keepInRoots keeps the sessions whose directory is inside the roots.
+func keepInRoots[S any](g *rootsGuard, sessions []S, cwd func(S) string) []S {
+	kept := sessions[:0]
+	for _, s := range sessions {
+		if real, err := filepath.EvalSymlinks(cwd(s)); err == nil && g.inRoots(real) {
 			kept = append(kept, s)
 		}
 	}
-	resp.Sessions = kept
+	return kept
+}
+
+// confinedAgentV2 is the v2 agent as serve offers it: the same rules as
+// confinedAgent's, on v2's session/new, resume, fork and list.
+type confinedAgentV2 struct {
+	*acpv2agent.Agent
+	*rootsGuard
+}
+
+// v2Stdio names the stdio servers of mcps (rootsGuard.check).
+func v2Stdio(mcps []acpv2.McpServer) []string {
+	var stdio []string
+	for _, m := range mcps {
+		if m.Stdio != nil {
+			stdio = append(stdio, m.Stdio.Name)
+		} else {
+			stdio = append(stdio, "")
+		}
+	}
+	return stdio
+}
+
+// NewSession implements acp.AgentV2.
+func (a *confinedAgentV2) NewSession(ctx context.Context, req *acpv2.NewSessionRequest, client *acp.ClientConnV2) (acp.SessionV2, *acpv2.NewSessionResponse, error) {
+	r := *req
+	r.AdditionalDirectories = append([]string(nil), req.AdditionalDirectories...)
+	if err := a.check(&r.CWD, r.AdditionalDirectories, v2Stdio(r.MCPServers)); err != nil {
+		return nil, nil, err
+	}
+	return a.Agent.NewSession(ctx, &r, client)
+}
+
+// ResumeSession implements acp.AgentV2.
+func (a *confinedAgentV2) ResumeSession(ctx context.Context, req *acpv2.ResumeSessionRequest, client *acp.ClientConnV2) (acp.SessionV2, *acp.ResumedSessionV2, error) {
+	r := *req
+	r.AdditionalDirectories = append([]string(nil), req.AdditionalDirectories...)
+	if err := a.check(&r.CWD, r.AdditionalDirectories, v2Stdio(r.MCPServers)); err != nil {
+		return nil, nil, err
+	}
+	return a.Agent.ResumeSession(ctx, &r, client)
+}
+
+// ForkSession implements acp.ForkerV2 (v2's fork names its cwd).
+func (a *confinedAgentV2) ForkSession(ctx context.Context, req *acpv2.ForkSessionRequest, source acp.SessionV2, client *acp.ClientConnV2) (acp.SessionV2, *acpv2.ForkSessionResponse, error) {
+	r := *req
+	r.AdditionalDirectories = append([]string(nil), req.AdditionalDirectories...)
+	if err := a.check(&r.CWD, r.AdditionalDirectories, v2Stdio(r.MCPServers)); err != nil {
+		return nil, nil, err
+	}
+	return a.Agent.ForkSession(ctx, &r, source, client)
+}
+
+// ListSessions implements acp.AgentV2: sessions whose directory is
+// outside the roots are not shown.
+func (a *confinedAgentV2) ListSessions(ctx context.Context, req *acpv2.ListSessionsRequest) (*acpv2.ListSessionsResponse, error) {
+	resp, err := a.Agent.ListSessions(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	resp.Sessions = keepInRoots(a.rootsGuard, resp.Sessions, func(s acpv2.SessionInfo) string { return s.CWD })
 	return resp, nil
 }
