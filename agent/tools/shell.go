@@ -16,7 +16,7 @@ import (
 const (
 	// ShellDefault is bash on Unix (sh where there is none); on Windows,
 	// PowerShell 7 (pwsh) where it is installed, else Windows PowerShell,
-	// else (Nano Server, Wine) cmd.exe.
+	// else (Nano Server) cmd.exe.
 	ShellDefault = ""
 	// ShellPwsh is PowerShell 7 (Windows).
 	ShellPwsh = "pwsh"
@@ -86,7 +86,7 @@ func (w *Workspace) commandShell() (string, shellKind) {
 	if p, ok := find("pwsh", "powershell"); ok {
 		return p, shellPowerShell
 	}
-	// No PowerShell at all (Nano Server images, Wine): cmd.exe, which
+	// No PowerShell at all (Nano Server images): cmd.exe, which
 	// every Windows has.
 	if p, ok := find("cmd"); ok {
 		return p, shellCmdExe
