@@ -106,7 +106,7 @@ type clientStream struct {
 	lose       int
 	lastID     string
 	ready      chan struct{} // closed once the GET is answered
-	readyErr   error
+	readyErr   error         // guarded by Client.mu: the stream may end after it was ready
 }
 
 // Dial opens a connection and initializes it with initParams; the
@@ -243,6 +243,8 @@ func (c *Client) openStream(sessionID string) error {
 	}
 	c.mu.Unlock()
 	<-s.ready
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return s.readyErr
 }
 
@@ -278,14 +280,14 @@ func (c *Client) runStream(ctx context.Context, s *clientStream) {
 			var he *HTTPError
 			if errors.As(err, &he) && he.Status == http.StatusConflict && s.sessionID != "" {
 				c.failSession(s, err)
-				s.readyErr = err
+				c.setReadyErr(s, err)
 				return
 			}
 			if attempt < 5 && s.lastID != "" && !c.opts.NoResume {
 				time.Sleep(time.Duration(attempt+1) * 50 * time.Millisecond)
 				continue
 			}
-			s.readyErr = err
+			c.setReadyErr(s, err)
 			c.streamEnded(s, err)
 			return
 		}
@@ -545,6 +547,14 @@ func (c *Client) InterruptStream(sessionID string, lose int) {
 			s.cancelBody()
 		}
 	}
+}
+
+// setReadyErr records why s ended, for openStream: it may end after it
+// was ready, while another openStream of it reads the error.
+func (c *Client) setReadyErr(s *clientStream, err error) {
+	c.mu.Lock()
+	s.readyErr = err
+	c.mu.Unlock()
 }
 
 // errStreamCut ends a stream InterruptStream cut.
