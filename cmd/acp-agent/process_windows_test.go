@@ -3,8 +3,11 @@ package main
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"golang.org/x/sys/windows"
 )
@@ -69,4 +72,21 @@ func stoppable(cmd *exec.Cmd) {
 // sends no CTRL_BREAK_EVENT.
 func askToStop(p *os.Process) error {
 	return windows.GenerateConsoleCtrlEvent(windows.CTRL_BREAK_EVENT, uint32(p.Pid))
+}
+
+// shLine is a test's command line for the shell the agent runs: cmd.exe
+// here (with shellArgs), bash on Unix.
+func shLine(_, cmd string) string { return cmd }
+
+// echoed is what the shell's echo writes for text: cmd.exe ends lines
+// with CRLF.
+func echoed(text string) string { return text + "\r\n" }
+
+// shellArgs are the agent's flags for shLine's shell: cmd.exe also where
+// PowerShell is installed, because the lines are cmd.exe's.
+func shellArgs(t *testing.T) []string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "shell.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"shell": "cmd"}`), 0o600))
+	return []string{"--config", path}
 }

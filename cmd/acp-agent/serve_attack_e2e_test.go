@@ -179,6 +179,24 @@ func TestServeRefusesCrossOriginRequests(t *testing.T) {
 	ws.Close(websocket.StatusNormalClosure, "")
 }
 
+// escapes are the ways out of serve's root: the file system's root and
+// a system directory (/ and /etc, or C:\ and C:\Windows), and a symbolic
+// link in the root to the file system's root.
+func escapes(t *testing.T, s *served) (top, sys, link string) {
+	t.Helper()
+	top, sys = "/", "/etc"
+	if onWindows {
+		top = filepath.VolumeName(s.root) + `\`
+		sys = filepath.Join(top, "Windows")
+	}
+	link = filepath.Join(s.root, "escape")
+	require.NoError(t, os.Symlink(top, link))
+	if winetest.Active {
+		link = top // Wine makes no symlink: the case is the root itself again
+	}
+	return top, sys, link
+}
+
 // TestServeConfinesSessionsToRoots: a client cannot open a session (new,
 // load, resume, fork) whose cwd or additionalDirectories is outside
 // --root, through a symbolic link either, nor start a stdio MCP server;
@@ -186,18 +204,7 @@ func TestServeRefusesCrossOriginRequests(t *testing.T) {
 func TestServeConfinesSessionsToRoots(t *testing.T) {
 	s := startServe(t, nil)
 	outside := t.TempDir()
-	// The file system's root and a system directory: / and /etc, or C:\
-	// and C:\Windows.
-	top, sys := "/", "/etc"
-	if onWindows {
-		top = filepath.VolumeName(s.root) + `\`
-		sys = filepath.Join(top, "Windows")
-	}
-	link := filepath.Join(s.root, "escape")
-	require.NoError(t, os.Symlink(top, link))
-	if winetest.Active {
-		link = top // Wine makes no symlink: the case is the root itself again
-	}
+	top, sys, link := escapes(t, s)
 	inside := filepath.Join(s.root, "project")
 	require.NoError(t, os.Mkdir(inside, 0o755))
 	sid := storedConversation(t, s)
@@ -525,7 +532,8 @@ func TestServeDropsAClientThatNeverReads(t *testing.T) {
 	assert.Equal(t, http.StatusConflict, st)
 	assert.Contains(t, body, "re-attach it with session/load or session/resume")
 	assert.Contains(t, body, "took no message for 1s")
-	assert.Contains(t, s.stderr.String(), "dropped an event stream")
+	// The log line may reach the pipe after the state healthz shows.
+	waitUntil(t, "the drop to be logged", func() bool { return strings.Contains(s.stderr.String(), "dropped an event stream") })
 	nc.Close()
 	// Re-attach: a stream that reads, then session/resume.
 	sess := openRawStream(t, s, conn, nsid)

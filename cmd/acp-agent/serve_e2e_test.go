@@ -76,11 +76,13 @@ func startServe(t *testing.T, prev *served, extra ...string) *served {
 	s.cmd = exec.Command(agentBin, s.args...)
 	stoppable(s.cmd)
 	s.cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + s.state, "XDG_STATE_HOME=" + filepath.Join(s.state, "xdg")}
-	out, err := s.cmd.StdoutPipe()
-	require.NoError(t, err)
+	var out io.Reader
 	pr, pw := io.Pipe()
 	s.cmd.Stderr = io.MultiWriter(s.stderr, pw)
-	require.NoError(t, s.cmd.Start())
+	s.cmd = startCmd(t, s.cmd, func(cmd *exec.Cmd) (err error) {
+		out, err = cmd.StdoutPipe()
+		return err
+	})
 	go func() {
 		err := s.cmd.Wait()
 		pw.Close()

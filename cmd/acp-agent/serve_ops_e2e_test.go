@@ -132,14 +132,22 @@ func TestServeSpeaksHTTP2(t *testing.T) {
 // serveExits runs serve with args and returns its exit error and stderr.
 func serveExits(t *testing.T, env []string, args ...string) (error, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, agentBin, append([]string{"serve", "--model", "replay/default"}, args...)...)
+	cmd := exec.Command(agentBin, append([]string{"serve", "--model", "replay/default"}, args...)...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + t.TempDir()}, env...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	err := cmd.Run()
-	return err, stderr.String()
+	cmd = startCmd(t, cmd, nil)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		return err, stderr.String()
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		<-exited
+		t.Fatalf("serve %q did not exit; stderr:\n%s", args, stderr.String())
+		return nil, ""
+	}
 }
 
 // TestServeRefusesUnsafeSetups: plain HTTP beyond loopback, a token file
