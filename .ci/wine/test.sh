@@ -13,7 +13,7 @@ cd "$(dirname "$0")/../.."
 pkgs=("$@")
 [ ${#pkgs[@]} -gt 0 ] || pkgs=(internal/winetest persistence runtime runtime/keychain policy cmd/acp-agent)
 out=$(mktemp -d /tmp/acp-agent-wine.XXXXXX)
-trap 'kill $(jobs -p) 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$out"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; [ -n "${KEEP:-}" ] || rm -rf "$out"' EXIT
 tags=(-trimpath -tags winetest -ldflags=-checklinkname=0) # -trimpath: shares make cross's compile cache
 export GOOS=windows GOARCH=amd64 CGO_ENABLED=0
 go build "${tags[@]}" -o "$out/acp-agent.exe" ./cmd/acp-agent
