@@ -264,15 +264,7 @@ func measure(runs []promptRun, prompts int, want string, pid int) loadResult {
 func stdioLoad(t testing.TB, conns, prompts, chunks int, paced bool) loadResult {
 	cmd := exec.Command(agentBin, "--model", "replay/"+loadScript(t, chunks, paced), "--session-dir", t.TempDir(), "--log-level", "warn", "--sandbox", "off")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + t.TempDir()}
-	var stdin io.WriteCloser
-	var stdout io.Reader
-	cmd = startCmd(t, cmd, func(cmd *exec.Cmd) (err error) {
-		if stdin, err = cmd.StdinPipe(); err != nil {
-			return err
-		}
-		stdout, err = cmd.StdoutPipe()
-		return err
-	})
+	cmd, stdin, stdout := startPiped(t, cmd, nil)
 	defer func() { stdin.Close(); cmd.Wait() }()
 	root := t.TempDir()
 	type sess struct {
