@@ -33,7 +33,7 @@ run() { # run NAME PKG ARGS...: one test binary in its package directory; the ve
   local name=$1 pkg=$2; shift 2
   local start=$SECONDS log="$out/$name.log"
   if (cd "$pkg" && ACP_AGENT_TEST_BIN=$(winpath "$out/acp-agent.exe") \
-      timeout 600 "$WINE" "$out/${pkg//\//_}.test.exe" -test.count=1 -test.timeout 9m "$@" >"$log" 2>&1); then
+      timeout 780 "$WINE" "$out/${pkg//\//_}.test.exe" -test.count=1 -test.timeout 12m "$@" >"$log" 2>&1); then
     echo "ok    $name (wine, $((SECONDS - start))s, $(grep -c '^--- SKIP' "$log" || true) skipped)" >"$out/$name.res"
   else
     { echo "FAIL  $name (wine, $((SECONDS - start))s)"
