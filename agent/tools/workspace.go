@@ -77,8 +77,8 @@ type WorkspaceConfig struct {
 	// terminal.env), after PATH, HOME, LANG and TERM.
 	Env []string
 	// Shell runs run_command's lines (CheckShell): "" is bash on Unix
-	// and PowerShell on Windows; "pwsh", "powershell" or "cmd" choose
-	// on Windows.
+	// and PowerShell on Windows (cmd.exe where there is none); "pwsh",
+	// "powershell" or "cmd" choose on Windows.
 	Shell string
 	// Sandbox, if set, confines the commands of the local terminal (not
 	// the editor's: there the editor decides): its policy gets the

@@ -539,13 +539,8 @@ func startE2EWith(t *testing.T, cmd *exec.Cmd, client sdk.Client, dir string, ca
 // directories (extra).
 func startE2EWithRoots(t *testing.T, cmd *exec.Cmd, client sdk.Client, dir string, extra []string, caps sdk.ClientCapabilities) (*sdk.ClientSideConnection, sdk.SessionId) {
 	t.Helper()
-	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
 	var stderr syncWriter
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
+	cmd, stdin, stdout := startPiped(t, cmd, &stderr)
 	t.Cleanup(func() {
 		stdin.Close()
 		if err := cmd.Wait(); err != nil {
@@ -561,7 +556,7 @@ func startE2EWithRoots(t *testing.T, cmd *exec.Cmd, client sdk.Client, dir strin
 	conn := sdk.NewClientSideConnection(client, stdin, stdout)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
-	_, err = conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps})
+	_, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps})
 	require.NoError(t, err)
 	sess, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, AdditionalDirectories: extra, McpServers: []sdk.McpServer{}})
 	require.NoError(t, err)
