@@ -25,20 +25,32 @@ const initializeLine = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{
 // agent of github.com/coder/acp-go-sdk (the floor: an ACP agent that does
 // nothing else), built here. It reports the medians (ms), their ratio, and
 // the largest peak RSS (VmHWM, MB) of each.
-// ACP_AGENT_TEST_BIN names another build of acp-agent to measure (main's,
-// for a before/after comparison).
+// Both are built as releases are (static, CGO_ENABLED=0, -trimpath,
+// -ldflags "-s -w": internal/release, the Dockerfile): a binary linked
+// against libc pays for the dynamic loader at every start.
+// ACP_AGENT_BENCH_BIN names another build of acp-agent to measure instead
+// (main's, for a before/after comparison).
 func BenchmarkStartupToInitialize(b *testing.B) {
-	floor := filepath.Join(b.TempDir(), "coder-example-agent")
-	build := exec.Command("go", "build", "-o", floor, "github.com/coder/acp-go-sdk/example/agent")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("building the coder example agent: %v\n%s", err, out)
+	dir := b.TempDir()
+	releaseBuild := func(out, pkg string) string {
+		build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out, pkg)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if msg, err := build.CombinedOutput(); err != nil {
+			b.Fatalf("building %s: %v\n%s", pkg, err, msg)
+		}
+		return out
+	}
+	floor := releaseBuild(filepath.Join(dir, "coder-example-agent"), "github.com/coder/acp-go-sdk/example/agent")
+	bin := os.Getenv("ACP_AGENT_BENCH_BIN")
+	if bin == "" {
+		bin = releaseBuild(filepath.Join(dir, "acp-agent"), ".")
 	}
 	// Sessions go to a fresh directory: no user's stale files to sweep.
 	env := append(os.Environ(), "XDG_STATE_HOME="+b.TempDir())
 	var ours, theirs []time.Duration
 	var oursRSS, theirsRSS int64
 	for b.Loop() {
-		d, rss := startToInitialize(b, exec.Command(agentBin, "--model", "replay/default", "--log-level", "warn"), env)
+		d, rss := startToInitialize(b, exec.Command(bin, "--model", "replay/default", "--log-level", "warn"), env)
 		ours = append(ours, d)
 		oursRSS = max(oursRSS, rss)
 		d, rss = startToInitialize(b, exec.Command(floor), env)
