@@ -319,7 +319,14 @@ func e2eSession(t *testing.T, provider string, model *scriptedModel, client *too
 
 func promptE2E(t *testing.T, conn *sdk.ClientSideConnection, sid sdk.SessionId, text string) sdk.StopReason {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	return promptE2EWithin(t, conn, sid, text, 20*time.Second)
+}
+
+// promptE2EWithin is promptE2E for a turn that may take up to d (a long
+// command on a loaded machine).
+func promptE2EWithin(t *testing.T, conn *sdk.ClientSideConnection, sid sdk.SessionId, text string, d time.Duration) sdk.StopReason {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	resp, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: sid, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
 	require.NoError(t, err)
