@@ -10,8 +10,10 @@ LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.dat
 
 all: build
 
+# Static, as releases are: a binary linked against libc pays for the
+# dynamic loader at every start (docs/benchmarks.md, issue 31).
 build:
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/acp-agent
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/acp-agent
 
 # The main job, offline: a scripted coding task in a fresh Go project (read,
 # plan, an approved edit, the test run), then a restart and session/load.

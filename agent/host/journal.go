@@ -182,10 +182,17 @@ func entryRecord(e *agent.Entry) record {
 }
 
 func (r *record) entry() agent.Entry {
-	e := agent.Entry{Kind: r.Kind, Reasoning: r.Reasoning, ReasoningSignature: r.ReasoningSignature, RedactedReasoning: r.RedactedReasoning,
+	kind := interned(r.Kind, agent.EntryUser, agent.EntryAssistant, agent.EntryToolCalls, agent.EntryToolOutput)
+	e := agent.Entry{Kind: kind, Reasoning: r.Reasoning, ReasoningSignature: r.ReasoningSignature, RedactedReasoning: r.RedactedReasoning,
 		ToolCallID: r.ToolCallID, ToolName: r.ToolName, IsError: r.IsError, Source: r.Source, Time: r.Time, Display: r.Display.display()}
+	if len(r.Content) > 0 {
+		e.Content = make([]llm.Part, 0, len(r.Content))
+	}
 	for _, p := range r.Content {
-		e.Content = append(e.Content, llm.Part{Type: p.Type, Text: p.Text, MIMEType: p.MIMEType, Data: p.Data})
+		e.Content = append(e.Content, llm.Part{Type: interned(p.Type, llm.PartText, llm.PartImage), Text: p.Text, MIMEType: p.MIMEType, Data: p.Data})
+	}
+	if len(r.ToolCalls) > 0 {
+		e.ToolCalls = make([]llm.ToolCall, 0, len(r.ToolCalls))
 	}
 	for _, c := range r.ToolCalls {
 		e.ToolCalls = append(e.ToolCalls, llm.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
@@ -194,6 +201,18 @@ func (r *record) entry() agent.Entry {
 		e.Text = r.Text
 	}
 	return e
+}
+
+// interned returns the constant among known that equals s, else s: a
+// loaded session's entries then share one "user" instead of holding
+// 100,000 copies of it.
+func interned[S ~string](s S, known ...S) S {
+	for _, k := range known {
+		if s == k {
+			return k
+		}
+	}
+	return s
 }
 
 // journal writes a session's records to its file. Appends are not synced;

@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
+	segjson "github.com/segmentio/encoding/json"
 
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/compact"
@@ -288,43 +288,70 @@ func placePlans(recs []json.RawMessage) []placedPlan {
 	return out
 }
 
-// decodeRecords decodes the records in parallel: on a long session,
-// decoding is most of the time of a load.
-func decodeRecords(recs []json.RawMessage) ([]record, []error) {
-	out := make([]record, len(recs))
-	errs := make([]error, len(recs))
-	workers := min(runtime.GOMAXPROCS(0), max(1, len(recs)/1024))
-	var wg sync.WaitGroup
-	per := (len(recs) + workers - 1) / max(workers, 1)
-	for w := range workers {
-		lo, hi := w*per, min((w+1)*per, len(recs))
-		wg.Go(func() {
-			for i := lo; i < hi; i++ {
-				if err := json.Unmarshal(recs[i], &out[i]); err != nil {
-					errs[i] = fmt.Errorf("record %d: %w", i, err)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return out, errs
+// decodedRecord is a record as a load keeps it: an entry already
+// converted (most records, converted on the decoding goroutines), any other
+// record as decoded.
+type decodedRecord struct {
+	entry agent.Entry
+	rec   *record // nil for an entry
 }
 
-func readRecords(recs []json.RawMessage) (loadedState, []error) {
+// scratchRecords are the records entries are decoded into before they
+// are converted: a record is several times an entry's size.
+var scratchRecords = sync.Pool{New: func() any { return new(record) }}
+
+// decodeRecord decodes one record line. It validates as it decodes, in
+// one pass (segmentio's decoder, which the MCP SDK links in anyway; about
+// ten times encoding/json's Unmarshal, itself a validating scan and a
+// decoding one, on a session's records), and rejects what is not JSON with
+// a *json.SyntaxError, as persistence.OpenDecoded requires.
+func decodeRecord(rec []byte, d *decodedRecord) error {
+	r := scratchRecords.Get().(*record)
+	defer scratchRecords.Put(r)
+	return decodeVia(r, rec, d)
+}
+
+// decodeVia is decodeRecord with r as the scratch record.
+func decodeVia(r *record, rec []byte, d *decodedRecord) error {
+	// The decoder fills the slices it finds in place: the scratch's
+	// arrays, cleared, spare an allocation of ten elements per record
+	// (entry copies what it keeps).
+	content, calls := r.Content[:cap(r.Content)], r.ToolCalls[:cap(r.ToolCalls)]
+	clear(content)
+	clear(calls)
+	*r = record{Content: content[:0], ToolCalls: calls[:0]}
+	if err := segjson.Unmarshal(rec, r); err != nil {
+		return err
+	}
+	if r.Type == recEntry {
+		d.entry = r.entry()
+		return nil
+	}
+	c := *r
+	d.rec = &c
+	// c owns the arrays now.
+	r.Content, r.ToolCalls = nil, nil
+	return nil
+}
+
+// readRecords rebuilds a session's state from its decoded records
+// (decodeErrs[i]: why record i could not be decoded).
+func readRecords(decoded []decodedRecord, decodeErrs []error) (loadedState, []error) {
 	var st loadedState
 	var errs []error
-	decoded, decodeErrs := decodeRecords(recs)
-	st.entries = make([]agent.Entry, 0, len(recs))
+	st.entries = make([]agent.Entry, 0, len(decoded))
 	for i := range decoded {
 		if decodeErrs[i] != nil {
-			errs = append(errs, decodeErrs[i])
+			errs = append(errs, fmt.Errorf("record %d: %w", i, decodeErrs[i]))
 			continue
 		}
-		r := &decoded[i]
-		switch r.Type {
-		case recEntry:
+		r := decoded[i].rec
+		if r == nil {
 			st.entryStart = append(st.entryStart, i)
-			st.entries = append(st.entries, r.entry())
+			st.entries = append(st.entries, decoded[i].entry)
+			continue
+		}
+		switch r.Type {
 		case recMode:
 			st.mode = r.Mode
 		case recModel:
@@ -403,7 +430,11 @@ func (h *Host) LoadSession(ctx context.Context, id string, req OpenRequest, c Cl
 func (h *Host) openStored(id, cwd string, extra []string, cp *agent.ClientPrompt, routes *Routes, c Client) (*Session, error) {
 	var f *persistence.File
 	var loaded *persistence.Loaded
-	here, err := h.untilUnlocked(id, func() (err error) { f, loaded, err = h.store.Open(id); return err })
+	var decoded *persistence.Decoded[decodedRecord]
+	here, err := h.untilUnlocked(id, func() (err error) {
+		f, loaded, decoded, err = persistence.OpenDecoded(h.store, id, decodeRecord)
+		return err
+	})
 	switch {
 	case errors.Is(err, persistence.ErrInvalidID):
 		return nil, fmt.Errorf("%w: sessionId: %v", ErrInvalidParams, err)
@@ -423,7 +454,8 @@ func (h *Host) openStored(id, cwd string, extra []string, cp *agent.ClientPrompt
 	if loaded.TornTail > 0 {
 		h.log.Warn("cut a torn last line off the session file (a copy is kept as .broken)", "session", id, "bytes", loaded.TornTail)
 	}
-	st, errs := readRecords(loaded.Records)
+	st, errs := readRecords(decoded.Values, decoded.Errs)
+	decoded = nil // the records' values are the entries now
 	for _, e := range errs {
 		h.log.Warn("skipped a session record", "session", id, "error", e)
 	}
