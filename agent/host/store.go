@@ -77,6 +77,13 @@ func (h *Host) NewSession(ctx context.Context, req NewRequest, c Client) (*Sessi
 // cwd, for client c: the default model, the workspace and the host-wide
 // settings.
 func (h *Host) newSessionConfig(id, cwd string, extra []string, c Client) (agent.SessionConfig, error) {
+	return h.sessionConfig(id, id, cwd, extra, c)
+}
+
+// sessionConfig is newSessionConfig with the editor's fs/* and terminals
+// used under session editorID: a subagent the client does not see as a
+// session of its own uses its parent's, the only id the client knows.
+func (h *Host) sessionConfig(id, editorID, cwd string, extra []string, c Client) (agent.SessionConfig, error) {
 	f := c.Features()
 	def := h.defaultModel()
 	cfg := agent.SessionConfig{
@@ -107,7 +114,7 @@ func (h *Host) newSessionConfig(id, cwd string, extra []string, c Client) (agent
 		wcfg.KeptOutputDir = dir
 	}
 	if !h.cfg.NoBuiltinTools {
-		ws, err := tools.NewWorkspace(cwd, extra, wcfg, c.Editor(id))
+		ws, err := tools.NewWorkspace(cwd, extra, wcfg, c.Editor(editorID))
 		if err != nil {
 			return cfg, fmt.Errorf("%w: cwd: cannot open the workspace: %v", ErrInvalidParams, err)
 		}

@@ -110,7 +110,14 @@ func (hs *Session) runSubagent(ctx context.Context, a taskArgs) (agent.ToolResul
 	var child *Session
 	var childConn Child // a visible child's side of the client
 	open := func(c Client) (*Session, error) {
-		cfg, err := hs.h.newSessionConfig(id, parent.CWD(), hs.extra, c)
+		// The editor's fs/* and terminal/* go under a session id the
+		// client knows: the child's own when it shows the child, the
+		// parent's otherwise.
+		editorID := id
+		if !visible {
+			editorID = parent.ID()
+		}
+		cfg, err := hs.h.sessionConfig(id, editorID, parent.CWD(), hs.extra, c)
 		if err != nil {
 			return nil, err
 		}
