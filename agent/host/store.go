@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -383,7 +384,9 @@ func (h *Host) openStored(id, cwd string, extra []string, c Client) (*Session, e
 	case errors.Is(err, persistence.ErrInvalidID):
 		return nil, fmt.Errorf("%w: sessionId: %v", ErrInvalidParams, err)
 	case errors.Is(err, persistence.ErrNotFound):
-		return nil, sessionNotFound(id, "")
+		// Started (here or by another process) and never prompted: it
+		// opens empty from its reservation.
+		return h.openReserved(id, cwd, extra, c)
 	case errors.Is(err, persistence.ErrLocked) && !here && !h.store.Exists(id):
 		// Started in another process but never saved: nothing to load.
 		return nil, sessionNotFound(id, "")
@@ -476,6 +479,71 @@ func (h *Host) openStored(id, cwd string, extra []string, c Client) (*Session, e
 		}
 	}
 	h.track(hs)
+	return hs, nil
+}
+
+// openReserved opens session id, which was started and never saved, from
+// its reservation record (persistence.Reservation.Keep): empty, in the
+// mode and model it had, its id held again and its file created at its
+// first prompt, as a new session's.
+func (h *Host) openReserved(id, cwd string, extra []string, c Client) (*Session, error) {
+	hdr, recs, err := h.store.Reserved(id)
+	if err != nil {
+		if !errors.Is(err, persistence.ErrNotFound) {
+			h.log.Warn("reading the reservation of a session never saved", "session", id, "error", err)
+		}
+		return nil, sessionNotFound(id, "")
+	}
+	var res *persistence.Reservation
+	here, err := h.untilUnlocked(id, func() (err error) { res, err = h.store.Reserve(id); return err })
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return nil, sessionNotFound(id, "it was saved meanwhile; try again")
+	case errors.Is(err, persistence.ErrLocked) && !here:
+		return nil, sessionNotFound(id, "") // open, unsaved, in another process
+	case errors.Is(err, persistence.ErrLocked):
+		return nil, h.lockedError(id, here, err)
+	case err != nil:
+		return nil, fmt.Errorf("%w: reserving session %s: %v", ErrInternal, id, err)
+	}
+	st, errs := readRecords(recs)
+	for _, e := range errs {
+		h.log.Warn("skipped a record of a session's reservation", "session", id, "error", e)
+	}
+	if cwd == "" {
+		cwd = hdr.CWD
+	}
+	if extra == nil {
+		extra = hdr.AdditionalDirectories
+	}
+	cfg, err := h.newSessionConfig(id, cwd, extra, c)
+	if err != nil {
+		res.Release()
+		return nil, err
+	}
+	cfg.Title, cfg.TitleByUser = hdr.Title, hdr.TitleByUser
+	if st.mode != "" {
+		cfg.Mode = st.mode
+	}
+	if e, ok := h.modelByID(st.model); ok && e.err == nil {
+		cfg.Model, cfg.ModelName, cfg.ModelID, cfg.ModelInfo, cfg.ReasoningEffort = e.model, e.spec.Model, e.choice.Spec, e.info, e.level
+		if st.levelSet {
+			cfg.ReasoningEffort = st.level
+		}
+	}
+	j := newUnsavedJournal(res, hdr, h.log)
+	j.pending = recs
+	cfg.Journal = j
+	s := agent.NewSession(cfg)
+	if len(st.perms) > 0 {
+		if err := s.Restore(agent.Restored{Decisions: st.perms}); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("%w: %v", ErrInternal, err)
+		}
+	}
+	hs := h.newHostSession(s, c, j, extra, cfg.Workspace)
+	h.track(hs)
+	h.log.Info("opened a session never saved from its reservation", "session", id, "cwd", cwd)
 	return hs, nil
 }
 
