@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/acp/acpv2"
 )
 
 // benchConn runs an AgentService for a over io.Pipes and returns a
@@ -97,4 +98,71 @@ func BenchmarkServiceRequestRoundTrip(b *testing.B) {
 		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/close","params":{"sessionId":%q}}`, id, sid))
 		next()
 	}
+}
+
+// BenchmarkServiceStreamChunksV2 is BenchmarkServiceStreamChunks on a v2
+// connection: one op is a prompt whose turn streams 10,000
+// agent_message_chunk updates (with their message id), then its idle
+// state_update, which the client reads to the end.
+func BenchmarkServiceStreamChunksV2(b *testing.B) {
+	const chunks = 10000
+	a := newFakeAgentV2()
+	a.turn = func(ctx context.Context, s *fakeSessionV2, msgID string, _ *acpv2.PromptRequest) acpv2.StopReason {
+		for range chunks {
+			u := acpv2.SessionUpdate{AgentMessageChunk: &acpv2.ContentChunk{MessageID: "a" + msgID, Content: acpv2.ContentBlock{Text: &acpv2.TextContent{Text: "chunk "}}}}
+			if err := s.c.Update(ctx, u); err != nil {
+				return acpv2.StopReasonCancelled
+			}
+		}
+		return acpv2.StopReasonEndTurn
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = acp.NewAgentService(&fakeAgent{}, acp.Options{V2: a}).Serve(context.Background(), inR, outW)
+		outW.Close()
+	}()
+	b.Cleanup(func() {
+		inW.Close()
+		io.Copy(io.Discard, outR)
+		<-done
+	})
+	r := bufio.NewReaderSize(outR, 1<<20)
+	send := func(line string) {
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	next := func() []byte {
+		line, err := r.ReadSlice('\n')
+		if err != nil {
+			b.Fatal(err)
+		}
+		return line
+	}
+	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"info":{"name":"bench","version":"1"}}}`)
+	next()
+	send(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp"}}`)
+	next()
+	id := 1
+	for b.Loop() {
+		id++
+		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":{"sessionId":"v2-1","prompt":[{"type":"text","text":"go"}]}}`, id))
+		n := 0
+		for {
+			line := next()
+			if bytes.Contains(line, []byte(`"agent_message_chunk"`)) {
+				n++
+			}
+			if bytes.Contains(line, []byte(`"state":"idle"`)) {
+				break
+			}
+		}
+		if n != chunks {
+			b.Fatalf("%d chunks in the turn", n)
+		}
+	}
+	b.ReportMetric(float64(chunks*b.N)/b.Elapsed().Seconds(), "chunks/s")
 }

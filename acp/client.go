@@ -8,7 +8,19 @@ import (
 	"log/slog"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/acp-agent/acp-agent/acp/acpv2"
 )
+
+// sessionClient is what a session's view of its client is in either
+// protocol version (ClientConn, ClientConnV2): its connection, its id, its
+// ordered update stream and the calls it makes.
+type sessionClient struct {
+	conn      *serverConn
+	sessionID string
+	out       *outbox
+	start     func() // starts out (registerHeld); nil: started elsewhere
+}
 
 // ClientConn is one session's view of the client connected to it: the
 // session's ordered update stream and the requests the agent may make of
@@ -16,15 +28,12 @@ import (
 // advertised in initialize; another connection of the same Server may
 // have others. Its methods are safe for concurrent use.
 type ClientConn struct {
-	conn      *serverConn
-	caps      ClientCapabilities
-	sessionID string
-	out       *outbox
-	start     func() // starts out (registerHeld); nil: started elsewhere
+	sessionClient
+	caps ClientCapabilities
 }
 
 // setSessionID names the session, before its outbox runs.
-func (c *ClientConn) setSessionID(id string) {
+func (c *sessionClient) setSessionID(id string) {
 	c.sessionID = id
 	c.out.sessionID = id
 }
@@ -38,7 +47,7 @@ var ErrClosed = errors.New("acp: connection closed")
 func (c *ClientConn) Capabilities() ClientCapabilities { return c.caps }
 
 // SessionID returns the session's id (empty until the session is created).
-func (c *ClientConn) SessionID() string { return c.sessionID }
+func (c *sessionClient) SessionID() string { return c.sessionID }
 
 // Update queues a session/update for the session. Updates are written in
 // the order they were queued, by the session's single outbox goroutine.
@@ -61,7 +70,7 @@ func (c *ClientConn) Post(u SessionUpdate) error {
 // cancelled first, the client is told with $/cancel_request and the cause
 // of ctx is returned. An error answered by the client is a *jsonrpc2.Error,
 // wrapped with the method name.
-func (c *ClientConn) Call(ctx context.Context, method string, params, result any) error {
+func (c *sessionClient) Call(ctx context.Context, method string, params, result any) error {
 	// Updates queued before the call go out before it: a permission
 	// request must not overtake the tool_call it is about.
 	if err := c.out.drained(ctx); err != nil {
@@ -83,7 +92,7 @@ func (c *ClientConn) Call(ctx context.Context, method string, params, result any
 
 // Notify sends a notification to the client (elicitation/complete), after
 // the updates queued before it.
-func (c *ClientConn) Notify(ctx context.Context, method string, params any) error {
+func (c *sessionClient) Notify(ctx context.Context, method string, params any) error {
 	if err := c.out.drained(ctx); err != nil {
 		return fmt.Errorf("%s: %w", method, err)
 	}
@@ -103,10 +112,11 @@ func (c *ClientConn) RequestPermission(ctx context.Context, req *RequestPermissi
 	return &resp, nil
 }
 
-// outItem is one entry of an outbox: an update to send, or a function (a
-// response) to run in order with the updates.
+// outItem is one entry of an outbox: an update to send (v1's, or v2's when
+// v2 is set), or a function (a response) to run in order with the updates.
 type outItem struct {
 	update SessionUpdate
+	v2     *acpv2.SessionUpdate
 	fn     func()
 }
 
@@ -270,7 +280,12 @@ func (o *outbox) deliver(batch []outItem) {
 		}
 		n := len(buf)
 		var err error
-		if buf, err = appendUpdateLine(buf, o.sessionID, &it.update); err != nil {
+		if it.v2 != nil {
+			buf, err = appendUpdateLineV2(buf, o.sessionID, it.v2)
+		} else {
+			buf, err = appendUpdateLine(buf, o.sessionID, &it.update)
+		}
+		if err != nil {
 			buf = buf[:n]
 			o.log.Error("encoding session/update", "session", o.sessionID, "error", err)
 		}

@@ -1,8 +1,28 @@
 // Package acp implements the agent side of the Agent Client Protocol (ACP)
-// v1: the protocol types, the method table, JSON-RPC 2.0 over any
-// message transport (Stream), the stdio transport (LineStream), and
-// Server, which serves any number of client connections on behalf of one
-// Agent. AgentService is a Server with one stdio connection.
+// v1 and v2: the v1 protocol types (v2's are package acpv2's), the method
+// tables, JSON-RPC 2.0 over any message transport (Stream), the stdio
+// transport (LineStream), and Server, which serves any number of client
+// connections on behalf of one Agent (v1) and one AgentV2 (v2,
+// Options.V2). AgentService is a Server with one stdio connection.
+//
+// # Versions
+//
+// A connection's first initialize chooses its protocol: with an AgentV2,
+// a protocolVersion of 2 or more makes it v2 (answered 2); anything
+// lower, or no AgentV2, keeps it v1, which answers 1 as it always has. A
+// connection never changes version. Everything below that is not a
+// version's own (the transport, the read loop, in-flight requests,
+// outboxes, session limits, which connection a session is live on,
+// shutdown) serves both; the v2 method table (MethodsV2), handlers and
+// agent interfaces (AgentV2, SessionV2, ...) are in the _v2 files.
+//
+// v2's turn model: session/prompt is answered when the session has
+// inserted the message (SessionV2.Prompt's inserted), and the work it
+// starts is reported with state_update updates; a prompt held while
+// another turn runs is withdrawn (-32800) by session/cancel,
+// $/cancel_request or session/close. session/resume replays (when asked),
+// sends the session's current state_update, then answers; session/close
+// cancels the session's requests to the client before it answers.
 //
 // # Types
 //
@@ -15,7 +35,8 @@
 //
 // # Methods
 //
-// One table (methods.go) lists every method: the ones the agent serves,
+// One table per version (methods.go, methods_v2.go) lists every method:
+// the ones the agent serves,
 // with their handler, the optional Agent interface that serves them and
 // the capability that advertises them, and the ones the agent calls.
 // Dispatch, the known-method check, the capabilities set in the
@@ -43,9 +64,10 @@
 // # Connections
 //
 // Each connection (Server.ServeConn, or one accepted by Server.Serve) has
-// its own client capabilities (from its initialize, handed to its
-// sessions' ClientConns), its own requests in flight, calls to the client
-// and live sessions, and its own logged-out state. The Agent and what it
+// its own protocol version and client capabilities (from its initialize,
+// handed to its sessions' ClientConns or ClientConnV2s), its own requests
+// in flight, calls to the client and live sessions, and its own
+// logged-out state. The Agent and what it
 // shares (sessions table, store) serve all of them. Methods that name a
 // session see only the sessions live on their connection; a session is
 // live on one connection at a time, and session/load, session/resume,
@@ -78,7 +100,9 @@
 // never-blocking read loop. A cancelled call is followed by $/cancel_request.
 //
 // When a connection's input ends or its context is cancelled, every turn
-// of that connection is cancelled and answers stopReason "cancelled", its
+// of that connection is cancelled and answers stopReason "cancelled" (v2:
+// held prompts answer -32800, and each session's work is cancelled and
+// the session closed, so that its last state_update is written), its
 // outboxes flush, its sessions are closed, the stream is closed and
 // ServeConn returns; every goroutine it started has finished by then. The
 // end of input does not close the stream: the last responses are still

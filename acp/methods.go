@@ -88,6 +88,8 @@ const (
 	SchemaV1          Schemas = 1 << iota // v1/schema.json: the stable protocol
 	SchemaV1Unstable                      // v1/schema.unstable.json
 	SchemaSDKUnstable                     // npm-sdk-2.4.0/v1/schema.unstable.json
+	SchemaV2                              // npm-sdk-2.4.0/v2/schema.json: ACP v2 (Preview)
+	SchemaV2Unstable                      // npm-sdk-2.4.0/v2/schema.unstable.json
 )
 
 // MethodSpec describes one method of the method table: what tests and

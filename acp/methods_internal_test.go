@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/acp-agent/acp-agent/acp/acpv2"
 )
 
 // schemaMethods reads a schema file's definitions: for each, the method
@@ -41,6 +43,8 @@ var schemaFiles = map[Schemas]string{
 	SchemaV1:          "v1/schema.json",
 	SchemaV1Unstable:  "v1/schema.unstable.json",
 	SchemaSDKUnstable: "npm-sdk-2.4.0/v1/schema.unstable.json",
+	SchemaV2:          "npm-sdk-2.4.0/v2/schema.json",
+	SchemaV2Unstable:  "npm-sdk-2.4.0/v2/schema.unstable.json",
 }
 
 // TestMethodTableCoversTheStableSchema: every method of the stable v1
@@ -151,4 +155,93 @@ func TestEveryExtensionConstantIsInTheTable(t *testing.T) {
 	for _, name := range names {
 		assert.True(t, methodIndex[name].Extension, name)
 	}
+}
+
+// notInTableV2 are the methods of the v2 schemas the v2 table leaves out,
+// and why (docs/protocol.md says the same).
+var notInTableV2 = map[string]string{
+	acpv2.MethodMCPMessage: "MCP over ACP is planned (v1 first): mcp/message both ways",
+}
+
+// TestMethodTableV2CoversTheSchema: every method of the v2 schemas, stable
+// and unstable, is in the v2 table on the side the schema says, and the
+// agent's are dispatched; or it is left out with a reason.
+func TestMethodTableV2CoversTheSchema(t *testing.T) {
+	for _, sm := range acpv2.SchemaMethods() {
+		if why := notInTableV2[sm.Name]; why != "" {
+			assert.Nil(t, methodIndexV2[sm.Name], "%s is in the table, and in notInTableV2", sm.Name)
+			continue
+		}
+		m := methodIndexV2[sm.Name]
+		if !assert.NotNil(t, m, "%s (%s) is not in the v2 method table", sm.Name, sm.Params) {
+			continue
+		}
+		assert.Equal(t, sm.Params, m.Params, sm.Name)
+		assert.Equal(t, sm.Result, m.Result, sm.Name)
+		if sm.Unstable {
+			assert.Equal(t, SchemaV2Unstable, m.Schemas, "%s is unstable: the unstable file only", sm.Name)
+		} else {
+			assert.Equal(t, SchemaV2|SchemaV2Unstable, m.Schemas, "%s is stable: both files", sm.Name)
+		}
+		switch sm.Side {
+		case "agent":
+			assert.NotZero(t, m.Direction&ToAgent, "%s is served by the agent", sm.Name)
+			assert.True(t, m.handle != nil || m.notify != nil, "%s has no handler", sm.Name)
+		case "client":
+			assert.NotZero(t, m.Direction&ToClient, "%s is served by the client", sm.Name)
+		case "protocol":
+			assert.Equal(t, ToAgent|ToClient, m.Direction, "%s goes both ways", sm.Name)
+		}
+	}
+	for _, m := range methodsV2 {
+		if !m.Extension {
+			assert.Contains(t, schemaMethodNames(), m.Name, "a v2 row for a method the schema does not have")
+		}
+	}
+}
+
+func schemaMethodNames() []string {
+	var names []string
+	for _, sm := range acpv2.SchemaMethods() {
+		names = append(names, sm.Name)
+	}
+	return names
+}
+
+// TestMethodTableV2Rows: each v2 method the agent serves has exactly the
+// handler its kind needs; the capabilities of the table are set only when
+// the agent serves their method, and cleared otherwise.
+func TestMethodTableV2Rows(t *testing.T) {
+	for _, m := range methodsV2 {
+		if m.Direction&ToAgent == 0 {
+			assert.True(t, m.handle == nil && m.notify == nil, "%s is the client's", m.Name)
+			continue
+		}
+		if m.Notification {
+			assert.True(t, m.notify != nil && m.handle == nil, "%s is a notification", m.Name)
+		} else {
+			assert.True(t, m.handle != nil && m.notify == nil, "%s is a request", m.Name)
+		}
+		if m.Extension {
+			assert.True(t, strings.HasPrefix(m.Name, "_"), m.Name)
+			assert.Zero(t, m.Schemas)
+		}
+	}
+	var caps acpv2.AgentCapabilities
+	for _, m := range methodsV2 {
+		if m.capability != nil {
+			m.capability(&caps, true)
+		}
+	}
+	on, err := json.Marshal(caps)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"auth":{"status":{}},"providers":{},"session":{"delete":{},"fork":{},"title":{},"status":{},"archive":{}}}`, string(on))
+	for _, m := range methodsV2 {
+		if m.capability != nil {
+			m.capability(&caps, false)
+		}
+	}
+	off, err := json.Marshal(caps)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"auth":{},"session":{}}`, string(off), "session: {} is the baseline every v2 agent serves")
 }

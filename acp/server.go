@@ -31,6 +31,11 @@ type Options struct {
 	// opens itself (subagents) are not refused.
 	MaxSessions              int
 	MaxSessionsPerConnection int
+	// V2 serves ACP v2 (Preview) to the clients that ask for it: an
+	// initialize whose protocolVersion is 2 or more makes the connection
+	// v2 (it is answered 2), anything lower keeps it v1. With V2 nil
+	// every connection is v1, as v1's version negotiation has it.
+	V2 AgentV2
 }
 
 // Server serves ACP on behalf of one Agent, on any number of connections
@@ -92,6 +97,11 @@ type serverConn struct {
 	mu          sync.Mutex
 	closing     bool
 	initialized bool
+	// version is the protocol the connection's first initialize chose
+	// (0 until then); a connection never changes it.
+	version ProtocolVersion
+	// v2 is the state of a v2 connection (version 2), else nil.
+	v2 *connV2
 	// loggedOut is set by logout and cleared by authenticate: until then
 	// the methods that open sessions answer -32000.
 	loggedOut  bool
@@ -103,14 +113,35 @@ type serverConn struct {
 	reserved int
 }
 
-// serviceSession is the connection's view of one live session.
+// serviceSession is the connection's view of one live session: a v1
+// Session or a SessionV2, and its client.
 type serviceSession struct {
-	id     string
-	sess   Session
-	client *ClientConn
+	id       string
+	sess     Session       // v1; nil on a v2 session
+	v2       SessionV2     // v2; nil on a v1 session
+	v2client *ClientConnV2 // v2's client
+	client   *sessionClient
 	// turns are the cancel funcs of this session's prompts (running or
-	// queued), by request id; guarded by serverConn.mu.
+	// queued; on v2, those not yet inserted), by request id; guarded by
+	// serverConn.mu.
 	turns map[jsonrpc2.ID]context.CancelCauseFunc
+}
+
+func newServiceSession(id string, client *sessionClient) *serviceSession {
+	return &serviceSession{id: id, client: client, turns: make(map[jsonrpc2.ID]context.CancelCauseFunc)}
+}
+
+// lifecycle is what the server asks of a session of either version.
+type lifecycle interface {
+	Cancel()
+	Close() error
+}
+
+func (ss *serviceSession) life() lifecycle {
+	if ss.v2 != nil {
+		return ss.v2
+	}
+	return ss.sess
 }
 
 var (
@@ -204,6 +235,30 @@ func (c *serverConn) shutdown(deadline <-chan struct{}) {
 		c.srv.forgetAll(c, sessions)
 		return
 	}
+	// A v2 session's work outlives its prompts' answers: it is cancelled
+	// and the session closed now, so that its last updates (the idle
+	// state) are queued before its outbox stops.
+	v2done := make(chan struct{})
+	go func() {
+		defer close(v2done)
+		for _, ss := range sessions {
+			if ss.v2 != nil {
+				ss.v2client.cancelCalls(errShutdown)
+				ss.v2.Cancel()
+				ss.client.startOut()
+				if err := ss.v2.Close(); err != nil {
+					c.log.Warn("closing session", "session", ss.id, "error", err)
+				}
+			}
+		}
+	}()
+	select {
+	case <-v2done:
+	case <-deadline:
+		c.log.Warn("sessions still closing after shutdown grace period; exiting anyway")
+		c.srv.forgetAll(c, sessions)
+		return
+	}
 	for _, ss := range sessions {
 		ss.client.startOut() // a held child's outbox must run to end
 		ss.client.out.stop()
@@ -218,6 +273,9 @@ func (c *serverConn) shutdown(deadline <-chan struct{}) {
 		return
 	}
 	for _, ss := range sessions {
+		if ss.sess == nil {
+			continue // v2: closed above
+		}
 		if err := ss.sess.Close(); err != nil {
 			c.log.Warn("closing session", "session", ss.id, "error", err)
 		}
@@ -317,18 +375,16 @@ func (s *Server) closeAnywhere(id SessionId) {
 	}
 }
 
-// liveSession returns the Session id is on any connection, or nil.
-func (s *Server) liveSession(id SessionId) Session {
+// liveSession returns id's session on whichever connection it is live,
+// or nil.
+func (s *Server) liveSession(id SessionId) *serviceSession {
 	c := s.liveOn(id)
 	if c == nil {
 		return nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if ss, ok := c.sessions[id]; ok {
-		return ss.sess
-	}
-	return nil
+	return c.sessions[id]
 }
 
 // AgentService serves ACP on one stdio connection: a Server with one

@@ -28,6 +28,10 @@ func RequestID(ctx context.Context) string {
 // leaves the work and the reply to a goroutine.
 func (c *serverConn) handle(req *request) {
 	if req.Notif {
+		if c.speaksV2(req) {
+			c.notifyV2(req)
+			return
+		}
 		if m := methodIndex[req.Method]; m != nil && m.notify != nil {
 			m.notify(c, req)
 			return
@@ -74,6 +78,9 @@ func (c *serverConn) handle(req *request) {
 // work and no error means the request was queued and will be answered by
 // its completion (session/prompt).
 func (c *serverConn) dispatch(ctx context.Context, req *request) (func(), error) {
+	if c.speaksV2(req) {
+		return c.dispatchV2(ctx, req)
+	}
 	m := methodIndex[req.Method]
 	known := m != nil && m.Direction&ToAgent != 0
 	if req.Method != MethodInitialize {
@@ -125,6 +132,7 @@ func (c *serverConn) initialize(ctx context.Context, req *request) (func(), erro
 	}
 	c.mu.Lock()
 	c.initialized = true
+	c.version = ProtocolVersionV1
 	c.clientCaps = p.ClientCapabilities
 	c.mu.Unlock()
 	return func() { c.answer(ctx, req, resp, nil) }, nil
@@ -193,7 +201,9 @@ func (c *serverConn) newSession(ctx context.Context, req *request) (func(), erro
 			c.answer(ctx, req, nil, err)
 			return
 		}
-		c.register(ctx, req, sess, resp.SessionID, client, resp, release)
+		ss := newServiceSession(resp.SessionID, &client.sessionClient)
+		ss.sess = sess
+		c.register(ctx, req, ss, resp, release)
 	}, nil
 }
 
@@ -201,37 +211,39 @@ func (c *serverConn) newClient() *ClientConn {
 	c.mu.Lock()
 	caps := c.clientCaps
 	c.mu.Unlock()
-	return &ClientConn{conn: c, caps: caps, out: newOutbox(c.rpc, c.log)}
+	return &ClientConn{sessionClient: c.newSessionClient(), caps: caps}
 }
 
-// register adds a created session, answers the request that created it
-// with result, and then starts the session's outbox: the client must know
-// the session id before it sees the session's updates.
-//
-// release gives back the session's reservation (reserveSession) once it
-// counts as live, before the answer: a client that sends its next
-// session/new on reading the answer must not find this one counted twice.
-func (c *serverConn) register(ctx context.Context, req *request, sess Session, sessionID string, client *ClientConn, result any, release func()) {
-	ss := &serviceSession{id: sessionID, sess: sess, client: client, turns: make(map[jsonrpc2.ID]context.CancelCauseFunc)}
-	client.setSessionID(sessionID)
+func (c *serverConn) newSessionClient() sessionClient {
+	return sessionClient{conn: c, out: newOutbox(c.rpc, c.log)}
+}
+
+// register adds a created session (a v1 Session, or ss.v2), answers the
+// request that created it with result, and then starts the session's
+// outbox: the client must know the session id before it sees the
+// session's updates. release gives back the session's reservation
+// (reserveSession) once it counts as live, before the answer, so that a
+// client's next session/new is not refused for a place this one held.
+func (c *serverConn) register(ctx context.Context, req *request, ss *serviceSession, result any, release func()) {
+	ss.client.setSessionID(ss.id)
 	c.mu.Lock()
 	if c.closing {
 		c.mu.Unlock()
 		c.answer(ctx, req, nil, errShutdown)
-		if err := sess.Close(); err != nil {
-			c.log.Warn("closing session", "session", sessionID, "error", err)
+		if err := ss.life().Close(); err != nil {
+			c.log.Warn("closing session", "session", ss.id, "error", err)
 		}
 		return
 	}
-	c.sessions[sessionID] = ss
-	c.srv.setLive(sessionID, c)
+	c.sessions[ss.id] = ss
+	c.srv.setLive(ss.id, c)
 	c.outboxes.Add(1)
 	c.mu.Unlock()
 	release()
 	c.answer(ctx, req, result, nil)
 	go func() {
 		defer c.outboxes.Done()
-		client.out.run()
+		ss.client.out.run()
 	}()
 }
 
@@ -247,7 +259,9 @@ func (c *ClientConn) OpenChild(id string, open func(*ClientConn) (Session, error
 	if err != nil {
 		return nil, err
 	}
-	if _, err := c.conn.registerHeld(sess, id, child); err != nil {
+	ss := newServiceSession(id, &child.sessionClient)
+	ss.sess = sess
+	if err := c.conn.registerHeld(ss); err != nil {
 		return nil, err
 	}
 	return child, nil
@@ -256,31 +270,30 @@ func (c *ClientConn) OpenChild(id string, open func(*ClientConn) (Session, error
 // Release lets a child's updates out: until then they wait, so that the
 // child can start work (and be cancelled) before the client has been told
 // about it.
-func (c *ClientConn) Release() { c.startOut() }
+func (c *sessionClient) Release() { c.startOut() }
 
 // CloseChild ends a child session OpenChild registered: it is cancelled,
 // closed and forgotten, like session/close.
-func (c *ClientConn) CloseChild(id string) { c.conn.closeLive(id) }
+func (c *sessionClient) CloseChild(id string) { c.conn.closeLive(id) }
 
 // Drained waits until every update queued on c so far has been written.
-func (c *ClientConn) Drained(ctx context.Context) error { return c.out.drained(ctx) }
+func (c *sessionClient) Drained(ctx context.Context) error { return c.out.drained(ctx) }
 
 // registerLoaded adds a loaded session and starts its outbox at once: its
 // replay goes out before the response, which is queued behind it.
-func (c *serverConn) registerLoaded(sess Session, sessionID string, client *ClientConn) (*serviceSession, error) {
-	ss, err := c.registerHeld(sess, sessionID, client)
-	if err != nil {
-		return nil, err
+func (c *serverConn) registerLoaded(ss *serviceSession) error {
+	if err := c.registerHeld(ss); err != nil {
+		return err
 	}
-	client.startOut()
-	return ss, nil
+	ss.client.startOut()
+	return nil
 }
 
 // registerHeld adds a session whose outbox starts only with
 // client.startOut: what it queues until then waits.
-func (c *serverConn) registerHeld(sess Session, sessionID string, client *ClientConn) (*serviceSession, error) {
-	ss := &serviceSession{id: sessionID, sess: sess, client: client, turns: make(map[jsonrpc2.ID]context.CancelCauseFunc)}
-	client.setSessionID(sessionID)
+func (c *serverConn) registerHeld(ss *serviceSession) error {
+	client := ss.client
+	client.setSessionID(ss.id)
 	// Set before the session is published: a session/close racing with
 	// this request may start the outbox as soon as it is in the map.
 	client.start = sync.OnceFunc(func() {
@@ -292,20 +305,20 @@ func (c *serverConn) registerHeld(sess Session, sessionID string, client *Client
 	c.mu.Lock()
 	if c.closing {
 		c.mu.Unlock()
-		if err := sess.Close(); err != nil {
-			c.log.Warn("closing session", "session", sessionID, "error", err)
+		if err := ss.life().Close(); err != nil {
+			c.log.Warn("closing session", "session", ss.id, "error", err)
 		}
-		return nil, fmt.Errorf("%w: %v", ErrInternal, errShutdown)
+		return fmt.Errorf("%w: %v", ErrInternal, errShutdown)
 	}
-	c.sessions[sessionID] = ss
-	c.srv.setLive(sessionID, c)
+	c.sessions[ss.id] = ss
+	c.srv.setLive(ss.id, c)
 	c.outboxes.Add(1)
 	c.mu.Unlock()
-	return ss, nil
+	return nil
 }
 
 // startOut starts the client's outbox (once; registerHeld set it up).
-func (c *ClientConn) startOut() {
+func (c *sessionClient) startOut() {
 	if c.start != nil {
 		c.start()
 	}
@@ -335,8 +348,13 @@ func (c *serverConn) closeLive(id SessionId) bool {
 	if !ok {
 		return false
 	}
-	ss.sess.Cancel()
-	if err := ss.sess.Close(); err != nil {
+	if ss.v2client != nil {
+		// v2: every request of the session's to the client is cancelled
+		// ($/cancel_request) before session/close is answered.
+		ss.v2client.cancelCalls(errSessionClosed)
+	}
+	ss.life().Cancel()
+	if err := ss.life().Close(); err != nil {
 		c.log.Warn("closing session", "session", id, "error", err)
 	}
 	ss.client.startOut() // a held child's outbox must run to end
@@ -358,21 +376,12 @@ func (c *serverConn) prompt(ctx context.Context, req *request) (func(), error) {
 	if err := decodeParams(req.Params, &p); err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	ss, ok := c.sessions[p.SessionID]
-	if !ok || c.closing {
-		c.mu.Unlock()
-		if !ok {
-			return nil, SessionNotFound(p.SessionID, "")
-		}
-		return nil, fmt.Errorf("%w: %v", ErrInternal, errShutdown)
-	}
 	// A prompt while another runs is queued by the session (a follow-up);
 	// session/cancel cancels all of them.
-	turnCtx, cancel := context.WithCancelCause(ctx)
-	ss.turns[req.ID] = cancel
-	c.reqs.Add(1) // done in finish: shutdown waits for every prompt's answer
-	c.mu.Unlock()
+	ss, turnCtx, cancel, err := c.registerPrompt(ctx, req, p.SessionID)
+	if err != nil {
+		return nil, err
+	}
 
 	replyCtx := context.WithoutCancel(ctx)
 	var once sync.Once
@@ -382,10 +391,7 @@ func (c *serverConn) prompt(ctx context.Context, req *request) (func(), error) {
 				// ACP: a cancelled turn is a result, never an error.
 				resp, err = &PromptResponse{StopReason: StopReasonCancelled}, nil
 			}
-			cancel(nil)
-			c.mu.Lock()
-			delete(ss.turns, req.ID)
-			c.mu.Unlock()
+			c.forgetPrompt(ss, req, cancel)
 			// The id is free before the client can see the response.
 			c.finishRequest(req.ID)
 			// The session calls finish in order with its updates, so the
@@ -397,15 +403,39 @@ func (c *serverConn) prompt(ctx context.Context, req *request) (func(), error) {
 	// Queued here, on the read loop, so prompts queue in arrival order.
 	if err := ss.sess.Prompt(turnCtx, &p, finish); err != nil {
 		once.Do(func() {
-			cancel(nil)
-			c.mu.Lock()
-			delete(ss.turns, req.ID)
-			c.mu.Unlock()
+			c.forgetPrompt(ss, req, cancel)
 			c.reqs.Done()
 		})
 		return nil, err
 	}
 	return nil, nil
+}
+
+// registerPrompt finds the session a prompt names and registers the
+// prompt as one of its turns, under a context session/cancel cancels;
+// shutdown waits (reqs) until the prompt is answered.
+func (c *serverConn) registerPrompt(ctx context.Context, req *request, id SessionId) (*serviceSession, context.Context, context.CancelCauseFunc, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ss, ok := c.sessions[id]
+	switch {
+	case !ok:
+		return nil, nil, nil, SessionNotFound(id, "")
+	case c.closing:
+		return nil, nil, nil, fmt.Errorf("%w: %v", ErrInternal, errShutdown)
+	}
+	turnCtx, cancel := context.WithCancelCause(ctx)
+	ss.turns[req.ID] = cancel
+	c.reqs.Add(1)
+	return ss, turnCtx, cancel, nil
+}
+
+// forgetPrompt drops a prompt registerPrompt registered.
+func (c *serverConn) forgetPrompt(ss *serviceSession, req *request, cancel context.CancelCauseFunc) {
+	cancel(nil)
+	c.mu.Lock()
+	delete(ss.turns, req.ID)
+	c.mu.Unlock()
 }
 
 // setConfigOption applies session/set_config_option inline, on the read
@@ -511,8 +541,9 @@ func (c *serverConn) open(ctx context.Context, store SessionStore, lr *LoadReque
 	if err != nil {
 		return nil, nil, err
 	}
-	ss, err := c.registerLoaded(sess, string(lr.SessionID), client)
-	if err != nil {
+	ss := newServiceSession(string(lr.SessionID), &client.sessionClient)
+	ss.sess = sess
+	if err := c.registerLoaded(ss); err != nil {
 		return nil, nil, err
 	}
 	return ss, loaded, nil
@@ -568,7 +599,10 @@ func (c *serverConn) forkSession(ctx context.Context, req *request) (func(), err
 // this connection's.
 func (c *serverConn) fork(ctx context.Context, req *request, fr *ForkRequest) (func(), error) {
 	forker := c.srv.agent.(Forker)
-	source := c.srv.liveSession(fr.SourceID)
+	var source Session
+	if ss := c.srv.liveSession(fr.SourceID); ss != nil {
+		source = ss.sess // nil when it is live on a v2 connection
+	}
 	return func() {
 		release, err := c.reserveSession("")
 		if err != nil {
@@ -582,7 +616,9 @@ func (c *serverConn) fork(ctx context.Context, req *request, fr *ForkRequest) (f
 			c.answer(ctx, req, nil, err)
 			return
 		}
-		c.register(ctx, req, sess, string(resp.SessionID), client, resp, release)
+		ss := newServiceSession(string(resp.SessionID), &client.sessionClient)
+		ss.sess = sess
+		c.register(ctx, req, ss, resp, release)
 	}, nil
 }
 
@@ -713,17 +749,25 @@ func (c *serverConn) cancelSession(req *request) {
 		c.log.Debug("bad session/cancel", "error", err)
 		return
 	}
-	c.mu.Lock()
-	ss, ok := c.sessions[p.SessionID]
-	if ok {
-		for _, cancel := range ss.turns {
-			cancel(errTurnCancelled)
-		}
-	}
-	c.mu.Unlock()
-	if ok {
+	if ss := c.cancelTurns(p.SessionID, errTurnCancelled); ss != nil {
 		ss.sess.Cancel()
 	}
+}
+
+// cancelTurns cancels, with cause, the prompts of session id registered
+// on this connection (v1: its turns, v2: its held prompts) and returns the
+// session, or nil when it is not here.
+func (c *serverConn) cancelTurns(id SessionId, cause error) *serviceSession {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ss, ok := c.sessions[id]
+	if !ok {
+		return nil
+	}
+	for _, cancel := range ss.turns {
+		cancel(cause)
+	}
+	return ss
 }
 
 // cancelRequest serves $/cancel_request: the request in flight with that

@@ -16,6 +16,8 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/acp-agent/acp-agent/acp/acpv2"
 )
 
 func TestReadLineLimits(t *testing.T) {
@@ -294,4 +296,29 @@ func (s *recordingStream) Write(_ context.Context, msgs ...Message) error {
 	}
 	s.writes = append(s.writes, w)
 	return nil
+}
+
+// TestUpdateLineV2MatchesGenericEncoding: the outbox's direct encoding of
+// v2 text chunks is what the generic encoding gives, for every kind of
+// chunk and text that needs escaping, and other updates go the generic
+// way.
+func TestUpdateLineV2MatchesGenericEncoding(t *testing.T) {
+	text := func(s string) acpv2.ContentBlock { return acpv2.ContentBlock{Text: &acpv2.TextContent{Text: s}} }
+	for _, u := range []acpv2.SessionUpdate{
+		{AgentMessageChunk: &acpv2.ContentChunk{MessageID: "m1", Content: text("plain")}},
+		{AgentThoughtChunk: &acpv2.ContentChunk{MessageID: "m\"2", Content: text("<a> & \"b\"\n\u2028\xff")}},
+		{UserMessageChunk: &acpv2.ContentChunk{MessageID: "", Content: text("")}},
+		{AgentMessageChunk: &acpv2.ContentChunk{MessageID: "m3", Content: text("x"), Meta: json.RawMessage(`{"k":1}`)}},
+		{AgentMessageChunk: &acpv2.ContentChunk{MessageID: "m4", Content: acpv2.ContentBlock{Text: &acpv2.TextContent{Text: "x", Annotations: &acpv2.Annotations{Priority: new(float64)}}}}},
+		{StateUpdate: &acpv2.StateUpdate{Idle: &acpv2.IdleStateUpdate{StopReason: acpv2.StopReasonEndTurn}}},
+	} {
+		line, err := appendUpdateLineV2(nil, "s<1>", &u)
+		require.NoError(t, err)
+		assert.Equal(t, 1, bytes.Count(line, []byte("\n")), "one line")
+		want, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "session/update",
+			"params": acpv2.UpdateSessionNotification{SessionID: "s<1>", Update: u}})
+		require.NoError(t, err)
+		assert.JSONEq(t, string(want), string(line))
+		assert.True(t, utf8.Valid(line) || bytes.Contains(want, []byte(`\ufffd`)), "%q", line)
+	}
 }

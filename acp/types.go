@@ -25,9 +25,10 @@ package acp
 //     aliases of string, so any string can be used where they are expected.
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/acp-agent/acp-agent/acp/acpv2"
 )
 
 // ProtocolVersion is the ACP major protocol version (schema: uint16 integer).
@@ -182,47 +183,15 @@ const (
 // Fields of this type must be tagged `json:",omitzero"`; IsZero reports the
 // absent state. Decoding sets Present for any member found, and Null when it
 // was null. Note that NullableOf of a nil slice encodes as null: use an empty
-// slice for [].
-type Nullable[T any] struct {
-	Present bool // the member is on the wire (as a value or as null)
-	Null    bool // the member is null; only meaningful when Present
-	Value   T    // the value when Present && !Null
-}
+// slice for []. It is v2's type (acpv2.Nullable), which v2's upserts use
+// throughout.
+type Nullable[T any] = acpv2.Nullable[T]
 
 // NullableOf returns a present, non-null Nullable holding v.
-func NullableOf[T any](v T) Nullable[T] { return Nullable[T]{Present: true, Value: v} }
+func NullableOf[T any](v T) Nullable[T] { return acpv2.Some(v) }
 
 // Null returns a Nullable that is present as null.
-func Null[T any]() Nullable[T] { return Nullable[T]{Present: true, Null: true} }
-
-// IsZero reports whether n is absent; encoding/json's omitzero uses it.
-func (n Nullable[T]) IsZero() bool { return !n.Present }
-
-// Get returns the value and whether there is one (present and not null).
-func (n Nullable[T]) Get() (T, bool) { return n.Value, n.Present && !n.Null }
-
-// MarshalJSON encodes null or the value. Absence is handled by omitzero.
-func (n Nullable[T]) MarshalJSON() ([]byte, error) {
-	if !n.Present || n.Null {
-		return []byte("null"), nil
-	}
-	return json.Marshal(n.Value)
-}
-
-// UnmarshalJSON records presence, and null or the value.
-func (n *Nullable[T]) UnmarshalJSON(data []byte) error {
-	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
-		var zero T
-		*n = Nullable[T]{Present: true, Null: true, Value: zero}
-		return nil
-	}
-	var v T
-	if err := json.Unmarshal(data, &v); err != nil {
-		return err
-	}
-	*n = Nullable[T]{Present: true, Value: v}
-	return nil
-}
+func Null[T any]() Nullable[T] { return acpv2.Null[T]() }
 
 // UnknownVariant holds a union variant this package does not know: Tag is
 // its discriminator value ("" when the union is untagged or the tag was

@@ -1,7 +1,16 @@
 // Package acptest is a line-level ACP client for tests. It writes raw lines
 // to an agent, reads the agent's lines, and checks every message the agent
 // writes: it must be one JSON-RPC 2.0 object per line, and its params or
-// result must validate against the official ACP v1 schema for its method.
+// result must validate against the official ACP schema of the version the
+// connection negotiated, for its method.
+//
+// v1 is checked against the v1 schemas. A connection becomes v2 when the
+// agent answers an initialize with protocolVersion 2; from then on every
+// message is checked against the SDK 2.4.0 v2 schema: the unstable file
+// (which holds the stable one) with every open value required to be a
+// custom one (starting with "_"), and, for the stable methods, the stable
+// file too. A method outside the v2 method table, or a session/update of
+// a custom kind, fails: a new kind of message needs its validation first.
 //
 // A Client is used by one test goroutine; its reader goroutine is owned by
 // the Client and ends when the agent's output ends.
@@ -15,12 +24,14 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/acp/acpv2"
 	"github.com/acp-agent/acp-agent/acp/schemacheck"
 )
 
@@ -65,9 +76,9 @@ type defs struct {
 	requests  map[string]acp.MethodSpec // by method the agent calls
 }
 
-var messageDefs = func() defs {
+func tableDefs(table []acp.MethodSpec) defs {
 	d := defs{responses: map[string]acp.MethodSpec{}, requests: map[string]acp.MethodSpec{}}
-	for _, m := range acp.Methods() {
+	for _, m := range table {
 		if m.Direction&acp.ToAgent != 0 && m.Result != "" {
 			d.responses[m.Name] = m
 		}
@@ -76,7 +87,12 @@ var messageDefs = func() defs {
 		}
 	}
 	return d
-}()
+}
+
+var (
+	messageDefs   = tableDefs(acp.Methods())
+	messageDefsV2 = tableDefs(acp.MethodsV2())
+)
 
 // validateIn checks data against def in each schema file of schemas.
 func (c *Client) validateIn(schemas acp.Schemas, def string, data json.RawMessage) error {
@@ -110,6 +126,9 @@ type Client struct {
 	methods map[string]string // our request id -> method, to validate results
 	valid   map[string]bool   // skeletons already validated, see validate
 	nextID  int
+	// version is the protocol the agent answered initialize with: 2
+	// makes the connection v2 (see the package doc).
+	version int
 	// Timeout bounds every wait for a message; default 10 s.
 	Timeout time.Duration
 	stop    func() // Pipe's shutdown
@@ -191,6 +210,10 @@ func (c *Client) parse(line []byte) (Message, error) {
 		return Message{}, fmt.Errorf("agent message without jsonrpc 2.0: %s", line)
 	}
 	m := Message{Raw: append([]byte(nil), line...), ID: env.ID, Method: env.Method, Params: env.Params, Result: env.Result}
+	if c.negotiate(env.ID, env.Result) == 2 {
+		err := c.parseV2(&m, env.Error, line)
+		return m, err
+	}
 	switch {
 	case env.Method != "":
 		spec, ok := messageDefs.requests[env.Method]
@@ -244,6 +267,74 @@ func (c *Client) parse(line []byte) (Message, error) {
 	return m, nil
 }
 
+// negotiate notes the version an initialize result answers, and returns
+// the connection's version.
+func (c *Client) negotiate(id, result json.RawMessage) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if result != nil && c.methods[string(id)] == acp.MethodInitialize {
+		var r struct {
+			ProtocolVersion int `json:"protocolVersion"`
+		}
+		if json.Unmarshal(result, &r) == nil && c.version == 0 {
+			c.version = r.ProtocolVersion
+		}
+	}
+	return c.version
+}
+
+// parseV2 checks a message of a v2 connection.
+func (c *Client) parseV2(m *Message, errMember *json.RawMessage, line []byte) error {
+	switch {
+	case m.Method != "":
+		spec, ok := messageDefsV2.requests[m.Method]
+		if !ok {
+			return fmt.Errorf("agent sent %q, which is not in the v2 method table: %s", m.Method, line)
+		}
+		if m.Method == acp.MethodSessionUpdate {
+			if tag := updateTag(m.Params); strings.HasPrefix(tag, "_") {
+				return fmt.Errorf("agent sent a custom session/update %q, which has no schema to validate it: %s", tag, line)
+			}
+		}
+		if err := c.validateV2(spec, spec.Params, m.Params); err != nil {
+			return fmt.Errorf("agent %s params do not match the %v\n%s", m.Method, err, line)
+		}
+	case errMember != nil:
+		if err := c.checker.ValidateV2("Error", *errMember); err != nil {
+			return fmt.Errorf("agent error does not match the v2 schema: %v\n%s", err, line)
+		}
+		m.Error = new(WireError)
+		return json.Unmarshal(*errMember, m.Error)
+	case m.Result != nil:
+		c.mu.Lock()
+		method := c.methods[string(m.ID)]
+		c.mu.Unlock()
+		if spec, ok := messageDefsV2.responses[method]; ok {
+			if err := c.validateV2(spec, spec.Result, m.Result); err != nil {
+				return fmt.Errorf("agent %s result does not match the %v\n%s", method, err, line)
+			}
+		}
+	default:
+		return fmt.Errorf("agent message is neither request nor response: %s", line)
+	}
+	return nil
+}
+
+// validateV2 checks data against def: in the unstable v2 schema with open
+// values closed to custom ones, and for a stable method in the stable
+// schema as well.
+func (c *Client) validateV2(spec acp.MethodSpec, def string, data json.RawMessage) error {
+	if err := c.cached("v2u:"+def, data, func() error { return c.checker.ValidateV2UnstableStrict(def, data) }); err != nil {
+		return fmt.Errorf("SDK 2.4.0 v2 schema, unstable file, custom values marked (%s): %v", def, err)
+	}
+	if spec.Schemas&acp.SchemaV2 != 0 {
+		if err := c.cached("v2:"+def, data, func() error { return c.checker.ValidateV2(def, data) }); err != nil {
+			return fmt.Errorf("SDK 2.4.0 v2 schema (%s): %v", def, err)
+		}
+	}
+	return nil
+}
+
 // isSDKUpdate reports whether session/update params carry a variant the
 // v1 schema does not have but SDK 2.4.0's does (compaction, notices).
 func isSDKUpdate(params json.RawMessage) bool {
@@ -293,25 +384,32 @@ var freeText = map[string]bool{"text": true, "messageId": true, "sessionId": tru
 // is validated once per skeleton: the message with free-text strings
 // blanked. This is exact, because blanked values are unconstrained strings.
 func (c *Client) validate(def string, data json.RawMessage) error {
+	return c.cached(def, data, func() error { return c.checker.Validate(def, data) })
+}
+
+// cached runs check unless a message of data's skeleton passed it under
+// key (see validate).
+func (c *Client) cached(key string, data json.RawMessage, check func() error) error {
 	var v any
 	if err := json.Unmarshal(data, &v); err != nil {
 		return err
 	}
-	key, err := json.Marshal(blankFreeText(v))
+	skeleton, err := json.Marshal(blankFreeText(v))
 	if err != nil {
 		return err
 	}
+	key += string(skeleton)
 	c.mu.Lock()
-	seen := c.valid[def+string(key)]
+	seen := c.valid[key]
 	c.mu.Unlock()
 	if seen {
 		return nil
 	}
-	if err := c.checker.Validate(def, data); err != nil {
+	if err := check(); err != nil {
 		return err
 	}
 	c.mu.Lock()
-	c.valid[def+string(key)] = true
+	c.valid[key] = true
 	c.mu.Unlock()
 	return nil
 }
@@ -476,6 +574,47 @@ func (c *Client) Initialize(caps *acp.ClientCapabilities) acp.InitializeResponse
 	var r acp.InitializeResponse
 	MustResult(c.t, resp, &r)
 	return r
+}
+
+// InitializeV2 runs initialize asking for ACP v2 (with info and the given
+// capabilities) and returns the response; the connection is v2 from then
+// on when the agent answers 2.
+func (c *Client) InitializeV2(caps *acpv2.ClientCapabilities) acpv2.InitializeResponse {
+	c.t.Helper()
+	req := &acpv2.InitializeRequest{ProtocolVersion: 2, Info: acpv2.Implementation{Name: "acptest", Version: "1"}}
+	if caps != nil {
+		req.Capabilities = *caps
+	}
+	resp, _ := c.Call(acp.MethodInitialize, req)
+	var r acpv2.InitializeResponse
+	MustResult(c.t, resp, &r)
+	if r.ProtocolVersion != 2 {
+		c.t.Fatalf("initialize asking for v2 was answered with version %d", r.ProtocolVersion)
+	}
+	return r
+}
+
+// NewSessionV2 runs session/new on a v2 connection in cwd and returns the
+// session id.
+func (c *Client) NewSessionV2(cwd string) string {
+	c.t.Helper()
+	resp, _ := c.Call(acpv2.MethodSessionNew, &acpv2.NewSessionRequest{CWD: cwd})
+	var r acpv2.NewSessionResponse
+	MustResult(c.t, resp, &r)
+	return r.SessionID
+}
+
+// UpdateV2 decodes a v2 session/update notification.
+func (m Message) UpdateV2(t testing.TB) acpv2.UpdateSessionNotification {
+	t.Helper()
+	if m.Method != acpv2.MethodSessionUpdate {
+		t.Fatalf("expected a session/update, got %s", m.Raw)
+	}
+	var n acpv2.UpdateSessionNotification
+	if err := json.Unmarshal(m.Params, &n); err != nil {
+		t.Fatalf("decoding session/update %s: %v", m.Raw, err)
+	}
+	return n
 }
 
 // NewSession runs session/new in cwd and returns the session id.

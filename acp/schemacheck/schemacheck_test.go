@@ -106,3 +106,42 @@ func TestSchemaCheckExtensionUpdates(t *testing.T) {
 		t.Fatal("HasDef(extension, RetryUpdate)")
 	}
 }
+
+// TestV2StrictSchemasWantCustomValuesMarked: the v2 schemas take values
+// they do not list (for newer versions and custom use); the strict copies
+// take only custom ones, which start with "_".
+func TestV2StrictSchemasWantCustomValuesMarked(t *testing.T) {
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	update := func(u string) []byte { return []byte(`{"sessionId":"s1","update":` + u + `}`) }
+	for _, tc := range []struct {
+		name, update string
+		lax, strict  bool
+	}{
+		{"known kind", `{"sessionUpdate":"tool_call_update","toolCallId":"t","kind":"read"}`, true, true},
+		{"unmarked kind", `{"sessionUpdate":"tool_call_update","toolCallId":"t","kind":"compile"}`, true, false},
+		{"custom kind", `{"sessionUpdate":"tool_call_update","toolCallId":"t","kind":"_compile"}`, true, true},
+		{"unmarked update", `{"sessionUpdate":"retry_update","attempt":1}`, true, false},
+		{"custom update", `{"sessionUpdate":"_acp-agent/retry","attempt":1}`, true, true},
+		{"unmarked stop reason", `{"sessionUpdate":"state_update","state":"idle","stopReason":"timeout"}`, true, false},
+		{"custom stop reason", `{"sessionUpdate":"state_update","state":"idle","stopReason":"_timeout"}`, true, true},
+		{"unmarked state", `{"sessionUpdate":"state_update","state":"paused"}`, true, false},
+		{"v1 update", `{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}}`, false, false},
+	} {
+		if err := c.ValidateV2("UpdateSessionNotification", update(tc.update)); (err == nil) != tc.lax {
+			t.Errorf("%s: lax schema: %v", tc.name, err)
+		}
+		if err := c.ValidateV2Strict("UpdateSessionNotification", update(tc.update)); (err == nil) != tc.strict {
+			t.Errorf("%s: strict schema: %v", tc.name, err)
+		}
+		if err := c.ValidateV2UnstableStrict("UpdateSessionNotification", update(tc.update)); (err == nil) != tc.strict {
+			t.Errorf("%s: strict unstable schema: %v", tc.name, err)
+		}
+	}
+	removed := update(`{"sessionUpdate":"plan_removed","planId":"p"}`)
+	if c.ValidateV2UnstableStrict("UpdateSessionNotification", removed) != nil || c.ValidateV2Strict("UpdateSessionNotification", removed) == nil {
+		t.Error("plan_removed is an unstable update: valid in the unstable schema only (strictly)")
+	}
+}

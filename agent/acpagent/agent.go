@@ -90,8 +90,13 @@ func (a *Agent) ProbeModel(ctx context.Context, offline bool, timeout time.Durat
 // unusable is the error of a session request while no model is usable
 // (or the setup is broken): authentication required, with the reason and
 // its data.
-func (a *Agent) unusable() error {
-	modelErr := a.h.Usable()
+func (a *Agent) unusable() error { return Unusable(a.h) }
+
+// Unusable is the error of a session request while h has no usable model
+// (or its setup is broken), for both ACP versions: authentication
+// required, with the reason and its data.
+func Unusable(h *host.Host) error {
+	modelErr := h.Usable()
 	err := fmt.Errorf("%w: %v", acp.ErrAuthRequired, modelErr)
 	if d, ok := modelErr.(interface{ ErrorData() any }); ok {
 		return &acp.DataError{Err: err, Data: d.ErrorData()}

@@ -9,6 +9,10 @@ import (
 	"github.com/acp-agent/acp-agent/agent/host"
 )
 
+// WireError gives a host error its ACP error, for ACP v1 and v2 alike
+// (the v2 adapter, agent/acpv2agent, answers with the same codes).
+func WireError(err error) error { return wireError(err) }
+
 // wireError gives a host error its ACP error: the host's kinds
 // (host.ErrInvalidParams, ...) become acp's sentinels with the same text,
 // a missing session acp.SessionNotFound, a session another process has

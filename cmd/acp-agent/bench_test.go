@@ -127,6 +127,56 @@ func BenchmarkStreamChunks(b *testing.B) {
 	b.ReportMetric(float64(chunks)/total.Seconds(), "chunks/s")
 }
 
+// BenchmarkStreamChunksV2 is BenchmarkStreamChunks on an ACP v2
+// connection: one op is one prompt streaming 100,000 chunks, read until
+// the turn's idle state_update.
+func BenchmarkStreamChunksV2(b *testing.B) {
+	script := benchScript(b)
+	cmd := exec.Command(agentBin, "--model", "replay/"+script, "--log-level", "warn")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { stdin.Close(); _ = cmd.Wait() }()
+	r := bufio.NewReaderSize(stdout, 1<<20)
+	send := func(s string) {
+		if _, err := io.WriteString(stdin, s+"\n"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"info":{"name":"bench","version":"1"}}}`)
+	readLine(b, r)
+	send(`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/tmp"}}`)
+	var created struct {
+		Result struct {
+			SessionID string `json:"sessionId"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(readLine(b, r), &created); err != nil {
+		b.Fatal(err)
+	}
+	var total time.Duration
+	chunks, id := 0, 1
+	for b.Loop() {
+		id++
+		start := time.Now()
+		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":"go"}]}}`, id, created.Result.SessionID))
+		for {
+			line := readLine(b, r)
+			if bytes.Contains(line, []byte(`"agent_message_chunk"`)) {
+				chunks++
+				continue
+			}
+			if bytes.Contains(line, []byte(`"state":"idle"`)) {
+				break
+			}
+		}
+		total += time.Since(start)
+	}
+	b.ReportMetric(float64(chunks)/total.Seconds(), "chunks/s")
+}
+
 // BenchmarkStreamBareMarshal is the baseline for BenchmarkStreamChunks:
 // the same notifications, json.Marshal-ed in a loop and written to an OS
 // pipe whose other end is read line by line, in one process: the cost of

@@ -23,6 +23,7 @@ import (
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/acpagent"
+	"github.com/acp-agent/acp-agent/agent/acpv2agent"
 	"github.com/acp-agent/acp-agent/agent/compact"
 	"github.com/acp-agent/acp-agent/agent/host"
 	"github.com/acp-agent/acp-agent/agent/llm"
@@ -107,7 +108,9 @@ func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []
 	}
 	defer cleanup()
 	defer a.Close() // ends the model discovery, if it runs, and waits for it
-	svc := acp.NewAgentService(a, acp.Options{MaxMessageBytes: st.maxLine, Logger: log})
+	// ACP v2 to the clients that ask for it, on the same host: a session
+	// is the same whichever version opens it.
+	svc := acp.NewAgentService(a, acp.Options{MaxMessageBytes: st.maxLine, Logger: log, V2: acpv2agent.New(a.Host())})
 	return svc.Serve(ctx, stdin, stdout)
 }
 

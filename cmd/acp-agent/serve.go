@@ -21,6 +21,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acphttp"
+	"github.com/acp-agent/acp-agent/agent/acpv2agent"
 	"github.com/acp-agent/acp-agent/persistence"
 )
 
@@ -123,8 +124,10 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 	}
 	defer cleanup()
 	defer a.Close()
-	srv := acp.NewServer(&confinedAgent{Agent: a, roots: roots, allowMCPStdio: f.allowMCPStdio},
-		acp.Options{MaxMessageBytes: st.maxLine, Logger: log, MaxSessions: f.maxSessions, MaxSessionsPerConnection: f.maxConnSess})
+	guard := &rootsGuard{host: a.Host(), roots: roots, allowMCPStdio: f.allowMCPStdio}
+	srv := acp.NewServer(&confinedAgent{Agent: a, rootsGuard: guard},
+		acp.Options{MaxMessageBytes: st.maxLine, Logger: log, MaxSessions: f.maxSessions, MaxSessionsPerConnection: f.maxConnSess,
+			V2: &confinedAgentV2{Agent: acpv2agent.New(a.Host()), rootsGuard: guard}})
 	h, err := acphttp.NewHandler(acphttp.Options{Token: token, AllowedOrigins: f.allowOrigins,
 		MaxConnections: f.maxConnections, MaxStreams: f.maxStreams, MaxSessionStreams: f.maxConnSess,
 		MaxBodyBytes: st.maxLine, MaxBufferedBytes: f.maxBuffered, StallTimeout: f.stall, IdleTimeout: f.idle,

@@ -243,7 +243,8 @@ func TestServeConfinesSessionsToRoots(t *testing.T) {
 // prompted (a reservation), one inside whose additionalDirectories are
 // outside, and a subagent that worked inside for a parent stored outside
 // (a child follows its parent). session/list shows none of them, while a
-// session under the root still works.
+// session under the root still works. v2 clients (resume with a replay,
+// fork, and the same management methods) are answered alike.
 func TestServeHidesStoredSessionsOutsideTheRoots(t *testing.T) {
 	s := startServe(t, nil)
 	sessionDir := filepath.Join(s.state, "sessions")
@@ -299,61 +300,78 @@ func TestServeHidesStoredSessionsOutsideTheRoots(t *testing.T) {
 	}
 	before := theirs()
 
-	c := dialServe(t, s, false)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
 	unknown := "0b7c8d4e-1111-4000-8000-000000000000"
-	methods := []struct {
+	type method struct {
 		method string
 		params func(id string) map[string]any
-	}{
-		{"session/load", func(id string) map[string]any { return map[string]any{"sessionId": id, "cwd": s.root, "mcpServers": []any{}} }},
-		{"session/resume", func(id string) map[string]any { return map[string]any{"sessionId": id, "cwd": s.root} }},
-		{"session/fork", func(id string) map[string]any {
-			return map[string]any{"sessionId": id, "cwd": s.root, "additionalDirectories": []string{}, "mcpServers": []any{}}
-		}},
+	}
+	idOnly := func(id string) map[string]any { return map[string]any{"sessionId": id} }
+	common := []method{
 		{"session/set_title", func(id string) map[string]any { return map[string]any{"sessionId": id, "title": "mine now"} }},
-		{"session/status", func(id string) map[string]any { return map[string]any{"sessionId": id} }},
-		{"session/archive", func(id string) map[string]any { return map[string]any{"sessionId": id} }},
-		{"session/unarchive", func(id string) map[string]any { return map[string]any{"sessionId": id} }},
-		{"session/delete", func(id string) map[string]any { return map[string]any{"sessionId": id} }},
+		{"session/status", idOnly},
+		{"session/archive", idOnly},
+		{"session/unarchive", idOnly},
+		{"session/delete", idOnly},
 	}
-	answer := func(method string, params map[string]any) *acphttp.RPCError {
-		err := c.Call(ctx, method, params, nil)
-		var re *acphttp.RPCError
-		require.ErrorAs(t, err, &re, "%s %v", method, params)
-		return re
-	}
-	for _, m := range methods {
-		want := answer(m.method, m.params(unknown))
-		require.Equal(t, int64(-32002), want.Code, "%s of an unknown id", m.method)
-		for name, id := range map[string]string{"conversation": conversation, "never prompted": reserved,
-			"additionalDirectories outside": string(wide.SessionID), "subagent of a parent outside": child} {
-			got := answer(m.method, m.params(id))
-			assert.Equal(t, want.Code, got.Code, "%s, %s", m.method, name)
-			assert.Equal(t, strings.ReplaceAll(want.Message, unknown, id), got.Message, "%s, %s: as an unknown id", m.method, name)
-			assert.JSONEq(t, strings.ReplaceAll(string(want.Data), unknown, id), string(got.Data), "%s, %s", m.method, name)
+	for _, version := range []struct {
+		name    string
+		dial    func() *acphttp.Client
+		methods []method
+	}{
+		{"v1", func() *acphttp.Client { return dialServe(t, s, false).Client }, append([]method{
+			{"session/load", func(id string) map[string]any { return map[string]any{"sessionId": id, "cwd": s.root, "mcpServers": []any{}} }},
+			{"session/resume", func(id string) map[string]any { return map[string]any{"sessionId": id, "cwd": s.root} }},
+			{"session/fork", func(id string) map[string]any {
+				return map[string]any{"sessionId": id, "cwd": s.root, "additionalDirectories": []string{}, "mcpServers": []any{}}
+			}},
+		}, common...)},
+		{"v2", func() *acphttp.Client { return dialServeV2(t, s, false) }, append([]method{
+			{"session/resume", func(id string) map[string]any {
+				return map[string]any{"sessionId": id, "cwd": s.root, "replayFrom": map[string]any{"type": "start"}}
+			}},
+			{"session/fork", func(id string) map[string]any { return map[string]any{"sessionId": id, "cwd": s.root} }},
+		}, common...)},
+	} {
+		c := version.dial()
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		answer := func(method string, params map[string]any) *acphttp.RPCError {
+			err := c.Call(ctx, method, params, nil)
+			var re *acphttp.RPCError
+			require.ErrorAs(t, err, &re, "%s %s %v", version.name, method, params)
+			return re
 		}
+		for _, m := range version.methods {
+			want := answer(m.method, m.params(unknown))
+			require.Equal(t, int64(-32002), want.Code, "%s %s of an unknown id", version.name, m.method)
+			for name, id := range map[string]string{"conversation": conversation, "never prompted": reserved,
+				"additionalDirectories outside": string(wide.SessionID), "subagent of a parent outside": child} {
+				got := answer(m.method, m.params(id))
+				assert.Equal(t, want.Code, got.Code, "%s %s, %s", version.name, m.method, name)
+				assert.Equal(t, strings.ReplaceAll(want.Message, unknown, id), got.Message, "%s %s, %s: as an unknown id", version.name, m.method, name)
+				assert.JSONEq(t, strings.ReplaceAll(string(want.Data), unknown, id), string(got.Data), "%s %s, %s", version.name, m.method, name)
+			}
+		}
+		var listed struct {
+			Sessions []struct {
+				SessionID string `json:"sessionId"`
+			} `json:"sessions"`
+		}
+		require.NoError(t, c.Call(ctx, "session/list", map[string]any{}, &listed))
+		var ids []string
+		for _, si := range listed.Sessions {
+			ids = append(ids, si.SessionID)
+		}
+		assert.Equal(t, []string{mine}, ids, "%s: only the session under the root is listed", version.name)
+		// The session under the root answers every one of them.
+		var st struct {
+			Status string `json:"status"`
+		}
+		require.NoError(t, c.Call(ctx, "session/status", map[string]any{"sessionId": mine}, &st))
+		assert.Equal(t, "saved", st.Status, version.name)
+		require.NoError(t, c.Call(ctx, "session/set_title", map[string]any{"sessionId": mine, "title": "renamed"}, nil))
+		cancel()
+		require.NoError(t, c.Close())
 	}
-	var listed struct {
-		Sessions []struct {
-			SessionID string `json:"sessionId"`
-		} `json:"sessions"`
-	}
-	require.NoError(t, c.Call(ctx, "session/list", map[string]any{}, &listed))
-	var ids []string
-	for _, si := range listed.Sessions {
-		ids = append(ids, si.SessionID)
-	}
-	assert.Equal(t, []string{mine}, ids, "only the session under the root is listed")
-	// The session under the root answers every one of them.
-	var st struct {
-		Status string `json:"status"`
-	}
-	require.NoError(t, c.Call(ctx, "session/status", map[string]any{"sessionId": mine}, &st))
-	assert.Equal(t, "saved", st.Status)
-	require.NoError(t, c.Call(ctx, "session/set_title", map[string]any{"sessionId": mine, "title": "renamed"}, nil))
-	require.NoError(t, c.Close())
 	assert.Equal(t, before, theirs(), "nothing outside the roots was touched")
 	assert.NotContains(t, s.stderr.String(), "secret plan")
 	checkSurvived(t, s, mine)

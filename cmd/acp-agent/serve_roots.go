@@ -8,7 +8,9 @@ import (
 	"strings"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/acp/acpv2"
 	"github.com/acp-agent/acp-agent/agent/acpagent"
+	"github.com/acp-agent/acp-agent/agent/acpv2agent"
 	"github.com/acp-agent/acp-agent/agent/host"
 )
 
@@ -26,7 +28,15 @@ import (
 // interfaces the acp.Server looks for).
 type confinedAgent struct {
 	*acpagent.Agent
-	roots         []string // absolute, symbolic links resolved
+	*rootsGuard
+}
+
+// rootsGuard is serve's rule for the directories, MCP servers and
+// stored sessions of remote clients' sessions, whichever ACP version
+// they speak.
+type rootsGuard struct {
+	host          *host.Host // where sessions named by id are looked up
+	roots         []string   // absolute, symbolic links resolved
 	allowMCPStdio bool
 }
 
@@ -60,7 +70,7 @@ func serveRoots(given []string) ([]string, error) {
 
 // confine returns dir resolved, or an invalid-params error naming field
 // when it is not inside a root.
-func (a *confinedAgent) confine(field, dir string) (string, error) {
+func (a *rootsGuard) confine(field, dir string) (string, error) {
 	if !filepath.IsAbs(dir) {
 		return "", fmt.Errorf("%w: %s: %q is not an absolute path", acp.ErrInvalidParams, field, dir)
 	}
@@ -74,7 +84,7 @@ func (a *confinedAgent) confine(field, dir string) (string, error) {
 	return "", fmt.Errorf("%w: %s: %s is outside the directories this agent serves (%s)", acp.ErrInvalidParams, field, dir, strings.Join(a.roots, ", "))
 }
 
-func (a *confinedAgent) inRoots(real string) bool {
+func (a *rootsGuard) inRoots(real string) bool {
 	for _, root := range a.roots {
 		if rel, err := filepath.Rel(root, real); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel) {
 			return true
@@ -90,9 +100,8 @@ const maxParents = 16
 // never saved) works under the roots: its cwd and additionalDirectories,
 // and for a subagent those of the session that ran it (a child follows
 // its parent; a parent that is gone leaves the child to its own).
-func (a *confinedAgent) reachable(id string) bool {
-	h := a.Agent.Host()
-	pl, err := h.LookupSession(id)
+func (a *rootsGuard) reachable(id string) bool {
+	pl, err := a.host.LookupSession(id)
 	if err != nil {
 		return false
 	}
@@ -108,7 +117,7 @@ func (a *confinedAgent) reachable(id string) bool {
 			return false
 		}
 		seen[pl.ParentSessionID] = true
-		if pl, err = h.LookupSession(pl.ParentSessionID); err != nil {
+		if pl, err = a.host.LookupSession(pl.ParentSessionID); err != nil {
 			return true // the parent is gone: the child's own directories decide
 		}
 	}
@@ -116,7 +125,7 @@ func (a *confinedAgent) reachable(id string) bool {
 }
 
 // placeInRoots reports whether every directory of pl is inside a root.
-func (a *confinedAgent) placeInRoots(pl host.Place) bool {
+func (a *rootsGuard) placeInRoots(pl host.Place) bool {
 	for _, d := range append([]string{pl.CWD}, pl.AdditionalDirectories...) {
 		if !filepath.IsAbs(d) || !a.inRoots(resolveExisting(d)) {
 			return false
@@ -147,6 +156,21 @@ func notFound(id acp.SessionId) error { return acp.SessionNotFound(id, "") }
 
 // check confines cwd and extra (in place) and refuses stdio MCP servers.
 func (a *confinedAgent) check(cwd *string, extra []string, mcps []acp.McpServer) error {
+	var stdio []string
+	for _, m := range mcps {
+		if m.Stdio != nil {
+			stdio = append(stdio, m.Stdio.Name)
+		} else {
+			stdio = append(stdio, "")
+		}
+	}
+	return a.rootsGuard.check(cwd, extra, stdio)
+}
+
+// check confines cwd and extra (in place) and refuses stdio MCP servers:
+// stdio has, for each MCP server, its name when it is a stdio server,
+// else "".
+func (a *rootsGuard) check(cwd *string, extra []string, stdio []string) error {
 	if cwd != nil {
 		real, err := a.confine("cwd", *cwd)
 		if err != nil {
@@ -162,9 +186,9 @@ func (a *confinedAgent) check(cwd *string, extra []string, mcps []acp.McpServer)
 		extra[i] = real
 	}
 	if !a.allowMCPStdio {
-		for i, m := range mcps {
-			if m.Stdio != nil {
-				return fmt.Errorf("%w: mcpServers[%d]: stdio MCP servers (%q would run a command on the agent's machine) are refused over serve; its operator can allow them with --allow-mcp-stdio", acp.ErrInvalidParams, i, m.Stdio.Name)
+		for i, name := range stdio {
+			if name != "" {
+				return fmt.Errorf("%w: mcpServers[%d]: stdio MCP servers (%q would run a command on the agent's machine) are refused over serve; its operator can allow them with --allow-mcp-stdio", acp.ErrInvalidParams, i, name)
 			}
 		}
 	}
@@ -212,7 +236,7 @@ func (a *confinedAgent) ForkSession(ctx context.Context, req *acp.ForkRequest, s
 	if err := a.check(cwd, r.AdditionalDirectories, r.MCPServers); err != nil {
 		return nil, nil, err
 	}
-	if source == nil && !a.reachable(r.SourceID) {
+	if !a.reachable(r.SourceID) {
 		return nil, nil, notFound(r.SourceID)
 	}
 	return a.Agent.ForkSession(ctx, &r, source, client)
@@ -225,14 +249,19 @@ func (a *confinedAgent) ListSessions(ctx context.Context, req *acp.ListSessionsR
 	if err != nil {
 		return nil, err
 	}
-	kept := resp.Sessions[:0]
-	for _, s := range resp.Sessions {
-		if a.reachable(string(s.SessionID)) {
+	resp.Sessions = keepReachable(a.rootsGuard, resp.Sessions, func(s acp.SessionInfo) string { return s.SessionID })
+	return resp, nil
+}
+
+// keepReachable keeps the sessions that work under the roots.
+func keepReachable[S any](g *rootsGuard, sessions []S, id func(S) string) []S {
+	kept := sessions[:0]
+	for _, s := range sessions {
+		if g.reachable(id(s)) {
 			kept = append(kept, s)
 		}
 	}
-	resp.Sessions = kept
-	return resp, nil
+	return kept
 }
 
 // DeleteSession implements acp.SessionStore. Unlike stdio, where deleting
@@ -266,6 +295,110 @@ func (a *confinedAgent) SessionStatus(ctx context.Context, id acp.SessionId) (st
 // ArchiveSession implements acp.SessionManager for sessions under the
 // roots.
 func (a *confinedAgent) ArchiveSession(ctx context.Context, id acp.SessionId, archived bool) error {
+	if !a.reachable(id) {
+		return notFound(id)
+	}
+	return a.Agent.ArchiveSession(ctx, id, archived)
+}
+
+// confinedAgentV2 is the v2 agent as serve offers it: the same rules as
+// confinedAgent's, on v2's session/new, resume, fork, list, delete,
+// set_title, status, archive and unarchive.
+type confinedAgentV2 struct {
+	*acpv2agent.Agent
+	*rootsGuard
+}
+
+// v2Stdio names the stdio servers of mcps (rootsGuard.check).
+func v2Stdio(mcps []acpv2.McpServer) []string {
+	var stdio []string
+	for _, m := range mcps {
+		if m.Stdio != nil {
+			stdio = append(stdio, m.Stdio.Name)
+		} else {
+			stdio = append(stdio, "")
+		}
+	}
+	return stdio
+}
+
+// NewSession implements acp.AgentV2.
+func (a *confinedAgentV2) NewSession(ctx context.Context, req *acpv2.NewSessionRequest, client *acp.ClientConnV2) (acp.SessionV2, *acpv2.NewSessionResponse, error) {
+	r := *req
+	r.AdditionalDirectories = append([]string(nil), req.AdditionalDirectories...)
+	if err := a.check(&r.CWD, r.AdditionalDirectories, v2Stdio(r.MCPServers)); err != nil {
+		return nil, nil, err
+	}
+	return a.Agent.NewSession(ctx, &r, client)
+}
+
+// ResumeSession implements acp.AgentV2.
+func (a *confinedAgentV2) ResumeSession(ctx context.Context, req *acpv2.ResumeSessionRequest, client *acp.ClientConnV2) (acp.SessionV2, *acp.ResumedSessionV2, error) {
+	r := *req
+	r.AdditionalDirectories = append([]string(nil), req.AdditionalDirectories...)
+	if err := a.check(&r.CWD, r.AdditionalDirectories, v2Stdio(r.MCPServers)); err != nil {
+		return nil, nil, err
+	}
+	if !a.reachable(r.SessionID) {
+		return nil, nil, notFound(r.SessionID)
+	}
+	return a.Agent.ResumeSession(ctx, &r, client)
+}
+
+// ForkSession implements acp.ForkerV2 (v2's fork names its cwd).
+func (a *confinedAgentV2) ForkSession(ctx context.Context, req *acpv2.ForkSessionRequest, source acp.SessionV2, client *acp.ClientConnV2) (acp.SessionV2, *acpv2.ForkSessionResponse, error) {
+	r := *req
+	r.AdditionalDirectories = append([]string(nil), req.AdditionalDirectories...)
+	if err := a.check(&r.CWD, r.AdditionalDirectories, v2Stdio(r.MCPServers)); err != nil {
+		return nil, nil, err
+	}
+	if !a.reachable(r.SessionID) {
+		return nil, nil, notFound(r.SessionID)
+	}
+	return a.Agent.ForkSession(ctx, &r, source, client)
+}
+
+// ListSessions implements acp.AgentV2: sessions that do not work under
+// the roots (reachable) are not shown.
+func (a *confinedAgentV2) ListSessions(ctx context.Context, req *acpv2.ListSessionsRequest) (*acpv2.ListSessionsResponse, error) {
+	resp, err := a.Agent.ListSessions(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	resp.Sessions = keepReachable(a.rootsGuard, resp.Sessions, func(s acpv2.SessionInfo) string { return s.SessionID })
+	return resp, nil
+}
+
+// DeleteSession implements acp.SessionDeleterV2 as confinedAgent's does:
+// an id unknown or outside the roots is not found.
+func (a *confinedAgentV2) DeleteSession(ctx context.Context, id acpv2.SessionId) error {
+	if !a.reachable(id) {
+		return notFound(id)
+	}
+	return a.Agent.DeleteSession(ctx, id)
+}
+
+// SetSessionTitle implements acp.SessionManager for sessions under the
+// roots.
+func (a *confinedAgentV2) SetSessionTitle(ctx context.Context, id acpv2.SessionId, title string) (string, error) {
+	if !a.reachable(id) {
+		return "", notFound(id)
+	}
+	return a.Agent.SetSessionTitle(ctx, id, title)
+}
+
+// SessionStatus implements acp.SessionManager for sessions under the
+// roots.
+func (a *confinedAgentV2) SessionStatus(ctx context.Context, id acpv2.SessionId) (string, error) {
+	if !a.reachable(id) {
+		return "", notFound(id)
+	}
+	return a.Agent.SessionStatus(ctx, id)
+}
+
+// ArchiveSession implements acp.SessionManager for sessions under the
+// roots.
+func (a *confinedAgentV2) ArchiveSession(ctx context.Context, id acpv2.SessionId, archived bool) error {
 	if !a.reachable(id) {
 		return notFound(id)
 	}
