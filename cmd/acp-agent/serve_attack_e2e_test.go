@@ -319,7 +319,9 @@ func TestServeHidesStoredSessionsOutsideTheRoots(t *testing.T) {
 		methods []method
 	}{
 		{"v1", func() *acphttp.Client { return dialServe(t, s, false).Client }, append([]method{
-			{"session/load", func(id string) map[string]any { return map[string]any{"sessionId": id, "cwd": s.root, "mcpServers": []any{}} }},
+			{"session/load", func(id string) map[string]any {
+				return map[string]any{"sessionId": id, "cwd": s.root, "mcpServers": []any{}}
+			}},
 			{"session/resume", func(id string) map[string]any { return map[string]any{"sessionId": id, "cwd": s.root} }},
 			{"session/fork", func(id string) map[string]any {
 				return map[string]any{"sessionId": id, "cwd": s.root, "additionalDirectories": []string{}, "mcpServers": []any{}}
