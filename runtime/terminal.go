@@ -191,6 +191,8 @@ type Process struct {
 	name     string
 	pid      int
 	confined *sandbox.Proc // nil unless run by a sandbox helper
+	// confinement is how confined ran it (set before Start returns).
+	confinement *Confinement
 	out      *tailBuffer
 	cgroup   *cgroup // nil without CgroupParent
 	sys      procSys // what the OS keeps per process (a Windows job)
