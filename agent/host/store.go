@@ -296,6 +296,20 @@ func decodeRecords(recs []json.RawMessage) ([]record, []error) {
 	return out, errs
 }
 
+// applyStored gives cfg the mode and model (with its reasoning effort)
+// st recorded, where that model is still usable.
+func (h *Host) applyStored(cfg *agent.SessionConfig, st loadedState) {
+	if st.mode != "" {
+		cfg.Mode = st.mode
+	}
+	if e, ok := h.modelByID(st.model); ok && e.err == nil {
+		cfg.Model, cfg.ModelName, cfg.ModelID, cfg.ModelInfo, cfg.ReasoningEffort = e.model, e.spec.Model, e.choice.Spec, e.info, e.level
+		if st.levelSet {
+			cfg.ReasoningEffort = st.level
+		}
+	}
+}
+
 func readRecords(recs []json.RawMessage) (loadedState, []error) {
 	var st loadedState
 	var errs []error
@@ -417,15 +431,7 @@ func (h *Host) openStored(id, cwd string, extra []string, c Client) (*Session, e
 		return nil, err
 	}
 	cfg.Title, cfg.TitleByUser = loaded.Header.Title, loaded.Header.TitleByUser
-	if st.mode != "" {
-		cfg.Mode = st.mode
-	}
-	if e, ok := h.modelByID(st.model); ok && e.err == nil {
-		cfg.Model, cfg.ModelName, cfg.ModelID, cfg.ModelInfo, cfg.ReasoningEffort = e.model, e.spec.Model, e.choice.Spec, e.info, e.level
-		if st.levelSet {
-			cfg.ReasoningEffort = st.level
-		}
-	}
+	h.applyStored(&cfg, st)
 	// Make the tool protocol consistent keeping every usable record as it
 	// is (docs/jsonl-format.md, "Repair on load"): the sanitizer below
 	// then finds nothing, so the file is not rewritten with new times.
@@ -522,15 +528,7 @@ func (h *Host) openReserved(id, cwd string, extra []string, c Client) (*Session,
 		return nil, err
 	}
 	cfg.Title, cfg.TitleByUser = hdr.Title, hdr.TitleByUser
-	if st.mode != "" {
-		cfg.Mode = st.mode
-	}
-	if e, ok := h.modelByID(st.model); ok && e.err == nil {
-		cfg.Model, cfg.ModelName, cfg.ModelID, cfg.ModelInfo, cfg.ReasoningEffort = e.model, e.spec.Model, e.choice.Spec, e.info, e.level
-		if st.levelSet {
-			cfg.ReasoningEffort = st.level
-		}
-	}
+	h.applyStored(&cfg, st)
 	j := newUnsavedJournal(res, hdr, h.log)
 	j.pending = recs
 	cfg.Journal = j

@@ -480,6 +480,14 @@ func TestBinaryContextTooLongCompactsAndRetries(t *testing.T) {
 	promptE2E(t, conn, sid, "first question about the parser")
 	assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "second question about the parser"))
 	assert.Contains(t, client.said(), "recovered")
+	checkCompactedRetry(t, model)
+}
+
+// checkCompactedRetry: the fourth request (after an answer, the refused
+// one and the compaction's) carries the summary and the user's words,
+// not the rest.
+func checkCompactedRetry(t *testing.T, model *scriptedModel) {
+	t.Helper()
 	bodies := model.all()
 	require.Len(t, bodies, 4)
 	retry := bodies[3]
@@ -511,13 +519,7 @@ func TestBinaryAnthropicRequestTooLargeCompactsAndRetries(t *testing.T) {
 	conn, sid := e2eSession(t, "anthropic", model, newToolClient(t.TempDir(), "allow_once"), sdk.ClientCapabilities{})
 	promptE2E(t, conn, sid, "first question about the parser")
 	assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "second question about the parser"))
-	bodies := model.all()
-	require.Len(t, bodies, 4)
-	retry := bodies[3]
-	assert.Contains(t, retry, "[Compressed History]")
-	assert.Contains(t, retry, "The user asked two questions about the parser.")
-	assert.Contains(t, retry, "second question about the parser", "the user's words are kept verbatim")
-	assert.NotContains(t, retry, "first answer", "the rest went into the summary")
+	checkCompactedRetry(t, model)
 }
 
 // A tool call cut off by the output-token limit is not run, and the model
