@@ -11,7 +11,6 @@ import (
 	goruntime "runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -89,7 +88,7 @@ func endProcessesOf(t *testing.T, home string) {
 			return
 		}
 		for _, pid := range pids {
-			_ = syscall.Kill(pid, syscall.SIGTERM)
+			killPID(pid)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
