@@ -32,14 +32,20 @@ type NewRequest struct {
 	AdditionalDirectories []string
 	// MCPServers are the MCP servers the session connects to.
 	MCPServers []MCPServer
+	// ClientPrompt is the client's system prompt for the session (nil:
+	// none); see agent.ClientPrompt for how it is composed.
+	ClientPrompt *agent.ClientPrompt
+	// Routes are the model endpoints the client chose (nil: the
+	// configured ones).
+	Routes *Routes
 }
 
 // NewSession starts a session for client c, in the default model and
 // mode. With a store, its id is held and its file created at its first
 // prompt, so a session nobody prompted leaves nothing behind.
 func (h *Host) NewSession(ctx context.Context, req NewRequest, c Client) (*Session, error) {
-	if h.modelErr != nil {
-		return nil, h.modelErr
+	if err := h.UsableWith(req.Routes); err != nil {
+		return nil, err
 	}
 	// The id is held before anything of the session is on disk: a
 	// start-up's clean-up (persistence.RemoveStale) removes the directory
@@ -49,12 +55,15 @@ func (h *Host) NewSession(ctx context.Context, req NewRequest, c Client) (*Sessi
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := h.newSessionConfig(id, req.CWD, req.AdditionalDirectories, c)
+	cfg, err := h.newSessionConfig(id, req.CWD, req.AdditionalDirectories, c, req.Routes)
 	if err != nil {
 		if res != nil {
 			res.Release()
 		}
 		return nil, err
+	}
+	if req.ClientPrompt != nil {
+		cfg.ClientPrompt = *req.ClientPrompt
 	}
 	j, err := h.reserveFile(&cfg, req.AdditionalDirectories, res)
 	if err != nil {
@@ -63,6 +72,7 @@ func (h *Host) NewSession(ctx context.Context, req NewRequest, c Client) (*Sessi
 	}
 	s := agent.NewSession(cfg)
 	hs := h.newHostSession(s, c, j, req.AdditionalDirectories, cfg.Workspace)
+	hs.clientPrompt, hs.routes = cfg.ClientPrompt, req.Routes
 	h.connectMCP(ctx, hs, req.MCPServers, c.Features())
 	h.track(hs)
 	if h.cfg.Telemetry != nil {
@@ -77,19 +87,19 @@ func (h *Host) NewSession(ctx context.Context, req NewRequest, c Client) (*Sessi
 // newSessionConfig is the configuration of a session of this host in
 // cwd, for client c: the default model, the workspace and the host-wide
 // settings.
-func (h *Host) newSessionConfig(id, cwd string, extra []string, c Client) (agent.SessionConfig, error) {
-	return h.sessionConfig(id, id, cwd, extra, c)
+func (h *Host) newSessionConfig(id, cwd string, extra []string, c Client, routes *Routes) (agent.SessionConfig, error) {
+	return h.sessionConfig(id, id, cwd, extra, c, routes)
 }
 
 // sessionConfig is newSessionConfig with the editor's fs/* and terminals
 // used under session editorID: a subagent the client does not see as a
 // session of its own uses its parent's, the only id the client knows.
-func (h *Host) sessionConfig(id, editorID, cwd string, extra []string, c Client) (agent.SessionConfig, error) {
+func (h *Host) sessionConfig(id, editorID, cwd string, extra []string, c Client, routes *Routes) (agent.SessionConfig, error) {
 	f := c.Features()
 	def := h.defaultModel()
 	cfg := agent.SessionConfig{
 		ID: id, CWD: cwd,
-		ModelConfig: agent.ModelConfig{Model: h.model, ModelName: h.spec.Model, ModelID: def.choice.Spec,
+		ModelConfig: agent.ModelConfig{Model: h.modelFor(def, routes), ModelName: h.spec.Model, ModelID: def.choice.Spec,
 			ReasoningEffort: def.level, ModelInfo: def.info, Retry: h.cfg.Retry, StreamLimits: h.cfg.StreamLimits,
 			PromptTimeout: h.cfg.PromptTimeout, ModelTitles: h.cfg.ModelTitles, MaxTurnRequests: h.cfg.MaxTurnRequests},
 		ToolConfig: agent.ToolConfig{Mode: h.cfg.Mode, PermissionPolicy: h.cfg.PermissionPolicy, Permissions: c},
@@ -171,6 +181,9 @@ func (h *Host) reserveFile(cfg *agent.SessionConfig, extra []string, res *persis
 func (h *Host) startJournal(cfg *agent.SessionConfig, j *journal) (*journal, error) {
 	j.SetMode(cmp.Or(cfg.Mode, policy.ModeDefault))
 	j.SetModel(cfg.ModelID, cfg.ReasoningEffort)
+	if cfg.ClientPrompt.Text != "" {
+		j.setClientPrompt(cfg.ClientPrompt)
+	}
 	if err := j.Sync(); err != nil {
 		j.Close()
 		return nil, fmt.Errorf("%w: %v", ErrInternal, err)
@@ -185,6 +198,12 @@ func (h *Host) startJournal(cfg *agent.SessionConfig, j *journal) (*journal, err
 func (h *Host) newHostSession(s *agent.Session, c Client, j *journal, extra []string, w agent.Workspace) *Session {
 	hs := h.wrapSession(s, c, j, extra, w)
 	hs.openCheckpoints()
+	if hs.ws != nil {
+		// Plan mode's way out; a subagent has none (it asks no one).
+		if err := s.Tools().Register(hs.exitPlanModeTool()); err != nil {
+			hs.log.Warn("the exit_plan_mode tool is not available", "error", err)
+		}
+	}
 	return hs
 }
 
@@ -239,6 +258,9 @@ type loadedState struct {
 	// entries before it: History shows each where it came.
 	plans []placedPlan
 	usage []agent.UsageRecord
+	// clientPrompt is the client's system prompt last recorded (nil:
+	// none was).
+	clientPrompt *agent.ClientPrompt
 }
 
 // placedPlan is a plan and the number of transcript entries before it.
@@ -296,18 +318,27 @@ func decodeRecords(recs []json.RawMessage) ([]record, []error) {
 	return out, errs
 }
 
-// applyStored gives cfg the mode and model (with its reasoning effort)
-// st recorded, where that model is still usable.
-func (h *Host) applyStored(cfg *agent.SessionConfig, st loadedState) {
+// applyStored gives cfg what st recorded: the client's system prompt
+// (cp, the one it sent, else the stored one, which it returns), the mode
+// and the model with its reasoning effort, where that model is usable
+// with routes.
+func (h *Host) applyStored(cfg *agent.SessionConfig, st loadedState, cp *agent.ClientPrompt, routes *Routes) *agent.ClientPrompt {
+	if cp == nil {
+		cp = st.clientPrompt
+	}
+	if cp != nil {
+		cfg.ClientPrompt = *cp
+	}
 	if st.mode != "" {
 		cfg.Mode = st.mode
 	}
-	if e, ok := h.modelByID(st.model); ok && e.err == nil {
-		cfg.Model, cfg.ModelName, cfg.ModelID, cfg.ModelInfo, cfg.ReasoningEffort = e.model, e.spec.Model, e.choice.Spec, e.info, e.level
+	if e, ok := h.modelByID(st.model); ok && usableWith(e, routes) {
+		cfg.Model, cfg.ModelName, cfg.ModelID, cfg.ModelInfo, cfg.ReasoningEffort = h.modelFor(e, routes), e.spec.Model, e.choice.Spec, e.info, e.level
 		if st.levelSet {
 			cfg.ReasoningEffort = st.level
 		}
 	}
+	return cp
 }
 
 func readRecords(recs []json.RawMessage) (loadedState, []error) {
@@ -338,6 +369,10 @@ func readRecords(recs []json.RawMessage) (loadedState, []error) {
 			}
 		case recUsage:
 			st.usage = append(st.usage, r.usage())
+		case recClientPrompt:
+			if r.ClientPrompt != nil {
+				st.clientPrompt = &agent.ClientPrompt{Text: r.ClientPrompt.Text, Override: r.ClientPrompt.Override}
+			}
 		case recClear:
 			st.entries, st.entryStart, st.plan, st.plans = st.entries[:0], st.entryStart[:0], nil, nil
 		default:
@@ -359,6 +394,12 @@ type OpenRequest struct {
 	// MCPServers are the MCP servers the session connects to (nil, for a
 	// fork: the source's).
 	MCPServers []MCPServer
+	// ClientPrompt is the client's system prompt; nil means the one
+	// stored with the session (the source's, for a fork).
+	ClientPrompt *agent.ClientPrompt
+	// Routes are the model endpoints the client chose (nil: the
+	// configured ones).
+	Routes *Routes
 }
 
 // LoadSession opens stored session id for client c: its transcript,
@@ -366,13 +407,13 @@ type OpenRequest struct {
 // conversation as it was shown); what the agent was doing when it
 // stopped (a command, a rewind) is completed first, and the client told.
 func (h *Host) LoadSession(ctx context.Context, id string, req OpenRequest, c Client) (*Session, error) {
-	if h.modelErr != nil {
-		return nil, h.modelErr
+	if err := h.UsableWith(req.Routes); err != nil {
+		return nil, err
 	}
 	if h.store == nil {
 		return nil, fmt.Errorf("%w: sessions are not stored", ErrNotStored)
 	}
-	hs, err := h.openStored(id, req.CWD, req.AdditionalDirectories, c)
+	hs, err := h.openStored(id, req.CWD, req.AdditionalDirectories, req.ClientPrompt, req.Routes, c)
 	if err != nil {
 		return nil, err
 	}
@@ -390,7 +431,7 @@ func (h *Host) LoadSession(ctx context.Context, id string, req OpenRequest, c Cl
 
 // openStored opens a stored session for client: its file (locked), its
 // transcript, mode, model and remembered decisions.
-func (h *Host) openStored(id, cwd string, extra []string, c Client) (*Session, error) {
+func (h *Host) openStored(id, cwd string, extra []string, cp *agent.ClientPrompt, routes *Routes, c Client) (*Session, error) {
 	var f *persistence.File
 	var loaded *persistence.Loaded
 	here, err := h.untilUnlocked(id, func() (err error) { f, loaded, err = h.store.Open(id); return err })
@@ -400,7 +441,7 @@ func (h *Host) openStored(id, cwd string, extra []string, c Client) (*Session, e
 	case errors.Is(err, persistence.ErrNotFound):
 		// Started (here or by another process) and never prompted: it
 		// opens empty from its reservation.
-		return h.openReserved(id, cwd, extra, c)
+		return h.openReserved(id, cwd, extra, cp, routes, c)
 	case errors.Is(err, persistence.ErrLocked) && !here && !h.store.Exists(id):
 		// Started in another process but never saved: nothing to load.
 		return nil, sessionNotFound(id, "")
@@ -425,13 +466,13 @@ func (h *Host) openStored(id, cwd string, extra []string, c Client) (*Session, e
 	if extra == nil {
 		extra = loaded.Header.AdditionalDirectories
 	}
-	cfg, err := h.newSessionConfig(id, cwd, extra, c)
+	cfg, err := h.newSessionConfig(id, cwd, extra, c, routes)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
 	cfg.Title, cfg.TitleByUser = loaded.Header.Title, loaded.Header.TitleByUser
-	h.applyStored(&cfg, st)
+	cp = h.applyStored(&cfg, st, cp, routes)
 	// Make the tool protocol consistent keeping every usable record as it
 	// is (docs/jsonl-format.md, "Repair on load"): the sanitizer below
 	// then finds nothing, so the file is not rewritten with new times.
@@ -461,6 +502,10 @@ func (h *Host) openStored(id, cwd string, extra []string, c Client) (*Session, e
 		early = recs
 	}
 	j := newJournal(f, h.log, st.entryStart, early)
+	j.clientPrompt = st.clientPrompt
+	if cp != nil && (st.clientPrompt != nil || cp.Text != "") {
+		j.setClientPrompt(*cp)
+	}
 	cfg.Journal = j
 	s := agent.NewSession(cfg)
 	if len(appendLater) > 0 {
@@ -474,6 +519,7 @@ func (h *Host) openStored(id, cwd string, extra []string, c Client) (*Session, e
 	}
 	hs := h.newHostSession(s, c, j, extra, cfg.Workspace)
 	hs.plans = st.plans
+	hs.clientPrompt, hs.routes = cfg.ClientPrompt, routes
 	if hs.cp != nil {
 		// What the agent was doing when it stopped: commands first (a
 		// rewind never runs during one).
@@ -492,7 +538,7 @@ func (h *Host) openStored(id, cwd string, extra []string, c Client) (*Session, e
 // its reservation record (persistence.Reservation.Keep): empty, in the
 // mode and model it had, its id held again and its file created at its
 // first prompt, as a new session's.
-func (h *Host) openReserved(id, cwd string, extra []string, c Client) (*Session, error) {
+func (h *Host) openReserved(id, cwd string, extra []string, cp *agent.ClientPrompt, routes *Routes, c Client) (*Session, error) {
 	hdr, recs, err := h.store.Reserved(id)
 	if err != nil {
 		if !errors.Is(err, persistence.ErrNotFound) {
@@ -522,15 +568,19 @@ func (h *Host) openReserved(id, cwd string, extra []string, c Client) (*Session,
 	if extra == nil {
 		extra = hdr.AdditionalDirectories
 	}
-	cfg, err := h.newSessionConfig(id, cwd, extra, c)
+	cfg, err := h.newSessionConfig(id, cwd, extra, c, routes)
 	if err != nil {
 		res.Release()
 		return nil, err
 	}
 	cfg.Title, cfg.TitleByUser = hdr.Title, hdr.TitleByUser
-	h.applyStored(&cfg, st)
+	cp = h.applyStored(&cfg, st, cp, routes)
 	j := newUnsavedJournal(res, hdr, h.log)
 	j.pending = recs
+	j.clientPrompt = st.clientPrompt
+	if cp != nil && (st.clientPrompt != nil || cp.Text != "") {
+		j.setClientPrompt(*cp)
+	}
 	cfg.Journal = j
 	s := agent.NewSession(cfg)
 	if len(st.perms) > 0 {
@@ -540,6 +590,7 @@ func (h *Host) openReserved(id, cwd string, extra []string, c Client) (*Session,
 		}
 	}
 	hs := h.newHostSession(s, c, j, extra, cfg.Workspace)
+	hs.clientPrompt, hs.routes = cfg.ClientPrompt, routes
 	h.track(hs)
 	h.log.Info("opened a session never saved from its reservation", "session", id, "cwd", cwd)
 	return hs, nil
@@ -639,15 +690,15 @@ type ForkRequest struct {
 // and nothing remembered (its file forgets the source's remembered
 // decisions it copied); the two never affect each other.
 func (h *Host) ForkSession(ctx context.Context, req ForkRequest, src *Session, c Client) (*Session, error) {
-	if h.modelErr != nil {
-		return nil, h.modelErr
+	if err := h.UsableWith(req.Routes); err != nil {
+		return nil, err
 	}
 	if src == nil {
 		if h.store == nil {
 			return nil, sessionNotFound(req.SourceID, "")
 		}
 		// Not open here: read it, fork it, let it go.
-		opened, err := h.openStored(req.SourceID, "", nil, c)
+		opened, err := h.openStored(req.SourceID, "", nil, nil, req.Routes, c)
 		if err != nil {
 			return nil, err
 		}
@@ -662,11 +713,16 @@ func (h *Host) ForkSession(ctx context.Context, req ForkRequest, src *Session, c
 	if extra == nil {
 		extra = src.extra
 	}
-	cfg, err := h.newSessionConfig(id, cwd, extra, c)
+	cfg, err := h.newSessionConfig(id, cwd, extra, c, req.Routes)
 	if err != nil {
 		return nil, err
 	}
-	opts := agent.ForkOptions{ID: id, FromUserEntryIndex: req.FromUserEntryIndex, Sink: c, Permissions: c, Workspace: cfg.Workspace}
+	cp := src.clientPrompt
+	if req.ClientPrompt != nil {
+		cp = *req.ClientPrompt
+	}
+	opts := agent.ForkOptions{ID: id, FromUserEntryIndex: req.FromUserEntryIndex, Sink: c, Permissions: c, Workspace: cfg.Workspace,
+		ClientPrompt: &cp}
 	var fj *journal
 	if src.j != nil && h.store != nil {
 		// A fork copies its source's file: a source never prompted is
@@ -711,6 +767,9 @@ func (h *Host) ForkSession(ctx context.Context, req ForkRequest, src *Session, c
 		// and in the mode it has now.
 		fj.Remember(agent.RememberedDecision{Scope: agent.ScopeForget})
 		fj.SetMode(f.Mode())
+		copied := src.clientPrompt // the copied records' own
+		fj.clientPrompt = &copied
+		fj.setClientPrompt(cp)
 		if err := fj.Sync(); err != nil {
 			h.log.Error("saving the fork", "session", id, "error", err)
 		}
@@ -730,6 +789,7 @@ func (h *Host) ForkSession(ctx context.Context, req ForkRequest, src *Session, c
 		src.mu.Unlock()
 	}
 	fs := h.newHostSession(f, c, fj, extra, cfg.Workspace)
+	fs.clientPrompt, fs.routes = cp, req.Routes
 	h.connectMCP(ctx, fs, servers, c.Features())
 	h.track(fs)
 	h.log.Info("session forked", "session", f.ID(), "from", src.s.ID())
