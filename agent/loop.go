@@ -92,6 +92,7 @@ func (s *Session) runTurn(ctx context.Context, it *item) (PromptResult, []*item,
 					resp.calls[i].ID = "call_" + uuid.NewString()
 				}
 			}
+			s.redactCalls(resp.calls)
 			var cut *llm.ToolCall
 			if last := &resp.calls[len(resp.calls)-1]; resp.finish == llm.FinishLength &&
 				strings.TrimSpace(last.Arguments) != "" && !isJSONObjectText(last.Arguments) {
@@ -651,6 +652,7 @@ func (s *Session) refuseCalls(ctx context.Context, calls []llm.ToolCall, tooLarg
 			calls[i].Arguments = "{}"
 		}
 	}
+	s.redactCalls(calls)
 	s.appendEntry(Entry{Kind: EntryToolCalls, ToolCalls: calls})
 	for i, c := range calls {
 		text := fmt.Sprintf("Error: not run: the response was cut off because it passed a size limit (%v).", tooLarge)
@@ -663,6 +665,19 @@ func (s *Session) refuseCalls(ctx context.Context, calls []llm.ToolCall, tooLarg
 			Content: []ToolContent{TextContent(text)},
 		}})
 		s.appendEntry(Entry{Kind: EntryToolOutput, ToolCallID: c.ID, ToolName: c.Name, Text: text, IsError: true})
+	}
+}
+
+// redactCalls takes the secrets out of calls' arguments, in place, for
+// the tools that know theirs (Tool.Redact), before anything records or
+// shows them.
+func (s *Session) redactCalls(calls []llm.ToolCall) {
+	for i := range calls {
+		redact := s.tools.redactor(calls[i].Name)
+		if redact == nil || !isJSONObjectText(calls[i].Arguments) {
+			continue
+		}
+		calls[i].Arguments = string(redact(json.RawMessage(calls[i].Arguments)))
 	}
 }
 

@@ -102,6 +102,14 @@ type Tool struct {
 	// Concurrent: consecutive calls of such tools in one response run at
 	// the same time (subagents); their outputs are recorded as each ends.
 	Concurrent bool
+	// Redact, if set, takes secrets out of a call's arguments (the JSON
+	// object the model sent) as soon as the model's response ends, before
+	// the call is recorded, shown, given to hooks or run: the session
+	// file, the client's title and rawInput, and every output see what it
+	// returns. It must change only arguments the tool refuses anyway, so
+	// the call does the same with either (web_fetch: credentials in a
+	// URL).
+	Redact func(args json.RawMessage) json.RawMessage
 	// Modes, when set, are the only session modes the tool is offered in
 	// (exit_plan_mode: read-only); a call in another mode is refused.
 	Modes []policy.Mode
@@ -278,6 +286,13 @@ func (r *ToolRegistry) active(name string, allowed func(*Tool) bool) (registered
 		return registeredTool{}, false
 	}
 	return rt, true
+}
+
+// redactor returns the Redact of the tool called name, enabled or not.
+func (r *ToolRegistry) redactor(name string) func(json.RawMessage) json.RawMessage {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.tools[name].tool.Redact
 }
 
 // specs returns what the model is offered: enabled, allowed tools, sorted

@@ -30,6 +30,9 @@ type TypedTool[In any] struct {
 	Describe func(args In) (ToolCallInfo, error)
 	// Run runs a call.
 	Run func(ctx context.Context, args In) (ToolResult, error)
+	// Redact, if set, returns args without their secrets and whether it
+	// changed anything (see Tool.Redact).
+	Redact func(args In) (In, bool)
 }
 
 // NewTool returns t as a Tool. In must be a struct; its schema is
@@ -73,6 +76,23 @@ func NewTool[In any](t TypedTool[In]) Tool {
 				return ToolCallInfo{}, err
 			}
 			return describe(a)
+		}
+	}
+	if redact := t.Redact; redact != nil {
+		tool.Redact = func(args json.RawMessage) json.RawMessage {
+			a, err := decodeArgs[In](args)
+			if err != nil {
+				return args
+			}
+			r, changed := redact(a)
+			if !changed {
+				return args
+			}
+			data, err := json.Marshal(r)
+			if err != nil {
+				return args
+			}
+			return data
 		}
 	}
 	return tool

@@ -67,6 +67,8 @@ type Summary struct {
 	CreatedAt time.Time
 	Archived  bool
 	Subagent  bool
+	// AdditionalDirectories are the workspace roots besides CWD.
+	AdditionalDirectories []string
 }
 
 // ListPage is one page of List's result.
@@ -230,7 +232,28 @@ func (s *Store) readSummary(p position, buf *[]byte) *Summary {
 		CreatedAt:       h.Timestamp,
 		Archived:        h.Archived,
 		Subagent:        h.Subagent,
+
+		AdditionalDirectories: h.AdditionalDirectories,
 	}
+}
+
+// Summary describes session id from its file's header (and mtime),
+// reading nothing else and taking no lock, like List. A session without
+// a file is ErrNotFound; a header that cannot be read, ErrCorrupt.
+func (s *Store) Summary(id string) (Summary, error) {
+	if err := ValidateID(id); err != nil {
+		return Summary{}, err
+	}
+	fi, err := os.Lstat(s.dataPath(id))
+	if err != nil || !fi.Mode().IsRegular() {
+		return Summary{}, fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	buf := make([]byte, 4096)
+	sum := s.readSummary(position{fi.ModTime().UnixNano(), id}, &buf)
+	if sum == nil {
+		return Summary{}, fmt.Errorf("%w: the header of session %q cannot be read", ErrCorrupt, id)
+	}
+	return *sum, nil
 }
 
 var errNoHeaderLine = errors.New("no newline within the header size limit")

@@ -72,7 +72,7 @@ func TestListOrdersNewestFirstAndFiltersByCWD(t *testing.T) {
 	assert.Equal(t, Summary{
 		ID: "b", CWD: "/two", Title: "title b", ParentSessionID: "parent-b",
 		UpdatedAt: listBase.Add(5 * time.Second), CreatedAt: header("b").Timestamp,
-	}, Summary{got.ID, got.CWD, got.Title, got.ParentSessionID, got.UpdatedAt.UTC(), got.CreatedAt.UTC(), got.Archived, got.Subagent})
+	}, Summary{got.ID, got.CWD, got.Title, got.ParentSessionID, got.UpdatedAt.UTC(), got.CreatedAt.UTC(), got.Archived, got.Subagent, got.AdditionalDirectories})
 
 	_, err = s.List(ListOptions{Limit: -1})
 	assert.Error(t, err)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 )
 
 // RemoveStale removes what agents that stopped abruptly (kill -9, a crash,
@@ -26,8 +27,15 @@ import (
 // is followed through a symlink: a symlink with one of these names is
 // removed itself (never what it points to), and a directory is removed
 // without following the links inside it (os.RemoveAll). A directory named
-// like a temporary file is left alone. It is safe to call while the
-// store is in use, also from another process.
+// like a temporary file is left alone.
+//
+// In .reserved/ (Reservation.Keep) it removes the records of sessions
+// that have a file (the record outlived its removal), and, for ids whose
+// lock it can take, records last written more than ReservationTTL ago
+// and temporary files; it returns those as ".reserved/<name>".
+//
+// It is safe to call while the store is in use, also from another
+// process.
 func (s *Store) RemoveStale() ([]string, error) {
 	ents, err := os.ReadDir(s.dir)
 	if err != nil {
@@ -69,8 +77,64 @@ func (s *Store) RemoveStale() ([]string, error) {
 			errs = append(errs, err)
 		}
 	}
+	r, err := s.removeStaleReservations(time.Now())
+	removed = append(removed, r...)
+	errs = append(errs, err)
 	if len(removed) > 0 {
 		errs = append(errs, s.syncDir())
+	}
+	return removed, errors.Join(errs...)
+}
+
+// removeStaleReservations is RemoveStale's part in .reserved/.
+func (s *Store) removeStaleReservations(now time.Time) ([]string, error) {
+	dir := filepath.Join(s.dir, ReservedDir)
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("persistence: read directory %s: %w", dir, err)
+	}
+	var removed []string
+	var errs []error
+	remove := func(name string) {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("persistence: remove stale %s/%s: %w", ReservedDir, name, err))
+			return
+		}
+		removed = append(removed, ReservedDir+"/"+name)
+	}
+	for _, e := range ents {
+		name := e.Name()
+		id, temp := name, false
+		if i := strings.LastIndex(name, tempInfix); i >= 0 && allDigits(name[i+len(tempInfix):]) {
+			id, temp = name[:i], true
+		}
+		if ValidateID(id) != nil || e.IsDir() {
+			continue
+		}
+		if s.Exists(id) {
+			// Saved: the record is dead (nothing keeps it after Create).
+			remove(name)
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil || (!temp && now.Sub(fi.ModTime()) <= ReservationTTL) {
+			continue
+		}
+		lock, err := s.lock(id)
+		if errors.Is(err, ErrLocked) {
+			continue // in use: its holder writes the record
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		saved := s.Exists(id)
+		remove(name)
+		// The lock file goes with an id that has no file (as removeStale).
+		errs = append(errs, s.unlock(id, lock, !saved))
 	}
 	return removed, errors.Join(errs...)
 }

@@ -465,16 +465,16 @@ func readAll(f *os.File) ([]byte, error) {
 	return buf, nil
 }
 
-// Delete removes session id: its file, its .broken copy, any stale
-// temporary files and its lock file, then fsyncs the directory. An unknown
-// id is not an error. Delete takes the session's lock to do so, so a
+// Delete removes session id: its file, its .broken copy, its reservation
+// record, any stale temporary files and its lock file, then fsyncs the
+// directory. An unknown id is not an error. Delete takes the session's lock to do so, so a
 // session open anywhere, this process included, fails with ErrLocked: a
 // caller deleting a session it has open closes the File first.
 func (s *Store) Delete(id string) error {
 	if err := ValidateID(id); err != nil {
 		return err
 	}
-	names := []string{s.dataPath(id), s.brokenPath(id), s.lockPath(id)}
+	names := []string{s.dataPath(id), s.brokenPath(id), s.reservedPath(id), s.lockPath(id)}
 	found := false
 	for _, p := range names {
 		if _, err := os.Lstat(p); err == nil {
@@ -489,7 +489,7 @@ func (s *Store) Delete(id string) error {
 		return err
 	}
 	var errs []error
-	for _, p := range names[:2] {
+	for _, p := range names[:3] {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("persistence: delete session %q: %w", id, err))
 		}

@@ -191,9 +191,11 @@ type Process struct {
 	name     string
 	pid      int
 	confined *sandbox.Proc // nil unless run by a sandbox helper
-	out      *tailBuffer
-	cgroup   *cgroup // nil without CgroupParent
-	sys      procSys // what the OS keeps per process (a Windows job)
+	// confinement is how confined ran it (set before Start returns).
+	confinement *Confinement
+	out         *tailBuffer
+	cgroup      *cgroup // nil without CgroupParent
+	sys         procSys // what the OS keeps per process (a Windows job)
 
 	killOnce sync.Once
 	killReq  chan struct{} // closed by the first kill request

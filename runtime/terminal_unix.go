@@ -129,6 +129,7 @@ func (t *LocalTerminal) startConfined(p *Process, cmd *exec.Cmd, network bool, c
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	p.pid, p.confined = sp.Pid(), sp
+	p.confinement = &Confinement{Policy: pol, Mounts: sp.Masked(), GrantedAround: sp.GrantedAround()}
 	if stdinW != nil {
 		// The input goes in on its own: a command that never reads it
 		// ends the write with EPIPE when it exits.

@@ -290,6 +290,17 @@ func (j *journal) saveLocked() error {
 	return nil
 }
 
+// header is the session's header: its file's, or the one its file will
+// have.
+func (j *journal) header() persistence.Header {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f != nil {
+		return j.f.Header()
+	}
+	return j.hdr
+}
+
 // saved reports whether the session has its file.
 func (j *journal) saved() bool {
 	j.mu.Lock()
@@ -308,6 +319,14 @@ func (j *journal) write(r record, isEntry bool) {
 		switch {
 		case j.f == nil && !isEntry:
 			j.pending = append(j.pending, data)
+			if j.res != nil {
+				// The reservation's record follows the state, so the
+				// session opens again as it is (not fatal: it is only
+				// what a load of a session never prompted finds).
+				if kerr := j.res.Keep(j.hdr, j.pending); kerr != nil {
+					j.log.Warn("keeping the reservation of a session not saved yet", "error", kerr)
+				}
+			}
 		default:
 			err = j.saveLocked()
 			if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/acp-agent/acp-agent/persistence"
@@ -61,10 +62,52 @@ func (h *Host) Status(_ context.Context, id string) (string, error) {
 	if h.live(id) != nil {
 		return StatusOpen, nil
 	}
-	if h.store != nil && h.store.Exists(id) {
+	if h.store != nil && (h.store.Exists(id) || h.store.IsReserved(id)) {
+		// A session started and never prompted opens too (empty).
 		return StatusSaved, nil
 	}
 	return "", sessionNotFound(id, "")
+}
+
+// Place is where a session works, as LookupSession finds it without
+// opening the session.
+type Place struct {
+	ID                    string
+	CWD                   string
+	AdditionalDirectories []string
+	// ParentSessionID is the session it was forked from or, with
+	// Subagent, the session whose subagent it is.
+	ParentSessionID string
+	Subagent        bool
+}
+
+// LookupSession says where session id works, without side effects: the
+// live session's directories, else its file's header, else the record
+// of a session started and never saved. An unknown id is a not-found
+// error. An adapter that confines sessions to some directories (serve)
+// asks it before it lets a client touch a session by id.
+func (h *Host) LookupSession(id string) (Place, error) {
+	if hs := h.live(id); hs != nil {
+		pl := Place{ID: id, CWD: hs.s.CWD(), AdditionalDirectories: slices.Clone(hs.extra)}
+		if hs.j != nil {
+			hdr := hs.j.header()
+			pl.ParentSessionID, pl.Subagent = hdr.ParentSessionID, hdr.Subagent
+		}
+		return pl, nil
+	}
+	if h.store == nil {
+		return Place{}, sessionNotFound(id, "")
+	}
+	if sum, err := h.store.Summary(id); err == nil {
+		return Place{ID: id, CWD: sum.CWD, AdditionalDirectories: sum.AdditionalDirectories,
+			ParentSessionID: sum.ParentSessionID, Subagent: sum.Subagent}, nil
+	} else if !errors.Is(err, persistence.ErrNotFound) {
+		return Place{}, sessionNotFound(id, "")
+	}
+	if hdr, _, err := h.store.Reserved(id); err == nil {
+		return Place{ID: id, CWD: hdr.CWD, AdditionalDirectories: hdr.AdditionalDirectories}, nil
+	}
+	return Place{}, sessionNotFound(id, "")
 }
 
 // lockedError answers a request that found session id's file locked

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -87,6 +88,13 @@ func (h *Host) NewSession(ctx context.Context, req NewRequest, c Client) (*Sessi
 // cwd, for client c: the default model, the workspace and the host-wide
 // settings.
 func (h *Host) newSessionConfig(id, cwd string, extra []string, c Client, routes *Routes) (agent.SessionConfig, error) {
+	return h.sessionConfig(id, id, cwd, extra, c, routes)
+}
+
+// sessionConfig is newSessionConfig with the editor's fs/* and terminals
+// used under session editorID: a subagent the client does not see as a
+// session of its own uses its parent's, the only id the client knows.
+func (h *Host) sessionConfig(id, editorID, cwd string, extra []string, c Client, routes *Routes) (agent.SessionConfig, error) {
 	f := c.Features()
 	def := h.defaultModel()
 	cfg := agent.SessionConfig{
@@ -117,7 +125,7 @@ func (h *Host) newSessionConfig(id, cwd string, extra []string, c Client, routes
 		wcfg.KeptOutputDir = dir
 	}
 	if !h.cfg.NoBuiltinTools {
-		ws, err := tools.NewWorkspace(cwd, extra, wcfg, c.Editor(id))
+		ws, err := tools.NewWorkspace(cwd, extra, wcfg, c.Editor(editorID))
 		if err != nil {
 			return cfg, fmt.Errorf("%w: cwd: cannot open the workspace: %v", ErrInvalidParams, err)
 		}
@@ -296,6 +304,29 @@ type decodedRecord struct {
 	rec   *record // nil for an entry
 }
 
+// applyStored gives cfg what st recorded: the client's system prompt
+// (cp, the one it sent, else the stored one, which it returns), the mode
+// and the model with its reasoning effort, where that model is usable
+// with routes.
+func (h *Host) applyStored(cfg *agent.SessionConfig, st loadedState, cp *agent.ClientPrompt, routes *Routes) *agent.ClientPrompt {
+	if cp == nil {
+		cp = st.clientPrompt
+	}
+	if cp != nil {
+		cfg.ClientPrompt = *cp
+	}
+	if st.mode != "" {
+		cfg.Mode = st.mode
+	}
+	if e, ok := h.modelByID(st.model); ok && usableWith(e, routes) {
+		cfg.Model, cfg.ModelName, cfg.ModelID, cfg.ModelInfo, cfg.ReasoningEffort = h.modelFor(e, routes), e.spec.Model, e.choice.Spec, e.info, e.level
+		if st.levelSet {
+			cfg.ReasoningEffort = st.level
+		}
+	}
+	return cp
+}
+
 // scratchRecords are the records entries are decoded into before they
 // are converted: a record is several times an entry's size.
 var scratchRecords = sync.Pool{New: func() any { return new(record) }}
@@ -332,6 +363,17 @@ func decodeVia(r *record, rec []byte, d *decodedRecord) error {
 	// c owns the arrays now.
 	r.Content, r.ToolCalls = nil, nil
 	return nil
+}
+
+// readRawRecords is readRecords for records not yet decoded (a
+// reservation's few), decoded here one by one.
+func readRawRecords(recs []json.RawMessage) (loadedState, []error) {
+	decoded := make([]decodedRecord, len(recs))
+	errs := make([]error, len(recs))
+	for i, rec := range recs {
+		errs[i] = decodeRecord(rec, &decoded[i])
+	}
+	return readRecords(decoded, errs)
 }
 
 // readRecords rebuilds a session's state from its decoded records
@@ -439,7 +481,9 @@ func (h *Host) openStored(id, cwd string, extra []string, cp *agent.ClientPrompt
 	case errors.Is(err, persistence.ErrInvalidID):
 		return nil, fmt.Errorf("%w: sessionId: %v", ErrInvalidParams, err)
 	case errors.Is(err, persistence.ErrNotFound):
-		return nil, sessionNotFound(id, "")
+		// Started (here or by another process) and never prompted: it
+		// opens empty from its reservation.
+		return h.openReserved(id, cwd, extra, cp, routes, c)
 	case errors.Is(err, persistence.ErrLocked) && !here && !h.store.Exists(id):
 		// Started in another process but never saved: nothing to load.
 		return nil, sessionNotFound(id, "")
@@ -471,22 +515,7 @@ func (h *Host) openStored(id, cwd string, extra []string, cp *agent.ClientPrompt
 		return nil, err
 	}
 	cfg.Title, cfg.TitleByUser = loaded.Header.Title, loaded.Header.TitleByUser
-	// The client's system prompt: the one it sent, else the stored one.
-	if cp == nil {
-		cp = st.clientPrompt
-	}
-	if cp != nil {
-		cfg.ClientPrompt = *cp
-	}
-	if st.mode != "" {
-		cfg.Mode = st.mode
-	}
-	if e, ok := h.modelByID(st.model); ok && usableWith(e, routes) {
-		cfg.Model, cfg.ModelName, cfg.ModelID, cfg.ModelInfo, cfg.ReasoningEffort = h.modelFor(e, routes), e.spec.Model, e.choice.Spec, e.info, e.level
-		if st.levelSet {
-			cfg.ReasoningEffort = st.level
-		}
-	}
+	cp = h.applyStored(&cfg, st, cp, routes)
 	// Make the tool protocol consistent keeping every usable record as it
 	// is (docs/jsonl-format.md, "Repair on load"): the sanitizer below
 	// then finds nothing, so the file is not rewritten with new times.
@@ -545,6 +574,68 @@ func (h *Host) openStored(id, cwd string, extra []string, cp *agent.ClientPrompt
 		}
 	}
 	h.track(hs)
+	return hs, nil
+}
+
+// openReserved opens session id, which was started and never saved, from
+// its reservation record (persistence.Reservation.Keep): empty, in the
+// mode and model it had, its id held again and its file created at its
+// first prompt, as a new session's.
+func (h *Host) openReserved(id, cwd string, extra []string, cp *agent.ClientPrompt, routes *Routes, c Client) (*Session, error) {
+	hdr, recs, err := h.store.Reserved(id)
+	if err != nil {
+		if !errors.Is(err, persistence.ErrNotFound) {
+			h.log.Warn("reading the reservation of a session never saved", "session", id, "error", err)
+		}
+		return nil, sessionNotFound(id, "")
+	}
+	var res *persistence.Reservation
+	here, err := h.untilUnlocked(id, func() (err error) { res, err = h.store.Reserve(id); return err })
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return nil, sessionNotFound(id, "it was saved meanwhile; try again")
+	case errors.Is(err, persistence.ErrLocked) && !here:
+		return nil, sessionNotFound(id, "") // open, unsaved, in another process
+	case errors.Is(err, persistence.ErrLocked):
+		return nil, h.lockedError(id, here, err)
+	case err != nil:
+		return nil, fmt.Errorf("%w: reserving session %s: %v", ErrInternal, id, err)
+	}
+	st, errs := readRawRecords(recs)
+	for _, e := range errs {
+		h.log.Warn("skipped a record of a session's reservation", "session", id, "error", e)
+	}
+	if cwd == "" {
+		cwd = hdr.CWD
+	}
+	if extra == nil {
+		extra = hdr.AdditionalDirectories
+	}
+	cfg, err := h.newSessionConfig(id, cwd, extra, c, routes)
+	if err != nil {
+		res.Release()
+		return nil, err
+	}
+	cfg.Title, cfg.TitleByUser = hdr.Title, hdr.TitleByUser
+	cp = h.applyStored(&cfg, st, cp, routes)
+	j := newUnsavedJournal(res, hdr, h.log)
+	j.pending = recs
+	j.clientPrompt = st.clientPrompt
+	if cp != nil && (st.clientPrompt != nil || cp.Text != "") {
+		j.setClientPrompt(*cp)
+	}
+	cfg.Journal = j
+	s := agent.NewSession(cfg)
+	if len(st.perms) > 0 {
+		if err := s.Restore(agent.Restored{Decisions: st.perms}); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("%w: %v", ErrInternal, err)
+		}
+	}
+	hs := h.newHostSession(s, c, j, extra, cfg.Workspace)
+	hs.clientPrompt, hs.routes = cfg.ClientPrompt, routes
+	h.track(hs)
+	h.log.Info("opened a session never saved from its reservation", "session", id, "cwd", cwd)
 	return hs, nil
 }
 

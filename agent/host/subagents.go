@@ -112,7 +112,14 @@ func (hs *Session) runSubagent(ctx context.Context, a taskArgs) (agent.ToolResul
 	var childClient Client // the child's own client
 	open := func(c Client) (*Session, error) {
 		childClient = c
-		cfg, err := hs.h.newSessionConfig(id, parent.CWD(), hs.extra, c, hs.routes)
+		// The editor's fs/* and terminal/* go under a session id the
+		// client knows: the child's own when it shows the child, the
+		// parent's otherwise.
+		editorID := id
+		if !visible {
+			editorID = parent.ID()
+		}
+		cfg, err := hs.h.sessionConfig(id, editorID, parent.CWD(), hs.extra, c, hs.routes)
 		if err != nil {
 			return nil, err
 		}

@@ -604,22 +604,62 @@ func (w *Workspace) updatePlanTool() agent.Tool {
 }
 
 // sandboxMarkers are what programs print when the sandbox refuses them
-// (EACCES, EPERM, EROFS on .git, a refused socket).
-var sandboxMarkers = []string{"Permission denied", "Operation not permitted", "Read-only file system"}
+// (EACCES, EPERM, EROFS on .git, a refused socket): C programs in
+// strerror's words, Go programs in lower case.
+var sandboxMarkers = []string{"permission denied", "operation not permitted", "read-only file system"}
+
+// crossDevice is what a rename(2) across a mount's edge prints (EXDEV).
+const crossDevice = "cross-device link"
 
 // sandboxBlockedNote tells the model that a failed confined command was
-// probably stopped by the sandbox, quoting the line that says so, and how
-// to escalate.
+// probably stopped by the sandbox, quoting the line that says so, what
+// the sandbox let this command do (as it ran: its network, whether .git
+// was writable, whether paths were masked by mount or granted around),
+// and how to escalate. An EXDEV is the sandbox's only where it mounts.
 func sandboxBlockedNote(res runtime.CommandResult) string {
-	if res.ExitCode != nil && *res.ExitCode == 0 {
+	conf := res.Confined
+	if conf == nil || res.ExitCode != nil && *res.ExitCode == 0 {
 		return ""
 	}
+	const escalate = " If the task truly needs more, call run_command again with outside_sandbox: true and a justification; the user decides."
 	for _, line := range strings.Split(res.Output, "\n") {
+		lower := strings.ToLower(line)
+		quoted := "\n[blocked by the sandbox: " + strings.TrimSpace(line) + "] "
+		if conf.Mounts && strings.Contains(lower, crossDevice) {
+			return quoted + "In the sandbox each directory that holds a .env file or a denied path is a mount point, so rename(2) cannot move a file into or out of it (EXDEV): " +
+				"copy the file and remove the original instead (mv does so by itself)." + escalate
+		}
 		for _, m := range sandboxMarkers {
-			if strings.Contains(line, m) {
-				return "\n[blocked by the sandbox: " + strings.TrimSpace(line) + "] Commands run confined: writes only inside the workspace (not .git) and its temporary directory, no network, no secrets. If the task truly needs more, call run_command again with outside_sandbox: true and a justification; the user decides."
+			if strings.Contains(lower, m) {
+				return quoted + confinementSummary(conf) + escalate
 			}
 		}
 	}
 	return ""
+}
+
+// confinementSummary says what a confined command could do.
+func confinementSummary(conf *runtime.Confinement) string {
+	var b strings.Builder
+	b.WriteString("Commands run confined: they write only in the workspace")
+	if !conf.Policy.AllowGitWrites {
+		b.WriteString(" (not its .git, which is read-only)")
+	}
+	if len(conf.Policy.ExtraWritable) > 0 {
+		b.WriteString(", the toolchain caches")
+	}
+	if conf.Policy.TempDir != "" {
+		b.WriteString(", their temporary directory ($TMPDIR)")
+	}
+	if conf.GrantedAround {
+		b.WriteString("; on this system the sandbox cannot mask paths by mount, so nothing new can be created directly in a directory that holds .git, a .env file or a denied path " +
+			"(the top of a git repository, for one), though the files already there can be written")
+	}
+	b.WriteString("; .env files and the user's secrets (~/.ssh, cloud credentials, ...) cannot be read")
+	if conf.Policy.Network {
+		b.WriteString("; the network is on.")
+	} else {
+		b.WriteString("; there is no network.")
+	}
+	return b.String()
 }

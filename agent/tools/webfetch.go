@@ -40,6 +40,11 @@ type fetchArgs struct {
 func checkFetchURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
+		// url.Error repeats the URL, credentials and all.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return nil, fmt.Errorf("not a URL: %w", err)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
@@ -57,6 +62,26 @@ func checkFetchURL(raw string) (*url.URL, error) {
 		}
 	}
 	return u, nil
+}
+
+// redactUserinfo is raw with what stands before the last "@" of its
+// authority (a user name, a password, a token) replaced by "xxxxx", also
+// when raw does not parse: how a URL the model gave is shown, stored and
+// logged. url.URL.Redacted keeps the user name, which is often the token.
+func redactUserinfo(raw string) string {
+	start := 0
+	if i := strings.Index(raw, "//"); i >= 0 {
+		start = i + 2
+	}
+	end := len(raw)
+	if j := strings.IndexAny(raw[start:], "/?#"); j >= 0 {
+		end = start + j
+	}
+	at := strings.LastIndex(raw[start:end], "@")
+	if at < 0 {
+		return raw
+	}
+	return raw[:start] + "xxxxx" + raw[start+at:]
 }
 
 // metadataAddresses are the cloud metadata services (they hand out
@@ -111,7 +136,7 @@ func fetchClient() *http.Client {
 			return fmt.Errorf("more than %d redirects", webFetchRedirects)
 		}
 		if _, err := checkFetchURL(req.URL.String()); err != nil {
-			return fmt.Errorf("redirect to %s refused: %w", req.URL.Redacted(), err)
+			return fmt.Errorf("redirect to %s refused: %w", redactUserinfo(req.URL.String()), err)
 		}
 		req.Header.Del("Authorization")
 		req.Header.Del("Cookie")
@@ -129,10 +154,16 @@ func (w *Workspace) webFetchTool() agent.Tool {
 			"At most 5 MB are read; the result for you is cut further. Use it for documentation and references.\n" +
 			`Example: {"url": "https://pkg.go.dev/net/http#Client"}`,
 		ShortDescription: "Fetch a web page as Markdown",
+		// A URL with credentials is refused; they are never shown or
+		// stored either.
+		Redact: func(a fetchArgs) (fetchArgs, bool) {
+			r := redactUserinfo(a.URL)
+			return fetchArgs{URL: r}, r != a.URL
+		},
 		Describe: func(a fetchArgs) (agent.ToolCallInfo, error) {
 			u, err := checkFetchURL(a.URL)
 			if err != nil {
-				return agent.ToolCallInfo{Kind: agent.ToolKindFetch, Title: "Fetch " + a.URL}, err
+				return agent.ToolCallInfo{Kind: agent.ToolKindFetch, Title: "Fetch " + redactUserinfo(a.URL)}, err
 			}
 			return agent.ToolCallInfo{Kind: agent.ToolKindFetch, Title: "Fetch " + u.Redacted(), Action: policy.ActionOther}, nil
 		},

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -129,4 +130,29 @@ func mustJSON(t *testing.T, v any) []byte {
 	data, err := json.Marshal(v)
 	require.NoError(t, err)
 	return data
+}
+
+// A client's system prompt given to a session that is never prompted
+// survives until a later process opens it (its reservation keeps it), as
+// a saved session's file does.
+func TestBinaryClientSystemPromptOfASessionNeverPrompted(t *testing.T) {
+	model := newScriptedModel(t, "openai")
+	env := []string{"OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
+	sessions, dir := t.TempDir(), t.TempDir()
+	p := startAgent(t, env, "--model", "openai/test-model", "--session-dir", sessions)
+	p.Initialize(nil)
+	resp, _ := p.Call(acp.MethodSessionNew, &acp.NewSessionRequest{CWD: dir, MCPServers: []acp.McpServer{},
+		SystemPrompt: &acp.SystemPrompt{Mode: acp.SystemPromptAppend, Content: []acp.ContentBlock{acp.TextBlock("EDITOR_PROMPT_MARKER: answer in French.")}}})
+	var ns acp.NewSessionResponse
+	acptest.MustResult(t, resp, &ns)
+	p.stdin.Close()
+	require.NoError(t, p.waitExit(t, 10*time.Second))
+
+	q := startAgent(t, env, "--model", "openai/test-model", "--session-dir", sessions)
+	q.Initialize(nil)
+	resp, _ = q.Call(acp.MethodSessionResume, &acp.ResumeSessionRequest{SessionID: ns.SessionID, CWD: dir, MCPServers: []acp.McpServer{}})
+	acptest.MustResult(t, resp, nil)
+	resp, _ = q.Call(acp.MethodSessionPrompt, promptReq(ns.SessionID, "hi"))
+	acptest.MustResult(t, resp, nil)
+	assert.Contains(t, systemPrompt(t, model.body(t, 0)), "EDITOR_PROMPT_MARKER", "the client's prompt reaches the model")
 }

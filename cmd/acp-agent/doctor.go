@@ -29,7 +29,8 @@ var doctorTools = []string{"go", "node", "python3", "cargo", "git", "make"}
 // fixed before sessions work.
 func runDoctor(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	var offline bool
-	st, err := parseSettings("acp-agent doctor", args, stdout, stderr, os.Getenv, func(fs *flag.FlagSet) {
+	// The editor mode's settings: what acp-agent login stored included.
+	st, err := parseSettings("acp-agent doctor", args, stdout, stderr, withCredentials(os.Getenv), func(fs *flag.FlagSet) {
 		fs.BoolVar(&offline, "offline", false, "do not contact the model's server (the endpoint check is skipped)")
 	})
 	if err != nil {

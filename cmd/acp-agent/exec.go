@@ -55,7 +55,9 @@ func runExec(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, arg
 		allow   string
 		cwd     string
 	)
-	st, err := parseSettings("acp-agent exec", args, stdout, stderr, os.Getenv, func(fs *flag.FlagSet) {
+	// What acp-agent login stored fills in what the environment leaves
+	// unset, as in the editor mode.
+	st, err := parseSettings("acp-agent exec", args, stdout, stderr, withCredentials(os.Getenv), func(fs *flag.FlagSet) {
 		fs.BoolVar(&jsonOut, "json", false, "print every session/update and the prompt result as raw JSON lines")
 		fs.StringVar(&allow, "allow", allowNone, "what tool calls that need permission may do: none, edits (file changes), or all (edits and commands)")
 		fs.StringVar(&cwd, "cwd", "", "working directory of the session (default: the current directory)")

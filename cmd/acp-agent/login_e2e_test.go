@@ -197,3 +197,47 @@ func TestBinaryLoginStoresAKeyTheAgentThenUses(t *testing.T) {
 	_, err = login("")
 	assert.Error(t, err, "an empty key is refused")
 }
+
+// Issue 30 review: acp-agent exec (and doctor, which checks what an
+// editor would start) find the key acp-agent login stored, as the editor
+// mode and serve do: with no key in the environment, exec's turn reaches
+// the provider with the stored key and prints its answer.
+func TestBinaryExecAndDoctorUseTheKeyLoginStored(t *testing.T) {
+	home, cwd := t.TempDir(), t.TempDir()
+	prov := newFakeModelServer(t, map[string]http.HandlerFunc{
+		"GET /v1/models": func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") != "Bearer sk-stored" {
+				http.Error(w, `{"error":{"message":"bad key"}}`, http.StatusUnauthorized)
+				return
+			}
+			jsonHandler(map[string]any{"object": "list", "data": []any{map[string]any{"id": "gpt-4.1", "object": "model"}}})(w, r)
+		},
+		"POST /v1/chat/completions": func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") != "Bearer sk-stored" {
+				http.Error(w, `{"error":{"message":"bad key"}}`, http.StatusUnauthorized)
+				return
+			}
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, textStream("answered with the stored key", "stop"))
+		},
+	})
+	login := exec.Command(agentBin, "login", "--provider", "openai", "--base-url", prov.URL+"/v1")
+	login.Env = registryEnv(home)
+	login.Stdin = strings.NewReader("sk-stored\n")
+	out, err := login.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	cmd := exec.Command(agentBin, "exec", "--model", "openai/gpt-4.1", "say hi")
+	cmd.Env, cmd.Dir = registryEnv(home), cwd
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "stdout: %s\nstderr: %s", stdout.String(), stderr.String())
+	assert.Contains(t, stdout.String(), "answered with the stored key")
+	assert.Contains(t, prov.requests(), "POST /v1/chat/completions Bearer sk-stored")
+
+	doctor := exec.Command(agentBin, "doctor", "--offline", "--model", "openai/gpt-4.1")
+	doctor.Env, doctor.Dir = registryEnv(home), cwd
+	out, _ = doctor.CombinedOutput()
+	assert.Contains(t, string(out), "openai/gpt-4.1: key set", "doctor sees the stored key")
+	assert.NotContains(t, string(out), "sk-stored", "the key is never printed")
+}

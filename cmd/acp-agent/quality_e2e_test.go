@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -479,6 +480,14 @@ func TestBinaryContextTooLongCompactsAndRetries(t *testing.T) {
 	promptE2E(t, conn, sid, "first question about the parser")
 	assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "second question about the parser"))
 	assert.Contains(t, client.said(), "recovered")
+	checkCompactedRetry(t, model)
+}
+
+// checkCompactedRetry: the fourth request (after an answer, the refused
+// one and the compaction's) carries the summary and the user's words,
+// not the rest.
+func checkCompactedRetry(t *testing.T, model *scriptedModel) {
+	t.Helper()
 	bodies := model.all()
 	require.Len(t, bodies, 4)
 	retry := bodies[3]
@@ -486,6 +495,31 @@ func TestBinaryContextTooLongCompactsAndRetries(t *testing.T) {
 	assert.Contains(t, retry, "The user asked two questions about the parser.")
 	assert.Contains(t, retry, "second question about the parser", "the user's words are kept verbatim")
 	assert.NotContains(t, retry, "first answer", "the rest went into the summary")
+}
+
+// Issue 30 (6): Anthropic's 413 (request_too_large, in its exact error
+// body) is a history too large to send: it is compacted and the request
+// sent once more, as a prompt over the context window is.
+func TestBinaryAnthropicRequestTooLargeCompactsAndRetries(t *testing.T) {
+	anthropicSays := func(text string) step {
+		return func(string) (int, string) {
+			return http.StatusOK, strings.Replace(anthropicStream(nil, true), `"All done."`, strconv.Quote(text), 1)
+		}
+	}
+	tooLarge := `{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."},"request_id":"req_011CSHoEeqs5C35K2UUqR7Fy"}`
+	model := stepModel(t,
+		anthropicSays("first answer"),
+		func(string) (int, string) { return http.StatusRequestEntityTooLarge, tooLarge },
+		func(body string) (int, string) {
+			require.Contains(t, body, "You compress the history", "the request after the 413 is the compaction's")
+			return anthropicSays("The user asked two questions about the parser.")(body)
+		},
+		anthropicSays("recovered"),
+	)
+	conn, sid := e2eSession(t, "anthropic", model, newToolClient(t.TempDir(), "allow_once"), sdk.ClientCapabilities{})
+	promptE2E(t, conn, sid, "first question about the parser")
+	assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "second question about the parser"))
+	checkCompactedRetry(t, model)
 }
 
 // A tool call cut off by the output-token limit is not run, and the model

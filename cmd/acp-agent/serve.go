@@ -128,7 +128,7 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 	}
 	defer cleanup()
 	defer a.Close()
-	guard := &rootsGuard{roots: roots, allowMCPStdio: f.allowMCPStdio}
+	guard := &rootsGuard{host: a.Host(), roots: roots, allowMCPStdio: f.allowMCPStdio}
 	srv := acp.NewServer(&confinedAgent{Agent: a, rootsGuard: guard},
 		acp.Options{MaxMessageBytes: st.maxLine, Logger: log, MaxSessions: f.maxSessions, MaxSessionsPerConnection: f.maxConnSess,
 			V2: &confinedAgentV2{Agent: acpv2agent.New(a.Host()), rootsGuard: guard}})

@@ -21,7 +21,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acphttp"
+	"github.com/acp-agent/acp-agent/acp/acptest"
 	"github.com/acp-agent/acp-agent/internal/winetest"
 )
 
@@ -246,6 +248,153 @@ func TestServeConfinesSessionsToRoots(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, entries)
 	checkSurvived(t, s, sid)
+}
+
+// TestServeHidesStoredSessionsOutsideTheRoots (issue 30 review): the
+// session directory is shared with the user's editor sessions, so a
+// client that learns the id of one outside the roots must not reach it
+// through any method that takes a session id: session/load and resume
+// (which would replay it), fork, delete, archive, unarchive, set_title
+// and status all answer exactly as for an unknown id (-32002, the same
+// message and data), and change nothing. The sessions: one with a
+// conversation in a directory outside, one started there and never
+// prompted (a reservation), one inside whose additionalDirectories are
+// outside, and a subagent that worked inside for a parent stored outside
+// (a child follows its parent). session/list shows none of them, while a
+// session under the root still works. v2 clients (resume with a replay,
+// fork, and the same management methods) are answered alike.
+func TestServeHidesStoredSessionsOutsideTheRoots(t *testing.T) {
+	s := startServe(t, nil)
+	sessionDir := filepath.Join(s.state, "sessions")
+	outside := t.TempDir()
+	inside := filepath.Join(s.root, "project")
+	require.NoError(t, os.Mkdir(inside, 0o755))
+	mine := storedConversation(t, s)
+
+	// The user's editor, on stdio, on the same session directory.
+	script := writeScript(t, map[string]any{"turns": []any{
+		map[string]any{"match": "delegate", "events": []any{map[string]any{"toolCall": map[string]any{"id": "t1", "name": "task",
+			"arguments": map[string]any{"description": "look", "prompt": "[child] look around"}}}}},
+		map[string]any{"match": "[child]", "events": []any{map[string]any{"text": "child saw the secret plan"}}},
+		map[string]any{"events": []any{map[string]any{"text": "the secret plan is in the editor's session"}}},
+	}})
+	p := startAgent(t, nil, "--model", "replay/"+script, "--session-dir", sessionDir)
+	p.Initialize(nil)
+	conversation := p.NewSession(outside)
+	askText(t, p, conversation, "tell me the secret plan")
+	reserved := p.NewSession(outside)
+	resp, _ := p.Call(acp.MethodSessionNew, map[string]any{"cwd": inside, "mcpServers": []any{}, "additionalDirectories": []string{outside}})
+	var wide acp.NewSessionResponse
+	acptest.MustResult(t, resp, &wide)
+	askText(t, p, string(wide.SessionID), "hello")
+	// A parent stored outside, loaded by the editor in the root: its
+	// subagent's own directory is inside.
+	parent := p.NewSession(outside)
+	askText(t, p, parent, "hello")
+	resp, _ = p.Call(acp.MethodSessionLoad, &acp.LoadSessionRequest{SessionID: parent, CWD: inside, MCPServers: []acp.McpServer{}})
+	acptest.MustResult(t, resp, nil)
+	askText(t, p, parent, "delegate please")
+	resp, _ = p.Call(acp.MethodSessionList, &acp.ListSessionsRequest{})
+	var list acp.ListSessionsResponse
+	acptest.MustResult(t, resp, &list)
+	child := ""
+	for _, si := range list.Sessions {
+		if string(si.SessionID) != parent && si.CWD == inside && string(si.SessionID) != string(wide.SessionID) {
+			child = string(si.SessionID)
+		}
+	}
+	require.NotEmpty(t, child, "the subagent is stored: %+v", list.Sessions)
+	p.stdin.Close()
+	require.NoError(t, p.waitExit(t, 10*time.Second))
+	theirs := func() map[string]string {
+		out := map[string]string{}
+		for _, name := range []string{conversation + ".jsonl", string(wide.SessionID) + ".jsonl", parent + ".jsonl", child + ".jsonl",
+			filepath.Join(".reserved", reserved)} {
+			data, err := os.ReadFile(filepath.Join(sessionDir, name))
+			require.NoError(t, err, name)
+			out[name] = string(data)
+		}
+		return out
+	}
+	before := theirs()
+
+	unknown := "0b7c8d4e-1111-4000-8000-000000000000"
+	type method struct {
+		method string
+		params func(id string) map[string]any
+	}
+	idOnly := func(id string) map[string]any { return map[string]any{"sessionId": id} }
+	common := []method{
+		{"session/set_title", func(id string) map[string]any { return map[string]any{"sessionId": id, "title": "mine now"} }},
+		{"session/status", idOnly},
+		{"session/archive", idOnly},
+		{"session/unarchive", idOnly},
+		{"session/delete", idOnly},
+	}
+	for _, version := range []struct {
+		name    string
+		dial    func() *acphttp.Client
+		methods []method
+	}{
+		{"v1", func() *acphttp.Client { return dialServe(t, s, false).Client }, append([]method{
+			{"session/load", func(id string) map[string]any {
+				return map[string]any{"sessionId": id, "cwd": s.root, "mcpServers": []any{}}
+			}},
+			{"session/resume", func(id string) map[string]any { return map[string]any{"sessionId": id, "cwd": s.root} }},
+			{"session/fork", func(id string) map[string]any {
+				return map[string]any{"sessionId": id, "cwd": s.root, "additionalDirectories": []string{}, "mcpServers": []any{}}
+			}},
+		}, common...)},
+		{"v2", func() *acphttp.Client { return dialServeV2(t, s, false) }, append([]method{
+			{"session/resume", func(id string) map[string]any {
+				return map[string]any{"sessionId": id, "cwd": s.root, "replayFrom": map[string]any{"type": "start"}}
+			}},
+			{"session/fork", func(id string) map[string]any { return map[string]any{"sessionId": id, "cwd": s.root} }},
+		}, common...)},
+	} {
+		c := version.dial()
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		answer := func(method string, params map[string]any) *acphttp.RPCError {
+			err := c.Call(ctx, method, params, nil)
+			var re *acphttp.RPCError
+			require.ErrorAs(t, err, &re, "%s %s %v", version.name, method, params)
+			return re
+		}
+		for _, m := range version.methods {
+			want := answer(m.method, m.params(unknown))
+			require.Equal(t, int64(-32002), want.Code, "%s %s of an unknown id", version.name, m.method)
+			for name, id := range map[string]string{"conversation": conversation, "never prompted": reserved,
+				"additionalDirectories outside": string(wide.SessionID), "subagent of a parent outside": child} {
+				got := answer(m.method, m.params(id))
+				assert.Equal(t, want.Code, got.Code, "%s %s, %s", version.name, m.method, name)
+				assert.Equal(t, strings.ReplaceAll(want.Message, unknown, id), got.Message, "%s %s, %s: as an unknown id", version.name, m.method, name)
+				assert.JSONEq(t, strings.ReplaceAll(string(want.Data), unknown, id), string(got.Data), "%s %s, %s", version.name, m.method, name)
+			}
+		}
+		var listed struct {
+			Sessions []struct {
+				SessionID string `json:"sessionId"`
+			} `json:"sessions"`
+		}
+		require.NoError(t, c.Call(ctx, "session/list", map[string]any{}, &listed))
+		var ids []string
+		for _, si := range listed.Sessions {
+			ids = append(ids, si.SessionID)
+		}
+		assert.Equal(t, []string{mine}, ids, "%s: only the session under the root is listed", version.name)
+		// The session under the root answers every one of them.
+		var st struct {
+			Status string `json:"status"`
+		}
+		require.NoError(t, c.Call(ctx, "session/status", map[string]any{"sessionId": mine}, &st))
+		assert.Equal(t, "saved", st.Status, version.name)
+		require.NoError(t, c.Call(ctx, "session/set_title", map[string]any{"sessionId": mine, "title": "renamed"}, nil))
+		cancel()
+		require.NoError(t, c.Close())
+	}
+	assert.Equal(t, before, theirs(), "nothing outside the roots was touched")
+	assert.NotContains(t, s.stderr.String(), "secret plan")
+	checkSurvived(t, s, mine)
 }
 
 // TestServeRefusesMalformedRequests: each malformed or unknown thing gets

@@ -11,6 +11,7 @@ import (
 	"github.com/acp-agent/acp-agent/acp/acpv2"
 	"github.com/acp-agent/acp-agent/agent/acpagent"
 	"github.com/acp-agent/acp-agent/agent/acpv2agent"
+	"github.com/acp-agent/acp-agent/agent/host"
 )
 
 // confinedAgent is the agent as serve offers it to remote clients: every
@@ -18,18 +19,24 @@ import (
 // session/new, load, resume and fork) must be inside one of the --root
 // directories once its symbolic links are resolved, and is handed to the
 // agent resolved; stdio MCP servers (commands a client would start on
-// this machine) are refused unless allowed; session/list shows only the
-// sessions under the roots. Every other method is the agent's own
-// (embedding keeps the optional interfaces the acp.Server looks for).
+// this machine) are refused unless allowed. A session named by its id
+// (load, resume, fork, delete, set_title, status, archive, unarchive)
+// must itself work under the roots, as stored (reachable): the session
+// directory is shared with the user's other sessions, and one outside
+// answers exactly as an unknown id does; session/list shows only those.
+// Every other method is the agent's own (embedding keeps the optional
+// interfaces the acp.Server looks for).
 type confinedAgent struct {
 	*acpagent.Agent
 	*rootsGuard
 }
 
-// rootsGuard is serve's rule for the directories and MCP servers of
-// remote clients' sessions, whichever ACP version they speak.
+// rootsGuard is serve's rule for the directories, MCP servers and
+// stored sessions of remote clients' sessions, whichever ACP version
+// they speak.
 type rootsGuard struct {
-	roots         []string // absolute, symbolic links resolved
+	host          *host.Host // where sessions named by id are looked up
+	roots         []string   // absolute, symbolic links resolved
 	allowMCPStdio bool
 }
 
@@ -85,6 +92,67 @@ func (a *rootsGuard) inRoots(real string) bool {
 	}
 	return false
 }
+
+// maxParents bounds the walk from a subagent up its parents.
+const maxParents = 16
+
+// reachable reports whether session id (live, stored, or started and
+// never saved) works under the roots: its cwd and additionalDirectories,
+// and for a subagent those of the session that ran it (a child follows
+// its parent; a parent that is gone leaves the child to its own).
+func (a *rootsGuard) reachable(id string) bool {
+	pl, err := a.host.LookupSession(id)
+	if err != nil {
+		return false
+	}
+	seen := map[string]bool{id: true}
+	for range maxParents {
+		if !a.placeInRoots(pl) {
+			return false
+		}
+		if !pl.Subagent || pl.ParentSessionID == "" {
+			return true
+		}
+		if seen[pl.ParentSessionID] {
+			return false
+		}
+		seen[pl.ParentSessionID] = true
+		if pl, err = a.host.LookupSession(pl.ParentSessionID); err != nil {
+			return true // the parent is gone: the child's own directories decide
+		}
+	}
+	return false
+}
+
+// placeInRoots reports whether every directory of pl is inside a root.
+func (a *rootsGuard) placeInRoots(pl host.Place) bool {
+	for _, d := range append([]string{pl.CWD}, pl.AdditionalDirectories...) {
+		if !filepath.IsAbs(d) || !a.inRoots(resolveExisting(d)) {
+			return false
+		}
+	}
+	return true
+}
+
+// resolveExisting is dir with the symbolic links of its longest existing
+// part resolved (a stored session's directory may be gone).
+func resolveExisting(dir string) string {
+	dir = filepath.Clean(dir)
+	rest := ""
+	for p := dir; ; p = filepath.Dir(p) {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if filepath.Dir(p) == p {
+			return dir
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+	}
+}
+
+// notFound is the answer to a session id outside the roots: the one an
+// unknown id gets.
+func notFound(id acp.SessionId) error { return acp.SessionNotFound(id, "") }
 
 // check confines cwd and extra (in place) and refuses stdio MCP servers.
 func (a *confinedAgent) check(cwd *string, extra []string, mcps []acp.McpServer) error {
@@ -144,6 +212,9 @@ func (a *confinedAgent) LoadSession(ctx context.Context, req *acp.LoadRequest, c
 	if err := a.check(&r.CWD, r.AdditionalDirectories, r.MCPServers); err != nil {
 		return nil, nil, err
 	}
+	if !a.reachable(r.SessionID) {
+		return nil, nil, notFound(r.SessionID)
+	}
 	return a.Agent.LoadSession(ctx, &r, client)
 }
 
@@ -165,33 +236,74 @@ func (a *confinedAgent) ForkSession(ctx context.Context, req *acp.ForkRequest, s
 	if err := a.check(cwd, r.AdditionalDirectories, r.MCPServers); err != nil {
 		return nil, nil, err
 	}
+	if !a.reachable(r.SourceID) {
+		return nil, nil, notFound(r.SourceID)
+	}
 	return a.Agent.ForkSession(ctx, &r, source, client)
 }
 
-// ListSessions implements acp.SessionStore: sessions whose directory is
-// outside the roots are not shown.
+// ListSessions implements acp.SessionStore: sessions that do not work
+// under the roots (reachable) are not shown.
 func (a *confinedAgent) ListSessions(ctx context.Context, req *acp.ListSessionsRequest) (*acp.ListSessionsResponse, error) {
 	resp, err := a.Agent.ListSessions(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	resp.Sessions = keepInRoots(a.rootsGuard, resp.Sessions, func(s acp.SessionInfo) string { return s.CWD })
+	resp.Sessions = keepReachable(a.rootsGuard, resp.Sessions, func(s acp.SessionInfo) string { return s.SessionID })
 	return resp, nil
 }
 
-// keepInRoots keeps the sessions whose directory is inside the roots.
-func keepInRoots[S any](g *rootsGuard, sessions []S, cwd func(S) string) []S {
+// keepReachable keeps the sessions that work under the roots.
+func keepReachable[S any](g *rootsGuard, sessions []S, id func(S) string) []S {
 	kept := sessions[:0]
 	for _, s := range sessions {
-		if real, err := filepath.EvalSymlinks(cwd(s)); err == nil && g.inRoots(real) {
+		if g.reachable(id(s)) {
 			kept = append(kept, s)
 		}
 	}
 	return kept
 }
 
+// DeleteSession implements acp.SessionStore. Unlike stdio, where deleting
+// an unknown id succeeds, an id that is unknown or outside the roots is
+// not found: the two answer alike.
+func (a *confinedAgent) DeleteSession(ctx context.Context, id acp.SessionId) error {
+	if !a.reachable(id) {
+		return notFound(id)
+	}
+	return a.Agent.DeleteSession(ctx, id)
+}
+
+// SetSessionTitle implements acp.SessionManager for sessions under the
+// roots.
+func (a *confinedAgent) SetSessionTitle(ctx context.Context, id acp.SessionId, title string) (string, error) {
+	if !a.reachable(id) {
+		return "", notFound(id)
+	}
+	return a.Agent.SetSessionTitle(ctx, id, title)
+}
+
+// SessionStatus implements acp.SessionManager for sessions under the
+// roots.
+func (a *confinedAgent) SessionStatus(ctx context.Context, id acp.SessionId) (string, error) {
+	if !a.reachable(id) {
+		return "", notFound(id)
+	}
+	return a.Agent.SessionStatus(ctx, id)
+}
+
+// ArchiveSession implements acp.SessionManager for sessions under the
+// roots.
+func (a *confinedAgent) ArchiveSession(ctx context.Context, id acp.SessionId, archived bool) error {
+	if !a.reachable(id) {
+		return notFound(id)
+	}
+	return a.Agent.ArchiveSession(ctx, id, archived)
+}
+
 // confinedAgentV2 is the v2 agent as serve offers it: the same rules as
-// confinedAgent's, on v2's session/new, resume, fork and list.
+// confinedAgent's, on v2's session/new, resume, fork, list, delete,
+// set_title, status, archive and unarchive.
 type confinedAgentV2 struct {
 	*acpv2agent.Agent
 	*rootsGuard
@@ -227,6 +339,9 @@ func (a *confinedAgentV2) ResumeSession(ctx context.Context, req *acpv2.ResumeSe
 	if err := a.check(&r.CWD, r.AdditionalDirectories, v2Stdio(r.MCPServers)); err != nil {
 		return nil, nil, err
 	}
+	if !a.reachable(r.SessionID) {
+		return nil, nil, notFound(r.SessionID)
+	}
 	return a.Agent.ResumeSession(ctx, &r, client)
 }
 
@@ -237,16 +352,55 @@ func (a *confinedAgentV2) ForkSession(ctx context.Context, req *acpv2.ForkSessio
 	if err := a.check(&r.CWD, r.AdditionalDirectories, v2Stdio(r.MCPServers)); err != nil {
 		return nil, nil, err
 	}
+	if !a.reachable(r.SessionID) {
+		return nil, nil, notFound(r.SessionID)
+	}
 	return a.Agent.ForkSession(ctx, &r, source, client)
 }
 
-// ListSessions implements acp.AgentV2: sessions whose directory is
-// outside the roots are not shown.
+// ListSessions implements acp.AgentV2: sessions that do not work under
+// the roots (reachable) are not shown.
 func (a *confinedAgentV2) ListSessions(ctx context.Context, req *acpv2.ListSessionsRequest) (*acpv2.ListSessionsResponse, error) {
 	resp, err := a.Agent.ListSessions(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	resp.Sessions = keepInRoots(a.rootsGuard, resp.Sessions, func(s acpv2.SessionInfo) string { return s.CWD })
+	resp.Sessions = keepReachable(a.rootsGuard, resp.Sessions, func(s acpv2.SessionInfo) string { return s.SessionID })
 	return resp, nil
+}
+
+// DeleteSession implements acp.SessionDeleterV2 as confinedAgent's does:
+// an id unknown or outside the roots is not found.
+func (a *confinedAgentV2) DeleteSession(ctx context.Context, id acpv2.SessionId) error {
+	if !a.reachable(id) {
+		return notFound(id)
+	}
+	return a.Agent.DeleteSession(ctx, id)
+}
+
+// SetSessionTitle implements acp.SessionManager for sessions under the
+// roots.
+func (a *confinedAgentV2) SetSessionTitle(ctx context.Context, id acpv2.SessionId, title string) (string, error) {
+	if !a.reachable(id) {
+		return "", notFound(id)
+	}
+	return a.Agent.SetSessionTitle(ctx, id, title)
+}
+
+// SessionStatus implements acp.SessionManager for sessions under the
+// roots.
+func (a *confinedAgentV2) SessionStatus(ctx context.Context, id acpv2.SessionId) (string, error) {
+	if !a.reachable(id) {
+		return "", notFound(id)
+	}
+	return a.Agent.SessionStatus(ctx, id)
+}
+
+// ArchiveSession implements acp.SessionManager for sessions under the
+// roots.
+func (a *confinedAgentV2) ArchiveSession(ctx context.Context, id acpv2.SessionId, archived bool) error {
+	if !a.reachable(id) {
+		return notFound(id)
+	}
+	return a.Agent.ArchiveSession(ctx, id, archived)
 }

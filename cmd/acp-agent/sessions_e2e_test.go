@@ -201,14 +201,16 @@ func sessionDirNames(t *testing.T, dir string) []string {
 
 // Issue 25 item 7: a session is saved at its first prompt. Three client
 // starts that open a session and never prompt leave session/list empty
-// and nothing in the session directory, also when the agent was killed;
-// a prompted one is listed.
+// and nothing in the session directory but their reservation records
+// (.reserved/<id>, issue 30 review: a later load finds them), also when
+// the agent was killed; a prompted one is listed.
 func TestSessionsAreSavedAtTheirFirstPrompt(t *testing.T) {
 	model := newCountingModel(t)
 	dir := t.TempDir()
+	var started []string
 	for i := range 3 {
 		p := storeAgent(t, model, dir)
-		p.NewSession(t.TempDir())
+		started = append(started, p.NewSession(t.TempDir()))
 		if i == 2 {
 			// Killed: its reserved id's lock and directory stay until
 			// the next start cleans them up.
@@ -225,7 +227,8 @@ func TestSessionsAreSavedAtTheirFirstPrompt(t *testing.T) {
 	acptest.MustResult(t, resp, &list)
 	assert.Empty(t, list.Sessions)
 	// The start's clean-up runs in the background.
-	awaitDir(t, dir, func(names []string) bool { return len(names) == 0 }, "nothing left of sessions never prompted")
+	awaitDir(t, dir, func(names []string) bool { return slices.Equal(names, []string{".reserved"}) }, "nothing left of sessions never prompted but their reservations")
+	assert.ElementsMatch(t, started, sessionDirNames(t, filepath.Join(dir, ".reserved")))
 
 	sid := p.NewSession(t.TempDir())
 	askText(t, p, sid, "hello")
@@ -234,6 +237,61 @@ func TestSessionsAreSavedAtTheirFirstPrompt(t *testing.T) {
 	require.Len(t, list.Sessions, 1)
 	assert.Equal(t, sid, string(list.Sessions[0].SessionID))
 	assert.Equal(t, "hello", list.Sessions[0].Title)
+}
+
+// Issue 30 review (acpx's "sessions new" then "prompt"): a session this
+// agent started and never prompted opens again in a new process, by
+// session/resume or session/load, empty, in its cwd and with the mode it
+// was given, and is saved (listed) at its first prompt there. Its
+// reservation expires after persistence.ReservationTTL: the start that
+// finds it older removes it, and the id is unknown again.
+func TestBinarySessionNeverPromptedOpensInANewProcess(t *testing.T) {
+	model := newCountingModel(t)
+	dir, cwd := t.TempDir(), t.TempDir()
+	p := storeAgent(t, model, dir)
+	sid := p.NewSession(cwd)
+	resp, _ := p.Call(acp.MethodSessionSetMode, &acp.SetSessionModeRequest{SessionID: sid, ModeID: "full-access"})
+	acptest.MustResult(t, resp, nil)
+	p.stdin.Close()
+	require.NoError(t, p.waitExit(t, 10*time.Second))
+
+	p = storeAgent(t, model, dir)
+	var list acp.ListSessionsResponse
+	resp, _ = p.Call(acp.MethodSessionList, &acp.ListSessionsRequest{})
+	acptest.MustResult(t, resp, &list)
+	assert.Empty(t, list.Sessions, "not listed before its first prompt")
+	var resumed acp.ResumeSessionResponse
+	resp, _ = p.Call(acp.MethodSessionResume, &acp.ResumeSessionRequest{SessionID: sid, CWD: cwd})
+	acptest.MustResult(t, resp, &resumed)
+	require.NotNil(t, resumed.Modes)
+	assert.Equal(t, acp.SessionModeId("full-access"), resumed.Modes.CurrentModeID, "the mode it was given")
+	assert.Equal(t, "1 user messages", askText(t, p, sid, "hello"), "it opens empty")
+	resp, _ = p.Call(acp.MethodSessionList, &acp.ListSessionsRequest{})
+	acptest.MustResult(t, resp, &list)
+	require.Len(t, list.Sessions, 1, "saved at its first prompt")
+	assert.Equal(t, sid, string(list.Sessions[0].SessionID))
+	assert.Equal(t, cwd, list.Sessions[0].CWD)
+	assert.NoFileExists(t, filepath.Join(dir, ".reserved", sid), "the file replaced the reservation")
+	p.stdin.Close()
+	require.NoError(t, p.waitExit(t, 10*time.Second))
+
+	// session/load works the same; then an expired reservation is gone.
+	p = storeAgent(t, model, dir)
+	other := p.NewSession(cwd)
+	p.stdin.Close()
+	require.NoError(t, p.waitExit(t, 10*time.Second))
+	p = storeAgent(t, model, dir)
+	resp, _ = p.Call(acp.MethodSessionLoad, &acp.LoadSessionRequest{SessionID: other, CWD: cwd, MCPServers: []acp.McpServer{}})
+	acptest.MustResult(t, resp, nil)
+	p.stdin.Close()
+	require.NoError(t, p.waitExit(t, 10*time.Second))
+	old := time.Now().Add(-8 * 24 * time.Hour)
+	require.NoError(t, os.Chtimes(filepath.Join(dir, ".reserved", other), old, old))
+	p = storeAgent(t, model, dir)
+	awaitDir(t, filepath.Join(dir, ".reserved"), func(names []string) bool { return len(names) == 0 }, "an expired reservation is removed at start")
+	resp, _ = p.Call(acp.MethodSessionLoad, &acp.LoadSessionRequest{SessionID: other, CWD: cwd, MCPServers: []acp.McpServer{}})
+	require.NotNil(t, resp.Error)
+	assert.Equal(t, int64(-32002), resp.Error.Code)
 }
 
 // Issue 24 item 12: an agent killed while it creates a session's file

@@ -300,6 +300,83 @@ func TestBinaryRewindUndoesASubagentsChanges(t *testing.T) {
 	assert.Equal(t, map[string]string{"notes.txt": "before\n"}, treeState(t, dir))
 }
 
+// Issue 30 review: a subagent uses the editor's fs/* under a session id
+// the client knows: its parent's when the client does not show subagents
+// (it sees the child inside the task's tool call), its own when it does
+// (the id announced in subagent_update). Permission questions stay the
+// parent's when the child is hidden.
+func TestBinarySubagentUsesTheEditorUnderASessionTheClientKnows(t *testing.T) {
+	for _, visible := range []bool{false, true} {
+		t.Run(map[bool]string{false: "hidden", true: "visible"}[visible], func(t *testing.T) {
+			cwd := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(cwd, "notes.txt"), []byte("on disk\n"), 0o600))
+			script := writeScript(t, map[string]any{"turns": []any{
+				map[string]any{"match": "delegate", "events": []any{map[string]any{"toolCall": map[string]any{"id": "t1", "name": "task",
+					"arguments": map[string]any{"description": "edit notes", "prompt": "[child] read and write the notes"}}}}},
+				map[string]any{"match": "[child]", "events": []any{
+					map[string]any{"toolCall": map[string]any{"id": "r1", "name": "read_file", "arguments": map[string]any{"path": "notes.txt"}}},
+					map[string]any{"toolCall": map[string]any{"id": "w1", "name": "write_file", "arguments": map[string]any{"path": "out.txt", "content": "from the child\n"}}},
+				}},
+				map[string]any{"events": []any{map[string]any{"text": "child done"}}},
+				map[string]any{"events": []any{map[string]any{"text": "parent done"}}},
+			}})
+			p := startAgent(t, nil, "--model", "replay/"+script)
+			caps := &acp.ClientCapabilities{FS: acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}}
+			if visible {
+				caps.Subagents = &acp.SubagentCapabilities{}
+			}
+			p.Initialize(caps)
+			sid := p.NewSession(cwd)
+			id := p.Request(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("delegate please")}})
+			child := ""
+			var asked []string // method and session id of each request to the editor
+			for {
+				m := p.Next()
+				if m.IsResponse() && string(m.ID) == id {
+					require.Nil(t, m.Error)
+					break
+				}
+				if m.Method == acp.MethodSessionUpdate {
+					if su := m.Update(t).Update.SubagentUpdate; su != nil {
+						child = su.SessionID
+					}
+					continue
+				}
+				if m.ID == nil {
+					continue
+				}
+				var req struct {
+					SessionID string `json:"sessionId"`
+				}
+				require.NoError(t, json.Unmarshal(m.Params, &req))
+				asked = append(asked, m.Method+" "+req.SessionID)
+				switch m.Method {
+				case acp.MethodFSReadTextFile:
+					p.Respond(m.ID, map[string]any{"content": "from the editor's buffer\n"})
+				case acp.MethodFSWriteTextFile:
+					p.Respond(m.ID, map[string]any{})
+				case acp.MethodSessionRequestPermission:
+					p.Respond(m.ID, map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow_once"}})
+				default:
+					t.Fatalf("unexpected request %s", m.Method)
+				}
+			}
+			want := sid
+			if visible {
+				require.NotEmpty(t, child, "announced")
+				want = child
+			} else {
+				assert.Empty(t, child, "not announced")
+			}
+			assert.Equal(t, []string{
+				acp.MethodFSReadTextFile + " " + want,
+				acp.MethodSessionRequestPermission + " " + want,
+				acp.MethodFSWriteTextFile + " " + want,
+			}, asked, "the child's editor requests name a session the client knows")
+		})
+	}
+}
+
 // Issue 29: the task and the answer travel as session_message between
 // the parent and its child, each shown on both sessions (the sender's
 // view naming the recipient's message, and the other way round): the

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -89,4 +92,96 @@ func TestBinaryWebFetchRefusesAPasswordWithoutAUser(t *testing.T) {
 	text, status := toolResultText(t, before, "f1")
 	assert.Equal(t, "failed", status)
 	assert.Contains(t, text, "carries credentials")
+}
+
+// Issue 30 (5): the credentials of a URL the model gives web_fetch are
+// refused, and never shown, logged or stored either: not in the tool
+// call's title or rawInput, the result, the session file, a replay of it,
+// the logs (debug) or exec's output. The user name alone (a token, often)
+// counts, and so does a URL that does not parse.
+func TestBinaryWebFetchNeverShowsURLCredentials(t *testing.T) {
+	urls := map[string]string{
+		"f1": "http://alice:SECRETPW@127.0.0.1:9/page",
+		"f2": "https://SECRETTOKEN@127.0.0.1:9/",
+		"f3": "http://bob:SECRET%zzPW@127.0.0.1:9/page%zz",
+		"f4": "http://carol:SECRET PW@127.0.0.1:9/",
+	}
+	var events []any
+	for id, u := range urls {
+		events = append(events, map[string]any{"toolCall": map[string]any{"id": id, "name": "web_fetch", "arguments": map[string]any{"url": u}}})
+	}
+	script := writeScript(t, map[string]any{"turns": []any{
+		map[string]any{"match": "[fetch]", "events": events},
+		map[string]any{"events": []any{map[string]any{"text": "done"}}},
+	}})
+	secrets := []string{"SECRET", "alice", "bob", "carol"}
+	noSecret := func(where, text string) {
+		t.Helper()
+		for _, s := range secrets {
+			assert.NotContains(t, text, s, where)
+		}
+	}
+	sessionDir := t.TempDir()
+	p := startAgent(t, nil, "--model", "replay/"+script, "--sandbox", "off", "--session-dir", sessionDir, "--log-level", "debug")
+	p.Initialize(nil)
+	sid := p.NewSession(t.TempDir())
+	resp, msgs := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("[fetch]")}})
+	require.Nil(t, resp.Error)
+	var wire strings.Builder
+	titles := map[string]string{}
+	for _, m := range msgs {
+		wire.Write(m.Raw)
+		var n struct {
+			Update struct {
+				Kind   string `json:"sessionUpdate"`
+				ID     string `json:"toolCallId"`
+				Title  string `json:"title"`
+				Status string `json:"status"`
+			} `json:"update"`
+		}
+		if m.Method == acp.MethodSessionUpdate && json.Unmarshal(m.Params, &n) == nil && n.Update.Kind == "tool_call" {
+			titles[n.Update.ID] = n.Update.Title
+		}
+	}
+	for id := range urls {
+		text, status := toolResultText(t, msgs, id)
+		assert.Equal(t, "failed", status, id)
+		assert.NotEmpty(t, text, id)
+		assert.Contains(t, titles[id], "Fetch http", id)
+		assert.Contains(t, titles[id], "xxxxx@127.0.0.1:9", id)
+	}
+	text, _ := toolResultText(t, msgs, "f1")
+	assert.Contains(t, text, "carries credentials", "still refused")
+	noSecret("the protocol", wire.String())
+	// A later process loads it: the replay shows what was stored.
+	p.stdin.Close()
+	require.NoError(t, p.waitExit(t, 10*time.Second))
+	noSecret("the logs", p.stderr.String())
+	files, err := filepath.Glob(filepath.Join(sessionDir, "*.jsonl"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		assert.Contains(t, string(data), "xxxxx@127.0.0.1:9")
+		noSecret("the session file", string(data))
+	}
+	q := startAgent(t, nil, "--model", "replay/"+script, "--sandbox", "off", "--session-dir", sessionDir)
+	q.Initialize(nil)
+	resp, msgs = q.Call(acp.MethodSessionLoad, &acp.LoadSessionRequest{SessionID: sid, CWD: t.TempDir(), MCPServers: []acp.McpServer{}})
+	require.Nil(t, resp.Error)
+	wire.Reset()
+	for _, m := range msgs {
+		wire.Write(m.Raw)
+	}
+	assert.Contains(t, wire.String(), "xxxxx@127.0.0.1:9")
+	noSecret("the replay", wire.String())
+
+	// exec prints the calls and their results.
+	cmd := exec.Command(agentBin, "exec", "--json", "--model", "replay/"+script, "--sandbox", "off", "--cwd", t.TempDir(),
+		"--session-dir", t.TempDir(), "[fetch]")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + t.TempDir()}
+	out, _ := cmd.CombinedOutput()
+	assert.Contains(t, string(out), "xxxxx@127.0.0.1:9")
+	noSecret("exec's output", string(out))
 }

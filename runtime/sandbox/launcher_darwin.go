@@ -120,6 +120,12 @@ func (l *Launcher) Close() error {
 	return nil
 }
 
+// Masked is false: Seatbelt denies paths itself, without mounts.
+func (p *Proc) Masked() bool { return false }
+
+// GrantedAround is false: Seatbelt denies paths themselves.
+func (p *Proc) GrantedAround() bool { return false }
+
 // Pid is the command's process id (sandbox-exec execs it), also its
 // process group id.
 func (p *Proc) Pid() int { return p.cmd.Process.Pid }

@@ -398,6 +398,12 @@ func (p *Proc) Pid() int { return p.pid }
 // (and .git made read-only), rather than granted around.
 func (p *Proc) Masked() bool { return p.masks }
 
+// GrantedAround reports whether the command's denied paths and .git were
+// kept from it by granting rights around them (the fallback without
+// mounts): nothing new can be created directly in a directory that holds
+// one.
+func (p *Proc) GrantedAround() bool { return !p.masks }
+
 // Signal sends sig to the command's process group while the command runs;
 // after it ended it does nothing.
 func (p *Proc) Signal(sig syscall.Signal) error {

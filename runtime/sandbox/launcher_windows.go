@@ -43,6 +43,12 @@ type Proc struct{}
 // Pid is 0.
 func (p *Proc) Pid() int { return 0 }
 
+// Masked is false.
+func (p *Proc) Masked() bool { return false }
+
+// GrantedAround is false.
+func (p *Proc) GrantedAround() bool { return false }
+
 // Signal does nothing.
 func (p *Proc) Signal(sig syscall.Signal) error { return nil }
 

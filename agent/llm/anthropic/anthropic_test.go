@@ -427,7 +427,14 @@ func TestHTTPErrors(t *testing.T) {
 			status: 413,
 			body:   anthropicError("request_too_large", "Request exceeds the maximum allowed number of bytes."),
 			want: llm.ProviderError{StatusCode: 413, Type: "request_too_large",
-				Message: "Request exceeds the maximum allowed number of bytes."},
+				Message: "Request exceeds the maximum allowed number of bytes.", ContextOverflow: true},
+		},
+		{
+			name:   "413 from a proxy in front of the API is too large as well",
+			status: 413,
+			body:   "<html><head><title>413 Request Entity Too Large</title></head><body>nginx</body></html>",
+			want: llm.ProviderError{StatusCode: 413, ContextOverflow: true,
+				Message: "<html><head><title>413 Request Entity Too Large</title></head><body>nginx</body></html>"},
 		},
 		{
 			name:   "429 rate limit with retry-after seconds",

@@ -92,7 +92,11 @@ func (p *Provider) httpError(resp *http.Response) error {
 		pe.Retryable = true
 	}
 	pe.RetryAfter = llm.RetryAfter(resp.Header, time.Now())
-	pe.ContextOverflow = overflowStatus(resp.StatusCode) && llm.LooksLikeContextOverflow(pe.Type, pe.Message)
+	// A 413 (request_too_large: more bytes than the API takes, from the
+	// API or a proxy before it, whatever the body) is a history too large
+	// to send, as a prompt over the window is: compacting it is the cure.
+	pe.ContextOverflow = resp.StatusCode == http.StatusRequestEntityTooLarge ||
+		overflowStatus(resp.StatusCode) && llm.LooksLikeContextOverflow(pe.Type, pe.Message)
 	return pe
 }
 

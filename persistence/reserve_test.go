@@ -1,0 +1,108 @@
+package persistence
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestAReservationOpensAgainUntilItsFirstSave: a session reserved and
+// released without a file keeps its record (header and state records),
+// is not listed, can be reserved again and read back, and its record
+// goes when its file is created (the file starts with nothing else) or
+// when it is deleted.
+func TestAReservationOpensAgainUntilItsFirstSave(t *testing.T) {
+	s := newFastStore(t)
+	h := Header{ID: "r1", CWD: "/work/r1", AdditionalDirectories: []string{"/work/lib"}, Timestamp: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	state := []json.RawMessage{json.RawMessage(`{"type":"mode","mode":"full-access"}`), json.RawMessage(`{"type":"model","model":"replay/default"}`)}
+
+	res, err := s.Reserve("r1")
+	require.NoError(t, err)
+	require.NoError(t, res.Keep(h, state[:1]))
+	require.NoError(t, res.Keep(h, state), "a later Keep replaces the record")
+	require.Error(t, res.Keep(header("other"), nil), "a record names its own id")
+	require.NoError(t, res.Release())
+
+	assert.False(t, s.Exists("r1"))
+	assert.True(t, s.IsReserved("r1"))
+	page, err := s.List(ListOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, page.Sessions, "a reservation is not listed")
+	got, recs, err := s.Reserved("r1")
+	require.NoError(t, err)
+	assert.Equal(t, "/work/r1", got.CWD)
+	assert.Equal(t, []string{"/work/lib"}, got.AdditionalDirectories)
+	assert.True(t, h.Timestamp.Equal(got.Timestamp))
+	require.Len(t, recs, 2)
+	assert.JSONEq(t, string(state[1]), string(recs[1]))
+
+	// Opened again: the same id, then saved at its first prompt.
+	res, err = s.Reserve("r1")
+	require.NoError(t, err)
+	f, err := res.Create(got)
+	require.NoError(t, err)
+	defer f.Close()
+	assert.True(t, s.Exists("r1"))
+	assert.False(t, s.IsReserved("r1"), "the file replaces the record")
+	_, _, err = s.Reserved("r1")
+	assert.ErrorIs(t, err, ErrNotFound)
+
+	_, _, err = s.Reserved("nope")
+	assert.ErrorIs(t, err, ErrNotFound)
+	_, _, err = s.Reserved("../x")
+	assert.ErrorIs(t, err, ErrInvalidID)
+
+	// Deleted before any save: the record goes.
+	res, err = s.Reserve("r2")
+	require.NoError(t, err)
+	require.NoError(t, res.Keep(header("r2"), nil))
+	require.NoError(t, res.Release())
+	require.NoError(t, s.Delete("r2"))
+	assert.False(t, s.IsReserved("r2"))
+}
+
+// TestRemoveStaleDropsOldAndDeadReservations: RemoveStale keeps a fresh
+// record and one whose id is in use whatever its age, and removes one
+// older than ReservationTTL, one whose session has a file, and a
+// temporary file of a record nobody writes.
+func TestRemoveStaleDropsOldAndDeadReservations(t *testing.T) {
+	s := newFastStore(t)
+	dir := filepath.Join(s.Dir(), ReservedDir)
+	keep := func(id string) *Reservation {
+		res, err := s.Reserve(id)
+		require.NoError(t, err)
+		require.NoError(t, res.Keep(header(id), nil))
+		return res
+	}
+	old := time.Now().Add(-ReservationTTL - time.Hour)
+	age := func(id string) { require.NoError(t, os.Chtimes(filepath.Join(dir, id), old, old)) }
+
+	require.NoError(t, keep("fresh").Release())
+	require.NoError(t, keep("old").Release())
+	age("old")
+	busy := keep("busy") // old, but its id is held (an agent has it open)
+	age("busy")
+	defer busy.Release()
+	require.NoError(t, keep("saved").Release())
+	f, err := s.Create(header("saved"))
+	require.NoError(t, err)
+	f.Close()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "saved"), []byte("{}\n"), 0o600)) // outlived its removal
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "gone.jsonl.tmp123"), []byte("partial"), 0o600))
+
+	removed, err := s.RemoveStale()
+	require.NoError(t, err)
+	assert.Subset(t, removed, []string{".reserved/old", ".reserved/saved", ".reserved/gone.jsonl.tmp123"})
+	for _, id := range []string{"old", "saved", "gone.jsonl.tmp123"} {
+		assert.NoFileExists(t, filepath.Join(dir, id))
+	}
+	assert.True(t, s.IsReserved("fresh"))
+	assert.True(t, s.IsReserved("busy"))
+	assert.True(t, s.Exists("saved"))
+	assert.NoFileExists(t, s.lockPath("old"), "the lock file of an id with no file goes with it")
+}
