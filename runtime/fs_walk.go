@@ -8,8 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
-	"regexp/syntax"
 	goruntime "runtime"
 	"slices"
 	"strings"
@@ -218,7 +216,7 @@ func (f *LocalFS) Grep(ctx context.Context, path string, opt GrepOptions) ([]Gre
 			return nil, false, err
 		}
 		if checkText(data) == nil {
-			s.add(s.fileMatches(w.start, data, s.perFile))
+			s.add(withPath(s.fileMatches(data, s.perFile), w.start))
 		}
 		return s.matches, s.truncated, nil
 	}
@@ -234,14 +232,7 @@ func (f *LocalFS) Grep(ctx context.Context, path string, opt GrepOptions) ([]Gre
 
 // grepSearch holds one Grep's compiled pattern and results.
 type grepSearch struct {
-	line *regexp.Regexp // matched against single lines
-	// literal, when the pattern is a plain string (case-sensitive), is
-	// searched with bytes.Index instead of the regexp.
-	literal []byte
-	// file, if set, is the pattern in multi-line mode, run once over a
-	// whole file to skip files without any match. It is set only when
-	// that test is exact: a line matches only if the file does.
-	file      *regexp.Regexp
+	m         *lineMatcher
 	include   *globPattern
 	byName    bool
 	ignore    *ignorer // nil: ignored files are searched too
@@ -252,26 +243,17 @@ type grepSearch struct {
 }
 
 func newGrepSearch(opt GrepOptions) (*grepSearch, error) {
-	flags := ""
-	if opt.IgnoreCase {
-		flags = "(?i)"
-	}
-	line, err := regexp.Compile(flags + opt.Pattern)
+	m, err := newLineMatcher(opt.Pattern, opt.IgnoreCase)
 	if err != nil {
 		return nil, fmt.Errorf("grep: invalid pattern %q: %w", opt.Pattern, err)
 	}
-	s := &grepSearch{line: line, max: opt.MaxMatches}
+	s := &grepSearch{m: m, max: opt.MaxMatches}
 	if s.max <= 0 {
 		s.max = DefaultGrepMaxMatches
 	}
 	s.perFile = s.max + 1
 	if opt.FilesOnly {
 		s.perFile = 1
-	}
-	if lit, complete := line.LiteralPrefix(); complete && lit != "" {
-		s.literal = []byte(lit)
-	} else if ml := "(?m)" + flags + opt.Pattern; wholeFileSafe(ml) {
-		s.file = regexp.MustCompile(ml)
 	}
 	if opt.Include != "" {
 		if s.include, err = compileGlob(opt.Include); err != nil {
@@ -280,25 +262,6 @@ func newGrepSearch(opt GrepOptions) (*grepSearch, error) {
 		s.byName = !strings.Contains(opt.Include, "/")
 	}
 	return s, nil
-}
-
-// wholeFileSafe reports whether the multi-line pattern may be run over a
-// whole file as a filter. With (?m), ^ and $ match at line boundaries,
-// so any match within a line is also a match in the file; only \A and \z
-// (text boundaries) differ, so patterns using them are not filtered.
-func wholeFileSafe(pattern string) bool {
-	re, err := syntax.Parse(pattern, syntax.Perl)
-	if err != nil {
-		return false
-	}
-	var textAnchor func(*syntax.Regexp) bool
-	textAnchor = func(r *syntax.Regexp) bool {
-		if r.Op == syntax.OpBeginText || r.Op == syntax.OpEndText {
-			return true
-		}
-		return slices.ContainsFunc(r.Sub, textAnchor)
-	}
-	return !textAnchor(re)
 }
 
 func (s *grepSearch) includes(rel string) bool {
@@ -353,7 +316,9 @@ func (s *grepSearch) searchTree(ctx context.Context, w *walk) error {
 					var m []GrepMatch
 					if stop.Err() == nil && ctx.Err() == nil {
 						if data, ok := w.readInto(j.e, &buf); ok {
-							m = s.fileMatches(w.abs(j.e.rel), data, s.perFile)
+							if m = s.fileMatches(data, s.perFile); m != nil {
+								withPath(m, w.abs(j.e.rel))
+							}
 						}
 					}
 					j.e.dir.release()
@@ -427,37 +392,27 @@ func (s *grepSearch) searchTree(ctx context.Context, w *walk) error {
 	return err
 }
 
-// fileMatches returns the matching lines of data, at most limit. A file
-// without a match is ruled out by one pass over it (bytes.Index for a
-// literal, the multi-line regexp otherwise) before its lines are split;
-// only a file with a match must be valid UTF-8 (a non-text file gives no
-// matches, as ReadTextFile refuses it). Safe for concurrent use.
-func (s *grepSearch) fileMatches(path string, data []byte, limit int) []GrepMatch {
-	switch {
-	case s.literal != nil && !bytes.Contains(data, s.literal):
-		return nil
-	case s.file != nil && !s.file.Match(data):
-		return nil
-	case !utf8.Valid(data):
-		return nil
-	}
-	match := s.line.Match
-	if s.literal != nil {
-		match = func(line []byte) bool { return bytes.Contains(line, s.literal) }
-	}
+// fileMatches returns the matching lines of data, at most limit, with
+// their paths left empty. Only a file with a match must be valid UTF-8
+// (a non-text file gives no matches, as ReadTextFile refuses it). Safe
+// for concurrent use.
+func (s *grepSearch) fileMatches(data []byte, limit int) []GrepMatch {
 	var out []GrepMatch
-	for n := 1; len(data) > 0 && len(out) < limit; n++ {
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			data = nil
-		}
-		if match(line) {
-			out = append(out, GrepMatch{Path: path, Line: n, Text: cutUTF8(string(line), grepTextMax)})
-		}
+	s.m.matchLines(data, limit, func(n int, line []byte) {
+		out = append(out, GrepMatch{Line: n, Text: string(cutUTF8(line, grepTextMax))})
+	})
+	if len(out) > 0 && !utf8.Valid(data) {
+		return nil
 	}
 	return out
+}
+
+// withPath sets the path of every match.
+func withPath(m []GrepMatch, path string) []GrepMatch {
+	for i := range m {
+		m[i].Path = path
+	}
+	return m
 }
 
 // add appends matches in order, up to the cap, and reports whether the
@@ -474,7 +429,7 @@ func (s *grepSearch) add(m []GrepMatch) bool {
 }
 
 // cutUTF8 cuts s to at most n bytes without splitting a rune.
-func cutUTF8(s string, n int) string {
+func cutUTF8(s []byte, n int) []byte {
 	if len(s) <= n {
 		return s
 	}
