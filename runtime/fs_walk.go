@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/bits"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
@@ -309,13 +310,16 @@ func (s *grepSearch) searchTree(ctx context.Context, w *walk) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var buf []byte // reused: a search keeps only the matching lines
+			// Reused, across searches too: a search keeps only the
+			// matching lines.
+			bp := readBufs.Get().(*[]byte)
+			defer readBufs.Put(bp)
 			for js := range jobs {
 				rs := make([]grepResult, len(js))
 				for i, j := range js {
 					var m []GrepMatch
 					if stop.Err() == nil && ctx.Err() == nil {
-						if data, ok := w.readInto(j.e, &buf); ok {
+						if data, ok := w.readInto(j.e, bp); ok {
 							if m = s.fileMatches(data, s.perFile); m != nil {
 								withPath(m, w.abs(j.e.rel))
 							}
@@ -639,6 +643,19 @@ func (w *walk) descend(ctx context.Context, e entry, visit func(entry) error) er
 	}
 	defer h.release()
 	return w.list(ctx, h, entries, e.rel, filepath.Join(e.parentReal, e.d.Name()), visit)
+}
+
+// readBufs holds the search workers' read buffers.
+var readBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// growBuf makes *buf hold at least n bytes, growing it to a power of two
+// (at least 64 KiB) so that a search of many files of growing sizes
+// allocates a few times, not once per larger file.
+func growBuf(buf *[]byte, n int) []byte {
+	if cap(*buf) < n {
+		*buf = make([]byte, max(64<<10, 1<<bits.Len(uint(n-1))))
+	}
+	return (*buf)[:n]
 }
 
 // readInto reads the walked file e into *buf (grown as needed and reused
