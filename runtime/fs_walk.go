@@ -275,36 +275,45 @@ func (s *grepSearch) includes(rel string) bool {
 	return s.include.match(strings.Split(rel, "/"))
 }
 
-// grepJob is one file for a search worker; seq is its place in walk
-// order.
-type grepJob struct {
-	seq int
-	e   entry
+// grepBatch is files for a search worker, in walk order, and then their
+// matches; done is set (by whoever searched it) once matches is final.
+type grepBatch struct {
+	files   []entry
+	matches []GrepMatch
+	done    atomic.Bool
 }
 
-type grepResult struct {
-	seq     int
-	matches []GrepMatch
-}
+// grepBatchLen is how many files go to a worker at once: one channel
+// operation per file would cost more in scheduling than the search of a
+// small file.
+const grepBatchLen = 32
 
 // searchTree searches the walk's tree: this goroutine walks (in name
-// order) and hands each file to one of GOMAXPROCS
-// workers, which read and search it; the results are put back in walk
-// order, so the output is the same as a sequential search's. The walk
-// stops once the matches in order are more than the cap. Every worker
-// ends before searchTree returns.
+// order) and hands batches of files to GOMAXPROCS workers, which read
+// and search them. It takes the batches' matches in walk order as they
+// are done, so the output is the same as a sequential search's, and it
+// stops the walk once the matches in order are more than the cap
+// (workers then skip what is queued). Every worker ends before
+// searchTree returns.
 func (s *grepSearch) searchTree(ctx context.Context, w *walk) error {
-	// stop is cancelled once the cap is passed; the walk itself runs on
-	// the caller's ctx.
-	stop, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	var stop atomic.Bool // the cap is passed
 	workers := min(max(goruntime.GOMAXPROCS(0), 1), 8)
-	// Files go to the workers, and results come back, in batches: one
-	// channel operation per file would cost more in scheduling than the
-	// search of a small file.
-	const batch = 32
-	jobs := make(chan []grepJob, 2*workers)
-	results := make(chan []grepResult, 2*workers)
+	jobs := make(chan *grepBatch, 2*workers)
+	search := func(b *grepBatch, bp *[]byte) {
+		var out []GrepMatch
+		for _, e := range b.files {
+			if !stop.Load() && ctx.Err() == nil {
+				if data, ok := w.readInto(e, bp); ok {
+					if m := s.fileMatches(data, s.perFile); m != nil {
+						out = append(out, withPath(m, w.abs(e.rel))...)
+					}
+				}
+			}
+			e.dir.release()
+		}
+		b.matches = out
+		b.done.Store(true)
+	}
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
@@ -314,60 +323,38 @@ func (s *grepSearch) searchTree(ctx context.Context, w *walk) error {
 			// matching lines.
 			bp := readBufs.Get().(*[]byte)
 			defer readBufs.Put(bp)
-			for js := range jobs {
-				rs := make([]grepResult, len(js))
-				for i, j := range js {
-					var m []GrepMatch
-					if stop.Err() == nil && ctx.Err() == nil {
-						if data, ok := w.readInto(j.e, bp); ok {
-							if m = s.fileMatches(data, s.perFile); m != nil {
-								withPath(m, w.abs(j.e.rel))
-							}
-						}
-					}
-					j.e.dir.release()
-					rs[i] = grepResult{j.seq, m}
-				}
-				results <- rs
+			for b := range jobs {
+				search(b, bp)
 			}
 		}()
 	}
-	collected := make(chan struct{})
-	go func() {
-		defer close(collected)
-		pending := map[int][]GrepMatch{}
-		next := 0
-		for rs := range results {
-			for _, r := range rs {
-				pending[r.seq] = r.matches
-			}
-			for {
-				m, ok := pending[next]
-				if !ok {
-					break
-				}
-				delete(pending, next)
-				next++
-				if s.add(m) {
-					cancel()
-				}
+	// batches are those not yet taken into s.matches, in walk order.
+	var batches []*grepBatch
+	collect := func() {
+		i := 0
+		for ; i < len(batches) && batches[i].done.Load(); i++ {
+			if s.add(batches[i].matches) {
+				stop.Store(true)
 			}
 		}
-	}()
-	seq := 0
-	var pendingJobs []grepJob
+		batches = batches[i:]
+	}
+	pending := &grepBatch{}
 	flush := func() {
-		if len(pendingJobs) > 0 {
-			jobs <- pendingJobs
-			pendingJobs = nil
+		if len(pending.files) == 0 {
+			return
 		}
+		batches = append(batches, pending)
+		jobs <- pending
+		pending = &grepBatch{}
+		collect()
 	}
 	var visit func(e entry) error
 	visit = func(e entry) error {
 		switch {
 		case ctx.Err() != nil:
 			return ctx.Err()
-		case stop.Err() != nil:
+		case stop.Load():
 			return errStopWalk
 		case s.ignore != nil && s.ignore.ignored(e):
 			return nil
@@ -377,9 +364,8 @@ func (s *grepSearch) searchTree(ctx context.Context, w *walk) error {
 			return nil
 		}
 		e.dir.acquire()
-		pendingJobs = append(pendingJobs, grepJob{seq, e})
-		seq++
-		if len(pendingJobs) == batch {
+		pending.files = append(pending.files, e)
+		if len(pending.files) == grepBatchLen {
 			flush()
 		}
 		return nil
@@ -388,8 +374,7 @@ func (s *grepSearch) searchTree(ctx context.Context, w *walk) error {
 	flush()
 	close(jobs)
 	wg.Wait()
-	close(results)
-	<-collected
+	collect()
 	if s.truncated {
 		return nil // the walk was stopped on purpose
 	}
