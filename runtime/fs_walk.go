@@ -477,6 +477,10 @@ type dirHandle struct {
 	// ignoreFiles has bit i set if the listing shows ignoreFileNames[i],
 	// so directories without them cost no failed open.
 	ignoreFiles uint8
+	// ignoreChain caches ignorer.chain for the entries of this directory
+	// (set: it is loaded); only the walking goroutine uses it.
+	ignoreChain []ignoreFile
+	chainSet    bool
 }
 
 func (h *dirHandle) acquire() { h.refs.Add(1) }
