@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"slices"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -50,11 +51,14 @@ type lineMatcher struct {
 // rarest byte.
 type probe struct {
 	b byte
-	// lit is the case-sensitive literal and off the offset of b in it;
-	// lit is nil for a case-folded literal, whose candidates are the
-	// places of b (one probe per case of b) and are verified by re.
-	lit []byte
-	off int
+	// lit is the literal and off the offset of b in it. With fold, lit
+	// is in lower case and matches in any ASCII case (one probe per case
+	// of b). lit is nil for a case-folded literal whose matches can
+	// differ in length (it has a k, an s or a non-ASCII letter): its
+	// candidates are the places of b, and re verifies them.
+	lit  []byte
+	off  int
+	fold bool
 }
 
 // maxLiterals bounds the literals of a prefilter (and the strings a
@@ -98,11 +102,51 @@ func newLineMatcher(pattern string, ignoreCase bool) (*lineMatcher, error) {
 			return m, nil
 		}
 	}
+	if lits, ok := literals(local); ok && len(lits) <= maxLiterals {
+		m.exact = true
+		m.probes = probesFor(lits)
+		return m, nil
+	}
 	if lits, ok := required(local); ok {
 		m.probes = probesFor(lits)
 		m.never = len(lits) == 0
 	}
 	return m, nil
+}
+
+// literals returns the literals re is an alternation of, if it is one
+// and each is case-sensitive or folds in ASCII only (see asciiFold).
+func literals(re *syntax.Regexp) ([]literal, bool) {
+	switch re.Op {
+	case syntax.OpLiteral:
+		l := literal{s: string(re.Rune), fold: re.Flags&syntax.FoldCase != 0 && slices.ContainsFunc(re.Rune, folds)}
+		return []literal{l}, !l.fold || asciiFold(l.s)
+	case syntax.OpCapture:
+		return literals(re.Sub[0])
+	case syntax.OpAlternate:
+		var all []literal
+		for _, sub := range re.Sub {
+			lits, ok := literals(sub)
+			if !ok {
+				return nil, false
+			}
+			all = append(all, lits...)
+		}
+		return all, true
+	}
+	return nil, false
+}
+
+// asciiFold reports whether every case-folded form of s is s in another
+// ASCII case: s is ASCII and has no k or s (the Kelvin and long s signs
+// are their other cases).
+func asciiFold(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf || !asciiOrbit(rune(s[i])) {
+			return false
+		}
+	}
+	return true
 }
 
 // withinLines rewrites re (in place) so that no match crosses a "\n".
@@ -298,9 +342,14 @@ func probesFor(lits []literal) []probe {
 			continue
 		}
 		b, _ := foldByte(l.s)
-		ps = append(ps, probe{b: b})
+		p := probe{b: b}
+		if asciiFold(l.s) {
+			p = probe{b: b, lit: []byte(strings.ToLower(l.s)), off: strings.IndexByte(strings.ToLower(l.s), lower(b)), fold: true}
+		}
+		ps = append(ps, p)
 		if o := otherCase(b); o != b {
-			ps = append(ps, probe{b: o})
+			p.b = o
+			ps = append(ps, p)
 		}
 	}
 	return ps
@@ -339,6 +388,24 @@ func foldByte(s string) (byte, bool) {
 func asciiOrbit(r rune) bool {
 	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
 		if f >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+func lower(b byte) byte {
+	if 'A' <= b && b <= 'Z' {
+		return b - 'A' + 'a'
+	}
+	return b
+}
+
+// equalFold reports whether text is lit (in lower case) in any ASCII
+// case.
+func equalFold(text, lit []byte) bool {
+	for i, c := range text {
+		if lower(c) != lit[i] {
 			return false
 		}
 	}
@@ -432,7 +499,11 @@ func (p *probe) find(data []byte, pos int) int {
 			break
 		}
 		at := from + i - p.off
-		if p.lit == nil || (at+len(p.lit) <= len(data) && bytes.Equal(data[at:at+len(p.lit)], p.lit)) {
+		switch {
+		case p.lit == nil:
+			return at
+		case at+len(p.lit) > len(data):
+		case p.fold && equalFold(data[at:at+len(p.lit)], p.lit), !p.fold && bytes.Equal(data[at:at+len(p.lit)], p.lit):
 			return at
 		}
 		from += i + 1

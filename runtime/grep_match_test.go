@@ -38,7 +38,7 @@ func refMatchLines(re *regexp.Regexp, data []byte, limit int) []refLine {
 // The alphabet of the generated texts and patterns: line ends, a CR,
 // the letters with non-ASCII cases (k: the Kelvin sign, s: the long s),
 // accented letters in both cases, word and non-word characters.
-var matchAlphabet = []string{"\n", "\n", "\r", "a", "b", "c", "k", "K", "\u212a", "s", "S", "\u017f", "é", "É", " ", "\t", "_", "N", "e", "w", "(", "."}
+var matchAlphabet = []string{"\n", "\n", "\r", "a", "b", "c", "A", "B", "k", "K", "\u212a", "s", "S", "\u017f", "é", "É", " ", "\t", "_", "N", "n", "e", "E", "w", "W", "(", "."}
 
 func randomText(r *rand.Rand, n int) []byte {
 	var b strings.Builder
@@ -83,7 +83,7 @@ func TestLineMatcherAgreesWithLineByLine(t *testing.T) {
 		"", "a", "ab", "New", "NewReader|NewWriter", "a|b|c", "a|\\n", "a\\nb", "a\\nb|c", "[\\n]", "^", "$", "^$", "^a", "a$", "\\Aa", "a\\z",
 		"\\Aa\\z", "(?m)^a$", "\\ba\\b", "\\Bb", "a.b", "(?s)a.b", "a[^b]c", "a\\sb", "\\s+$", "\\r$", "x*", "a*", "(a|b)c", "é", "É", "(?i)é", "\\pL+",
 		"(?i)k", "(?i)s", "(?i)ks", "(?i)kNew", "(?i)new", "k", "\u212a", "(?i)\u212a", "[kK]", "a|", "(?:)", "a{2}", "a{0,2}b", "(a+)(b+)", "a+?", "(?U)a+",
-		"[[:alpha:]]", "[[:^alpha:]]", "\\(", "\\.\\.", "e\\.|N", "(?i)e\\.|N", "aé|éa", "[aé]b",
+		"[[:alpha:]]", "[[:^alpha:]]", "\\(", "\\.\\.", "e\\.|N", "(?i)e\\.|N", "aé|éa", "[aé]b", "new", "NEW", "(?i)new|ab", "(?i:ne)w", "(?i)ne\\(w",
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 400 {
@@ -136,8 +136,12 @@ func TestLineMatcherTakesTheFastPaths(t *testing.T) {
 		{pattern: `func\s+NewReader`, probes: "N"},
 		{pattern: `(?:get|set)Value\(\)`, exact: true, probes: "VV"},
 		{pattern: `(?:get|set)\w+\(\)`, probes: "("},
-		{pattern: "todo", ignoreCase: true, probes: "Dd"},
-		{pattern: "(?i)kelvin", probes: "Vv"}, // never k: the Kelvin sign has it as a case
+		{pattern: "todo", ignoreCase: true, exact: true, probes: "Dd"},
+		{pattern: "func newreader", ignoreCase: true, exact: true, probes: "Ww"},
+		{pattern: "(?i)new|ab", exact: true, probes: "WwBb"},
+		{pattern: "(?i)foo\\(", exact: true, probes: "("},
+		{pattern: "(?i:foo)bar", probes: "b"},
+		{pattern: "(?i)kelvin", probes: "Vv"}, // never k: the Kelvin sign has it as a case; not exact: a match may be longer
 		{pattern: "(?i)ks"},                   // no byte finds every case
 		{pattern: `\d+`},
 		{pattern: "a\\nb", never: true},
