@@ -84,6 +84,7 @@ func TestLineMatcherAgreesWithLineByLine(t *testing.T) {
 		"\\Aa\\z", "(?m)^a$", "\\ba\\b", "\\Bb", "a.b", "(?s)a.b", "a[^b]c", "a\\sb", "\\s+$", "\\r$", "x*", "a*", "(a|b)c", "é", "É", "(?i)é", "\\pL+",
 		"(?i)k", "(?i)s", "(?i)ks", "(?i)kNew", "(?i)new", "k", "\u212a", "(?i)\u212a", "[kK]", "a|", "(?:)", "a{2}", "a{0,2}b", "(a+)(b+)", "a+?", "(?U)a+",
 		"[[:alpha:]]", "[[:^alpha:]]", "\\(", "\\.\\.", "e\\.|N", "(?i)e\\.|N", "aé|éa", "[aé]b", "new", "NEW", "(?i)new|ab", "(?i:ne)w", "(?i)ne\\(w",
+		"[0-9]", "[a-c]{2}", "(?i)[a-c]{2}", "[a-k]+S", "\\w+\\(", "[a-cé]{2}|\\bk", "[À-ÿ]w", "[a-c]*[A-C]", "(?:[a-c]|^)b+", "\\b[a-k]{2}", "[a-k]{1,2}$",
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 400 {
@@ -129,6 +130,7 @@ func TestLineMatcherTakesTheFastPaths(t *testing.T) {
 		exact      bool
 		probes     string // the probe bytes
 		never      bool
+		starts     string // the start bytes, without probes
 	}{
 		{pattern: "func NewReader", exact: true, probes: "N"},
 		{pattern: "NewReader|NewWriter", exact: true, probes: "NW"},
@@ -142,8 +144,14 @@ func TestLineMatcherTakesTheFastPaths(t *testing.T) {
 		{pattern: "(?i)foo\\(", exact: true, probes: "("},
 		{pattern: "(?i:foo)bar", probes: "b"},
 		{pattern: "(?i)kelvin", probes: "Vv"}, // never k: the Kelvin sign has it as a case; not exact: a match may be longer
-		{pattern: "(?i)ks"},                   // no byte finds every case
-		{pattern: `\d+`},
+		{pattern: "(?i)ks", starts: "Kk\xe2"}, // no byte finds every case: the start bytes
+		{pattern: `\d+`, starts: "0123456789"},
+		{pattern: `[0-9]{7}[a-f]{4}|x[a-z]`, starts: "0123456789x"}, // not the probes of a-f: common letters
+		{pattern: `[0-9]{3}|x[0-9]`, starts: "0123456789x"},
+		{pattern: `(?i)\bk[0-9]`, starts: "Kk\xe2"},
+		{pattern: `[a-z]?[0-9]+`, starts: "0123456789abcdefghijklmnopqrstuvwxyz"},
+		{pattern: `\S+`},    // any byte but a few: no filter
+		{pattern: `[0-9]*`}, // matches empty lines
 		{pattern: "a\\nb", never: true},
 		{pattern: "a\\nb|zq", exact: true, probes: "z"},
 	}
@@ -157,5 +165,12 @@ func TestLineMatcherTakesTheFastPaths(t *testing.T) {
 		require.Equal(t, tt.probes, string(probes), tt.pattern)
 		require.Equal(t, tt.exact, m.exact, tt.pattern)
 		require.Equal(t, tt.never, m.never, tt.pattern)
+		var starts []byte
+		for b := range 256 {
+			if m.starts != nil && m.starts[b] {
+				starts = append(starts, byte(b))
+			}
+		}
+		require.Equal(t, tt.starts, string(starts), tt.pattern)
 	}
 }
