@@ -1,7 +1,8 @@
+//go:build unix
+
 package runtime
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io/fs"
@@ -215,48 +216,5 @@ func TestGrepPatternFeatures(t *testing.T) {
 			lines = append(lines, fmt.Sprintf("%s:%d", g.Rel, g.Line))
 		}
 		require.Equal(t, tt.want, lines, "%q ignoreCase=%v", tt.pattern, tt.ignoreCase)
-	}
-}
-
-// BenchmarkLineMatcher is the matcher alone over Go's source tree read
-// into memory, per pattern kind (MB/s of text scanned).
-func BenchmarkLineMatcher(b *testing.B) {
-	src := filepath.Join(goRoot(b), "src")
-	var text [][]byte
-	var size int64
-	_ = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".go") && size < 64<<20 {
-			if data, err := os.ReadFile(p); err == nil && bytes.IndexByte(data, 0) < 0 {
-				text = append(text, data)
-				size += int64(len(data))
-			}
-		}
-		return nil
-	})
-	if len(text) == 0 {
-		b.Skip("no Go source tree at", src)
-	}
-	for _, bc := range []struct {
-		name, pattern string
-		ignoreCase    bool
-	}{
-		{"literal", "func NewReader", false},
-		{"literal-ignore-case", "func newreader", true},
-		{"alternation", "NewReader|NewWriter|NewDecoder", false},
-		{"regexp-with-literal", `func\s+\(\w+ \*Reader\)`, false},
-		{"regexp", `[0-9]{7}[a-f]{4}`, false},
-	} {
-		b.Run(bc.name, func(b *testing.B) {
-			m, err := newLineMatcher(bc.pattern, bc.ignoreCase)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.SetBytes(size)
-			for b.Loop() {
-				for _, data := range text {
-					m.matchLines(data, 1000, func(int, []byte) {})
-				}
-			}
-		})
 	}
 }
