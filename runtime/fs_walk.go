@@ -322,7 +322,7 @@ func (s *grepSearch) searchTree(ctx context.Context, w *walk) error {
 			// Reused, across searches too: a search keeps only the
 			// matching lines.
 			bp := readBufs.Get().(*[]byte)
-			defer readBufs.Put(bp)
+			defer putBuf(bp)
 			for b := range jobs {
 				search(b, bp)
 			}
@@ -637,6 +637,10 @@ func (w *walk) descend(ctx context.Context, e entry, visit func(entry) error) er
 // readBufs holds the search workers' read buffers.
 var readBufs = sync.Pool{New: func() any { return new([]byte) }}
 
+// pooledBufMax is the largest read buffer kept for later searches: the
+// few larger files of a tree do not pin their size in memory.
+const pooledBufMax = 1 << 20
+
 // growBuf makes *buf hold at least n bytes, growing it to a power of two
 // (at least 64 KiB) so that a search of many files of growing sizes
 // allocates a few times, not once per larger file.
@@ -645,6 +649,15 @@ func growBuf(buf *[]byte, n int) []byte {
 		*buf = make([]byte, max(64<<10, 1<<bits.Len(uint(n-1))))
 	}
 	return (*buf)[:n]
+}
+
+// putBuf returns a read buffer to readBufs, unless it is over
+// pooledBufMax.
+func putBuf(bp *[]byte) {
+	if cap(*bp) > pooledBufMax {
+		*bp = nil
+	}
+	readBufs.Put(bp)
 }
 
 // readInto reads the walked file e into *buf (grown as needed and reused
