@@ -25,11 +25,17 @@ import (
 //     pattern itself, the "New" and {"Reader", "Writer"} of
 //     "NewReader|NewWriter", the "func" of "func\s+\w+"), the file is
 //     scanned for the rarest byte of each literal with bytes.IndexByte
-//     (SIMD), and only the line around a candidate is given to the
-//     regexp; when the pattern is nothing but case-sensitive literals a
-//     literal found is the match, and no regexp runs at all.
+//     (SIMD), the literal is compared in place, and only the line around
+//     a candidate is given to the regexp; when the pattern is nothing but
+//     such literals a literal found is the match, and no regexp runs at
+//     all. A case-insensitive literal is compared in place when each of
+//     its folded forms is the literal in another ASCII case (not so with
+//     k or s, which the Kelvin and long s signs fold to).
+//   - Without a usable literal, when a non-empty match can start with
+//     few bytes, the regexp runs only on the lines holding one of them.
 //
-// grep_match_test.go checks both against the line-by-line definition.
+// grep_match_test.go checks every path against the line-by-line
+// definition.
 
 // lineMatcher finds the lines of a text that match one pattern. It is
 // read-only once built and safe for concurrent use.
@@ -40,8 +46,8 @@ type lineMatcher struct {
 	// probes find candidates: every matching line contains one of
 	// their literals. None: no prefilter, re scans the text.
 	probes []probe
-	// exact: the pattern matches exactly the probes' literals, which
-	// are case-sensitive; a literal found is a match.
+	// exact: the pattern matches exactly the probes' literals (each
+	// case-sensitive or folded in ASCII); a literal found is a match.
 	exact bool
 	// never: no line can match (the pattern needs a "\n").
 	never bool
