@@ -84,6 +84,7 @@ func TestLineMatcherAgreesWithLineByLine(t *testing.T) {
 		"\\Aa\\z", "(?m)^a$", "\\ba\\b", "\\Bb", "a.b", "(?s)a.b", "a[^b]c", "a\\sb", "\\s+$", "\\r$", "x*", "a*", "(a|b)c", "é", "É", "(?i)é", "\\pL+",
 		"(?i)k", "(?i)s", "(?i)ks", "(?i)kNew", "(?i)new", "k", "\u212a", "(?i)\u212a", "[kK]", "a|", "(?:)", "a{2}", "a{0,2}b", "(a+)(b+)", "a+?", "(?U)a+",
 		"[[:alpha:]]", "[[:^alpha:]]", "\\(", "\\.\\.", "e\\.|N", "(?i)e\\.|N", "aé|éa", "[aé]b", "new", "NEW", "(?i)new|ab", "(?i:ne)w", "(?i)ne\\(w",
+		`(?P<n>a)b`, `\Qa.b\E`, `a{0}`, `(?U)a+?b`, `\x{212a}`, `[^\x00-\x{10FFFF}]`, `(?i)[k-s]`, `(?s:a.)`, `\pN`, `(?i)\x{17f}`, `[\s\S]`, `(?m:a$)\n`,
 		"[0-9]", "[a-c]{2}", "(?i)[a-c]{2}", "[a-k]+S", "\\w+\\(", "[a-cé]{2}|\\bk", "[À-ÿ]w", "[a-c]*[A-C]", "(?:[a-c]|^)b+", "\\b[a-k]{2}", "[a-k]{1,2}$",
 	}
 	r := rand.New(rand.NewPCG(1, 2))
