@@ -106,7 +106,7 @@ type clientStream struct {
 	lose       int
 	lastID     string
 	ready      chan struct{} // closed once the GET is answered
-	readyErr   error
+	readyErr   error         // guarded by Client.mu: the stream may end after it was ready
 }
 
 // Dial opens a connection and initializes it with initParams; the
@@ -243,6 +243,8 @@ func (c *Client) openStream(sessionID string) error {
 	}
 	c.mu.Unlock()
 	<-s.ready
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return s.readyErr
 }
 
@@ -278,14 +280,14 @@ func (c *Client) runStream(ctx context.Context, s *clientStream) {
 			var he *HTTPError
 			if errors.As(err, &he) && he.Status == http.StatusConflict && s.sessionID != "" {
 				c.failSession(s, err)
-				s.readyErr = err
+				c.setReadyErr(s, err)
 				return
 			}
 			if attempt < 5 && s.lastID != "" && !c.opts.NoResume {
 				time.Sleep(time.Duration(attempt+1) * 50 * time.Millisecond)
 				continue
 			}
-			s.readyErr = err
+			c.setReadyErr(s, err)
 			c.streamEnded(s, err)
 			return
 		}
@@ -330,10 +332,18 @@ func (c *Client) readSSE(body io.Reader, s *clientStream) error {
 		line = bytes.TrimRight(line, "\r\n")
 		switch {
 		case len(line) == 0:
-			if data != nil && !c.interrupted(s) {
-				c.dispatch(data, s.sessionID)
-				if id != "" {
-					s.lastID = id
+			if data != nil {
+				lost, cut := c.interrupted(s)
+				if cut {
+					// What this reader already holds was in transit too:
+					// handling it would move lastID past the lost events.
+					return errStreamCut
+				}
+				if !lost {
+					c.dispatch(data, s.sessionID)
+					if id != "" {
+						s.lastID = id
+					}
 				}
 			}
 			data, id = nil, ""
@@ -539,23 +549,34 @@ func (c *Client) InterruptStream(sessionID string, lose int) {
 	}
 }
 
+// setReadyErr records why s ended, for openStream: it may end after it
+// was ready, while another openStream of it reads the error.
+func (c *Client) setReadyErr(s *clientStream, err error) {
+	c.mu.Lock()
+	s.readyErr = err
+	c.mu.Unlock()
+}
+
+// errStreamCut ends a stream InterruptStream cut.
+var errStreamCut = errors.New("event stream cut (InterruptStream)")
+
 // interrupted reports whether the event just read is lost in transit,
 // and cuts the stream once enough were.
-func (c *Client) interrupted(s *clientStream) bool {
+func (c *Client) interrupted(s *clientStream) (lost, cut bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !s.interrupt {
-		return false
+		return false, false
 	}
 	if s.lose > 0 {
 		s.lose--
-		return true
+		return true, false
 	}
 	s.interrupt = false
 	if s.cancelBody != nil {
 		s.cancelBody()
 	}
-	return true
+	return true, true
 }
 
 func (c *Client) failSession(s *clientStream, err error) {

@@ -19,6 +19,8 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/acp-agent/acp-agent/internal/winetest"
 )
 
 // modelCall is one tool call a scripted model makes.
@@ -217,7 +219,10 @@ func (c *toolClient) CreateTerminal(_ context.Context, req sdk.CreateTerminalReq
 	}
 	out := &strings.Builder{}
 	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
+	// An editor would not try again; Wine's failure to start is not the
+	// agent's (winetest.Start).
+	tmpl := cmd
+	if err := winetest.Start(nil, func() error { cmd = copyCmd(tmpl); return cmd.Start() }); err != nil {
 		return sdk.CreateTerminalResponse{}, err
 	}
 	c.mu.Lock()
@@ -283,13 +288,8 @@ func e2eSession(t *testing.T, provider string, model *scriptedModel, client *too
 	}
 	cmd := exec.Command(agentBin, args...)
 	cmd.Env = env
-	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
 	var stderr syncWriter
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
+	cmd, stdin, stdout := startPiped(t, cmd, &stderr)
 	t.Cleanup(func() {
 		stdin.Close()
 		done := make(chan error, 1)
@@ -310,7 +310,7 @@ func e2eSession(t *testing.T, provider string, model *scriptedModel, client *too
 	conn.SetLogger(slog.New(slog.DiscardHandler))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
-	_, err = conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps})
+	_, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps})
 	require.NoError(t, err)
 	sess, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: client.dir, McpServers: []sdk.McpServer{}})
 	require.NoError(t, err)
@@ -319,7 +319,14 @@ func e2eSession(t *testing.T, provider string, model *scriptedModel, client *too
 
 func promptE2E(t *testing.T, conn *sdk.ClientSideConnection, sid sdk.SessionId, text string) sdk.StopReason {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	return promptE2EWithin(t, conn, sid, text, 20*time.Second)
+}
+
+// promptE2EWithin is promptE2E for a turn that may take up to d (a long
+// command on a loaded machine).
+func promptE2EWithin(t *testing.T, conn *sdk.ClientSideConnection, sid sdk.SessionId, text string, d time.Duration) sdk.StopReason {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	resp, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: sid, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
 	require.NoError(t, err)
