@@ -3,6 +3,7 @@
 package runtime
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"io/fs"
@@ -65,6 +66,8 @@ func readDirFD(fd int, dev uint64) ([]fs.DirEntry, error) {
 	defer direntBufs.Put(bp)
 	buf := *bp
 	var out []fs.DirEntry
+	// The entries are allocated together, a slab at a time.
+	var slab []rawDirent
 	for {
 		n, err := unix.Getdents(fd, buf)
 		if errors.Is(err, unix.EINTR) {
@@ -76,6 +79,10 @@ func readDirFD(fd int, dev uint64) ([]fs.DirEntry, error) {
 		if n <= 0 {
 			return out, nil
 		}
+		// One slab for this batch's entries, at most one per record.
+		if recs := countDirents(buf[:n]); cap(slab)-len(slab) < recs {
+			slab = make([]rawDirent, 0, recs)
+		}
 		for b := buf[:n]; len(b) >= 19; {
 			reclen := int(binary.NativeEndian.Uint16(b[16:18]))
 			if reclen < 19 || reclen > len(b) {
@@ -84,20 +91,19 @@ func readDirFD(fd int, dev uint64) ([]fs.DirEntry, error) {
 			rec := b[:reclen]
 			b = b[reclen:]
 			name := rec[19:]
-			for i, c := range name {
-				if c == 0 {
-					name = name[:i]
-					break
-				}
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
 			}
 			if len(name) == 0 || string(name) == "." || string(name) == ".." {
 				continue
 			}
-			d := &rawDirent{name: string(name), ino: binary.NativeEndian.Uint64(rec[0:8]), dev: dev, parentFD: fd}
+			slab = append(slab, rawDirent{name: string(name), ino: binary.NativeEndian.Uint64(rec[0:8]), dev: dev, parentFD: fd})
+			d := &slab[len(slab)-1]
 			typ, known := direntMode(rec[18])
 			if !known {
 				var st unix.Stat_t
 				if err := unix.Fstatat(fd, d.name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+					slab = slab[:len(slab)-1]
 					continue // gone since the listing
 				}
 				typ = statMode(st.Mode)
@@ -107,6 +113,20 @@ func readDirFD(fd int, dev uint64) ([]fs.DirEntry, error) {
 			out = append(out, d)
 		}
 	}
+}
+
+// countDirents counts the records of a getdents64 batch.
+func countDirents(b []byte) int {
+	n := 0
+	for len(b) >= 19 {
+		reclen := int(binary.NativeEndian.Uint16(b[16:18]))
+		if reclen < 19 || reclen > len(b) {
+			break
+		}
+		b = b[reclen:]
+		n++
+	}
+	return n
 }
 
 // direntMode is the fs type of a dirent's d_type.

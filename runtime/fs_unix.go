@@ -68,10 +68,7 @@ func (w *walk) readEntry(e entry, buf *[]byte) ([]byte, bool) {
 	// fstat saw it (bytes appended since are not searched), and no read
 	// is spent to learn that EOF has come. A file that shrank ends early.
 	size := int(st.Size)
-	if cap(*buf) < size {
-		*buf = make([]byte, size)
-	}
-	b := (*buf)[:size]
+	b := growBuf(buf, size)
 	n := 0
 	for n < size {
 		m, err := unix.Read(fd, b[n:])

@@ -6,10 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/bits"
 	"os"
 	"path/filepath"
-	"regexp"
-	"regexp/syntax"
 	goruntime "runtime"
 	"slices"
 	"strings"
@@ -218,7 +217,7 @@ func (f *LocalFS) Grep(ctx context.Context, path string, opt GrepOptions) ([]Gre
 			return nil, false, err
 		}
 		if checkText(data) == nil {
-			s.add(s.fileMatches(w.start, data, s.perFile))
+			s.add(withPath(s.fileMatches(data, s.perFile), w.start))
 		}
 		return s.matches, s.truncated, nil
 	}
@@ -234,14 +233,7 @@ func (f *LocalFS) Grep(ctx context.Context, path string, opt GrepOptions) ([]Gre
 
 // grepSearch holds one Grep's compiled pattern and results.
 type grepSearch struct {
-	line *regexp.Regexp // matched against single lines
-	// literal, when the pattern is a plain string (case-sensitive), is
-	// searched with bytes.Index instead of the regexp.
-	literal []byte
-	// file, if set, is the pattern in multi-line mode, run once over a
-	// whole file to skip files without any match. It is set only when
-	// that test is exact: a line matches only if the file does.
-	file      *regexp.Regexp
+	m         *lineMatcher
 	include   *globPattern
 	byName    bool
 	ignore    *ignorer // nil: ignored files are searched too
@@ -252,26 +244,17 @@ type grepSearch struct {
 }
 
 func newGrepSearch(opt GrepOptions) (*grepSearch, error) {
-	flags := ""
-	if opt.IgnoreCase {
-		flags = "(?i)"
-	}
-	line, err := regexp.Compile(flags + opt.Pattern)
+	m, err := newLineMatcher(opt.Pattern, opt.IgnoreCase)
 	if err != nil {
 		return nil, fmt.Errorf("grep: invalid pattern %q: %w", opt.Pattern, err)
 	}
-	s := &grepSearch{line: line, max: opt.MaxMatches}
+	s := &grepSearch{m: m, max: opt.MaxMatches}
 	if s.max <= 0 {
 		s.max = DefaultGrepMaxMatches
 	}
 	s.perFile = s.max + 1
 	if opt.FilesOnly {
 		s.perFile = 1
-	}
-	if lit, complete := line.LiteralPrefix(); complete && lit != "" {
-		s.literal = []byte(lit)
-	} else if ml := "(?m)" + flags + opt.Pattern; wholeFileSafe(ml) {
-		s.file = regexp.MustCompile(ml)
 	}
 	if opt.Include != "" {
 		if s.include, err = compileGlob(opt.Include); err != nil {
@@ -280,25 +263,6 @@ func newGrepSearch(opt GrepOptions) (*grepSearch, error) {
 		s.byName = !strings.Contains(opt.Include, "/")
 	}
 	return s, nil
-}
-
-// wholeFileSafe reports whether the multi-line pattern may be run over a
-// whole file as a filter. With (?m), ^ and $ match at line boundaries,
-// so any match within a line is also a match in the file; only \A and \z
-// (text boundaries) differ, so patterns using them are not filtered.
-func wholeFileSafe(pattern string) bool {
-	re, err := syntax.Parse(pattern, syntax.Perl)
-	if err != nil {
-		return false
-	}
-	var textAnchor func(*syntax.Regexp) bool
-	textAnchor = func(r *syntax.Regexp) bool {
-		if r.Op == syntax.OpBeginText || r.Op == syntax.OpEndText {
-			return true
-		}
-		return slices.ContainsFunc(r.Sub, textAnchor)
-	}
-	return !textAnchor(re)
 }
 
 func (s *grepSearch) includes(rel string) bool {
@@ -311,94 +275,86 @@ func (s *grepSearch) includes(rel string) bool {
 	return s.include.match(strings.Split(rel, "/"))
 }
 
-// grepJob is one file for a search worker; seq is its place in walk
-// order.
-type grepJob struct {
-	seq int
-	e   entry
+// grepBatch is files for a search worker, in walk order, and then their
+// matches; done is set (by whoever searched it) once matches is final.
+type grepBatch struct {
+	files   []entry
+	matches []GrepMatch
+	done    atomic.Bool
 }
 
-type grepResult struct {
-	seq     int
-	matches []GrepMatch
-}
+// grepBatchLen is how many files go to a worker at once: one channel
+// operation per file would cost more in scheduling than the search of a
+// small file.
+const grepBatchLen = 32
 
 // searchTree searches the walk's tree: this goroutine walks (in name
-// order) and hands each file to one of GOMAXPROCS
-// workers, which read and search it; the results are put back in walk
-// order, so the output is the same as a sequential search's. The walk
-// stops once the matches in order are more than the cap. Every worker
-// ends before searchTree returns.
+// order) and hands batches of files to GOMAXPROCS workers, which read
+// and search them. It takes the batches' matches in walk order as they
+// are done, so the output is the same as a sequential search's, and it
+// stops the walk once the matches in order are more than the cap
+// (workers then skip what is queued). Every worker ends before
+// searchTree returns.
 func (s *grepSearch) searchTree(ctx context.Context, w *walk) error {
-	// stop is cancelled once the cap is passed; the walk itself runs on
-	// the caller's ctx.
-	stop, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	var stop atomic.Bool // the cap is passed
 	workers := min(max(goruntime.GOMAXPROCS(0), 1), 8)
-	// Files go to the workers, and results come back, in batches: one
-	// channel operation per file would cost more in scheduling than the
-	// search of a small file.
-	const batch = 32
-	jobs := make(chan []grepJob, 2*workers)
-	results := make(chan []grepResult, 2*workers)
+	jobs := make(chan *grepBatch, 2*workers)
+	search := func(b *grepBatch, bp *[]byte) {
+		var out []GrepMatch
+		for _, e := range b.files {
+			if !stop.Load() && ctx.Err() == nil {
+				if data, ok := w.readInto(e, bp); ok {
+					if m := s.fileMatches(data, s.perFile); m != nil {
+						out = append(out, withPath(m, w.abs(e.rel))...)
+					}
+				}
+			}
+			e.dir.release()
+		}
+		b.matches = out
+		b.done.Store(true)
+	}
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var buf []byte // reused: a search keeps only the matching lines
-			for js := range jobs {
-				rs := make([]grepResult, len(js))
-				for i, j := range js {
-					var m []GrepMatch
-					if stop.Err() == nil && ctx.Err() == nil {
-						if data, ok := w.readInto(j.e, &buf); ok {
-							m = s.fileMatches(w.abs(j.e.rel), data, s.perFile)
-						}
-					}
-					j.e.dir.release()
-					rs[i] = grepResult{j.seq, m}
-				}
-				results <- rs
+			// Reused, across searches too: a search keeps only the
+			// matching lines.
+			bp := readBufs.Get().(*[]byte)
+			defer putBuf(bp)
+			for b := range jobs {
+				search(b, bp)
 			}
 		}()
 	}
-	collected := make(chan struct{})
-	go func() {
-		defer close(collected)
-		pending := map[int][]GrepMatch{}
-		next := 0
-		for rs := range results {
-			for _, r := range rs {
-				pending[r.seq] = r.matches
-			}
-			for {
-				m, ok := pending[next]
-				if !ok {
-					break
-				}
-				delete(pending, next)
-				next++
-				if s.add(m) {
-					cancel()
-				}
+	// batches are those not yet taken into s.matches, in walk order.
+	var batches []*grepBatch
+	collect := func() {
+		i := 0
+		for ; i < len(batches) && batches[i].done.Load(); i++ {
+			if s.add(batches[i].matches) {
+				stop.Store(true)
 			}
 		}
-	}()
-	seq := 0
-	var pendingJobs []grepJob
+		batches = batches[i:]
+	}
+	pending := &grepBatch{}
 	flush := func() {
-		if len(pendingJobs) > 0 {
-			jobs <- pendingJobs
-			pendingJobs = nil
+		if len(pending.files) == 0 {
+			return
 		}
+		batches = append(batches, pending)
+		jobs <- pending
+		pending = &grepBatch{}
+		collect()
 	}
 	var visit func(e entry) error
 	visit = func(e entry) error {
 		switch {
 		case ctx.Err() != nil:
 			return ctx.Err()
-		case stop.Err() != nil:
+		case stop.Load():
 			return errStopWalk
 		case s.ignore != nil && s.ignore.ignored(e):
 			return nil
@@ -408,9 +364,8 @@ func (s *grepSearch) searchTree(ctx context.Context, w *walk) error {
 			return nil
 		}
 		e.dir.acquire()
-		pendingJobs = append(pendingJobs, grepJob{seq, e})
-		seq++
-		if len(pendingJobs) == batch {
+		pending.files = append(pending.files, e)
+		if len(pending.files) == grepBatchLen {
 			flush()
 		}
 		return nil
@@ -419,45 +374,34 @@ func (s *grepSearch) searchTree(ctx context.Context, w *walk) error {
 	flush()
 	close(jobs)
 	wg.Wait()
-	close(results)
-	<-collected
+	collect()
 	if s.truncated {
 		return nil // the walk was stopped on purpose
 	}
 	return err
 }
 
-// fileMatches returns the matching lines of data, at most limit. A file
-// without a match is ruled out by one pass over it (bytes.Index for a
-// literal, the multi-line regexp otherwise) before its lines are split;
-// only a file with a match must be valid UTF-8 (a non-text file gives no
-// matches, as ReadTextFile refuses it). Safe for concurrent use.
-func (s *grepSearch) fileMatches(path string, data []byte, limit int) []GrepMatch {
-	switch {
-	case s.literal != nil && !bytes.Contains(data, s.literal):
-		return nil
-	case s.file != nil && !s.file.Match(data):
-		return nil
-	case !utf8.Valid(data):
-		return nil
-	}
-	match := s.line.Match
-	if s.literal != nil {
-		match = func(line []byte) bool { return bytes.Contains(line, s.literal) }
-	}
+// fileMatches returns the matching lines of data, at most limit, with
+// their paths left empty. Only a file with a match must be valid UTF-8
+// (a non-text file gives no matches, as ReadTextFile refuses it). Safe
+// for concurrent use.
+func (s *grepSearch) fileMatches(data []byte, limit int) []GrepMatch {
 	var out []GrepMatch
-	for n := 1; len(data) > 0 && len(out) < limit; n++ {
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			data = nil
-		}
-		if match(line) {
-			out = append(out, GrepMatch{Path: path, Line: n, Text: cutUTF8(string(line), grepTextMax)})
-		}
+	s.m.matchLines(data, limit, func(n int, line []byte) {
+		out = append(out, GrepMatch{Line: n, Text: string(cutUTF8(line, grepTextMax))})
+	})
+	if len(out) > 0 && !utf8.Valid(data) {
+		return nil
 	}
 	return out
+}
+
+// withPath sets the path of every match.
+func withPath(m []GrepMatch, path string) []GrepMatch {
+	for i := range m {
+		m[i].Path = path
+	}
+	return m
 }
 
 // add appends matches in order, up to the cap, and reports whether the
@@ -474,7 +418,7 @@ func (s *grepSearch) add(m []GrepMatch) bool {
 }
 
 // cutUTF8 cuts s to at most n bytes without splitting a rune.
-func cutUTF8(s string, n int) string {
+func cutUTF8(s []byte, n int) []byte {
 	if len(s) <= n {
 		return s
 	}
@@ -533,6 +477,10 @@ type dirHandle struct {
 	// ignoreFiles has bit i set if the listing shows ignoreFileNames[i],
 	// so directories without them cost no failed open.
 	ignoreFiles uint8
+	// ignoreChain caches ignorer.chain for the entries of this directory
+	// (set: it is loaded); only the walking goroutine uses it.
+	ignoreChain []ignoreFile
+	chainSet    bool
 }
 
 func (h *dirHandle) acquire() { h.refs.Add(1) }
@@ -684,6 +632,32 @@ func (w *walk) descend(ctx context.Context, e entry, visit func(entry) error) er
 	}
 	defer h.release()
 	return w.list(ctx, h, entries, e.rel, filepath.Join(e.parentReal, e.d.Name()), visit)
+}
+
+// readBufs holds the search workers' read buffers.
+var readBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// pooledBufMax is the largest read buffer kept for later searches: the
+// few larger files of a tree do not pin their size in memory.
+const pooledBufMax = 1 << 20
+
+// growBuf makes *buf hold at least n bytes, growing it to a power of two
+// (at least 64 KiB) so that a search of many files of growing sizes
+// allocates a few times, not once per larger file.
+func growBuf(buf *[]byte, n int) []byte {
+	if cap(*buf) < n {
+		*buf = make([]byte, max(64<<10, 1<<bits.Len(uint(n-1))))
+	}
+	return (*buf)[:n]
+}
+
+// putBuf returns a read buffer to readBufs, unless it is over
+// pooledBufMax.
+func putBuf(bp *[]byte) {
+	if cap(*bp) > pooledBufMax {
+		*bp = nil
+	}
+	readBufs.Put(bp)
 }
 
 // readInto reads the walked file e into *buf (grown as needed and reused

@@ -1,7 +1,9 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,4 +42,47 @@ func goRoot(b *testing.B) string {
 		b.Skip("no go command:", err)
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// BenchmarkLineMatcher is the matcher alone over Go's source tree read
+// into memory, per pattern kind (MB/s of text scanned).
+func BenchmarkLineMatcher(b *testing.B) {
+	src := filepath.Join(goRoot(b), "src")
+	var text [][]byte
+	var size int64
+	_ = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".go") && size < 64<<20 {
+			if data, err := os.ReadFile(p); err == nil && bytes.IndexByte(data, 0) < 0 {
+				text = append(text, data)
+				size += int64(len(data))
+			}
+		}
+		return nil
+	})
+	if len(text) == 0 {
+		b.Skip("no Go source tree at", src)
+	}
+	for _, bc := range []struct {
+		name, pattern string
+		ignoreCase    bool
+	}{
+		{"literal", "func NewReader", false},
+		{"literal-ignore-case", "func newreader", true},
+		{"alternation", "NewReader|NewWriter|NewDecoder", false},
+		{"regexp-with-literal", `func\s+\(\w+ \*Reader\)`, false},
+		{"regexp", `[0-9]{7}[a-f]{4}`, false},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			m, err := newLineMatcher(bc.pattern, bc.ignoreCase)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(size)
+			for b.Loop() {
+				for _, data := range text {
+					m.matchLines(data, 1000, func(int, []byte) {})
+				}
+			}
+		})
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // maxIgnoreFileBytes caps one ignore file; a larger one is not read.
@@ -15,16 +16,54 @@ const maxIgnoreFileBytes = 1 << 20
 
 // ignoreRule is one line of a .gitignore-format file.
 type ignoreRule struct {
-	re      *regexp.Regexp // over the path relative to the file's directory (anchored) or the name
-	negate  bool
-	dirOnly bool
-	byName  bool // no "/" in the pattern: matches the name at any depth
+	// re is the rule over the path relative to the file's directory
+	// (anchored) or the name; nil for the commonest rules, which need no
+	// regexp: the subject is lit (star false), or pre, a run without "/",
+	// then suf (star true: "*.log", "build*").
+	re            *regexp.Regexp
+	lit, pre, suf string
+	star          bool
+	negate        bool
+	dirOnly       bool
+	byName        bool // no "/" in the pattern: matches the name at any depth
+}
+
+// matches reports whether the rule's pattern matches subject.
+func (r *ignoreRule) matches(subject string) bool {
+	switch {
+	case r.re != nil:
+		return r.re.MatchString(subject)
+	case !r.star:
+		return subject == r.lit
+	}
+	return len(subject) >= len(r.pre)+len(r.suf) && strings.HasPrefix(subject, r.pre) && strings.HasSuffix(subject, r.suf) &&
+		!strings.Contains(subject[len(r.pre):len(subject)-len(r.suf)], "/")
+}
+
+// fastRule sets r to match pattern without a regexp if it is a plain
+// name or path with at most one "*" (not "**") and no other wildcard or
+// escape; what the regexp of ignoreRegexp would match, exactly.
+func (r *ignoreRule) fastRule(pattern string) bool {
+	if strings.ContainsAny(pattern, "?[\\") || !utf8.ValidString(pattern) {
+		return false
+	}
+	switch strings.Count(pattern, "*") {
+	case 0:
+		r.lit = pattern
+		return true
+	case 1:
+		r.pre, r.suf, _ = strings.Cut(pattern, "*")
+		r.star = true
+		return true
+	}
+	return false
 }
 
 // ignoreFile is the rules of one file, for paths below base (slash-
 // separated, relative to the ignorer's origin; "" is the origin).
 type ignoreFile struct {
 	base  string
+	slash string // base + "/"
 	rules []ignoreRule
 }
 
@@ -34,7 +73,7 @@ type ignoreFile struct {
 // component and "**" across components. Lines that do not compile are
 // skipped.
 func parseIgnore(base string, data []byte) ignoreFile {
-	f := ignoreFile{base: base}
+	f := ignoreFile{base: base, slash: base + "/"}
 	for _, raw := range strings.Split(string(data), "\n") {
 		line := strings.TrimSuffix(raw, "\r")
 		if line == "" || strings.HasPrefix(line, "#") {
@@ -58,11 +97,13 @@ func parseIgnore(base string, data []byte) ignoreFile {
 		}
 		r.byName = !strings.Contains(line, "/")
 		line = strings.TrimPrefix(line, "/")
-		re, err := regexp.Compile("^" + ignoreRegexp(line) + "$")
-		if err != nil {
-			continue
+		if !r.fastRule(line) {
+			re, err := regexp.Compile("^" + ignoreRegexp(line) + "$")
+			if err != nil {
+				continue
+			}
+			r.re = re
 		}
-		r.re = re
 		f.rules = append(f.rules, r)
 	}
 	return f
@@ -115,10 +156,10 @@ func ignoreRegexp(p string) string {
 func (f *ignoreFile) match(path string, isDir bool) (decided, ignored bool) {
 	rel := path
 	if f.base != "" {
-		if !strings.HasPrefix(path, f.base+"/") {
+		if !strings.HasPrefix(path, f.slash) {
 			return false, false
 		}
-		rel = path[len(f.base)+1:]
+		rel = path[len(f.slash):]
 	}
 	name := rel[strings.LastIndexByte(rel, '/')+1:]
 	for i := len(f.rules) - 1; i >= 0; i-- {
@@ -130,7 +171,7 @@ func (f *ignoreFile) match(path string, isDir bool) (decided, ignored bool) {
 		if r.byName {
 			subject = name
 		}
-		if r.re.MatchString(subject) {
+		if r.matches(subject) {
 			return true, !r.negate
 		}
 	}
@@ -258,13 +299,18 @@ func (ig *ignorer) origin(rel string) string {
 
 // ignored reports whether the walked entry e is ignored: the files
 // outside the walk decide first, then those of e's directory's chain;
-// the last match wins.
+// the last match wins. The entries of one directory are asked about by
+// one goroutine at a time (the walk's).
 func (ig *ignorer) ignored(e entry) bool {
 	parent := ""
 	if i := strings.LastIndexByte(e.rel, '/'); i >= 0 {
 		parent = e.rel[:i]
 	}
-	chain := ig.chain(parent, e.dir, e.dir.ignoreFiles)
+	chain := e.dir.ignoreChain
+	if !e.dir.chainSet {
+		chain = ig.chain(parent, e.dir, e.dir.ignoreFiles)
+		e.dir.ignoreChain, e.dir.chainSet = chain, true
+	}
 	path, isDir := ig.origin(e.rel), e.d.IsDir()
 	ignored := false
 	for _, fs := range [][]ignoreFile{ig.files, chain} {

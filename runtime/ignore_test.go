@@ -2,9 +2,12 @@ package runtime
 
 import (
 	"context"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -74,4 +77,46 @@ func TestSearchesSkipWhatGitIgnores(t *testing.T) {
 	paths, _, err := f.GlobWith(context.Background(), repo, "**/*.txt", GlobOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a.txt", "linked/kept.txt", "src/ok.txt", "src/rootonly.txt", "src/sub/other.txt"}, rels(paths, repo))
+}
+
+// TestFastIgnoreRulesAgreeWithTheirRegexps: the rules matched without a
+// regexp (plain names and paths, one "*") match exactly what their
+// regexps match, on generated patterns and paths.
+func TestFastIgnoreRulesAgreeWithTheirRegexps(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	alphabet := []string{"a", "b", ".", "/", "*", "é"}
+	gen := func(n int) string {
+		var b strings.Builder
+		for range n {
+			b.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		return b.String()
+	}
+	fast := 0
+	for range 3000 {
+		pattern := gen(1 + r.IntN(5))
+		var rule ignoreRule
+		if !rule.fastRule(pattern) {
+			continue
+		}
+		fast++
+		re := regexp.MustCompile("^" + ignoreRegexp(pattern) + "$")
+		for range 30 {
+			subject := gen(r.IntN(7))
+			if strings.Contains(subject, "*") {
+				continue
+			}
+			require.Equal(t, re.MatchString(subject), rule.matches(subject), "pattern %q subject %q", pattern, subject)
+		}
+		// Subjects built from the pattern, so that matches are common.
+		for _, fill := range []string{"", "a", "ab", "a/b", "/"} {
+			subject := strings.Replace(pattern, "*", fill, 1)
+			require.Equal(t, re.MatchString(subject), rule.matches(subject), "pattern %q subject %q", pattern, subject)
+		}
+	}
+	require.Greater(t, fast, 500)
+	for _, p := range []string{"a?b", "[ab]", `\#x`, "a**", "**/a", "*a*", "a\xff"} { // "a\xff": the regexp refuses invalid UTF-8
+		var rule ignoreRule
+		require.False(t, rule.fastRule(p), p)
+	}
 }

@@ -2,9 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -63,4 +66,35 @@ func TestBinarySearchHonoursGitignore(t *testing.T) {
 	body = last()
 	assert.Contains(t, body, "main.txt")
 	assert.NotContains(t, body, "big.txt")
+}
+
+// Issue 31, through the built binary: grep over a tree big enough for
+// its parallel search gives the matches in path order, the first
+// max_matches of them with the note that it stopped, skips a binary
+// file, and finds a word in any case with Unicode case folding (the
+// Kelvin sign is a K).
+func TestBinaryGrepOrderCapBinaryAndCase(t *testing.T) {
+	ws := t.TempDir()
+	var want []string
+	for i := range 150 {
+		rel := filepath.Join(fmt.Sprintf("d%d", i%4), fmt.Sprintf("f%03d.txt", i))
+		write(t, filepath.Join(ws, rel), fmt.Sprintf("line one\nNEEDLE %d\n", i))
+		want = append(want, fmt.Sprintf("%s:2: NEEDLE %d", rel, i))
+	}
+	slices.Sort(want) // d0/f000, d0/f004, ...: the walk's order
+	write(t, filepath.Join(ws, "a.bin"), "NEEDLE\x00\x01\n")
+	write(t, filepath.Join(ws, "k.txt"), "\u212aelvin scale\n")
+	model := stepModel(t,
+		calls(modelCall{"grep", map[string]any{"pattern": "NEEDLE", "max_matches": 1000}}),
+		calls(modelCall{"grep", map[string]any{"pattern": "NEEDLE", "max_matches": 40}}),
+		calls(modelCall{"grep", map[string]any{"pattern": "kelvin", "ignore_case": true}}),
+		says("done"),
+	)
+	conn, sid := qualityAgent(t, model, newToolClient(ws, "allow_once"), ws, "openai/test-model", "")
+	promptE2E(t, conn, sid, "search")
+	bodies := model.all()
+	require.Len(t, bodies, 4)
+	assert.Equal(t, strings.Join(want, "\n")+"\n", lastToolResult(t, bodies[1]), "all matches, in path order, no binary file")
+	assert.Equal(t, strings.Join(want[:40], "\n")+"\n[... stopped after 40 matches; narrow the pattern, path or include ...]", lastToolResult(t, bodies[2]))
+	assert.Equal(t, "k.txt:1: \u212aelvin scale\n", lastToolResult(t, bodies[3]))
 }
