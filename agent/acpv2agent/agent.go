@@ -62,13 +62,25 @@ func (a *Agent) Initialize(context.Context, *acpv2.InitializeRequest) (*acpv2.In
 			AdditionalDirectories: &acpv2.SessionAdditionalDirectoriesCapabilities{},
 		}},
 		AuthMethods: []acpv2.AuthMethod{{Agent: &acpv2.AuthMethodAgent{MethodID: authMethodID, Name: "Configure a model"}}},
-		Meta:        json.RawMessage(`{"acp-agent":{"promptQueueing":true}}`),
+		Meta:        initializeMeta,
 	}
 	if err := a.h.Usable(); err != nil && a.h.SetupBroken() {
 		resp.AuthMethods[0].Agent.Name = "Fix the config file"
 	}
 	return resp, nil
 }
+
+// initializeMeta advertises what acp-agent adds to ACP v2: prompts held
+// while a turn runs, and the extension methods v2 connections serve.
+var initializeMeta = func() json.RawMessage {
+	meta, err := json.Marshal(map[string]any{"acp-agent": map[string]any{
+		"promptQueueing": true, "extensionMethods": acp.ExtensionMethodsV2(),
+	}})
+	if err != nil {
+		panic(err)
+	}
+	return meta
+}()
 
 // ServesMethod implements acp.MethodGate: the methods of stored sessions
 // are served only with a store. (session/list and session/resume are
@@ -235,8 +247,16 @@ func (a *Agent) ForkSession(ctx context.Context, req *acpv2.ForkSessionRequest, 
 	} else if hs, ok := a.h.Session(req.SessionID); ok {
 		src = hs // live on a v1 connection
 	}
+	var meta struct {
+		Agent struct {
+			From *int `json:"fromUserEntryIndex"`
+		} `json:"acp-agent"`
+	}
+	if len(req.Meta) > 0 && json.Unmarshal(req.Meta, &meta) != nil {
+		meta.Agent.From = nil // a client's _meta of another shape: no index
+	}
 	cl := a.client(conn)
-	hs, err := a.h.ForkSession(ctx, host.ForkRequest{SourceID: req.SessionID,
+	hs, err := a.h.ForkSession(ctx, host.ForkRequest{SourceID: req.SessionID, FromUserEntryIndex: meta.Agent.From,
 		OpenRequest: host.OpenRequest{CWD: req.CWD, AdditionalDirectories: req.AdditionalDirectories, MCPServers: mcpServers(req.MCPServers)}},
 		src, cl)
 	if err != nil {
