@@ -472,8 +472,14 @@ func (s *Session) runTool(ctx context.Context, it *item, call llm.ToolCall) (say
 	if ok {
 		switch why, msg := s.authorize(ctx, view, info); why {
 		case permitted:
+			// Cancellable (CancelToolCall) before the client hears it runs.
+			tctx, finished := s.running.start(ctx, call.ID)
 			s.update(ctx, Update{Kind: UpdateToolCallProgress, ToolCall: &ToolCallUpdate{ID: call.ID, Status: ToolInProgress}})
-			result = s.execTool(withToolCall(ctx, s, call.ID), rt, call)
+			result = s.execTool(withToolCall(tctx, s, call.ID), rt, call)
+			// A tool that finished despite the cancellation keeps its result.
+			if finished() && ctx.Err() == nil && result.IsError {
+				result = ToolResult{Text: ToolCancelledByUserResult, IsError: true}
+			}
 			o := s.runHooks(ctx, HookInput{Event: HookAfterTool, Tool: call.Name, Arguments: view.rawInput, Result: result.Text, IsError: result.IsError})
 			if note := strings.TrimSpace(o.Context + "\n" + o.Reason); note != "" {
 				result.Text += "\n\n[hook] " + note

@@ -207,6 +207,7 @@ type Session struct {
 	lifetime context.Context // cancelled by Close; parent of fire-and-forget work
 	end      context.CancelCauseFunc
 	worker   sync.WaitGroup
+	running  runningCalls // the tool calls running now (CancelToolCall)
 
 	// appendMu makes an entry's append to the transcript and its record in
 	// the file one step for a fork, which copies both (lock order:

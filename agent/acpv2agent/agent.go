@@ -201,7 +201,9 @@ func (s *v2Session) replay(ctx context.Context) {
 			if d := e.Display; d != nil {
 				c.Title, c.Kind, c.Locations, c.RawInput, c.Content = d.Title, d.Kind, d.Locations, d.RawInput, d.Content
 			}
-			if c.Content == nil {
+			if c.Content == nil || showsTerminal(c.Content) {
+				// A terminal lived as long as its command: its output is
+				// the call's result.
 				c.Content = []agent.ToolContent{agent.TextContent(e.Text)}
 			}
 			tc := toolCallUpdate(c, true)

@@ -118,8 +118,8 @@ func toolLocations(ls []agent.Location) []acpv2.ToolCallLocation {
 	return out
 }
 
-// toolContent maps what a tool call shows; v2 has no client terminals, so
-// a terminal id (only an editor's terminal has one) is left out.
+// toolContent maps what a tool call shows; a terminal is one of the
+// session's display-only terminals (terminals.go).
 func toolContent(cs []agent.ToolContent) []acpv2.ToolCallContent {
 	out := make([]acpv2.ToolCallContent, 0, len(cs))
 	for _, c := range cs {
@@ -128,9 +128,21 @@ func toolContent(cs []agent.ToolContent) []acpv2.ToolCallContent {
 			out = append(out, acpv2.ToolCallContent{Content: &acpv2.Content{Content: contentBlock(*c.Block)}})
 		case c.Diff != nil:
 			out = append(out, acpv2.ToolCallContent{Diff: diff(c.Diff)})
+		case c.TerminalID != "":
+			out = append(out, acpv2.ToolCallContent{Terminal: &acpv2.Terminal{TerminalID: c.TerminalID}})
 		}
 	}
 	return out
+}
+
+// showsTerminal reports whether cs shows a terminal.
+func showsTerminal(cs []agent.ToolContent) bool {
+	for _, c := range cs {
+		if c.TerminalID != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // diff is a file change as v2's Diff: the change, and its patch in git's

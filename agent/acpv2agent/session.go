@@ -264,3 +264,27 @@ func (s *v2Session) SetConfigOption(_ context.Context, req *acpv2.SetSessionConf
 	}
 	return configOptions(opts), nil
 }
+
+var (
+	_ acp.ToolCallCancellerV2 = (*v2Session)(nil)
+	_ acp.TerminalCancellerV2 = (*v2Session)(nil)
+)
+
+// CancelToolCall implements acp.ToolCallCancellerV2: one running tool
+// call stops and the turn goes on, the model told the user cancelled it
+// (agent.Session.CancelToolCall); its final tool_call_update says
+// "cancelled".
+func (s *v2Session) CancelToolCall(_ context.Context, id acpv2.ToolCallId) error {
+	err := s.cl.cancelToolCall(id, s.s.CancelToolCall)
+	if errors.Is(err, agent.ErrToolCallNotRunning) {
+		return fmt.Errorf("%w: toolCallId: %q is not a running tool call of this session (unknown, waiting for permission, or finished)", acp.ErrInvalidParams, id)
+	}
+	return err
+}
+
+// CancelTerminal implements acp.TerminalCancellerV2: the command of one
+// of the session's display-only terminals is killed; its tool call goes
+// on with what the command printed.
+func (s *v2Session) CancelTerminal(_ context.Context, id acpv2.TerminalId) error {
+	return s.cl.terms.cancel(id)
+}
