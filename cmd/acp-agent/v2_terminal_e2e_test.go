@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acptest"
 	"github.com/acp-agent/acp-agent/acp/acpv2"
+	"github.com/acp-agent/acp-agent/agent"
 )
 
 // terminalScript: a command that prints, pauses, prints and fails; a
@@ -229,7 +229,7 @@ func TestBinaryV2ShowsCommandsAsTerminals(t *testing.T) {
 	assert.Contains(t, results["call_run"], "[exit code 3]")
 	assert.Contains(t, results["call_long"], "started")
 	assert.Contains(t, results["call_long"], "stopped by the user")
-	assert.Contains(t, results["call_slow"], "cancelled by the user")
+	assert.Contains(t, results["call_slow"], agent.ToolCancelledByUserResult)
 }
 
 // sofar is a turn of which msgs were read, answered if the prompt's
@@ -267,4 +267,3 @@ func last(s []string) string {
 	return s[len(s)-1]
 }
 
-var _ = json.Marshal
