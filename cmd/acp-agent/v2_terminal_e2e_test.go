@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/base64"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -267,3 +269,43 @@ func last(s []string) string {
 	return s[len(s)-1]
 }
 
+// TestBinaryV2CoalescesTerminalOutput: a command that prints a megabyte
+// in small writes reaches the client in a few bounded chunks, each at
+// most 64 KiB besides the note of what it left out; what is shown and
+// what the notes say was left out add up to all of it.
+func TestBinaryV2CoalescesTerminalOutput(t *testing.T) {
+	script := writeScript(t, map[string]any{"turns": []any{
+		map[string]any{"match": "[flood]", "events": []any{map[string]any{"toolCall": map[string]any{"id": "call_flood", "name": "run_command",
+			"arguments": map[string]any{"command": "head -c 1000000 /dev/zero | tr '\\0' x"}}}}},
+		map[string]any{"events": []any{map[string]any{"text": "flooded"}}},
+	}})
+	p := startAgent(t, nil, "--model", "replay/"+script, "--mode", "full-access")
+	p.InitializeV2(nil)
+	sid := p.NewSessionV2(t.TempDir())
+	turn := promptV2(t, p, sid, "[flood] print", false)
+	note := regexp.MustCompile(`\r\n\[\.\.\. (\d+) bytes of output not shown \.\.\.\]\r\n`)
+	chunks, shown, dropped := 0, 0, 0
+	for _, m := range turn.msgs {
+		if m.Method != acpv2.MethodSessionUpdate {
+			continue
+		}
+		c := m.UpdateV2(t).Update.TerminalOutputChunk
+		if c == nil {
+			continue
+		}
+		chunks++
+		data := string(must64(t, c.Data))
+		if n := note.FindStringSubmatch(data); n != nil {
+			k, err := strconv.Atoi(n[1])
+			require.NoError(t, err)
+			dropped += k
+			data = note.ReplaceAllString(data, "")
+		}
+		assert.LessOrEqual(t, len(data), 64<<10)
+		assert.Equal(t, strings.Repeat("x", len(data)), data)
+		shown += len(data)
+	}
+	assert.Equal(t, 1000000, shown+dropped, "shown %d, left out %d", shown, dropped)
+	assert.Less(t, chunks, 100, "coalesced")
+	assert.GreaterOrEqual(t, chunks, 1)
+}
