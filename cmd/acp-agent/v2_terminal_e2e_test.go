@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -308,4 +309,33 @@ func TestBinaryV2CoalescesTerminalOutput(t *testing.T) {
 	assert.Equal(t, 1000000, shown+dropped, "shown %d, left out %d", shown, dropped)
 	assert.Less(t, chunks, 100, "coalesced")
 	assert.GreaterOrEqual(t, chunks, 1)
+}
+
+// TestBinaryV2LimitsTheTerminalChunkRate: a command that prints a line
+// every few milliseconds is sent at most one chunk per 50 ms: however
+// slow the machine, n chunks take at least (n-1)×50 ms to send.
+func TestBinaryV2LimitsTheTerminalChunkRate(t *testing.T) {
+	script := writeScript(t, map[string]any{"turns": []any{
+		map[string]any{"match": "[drip]", "events": []any{map[string]any{"toolCall": map[string]any{"id": "call_drip", "name": "run_command",
+			"arguments": map[string]any{"command": "for i in $(seq 1 150); do echo $i; sleep 0.005; done"}}}}},
+		map[string]any{"events": []any{map[string]any{"text": "dripped"}}},
+	}})
+	p := startAgent(t, nil, "--model", "replay/"+script, "--mode", "full-access")
+	p.InitializeV2(nil)
+	sid := p.NewSessionV2(t.TempDir())
+	start := time.Now()
+	turn := promptV2(t, p, sid, "[drip] print", false)
+	elapsed := time.Since(start)
+	var out strings.Builder
+	chunks := 0
+	for _, m := range turn.msgs {
+		if m.Method == acpv2.MethodSessionUpdate {
+			if c := m.UpdateV2(t).Update.TerminalOutputChunk; c != nil {
+				chunks++
+				out.Write(must64(t, c.Data))
+			}
+		}
+	}
+	assert.Equal(t, 150, strings.Count(out.String(), "\n"), "every line")
+	assert.LessOrEqual(t, chunks, int(elapsed/(50*time.Millisecond))+1, "%d chunks in %v", chunks, elapsed)
 }
