@@ -70,7 +70,7 @@ func (s *Session) runTurn(ctx context.Context, it *item) (PromptResult, []*item,
 		}
 		if resp.text != "" || resp.reasoning != "" || resp.signature != "" || len(resp.redacted) > 0 {
 			s.appendEntry(Entry{Kind: EntryAssistant, Content: textContent(resp.text), Reasoning: resp.reasoning,
-				ReasoningSignature: resp.signature, RedactedReasoning: resp.redacted})
+				ReasoningSignature: resp.signature, RedactedReasoning: resp.redacted, MessageID: resp.messageID})
 			if resp.text != "" {
 				res.Text = resp.text
 			}
@@ -216,12 +216,16 @@ func (s *Session) appendUser(ctx context.Context, it *item, reminder string) {
 	if source == "" {
 		source = "prompt"
 	}
-	s.appendEntry(Entry{Kind: EntryUser, Content: it.content, Source: source, Reminder: reminder})
+	id := it.messageID
+	if id == "" {
+		id = uuid.NewString()
+	}
+	s.appendEntry(Entry{Kind: EntryUser, Content: it.content, Source: source, Reminder: reminder, MessageID: id})
 	s.setTitleFrom(ctx, it.text)
 	if it.source == SourceSteer || it.source == SourceFollowUp {
 		for _, p := range it.content {
 			if p.Type == llm.PartText {
-				s.update(ctx, Update{Kind: UpdateUserMessage, Text: p.Text})
+				s.update(ctx, Update{Kind: UpdateUserMessage, Text: p.Text, MessageID: id})
 			}
 		}
 	}
@@ -309,6 +313,7 @@ type modelResponse struct {
 	usage           llm.Usage
 	info            *pricing.Model // the answering model's entry, for reportUsage
 	finish          llm.FinishReason
+	messageID       string // the id its updates and its entry carry
 }
 
 // callOptions change one model request: messages added after the
@@ -337,6 +342,7 @@ func (s *Session) callModel(ctx context.Context, opt callOptions) (resp modelRes
 	// provider's stream) with a *llm.LimitError.
 	acc := llm.NewAccumulator(s.cfg.StreamLimits)
 	messageID := uuid.NewString()
+	resp.messageID = messageID
 	// Fill resp on every return, so a failed stream still records what
 	// the user saw.
 	defer func() {

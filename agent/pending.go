@@ -97,6 +97,9 @@ type item struct {
 	source   PendingSource // "" for a prompt that did not queue
 	content  []llm.Part
 	text     string
+	// messageID is the user message's id (PromptOptions.MessageID), or
+	// "" for one the session gives it.
+	messageID string
 	ctx      context.Context // the caller's, or the session's for fire-and-forget
 	enqueued time.Time
 	// done receives the result of an awaited item (buffered, 1).

@@ -189,6 +189,9 @@ type PromptOptions struct {
 	// prompt's place in the queue (slash commands). The content is not
 	// added to the transcript.
 	Run func(ctx context.Context) (PromptResult, error)
+	// MessageID, if set, is the id of the user message the prompt adds
+	// (Entry.MessageID); otherwise the session gives it one.
+	MessageID string
 }
 
 // Session is one conversation with a model: the facade that the ACP

@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acpv2"
 	"github.com/acp-agent/acp-agent/agent"
@@ -172,7 +170,7 @@ func (s *v2Session) send(ctx context.Context, u acpv2.SessionUpdate) {
 // state, and the plan where it was sent.
 func (s *v2Session) replay(ctx context.Context) {
 	users := 0
-	for _, it := range s.hs.History() {
+	for i, it := range s.hs.History() {
 		if it.Plan != nil {
 			s.send(ctx, acpv2.SessionUpdate{PlanUpdate: planUpdate(it.Plan)})
 			continue
@@ -180,11 +178,11 @@ func (s *v2Session) replay(ctx context.Context) {
 		e := it.Entry
 		switch e.Kind {
 		case agent.EntryUser:
-			s.send(ctx, acpv2.SessionUpdate{UserMessage: &acpv2.UserMessage{MessageID: userMessageID(users),
+			s.send(ctx, acpv2.SessionUpdate{UserMessage: &acpv2.UserMessage{MessageID: storedMessageID(e, users, i),
 				Content: acpv2.Some(userBlocks(e.Content))}})
 			users++
 		case agent.EntryAssistant:
-			id := uuid.NewString()
+			id := storedMessageID(e, users, i)
 			if e.Reasoning != "" {
 				s.send(ctx, acpv2.SessionUpdate{AgentThought: &acpv2.AgentThought{MessageID: id,
 					Content: acpv2.Some([]acpv2.ContentBlock{textBlock(e.Reasoning)})}})

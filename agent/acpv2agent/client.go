@@ -95,9 +95,9 @@ func (c *v2Client) Update(ctx context.Context, u agent.Update) error {
 	return c.send(ctx, v2u)
 }
 
-// toolCall sends a tool call's update: content appended to what the call
-// shows goes as tool_call_content_chunks (content it shows already is
-// not sent again); a running call can be cancelled (capabilities.cancel),
+// toolCall sends a tool call's update: content a running call's progress
+// appends to what it shows goes as tool_call_content_chunks (content it
+// shows already is not sent again); a running call can be cancelled (capabilities.cancel),
 // a finished one not, and one tool_call/cancel stopped ends "cancelled".
 func (c *v2Client) toolCall(ctx context.Context, call agent.ToolCallUpdate, isNew bool) error {
 	tc := toolCallUpdate(call, isNew)
@@ -111,7 +111,12 @@ func (c *v2Client) toolCall(ctx context.Context, call agent.ToolCallUpdate, isNe
 			b, _ := json.Marshal(items[i])
 			cur[i] = string(b)
 		}
-		if !isNew && len(cur) >= len(prev) && slices.Equal(prev, cur[:len(prev)]) {
+		switch {
+		case slices.Equal(prev, cur) && !isNew:
+			tc.Content = acpv2.Nullable[[]acpv2.ToolCallContent]{} // shown already
+		case !isNew && !final && len(cur) > len(prev) && slices.Equal(prev, cur[:len(prev)]):
+			// Progress that adds to what the running call shows; a final
+			// update carries the call's whole content.
 			chunks, tc.Content = items[len(prev):], acpv2.Nullable[[]acpv2.ToolCallContent]{}
 		}
 		c.shown[call.ID] = cur

@@ -31,8 +31,9 @@ const planID = "plan"
 func toV2Update(u agent.Update) (acpv2.SessionUpdate, bool) {
 	switch u.Kind {
 	case agent.UpdateUserMessage:
-		return acpv2.SessionUpdate{UserMessage: &acpv2.UserMessage{MessageID: "steer-" + uuid.NewString(),
-			Content: acpv2.Some([]acpv2.ContentBlock{textBlock(u.Text)})}}, true
+		// A steer or follow-up joining the conversation, a chunk per part,
+		// under the id its entry keeps.
+		return acpv2.SessionUpdate{UserMessageChunk: &acpv2.ContentChunk{MessageID: messageID(u.MessageID), Content: textBlock(u.Text)}}, true
 	case agent.UpdateMessage:
 		return acpv2.SessionUpdate{AgentMessageChunk: &acpv2.ContentChunk{MessageID: messageID(u.MessageID), Content: textBlock(u.Text)}}, true
 	case agent.UpdateThought:
@@ -332,7 +333,18 @@ func userBlocks(parts []llm.Part) []acpv2.ContentBlock {
 	return out
 }
 
-// userMessageID is the id of the user message that is the n-th user
-// entry of a session's transcript (from 0): what session/prompt answered
-// when it was inserted, and what a replay sends it with.
-func userMessageID(n int) string { return "user-" + strconv.Itoa(n) }
+// storedMessageID is the id a replay sends a stored message with: the one
+// it was sent with live (Entry.MessageID), or, for a message stored
+// without one (files written before ids were kept), an id from its place
+// in the file, the same at every replay: "user-N" for the N-th user
+// message (what session/prompt answered then), "agent-I" for the entry
+// at index I.
+func storedMessageID(e *agent.Entry, users, index int) string {
+	switch {
+	case e.MessageID != "":
+		return e.MessageID
+	case e.Kind == agent.EntryUser:
+		return "user-" + strconv.Itoa(users)
+	}
+	return "agent-" + strconv.Itoa(index)
+}

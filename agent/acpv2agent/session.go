@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/google/uuid"
+
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acpv2"
 	"github.com/acp-agent/acp-agent/agent"
@@ -118,14 +120,14 @@ func (s *v2Session) prepare(prompt []acpv2.ContentBlock) (*insertion, error) {
 }
 
 // insert sends running and the user message, answers the prompt with the
-// message's id and submits its turn. The message's id is its place among
-// the transcript's user messages (what a replay sends it with); a command
-// that runs in a prompt's place adds no message, and gets an id of its
-// own.
+// message's id and submits its turn. The id is new, and stored with the
+// message (host.Session.SubmitMessage), so a replay sends it with the
+// same id; a command that runs in a prompt's place adds no message, and
+// gets an id of its own.
 func (s *v2Session) insert(in *insertion, inserted func(acpv2.MessageId, error)) {
-	id := "command-" + s.hs.ID() + "-" + fmt.Sprint(len(s.s.Transcript()))
-	if in.command == nil {
-		id = userMessageID(countUsers(s.s.Transcript()))
+	id := "user-" + uuid.NewString()
+	if in.command != nil {
+		id = "command-" + uuid.NewString()
 	}
 	if su, ok := s.cl.enter(stateRunning, false); ok {
 		s.cl.post(su)
@@ -142,7 +144,7 @@ func (s *v2Session) insert(in *insertion, inserted func(acpv2.MessageId, error))
 	if in.command != nil {
 		err = s.hs.RunCommand(context.Background(), in.command, in.args, s.completed)
 	} else {
-		err = s.hs.Submit(context.Background(), in.content, s.completed)
+		err = s.hs.SubmitMessage(context.Background(), id, in.content, s.completed)
 	}
 	if err != nil {
 		s.cl.setStop(&acpv2.IdleStateUpdate{StopReason: acpv2.StopReasonError,
@@ -152,16 +154,6 @@ func (s *v2Session) insert(in *insertion, inserted func(acpv2.MessageId, error))
 		s.busy = false
 		s.mu.Unlock()
 	}
-}
-
-func countUsers(entries []agent.Entry) int {
-	n := 0
-	for i := range entries {
-		if entries[i].Kind == agent.EntryUser {
-			n++
-		}
-	}
-	return n
 }
 
 // completed is a submitted turn's completion, on the session's worker

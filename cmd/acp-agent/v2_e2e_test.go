@@ -333,6 +333,7 @@ func TestBinaryV2HoldsPromptsWhileATurnRuns(t *testing.T) {
 	held := p.Request(acpv2.MethodSessionPrompt, &acpv2.PromptRequest{SessionID: sid, Prompt: text("then this")})
 	var kinds []string
 	var heldID string
+	var userIDs []string
 	for heldID == "" || !strings.HasSuffix(kinds[len(kinds)-1], "idle:end_turn") || strings.Count(strings.Join(kinds, " "), "idle:end_turn") < 2 {
 		m := p.Next()
 		kind := v2Kind(t, m)
@@ -343,12 +344,16 @@ func TestBinaryV2HoldsPromptsWhileATurnRuns(t *testing.T) {
 			var r acpv2.PromptResponse
 			acptest.MustResult(t, m, &r)
 			heldID, kind = r.MessageID, "answer:held"
+		case m.Method == acpv2.MethodSessionUpdate && m.UpdateV2(t).Update.UserMessage != nil:
+			userIDs = append(userIDs, m.UpdateV2(t).Update.UserMessage.MessageID)
 		}
 		kinds = append(kinds, kind)
 	}
 	assert.Less(t, indexOf(kinds, "answer:slow"), indexOf(kinds, "agent_message_chunk"))
 	assert.Greater(t, indexOf(kinds, "answer:held"), indexOf(kinds, "state_update:idle:end_turn"), "held until the turn ended: %v", kinds)
-	assert.Equal(t, "user-1", heldID)
+	require.Len(t, userIDs, 2)
+	assert.Equal(t, userIDs[1], heldID, "answered with its user_message's id")
+	assert.NotEqual(t, userIDs[0], heldID)
 
 	wait := p.Request(acpv2.MethodSessionPrompt, &acpv2.PromptRequest{SessionID: sid, Prompt: text("[wait] hang on")})
 	withdrawn := p.Request(acpv2.MethodSessionPrompt, &acpv2.PromptRequest{SessionID: sid, Prompt: text("never")})
