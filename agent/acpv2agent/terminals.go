@@ -21,7 +21,7 @@ import (
 // terminal_output_chunks, and terminal_update with its exit status when it
 // ends. The output is coalesced: at most one chunk per
 // terminalFlushInterval, and at most terminalMaxPending bytes held between
-// two (beyond that the middle is dropped, and the chunk says how much);
+// two (what comes beyond that is dropped, and the chunk says how much);
 // each terminal's chunks are sent by a goroutine of its own, through the
 // session's outbox (whose backpressure it takes, never the command), which
 // the terminal's Exited waits for.
