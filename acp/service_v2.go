@@ -748,19 +748,13 @@ const ForkFromUserEntryMetaV2 = "fromUserEntryIndex"
 // session/fork of the session its params name (live on this connection),
 // from the user entry fromUserEntryIndex names.
 func (c *serverConn) extensionForkV2(ctx context.Context, req *request) (func(), error) {
-	ss, err := c.extensionSession(req)
+	ss, from, err := c.extensionForkParams(req)
 	if err != nil {
 		return nil, err
 	}
-	var fp struct {
-		FromUserEntryIndex *int `json:"fromUserEntryIndex"`
-	}
-	if err := json.Unmarshal(*req.Params, &fp); err != nil {
-		return nil, fmt.Errorf("%w: fromUserEntryIndex: must be an integer", ErrInvalidParams)
-	}
 	p := acpv2.ForkSessionRequest{SessionID: ss.id}
-	if fp.FromUserEntryIndex != nil {
-		meta, err := json.Marshal(map[string]any{"acp-agent": map[string]int{ForkFromUserEntryMetaV2: *fp.FromUserEntryIndex}})
+	if from != nil {
+		meta, err := json.Marshal(map[string]any{"acp-agent": map[string]int{ForkFromUserEntryMetaV2: *from}})
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrInternal, err)
 		}
