@@ -124,7 +124,8 @@ func (c *v2Client) toolCall(ctx context.Context, call agent.ToolCallUpdate, isNe
 	switch {
 	case final:
 		tc.Capabilities = acpv2.Null[acpv2.ToolCallCapabilities]()
-		if c.cancelled[call.ID] {
+		if c.cancelled[call.ID] && call.Status == agent.ToolFailed {
+			// (A call that completed before it could stop says so.)
 			tc.Status = acpv2.Some(acpv2.ToolCallStatusCancelled)
 		}
 		delete(c.shown, call.ID)
