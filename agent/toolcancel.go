@@ -27,7 +27,10 @@ type runningCalls struct {
 
 // start registers tool call id as running, on a context of its own, and
 // returns that context and finished, which unregisters it and reports
-// whether CancelToolCall ended it.
+// whether CancelToolCall ended it. The context ends with the turn's (ctx),
+// not when the call returns: what a tool leaves running on it (a confined
+// command's helper, its process group's reaping) lives as long as it did
+// on the turn's context.
 func (r *runningCalls) start(ctx context.Context, id string) (context.Context, func() bool) {
 	tctx, cancel := context.WithCancelCause(ctx)
 	r.mu.Lock()
@@ -40,9 +43,7 @@ func (r *runningCalls) start(ctx context.Context, id string) (context.Context, f
 		r.mu.Lock()
 		delete(r.calls, id)
 		r.mu.Unlock()
-		byUser := errors.Is(context.Cause(tctx), errCancelledByUser)
-		cancel(nil)
-		return byUser
+		return errors.Is(context.Cause(tctx), errCancelledByUser)
 	}
 }
 
