@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"strings"
 
 	"github.com/acp-agent/acp-agent/acp/acpv2"
 )
@@ -118,8 +119,10 @@ func init() {
 		{MethodSpec: extension(MethodExtSessionTools), handle: (*serverConn).extensionV2},
 		{MethodSpec: extension(MethodExtSessionEvents), handle: (*serverConn).extensionV2},
 		{MethodSpec: extension(MethodExtSessionForkable), handle: (*serverConn).extensionV2},
+		{MethodSpec: extension(MethodExtSessionFork), handle: (*serverConn).extensionForkV2, served: implementsV2[ForkerV2], opensSession: true},
 		{MethodSpec: extension(MethodExtSessionClearPending), handle: (*serverConn).extensionV2},
 		{MethodSpec: extension(MethodExtSessionRewind), handle: (*serverConn).extensionV2},
+		{MethodSpec: extension(MethodExtStructured), handle: (*serverConn).extensionV2},
 
 		// The agent's calls to the client (ClientConnV2).
 		clientMethodV2(acpv2.MethodSessionUpdate, "UpdateSessionNotification", "", stable),
@@ -155,6 +158,19 @@ func MethodsV2() []MethodSpec {
 		specs[i] = m.MethodSpec
 	}
 	return specs
+}
+
+// ExtensionMethodsV2 returns the acp-agent extension methods (ExtPrefix)
+// a v2 connection serves, in order: what a v2 agent advertises in its
+// initialize response's _meta["acp-agent"].extensionMethods.
+func ExtensionMethodsV2() []string {
+	var names []string
+	for _, m := range methodsV2 {
+		if m.Extension && strings.HasPrefix(m.Name, ExtPrefix) {
+			names = append(names, m.Name)
+		}
+	}
+	return names
 }
 
 // servesV2 reports whether agent serves m.

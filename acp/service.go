@@ -742,17 +742,28 @@ func (c *serverConn) extension(ctx context.Context, req *request) (func(), error
 // extensionFork serves MethodExtSessionFork: a fork of a session of this
 // connection, up to a user message.
 func (c *serverConn) extensionFork(ctx context.Context, req *request) (func(), error) {
-	ss, err := c.extensionSession(req)
+	ss, from, err := c.extensionForkParams(req)
 	if err != nil {
 		return nil, err
+	}
+	return c.fork(ctx, req, &ForkRequest{SourceID: ss.id, FromUserEntryIndex: from})
+}
+
+// extensionForkParams are MethodExtSessionFork's params, for either
+// version: the session (of this connection) and the user entry the fork
+// starts before (nil: all of it).
+func (c *serverConn) extensionForkParams(req *request) (*serviceSession, *int, error) {
+	ss, err := c.extensionSession(req)
+	if err != nil {
+		return nil, nil, err
 	}
 	var fp struct {
 		FromUserEntryIndex *int `json:"fromUserEntryIndex"`
 	}
 	if err := json.Unmarshal(*req.Params, &fp); err != nil {
-		return nil, fmt.Errorf("%w: fromUserEntryIndex: must be an integer", ErrInvalidParams)
+		return nil, nil, fmt.Errorf("%w: fromUserEntryIndex: must be an integer", ErrInvalidParams)
 	}
-	return c.fork(ctx, req, &ForkRequest{SourceID: ss.id, FromUserEntryIndex: fp.FromUserEntryIndex})
+	return ss, fp.FromUserEntryIndex, nil
 }
 
 // cancelSession serves session/cancel, inline, like a preempter: the

@@ -517,11 +517,17 @@ func (c *serverConn) forkSessionV2(ctx context.Context, req *request) (func(), e
 	if err := c.checkMCPTransports(p.MCPServers); err != nil {
 		return nil, err
 	}
-	forker := c.srv.opts.V2.(ForkerV2)
 	var source SessionV2
 	if ss := c.srv.liveSession(p.SessionID); ss != nil {
 		source = ss.v2 // nil when it is live on a v1 connection
 	}
+	return c.forkV2(ctx, req, &p, source), nil
+}
+
+// forkV2 forks p.SessionID (source, when it is live on a v2 connection)
+// into a session of this connection.
+func (c *serverConn) forkV2(ctx context.Context, req *request, p *acpv2.ForkSessionRequest, source SessionV2) func() {
+	forker := c.srv.opts.V2.(ForkerV2)
 	return func() {
 		release, err := c.reserveSession("")
 		if err != nil {
@@ -530,13 +536,13 @@ func (c *serverConn) forkSessionV2(ctx context.Context, req *request) (func(), e
 		}
 		defer release()
 		client := c.newClientV2()
-		sess, resp, err := forker.ForkSession(ctx, &p, source, client)
+		sess, resp, err := forker.ForkSession(ctx, p, source, client)
 		if err != nil {
 			c.answer(ctx, req, nil, notFoundData(err, p.SessionID))
 			return
 		}
 		c.register(ctx, req, v2Session(resp.SessionID, sess, client), resp, release)
-	}, nil
+	}
 }
 
 // cancelWorkV2 serves tool_call/cancel and terminal/cancel: answered
@@ -730,4 +736,29 @@ func (c *serverConn) extensionV2(ctx context.Context, req *request) (func(), err
 		res, err := ext.Extension(ctx, req.Method, *req.Params)
 		ss.client.out.do(func() { c.answer(ctx, req, res, err) })
 	}, nil
+}
+
+// ForkFromUserEntryMetaV2 is the key, under _meta["acp-agent"] of a v2
+// session/fork, of the user entry the fork starts before: how
+// _acp-agent/session/fork's fromUserEntryIndex reaches a ForkerV2 (v2's
+// fork request has no member for it).
+const ForkFromUserEntryMetaV2 = "fromUserEntryIndex"
+
+// extensionForkV2 serves _acp-agent/session/fork on a v2 connection: a
+// session/fork of the session its params name (live on this connection),
+// from the user entry fromUserEntryIndex names.
+func (c *serverConn) extensionForkV2(ctx context.Context, req *request) (func(), error) {
+	ss, from, err := c.extensionForkParams(req)
+	if err != nil {
+		return nil, err
+	}
+	p := acpv2.ForkSessionRequest{SessionID: ss.id}
+	if from != nil {
+		meta, err := json.Marshal(map[string]any{"acp-agent": map[string]int{ForkFromUserEntryMetaV2: *from}})
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInternal, err)
+		}
+		p.Meta = meta
+	}
+	return c.forkV2(ctx, req, &p, ss.v2), nil
 }

@@ -70,7 +70,7 @@ func (s *Session) runTurn(ctx context.Context, it *item) (PromptResult, []*item,
 		}
 		if resp.text != "" || resp.reasoning != "" || resp.signature != "" || len(resp.redacted) > 0 {
 			s.appendEntry(Entry{Kind: EntryAssistant, Content: textContent(resp.text), Reasoning: resp.reasoning,
-				ReasoningSignature: resp.signature, RedactedReasoning: resp.redacted})
+				ReasoningSignature: resp.signature, RedactedReasoning: resp.redacted, MessageID: resp.messageID})
 			if resp.text != "" {
 				res.Text = resp.text
 			}
@@ -217,12 +217,16 @@ func (s *Session) appendUser(ctx context.Context, it *item, reminder string) {
 	if source == "" {
 		source = "prompt"
 	}
-	s.appendEntry(Entry{Kind: EntryUser, Content: it.content, Source: source, Reminder: reminder})
+	id := it.messageID
+	if id == "" {
+		id = uuid.NewString()
+	}
+	s.appendEntry(Entry{Kind: EntryUser, Content: it.content, Source: source, Reminder: reminder, MessageID: id})
 	s.setTitleFrom(ctx, it.text)
 	if it.source == SourceSteer || it.source == SourceFollowUp {
 		for _, p := range it.content {
 			if p.Type == llm.PartText {
-				s.update(ctx, Update{Kind: UpdateUserMessage, Text: p.Text})
+				s.update(ctx, Update{Kind: UpdateUserMessage, Text: p.Text, MessageID: id})
 			}
 		}
 	}
@@ -310,6 +314,7 @@ type modelResponse struct {
 	usage           llm.Usage
 	info            *pricing.Model // the answering model's entry, for reportUsage
 	finish          llm.FinishReason
+	messageID       string // the id its updates and its entry carry
 }
 
 // callOptions change one model request: messages added after the
@@ -338,6 +343,7 @@ func (s *Session) callModel(ctx context.Context, opt callOptions) (resp modelRes
 	// provider's stream) with a *llm.LimitError.
 	acc := llm.NewAccumulator(s.cfg.StreamLimits)
 	messageID := uuid.NewString()
+	resp.messageID = messageID
 	// Fill resp on every return, so a failed stream still records what
 	// the user saw.
 	defer func() {
@@ -473,8 +479,14 @@ func (s *Session) runTool(ctx context.Context, it *item, call llm.ToolCall) (say
 	if ok {
 		switch why, msg := s.authorize(ctx, view, info); why {
 		case permitted:
+			// Cancellable (CancelToolCall) before the client hears it runs.
+			tctx, finished := s.running.start(ctx, call.ID)
 			s.update(ctx, Update{Kind: UpdateToolCallProgress, ToolCall: &ToolCallUpdate{ID: call.ID, Status: ToolInProgress}})
-			result = s.execTool(withToolCall(ctx, s, call.ID), rt, call)
+			result = s.execTool(withToolCall(tctx, s, call.ID), rt, call)
+			// A tool that finished despite the cancellation keeps its result.
+			if finished() && ctx.Err() == nil && result.IsError {
+				result = ToolResult{Text: ToolCancelledByUserResult, IsError: true}
+			}
 			o := s.runHooks(ctx, HookInput{Event: HookAfterTool, Tool: call.Name, Arguments: view.rawInput, Result: result.Text, IsError: result.IsError})
 			if note := strings.TrimSpace(o.Context + "\n" + o.Reason); note != "" {
 				result.Text += "\n\n[hook] " + note

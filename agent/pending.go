@@ -93,12 +93,15 @@ type ClearPendingResult struct {
 // item is one unit of work for the session's worker: a prompt or a
 // queued message.
 type item struct {
-	id       int64
-	source   PendingSource // "" for a prompt that did not queue
-	content  []llm.Part
-	text     string
-	ctx      context.Context // the caller's, or the session's for fire-and-forget
-	enqueued time.Time
+	id      int64
+	source  PendingSource // "" for a prompt that did not queue
+	content []llm.Part
+	text    string
+	// messageID is the user message's id (PromptOptions.MessageID), or
+	// "" for one the session gives it.
+	messageID string
+	ctx       context.Context // the caller's, or the session's for fire-and-forget
+	enqueued  time.Time
 	// done receives the result of an awaited item (buffered, 1).
 	done chan promptOutcome
 	// onComplete, if set, is called by the worker with the result, in

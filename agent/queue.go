@@ -50,7 +50,8 @@ func (s *Session) Submit(ctx context.Context, content []llm.Part, opts PromptOpt
 }
 
 func (s *Session) submit(ctx context.Context, content []llm.Part, opts PromptOptions, await bool) (*item, error) {
-	it := &item{content: content, text: partsText(content), ctx: ctx, onComplete: opts.OnComplete, states: s.cfg.ExecutionStates, run: opts.Run}
+	it := &item{content: content, text: partsText(content), ctx: ctx, onComplete: opts.OnComplete, states: s.cfg.ExecutionStates, run: opts.Run,
+		messageID: opts.MessageID}
 	if await {
 		it.done = make(chan promptOutcome, 1)
 	}

@@ -193,6 +193,9 @@ type PromptOptions struct {
 	// prompt's place in the queue (slash commands). The content is not
 	// added to the transcript.
 	Run func(ctx context.Context) (PromptResult, error)
+	// MessageID, if set, is the id of the user message the prompt adds
+	// (Entry.MessageID); otherwise the session gives it one.
+	MessageID string
 }
 
 // Session is one conversation with a model: the facade that the ACP
@@ -211,6 +214,7 @@ type Session struct {
 	lifetime context.Context // cancelled by Close; parent of fire-and-forget work
 	end      context.CancelCauseFunc
 	worker   sync.WaitGroup
+	running  runningCalls // the tool calls running now (CancelToolCall)
 
 	// appendMu makes an entry's append to the transcript and its record in
 	// the file one step for a fork, which copies both (lock order:

@@ -55,6 +55,11 @@ type Entry struct {
 	// Display is how a tool output's call was shown to the client, for
 	// session/load to show it again.
 	Display *ToolDisplay `json:"-"`
+	// MessageID is a user or assistant message's id, the one its updates
+	// carried (Update.MessageID, PromptOptions.MessageID): stored, so a
+	// replay shows the message under the same id ("" in files written
+	// before ids were kept).
+	MessageID string `json:"-"`
 }
 
 // forkable reports whether a fork can start from e: a user message with

@@ -17,7 +17,8 @@ import (
 type Update struct {
 	Kind UpdateKind
 	// Text is the chunk of UpdateUserMessage, UpdateMessage and
-	// UpdateThought; MessageID groups the chunks of one model response.
+	// UpdateThought; MessageID groups the chunks of one message (a model
+	// response, a user message), the id its entry keeps.
 	Text      string
 	MessageID string
 	// ToolCall: UpdateToolCall (a new call) and UpdateToolCallProgress

@@ -108,6 +108,14 @@ type CommandSpec struct {
 	// Stderr, if set, gets the process's standard error, which then stays
 	// out of the output (that holds stdout only). It must not block.
 	Stderr io.Writer
+	// Output, if set, is called with each piece of the output (what the
+	// output holds) as it is written, on the goroutine copying it, to
+	// show it as it comes. It must not block and must not keep p.
+	Output func(p []byte)
+	// Stop, if not nil, stops the command when it is closed: the process
+	// group is killed as Process.Kill does, and Run returns the output so
+	// far and how the process ended (where the end of ctx makes Run fail).
+	Stop <-chan struct{}
 	// CmdLine, on Windows, is the whole command line the program gets,
 	// instead of Args quoted and joined (cmd.exe parses its own /c line,
 	// which Go's quoting would change). Ignored elsewhere.
@@ -244,6 +252,7 @@ func (t *LocalTerminal) Start(ctx context.Context, spec CommandSpec) (*Process, 
 		limit = DefaultOutputByteLimit
 	}
 	out := newTailBuffer(limit)
+	out.tee = spec.Output
 	cmd := &exec.Cmd{
 		Path: path,
 		Args: append([]string{spec.Command}, spec.Args...),
@@ -309,7 +318,7 @@ func (t *LocalTerminal) Start(ctx context.Context, spec CommandSpec) (*Process, 
 		defer t.wg.Done()
 		waitRes <- wait()
 	}()
-	go p.supervise(ctx, spec.Timeout, waitRes)
+	go p.supervise(ctx, spec.Timeout, spec.Stop, waitRes)
 	return p, nil
 }
 
@@ -359,7 +368,7 @@ func closeFiles(fs []*os.File) {
 // supervise turns the timeout, ctx and Kill into signals and records the
 // exit status. It owns the escalation timer, so no timer goroutine
 // outlives the process.
-func (p *Process) supervise(ctx context.Context, timeout time.Duration, waitRes <-chan waitResult) {
+func (p *Process) supervise(ctx context.Context, timeout time.Duration, stop <-chan struct{}, waitRes <-chan waitResult) {
 	defer p.t.wg.Done()
 	var timeoutC, graceC <-chan time.Time
 	if timeout > 0 {
@@ -385,6 +394,9 @@ func (p *Process) supervise(ctx context.Context, timeout time.Duration, waitRes 
 		case <-ctxDone:
 			ctxDone = nil
 			p.requestKill(true)
+		case <-stop:
+			stop = nil
+			p.requestKill(false)
 		case <-killReq:
 			killReq = nil
 			grace = time.NewTimer(p.t.killGrace)

@@ -15,14 +15,24 @@ type tailBuffer struct {
 	buf   []byte // grows to limit, then is a ring starting at start
 	start int
 	total int64 // bytes ever written
+	// tee, if set, is given every write as it comes (outside mu).
+	tee func([]byte)
 }
 
 func newTailBuffer(limit int) *tailBuffer {
 	return &tailBuffer{limit: limit, buf: make([]byte, 0, min(limit, 4<<10))}
 }
 
-// Write keeps the tail of p; it always reports len(p) written.
+// Write keeps the tail of p, and gives p to tee; it always reports
+// len(p) written.
 func (b *tailBuffer) Write(p []byte) (int, error) {
+	if b.tee != nil && len(p) > 0 {
+		b.tee(p)
+	}
+	return b.keep(p)
+}
+
+func (b *tailBuffer) keep(p []byte) (int, error) {
 	n := len(p)
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -142,13 +142,10 @@ func (a *acpSession) Cancel() { a.s.CancelActivePrompt() }
 // MCP connections (host.Session.Close).
 func (a *acpSession) Close() error { return a.hs.Close() }
 
-// extParams are the params of the extension methods.
+// extParams are the params of the extension methods that carry a prompt.
 type extParams struct {
-	SessionID       string             `json:"sessionId"`
-	Prompt          []acp.ContentBlock `json:"prompt"`
-	MaxLength       *int               `json:"maxLength"` // absent: DefaultPreviewLength
-	IncludeResolved bool               `json:"includeResolved"`
-	CancelActive    bool               `json:"cancelActivePrompt"`
+	SessionID string             `json:"sessionId"`
+	Prompt    []acp.ContentBlock `json:"prompt"`
 }
 
 // Extension implements acp.ExtensionSession.
@@ -156,12 +153,65 @@ func (a *acpSession) Extension(ctx context.Context, method string, raw json.RawM
 	switch method {
 	case acp.MethodExtStructured:
 		return a.structuredExtension(ctx, raw)
-	case acp.MethodExtSessionRewind:
+	case acp.MethodSessionSteering, acp.MethodExtSessionSteer, acp.MethodExtSessionFollowUp:
+	default:
+		return SessionExtension(ctx, a.hs, method, raw)
+	}
+	var p extParams
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, fmt.Errorf("%w: %v", acp.ErrInvalidParams, err)
+	}
+	if method == acp.MethodSessionSteering {
+		return Steering(a.s, raw, func() ([]llm.Part, error) {
+			if len(p.Prompt) == 0 {
+				return nil, fmt.Errorf("%w: prompt: required, with at least one content block", acp.ErrInvalidParams)
+			}
+			content, err := userContent(p.Prompt)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %v", acp.ErrInvalidParams, err)
+			}
+			return content, nil
+		})
+	}
+	content, err := userContent(p.Prompt)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", acp.ErrInvalidParams, err)
+	}
+	return Queue(a.s, method, content)
+}
+
+// Queue serves _acp-agent/session/steer and follow_up (method) with the
+// prompt's content, for either protocol version.
+func Queue(s *agent.Session, method string, content []llm.Part) (any, error) {
+	source := agent.SourceFollowUp
+	if method == acp.MethodExtSessionSteer {
+		source = agent.SourceSteer
+	}
+	if err := s.Queue(source, content); err != nil {
+		return nil, err
+	}
+	return map[string]any{"pendingMessages": s.PendingMessageCount()}, nil
+}
+
+// sessionExtParams are the params of the extension methods that carry no
+// content.
+type sessionExtParams struct {
+	MaxLength       *int `json:"maxLength"` // absent: DefaultPreviewLength
+	IncludeResolved bool `json:"includeResolved"`
+	CancelActive    bool `json:"cancelActivePrompt"`
+}
+
+// SessionExtension serves the extension methods that carry no content
+// blocks, the same for either protocol version: rewind, pending, stats,
+// tools, events, forkable messages and clear_pending. Any other method is
+// -32601.
+func SessionExtension(ctx context.Context, hs *host.Session, method string, raw json.RawMessage) (any, error) {
+	if method == acp.MethodExtSessionRewind {
 		var p host.RewindRequest
 		if err := json.Unmarshal(raw, &p); err != nil {
 			return nil, fmt.Errorf("%w: %v", acp.ErrInvalidParams, err)
 		}
-		res, err := a.hs.Rewind(ctx, p)
+		res, err := hs.Rewind(ctx, p)
 		if _, ok := errors.AsType[*host.NotAUserMessageError](err); ok {
 			err = fmt.Errorf("%w (see %s)", err, acp.MethodExtSessionForkable)
 		}
@@ -170,27 +220,12 @@ func (a *acpSession) Extension(ctx context.Context, method string, raw json.RawM
 		}
 		return res, nil
 	}
-	var p extParams
+	var p sessionExtParams
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return nil, fmt.Errorf("%w: %v", acp.ErrInvalidParams, err)
 	}
-	s := a.s
+	s := hs.Core()
 	switch method {
-	case acp.MethodSessionSteering:
-		return a.steering(raw, p.Prompt)
-	case acp.MethodExtSessionSteer, acp.MethodExtSessionFollowUp:
-		content, err := userContent(p.Prompt)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", acp.ErrInvalidParams, err)
-		}
-		source := agent.SourceFollowUp
-		if method == acp.MethodExtSessionSteer {
-			source = agent.SourceSteer
-		}
-		if err := s.Queue(source, content); err != nil {
-			return nil, err
-		}
-		return map[string]any{"pendingMessages": s.PendingMessageCount()}, nil
 	case acp.MethodExtSessionPending:
 		maxLength := agent.DefaultPreviewLength
 		if p.MaxLength != nil {
@@ -234,12 +269,14 @@ type steeringResult struct {
 	Reason  string `json:"reason,omitempty"`
 }
 
-// steering answers _session/steering, the extension claude-agent-acp and
-// codex-acp share: the message joins the running turn at its next model
-// call ("injected"). With no turn running, _meta.steering.idleBehavior
-// "startNewTurn" starts one with it ("startedNewTurn"); otherwise the
-// client is told to send it as a prompt ("promptRequired").
-func (a *acpSession) steering(raw json.RawMessage, prompt []acp.ContentBlock) (any, error) {
+// Steering answers _session/steering, the extension claude-agent-acp and
+// codex-acp share, for either protocol version: the message joins the
+// running turn at its next model call ("injected"). With no turn running,
+// _meta.steering.idleBehavior "startNewTurn" starts one with it
+// ("startedNewTurn"); otherwise the client is told to send it as a prompt
+// ("promptRequired"). content is the prompt's, decoded by the caller (its
+// error is the answer).
+func Steering(s *agent.Session, raw json.RawMessage, content func() ([]llm.Part, error)) (any, error) {
 	var p struct {
 		Meta struct {
 			Steering struct {
@@ -250,21 +287,18 @@ func (a *acpSession) steering(raw json.RawMessage, prompt []acp.ContentBlock) (a
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return nil, fmt.Errorf("%w: _meta: %v", acp.ErrInvalidParams, err)
 	}
-	if len(prompt) == 0 {
-		return nil, fmt.Errorf("%w: prompt: required, with at least one content block", acp.ErrInvalidParams)
-	}
-	content, err := userContent(prompt)
+	parts, err := content()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", acp.ErrInvalidParams, err)
+		return nil, err
 	}
-	queued, err := a.s.QueueIfBusy(agent.SourceSteer, content)
+	queued, err := s.QueueIfBusy(agent.SourceSteer, parts)
 	switch {
 	case err != nil:
 		return nil, err
 	case queued:
 		return steeringResult{Outcome: "injected"}, nil
 	case p.Meta.Steering.IdleBehavior == "startNewTurn":
-		if err := a.s.Queue(agent.SourceFollowUp, content); err != nil {
+		if err := s.Queue(agent.SourceFollowUp, parts); err != nil {
 			return nil, err
 		}
 		return steeringResult{Outcome: "startedNewTurn"}, nil

@@ -70,6 +70,17 @@ type structuredChunkMeta struct {
 // structuredExtension serves acp.MethodExtStructured on the session's worker,
 // in order with prompts.
 func (a *acpSession) structuredExtension(ctx context.Context, raw json.RawMessage) (any, error) {
+	return Structured(ctx, a.s, raw, func(ctx context.Context, messageID, text string, meta json.RawMessage) {
+		a.send(ctx, acp.SessionUpdate{AgentMessageChunk: &acp.ContentChunk{
+			Content: acp.TextBlock(text), MessageID: acp.MessageId(messageID), Meta: meta}})
+	})
+}
+
+// Structured serves acp.MethodExtStructured for either protocol version,
+// on the session's worker, in order with prompts: chunk sends each value
+// parsed so far as an agent message chunk (its JSON text, with the
+// _meta that says where it is).
+func Structured(ctx context.Context, s *agent.Session, raw json.RawMessage, chunk func(ctx context.Context, messageID, text string, meta json.RawMessage)) (any, error) {
 	p, err := decodeStructured(raw)
 	if err != nil {
 		return nil, err
@@ -80,14 +91,13 @@ func (a *acpSession) structuredExtension(ctx context.Context, raw json.RawMessag
 	}
 	var value any
 	messageID := uuid.NewString()
-	_, err = a.s.PromptContent(ctx, nil, agent.PromptOptions{Behavior: agent.FollowUp, Run: func(ctx context.Context) (agent.PromptResult, error) {
-		v, err := a.s.Structured(ctx, p.text(), node, func(e structured.Event) {
+	_, err = s.PromptContent(ctx, nil, agent.PromptOptions{Behavior: agent.FollowUp, Run: func(ctx context.Context) (agent.PromptResult, error) {
+		v, err := s.Structured(ctx, p.text(), node, func(e structured.Event) {
 			var meta structuredChunkMeta
 			meta.Agent.Path, meta.Agent.Complete = e.Path, e.Complete
 			m, _ := json.Marshal(meta)
 			data, _ := json.Marshal(e.Value)
-			a.send(ctx, acp.SessionUpdate{AgentMessageChunk: &acp.ContentChunk{
-				Content: acp.TextBlock(string(data)), MessageID: acp.MessageId(messageID), Meta: m}})
+			chunk(ctx, messageID, string(data), m)
 		})
 		value = v
 		return agent.PromptResult{StopReason: agent.StopEndTurn}, err

@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acpv2"
 	"github.com/acp-agent/acp-agent/agent"
@@ -62,13 +60,25 @@ func (a *Agent) Initialize(context.Context, *acpv2.InitializeRequest) (*acpv2.In
 			AdditionalDirectories: &acpv2.SessionAdditionalDirectoriesCapabilities{},
 		}},
 		AuthMethods: []acpv2.AuthMethod{{Agent: &acpv2.AuthMethodAgent{MethodID: authMethodID, Name: "Configure a model"}}},
-		Meta:        json.RawMessage(`{"acp-agent":{"promptQueueing":true}}`),
+		Meta:        initializeMeta,
 	}
 	if err := a.h.Usable(); err != nil && a.h.SetupBroken() {
 		resp.AuthMethods[0].Agent.Name = "Fix the config file"
 	}
 	return resp, nil
 }
+
+// initializeMeta advertises what acp-agent adds to ACP v2: prompts held
+// while a turn runs, and the extension methods v2 connections serve.
+var initializeMeta = func() json.RawMessage {
+	meta, err := json.Marshal(map[string]any{"acp-agent": map[string]any{
+		"promptQueueing": true, "extensionMethods": acp.ExtensionMethodsV2(),
+	}})
+	if err != nil {
+		panic(err)
+	}
+	return meta
+}()
 
 // ServesMethod implements acp.MethodGate: the methods of stored sessions
 // are served only with a store. (session/list and session/resume are
@@ -160,7 +170,7 @@ func (s *v2Session) send(ctx context.Context, u acpv2.SessionUpdate) {
 // state, and the plan where it was sent.
 func (s *v2Session) replay(ctx context.Context) {
 	users := 0
-	for _, it := range s.hs.History() {
+	for i, it := range s.hs.History() {
 		if it.Plan != nil {
 			s.send(ctx, acpv2.SessionUpdate{PlanUpdate: planUpdate(it.Plan)})
 			continue
@@ -168,11 +178,11 @@ func (s *v2Session) replay(ctx context.Context) {
 		e := it.Entry
 		switch e.Kind {
 		case agent.EntryUser:
-			s.send(ctx, acpv2.SessionUpdate{UserMessage: &acpv2.UserMessage{MessageID: userMessageID(users),
+			s.send(ctx, acpv2.SessionUpdate{UserMessage: &acpv2.UserMessage{MessageID: storedMessageID(e, users, i),
 				Content: acpv2.Some(userBlocks(e.Content))}})
 			users++
 		case agent.EntryAssistant:
-			id := uuid.NewString()
+			id := storedMessageID(e, users, i)
 			if e.Reasoning != "" {
 				s.send(ctx, acpv2.SessionUpdate{AgentThought: &acpv2.AgentThought{MessageID: id,
 					Content: acpv2.Some([]acpv2.ContentBlock{textBlock(e.Reasoning)})}})
@@ -189,7 +199,9 @@ func (s *v2Session) replay(ctx context.Context) {
 			if d := e.Display; d != nil {
 				c.Title, c.Kind, c.Locations, c.RawInput, c.Content = d.Title, d.Kind, d.Locations, d.RawInput, d.Content
 			}
-			if c.Content == nil {
+			if c.Content == nil || showsTerminal(c.Content) {
+				// A terminal lived as long as its command: its output is
+				// the call's result.
 				c.Content = []agent.ToolContent{agent.TextContent(e.Text)}
 			}
 			tc := toolCallUpdate(c, true)
@@ -235,8 +247,16 @@ func (a *Agent) ForkSession(ctx context.Context, req *acpv2.ForkSessionRequest, 
 	} else if hs, ok := a.h.Session(req.SessionID); ok {
 		src = hs // live on a v1 connection
 	}
+	var meta struct {
+		Agent struct {
+			From *int `json:"fromUserEntryIndex"`
+		} `json:"acp-agent"`
+	}
+	if len(req.Meta) > 0 && json.Unmarshal(req.Meta, &meta) != nil {
+		meta.Agent.From = nil // a client's _meta of another shape: no index
+	}
 	cl := a.client(conn)
-	hs, err := a.h.ForkSession(ctx, host.ForkRequest{SourceID: req.SessionID,
+	hs, err := a.h.ForkSession(ctx, host.ForkRequest{SourceID: req.SessionID, FromUserEntryIndex: meta.Agent.From,
 		OpenRequest: host.OpenRequest{CWD: req.CWD, AdditionalDirectories: req.AdditionalDirectories, MCPServers: mcpServers(req.MCPServers)}},
 		src, cl)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/acp-agent/acp-agent/acp"
@@ -34,6 +35,15 @@ type v2Client struct {
 	// turnEnded is told that a turn ended (the session inserts what it
 	// held).
 	turnEnded func()
+	// shown is the content each unfinished tool call shows (its items'
+	// JSON), so that what is appended streams as tool_call_content_chunk;
+	// cancelled are the calls tool_call/cancel stopped, whose final
+	// status is "cancelled".
+	shown     map[string][]string
+	cancelled map[string]bool
+
+	// terms are the session's display-only terminals.
+	terms terminals
 }
 
 const (
@@ -45,7 +55,9 @@ const (
 var _ host.Client = (*v2Client)(nil)
 
 func (a *Agent) client(conn *acp.ClientConnV2) *v2Client {
-	return &v2Client{a: a, conn: conn, state: stateIdle}
+	c := &v2Client{a: a, conn: conn, state: stateIdle, shown: map[string][]string{}, cancelled: map[string]bool{}}
+	c.terms.cl = c
+	return c
 }
 
 // inTurn are the updates that only a running turn sends: one of them
@@ -73,11 +85,81 @@ func (c *v2Client) Update(ctx context.Context, u agent.Update) error {
 			}
 		}
 	}
+	if u.Kind == agent.UpdateToolCall || u.Kind == agent.UpdateToolCallProgress {
+		return c.toolCall(ctx, *u.ToolCall, u.Kind == agent.UpdateToolCall)
+	}
 	v2u, ok := toV2Update(u)
 	if !ok {
 		return nil
 	}
 	return c.send(ctx, v2u)
+}
+
+// toolCall sends a tool call's update: content a running call's progress
+// appends to what it shows goes as tool_call_content_chunks (content it
+// shows already is not sent again); a running call can be cancelled (capabilities.cancel),
+// a finished one not, and one tool_call/cancel stopped ends "cancelled".
+func (c *v2Client) toolCall(ctx context.Context, call agent.ToolCallUpdate, isNew bool) error {
+	tc := toolCallUpdate(call, isNew)
+	final := call.Status == agent.ToolCompleted || call.Status == agent.ToolFailed
+	var chunks []acpv2.ToolCallContent
+	c.mu.Lock()
+	if items, ok := tc.Content.Get(); ok {
+		prev := c.shown[call.ID]
+		cur := make([]string, len(items))
+		for i := range items {
+			b, _ := json.Marshal(items[i])
+			cur[i] = string(b)
+		}
+		switch {
+		case slices.Equal(prev, cur) && !isNew:
+			tc.Content = acpv2.Nullable[[]acpv2.ToolCallContent]{} // shown already
+		case !isNew && !final && len(cur) > len(prev) && slices.Equal(prev, cur[:len(prev)]):
+			// Progress that adds to what the running call shows; a final
+			// update carries the call's whole content.
+			chunks, tc.Content = items[len(prev):], acpv2.Nullable[[]acpv2.ToolCallContent]{}
+		}
+		c.shown[call.ID] = cur
+	}
+	switch {
+	case final:
+		tc.Capabilities = acpv2.Null[acpv2.ToolCallCapabilities]()
+		if c.cancelled[call.ID] && call.Status == agent.ToolFailed {
+			// (A call that completed before it could stop says so.)
+			tc.Status = acpv2.Some(acpv2.ToolCallStatusCancelled)
+		}
+		delete(c.shown, call.ID)
+		delete(c.cancelled, call.ID)
+	case call.Status == agent.ToolInProgress:
+		tc.Capabilities = acpv2.Some(acpv2.ToolCallCapabilities{Cancel: &acpv2.ToolCallCancelCapabilities{}})
+	}
+	c.mu.Unlock()
+	if isNew || !tc.Content.IsZero() || !tc.Status.IsZero() || !tc.Capabilities.IsZero() || !tc.Title.IsZero() || !tc.Locations.IsZero() {
+		if err := c.send(ctx, acpv2.SessionUpdate{ToolCallUpdate: &tc}); err != nil {
+			return err
+		}
+	}
+	for i := range chunks {
+		if err := c.send(ctx, acpv2.SessionUpdate{ToolCallContentChunk: &acpv2.ToolCallContentChunk{ToolCallID: call.ID, Content: chunks[i]}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cancelToolCall serves tool_call/cancel: the call is marked for its
+// final status, then stopped.
+func (c *v2Client) cancelToolCall(id string, cancel func(string) error) error {
+	c.mu.Lock()
+	c.cancelled[id] = true
+	c.mu.Unlock()
+	if err := cancel(id); err != nil {
+		c.mu.Lock()
+		delete(c.cancelled, id)
+		c.mu.Unlock()
+		return err
+	}
+	return nil
 }
 
 func (c *v2Client) send(ctx context.Context, u acpv2.SessionUpdate) error {
@@ -216,8 +298,8 @@ func (c *v2Client) Features() host.Features {
 
 // Editor implements host.Client: v2 clients offer no files or terminals,
 // so every tool runs locally (confined), and the user sees what they did
-// in the tool calls.
-func (c *v2Client) Editor(string) tools.Editor { return tools.Editor{} }
+// in the tool calls, and the commands they run as display-only terminals.
+func (c *v2Client) Editor(string) tools.Editor { return tools.Editor{Display: &c.terms} }
 
 // CommandsChanged implements host.Client: available_commands_update.
 func (c *v2Client) CommandsChanged(cmds []host.Command) {

@@ -22,7 +22,11 @@
 //     questions are elicitation/create (client.go).
 //
 // v2 clients offer no files or terminals: every tool runs in the agent's
-// confined local workspace.
+// confined local workspace, and the commands it runs are shown as
+// display-only terminals (terminals.go), which terminal/cancel stops;
+// tool_call/cancel stops one running tool call. The extension methods
+// are v1's (extensions.go). Message ids are stored with the messages, so
+// a replay sends each with the id it had live.
 //
 // Concurrency: Agent is safe for concurrent use (its state is the
 // host's). A session's Prompt, Cancel and SetConfigOption are called on

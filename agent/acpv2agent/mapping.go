@@ -31,8 +31,9 @@ const planID = "plan"
 func toV2Update(u agent.Update) (acpv2.SessionUpdate, bool) {
 	switch u.Kind {
 	case agent.UpdateUserMessage:
-		return acpv2.SessionUpdate{UserMessage: &acpv2.UserMessage{MessageID: "steer-" + uuid.NewString(),
-			Content: acpv2.Some([]acpv2.ContentBlock{textBlock(u.Text)})}}, true
+		// A steer or follow-up joining the conversation, a chunk per part,
+		// under the id its entry keeps.
+		return acpv2.SessionUpdate{UserMessageChunk: &acpv2.ContentChunk{MessageID: messageID(u.MessageID), Content: textBlock(u.Text)}}, true
 	case agent.UpdateMessage:
 		return acpv2.SessionUpdate{AgentMessageChunk: &acpv2.ContentChunk{MessageID: messageID(u.MessageID), Content: textBlock(u.Text)}}, true
 	case agent.UpdateThought:
@@ -118,8 +119,8 @@ func toolLocations(ls []agent.Location) []acpv2.ToolCallLocation {
 	return out
 }
 
-// toolContent maps what a tool call shows; v2 has no client terminals, so
-// a terminal id (only an editor's terminal has one) is left out.
+// toolContent maps what a tool call shows; a terminal is one of the
+// session's display-only terminals (terminals.go).
 func toolContent(cs []agent.ToolContent) []acpv2.ToolCallContent {
 	out := make([]acpv2.ToolCallContent, 0, len(cs))
 	for _, c := range cs {
@@ -128,9 +129,21 @@ func toolContent(cs []agent.ToolContent) []acpv2.ToolCallContent {
 			out = append(out, acpv2.ToolCallContent{Content: &acpv2.Content{Content: contentBlock(*c.Block)}})
 		case c.Diff != nil:
 			out = append(out, acpv2.ToolCallContent{Diff: diff(c.Diff)})
+		case c.TerminalID != "":
+			out = append(out, acpv2.ToolCallContent{Terminal: &acpv2.Terminal{TerminalID: c.TerminalID}})
 		}
 	}
 	return out
+}
+
+// showsTerminal reports whether cs shows a terminal.
+func showsTerminal(cs []agent.ToolContent) bool {
+	for _, c := range cs {
+		if c.TerminalID != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // diff is a file change as v2's Diff: the change, and its patch in git's
@@ -320,7 +333,18 @@ func userBlocks(parts []llm.Part) []acpv2.ContentBlock {
 	return out
 }
 
-// userMessageID is the id of the user message that is the n-th user
-// entry of a session's transcript (from 0): what session/prompt answered
-// when it was inserted, and what a replay sends it with.
-func userMessageID(n int) string { return "user-" + strconv.Itoa(n) }
+// storedMessageID is the id a replay sends a stored message with: the one
+// it was sent with live (Entry.MessageID), or, for a message stored
+// without one (files written before ids were kept), an id from its place
+// in the file, the same at every replay: "user-N" for the N-th user
+// message (what session/prompt answered then), "agent-I" for the entry
+// at index I.
+func storedMessageID(e *agent.Entry, users, index int) string {
+	switch {
+	case e.MessageID != "":
+		return e.MessageID
+	case e.Kind == agent.EntryUser:
+		return "user-" + strconv.Itoa(users)
+	}
+	return "agent-" + strconv.Itoa(index)
+}

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/google/uuid"
+
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acpv2"
 	"github.com/acp-agent/acp-agent/agent"
@@ -118,14 +120,14 @@ func (s *v2Session) prepare(prompt []acpv2.ContentBlock) (*insertion, error) {
 }
 
 // insert sends running and the user message, answers the prompt with the
-// message's id and submits its turn. The message's id is its place among
-// the transcript's user messages (what a replay sends it with); a command
-// that runs in a prompt's place adds no message, and gets an id of its
-// own.
+// message's id and submits its turn. The id is new, and stored with the
+// message (host.Session.SubmitMessage), so a replay sends it with the
+// same id; a command that runs in a prompt's place adds no message, and
+// gets an id of its own.
 func (s *v2Session) insert(in *insertion, inserted func(acpv2.MessageId, error)) {
-	id := "command-" + s.hs.ID() + "-" + fmt.Sprint(len(s.s.Transcript()))
-	if in.command == nil {
-		id = userMessageID(countUsers(s.s.Transcript()))
+	id := "user-" + uuid.NewString()
+	if in.command != nil {
+		id = "command-" + uuid.NewString()
 	}
 	if su, ok := s.cl.enter(stateRunning, false); ok {
 		s.cl.post(su)
@@ -142,7 +144,7 @@ func (s *v2Session) insert(in *insertion, inserted func(acpv2.MessageId, error))
 	if in.command != nil {
 		err = s.hs.RunCommand(context.Background(), in.command, in.args, s.completed)
 	} else {
-		err = s.hs.Submit(context.Background(), in.content, s.completed)
+		err = s.hs.SubmitMessage(context.Background(), id, in.content, s.completed)
 	}
 	if err != nil {
 		s.cl.setStop(&acpv2.IdleStateUpdate{StopReason: acpv2.StopReasonError,
@@ -152,16 +154,6 @@ func (s *v2Session) insert(in *insertion, inserted func(acpv2.MessageId, error))
 		s.busy = false
 		s.mu.Unlock()
 	}
-}
-
-func countUsers(entries []agent.Entry) int {
-	n := 0
-	for i := range entries {
-		if entries[i].Kind == agent.EntryUser {
-			n++
-		}
-	}
-	return n
 }
 
 // completed is a submitted turn's completion, on the session's worker
@@ -263,4 +255,28 @@ func (s *v2Session) SetConfigOption(_ context.Context, req *acpv2.SetSessionConf
 		return nil, acpagent.WireError(err)
 	}
 	return configOptions(opts), nil
+}
+
+var (
+	_ acp.ToolCallCancellerV2 = (*v2Session)(nil)
+	_ acp.TerminalCancellerV2 = (*v2Session)(nil)
+)
+
+// CancelToolCall implements acp.ToolCallCancellerV2: one running tool
+// call stops and the turn goes on, the model told the user cancelled it
+// (agent.Session.CancelToolCall); its final tool_call_update says
+// "cancelled".
+func (s *v2Session) CancelToolCall(_ context.Context, id acpv2.ToolCallId) error {
+	err := s.cl.cancelToolCall(id, s.s.CancelToolCall)
+	if errors.Is(err, agent.ErrToolCallNotRunning) {
+		return fmt.Errorf("%w: toolCallId: %q is not a running tool call of this session (unknown, waiting for permission, or finished)", acp.ErrInvalidParams, id)
+	}
+	return err
+}
+
+// CancelTerminal implements acp.TerminalCancellerV2: the command of one
+// of the session's display-only terminals is killed; its tool call goes
+// on with what the command printed.
+func (s *v2Session) CancelTerminal(_ context.Context, id acpv2.TerminalId) error {
+	return s.cl.terms.cancel(id)
 }

@@ -48,6 +48,7 @@ type record struct {
 	IsError            bool             `json:"isError,omitempty"`
 	Source             string           `json:"source,omitempty"`
 	Display            *displayRecord   `json:"display,omitempty"`
+	MessageID          string           `json:"messageId,omitempty"`
 
 	// mode
 	Mode policy.Mode `json:"mode,omitempty"`
@@ -168,7 +169,7 @@ type toolCallRecord struct {
 func entryRecord(e *agent.Entry) record {
 	r := record{Type: recEntry, Time: e.Time, Kind: e.Kind, Reasoning: e.Reasoning, ReasoningSignature: e.ReasoningSignature,
 		RedactedReasoning: e.RedactedReasoning, ToolCallID: e.ToolCallID, ToolName: e.ToolName, IsError: e.IsError,
-		Source: e.Source, Display: toDisplayRecord(e.Display)}
+		Source: e.Source, Display: toDisplayRecord(e.Display), MessageID: e.MessageID}
 	for _, p := range e.Content {
 		r.Content = append(r.Content, partRecord{Type: p.Type, Text: p.Text, MIMEType: p.MIMEType, Data: p.Data})
 	}
@@ -184,7 +185,8 @@ func entryRecord(e *agent.Entry) record {
 func (r *record) entry() agent.Entry {
 	kind := interned(r.Kind, agent.EntryUser, agent.EntryAssistant, agent.EntryToolCalls, agent.EntryToolOutput)
 	e := agent.Entry{Kind: kind, Reasoning: r.Reasoning, ReasoningSignature: r.ReasoningSignature, RedactedReasoning: r.RedactedReasoning,
-		ToolCallID: r.ToolCallID, ToolName: r.ToolName, IsError: r.IsError, Source: r.Source, Time: r.Time, Display: r.Display.display()}
+		ToolCallID: r.ToolCallID, ToolName: r.ToolName, IsError: r.IsError, Source: r.Source, Time: r.Time, Display: r.Display.display(),
+		MessageID: r.MessageID}
 	if len(r.Content) > 0 {
 		e.Content = make([]llm.Part, 0, len(r.Content))
 	}

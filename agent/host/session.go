@@ -69,12 +69,19 @@ func (s *Session) post(u agent.Update) {
 // the session's worker after its last update. The first prompt saves
 // the session: until then it is nobody's.
 func (s *Session) Submit(ctx context.Context, content []llm.Part, onComplete func(agent.PromptResult, error)) error {
+	return s.SubmitMessage(ctx, "", content, onComplete)
+}
+
+// SubmitMessage is Submit for a user message whose id the client was
+// given already (agent.PromptOptions.MessageID): the id is stored with
+// it.
+func (s *Session) SubmitMessage(ctx context.Context, id string, content []llm.Part, onComplete func(agent.PromptResult, error)) error {
 	if s.j != nil {
 		if err := s.j.save(); err != nil {
 			return fmt.Errorf("%w: %v", ErrInternal, err)
 		}
 	}
-	err := s.s.Submit(ctx, content, agent.PromptOptions{Behavior: agent.FollowUp, OnComplete: onComplete})
+	err := s.s.Submit(ctx, content, agent.PromptOptions{Behavior: agent.FollowUp, OnComplete: onComplete, MessageID: id})
 	if errors.Is(err, agent.ErrSessionClosed) {
 		return sessionNotFound(s.ID(), "it is closed")
 	}

@@ -213,6 +213,9 @@ func (h *Host) wrapSession(s *agent.Session, c Client, j *journal, extra []strin
 	hs := &Session{s: s, h: h, c: c, j: j, extra: extra, ws: ws, log: h.log.With("session", s.ID()),
 		subSem: make(chan struct{}, MaxParallelSubagents)}
 	if ws != nil {
+		// A fork's registry is a clone of its source's, whose task tool
+		// starts the source's subagents: each session gets its own.
+		s.Tools().Unregister(ToolTask)
 		if err := s.Tools().Register(hs.taskTool()); err != nil {
 			hs.log.Warn("the task tool is not available", "error", err)
 		}

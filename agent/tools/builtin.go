@@ -510,11 +510,20 @@ func (w *Workspace) runCommandTool() agent.Tool {
 			spec.Env = w.editorEnv(term)
 			spec.OutputByteLimit, spec.Timeout = w.cfg.OutputByteLimit, c.timeout
 			spec.SandboxNetwork = w.cfg.SandboxNetworkInFullAccess && agent.RunningMode(ctx) == policy.ModeFullAccess
+			view := w.showCommand(ctx, term, c, &spec)
+			if view != nil {
+				content = []agent.ToolContent{{TerminalID: view.ID()}}
+				agent.ToolProgress(ctx, content)
+			}
 			res, err := term.Run(ctx, spec, func(id string) {
 				// The editor shows the terminal live in the tool call.
 				content = []agent.ToolContent{{TerminalID: id}}
 				agent.ToolProgress(ctx, content)
 			})
+			stopped := view != nil && isClosed(view.Stop())
+			if view != nil {
+				view.Exited(commandExit(res, err))
+			}
 			// Recorded before the result is returned, also when the
 			// command failed to run.
 			kept := after()
@@ -522,6 +531,10 @@ func (w *Workspace) runCommandTool() agent.Tool {
 				return agent.ToolResult{}, err
 			}
 			r := commandResult(c, res, content)
+			if stopped {
+				r.Text += "\n[stopped by the user: the command was killed before it finished]"
+				r.IsError = true
+			}
 			if w.Sandboxed() && !c.outside {
 				r.Text += sandboxBlockedNote(res)
 			}
@@ -529,6 +542,36 @@ func (w *Workspace) runCommandTool() agent.Tool {
 			return r, nil
 		},
 	})
+}
+
+// showCommand shows a command that runs in the agent's own terminal to
+// the user as it runs, when the editor has a display for it: its output
+// goes to the view, and the view stops it.
+func (w *Workspace) showCommand(ctx context.Context, term CommandRunner, c command, spec *runtime.CommandSpec) CommandView {
+	if w.commands == nil || (w.termViaEditor && term == w.term) {
+		return nil
+	}
+	view := w.commands.ShowCommand(ctx, c.line, c.cwd)
+	spec.Output, spec.Stop = view.Output, view.Stop()
+	return view
+}
+
+// commandExit is how a command ended, for its view (zero when it did not
+// run).
+func commandExit(res runtime.CommandResult, err error) CommandExit {
+	if err != nil {
+		return CommandExit{}
+	}
+	return CommandExit{ExitCode: res.ExitCode, Signal: res.Signal}
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
 
 // commandResult is what the model (and, without an editor terminal, the

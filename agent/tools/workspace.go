@@ -46,6 +46,40 @@ type Editor struct {
 	// (ACP elicitation); without it, ask_user ends the turn with the
 	// question and the user's next prompt is the answer.
 	Ask func(ctx context.Context, q Question) (Answer, error)
+	// Display, if set, shows the user the commands run_command runs in
+	// the agent's own terminal, as they run (a client with no terminals
+	// of its own; unused with Terminal).
+	Display CommandDisplay
+}
+
+// CommandDisplay shows the commands run_command runs locally as they run
+// (ACP v2's display-only terminals).
+type CommandDisplay interface {
+	// ShowCommand is called, from the tool call's Run (ctx), as command
+	// line is about to start in cwd; the view lasts until its Exited.
+	ShowCommand(ctx context.Context, line, cwd string) CommandView
+}
+
+// CommandView is one command being shown.
+type CommandView interface {
+	// ID names it, in the tool call's content (a terminal).
+	ID() string
+	// Output is what the command prints, as it comes, on the goroutine
+	// copying it: it must not block and must not keep p.
+	Output(p []byte)
+	// Stop is closed when the user stops the command; the tool call goes
+	// on with what it printed.
+	Stop() <-chan struct{}
+	// Exited is called once, when the command has ended (or did not
+	// start: a zero CommandExit), after the last Output.
+	Exited(CommandExit)
+}
+
+// CommandExit is how a shown command ended: its exit code, or the signal
+// that killed it; neither when unknown.
+type CommandExit struct {
+	ExitCode *int
+	Signal   string
 }
 
 // WorkspaceConfig are the rules of the built-in tools' workspace.
@@ -127,6 +161,8 @@ type Workspace struct {
 	local *runtime.LocalFS
 	files TextFiles // editor or local
 	term  CommandRunner
+	// commands shows local commands as they run (nil: not shown).
+	commands CommandDisplay
 	// escapeTerm runs the escalations the user allowed, unconfined (nil
 	// without a sandbox).
 	escapeTerm *runtime.LocalTerminal
@@ -213,6 +249,7 @@ func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, editor Editor
 		w.readsViaEditor, w.writesViaEditor = editor.Reads != nil, editor.Writes != nil
 	}
 	w.ask = editor.Ask
+	w.commands = editor.Display
 	if editor.Terminal != nil {
 		w.term, w.termViaEditor = editor.Terminal, true
 	} else {

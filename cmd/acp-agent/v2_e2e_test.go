@@ -265,7 +265,7 @@ func TestBinaryV2TypeScriptSDK(t *testing.T) {
 		ProtocolVersion                            int
 		Agent, SessionID                           string
 		GreetMessageID, WriteMessageID             string
-		WaitMessageID                              string
+		WaitMessageID, CommandMessageID            string
 		GreetText, GreetStop, WriteText, WriteStop string
 		CancelStop                                 string
 		ConfigOptions, ResumedConfigOptions        []string
@@ -273,6 +273,8 @@ func TestBinaryV2TypeScriptSDK(t *testing.T) {
 		Updates                                    map[string][]string
 		ReplayedUsers, ReplayedTools               []string
 		RunExit, ResumeExit                        int
+		TerminalOutput, ShownTerminal              string
+		ExitedTerminal                             string
 	}
 	require.NoError(t, json.Unmarshal(out, &r), "%s", out)
 	assert.Equal(t, 2, r.ProtocolVersion)
@@ -282,15 +284,22 @@ func TestBinaryV2TypeScriptSDK(t *testing.T) {
 	assert.Equal(t, "end_turn", r.GreetStop)
 	assert.Equal(t, "end_turn", r.WriteStop)
 	assert.Equal(t, "Done.", r.WriteText)
-	require.Len(t, r.Permissions, 1)
+	require.NotEmpty(t, r.Permissions)
 	assert.Equal(t, "tool_call", r.Permissions[0].Subject)
 	assert.Equal(t, "call_w", r.Permissions[0].ToolCallID)
 	assert.Equal(t, "cancelled", r.CancelStop)
 	assert.Contains(t, r.Updates["write"], "state_update:requires_action")
+	// The command's terminal, read by the SDK's own schema.
+	for _, kind := range []string{"terminal_update", "tool_call_content_chunk", "terminal_output_chunk"} {
+		assert.Contains(t, r.Updates["command"], kind)
+	}
+	assert.Equal(t, "from the sdk\n", r.TerminalOutput)
+	assert.NotEmpty(t, r.ShownTerminal)
+	assert.Equal(t, r.ShownTerminal, r.ExitedTerminal)
 	data, err := os.ReadFile(filepath.Join(cwd, "notes.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, "written over v2\n", string(data))
-	assert.Equal(t, []string{r.GreetMessageID, r.WriteMessageID, r.WaitMessageID}, r.ReplayedUsers)
+	assert.Equal(t, []string{r.GreetMessageID, r.WriteMessageID, r.CommandMessageID, r.WaitMessageID}, r.ReplayedUsers)
 	assert.Contains(t, r.ReplayedTools, "call_w:completed")
 	resumed := r.Updates["resume"]
 	require.NotEmpty(t, resumed)
@@ -308,6 +317,8 @@ func v2Script() map[string]any {
 		map[string]any{"match": "[greet]", "events": []any{map[string]any{"text": "Hello "}, map[string]any{"text": "there."}}},
 		map[string]any{"match": "[write]", "events": []any{map[string]any{"toolCall": map[string]any{"id": "call_w", "name": "write_file",
 			"arguments": map[string]any{"path": "notes.txt", "content": "written over v2\n"}}}}},
+		map[string]any{"match": "[command]", "events": []any{map[string]any{"toolCall": map[string]any{"id": "call_c", "name": "run_command",
+			"arguments": map[string]any{"command": "printf 'from the sdk\\n'"}}}}},
 		map[string]any{"match": "[wait]", "events": []any{map[string]any{"text": "working"}, map[string]any{"hang": true}}},
 		map[string]any{"events": []any{map[string]any{"text": "Done."}}},
 	}}
@@ -333,6 +344,7 @@ func TestBinaryV2HoldsPromptsWhileATurnRuns(t *testing.T) {
 	held := p.Request(acpv2.MethodSessionPrompt, &acpv2.PromptRequest{SessionID: sid, Prompt: text("then this")})
 	var kinds []string
 	var heldID string
+	var userIDs []string
 	for heldID == "" || !strings.HasSuffix(kinds[len(kinds)-1], "idle:end_turn") || strings.Count(strings.Join(kinds, " "), "idle:end_turn") < 2 {
 		m := p.Next()
 		kind := v2Kind(t, m)
@@ -343,12 +355,16 @@ func TestBinaryV2HoldsPromptsWhileATurnRuns(t *testing.T) {
 			var r acpv2.PromptResponse
 			acptest.MustResult(t, m, &r)
 			heldID, kind = r.MessageID, "answer:held"
+		case m.Method == acpv2.MethodSessionUpdate && m.UpdateV2(t).Update.UserMessage != nil:
+			userIDs = append(userIDs, m.UpdateV2(t).Update.UserMessage.MessageID)
 		}
 		kinds = append(kinds, kind)
 	}
 	assert.Less(t, indexOf(kinds, "answer:slow"), indexOf(kinds, "agent_message_chunk"))
 	assert.Greater(t, indexOf(kinds, "answer:held"), indexOf(kinds, "state_update:idle:end_turn"), "held until the turn ended: %v", kinds)
-	assert.Equal(t, "user-1", heldID)
+	require.Len(t, userIDs, 2)
+	assert.Equal(t, userIDs[1], heldID, "answered with its user_message's id")
+	assert.NotEqual(t, userIDs[0], heldID)
 
 	wait := p.Request(acpv2.MethodSessionPrompt, &acpv2.PromptRequest{SessionID: sid, Prompt: text("[wait] hang on")})
 	withdrawn := p.Request(acpv2.MethodSessionPrompt, &acpv2.PromptRequest{SessionID: sid, Prompt: text("never")})

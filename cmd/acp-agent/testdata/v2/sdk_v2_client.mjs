@@ -8,7 +8,8 @@
 //
 // First agent: initialize asking for version 2, session/new, a prompt
 // whose turn the idle state_update ends, a tool call the user allows
-// (session/request_permission), a turn cancelled with session/cancel,
+// (session/request_permission), a command shown as a display-only
+// terminal, a turn cancelled with session/cancel,
 // session/close. Second agent (a restart): session/resume replaying the
 // conversation from the start, session/close.
 import { spawn } from "node:child_process";
@@ -58,6 +59,12 @@ async function turn(session, phase) {
   for (;;) {
     const m = await session.nextUpdate();
     note(phase, m.update);
+    const u = m.update;
+    if (u.sessionUpdate === "terminal_output_chunk") {
+      report.terminalOutput = (report.terminalOutput ?? "") + Buffer.from(u.data, "base64").toString();
+    }
+    if (u.sessionUpdate === "tool_call_content_chunk" && u.content.type === "terminal") report.shownTerminal = u.content.terminalId;
+    if (u.sessionUpdate === "terminal_update" && u.exitStatus) report.exitedTerminal = u.terminalId;
     if (m.update.sessionUpdate === "agent_message_chunk" && m.update.content.type === "text") {
       text += m.update.content.text;
     }
@@ -84,6 +91,10 @@ await run("run", async (ctx) => {
   const w = await turn(session, "write");
   report.writeText = w.text;
   report.writeStop = w.stopReason;
+
+  // A command, shown as a display-only terminal.
+  report.commandMessageId = (await session.prompt("[command] run it")).messageId;
+  await turn(session, "command");
 
   const wait = await session.prompt("[wait] take your time");
   report.waitMessageId = wait.messageId;
