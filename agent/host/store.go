@@ -199,7 +199,9 @@ func (h *Host) newHostSession(s *agent.Session, c Client, j *journal, extra []st
 	hs := h.wrapSession(s, c, j, extra, w)
 	hs.openCheckpoints()
 	if hs.ws != nil {
-		// Plan mode's way out; a subagent has none (it asks no one).
+		// Plan mode's way out; a subagent has none (it asks no one). A
+		// fork's cloned registry holds its source's, bound to the source.
+		s.Tools().Unregister(ToolExitPlanMode)
 		if err := s.Tools().Register(hs.exitPlanModeTool()); err != nil {
 			hs.log.Warn("the exit_plan_mode tool is not available", "error", err)
 		}
