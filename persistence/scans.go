@@ -1,7 +1,6 @@
 package persistence
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -169,15 +168,16 @@ func (c *Checkpoints) keepScan(dir string, keep map[string]bool, index func(kept
 		return nil, fmt.Errorf("checkpoints: %w", err)
 	}
 	moved := map[string]bool{}
-	err = writeSynced(filepath.Join(tmp, scanIndexName), data)
+	// Nothing here is synced: a kept scan lost or torn by a crash costs
+	// the next session a full scan (TakeScan checks every content, and
+	// the index names only what it took), and the contents the session's
+	// log names were made loose objects, durably, before.
+	err = os.WriteFile(filepath.Join(tmp, scanIndexName), data, 0o600)
 	for p := range hold {
 		if err == nil {
 			err = os.Rename(p, filepath.Join(tmp, filepath.Base(p)))
 			moved[p] = err == nil
 		}
-	}
-	if err == nil {
-		err = syncDirectory(tmp)
 	}
 	if err == nil {
 		// The newest session's scan replaces the one kept before.
@@ -191,27 +191,7 @@ func (c *Checkpoints) keepScan(dir string, keep map[string]bool, index func(kept
 		os.RemoveAll(tmp)
 		return moved, fmt.Errorf("checkpoints: keeping the workspace's scan: %w", err)
 	}
-	return moved, syncDirectory(dir)
-}
-
-// writeSynced writes data to the new file path, durably.
-func writeSynced(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(f)
-	_, err = w.Write(data)
-	if err == nil {
-		err = w.Flush()
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return moved, nil
 }
 
 // removeStaleScanTemps removes what a process that stopped while keeping

@@ -58,6 +58,9 @@ type ManifestFile struct {
 	Size  int64  `json:"size"`
 	MTime int64  `json:"mtime"` // Unix nanoseconds
 	Ino   uint64 `json:"ino,omitempty"`
+	// CTime is the status change time (Unix nanoseconds; absent where the
+	// platform has none, and in manifests of older versions).
+	CTime int64 `json:"ctime,omitempty"`
 }
 
 // CommandChanges is what a command changed.
@@ -356,14 +359,15 @@ func (w *Workspace) KeptScan() *KeptScan {
 	return out
 }
 
-// sameStamp reports whether k shows the file f describes unchanged (a
-// manifest keeps size, mtime and inode).
+// sameStamp reports whether k shows the file f describes unchanged: size,
+// mtime, inode and, where the manifest has it, ctime (a program can set
+// the mtime back, not the ctime).
 func (f ManifestFile) sameStamp(k fileKey) bool {
-	return f.Size == k.Size && f.MTime == k.MTime && f.Ino == k.Ino
+	return f.Size == k.Size && f.MTime == k.MTime && f.Ino == k.Ino && (f.CTime == 0 || f.CTime == k.CTime)
 }
 
 func manifestFile(k fileKey, hash string) ManifestFile {
-	return ManifestFile{Hash: hash, Size: k.Size, MTime: k.MTime, Ino: k.Ino}
+	return ManifestFile{Hash: hash, Size: k.Size, MTime: k.MTime, Ino: k.Ino, CTime: k.CTime}
 }
 
 // aroundCommand keeps what a command changes in the workspace. Before
@@ -432,11 +436,14 @@ func (w *Workspace) CommandChanges(ctx context.Context, m CommandManifest) Comma
 	paths := slices.Sorted(maps.Keys(m.Files))
 	for _, p := range paths {
 		f := m.Files[p]
-		if a, ok := after.files[p]; ok && f.Hash != "" && hex.EncodeToString(a.sum[:]) == f.Hash {
-			continue
-		}
-		if key, ok := statKey(p); ok && f.sameStamp(key) {
-			continue // there, not read this time (limits), not changed
+		if a, ok := after.files[p]; ok && f.Hash != "" {
+			if hex.EncodeToString(a.sum[:]) == f.Hash {
+				continue
+			}
+			// Read both times and not the same: changed, whatever its
+			// stamp says (the mtime can be set back).
+		} else if key, ok := statKey(p); ok && f.sameStamp(key) {
+			continue // there, not read one of the times (limits), not changed
 		}
 		if f.Hash == "" {
 			ch.Unrestorable = append(ch.Unrestorable, p)
