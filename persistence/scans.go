@@ -20,11 +20,11 @@ import (
 // (CompactKeeping), and the workspace's next session moves them into its
 // own store (TakeScan). A kept scan is in one place at a time, so no store
 // ever loses a content another one still counts on. Layout of that
-// directory: kept/ (index.json and the packs), written as tmp-*/ and
+// directory: kept/ (the index and the packs), written as tmp-*/ and
 // renamed into place.
 const (
 	keptScanName  = "kept"
-	scanIndexName = "index.json"
+	scanIndexName = "index"
 	// keptPackSlack: the packs are kept only if they are at most this many
 	// times the bytes of the contents kept (plus keptPackExtra): a pack
 	// mostly of contents the scan no longer has is not worth moving.

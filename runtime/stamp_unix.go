@@ -1,3 +1,5 @@
+//go:build linux || darwin
+
 package runtime
 
 import "golang.org/x/sys/unix"
