@@ -306,6 +306,9 @@ func startHelperProcess(exe string, userns bool) (helperProc, error) {
 var spare struct {
 	mu sync.Mutex
 	p  *helperProc
+	// roots are the roots the spare was told last: a session opened on
+	// the same workspace does not make it list them again.
+	roots []string
 }
 
 // Warm makes sure a helper is ready for the Launcher's first command:
@@ -328,9 +331,10 @@ func (l *Launcher) Warm(roots []string) {
 		if err != nil {
 			return
 		}
-		spare.p = &p
+		spare.p, spare.roots = &p, nil
 	}
-	if len(roots) > 0 {
+	if len(roots) > 0 && !slices.Equal(roots, spare.roots) {
+		spare.roots = slices.Clone(roots)
 		// Where the helper is gone, the write fails and the first
 		// command finds it dead and starts another.
 		_ = writeFrame(spare.p.fd, message{Op: "warm", Roots: roots}, nil)
