@@ -163,7 +163,7 @@ type scanned struct {
 	// data is the content; nil for a kept scan's file, whose content is
 	// in the store already.
 	data []byte
-	// trusted: key.trusted at the scan that read it.
+	// trusted: trusted(key, start) at the scan that read it.
 	trusted bool
 }
 
@@ -229,7 +229,7 @@ func statKey(path string) (fileKey, bool) { return runtime.StampOf(path) }
 // files whose times were older than the scan's start by the racy window,
 // each with its key and the hash of its content.
 type KeptScan struct {
-	Files map[string]KeptFile `json:"files"`
+	Files map[string]KeptFile
 }
 
 // KeptFile is one file of a KeptScan.
@@ -293,8 +293,8 @@ func (k *KeptScan) UnmarshalBinary(data []byte) error {
 				return fmt.Errorf("kept scan: %w", err)
 			}
 		}
-		for i := range uints {
-			if uints[i], err = strconv.ParseUint(string(fields[i+4]), 10, 64); err != nil {
+		for i, bits := range []int{64, 32} {
+			if uints[i], err = strconv.ParseUint(string(fields[i+4]), 10, bits); err != nil {
 				return fmt.Errorf("kept scan: %w", err)
 			}
 		}

@@ -3,8 +3,10 @@ package tools
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -57,5 +59,23 @@ func TestTrustedNeedsBothTimesOlderThanTheRacyWindow(t *testing.T) {
 		{"from after the start", start.Add(time.Second).UnixNano(), old, false},
 	} {
 		assert.Equal(t, c.want, trusted(fileKey{MTime: c.mtime, CTime: c.ctime}, start), c.name)
+	}
+}
+
+// A kept scan's encoding gives back every file as it was, whatever its
+// path holds (spaces, newlines), and refuses what it did not write.
+func TestKeptScanEncodingRoundTrips(t *testing.T) {
+	h := hex.EncodeToString(make([]byte, sha256.Size))
+	in := KeptScan{Files: map[string]KeptFile{
+		"/w/a b.txt":   {Hash: h, Size: 3, MTime: -1, CTime: 1_700_000_000_000_000_000, Ino: 1 << 40, Mode: 0o100644},
+		"/w/new\nline": {Hash: h},
+	}}
+	data, err := in.MarshalBinary()
+	require.NoError(t, err)
+	var out KeptScan
+	require.NoError(t, out.UnmarshalBinary(data))
+	assert.Equal(t, in, out)
+	for _, bad := range [][]byte{data[:len(data)-1], []byte("{}"), append(slices.Clone(data), []byte("x 1 2\x00")...)} {
+		assert.Error(t, new(KeptScan).UnmarshalBinary(bad))
 	}
 }
