@@ -189,7 +189,16 @@ func (c *Checkpoints) Close() error { return c.log.Close() }
 // needed any more; a session's next command stores them again. Call it
 // when no command runs (the session is closing). If a content cannot be
 // kept, the packs stay and the error says why.
-func (c *Checkpoints) Compact() error {
+func (c *Checkpoints) Compact() error { return c.CompactKeeping("", nil, nil) }
+
+// CompactKeeping is Compact, except that the packs holding the contents
+// of keep (the workspace's last scan) are moved to dir as the
+// workspace's kept scan, with the index that index returns for the
+// contents moved, for its next session to take (TakeScan); unless they
+// hold mostly other contents, when they are dropped with the rest. A
+// scan that cannot be kept costs the next session a full scan, nothing
+// more.
+func (c *Checkpoints) CompactKeeping(dir string, keep map[string]bool, index func(kept map[string]bool) ([]byte, error)) error {
 	c.mu.Lock()
 	recs := slices.Clone(c.recs)
 	packs := map[string]bool{}
@@ -248,6 +257,16 @@ func (c *Checkpoints) Compact() error {
 			return err
 		}
 	}
+	var keepErr error
+	if dir != "" && len(keep) > 0 {
+		var moved map[string]bool
+		moved, keepErr = c.keepScan(dir, keep, index)
+		for p, ok := range moved {
+			if ok {
+				delete(packs, p)
+			}
+		}
+	}
 	c.mu.Lock()
 	c.packed = map[string]packLoc{}
 	c.mu.Unlock()
@@ -256,7 +275,10 @@ func (c *Checkpoints) Compact() error {
 			return fmt.Errorf("checkpoints: %w", err)
 		}
 	}
-	return syncDirectory(filepath.Join(c.dir, "objects"))
+	if err := syncDirectory(filepath.Join(c.dir, "objects")); err != nil {
+		return err
+	}
+	return keepErr
 }
 
 // Records returns the log's records, oldest first.

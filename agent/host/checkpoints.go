@@ -43,6 +43,81 @@ type checkpoints struct {
 	// command started and not yet done.
 	lastCommand int
 	running     map[int]int
+	// scanDir is where the workspace's scan is kept between its sessions
+	// ("": not kept); scanTaken, the kept scan was asked for.
+	scanDir   string
+	scanTaken bool
+}
+
+// scanCacheDir is the directory, under the session directory, that
+// keeps the scans of workspaces between their sessions; maxKeptScans,
+// how many workspaces' scans it keeps (the most recent).
+const (
+	scanCacheDir = ".scan-cache"
+	maxKeptScans = 16
+)
+
+// keptScanDir is where the scan of the workspace with roots is kept
+// (the session's own directories under sessionDir left out: they are
+// not the workspace's).
+func keptScanDir(sessionDir string, roots []string) string {
+	var own []string
+	for _, r := range roots {
+		if rel, err := filepath.Rel(sessionDir, r); err != nil || !(rel == "." || filepath.IsLocal(rel)) {
+			own = append(own, r)
+		}
+	}
+	sum := sha256.Sum256([]byte(strings.Join(own, "\x00")))
+	return filepath.Join(sessionDir, scanCacheDir, hex.EncodeToString(sum[:16]))
+}
+
+// TakeScan implements tools.ScanKeeper: the scan the workspace's last
+// session kept, its contents moved into this session's store.
+func (c *checkpoints) TakeScan() *tools.KeptScan {
+	c.mu.Lock()
+	if c.scanTaken || c.scanDir == "" {
+		c.mu.Unlock()
+		return nil
+	}
+	c.scanTaken = true
+	c.mu.Unlock()
+	index, held, err := c.store.TakeScan(c.scanDir)
+	if err != nil || index == nil {
+		return nil
+	}
+	var k tools.KeptScan
+	if k.UnmarshalBinary(index) != nil {
+		return nil
+	}
+	for p, f := range k.Files {
+		if !held[f.Hash] {
+			delete(k.Files, p)
+		}
+	}
+	return &k
+}
+
+// compact compacts the store when the session closes, keeping the
+// workspace's last scan (nil: none) for its next session.
+func (c *checkpoints) compact(kept *tools.KeptScan) error {
+	if kept == nil || c.scanDir == "" {
+		return c.store.Compact()
+	}
+	keep := map[string]bool{}
+	for _, f := range kept.Files {
+		keep[f.Hash] = true
+	}
+	err := c.store.CompactKeeping(c.scanDir, keep, func(held map[string]bool) ([]byte, error) {
+		out := tools.KeptScan{Files: map[string]tools.KeptFile{}}
+		for p, f := range kept.Files {
+			if held[f.Hash] {
+				out.Files[p] = f
+			}
+		}
+		return out.MarshalBinary()
+	})
+	persistence.PruneKeptScans(filepath.Dir(c.scanDir), maxKeptScans)
+	return err
 }
 
 func newCheckpoints(store *persistence.Checkpoints) *checkpoints {

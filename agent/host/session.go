@@ -123,7 +123,11 @@ func (s *Session) Close() error {
 	if s.cp != nil {
 		// No command runs now: the workspace's contents kept for commands
 		// that ended are dropped.
-		if cerr := s.cp.store.Compact(); cerr != nil {
+		var kept *tools.KeptScan
+		if s.ws != nil {
+			kept = s.ws.KeptScan()
+		}
+		if cerr := s.cp.compact(kept); cerr != nil {
 			s.log.Warn("compacting the file checkpoints", "error", cerr)
 		}
 		s.cp.store.Close()

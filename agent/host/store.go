@@ -237,6 +237,7 @@ func (hs *Session) openCheckpoints() {
 		return
 	}
 	hs.cp = newCheckpoints(store)
+	hs.cp.scanDir = keptScanDir(hs.h.store.Dir(), hs.ws.Roots())
 	hs.ws.SetCheckpointer(hs.cp)
 	hs.j.setCheckpoints(hs.cp)
 }

@@ -1,13 +1,15 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -56,6 +58,9 @@ type ManifestFile struct {
 	Size  int64  `json:"size"`
 	MTime int64  `json:"mtime"` // Unix nanoseconds
 	Ino   uint64 `json:"ino,omitempty"`
+	// CTime is the status change time (Unix nanoseconds; absent where the
+	// platform has none, and in manifests of older versions).
+	CTime int64 `json:"ctime,omitempty"`
 }
 
 // CommandChanges is what a command changed.
@@ -119,26 +124,47 @@ const (
 	scanMaxBytes     = 16 << 20
 )
 
-// fileKey is what says a file has not changed: size, mtime, inode.
-type fileKey struct {
-	size  int64
-	mtime time.Time
-	ino   uint64
+// fileKey is what says a file has not changed (runtime.Stamp): size,
+// modification and status change times, inode and mode, as git's index
+// keeps them.
+type fileKey = runtime.Stamp
+
+// racyWindow is how much older than a scan's start a file's times must
+// be for its key to vouch for its content later (racy git): a file
+// changed in the same clock tick as it was read keeps the key it was read
+// with (file times come from a coarse clock; some file systems keep
+// seconds, FAT two), so such a file is read again by the next scan
+// whatever its key says.
+const racyWindow = 2 * time.Second
+
+// trusted reports whether k, seen by a scan started at start, can vouch
+// for the content read with it.
+func trusted(k fileKey, start time.Time) bool {
+	limit := start.Add(-racyWindow).UnixNano()
+	return k.MTime < limit && k.CTime < limit
 }
 
 // scanState is the last scan's files with their content, held in memory
 // (at most scanMaxBytes): a command usually changes few of them, so only
-// the ones it changed are stored, and a file that has not changed since is
-// not read again.
+// the ones it changed are stored, and a file whose key has not changed
+// since it was read (and was not racy then) is not read again. A
+// session's first scan starts from the scan the workspace's last session
+// kept (ScanKeeper), whose contents are in the store already.
 type scanState struct {
 	mu    sync.Mutex
 	files map[string]scanned
+	// took: the kept scan was asked for.
+	took bool
 }
 
 type scanned struct {
-	key  fileKey
-	sum  [sha256.Size]byte
+	key fileKey
+	sum [sha256.Size]byte
+	// data is the content; nil for a kept scan's file, whose content is
+	// in the store already.
 	data []byte
+	// trusted: trusted(key, start) at the scan that read it.
+	trusted bool
 }
 
 // scanResult is the workspace as a scan saw it.
@@ -154,6 +180,11 @@ type scanResult struct {
 func (w *Workspace) scanTree(ctx context.Context) scanResult {
 	w.scan.mu.Lock()
 	defer w.scan.mu.Unlock()
+	if !w.scan.took {
+		w.scan.took = true
+		w.scan.files = w.keptScan()
+	}
+	start := time.Now()
 	res := scanResult{files: map[string]scanned{}, listed: map[string]bool{}, keys: map[string]fileKey{}, complete: true}
 	budget := int64(scanMaxBytes)
 	for _, root := range w.roots {
@@ -168,12 +199,12 @@ func (w *Workspace) scanTree(ctx context.Context) scanResult {
 			}
 			res.listed[p] = true
 			res.keys[p] = key
-			if prev, ok := w.scan.files[p]; ok && prev.key == key && prev.key.size <= budget {
+			if prev, ok := w.scan.files[p]; ok && prev.trusted && prev.key == key && prev.key.Size <= budget {
 				res.files[p] = prev
-				budget -= prev.key.size
+				budget -= prev.key.Size
 				continue
 			}
-			if key.size > scanMaxFileBytes || key.size > budget {
+			if key.Size > scanMaxFileBytes || key.Size > budget {
 				continue
 			}
 			data, exists, err := w.local.ReadFile(ctx, p)
@@ -181,7 +212,9 @@ func (w *Workspace) scanTree(ctx context.Context) scanResult {
 				continue
 			}
 			budget -= int64(len(data))
-			res.files[p] = scanned{key: key, sum: sha256.Sum256(data), data: data}
+			// The key is the one taken before the read: a change after it
+			// shows as a new key; trusted only if it was not racy.
+			res.files[p] = scanned{key: key, sum: sha256.Sum256(data), data: data, trusted: trusted(key, start)}
 		}
 	}
 	w.scan.files = res.files
@@ -189,21 +222,152 @@ func (w *Workspace) scanTree(ctx context.Context) scanResult {
 }
 
 // statKey is the key of the regular file at path (no symlink).
-func statKey(path string) (fileKey, bool) {
-	fi, err := os.Lstat(path)
-	if err != nil || !fi.Mode().IsRegular() {
-		return fileKey{}, false
-	}
-	return fileKey{size: fi.Size(), mtime: fi.ModTime(), ino: runtime.FileID(fi)}, true
+func statKey(path string) (fileKey, bool) { return runtime.StampOf(path) }
+
+// KeptScan is a workspace's scan kept between its sessions, so that a
+// session's first command need not read again what has not changed: the
+// files whose times were older than the scan's start by the racy window,
+// each with its key and the hash of its content.
+type KeptScan struct {
+	Files map[string]KeptFile
 }
 
-// stamp is what says f is unchanged.
-func (f ManifestFile) stamp() fileKey {
-	return fileKey{size: f.Size, mtime: time.Unix(0, f.MTime), ino: f.Ino}
+// KeptFile is one file of a KeptScan.
+type KeptFile struct {
+	Hash  string
+	Size  int64
+	MTime int64 // Unix nanoseconds
+	CTime int64 // Unix nanoseconds
+	Ino   uint64
+	Mode  uint32
+}
+
+// keptScanMagic starts an encoded KeptScan.
+const keptScanMagic = "acp-agent kept scan 1\n"
+
+// MarshalBinary encodes k: a first line, then per file its hash, size,
+// times, inode and mode in decimal, separated by spaces, then its path,
+// ended by a NUL (which no path holds). Thousands of files decode in well
+// under a millisecond, which JSON does not.
+func (k *KeptScan) MarshalBinary() ([]byte, error) {
+	b := make([]byte, 0, len(keptScanMagic)+len(k.Files)*160)
+	b = append(b, keptScanMagic...)
+	for _, p := range slices.Sorted(maps.Keys(k.Files)) {
+		f := k.Files[p]
+		if len(f.Hash) != 2*sha256.Size || strings.IndexByte(p, 0) >= 0 {
+			return nil, fmt.Errorf("kept scan: bad entry %q", p)
+		}
+		b = append(b, f.Hash...)
+		for _, n := range []int64{f.Size, f.MTime, f.CTime} {
+			b = strconv.AppendInt(append(b, ' '), n, 10)
+		}
+		b = strconv.AppendUint(append(b, ' '), f.Ino, 10)
+		b = strconv.AppendUint(append(b, ' '), uint64(f.Mode), 10)
+		b = append(append(append(b, ' '), p...), 0)
+	}
+	return b, nil
+}
+
+// UnmarshalBinary decodes what MarshalBinary encoded.
+func (k *KeptScan) UnmarshalBinary(data []byte) error {
+	rest, ok := bytes.CutPrefix(data, []byte(keptScanMagic))
+	if !ok {
+		return errors.New("kept scan: not one")
+	}
+	k.Files = map[string]KeptFile{}
+	for len(rest) > 0 {
+		rec, next, ok := bytes.Cut(rest, []byte{0})
+		if !ok {
+			return errors.New("kept scan: torn")
+		}
+		rest = next
+		fields := bytes.SplitN(rec, []byte{' '}, 7)
+		if len(fields) != 7 || len(fields[0]) != 2*sha256.Size {
+			return errors.New("kept scan: bad entry")
+		}
+		var ints [3]int64
+		var uints [2]uint64
+		var err error
+		for i := range ints {
+			if ints[i], err = strconv.ParseInt(string(fields[i+1]), 10, 64); err != nil {
+				return fmt.Errorf("kept scan: %w", err)
+			}
+		}
+		for i, bits := range []int{64, 32} {
+			if uints[i], err = strconv.ParseUint(string(fields[i+4]), 10, bits); err != nil {
+				return fmt.Errorf("kept scan: %w", err)
+			}
+		}
+		k.Files[string(fields[6])] = KeptFile{Hash: string(fields[0]), Size: ints[0], MTime: ints[1],
+			CTime: ints[2], Ino: uints[0], Mode: uint32(uints[1])}
+	}
+	return nil
+}
+
+// ScanKeeper is what a Checkpointer may offer to keep a workspace's scan
+// between its sessions.
+type ScanKeeper interface {
+	// TakeScan returns the scan the workspace's last session kept (nil:
+	// none), its contents now in this checkpointer's store, durable and
+	// checked against their hashes (files whose content is not are left
+	// out). A kept scan is taken once.
+	TakeScan() *KeptScan
+}
+
+// keptScan is the scan the checkpointer kept for the workspace, as the
+// starting point of the session's first scan (nil: none).
+func (w *Workspace) keptScan() map[string]scanned {
+	k, ok := w.cp.(ScanKeeper)
+	if !ok {
+		return nil
+	}
+	kept := k.TakeScan()
+	if kept == nil {
+		return nil
+	}
+	files := make(map[string]scanned, len(kept.Files))
+	for p, f := range kept.Files {
+		var s scanned
+		if n, err := hex.Decode(s.sum[:], []byte(f.Hash)); err != nil || n != sha256.Size {
+			continue
+		}
+		s.key = fileKey{Size: f.Size, MTime: f.MTime, CTime: f.CTime, Ino: f.Ino, Mode: f.Mode}
+		s.trusted = true
+		files[p] = s
+	}
+	return files
+}
+
+// KeptScan is the workspace's last scan to keep for its next session:
+// its files whose key vouches for their content (nil when there is none,
+// or where files have no status change time: without it a program could
+// change a file and set its modification time back unseen).
+func (w *Workspace) KeptScan() *KeptScan {
+	w.scan.mu.Lock()
+	defer w.scan.mu.Unlock()
+	out := &KeptScan{Files: map[string]KeptFile{}}
+	for p, f := range w.scan.files {
+		if !f.trusted || f.key.CTime == 0 {
+			continue
+		}
+		out.Files[p] = KeptFile{Hash: hex.EncodeToString(f.sum[:]), Size: f.key.Size, MTime: f.key.MTime,
+			CTime: f.key.CTime, Ino: f.key.Ino, Mode: f.key.Mode}
+	}
+	if len(out.Files) == 0 {
+		return nil
+	}
+	return out
+}
+
+// sameStamp reports whether k shows the file f describes unchanged: size,
+// mtime, inode and, where the manifest has it, ctime (a program can set
+// the mtime back, not the ctime).
+func (f ManifestFile) sameStamp(k fileKey) bool {
+	return f.Size == k.Size && f.MTime == k.MTime && f.Ino == k.Ino && (f.CTime == 0 || f.CTime == k.CTime)
 }
 
 func manifestFile(k fileKey, hash string) ManifestFile {
-	return ManifestFile{Hash: hash, Size: k.size, MTime: k.mtime.UnixNano(), Ino: k.ino}
+	return ManifestFile{Hash: hash, Size: k.Size, MTime: k.MTime, Ino: k.Ino, CTime: k.CTime}
 }
 
 // aroundCommand keeps what a command changes in the workspace. Before
@@ -272,11 +436,14 @@ func (w *Workspace) CommandChanges(ctx context.Context, m CommandManifest) Comma
 	paths := slices.Sorted(maps.Keys(m.Files))
 	for _, p := range paths {
 		f := m.Files[p]
-		if a, ok := after.files[p]; ok && f.Hash != "" && hex.EncodeToString(a.sum[:]) == f.Hash {
-			continue
-		}
-		if key, ok := statKey(p); ok && key == f.stamp() {
-			continue // there, not read this time (limits), not changed
+		if a, ok := after.files[p]; ok && f.Hash != "" {
+			if hex.EncodeToString(a.sum[:]) == f.Hash {
+				continue
+			}
+			// Read both times and not the same: changed, whatever its
+			// stamp says (the mtime can be set back).
+		} else if key, ok := statKey(p); ok && f.sameStamp(key) {
+			continue // there, not read one of the times (limits), not changed
 		}
 		if f.Hash == "" {
 			ch.Unrestorable = append(ch.Unrestorable, p)

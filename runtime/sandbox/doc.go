@@ -40,6 +40,13 @@
 // kernel can confine and how; where it cannot confine, callers must not
 // pretend to.
 //
+// Launcher.Warm (called when a terminal is made) makes sure the process
+// has a spare helper, started ahead of the first command and told the
+// workspace roots so it lists their secrets files meanwhile; the first
+// Launcher that needs a helper and has none idle takes it. The spare is
+// no Launcher's until taken: no goroutine reads it, and it ends with the
+// process (its socket closes, Pdeathsig) or with StopSpare.
+//
 // Launcher and Proc are safe for concurrent use; a Launcher owns one
 // reader goroutine per helper, and Close ends the helpers (killing their
 // commands) and waits for those goroutines. Main is meant to be called

@@ -139,6 +139,9 @@ func serve(fd int) int {
 		case "signal":
 			closeAll(fds)
 			s.signal(m.ID, syscall.Signal(m.Sig))
+		case "warm":
+			closeAll(fds)
+			helperSecrets.find(m.Roots)
 		default:
 			closeAll(fds)
 		}

@@ -57,6 +57,12 @@ type Launcher struct {
 // NewLauncher returns a Launcher; exe is not needed on macOS.
 func NewLauncher(exe string) *Launcher { return &Launcher{procs: make(map[*Proc]struct{})} }
 
+// Warm does nothing: there is no helper to start ahead here.
+func (l *Launcher) Warm(roots []string) {}
+
+// StopSpare does nothing: there is no spare helper here.
+func StopSpare() {}
+
 // Proc is a command started by a Launcher.
 type Proc struct {
 	l   *Launcher

@@ -219,9 +219,45 @@ func (l *Launcher) get() (*helper, error) {
 		l.idle = l.idle[:n-1]
 		return h, nil
 	}
+	var p helperProc
+	if sp := takeSpare(l.exe, l.useUserns()); sp != nil {
+		p = *sp
+		if p.usernsFailed {
+			l.noUserns.Store(true)
+		}
+	} else {
+		var err error
+		if p, err = startHelperProcess(l.exe, l.useUserns()); err != nil {
+			return nil, err
+		}
+		if p.usernsFailed {
+			l.noUserns.Store(true)
+		}
+	}
+	h := &helper{l: l, cmd: p.cmd, fd: p.fd}
+	l.helpers[h] = struct{}{}
+	l.wg.Add(1)
+	go h.read()
+	return h, nil
+}
+
+// helperProc is a helper process just started and the agent's end of
+// its socket.
+type helperProc struct {
+	cmd *exec.Cmd
+	fd  int
+	exe string
+	// userns: it was asked to start in a user namespace; usernsFailed:
+	// that failed, and it started without one.
+	userns, usernsFailed bool
+}
+
+// startHelperProcess starts a helper running exe, in a user namespace of
+// its own if userns and the kernel allows it.
+func startHelperProcess(exe string, userns bool) (helperProc, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox helper socket: %w", err)
+		return helperProc{}, fmt.Errorf("sandbox helper socket: %w", err)
 	}
 	theirs := os.NewFile(uintptr(fds[1]), "sandbox-helper")
 	// Nothing of the agent's environment: the helper needs none, and each
@@ -233,33 +269,105 @@ func (l *Launcher) get() (*helper, error) {
 	}
 	newCmd := func(userns bool) *exec.Cmd {
 		return &exec.Cmd{
-			Path:        l.exe,
-			Args:        helperArgs(l.exe, userns),
+			Path:        exe,
+			Args:        helperArgs(exe, userns),
 			Env:         env,
 			Stderr:      os.Stderr,
 			ExtraFiles:  []*os.File{theirs},
 			SysProcAttr: helperSysProcAttr(userns),
 		}
 	}
-	userns := l.useUserns()
-	cmd := newCmd(userns)
-	err = cmd.Start()
+	p := helperProc{exe: exe, userns: userns, fd: fds[0]}
+	p.cmd = newCmd(userns)
+	err = p.cmd.Start()
 	if err != nil && userns {
 		// No user namespace here after all: grant around, from now on.
-		l.noUserns.Store(true)
-		cmd = newCmd(false)
-		err = cmd.Start()
+		p.usernsFailed = true
+		p.cmd = newCmd(false)
+		err = p.cmd.Start()
 	}
 	theirs.Close()
 	if err != nil {
 		unix.Close(fds[0])
-		return nil, fmt.Errorf("start sandbox helper %s: %w", l.exe, err)
+		return helperProc{}, fmt.Errorf("start sandbox helper %s: %w", exe, err)
 	}
-	h := &helper{l: l, cmd: cmd, fd: fds[0]}
-	l.helpers[h] = struct{}{}
-	l.wg.Add(1)
-	go h.read()
-	return h, nil
+	return p, nil
+}
+
+// The process's spare helper: started when a terminal is made (Warm),
+// so that the first command of a session finds a helper that has
+// already started (a Go binary's start-up, several milliseconds) and has
+// listed the workspace's secrets files; taken by the first Launcher that
+// needs a helper and has none idle. Until taken it is no Launcher's and
+// no goroutine reads it; it ends with the agent (Pdeathsig, and the end
+// of its socket when the process exits), or with StopSpare. There is at
+// most one, so sessions that never run a command cost one helper per
+// process, not one each.
+var spare struct {
+	mu sync.Mutex
+	p  *helperProc
+	// roots are the roots the spare was told last: a session opened on
+	// the same workspace does not make it list them again.
+	roots []string
+}
+
+// Warm makes sure a helper is ready for the Launcher's first command:
+// unless the Launcher has an idle one, the process's spare helper starts
+// now if there is none, and lists the secrets files under roots (the
+// workspace roots of the commands to come) while the agent does other
+// work. A helper that cannot start here is not an error: the first
+// command starts one as it would have, and fails as it would have.
+func (l *Launcher) Warm(roots []string) {
+	l.mu.Lock()
+	skip := l.closed || len(l.idle) > 0
+	l.mu.Unlock()
+	if skip {
+		return
+	}
+	spare.mu.Lock()
+	defer spare.mu.Unlock()
+	if spare.p == nil {
+		p, err := startHelperProcess(l.exe, l.useUserns())
+		if err != nil {
+			return
+		}
+		spare.p, spare.roots = &p, nil
+	}
+	if len(roots) > 0 && !slices.Equal(roots, spare.roots) {
+		spare.roots = slices.Clone(roots)
+		// Where the helper is gone, the write fails and the first
+		// command finds it dead and starts another.
+		_ = writeFrame(spare.p.fd, message{Op: "warm", Roots: roots}, nil)
+	}
+}
+
+// takeSpare returns the spare helper if it runs exe as asked (in a user
+// namespace or not), and nil otherwise.
+func takeSpare(exe string, userns bool) *helperProc {
+	spare.mu.Lock()
+	defer spare.mu.Unlock()
+	p := spare.p
+	if p == nil || p.exe != exe || p.userns != userns {
+		return nil
+	}
+	spare.p = nil
+	return p
+}
+
+// StopSpare ends the process's spare helper, if any, and waits for it.
+func StopSpare() {
+	spare.mu.Lock()
+	p := spare.p
+	spare.p = nil
+	spare.mu.Unlock()
+	if p == nil {
+		return
+	}
+	_ = unix.Shutdown(p.fd, unix.SHUT_RDWR)
+	timer := time.AfterFunc(reapTimeout, func() { _ = p.cmd.Process.Kill() })
+	_ = p.cmd.Wait()
+	timer.Stop()
+	_ = unix.Close(p.fd)
 }
 
 // put takes back a helper whose command ended.

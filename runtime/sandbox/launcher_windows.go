@@ -37,6 +37,12 @@ func (l *Launcher) Start(req Request, files []*os.File) (*Proc, error) { return 
 // Close does nothing.
 func (l *Launcher) Close() error { return nil }
 
+// Warm does nothing: there is no helper to start ahead here.
+func (l *Launcher) Warm(roots []string) {}
+
+// StopSpare does nothing: there is no spare helper here.
+func StopSpare() {}
+
 // Proc is never returned on Windows.
 type Proc struct{}
 

@@ -1,0 +1,19 @@
+//go:build linux || darwin
+
+package runtime
+
+import "golang.org/x/sys/unix"
+
+func stampOf(path string) (Stamp, bool) {
+	var st unix.Stat_t
+	for {
+		err := unix.Lstat(path, &st)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+			return Stamp{}, false
+		}
+		return Stamp{Size: st.Size, MTime: st.Mtim.Nano(), CTime: st.Ctim.Nano(), Ino: st.Ino, Mode: uint32(st.Mode)}, true
+	}
+}
