@@ -25,8 +25,9 @@ var portableSyscall = map[string]bool{"SIGTERM": true, "SIGINT": true, "RawConn"
 //     (Go applies the suffix); *_unix.go has exactly the constraint unix;
 //   - no *_other.go: a fallback says what it is (*_fallback.go) and
 //     carries its constraint;
-//   - only runtime and persistence use syscall's OS-specific parts or
-//     golang.org/x/sys, and only in files of one OS.
+//   - only runtime and persistence (and internal/winetest, the Wine test
+//     build's support) use syscall's OS-specific parts or golang.org/x/sys,
+//     and only in files of one OS.
 func TestOSFilesFollowTheConvention(t *testing.T) {
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	require.NoError(t, err)
@@ -60,7 +61,7 @@ func TestOSFilesFollowTheConvention(t *testing.T) {
 		}
 		osFile := strings.HasSuffix(base, "_linux") || strings.HasSuffix(base, "_darwin") || strings.HasSuffix(base, "_windows") || strings.HasSuffix(base, "_unix") ||
 			osSpecific(expr)
-		inOSPackage := strings.HasPrefix(rel, "runtime/") || strings.HasPrefix(rel, "persistence/")
+		inOSPackage := strings.HasPrefix(rel, "runtime/") || strings.HasPrefix(rel, "persistence/") || strings.HasPrefix(rel, "internal/winetest/")
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
 			if strings.HasPrefix(p, "golang.org/x/sys") {

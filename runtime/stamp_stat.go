@@ -4,6 +4,8 @@ package runtime
 
 import "golang.org/x/sys/unix"
 
+// stampOf reads Linux's and macOS's Stat_t (Mtim, Ctim; the release
+// targets), other unixes take the fallback.
 func stampOf(path string) (Stamp, bool) {
 	var st unix.Stat_t
 	for {
