@@ -250,8 +250,18 @@ func (c *Client) openStream(sessionID string) error {
 // an unexpected end (a few tries, with a short backoff).
 func (c *Client) runStream(ctx context.Context, s *clientStream) {
 	defer c.wg.Done()
-	readyOnce := sync.OnceFunc(func() { close(s.ready) })
-	defer readyOnce()
+	// readyErr is the first connection's outcome, set once before ready
+	// closes: openStream reads it after <-ready, and a later error (a
+	// failed resumption) is told through failed or the connection's
+	// error instead.
+	var once sync.Once
+	ready := func(err error) {
+		once.Do(func() {
+			s.readyErr = err
+			close(s.ready)
+		})
+	}
+	defer ready(nil)
 	for attempt := 0; ; attempt++ {
 		hdr := http.Header{"Accept": {"text/event-stream"}}
 		if s.sessionID != "" {
@@ -278,15 +288,15 @@ func (c *Client) runStream(ctx context.Context, s *clientStream) {
 			var he *HTTPError
 			if errors.As(err, &he) && he.Status == http.StatusConflict && s.sessionID != "" {
 				c.failSession(s, err)
-				s.readyErr = err
+				ready(err)
 				return
 			}
 			if attempt < 5 && s.lastID != "" && !c.opts.NoResume {
 				time.Sleep(time.Duration(attempt+1) * 50 * time.Millisecond)
 				continue
 			}
-			s.readyErr = err
 			c.streamEnded(s, err)
+			ready(err)
 			return
 		}
 		if s.lastID != "" {
@@ -294,7 +304,7 @@ func (c *Client) runStream(ctx context.Context, s *clientStream) {
 			c.resumes++
 			c.mu.Unlock()
 		}
-		readyOnce()
+		ready(nil)
 		attempt = 0
 		err = c.readSSE(resp.Body, s)
 		resp.Body.Close()

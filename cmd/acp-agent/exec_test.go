@@ -26,7 +26,7 @@ func runExecBin(t *testing.T, dir, stdin string, env []string, args ...string) (
 	t.Helper()
 	cmd := exec.Command(agentBin, append([]string{"exec"}, args...)...)
 	cmd.Dir = dir
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + t.TempDir()}, env...)
+	cmd.Env = append(agentEnv(t), env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -132,7 +132,7 @@ func TestExecInterruptCancelsTheTurn(t *testing.T) {
 	script := textScript(t, "", map[string]any{"text": "working"}, map[string]any{"hang": true})
 	cmd := exec.Command(agentBin, "exec", "--model", "replay/"+script, "go")
 	cmd.Dir = t.TempDir()
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + t.TempDir()}
+	cmd.Env = agentEnv(t)
 	var stdout, stderr syncWriter
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Start())

@@ -509,6 +509,7 @@ func startE2EWith(t *testing.T, cmd *exec.Cmd, client sdk.Client, dir string, ca
 	require.NoError(t, err)
 	var stderr syncWriter
 	cmd.Stderr = &stderr
+	log := sdkLog(t)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
 		stdin.Close()
@@ -523,8 +524,8 @@ func startE2EWith(t *testing.T, cmd *exec.Cmd, client sdk.Client, dir string, ca
 		}
 	})
 	conn := sdk.NewClientSideConnection(client, stdin, stdout)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
+	conn.SetLogger(log)
+	ctx := waitCtx(t)
 	_, err = conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps})
 	require.NoError(t, err)
 	sess, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
@@ -577,7 +578,7 @@ func TestBinarySandboxNetworkFollowsTheMode(t *testing.T) {
 			dir := t.TempDir()
 			client := &answeringClient{toolClient: newToolClient(dir, ""), answer: "allow_once"}
 			cmd := exec.Command(agentBin, append([]string{"--model", "openai/test-model", "--sandbox", "on"}, tc.args...)...)
-			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + t.TempDir(), "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
+			cmd.Env = append(agentEnv(t), "OPENAI_API_KEY=k", "OPENAI_BASE_URL="+model.URL+"/v1")
 			conn, sid := startE2EWith(t, cmd, client, dir, sdk.ClientCapabilities{})
 			promptE2E(t, conn, sid, "[net]")
 			if tc.reach {

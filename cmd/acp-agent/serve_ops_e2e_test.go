@@ -133,7 +133,7 @@ func serveExits(t *testing.T, env []string, args ...string) (error, string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, agentBin, append([]string{"serve", "--model", "replay/default"}, args...)...)
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + t.TempDir()}, env...)
+	cmd.Env = append(agentEnv(t), env...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	err := cmd.Run()

@@ -251,8 +251,8 @@ func TestKillDuringCreationLeavesNothingAfterTheNextStart(t *testing.T) {
 	dir, cwd := t.TempDir(), t.TempDir()
 	cmd := exec.Command(strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=rename,renameat,renameat2",
 		"-e", "inject=rename,renameat,renameat2:signal=KILL:when=1", agentBin, "--model", "openai/test-model")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + t.TempDir(), "OPENAI_API_KEY=k",
-		"OPENAI_BASE_URL=" + model.URL + "/v1", "ACP_AGENT_SESSION_DIR=" + dir}
+	cmd.Env = append(agentEnv(t), "OPENAI_API_KEY=k",
+		"OPENAI_BASE_URL="+model.URL+"/v1", "ACP_AGENT_SESSION_DIR="+dir)
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()
