@@ -103,7 +103,7 @@ func TestTerminalStdinGetsAOneLineHint(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case <-done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(waitBudget(t)):
 		cmd.Process.Kill()
 		<-done
 		t.Fatal("the agent did not exit when its terminal closed")

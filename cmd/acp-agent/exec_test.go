@@ -136,7 +136,7 @@ func TestExecInterruptCancelsTheTurn(t *testing.T) {
 	var stdout, stderr syncWriter
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Start())
-	require.Eventually(t, func() bool { return strings.Contains(stdout.String(), "working") }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return strings.Contains(stdout.String(), "working") }, waitBudget(t), 5*time.Millisecond)
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -146,7 +146,7 @@ func TestExecInterruptCancelsTheTurn(t *testing.T) {
 		require.True(t, errors.As(err, &ee), "exit: %v", err)
 		assert.Equal(t, 130, ee.ExitCode())
 		assert.Contains(t, stderr.String(), "stop: cancelled")
-	case <-time.After(10 * time.Second):
+	case <-time.After(waitBudget(t)):
 		_ = cmd.Process.Kill()
 		t.Fatalf("exec did not end after SIGINT; stderr: %s", stderr.String())
 	}

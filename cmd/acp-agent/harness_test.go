@@ -72,3 +72,10 @@ func sdkLog(t testing.TB) *slog.Logger {
 	})
 	return slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
+
+// The longest tests here (over about 2 s on a busy machine: the sandbox
+// corpus and workflow, the kill -9 loops, the serve limits) call
+// t.Parallel: they wait on processes far more than they compute, so
+// they overlap after the short ones have run. A parallel test must not
+// use t.Setenv or anything else process-wide, and must not look at
+// processes or files another test could own.

@@ -184,6 +184,7 @@ func TestBinaryReplayExchange(t *testing.T) {
 // TestBinaryStreamsChunksInOrder streams 10,000 numbered chunks from a
 // replay script through the real binary and pipes.
 func TestBinaryStreamsChunksInOrder(t *testing.T) {
+	t.Parallel()
 	const n = 10000
 	events := make([]map[string]any, n)
 	for i := range events {
@@ -320,7 +321,7 @@ func TestRunServesUntilEOF(t *testing.T) {
 	c.NewSession(t.TempDir())
 	inW.Close()
 	require.NoError(t, <-done)
-	c.ExpectEOF(time.Second)
+	c.ExpectEOF(waitBudget(t))
 	assert.Empty(t, stderr.String(), "--log-level off writes nothing")
 }
 

@@ -191,7 +191,7 @@ func TestBinarySteeringExtension(t *testing.T) {
 	assert.Contains(t, text, "answer after the steer", "the steer made the turn go on within the same prompt")
 
 	assert.Equal(t, map[string]any{"outcome": "startedNewTurn"}, steer(map[string]any{"steering": map[string]any{"idleBehavior": "startNewTurn"}}))
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(waitBudget(t))
 	var got string
 	for got == "" {
 		m, ok := p.NextWithin(time.Second)

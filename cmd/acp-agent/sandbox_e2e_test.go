@@ -84,6 +84,7 @@ func dirDigest(t *testing.T, dir string) string {
 // the fallback; with masks, the script also creates files beside .git
 // and the .env files, which the fallback cannot.
 func TestBinarySandboxEscapeCorpus(t *testing.T) {
+	t.Parallel()
 	requireSandbox(t)
 	for _, m := range sandboxModes(t) {
 		t.Run(m.name, func(t *testing.T) { escapeCorpus(t, m) })
@@ -330,7 +331,7 @@ func escapeCorpus(t *testing.T, m sandboxMode) {
 		require.NoError(t, err, f)
 		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
 		require.NoError(t, err)
-		assert.Eventually(t, func() bool { return !processAlive(pid) }, 5*time.Second, 50*time.Millisecond,
+		assert.Eventually(t, func() bool { return !processAlive(pid) }, waitBudget(t), 50*time.Millisecond,
 			"%s (pid %d) outlived the command", f, pid)
 	}
 	t.Logf("sandbox escape corpus (%s): %d cases, %d escapes (plus 3 grandchildren, the agent, 3 listeners checked from outside)", m.name, len(cases), escapes)
@@ -345,6 +346,7 @@ func escapeCorpus(t *testing.T, m sandboxMode) {
 // the fallback's limit); as nobody without the Go step, whose build cache
 // would start cold.
 func TestBinarySandboxOrdinaryWorkflow(t *testing.T) {
+	t.Parallel()
 	requireSandbox(t)
 	for _, m := range sandboxModes(t) {
 		t.Run(m.name, func(t *testing.T) { ordinaryWorkflow(t, m) })
@@ -558,6 +560,7 @@ func countingListener(t *testing.T) (net.Listener, *atomic.Int32) {
 // full-access mode only; configured off, not even there. Issue 24 pins
 // accept-edits too (asked and allowed, or auto-approved).
 func TestBinarySandboxNetworkFollowsTheMode(t *testing.T) {
+	t.Parallel()
 	requireSandbox(t)
 	ln, accepted := countingListener(t)
 	line := fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d", ln.Addr().(*net.TCPAddr).Port)
@@ -582,7 +585,7 @@ func TestBinarySandboxNetworkFollowsTheMode(t *testing.T) {
 			conn, sid := startE2EWith(t, cmd, client, dir, sdk.ClientCapabilities{})
 			promptE2E(t, conn, sid, "[net]")
 			if tc.reach {
-				assert.Eventually(t, func() bool { return accepted.Load() > before }, 5*time.Second, 20*time.Millisecond, "full-access reaches the network")
+				assert.Eventually(t, func() bool { return accepted.Load() > before }, waitBudget(t), 20*time.Millisecond, "full-access reaches the network")
 			} else {
 				time.Sleep(100 * time.Millisecond)
 				assert.Equal(t, before, accepted.Load(), "the network was reached")
@@ -596,6 +599,7 @@ func TestBinarySandboxNetworkFollowsTheMode(t *testing.T) {
 // .env.* files at any depth stay unreadable to them (the file tools refuse
 // them too), however the command reaches them.
 func TestBinarySandboxAutoApproveNeverReadsEnvFiles(t *testing.T) {
+	t.Parallel()
 	requireSandbox(t)
 	for _, m := range sandboxModes(t) {
 		t.Run(m.name, func(t *testing.T) { autoApproveNeverReadsEnvFiles(t, m) })

@@ -33,7 +33,7 @@ func TestServeShutsDownGracefully(t *testing.T) {
 	for _, ws := range []bool{false, true} {
 		s := startServe(t, nil)
 		c := dialServe(t, s, ws)
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
 		sid := c.newSession(t, ctx, s.root)
 		require.Equal(t, "end_turn", c.prompt(t, ctx, sid, "stream please"))
 		stop := make(chan string, 1)
@@ -98,7 +98,7 @@ func TestServeSpeaksHTTP2(t *testing.T) {
 			map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
 		require.NoError(t, err)
 		defer c.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
 		defer cancel()
 		var created struct {
 			SessionID string `json:"sessionId"`
@@ -130,7 +130,7 @@ func TestServeSpeaksHTTP2(t *testing.T) {
 // serveExits runs serve with args and returns its exit error and stderr.
 func serveExits(t *testing.T, env []string, args ...string) (error, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, agentBin, append([]string{"serve", "--model", "replay/default"}, args...)...)
 	cmd.Env = append(agentEnv(t), env...)
@@ -208,7 +208,7 @@ func TestServeReportsCounters(t *testing.T) {
 	tel := filepath.Join(t.TempDir(), "telemetry.jsonl")
 	s := startServe(t, nil, "--telemetry-file", tel)
 	c := dialServe(t, s, false)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
 	defer cancel()
 	sid := c.newSession(t, ctx, s.root)
 	require.Equal(t, "end_turn", c.prompt(t, ctx, sid, "stream"))
@@ -274,7 +274,7 @@ func TestServeReapsIdleConnections(t *testing.T) {
 	// A connection with an open event stream is not idle.
 	c := dialServe(t, s, false)
 	time.Sleep(1500 * time.Millisecond)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
 	defer cancel()
 	require.NoError(t, c.Call(ctx, "session/list", map[string]any{}, nil))
 }

@@ -54,6 +54,7 @@ var goldenScenarios = []struct {
 }
 
 func TestBinaryLoadsGoldenSessionFiles(t *testing.T) {
+	t.Parallel()
 	for _, sc := range goldenScenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			dir := filepath.Join(goldenSessions, sc.name)

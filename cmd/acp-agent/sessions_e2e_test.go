@@ -267,7 +267,7 @@ func TestKillDuringCreationLeavesNothingAfterTheNextStart(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case <-done:
-	case <-time.After(20 * time.Second):
+	case <-time.After(waitBudget(t)):
 		cmd.Process.Kill()
 		<-done
 		t.Fatal("the agent was not killed at its first rename")
