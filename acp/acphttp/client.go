@@ -340,10 +340,17 @@ func (c *Client) readSSE(body io.Reader, s *clientStream) error {
 		line = bytes.TrimRight(line, "\r\n")
 		switch {
 		case len(line) == 0:
-			if data != nil && !c.interrupted(s) {
-				c.dispatch(data, s.sessionID)
-				if id != "" {
-					s.lastID = id
+			if data != nil {
+				switch c.interrupted(s) {
+				case cutHere:
+					// Whatever the reader holds already is lost
+					// with the connection, as in a real cut.
+					return errInterrupted
+				case notLost:
+					c.dispatch(data, s.sessionID)
+					if id != "" {
+						s.lastID = id
+					}
 				}
 			}
 			data, id = nil, ""
@@ -549,23 +556,34 @@ func (c *Client) InterruptStream(sessionID string, lose int) {
 	}
 }
 
-// interrupted reports whether the event just read is lost in transit,
-// and cuts the stream once enough were.
-func (c *Client) interrupted(s *clientStream) bool {
+// errInterrupted ends a stream InterruptStream cut.
+var errInterrupted = errors.New("acphttp client: stream interrupted (test)")
+
+// Outcomes of interrupted for the event just read.
+const (
+	notLost = iota
+	lostInTransit
+	cutHere
+)
+
+// interrupted says whether the event just read is lost in transit, and
+// cuts the stream once enough were (the event that meets the cut is lost
+// too, as is everything read after it).
+func (c *Client) interrupted(s *clientStream) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !s.interrupt {
-		return false
+		return notLost
 	}
 	if s.lose > 0 {
 		s.lose--
-		return true
+		return lostInTransit
 	}
 	s.interrupt = false
 	if s.cancelBody != nil {
 		s.cancelBody()
 	}
-	return true
+	return cutHere
 }
 
 func (c *Client) failSession(s *clientStream, err error) {
