@@ -267,12 +267,16 @@ func escapeCorpus(t *testing.T, m sandboxMode) {
 		chownTree(t, m, d)
 	}
 	gitBefore := dirDigest(t, filepath.Join(dir, ".git"))
-	model := promptModel(t, map[string][]modelCall{"[go]": {{"run_command", map[string]any{"command": "bash attack.sh", "timeout_seconds": 120}}}})
+	// 171 commands (many of them python3) in one: minutes on a loaded
+	// machine, so the turn gets what is left of the test's time, and the
+	// command all but the last 30 s of that.
+	budget := testBudget(t)
+	model := promptModel(t, map[string][]modelCall{"[go]": {{"run_command", map[string]any{"command": "bash attack.sh", "timeout_seconds": max(int(budget.Seconds())-30, 60)}}}})
 	conn, sid, agentPid := sandboxSessionAs(t, m, model, dir, home)
 	script2 := strings.ReplaceAll(script.String(), "$AGENT_PID", strconv.Itoa(agentPid))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "attack.sh"), []byte(script2), 0o755))
 	chownTree(t, m, filepath.Join(dir, "attack.sh"))
-	assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "[go]"))
+	assert.Equal(t, sdk.StopReasonEndTurn, promptE2EWithin(t, budget, conn, sid, "[go]"))
 
 	body := model.body(t, 1)
 	require.Contains(t, body, "CORPUS-DONE", "the script ran to the end")

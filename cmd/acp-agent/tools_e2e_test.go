@@ -318,7 +318,14 @@ func e2eSession(t *testing.T, provider string, model *scriptedModel, client *too
 
 func promptE2E(t *testing.T, conn *sdk.ClientSideConnection, sid sdk.SessionId, text string) sdk.StopReason {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
+	return promptE2EWithin(t, waitBudget(t), conn, sid, text)
+}
+
+// promptE2EWithin is promptE2E for a turn that may take longer than
+// waitBudget on a busy machine.
+func promptE2EWithin(t *testing.T, d time.Duration, conn *sdk.ClientSideConnection, sid sdk.SessionId, text string) sdk.StopReason {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	resp, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: sid, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
 	require.NoError(t, err)
