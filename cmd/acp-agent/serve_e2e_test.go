@@ -104,7 +104,7 @@ func startServe(t *testing.T, prev *served, extra ...string) *served {
 		require.True(t, ok, "serve exited before listening:\n%s", s.stderr.String())
 		s.url = u
 	case <-time.After(waitBudget(t)):
-		t.Fatalf("serve did not listen within 20s:\n%s", s.stderr.String())
+		t.Fatalf("serve did not listen within %s:\n%s", waitBudget(t), s.stderr.String())
 	}
 	data, err := os.ReadFile(filepath.Join(s.state, "xdg", "acp-agent", "serve-token"))
 	require.NoError(t, err)

@@ -48,9 +48,10 @@ func TestServeShutsDownGracefully(t *testing.T) {
 			stop <- r.StopReason
 		}()
 		waitUntil(t, "the hanging turn", func() bool { return strings.Contains(c.textOf(sid), "waiting") })
-		start := time.Now()
 		s.stop(t)
-		assert.Less(t, time.Since(start), 5*time.Second)
+		// Not by the 10 s fallback: the connections ended with the
+		// shutdown (a time limit here would measure the machine's load).
+		assert.NotContains(t, s.stderr.String(), "connections still open", "the connections were ended at once")
 		assert.Equal(t, "cancelled", <-stop, "the turn is answered before the streams close")
 		s2 := startServe(t, s)
 		c2 := dialServe(t, s2, ws)
