@@ -68,7 +68,7 @@ func TestBinaryBackgroundCommands(t *testing.T) {
 		start := time.Now()
 		_, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: sid, Prompt: []sdk.ContentBlock{sdk.TextBlock(key)}})
 		require.NoError(t, err)
-		require.Less(t, time.Since(start), 15*time.Second, "%s returned", key)
+		require.Less(t, time.Since(start), time.Minute, "%s returned before the 2-minute command timeout", key)
 		out := lastToolResult(t, model.body(t, 2*n+1))
 		n++
 		return out
