@@ -101,6 +101,9 @@ type ForkRequest struct {
 	FromUserEntryIndex *int
 	// MCPServers of the new session; nil means the source's.
 	MCPServers []McpServer
+	// SystemPrompt is the client's for the new session; nil means the
+	// source's (SDK 2.4.0 unstable).
+	SystemPrompt *SystemPrompt
 }
 
 // SessionStore is implemented by agents that keep sessions beyond a
@@ -145,6 +148,9 @@ type LoadRequest struct {
 	AdditionalDirectories []string
 	MCPServers            []McpServer
 	Replay                bool
+	// SystemPrompt is the client's; nil means the one stored with the
+	// session (SDK 2.4.0 unstable).
+	SystemPrompt *SystemPrompt
 }
 
 // LoadedSession is a loaded session's state for the response, and its

@@ -27,10 +27,11 @@ var goldenDir = filepath.Join("..", "testdata", "golden", "acp")
 type goldenSchema int
 
 const (
-	goldenStable    goldenSchema = iota // testdata/acp-schema/v1/schema.json
-	goldenUnstable                      // v1/schema.unstable.json
-	goldenSDK                           // npm-sdk-2.4.0/v1/schema.json
-	goldenExtension                     // testdata/acp-agent-schema/extensions.json
+	goldenStable      goldenSchema = iota // testdata/acp-schema/v1/schema.json
+	goldenUnstable                        // v1/schema.unstable.json
+	goldenSDK                             // npm-sdk-2.4.0/v1/schema.json
+	goldenExtension                       // testdata/acp-agent-schema/extensions.json
+	goldenSDKUnstable                     // npm-sdk-2.4.0/v1/schema.unstable.json
 )
 
 type goldenCase struct {
@@ -144,6 +145,24 @@ var goldenTable = map[string]goldenCase{
 	"CreateElicitationResponse_decline": goldenOf[CreateElicitationResponse]("CreateElicitationResponse", goldenStable),
 	"CreateElicitationResponse_cancel":  goldenOf[CreateElicitationResponse]("CreateElicitationResponse", goldenStable),
 	"CompleteElicitationNotification":   goldenOf[CompleteElicitationNotification]("CompleteElicitationNotification", goldenStable),
+
+	// SDK 2.4.0 unstable: plan operations, messages between sessions,
+	// systemPrompt, auth/status, providers/*, MCP over ACP.
+	"SessionNotification_plan_update_items":     goldenOf[SessionNotification]("SessionNotification", goldenSDKUnstable),
+	"SessionNotification_plan_update_markdown":  goldenOf[SessionNotification]("SessionNotification", goldenSDKUnstable),
+	"SessionNotification_plan_update_file":      goldenOf[SessionNotification]("SessionNotification", goldenSDKUnstable),
+	"SessionNotification_plan_removed":          goldenOf[SessionNotification]("SessionNotification", goldenSDKUnstable),
+	"SessionNotification_session_message":       goldenOf[SessionNotification]("SessionNotification", goldenSDKUnstable),
+	"SessionNotification_session_message_chunk": goldenOf[SessionNotification]("SessionNotification", goldenSDKUnstable),
+	"NewSessionRequest_system_prompt":           goldenOf[NewSessionRequest]("NewSessionRequest", goldenSDKUnstable),
+	"InitializeResponse_sdk_unstable":           goldenOf[InitializeResponse]("InitializeResponse", goldenSDKUnstable),
+	"AuthStatusResponse":                        goldenOf[AuthStatusResponse]("AuthStatusResponse", goldenSDKUnstable),
+	"ListProvidersResponse":                     goldenOf[ListProvidersResponse]("ListProvidersResponse", goldenSDKUnstable),
+	"SetProviderRequest":                        goldenOf[SetProviderRequest]("SetProviderRequest", goldenSDKUnstable),
+	"DisableProviderRequest":                    goldenOf[DisableProviderRequest]("DisableProviderRequest", goldenSDKUnstable),
+	"MessageMcpRequest":                         goldenOf[MessageMcpRequest]("MessageMcpRequest", goldenSDKUnstable),
+	"MessageMcpNotification":                    goldenOf[MessageMcpNotification]("MessageMcpNotification", goldenSDKUnstable),
+	"MessageMcpResponse_error":                  goldenOf[MessageMcpResponse]("MessageMcpResponse", goldenSDKUnstable),
 }
 
 func goldenChecker(t *testing.T) *schemacheck.Checker {
@@ -161,6 +180,8 @@ func goldenValidate(c *schemacheck.Checker, tc goldenCase, data []byte) error {
 		return c.ValidateSDK(tc.def, data)
 	case goldenExtension:
 		return c.ValidateExtension(tc.def, data)
+	case goldenSDKUnstable:
+		return c.ValidateSDKUnstable(tc.def, data)
 	}
 	return c.Validate(tc.def, data)
 }
@@ -227,7 +248,7 @@ func TestGoldenFileNames(t *testing.T) {
 	for name, tc := range goldenTable {
 		typeName := strings.SplitN(name, "_", 2)[0]
 		assert.Equal(t, "*acp."+typeName, fmt.Sprintf("%T", tc.newValue()), name)
-		schema := map[goldenSchema]string{goldenStable: "stable", goldenUnstable: "unstable", goldenSDK: "sdk", goldenExtension: "extension"}[tc.schema]
+		schema := map[goldenSchema]string{goldenStable: "stable", goldenUnstable: "unstable", goldenSDK: "sdk", goldenExtension: "extension", goldenSDKUnstable: "sdk-unstable"}[tc.schema]
 		assert.True(t, checker.HasDef(schema, tc.def), "%s: %s schema has no $defs/%s", name, schema, tc.def)
 	}
 }

@@ -45,6 +45,23 @@ const (
 	MethodCancelRequest = "$/cancel_request" // notification
 )
 
+// Unstable methods of the SDK 2.4.0 schema (npm-sdk-2.4.0/v1/
+// schema.unstable.json) beyond session management.
+const (
+	// MethodAuthStatus (agent) and MethodAuthStatusUpdate (client,
+	// notification): the agent's authentication state.
+	MethodAuthStatus       = "auth/status"
+	MethodAuthStatusUpdate = "auth/status_update"
+	// MethodProviders*: the client picks the model endpoints (agent).
+	MethodProvidersList    = "providers/list"
+	MethodProvidersSet     = "providers/set"
+	MethodProvidersDisable = "providers/disable"
+	// MethodMCPMessage carries MCP over ACP: the agent's inner MCP
+	// requests to a server the client provides, and the client's
+	// notifications about them.
+	MethodMCPMessage = "mcp/message"
+)
+
 // The acp-agent extension methods (docs/extensions.md). Each is served by
 // the session its params name (ExtensionSession), except the fork, which
 // makes a new session (Forker). They are advertised in
@@ -107,6 +124,10 @@ type MethodSpec struct {
 	// Extension marks a method that is not ACP's (a name starting with
 	// "_"); extensions have no official schema.
 	Extension bool
+	// ClientNotification names the params definition of the notification
+	// the client sends under the same name, for a method the agent calls
+	// (mcp/message).
+	ClientNotification string
 }
 
 // method is one row of the method table.
@@ -189,6 +210,25 @@ func init() {
 		{MethodSpec: MethodSpec{Name: MethodCancelRequest, Direction: ToAgent | ToClient, Notification: true, Params: "CancelRequestNotification", Schemas: SchemaV1},
 			notify: (*serverConn).cancelRequest},
 
+		// SDK 2.4.0 unstable: authentication state, the model endpoints,
+		// MCP over ACP.
+		{MethodSpec: agentMethod(MethodAuthStatus, "AuthStatusRequest", "AuthStatusResponse", SchemaSDKUnstable),
+			handle: (*serverConn).authStatus, served: implements[AuthStatusReporter],
+			capability: func(c *AgentCapabilities, on bool) { setCap(&c.Auth.Status, on) }},
+		{MethodSpec: agentMethod(MethodProvidersList, "ListProvidersRequest", "ListProvidersResponse", SchemaSDKUnstable),
+			handle: (*serverConn).providers, served: implements[ProviderConfigurer], capability: providersCap},
+		{MethodSpec: agentMethod(MethodProvidersSet, "SetProviderRequest", "SetProviderResponse", SchemaSDKUnstable),
+			handle: (*serverConn).providers, served: implements[ProviderConfigurer], capability: providersCap},
+		{MethodSpec: agentMethod(MethodProvidersDisable, "DisableProviderRequest", "DisableProviderResponse", SchemaSDKUnstable),
+			handle: (*serverConn).providers, served: implements[ProviderConfigurer], capability: providersCap},
+		clientMethod(MethodAuthStatusUpdate, "AuthStatusUpdateNotification", "", SchemaSDKUnstable),
+		// The agent calls mcp/message; the client sends it as a
+		// notification about one of those calls.
+		{MethodSpec: MethodSpec{Name: MethodMCPMessage, Direction: ToClient, Params: "MessageMcpRequest", Result: "MessageMcpResponse",
+			ClientNotification: "MessageMcpNotification", Schemas: SchemaSDKUnstable},
+			notify: (*serverConn).mcpNotification, served: implements[MCPOverACP],
+			capability: func(c *AgentCapabilities, on bool) { c.MCPCapabilities.ACP = on }},
+
 		// Extensions, served by the session their params name.
 		{MethodSpec: extension(MethodSessionSteering), handle: (*serverConn).extension},
 		{MethodSpec: extension(MethodExtSessionSteer), handle: (*serverConn).extension},
@@ -238,6 +278,9 @@ func extension(name string) MethodSpec {
 func clientMethod(name, params, result string, schemas Schemas) *method {
 	return &method{MethodSpec: MethodSpec{Name: name, Direction: ToClient, Notification: result == "", Params: params, Result: result, Schemas: schemas}}
 }
+
+// providersCap advertises providers/* (the three rows share it).
+func providersCap(c *AgentCapabilities, on bool) { setCap(&c.Providers, on) }
 
 // implements reports whether agent implements the interface I.
 func implements[I any](agent Agent) bool {

@@ -88,7 +88,7 @@ func TestMethodTableNamesSchemaDefinitions(t *testing.T) {
 				if m.Schemas&s == 0 {
 					continue
 				}
-				for _, def := range []string{m.Params, m.Result} {
+				for _, def := range []string{m.Params, m.Result, m.ClientNotification} {
 					if def == "" {
 						continue
 					}
@@ -106,7 +106,8 @@ func TestMethodTableNamesSchemaDefinitions(t *testing.T) {
 func TestMethodTableRows(t *testing.T) {
 	for _, m := range methods {
 		if m.Direction&ToAgent == 0 {
-			assert.True(t, m.handle == nil && m.notify == nil, "%s is the client's", m.Name)
+			assert.Nil(t, m.handle, "%s is the client's", m.Name)
+			assert.Equal(t, m.ClientNotification != "", m.notify != nil, "%s: the client's notification of the same name has a handler", m.Name)
 			continue
 		}
 		if m.Notification {
@@ -123,7 +124,8 @@ func TestMethodTableRows(t *testing.T) {
 	}
 	on, err := json.Marshal(caps)
 	require.NoError(t, err)
-	assert.JSONEq(t, `{"loadSession":true,"auth":{"logout":{}},"sessionCapabilities":{"list":{},"delete":{},"resume":{},"close":{},"fork":{},"title":{},"status":{},"archive":{}}}`, string(on))
+	assert.JSONEq(t, `{"loadSession":true,"auth":{"logout":{},"status":{}},"providers":{},"mcpCapabilities":{"acp":true},
+		"sessionCapabilities":{"list":{},"delete":{},"resume":{},"close":{},"fork":{},"title":{},"status":{},"archive":{}}}`, string(on))
 	for _, m := range methods {
 		if m.capability != nil {
 			m.capability(&caps, false)

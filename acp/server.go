@@ -111,6 +111,8 @@ type serverConn struct {
 	// reserved counts this connection's sessions being opened under the
 	// limits; guarded by srv.mu.
 	reserved int
+	// x is the state of the SDK 2.4.0 unstable methods (connection.go).
+	x connExtras
 }
 
 // serviceSession is the connection's view of one live session: a v1

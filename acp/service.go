@@ -53,7 +53,7 @@ func (c *serverConn) handle(req *request) {
 		c.replyAsync(req, nil, fmt.Errorf("%w: request id %s is already in use", ErrInvalidRequest, req.ID))
 		return
 	}
-	ctx, cancel := context.WithCancelCause(context.WithValue(c.ctx, requestIDKey{}, req.ID.String()))
+	ctx, cancel := context.WithCancelCause(context.WithValue(context.WithValue(c.ctx, requestIDKey{}, req.ID.String()), connectionKey{}, c.connection()))
 	c.inflight[req.ID] = cancel
 	c.mu.Unlock()
 
@@ -135,6 +135,9 @@ func (c *serverConn) initialize(ctx context.Context, req *request) (func(), erro
 	c.version = ProtocolVersionV1
 	c.clientCaps = p.ClientCapabilities
 	c.mu.Unlock()
+	c.x.mu.Lock()
+	c.x.systemPrompt = resp.AgentCapabilities.SessionCapabilities.SystemPrompt
+	c.x.mu.Unlock()
 	return func() { c.answer(ctx, req, resp, nil) }, nil
 }
 
@@ -150,6 +153,7 @@ func (c *serverConn) authenticate(ctx context.Context, req *request) (func(), er
 		c.mu.Lock()
 		c.loggedOut = false
 		c.mu.Unlock()
+		c.noteAuthStatus(ctx)
 		return &AuthenticateResponse{}, nil
 	}), nil
 }
@@ -171,6 +175,7 @@ func (c *serverConn) logout(ctx context.Context, req *request) (func(), error) {
 		c.mu.Lock()
 		c.loggedOut = true
 		c.mu.Unlock()
+		c.noteAuthStatus(ctx)
 		return &LogoutResponse{}, nil
 	}), nil
 }
@@ -186,6 +191,9 @@ func (c *serverConn) simple(ctx context.Context, req *request, fn func(context.C
 func (c *serverConn) newSession(ctx context.Context, req *request) (func(), error) {
 	var p NewSessionRequest
 	if err := decodeParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	if err := c.checkSystemPrompt(p.SystemPrompt); err != nil {
 		return nil, err
 	}
 	return func() {
@@ -495,13 +503,16 @@ func (c *serverConn) load(ctx context.Context, req *request) (func(), error) {
 		if err := decodeParams(req.Params, &p); err != nil {
 			return nil, err
 		}
-		lr.SessionID, lr.CWD, lr.AdditionalDirectories, lr.MCPServers = p.SessionID, p.CWD, p.AdditionalDirectories, p.MCPServers
+		lr.SessionID, lr.CWD, lr.AdditionalDirectories, lr.MCPServers, lr.SystemPrompt = p.SessionID, p.CWD, p.AdditionalDirectories, p.MCPServers, p.SystemPrompt
 	} else {
 		var p ResumeSessionRequest
 		if err := decodeParams(req.Params, &p); err != nil {
 			return nil, err
 		}
-		lr.SessionID, lr.CWD, lr.AdditionalDirectories, lr.MCPServers = p.SessionID, p.CWD, p.AdditionalDirectories, p.MCPServers
+		lr.SessionID, lr.CWD, lr.AdditionalDirectories, lr.MCPServers, lr.SystemPrompt = p.SessionID, p.CWD, p.AdditionalDirectories, p.MCPServers, p.SystemPrompt
+	}
+	if err := c.checkSystemPrompt(lr.SystemPrompt); err != nil {
+		return nil, err
 	}
 	return func() {
 		ss, loaded, err := c.open(ctx, store, lr)
@@ -591,7 +602,11 @@ func (c *serverConn) forkSession(ctx context.Context, req *request) (func(), err
 	if err := decodeParams(req.Params, &p); err != nil {
 		return nil, err
 	}
-	return c.fork(ctx, req, &ForkRequest{SourceID: p.SessionID, CWD: p.CWD, AdditionalDirectories: p.AdditionalDirectories, MCPServers: p.MCPServers})
+	if err := c.checkSystemPrompt(p.SystemPrompt); err != nil {
+		return nil, err
+	}
+	return c.fork(ctx, req, &ForkRequest{SourceID: p.SessionID, CWD: p.CWD, AdditionalDirectories: p.AdditionalDirectories, MCPServers: p.MCPServers,
+		SystemPrompt: p.SystemPrompt})
 }
 
 // fork serves session/fork and the fork extension. The source may be

@@ -70,7 +70,10 @@ type ClientCapabilities struct {
 	// Subagents: the client shows child sessions (subagent_update and the
 	// children's own updates); SDK 2.4.0 unstable.
 	Subagents *SubagentCapabilities `json:"subagents,omitempty"`
-	Meta      json.RawMessage       `json:"_meta,omitempty"`
+	// Plan: the client takes plan_update and plan_removed (SDK 2.4.0
+	// unstable); otherwise it gets the v1 plan update.
+	Plan *PlanCapabilities `json:"plan,omitempty"`
+	Meta json.RawMessage   `json:"_meta,omitempty"`
 }
 
 // SubagentCapabilities marks support for child sessions.
@@ -149,7 +152,9 @@ type AgentCapabilities struct {
 	MCPCapabilities     McpCapabilities       `json:"mcpCapabilities,omitzero"`
 	SessionCapabilities SessionCapabilities   `json:"sessionCapabilities,omitzero"`
 	Auth                AgentAuthCapabilities `json:"auth,omitzero"`
-	Meta                json.RawMessage       `json:"_meta,omitempty"`
+	// Providers: providers/list, set and disable (SDK 2.4.0 unstable).
+	Providers *ProvidersCapabilities `json:"providers,omitempty"`
+	Meta      json.RawMessage        `json:"_meta,omitempty"`
 }
 
 // PromptCapabilities gates image, audio and resource blocks in prompts.
@@ -162,8 +167,11 @@ type PromptCapabilities struct {
 
 // McpCapabilities are the MCP transports the agent supports besides stdio.
 type McpCapabilities struct {
-	HTTP bool            `json:"http,omitempty"`
-	SSE  bool            `json:"sse,omitempty"`
+	HTTP bool `json:"http,omitempty"`
+	SSE  bool `json:"sse,omitempty"`
+	// ACP: MCP servers the client provides, reached through the ACP
+	// connection with mcp/message (SDK 2.4.0 unstable).
+	ACP  bool            `json:"acp,omitempty"`
 	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
@@ -175,10 +183,11 @@ type SessionCapabilities struct {
 	AdditionalDirectories *SessionAdditionalDirectoriesCapabilities `json:"additionalDirectories,omitempty"`
 	Resume                *SessionResumeCapabilities                `json:"resume,omitempty"`
 	Close                 *SessionCloseCapabilities                 `json:"close,omitempty"`
-	Fork                  *SessionForkCapabilities                  `json:"fork,omitempty"`    // unstable
-	Title                 *SessionTitleCapabilities                 `json:"title,omitempty"`   // unstable
-	Status                *SessionStatusCapabilities                `json:"status,omitempty"`  // unstable
-	Archive               *SessionArchiveCapabilities               `json:"archive,omitempty"` // unstable
+	Fork                  *SessionForkCapabilities                  `json:"fork,omitempty"`         // unstable
+	Title                 *SessionTitleCapabilities                 `json:"title,omitempty"`        // unstable
+	Status                *SessionStatusCapabilities                `json:"status,omitempty"`       // unstable
+	Archive               *SessionArchiveCapabilities               `json:"archive,omitempty"`      // unstable
+	SystemPrompt          *SessionSystemPromptCapabilities          `json:"systemPrompt,omitempty"` // SDK 2.4.0 unstable
 	Meta                  json.RawMessage                           `json:"_meta,omitempty"`
 }
 
@@ -233,7 +242,9 @@ type SessionForkCapabilities struct {
 // AgentAuthCapabilities are the agent's authentication capabilities.
 type AgentAuthCapabilities struct {
 	Logout *LogoutCapabilities `json:"logout,omitempty"`
-	Meta   json.RawMessage     `json:"_meta,omitempty"`
+	// Status: auth/status and auth/status_update (SDK 2.4.0 unstable).
+	Status *AuthStatusCapabilities `json:"status,omitempty"`
+	Meta   json.RawMessage         `json:"_meta,omitempty"`
 }
 
 // LogoutCapabilities marks support for logout.

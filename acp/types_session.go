@@ -10,6 +10,7 @@ type NewSessionRequest struct {
 	CWD                   string          `json:"cwd"`        // absolute
 	MCPServers            []McpServer     `json:"mcpServers"` // required: nil encodes as []
 	AdditionalDirectories []string        `json:"additionalDirectories,omitzero"`
+	SystemPrompt          *SystemPrompt   `json:"systemPrompt,omitempty"` // SDK 2.4.0 unstable
 	Meta                  json.RawMessage `json:"_meta,omitempty"`
 }
 
@@ -34,6 +35,7 @@ type LoadSessionRequest struct {
 	CWD                   string          `json:"cwd"`        // absolute
 	MCPServers            []McpServer     `json:"mcpServers"` // required: nil encodes as []
 	AdditionalDirectories []string        `json:"additionalDirectories,omitzero"`
+	SystemPrompt          *SystemPrompt   `json:"systemPrompt,omitempty"` // SDK 2.4.0 unstable
 	Meta                  json.RawMessage `json:"_meta,omitempty"`
 }
 
@@ -57,6 +59,7 @@ type ResumeSessionRequest struct {
 	CWD                   string          `json:"cwd"` // absolute
 	MCPServers            []McpServer     `json:"mcpServers,omitzero"`
 	AdditionalDirectories []string        `json:"additionalDirectories,omitzero"`
+	SystemPrompt          *SystemPrompt   `json:"systemPrompt,omitempty"` // SDK 2.4.0 unstable
 	Meta                  json.RawMessage `json:"_meta,omitempty"`
 }
 
@@ -73,6 +76,7 @@ type ForkSessionRequest struct {
 	CWD                   string          `json:"cwd"` // absolute
 	MCPServers            []McpServer     `json:"mcpServers,omitzero"`
 	AdditionalDirectories []string        `json:"additionalDirectories,omitzero"`
+	SystemPrompt          *SystemPrompt   `json:"systemPrompt,omitempty"` // SDK 2.4.0 unstable
 	Meta                  json.RawMessage `json:"_meta,omitempty"`
 }
 
@@ -536,12 +540,13 @@ func (g SessionConfigSelectGroup) MarshalJSON() ([]byte, error) {
 }
 
 // McpServer is an MCP server the agent should connect to. Stdio servers
-// have no "type"; http and sse ones do. Other types (such as the unstable
-// "acp") go to Unknown.
+// have no "type"; http, sse and acp (SDK 2.4.0 unstable: the client's
+// own, types_mcp.go) ones do. Other types go to Unknown.
 type McpServer struct {
 	Stdio   *McpServerStdio // no "type"
 	HTTP    *McpServerHttp  // "http"
 	SSE     *McpServerSse   // "sse"
+	ACP     *McpServerAcp   // "acp"
 	Unknown *UnknownVariant
 }
 
@@ -565,6 +570,8 @@ func (s McpServer) Tag() string {
 		return McpServerTypeHTTP
 	case s.SSE != nil:
 		return McpServerTypeSSE
+	case s.ACP != nil:
+		return McpServerTypeACP
 	case s.Unknown != nil:
 		return s.Unknown.Tag
 	}
@@ -580,6 +587,8 @@ func (s McpServer) MarshalJSON() ([]byte, error) {
 		return marshalTagged(prefixMcpHTTP, s.HTTP)
 	case s.SSE != nil:
 		return marshalTagged(prefixMcpSSE, s.SSE)
+	case s.ACP != nil:
+		return marshalTagged(prefixMcpACP, s.ACP)
 	case s.Unknown != nil:
 		return s.Unknown.marshal("McpServer")
 	}
@@ -603,6 +612,8 @@ func (s *McpServer) UnmarshalJSON(data []byte) error {
 		s.HTTP, err = decodeVariant[McpServerHttp](data)
 	case tag == McpServerTypeSSE:
 		s.SSE, err = decodeVariant[McpServerSse](data)
+	case tag == McpServerTypeACP:
+		s.ACP, err = decodeVariant[McpServerAcp](data)
 	default:
 		s.Unknown = &UnknownVariant{Tag: tag, Raw: cloneRaw(data)}
 	}

@@ -30,11 +30,11 @@ func typesRoundTrip[T any](t *testing.T, in string) (*T, string) {
 
 func TestUnionUnknownVariantsRoundTrip(t *testing.T) {
 	t.Run("sessionUpdate", func(t *testing.T) {
-		in := `{"sessionId":"s1","update":{"sessionUpdate":"plan_update","plan":{"type":"items","planId":"p1","entries":[]},"x":[1,2.5,null]}}`
+		in := `{"sessionId":"s1","update":{"sessionUpdate":"plan_future","plan":{"type":"items","planId":"p1","entries":[]},"x":[1,2.5,null]}}`
 		n, out := typesRoundTrip[SessionNotification](t, in)
 		require.NotNil(t, n.Update.Unknown)
-		assert.Equal(t, "plan_update", n.Update.Unknown.Tag)
-		assert.Equal(t, "plan_update", n.Update.Tag())
+		assert.Equal(t, "plan_future", n.Update.Unknown.Tag)
+		assert.Equal(t, "plan_future", n.Update.Tag())
 		assert.Equal(t, in, out, "unknown variant must be re-encoded verbatim")
 	})
 	t.Run("content type", func(t *testing.T) {
@@ -62,10 +62,10 @@ func TestUnionUnknownVariantsRoundTrip(t *testing.T) {
 		assert.JSONEq(t, in, out)
 	})
 	t.Run("mcp server type", func(t *testing.T) {
-		in := `{"cwd":"/w","mcpServers":[{"type":"acp","name":"x","serverId":"srv1"}]}`
+		in := `{"cwd":"/w","mcpServers":[{"type":"pipe","name":"x","serverId":"srv1"}]}`
 		r, out := typesRoundTrip[NewSessionRequest](t, in)
 		require.NotNil(t, r.MCPServers[0].Unknown)
-		assert.Equal(t, "acp", r.MCPServers[0].Tag())
+		assert.Equal(t, "pipe", r.MCPServers[0].Tag())
 		assert.Equal(t, in, out)
 		assert.NoError(t, r.Validate())
 	})

@@ -31,6 +31,10 @@ type SessionUpdate struct {
 	UsageUpdate             *UsageUpdate             // "usage_update"
 	Notice                  *Notice                  // "notice" (SDK 2.4.0)
 	SubagentUpdate          *SubagentUpdate          // "subagent_update" (SDK 2.4.0 unstable)
+	PlanUpdate              *PlanUpdate              // "plan_update" (SDK 2.4.0 unstable; clientCapabilities.plan)
+	PlanRemoved             *PlanRemoved             // "plan_removed" (SDK 2.4.0 unstable; clientCapabilities.plan)
+	SessionMessage          *SessionMessage          // "session_message" (SDK 2.4.0 unstable; subagents)
+	SessionMessageChunk     *SessionMessageChunk     // "session_message_chunk" (SDK 2.4.0 unstable; subagents)
 	CompactionUpdate        *CompactionUpdate        // "compaction_update" (SDK 2.4.0)
 	CompactionSummaryChunk  *CompactionSummaryChunk  // "compaction_summary_chunk" (SDK 2.4.0)
 	ExecutionStateUpdate    *ExecutionStateUpdate    // "execution_state_update" (acp-agent extension, opt-in)
@@ -53,6 +57,10 @@ const (
 	SessionUpdateUsageUpdate             = "usage_update"
 	SessionUpdateNotice                  = "notice"
 	SessionUpdateSubagentUpdate          = "subagent_update"
+	SessionUpdatePlanUpdate              = "plan_update"
+	SessionUpdatePlanRemoved             = "plan_removed"
+	SessionUpdateSessionMessage          = "session_message"
+	SessionUpdateSessionMessageChunk     = "session_message_chunk"
 	SessionUpdateCompactionUpdate        = "compaction_update"
 	SessionUpdateCompactionSummaryChunk  = "compaction_summary_chunk"
 	SessionUpdateExecutionStateUpdate    = "execution_state_update"
@@ -73,6 +81,10 @@ var (
 	prefixUsageUpdate             = unionPrefix("sessionUpdate", SessionUpdateUsageUpdate)
 	prefixNotice                  = unionPrefix("sessionUpdate", SessionUpdateNotice)
 	prefixSubagentUpdate          = unionPrefix("sessionUpdate", SessionUpdateSubagentUpdate)
+	prefixPlanUpdate              = unionPrefix("sessionUpdate", SessionUpdatePlanUpdate)
+	prefixPlanRemoved             = unionPrefix("sessionUpdate", SessionUpdatePlanRemoved)
+	prefixSessionMessage          = unionPrefix("sessionUpdate", SessionUpdateSessionMessage)
+	prefixSessionMessageChunk     = unionPrefix("sessionUpdate", SessionUpdateSessionMessageChunk)
 	prefixCompactionUpdate        = unionPrefix("sessionUpdate", SessionUpdateCompactionUpdate)
 	prefixCompactionSummaryChunk  = unionPrefix("sessionUpdate", SessionUpdateCompactionSummaryChunk)
 	prefixExecutionStateUpdate    = unionPrefix("sessionUpdate", SessionUpdateExecutionStateUpdate)
@@ -125,6 +137,14 @@ func (u SessionUpdate) Tag() string {
 		return SessionUpdateNotice
 	case u.SubagentUpdate != nil:
 		return SessionUpdateSubagentUpdate
+	case u.PlanUpdate != nil:
+		return SessionUpdatePlanUpdate
+	case u.PlanRemoved != nil:
+		return SessionUpdatePlanRemoved
+	case u.SessionMessage != nil:
+		return SessionUpdateSessionMessage
+	case u.SessionMessageChunk != nil:
+		return SessionUpdateSessionMessageChunk
 	case u.CompactionUpdate != nil:
 		return SessionUpdateCompactionUpdate
 	case u.CompactionSummaryChunk != nil:
@@ -200,6 +220,14 @@ func (u *SessionUpdate) appendJSON(dst []byte) ([]byte, error) {
 		b, err = marshalTagged(prefixNotice, u.Notice)
 	case u.SubagentUpdate != nil:
 		b, err = marshalTagged(prefixSubagentUpdate, u.SubagentUpdate)
+	case u.PlanUpdate != nil:
+		b, err = marshalTagged(prefixPlanUpdate, u.PlanUpdate)
+	case u.PlanRemoved != nil:
+		b, err = marshalTagged(prefixPlanRemoved, u.PlanRemoved)
+	case u.SessionMessage != nil:
+		b, err = marshalTagged(prefixSessionMessage, u.SessionMessage)
+	case u.SessionMessageChunk != nil:
+		b, err = marshalTagged(prefixSessionMessageChunk, u.SessionMessageChunk)
 	case u.CompactionUpdate != nil:
 		b, err = marshalTagged(prefixCompactionUpdate, u.CompactionUpdate)
 	case u.CompactionSummaryChunk != nil:
@@ -279,6 +307,14 @@ func (u *SessionUpdate) UnmarshalJSON(data []byte) error {
 		u.Notice, err = decodeVariant[Notice](data)
 	case SessionUpdateSubagentUpdate:
 		u.SubagentUpdate, err = decodeVariant[SubagentUpdate](data)
+	case SessionUpdatePlanUpdate:
+		u.PlanUpdate, err = decodeVariant[PlanUpdate](data)
+	case SessionUpdatePlanRemoved:
+		u.PlanRemoved, err = decodeVariant[PlanRemoved](data)
+	case SessionUpdateSessionMessage:
+		u.SessionMessage, err = decodeVariant[SessionMessage](data)
+	case SessionUpdateSessionMessageChunk:
+		u.SessionMessageChunk, err = decodeVariant[SessionMessageChunk](data)
 	case SessionUpdateCompactionUpdate:
 		u.CompactionUpdate, err = decodeVariant[CompactionUpdate](data)
 	case SessionUpdateCompactionSummaryChunk:

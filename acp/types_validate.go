@@ -100,6 +100,10 @@ func validateMCPServers(servers []McpServer, required bool) error {
 			if s.SSE.URL == "" {
 				return errRequired(field + ".url")
 			}
+		case s.ACP != nil:
+			if s.ACP.ServerID == "" {
+				return errRequired(field + ".serverId")
+			}
 		case s.Unknown != nil:
 			// Unknown transports are tolerated; the agent skips them.
 		default:
@@ -145,6 +149,7 @@ func (r *NewSessionRequest) Validate() error {
 		validateCWD("cwd", r.CWD, true),
 		validateMCPServers(r.MCPServers, true),
 		validateDirs(r.AdditionalDirectories),
+		validateSystemPrompt(r.SystemPrompt),
 	)
 }
 
@@ -156,6 +161,7 @@ func (r *LoadSessionRequest) Validate() error {
 		validateCWD("cwd", r.CWD, true),
 		validateMCPServers(r.MCPServers, true),
 		validateDirs(r.AdditionalDirectories),
+		validateSystemPrompt(r.SystemPrompt),
 	)
 }
 
@@ -167,6 +173,7 @@ func (r *ResumeSessionRequest) Validate() error {
 		validateCWD("cwd", r.CWD, true),
 		validateMCPServers(r.MCPServers, false),
 		validateDirs(r.AdditionalDirectories),
+		validateSystemPrompt(r.SystemPrompt),
 	)
 }
 
@@ -178,6 +185,7 @@ func (r *ForkSessionRequest) Validate() error {
 		validateCWD("cwd", r.CWD, true),
 		validateMCPServers(r.MCPServers, false),
 		validateDirs(r.AdditionalDirectories),
+		validateSystemPrompt(r.SystemPrompt),
 	)
 }
 

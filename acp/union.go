@@ -171,6 +171,21 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
+// jsonPlain[b]: ASCII byte b is written as it is in a JSON string (not a
+// control character, quote, backslash, or <, > and & which
+// encoding/json escapes for HTML).
+var jsonPlain = [256]bool{
+	' ': true, '!': true, '#': true, '$': true, '%': true, '\'': true, '(': true, ')': true, '*': true, '+': true, ',': true, '-': true, '.': true, '/': true,
+	'0': true, '1': true, '2': true, '3': true, '4': true, '5': true, '6': true, '7': true, '8': true, '9': true,
+	':': true, ';': true, '=': true, '?': true, '@': true,
+	'A': true, 'B': true, 'C': true, 'D': true, 'E': true, 'F': true, 'G': true, 'H': true, 'I': true, 'J': true, 'K': true, 'L': true, 'M': true,
+	'N': true, 'O': true, 'P': true, 'Q': true, 'R': true, 'S': true, 'T': true, 'U': true, 'V': true, 'W': true, 'X': true, 'Y': true, 'Z': true,
+	'[': true, ']': true, '^': true, '_': true, '`': true,
+	'a': true, 'b': true, 'c': true, 'd': true, 'e': true, 'f': true, 'g': true, 'h': true, 'i': true, 'j': true, 'k': true, 'l': true, 'm': true,
+	'n': true, 'o': true, 'p': true, 'q': true, 'r': true, 's': true, 't': true, 'u': true, 'v': true, 'w': true, 'x': true, 'y': true, 'z': true,
+	'{': true, '|': true, '}': true, '~': true, 0x7f: true,
+}
+
 // appendJSONString appends s as a JSON string exactly as encoding/json
 // encodes it (with HTML escaping, \ufffd for invalid UTF-8 and escaped
 // U+2028/U+2029), for the hand-written fast paths. TestUnionAppendJSONString
@@ -180,12 +195,15 @@ func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Runs of plain ASCII, most of any text, in a tight loop.
+		for i < len(s) && jsonPlain[s[i]] {
+			i++
+		}
+		if i == len(s) {
+			break
+		}
 		b := s[i]
 		if b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
-				i++
-				continue
-			}
 			dst = append(dst, s[start:i]...)
 			switch b {
 			case '"', '\\':

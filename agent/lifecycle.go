@@ -48,6 +48,9 @@ type ForkOptions struct {
 	// source's appends held and the number of entries the fork keeps (its
 	// first ones), so the journal can copy exactly the records of those.
 	Journal func(keptEntries int) (Journal, error)
+	// ClientPrompt, if set, is the fork's client system prompt (nil: the
+	// source's).
+	ClientPrompt *ClientPrompt
 }
 
 // Fork returns a new session with its own id, an equal but independent
@@ -98,6 +101,9 @@ func (s *Session) ForkWith(opts ForkOptions) (*Session, error) {
 	cfg.ModelID, cfg.Model, cfg.ModelName, cfg.ModelInfo, cfg.ReasoningEffort = model.ID, model.Model, model.Name, model.Info, model.ReasoningEffort
 	cfg.ID, cfg.Sink, cfg.Tools, cfg.OnDelete = opts.ID, opts.Sink, s.tools.Clone(), nil
 	cfg.Permissions, cfg.Workspace = opts.Permissions, opts.Workspace
+	if opts.ClientPrompt != nil {
+		cfg.ClientPrompt = *opts.ClientPrompt
+	}
 	if opts.Workspace == nil && s.cfg.Workspace != nil {
 		// The cloned registry holds the source's built-ins, bound to the
 		// source's workspace.

@@ -512,9 +512,9 @@ func (s *Session) runTool(ctx context.Context, it *item, call llm.ToolCall) (say
 		Display: &ToolDisplay{Title: info.Title, Kind: info.Kind, Locations: info.Locations, RawInput: view.rawInput, Content: content}})
 	// A tool may have met something to tell the user (a rules file cut).
 	s.workspaceNotices(ctx)
-	if !result.IsError {
-		say = result.EndTurn
-	}
+	// A tool may end the turn with a failed call too (a plan the user
+	// did not approve).
+	say = result.EndTurn
 	if stop != "" {
 		say = stop
 	}

@@ -43,13 +43,17 @@ type modelTools interface {
 }
 
 // offered reports whether the model is offered the tool now: allowed
-// for the session and, for a workspace tool, meant for its model.
-func (s *Session) offered(name string) bool {
-	if !s.toolAllowed(name) {
+// for the session, meant for its mode and, for a workspace tool, meant
+// for its model.
+func (s *Session) offered(t *Tool) bool {
+	if !s.toolAllowed(t.Name) {
+		return false
+	}
+	if len(t.Modes) > 0 && !slices.Contains(t.Modes, s.Mode()) {
 		return false
 	}
 	if mt, ok := s.cfg.Workspace.(modelTools); ok {
-		return mt.OffersTool(s.CurrentModel().Name, name)
+		return mt.OffersTool(s.CurrentModel().Name, t.Name)
 	}
 	return true
 }
@@ -136,10 +140,50 @@ func modeGuidance(m policy.Mode) string {
 	return "The session is in default mode: edits and commands need the user's approval, which the editor asks for; reads and searches do not. A rejected call is the user's decision: do not retry it in another form, ask or move on."
 }
 
-// buildSystemPrompt writes the default system prompt: who the agent is,
-// how it works, its tools, how it ends a turn, then its environment (the
-// workspace's description, with the rules files and skills).
+// ClientPrompt is a client's instructions for a session. The system
+// prompt is composed in this order, and kept for the session like the
+// default one:
+//
+//  1. the agent's own instructions (who it is, how it works, its tools,
+//     how it ends a turn), or with Override the client's Text instead;
+//  2. the environment: date, OS, mode, the workspace's roots, the
+//     project's rules files (AGENTS.md, CLAUDE.md, ...) and skills;
+//  3. without Override, the client's Text, last, under "# Instructions
+//     from the editor".
+//
+// The project's rules always reach the model, in either mode.
+type ClientPrompt struct {
+	Text     string
+	Override bool
+}
+
+// clientPromptHeading introduces appended client instructions.
+const clientPromptHeading = "# Instructions from the editor"
+
+// buildSystemPrompt writes the system prompt: who the agent is, how it
+// works, its tools, how it ends a turn, then its environment (the
+// workspace's description, with the rules files and skills), composed
+// with the client's instructions as ClientPrompt says.
 func (s *Session) buildSystemPrompt(mode policy.Mode, now time.Time) string {
+	cp := s.cfg.ClientPrompt
+	if cp.Text == "" {
+		return s.defaultSystemPrompt(mode, now)
+	}
+	if cp.Override {
+		return strings.TrimSpace(cp.Text) + "\n" + s.environment(mode, now)
+	}
+	return s.defaultSystemPrompt(mode, now) + "\n" + clientPromptHeading + "\n\n" + strings.TrimSpace(cp.Text) + "\n"
+}
+
+// defaultSystemPrompt is the agent's own system prompt: its instructions,
+// then its environment.
+func (s *Session) defaultSystemPrompt(mode policy.Mode, now time.Time) string {
+	return s.instructions() + s.environment(mode, now)
+}
+
+// instructions are the agent's own: who it is, how it works, its tools,
+// how it ends a turn.
+func (s *Session) instructions() string {
 	var names []string
 	for _, t := range s.tools.specs(s.offered) {
 		names = append(names, t.name)
@@ -151,7 +195,6 @@ func (s *Session) buildSystemPrompt(mode policy.Mode, now time.Time) string {
 	if s.cfg.Workspace == nil {
 		b.WriteString("\nThe workspace root is " + s.cfg.CWD + ". You have no tools to reach it in this session: answer from what the user gives you, and write file paths as absolute paths.\n")
 		b.WriteString("\nAnswer concisely, in Markdown.\n")
-		fmt.Fprintf(&b, "\n# Environment\n\n- Date: %s\n- OS: %s/%s\n", now.Format("2006-01-02"), goruntime.GOOS, goruntime.GOARCH)
 		return b.String()
 	}
 	b.WriteString(`
@@ -194,7 +237,18 @@ func (s *Session) buildSystemPrompt(mode policy.Mode, now time.Time) string {
 - Say what you did not do or could not verify (tests you could not run, assumptions you made) and the next step if one remains.
 - Write GitHub-flavored Markdown. Be concise: no filler, no restating the request, no list of every tool call, no whole files the user can open.
 `)
+	return b.String()
+}
+
+// environment is the session's environment: date, OS, and with a
+// workspace the mode and the workspace's description (its roots, the
+// project's rules files, the skills).
+func (s *Session) environment(mode policy.Mode, now time.Time) string {
+	var b strings.Builder
 	fmt.Fprintf(&b, "\n# Environment\n\n- Date: %s\n- OS: %s/%s\n", now.Format("2006-01-02"), goruntime.GOOS, goruntime.GOARCH)
+	if s.cfg.Workspace == nil {
+		return b.String()
+	}
 	b.WriteString("- Mode: " + modeGuidance(mode) + "\n")
 	b.WriteString(s.cfg.Workspace.Describe(mode))
 	if live := s.liveDescription(); live != "" {

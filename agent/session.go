@@ -69,6 +69,10 @@ type ModelConfig struct {
 	ModelInfo *pricing.Model
 	// SystemPrompt replaces the default system prompt when set.
 	SystemPrompt string
+	// ClientPrompt is the client's instructions for the session (ACP's
+	// systemPrompt), composed with the default system prompt; see
+	// ClientPrompt.
+	ClientPrompt ClientPrompt
 	// MaxTurnRequests caps the model requests of one turn; 0 means
 	// DefaultMaxTurnRequests. A turn that reaches it gets one more
 	// request, without tools, for a summary of where the work stands.
@@ -413,10 +417,13 @@ func (s *Session) Tools() *ToolRegistry { return s.tools }
 // ToolDescriptors lists the session's tools (see ToolRegistry.Descriptors).
 func (s *Session) ToolDescriptors() []ToolDescriptor { return s.tools.Descriptors() }
 
-// ActiveToolNames lists the tools the model is offered: enabled and, with
-// SessionConfig.AllowedTools, allowed.
+// ActiveToolNames lists the tools the model is offered: enabled, meant
+// for the session's mode and, with SessionConfig.AllowedTools, allowed.
 func (s *Session) ActiveToolNames() []string {
-	return slices.DeleteFunc(s.tools.ActiveNames(), func(n string) bool { return !s.toolAllowed(n) })
+	mode := s.Mode()
+	return s.tools.activeNames(func(t *Tool) bool {
+		return s.toolAllowed(t.Name) && (len(t.Modes) == 0 || slices.Contains(t.Modes, mode))
+	})
 }
 
 // Unregister removes a tool from the session: it is no longer offered to

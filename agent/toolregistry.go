@@ -38,7 +38,8 @@ type ToolResult struct {
 	// done: the text is said to the user as the agent's message (kept in
 	// the conversation), and the model is not called again. ask_user uses
 	// it where the client cannot show a form: the user's next prompt is
-	// the answer.
+	// the answer; exit_plan_mode when the user did not approve the plan
+	// (an error result).
 	EndTurn string
 	// Windowed: the tool already returned a page of what it has within
 	// the size limits (read_file's numbered pages, whose last line says
@@ -101,6 +102,9 @@ type Tool struct {
 	// Concurrent: consecutive calls of such tools in one response run at
 	// the same time (subagents); their outputs are recorded as each ends.
 	Concurrent bool
+	// Modes, when set, are the only session modes the tool is offered in
+	// (exit_plan_mode: read-only); a call in another mode is refused.
+	Modes []policy.Mode
 }
 
 // describe returns the call's description.
@@ -236,11 +240,16 @@ func (r *ToolRegistry) Descriptors() []ToolDescriptor {
 
 // ActiveNames lists the enabled tools, sorted.
 func (r *ToolRegistry) ActiveNames() []string {
+	return r.activeNames(func(*Tool) bool { return true })
+}
+
+// activeNames lists the enabled tools allowed, sorted.
+func (r *ToolRegistry) activeNames(allowed func(*Tool) bool) []string {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	var out []string
 	for name, rt := range r.tools {
-		if rt.enabled {
+		if rt.enabled && allowed(&rt.tool) {
 			out = append(out, name)
 		}
 	}
@@ -261,11 +270,11 @@ func (r *ToolRegistry) Clone() *ToolRegistry {
 
 // active returns the enabled tool called name, if allowed, with its
 // compiled schema.
-func (r *ToolRegistry) active(name string, allowed func(string) bool) (registeredTool, bool) {
+func (r *ToolRegistry) active(name string, allowed func(*Tool) bool) (registeredTool, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	rt, ok := r.tools[name]
-	if !ok || !rt.enabled || !allowed(name) {
+	if !ok || !rt.enabled || !allowed(&rt.tool) {
 		return registeredTool{}, false
 	}
 	return rt, true
@@ -273,12 +282,12 @@ func (r *ToolRegistry) active(name string, allowed func(string) bool) (registere
 
 // specs returns what the model is offered: enabled, allowed tools, sorted
 // by name so requests are stable.
-func (r *ToolRegistry) specs(allowed func(string) bool) []toolSpec {
+func (r *ToolRegistry) specs(allowed func(*Tool) bool) []toolSpec {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	var out []toolSpec
 	for name, rt := range r.tools {
-		if rt.enabled && allowed(name) {
+		if rt.enabled && allowed(&rt.tool) {
 			out = append(out, toolSpec{name: name, description: rt.tool.Description, short: rt.tool.ShortDescription, parameters: rt.tool.Parameters})
 		}
 	}

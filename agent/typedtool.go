@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/acp-agent/acp-agent/policy"
 )
 
 // TypedTool is a tool whose arguments are the Go value In: the JSON Schema
@@ -21,8 +23,9 @@ type TypedTool[In any] struct {
 	Name             string
 	Description      string
 	ShortDescription string
-	// Concurrent: see Tool.Concurrent.
+	// Concurrent, Modes: see Tool.
 	Concurrent bool
+	Modes      []policy.Mode
 	// Describe, if set, describes each call (see Tool.Describe).
 	Describe func(args In) (ToolCallInfo, error)
 	// Run runs a call.
@@ -52,7 +55,7 @@ type TypedTool[In any] struct {
 func NewTool[In any](t TypedTool[In]) Tool {
 	tool := Tool{
 		Name: t.Name, Description: t.Description, ShortDescription: t.ShortDescription,
-		Concurrent: t.Concurrent, Parameters: SchemaFor[In](),
+		Concurrent: t.Concurrent, Modes: t.Modes, Parameters: SchemaFor[In](),
 	}
 	if run := t.Run; run != nil {
 		tool.Run = func(ctx context.Context, args json.RawMessage) (ToolResult, error) {

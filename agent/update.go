@@ -149,9 +149,19 @@ type Diff struct {
 	NewText string
 }
 
-// Plan is the agent's whole execution plan.
+// Plan is the agent's whole execution plan: a checklist (Entries), or a
+// text the user reads (Markdown, or a file holding it, named by its URI:
+// the plan a read-only session proposes), or both. A session has one
+// plan: each replaces the one before, and an empty one clears it.
 type Plan struct {
-	Entries []PlanEntry
+	Entries  []PlanEntry
+	Markdown string
+	URI      string
+}
+
+// Empty reports whether p clears the plan: no entries and no text.
+func (p *Plan) Empty() bool {
+	return p == nil || (len(p.Entries) == 0 && p.Markdown == "" && p.URI == "")
 }
 
 // PlanEntry is one step of a plan. Priority is high, medium or low;

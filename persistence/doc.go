@@ -9,7 +9,9 @@
 // Session id lives in <id>.jsonl. Its line 1 is a Header ({"type":"session",
 // "version":1,"id":...}); every later line is one record, a JSON object the
 // agent defines (each has a "type" member). The store never looks inside
-// records beyond checking that each line is one JSON object. Beside it the
+// records beyond checking that each line is one JSON object; OpenDecoded
+// has the caller's decoder do that check as it decodes each record, so a
+// record is read once. Beside it the
 // store may keep <id>.lock (the lock file), <id>.jsonl.broken (the original
 // file as it was before a torn tail was cut off) and, only while a write is
 // in flight or after a crash during one, <id>.jsonl.tmp<digits>.
@@ -27,7 +29,7 @@
 //
 // # Recovery
 //
-// Open reads the whole file. A last line that has no newline or is not a
+// Open (and OpenDecoded, which applies the same rules) reads the whole file. A last line that has no newline or is not a
 // JSON object is a torn append: Open keeps a copy of the whole file as
 // <id>.jsonl.broken, truncates the file to its last good line and fsyncs,
 // before anything is appended (otherwise the next record would be glued

@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/acp-agent/acp-agent/internal/winetest"
 )
 
 // childEnv switches the test binary into one of the child modes below when
@@ -102,20 +104,26 @@ type child struct {
 // startChild re-executes the test binary in mode on session id in dir.
 func startChild(t testing.TB, mode, dir, id string, env ...string) *child {
 	t.Helper()
-	c := &child{cmd: exec.Command(os.Args[0], "-test.run=^$")}
-	c.cmd.Env = append(os.Environ(),
-		childEnv+"="+mode, "CHILD_DIR="+dir, "CHILD_ID="+id,
-		// The race runtime sleeps 1s at exit by default.
-		"GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-	c.cmd.Env = append(c.cmd.Env, env...)
-	c.cmd.Stderr = &c.stderr
-	var err error
-	c.stdin, err = c.cmd.StdinPipe()
-	require.NoError(t, err)
-	out, err := c.cmd.StdoutPipe()
-	require.NoError(t, err)
-	c.stdout = bufio.NewReader(out)
-	require.NoError(t, c.cmd.Start())
+	c := &child{}
+	require.NoError(t, winetest.Start(t.Logf, func() error {
+		c.cmd = exec.Command(os.Args[0], "-test.run=^$")
+		c.cmd.Env = append(os.Environ(),
+			childEnv+"="+mode, "CHILD_DIR="+dir, "CHILD_ID="+id,
+			// The race runtime sleeps 1s at exit by default.
+			"GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+		c.cmd.Env = append(c.cmd.Env, env...)
+		c.cmd.Stderr = &c.stderr
+		var err error
+		if c.stdin, err = c.cmd.StdinPipe(); err != nil {
+			return err
+		}
+		out, err := c.cmd.StdoutPipe()
+		if err != nil {
+			return err
+		}
+		c.stdout = bufio.NewReader(out)
+		return c.cmd.Start()
+	}))
 	return c
 }
 

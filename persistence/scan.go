@@ -38,7 +38,10 @@ var (
 // is not a JSON object, is torn: everything from its first byte on is to be
 // cut. Any other line that is not a JSON object is skipped and reported,
 // and costs only itself.
-func scan(buf []byte, id string) (scanned, error) {
+//
+// With a decoder, each line that may be a record is decoded once, as it is
+// checked (see OpenDecoded), instead of only validated.
+func scan(buf []byte, id string, dec *decoder) (scanned, error) {
 	var sc scanned
 	nl := bytes.IndexByte(buf, '\n')
 	if nl < 0 {
@@ -79,12 +82,24 @@ func scan(buf []byte, id string) (scanned, error) {
 	}
 	recs := make([]json.RawMessage, len(lines))
 	errs := make([]error, len(lines))
-	checkLines(buf, lines, recs, errs)
+	check := checkValid
+	if dec != nil {
+		dec.alloc(len(lines))
+		check = dec.check
+	}
+	checkLines(buf, lines, recs, errs, check)
+	var kept []int
+	if dec != nil {
+		kept = make([]int, 0, len(lines))
+	}
 	for k, ln := range lines {
 		switch {
 		case errs[k] == nil:
 			sc.records = append(sc.records, recs[k])
 			sc.ends = append(sc.ends, ln.end)
+			if dec != nil {
+				kept = append(kept, k)
+			}
 		case ln.end == int64(len(buf)):
 			sc.goodEnd = ln.off
 		default:
@@ -92,15 +107,36 @@ func scan(buf []byte, id string) (scanned, error) {
 			sc.skips = append(sc.skips, ln)
 		}
 	}
+	if dec != nil {
+		dec.keep(kept)
+	}
 	return sc, nil
+}
+
+// decoder decodes records as scan checks them (OpenDecoded): alloc is
+// told the number of lines, check is called at most once for line k (from
+// several goroutines at once), and keep is told, in order, the lines that
+// became records.
+type decoder struct {
+	alloc func(lines int)
+	check func(k int, rec []byte) error
+	keep  func(kept []int)
+}
+
+// checkValid is scan's check without a decoder: rec must be valid JSON.
+func checkValid(_ int, rec []byte) error {
+	if !json.Valid(rec) {
+		return errBadJSON
+	}
+	return nil
 }
 
 // checkLines runs checkRecord on every line (without its newline), on
 // up to GOMAXPROCS goroutines for long files.
-func checkLines(buf []byte, lines []span, recs []json.RawMessage, errs []error) {
+func checkLines(buf []byte, lines []span, recs []json.RawMessage, errs []error, valid func(k int, rec []byte) error) {
 	check := func(lo, hi int) {
 		for k := lo; k < hi; k++ {
-			recs[k], errs[k] = checkRecord(buf[lines[k].off : lines[k].end-1])
+			recs[k], errs[k] = checkRecord(k, buf[lines[k].off:lines[k].end-1], valid)
 		}
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(lines)/1024)
@@ -117,9 +153,10 @@ func checkLines(buf []byte, lines []span, recs []json.RawMessage, errs []error) 
 	wg.Wait()
 }
 
-// checkRecord returns line without surrounding whitespace if it is one
-// JSON object, else why not.
-func checkRecord(line []byte) (json.RawMessage, error) {
+// checkRecord returns line k without surrounding whitespace if it is one
+// JSON object, else why not. valid checks (or decodes) what looks like an
+// object.
+func checkRecord(k int, line []byte, valid func(k int, rec []byte) error) (json.RawMessage, error) {
 	rec := trimSpace(line)
 	switch {
 	case len(rec) == 0:
@@ -129,9 +166,12 @@ func checkRecord(line []byte) (json.RawMessage, error) {
 			return nil, errNotObject
 		}
 		return nil, errBadJSON
-	case rec[len(rec)-1] != '}' || !json.Valid(rec):
-		// The first test is a cheap reject for the common torn write.
+	case rec[len(rec)-1] != '}':
+		// A cheap reject for the common torn write.
 		return nil, errBadJSON
+	}
+	if err := valid(k, rec); err != nil {
+		return nil, err
 	}
 	return rec, nil
 }

@@ -369,6 +369,10 @@ type Loaded struct {
 // the file is over MaxFileSize (in both cases the file is left as it is),
 // ErrInvalidID for a bad id.
 func (s *Store) Open(id string) (*File, *Loaded, error) {
+	return s.openWith(id, nil)
+}
+
+func (s *Store) openWith(id string, dec *decoder) (*File, *Loaded, error) {
 	if err := ValidateID(id); err != nil {
 		return nil, nil, err
 	}
@@ -376,7 +380,7 @@ func (s *Store) Open(id string) (*File, *Loaded, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	f, l, exists, err := s.open(lock, id)
+	f, l, exists, err := s.open(lock, id, dec)
 	if err != nil {
 		// Do not leave a lock file behind for a session that does not
 		// exist.
@@ -386,7 +390,7 @@ func (s *Store) Open(id string) (*File, *Loaded, error) {
 	return f, l, nil
 }
 
-func (s *Store) open(lock *fileLock, id string) (_ *File, _ *Loaded, exists bool, _ error) {
+func (s *Store) open(lock *fileLock, id string, dec *decoder) (_ *File, _ *Loaded, exists bool, _ error) {
 	if err := s.removeTemps(id); err != nil {
 		return nil, nil, true, err
 	}
@@ -408,7 +412,7 @@ func (s *Store) open(lock *fileLock, id string) (_ *File, _ *Loaded, exists bool
 	if err != nil {
 		return nil, nil, true, fmt.Errorf("persistence: read %s: %w", path, err)
 	}
-	sc, err := scan(buf, id)
+	sc, err := scan(buf, id, dec)
 	if err != nil {
 		return nil, nil, true, fmt.Errorf("%w (%s)", err, path)
 	}

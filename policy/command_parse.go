@@ -463,7 +463,7 @@ func commandKey(sc SimpleCommand) string {
 			break
 		}
 	}
-	if i < len(sc.Args) && runnerSubcommands[filepath.Base(sc.Name)][sc.Args[i]] {
+	if i < len(sc.Args) && runnerSubcommands[filepath.Base(sc.Name)].has(sc.Args[i]) {
 		// "npm run build" and "npm run deploy" are different approvals.
 		for _, a := range sc.Args[i+1:] {
 			parts = append(parts, a)
@@ -477,7 +477,7 @@ func commandKey(sc SimpleCommand) string {
 
 // runnerSubcommands are subcommands whose next operand names what runs (a
 // script, a package, a module); Key includes that operand.
-var runnerSubcommands = map[string]map[string]bool{
+var runnerSubcommands = map[string]*nameSet{
 	"npm":    setOf("run", "run-script", "exec", "x"),
 	"pnpm":   setOf("run", "exec", "dlx"),
 	"yarn":   setOf("run", "exec", "dlx"),

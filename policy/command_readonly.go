@@ -174,7 +174,7 @@ func gitReadOnly(args []string, ctx CommandContext) (string, bool) {
 		return "", false
 	}
 	sub, rest := args[i], args[i+1:]
-	var allowed map[string]bool
+	var allowed *nameSet
 	listing := false
 	switch sub {
 	case "status":
@@ -208,7 +208,7 @@ func gitReadOnly(args []string, ctx CommandContext) (string, bool) {
 			continue
 		}
 		name, value, hasValue := strings.Cut(a, "=")
-		if !allowed[name] && !gitNumericOption(name, listing) {
+		if !allowed.has(name) && !gitNumericOption(name, listing) {
 			return "", false
 		}
 		if name == "-l" || name == "--list" {

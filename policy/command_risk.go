@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // This file holds the per-program knowledge of the command parser: which
@@ -26,18 +27,18 @@ var shellBuiltins = setOf(
 	"unset", "wait",
 )
 
-func isShellBuiltin(name string) bool { return shellBuiltins[name] }
+func isShellBuiltin(name string) bool { return shellBuiltins.has(name) }
 
 // IsShellBuiltin reports whether bash runs name itself, without a PATH
 // search.
-func IsShellBuiltin(name string) bool { return shellBuiltins[name] }
+func IsShellBuiltin(name string) bool { return shellBuiltins.has(name) }
 
 // IsTrampoline reports whether the program with base name base runs
 // another program given in its arguments (env, xargs, sudo, timeout, ...).
-func IsTrampoline(base string) bool { return trampolines[base] }
+func IsTrampoline(base string) bool { return trampolines.has(base) }
 
 // IsShell reports whether the program with base name base is a shell.
-func IsShell(base string) bool { return shells[base] }
+func IsShell(base string) bool { return shells.has(base) }
 
 // InterpreterFamily names the interpreter family of a program's base name
 // (python3.12 -> python), or reports that it is none.
@@ -159,10 +160,10 @@ func isVersionSuffix(s string) bool {
 // programRisk returns why running a program whose base name is base with
 // args is a risk, or "".
 func programRisk(base string, args []string) string {
-	if trampolines[base] {
+	if trampolines.has(base) {
 		return fmt.Sprintf("%s runs another program given in its arguments (trampoline)", base)
 	}
-	if shells[base] {
+	if shells.has(base) {
 		if len(operands(args)) == 0 || containsWord(args, "-") {
 			return fmt.Sprintf("%s reads a script from stdin or runs interactively", base)
 		}
@@ -258,7 +259,7 @@ var gitSafeGlobal = setOf("--no-pager", "-P", "--version", "--help",
 func gitRisk(args []string) string {
 	i := 0
 	for ; i < len(args) && strings.HasPrefix(args[i], "-"); i++ {
-		if !gitSafeGlobal[args[i]] {
+		if !gitSafeGlobal.has(args[i]) {
 			return fmt.Sprintf("git %s before the subcommand can set config (core.pager, core.sshCommand, aliases) or another repository, which runs programs", args[i])
 		}
 	}
@@ -507,10 +508,27 @@ func containsWord(args []string, w string) bool {
 	return false
 }
 
-func setOf(names ...string) map[string]bool {
-	m := make(map[string]bool, len(names))
-	for _, n := range names {
-		m[n] = true
+func setOf(names ...string) *nameSet { return &nameSet{names: names} }
+
+// nameSet is a set of names whose map is built on first use: the
+// policy's tables are not needed to start, and every start (every
+// sandbox helper too) would otherwise build them all.
+type nameSet struct {
+	names []string
+	once  sync.Once
+	m     map[string]bool
+}
+
+// has reports whether name is in s (false for a nil set).
+func (s *nameSet) has(name string) bool {
+	if s == nil {
+		return false
 	}
-	return m
+	s.once.Do(func() {
+		s.m = make(map[string]bool, len(s.names))
+		for _, n := range s.names {
+			s.m[n] = true
+		}
+	})
+	return s.m[name]
 }

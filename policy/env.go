@@ -100,10 +100,10 @@ func envNameDenied(n string) bool {
 	if !isIdentifier(n) {
 		return true
 	}
-	if allowedEnvExceptions[n] {
+	if allowedEnvExceptions.has(n) {
 		return false
 	}
-	if deniedEnv[n] || deniedWindowsEnv[envNameKey(n)] {
+	if deniedEnv.has(n) || deniedWindowsEnv.has(envNameKey(n)) {
 		return true
 	}
 	for _, p := range deniedEnvPrefixes {
@@ -114,7 +114,7 @@ func envNameDenied(n string) bool {
 	if k := envNameKey(n); k != n {
 		// Windows: names are case-insensitive, so "Path" is PATH and
 		// "git_dir" is GIT_DIR.
-		return envNameDenied(k) && !allowedEnvExceptions[k]
+		return envNameDenied(k) && !allowedEnvExceptions.has(k)
 	}
 	return false
 }

@@ -89,8 +89,11 @@ func (w *walk) readEntry(e entry, buf *[]byte) ([]byte, bool) {
 	return b[:n], true
 }
 
-// noFollowFlag refuses a final symlink.
-const noFollowFlag = syscall.O_NOFOLLOW
+// openNoFollow opens path for reading, refusing a final symlink
+// (O_NOFOLLOW) and never blocking on a FIFO.
+func openNoFollow(path string) (*os.File, error) {
+	return os.OpenFile(path, openReadFlags|syscall.O_NOFOLLOW, 0)
+}
 
 // readAt reads a small regular file name of the directory dir (an
 // ignore file), never through a symlink, never blocking on a FIFO.

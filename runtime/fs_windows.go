@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -59,7 +60,32 @@ func (w *walk) readEntry(e entry, buf *[]byte) ([]byte, bool) {
 	return data, true
 }
 
-const noFollowFlag = 0
+// openNoFollow opens path for reading as os.Open would, except that a
+// final symlink, junction or other reparse point is opened as itself
+// (FILE_FLAG_OPEN_REPARSE_POINT) and refused: Windows' O_NOFOLLOW. The
+// handle shares delete access, as Go's own do.
+func openNoFollow(path string) (*os.File, error) {
+	p, err := windows.UTF16PtrFromString(path)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	h, err := windows.CreateFile(p, windows.GENERIC_READ,
+		windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE|windows.FILE_SHARE_DELETE, nil,
+		windows.OPEN_EXISTING, windows.FILE_FLAG_OPEN_REPARSE_POINT|windows.FILE_FLAG_BACKUP_SEMANTICS, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	var info windows.ByHandleFileInformation
+	if err := windows.GetFileInformationByHandle(h, &info); err != nil {
+		windows.CloseHandle(h)
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	if info.FileAttributes&windows.FILE_ATTRIBUTE_REPARSE_POINT != 0 {
+		windows.CloseHandle(h)
+		return nil, &os.PathError{Op: "open", Path: path, Err: errors.New("a symbolic link or other reparse point (not followed)")}
+	}
+	return os.NewFile(uintptr(h), path), nil
+}
 
 // syncDirFile does nothing: Windows cannot flush a directory handle
 // (FlushFileBuffers needs write access, which a directory handle does

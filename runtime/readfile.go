@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -94,7 +93,7 @@ func readRegular(path, within, root string, limit int64) (data []byte, size int6
 		}
 		open = real
 	}
-	f, err := os.OpenFile(open, openReadFlags|noFollowFlag, 0)
+	f, err := openNoFollow(open)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -106,7 +105,8 @@ func readRegular(path, within, root string, limit int64) (data []byte, size int6
 	if !fi.Mode().IsRegular() {
 		return nil, 0, errors.New("it is not a regular file")
 	}
-	if n := linkCount(fi); root != "" && n > 1 {
+	// The open handle's count: Windows' FileInfo carries none.
+	if n := handleLinkCount(f, fi); root != "" && n > 1 {
 		return nil, 0, fmt.Errorf("%w: it has %d hard links (it may be a file from outside the workspace)", ErrRefused, n)
 	}
 	data, err = io.ReadAll(io.LimitReader(f, limit))

@@ -37,15 +37,19 @@ func testChild(mode string) int {
 	case "tree":
 		exe, _ := os.Executable()
 		grand := filepath.Join(filepath.Dir(file), "grand.pid")
-		p, err := os.StartProcess(exe, []string{exe}, &os.ProcAttr{
-			Env:   append(os.Environ(), childEnv+"=sleep "+grand),
-			Files: []*os.File{nil, os.Stdout, os.Stderr},
+		var p *os.Process
+		err := winetest.Start(nil, func() (err error) {
+			p, err = os.StartProcess(exe, []string{exe}, &os.ProcAttr{
+				Env:   append(os.Environ(), childEnv+"=sleep "+grand),
+				Files: []*os.File{nil, os.Stdout, os.Stderr},
+			})
+			return err
 		})
 		if err != nil {
 			fmt.Println("start grandchild:", err)
 			return 2
 		}
-		for i := 0; i < 500; i++ {
+		for i := 0; i < 6000; i++ { // a minute
 			if _, err := os.Stat(grand); err == nil {
 				break
 			}
@@ -87,17 +91,44 @@ func alive(pid int) bool {
 	return ev == uint32(windows.WAIT_TIMEOUT)
 }
 
-func waitFile(t *testing.T, path string) string {
+// start is term.Start, tried again where Wine failed to start the
+// process (winetest.Start).
+func start(t *testing.T, term *LocalTerminal, spec CommandSpec) *Process {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	var p *Process
+	require.NoError(t, winetest.Start(t.Logf, func() (err error) {
+		p, err = term.Start(context.Background(), spec)
+		return err
+	}))
+	return p
+}
+
+// run is term.Run, tried again where Wine failed to start the process.
+func run(t *testing.T, term *LocalTerminal, spec CommandSpec) CommandResult {
+	t.Helper()
+	var res CommandResult
+	require.NoError(t, winetest.Start(t.Logf, func() (err error) {
+		res, err = term.Run(context.Background(), spec, nil)
+		return err
+	}))
+	return res
+}
+
+// readWhenWritten is the content of the file at path once it has some,
+// or "" if p ends first (without it, after a last look).
+func readWhenWritten(t *testing.T, p *Process, path string) string {
+	t.Helper()
+	for {
+		select {
+		case <-p.Done():
+			data, _ := os.ReadFile(path)
+			return string(data)
+		case <-time.After(20 * time.Millisecond):
+		}
 		if data, err := os.ReadFile(path); err == nil && len(data) > 0 {
 			return string(data)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("%s never appeared", path)
-	return ""
 }
 
 // A killed command takes its whole process tree with it: the grandchild
@@ -105,42 +136,65 @@ func waitFile(t *testing.T, path string) string {
 func TestWindowsKillEndsTheWholeTree(t *testing.T) {
 	for _, how := range []string{"kill", "timeout", "close"} {
 		t.Run(how, func(t *testing.T) {
-			term := NewLocalTerminal(TerminalOptions{})
-			spec := selfSpec(t, "")
-			pids := filepath.Join(spec.Cwd, "tree.pid")
-			spec.Env[childEnv] = "tree " + pids
-			if how == "timeout" {
-				spec.Timeout = 10 * time.Second // past the tree's start-up, slow under Wine
+			// The timeout has to fire after the tree has started, which
+			// takes seconds under Wine on a loaded machine: a run whose
+			// timeout came first shows nothing and is made again with
+			// twice the time.
+			for timeout := 5 * time.Second; ; timeout *= 2 {
+				if killTree(t, how, timeout) || t.Failed() {
+					return
+				}
+				require.Less(t, timeout, time.Minute, "the tree never started within its timeout")
+				t.Logf("the %s timeout fired before the tree had started: again with %s", timeout, 2*timeout)
 			}
-			p, err := term.Start(context.Background(), spec)
-			require.NoError(t, err)
-			var child, grand int
-			_, err = fmt.Sscan(waitFile(t, pids), &child, &grand)
-			require.NoError(t, err)
-			// Wine's process table can lag the pid file under load.
-			require.Eventually(t, func() bool { return alive(grand) }, 5*time.Second, 20*time.Millisecond, "the grandchild runs")
-			switch how {
-			case "kill":
-				require.NoError(t, p.Kill())
-			case "close":
-				require.NoError(t, term.Close())
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			st, err := p.Wait(ctx)
-			require.NoError(t, err)
-			require.NotNil(t, st.ExitCode)
-			assert.Equal(t, how == "timeout", st.TimedOut)
-			deadline := time.Now().Add(5 * time.Second)
-			for alive(grand) && time.Now().Before(deadline) {
-				time.Sleep(20 * time.Millisecond)
-			}
-			assert.False(t, alive(child), "the command is gone")
-			assert.False(t, alive(grand), "the grandchild is gone with its job")
-			require.NoError(t, p.Release())
-			require.NoError(t, term.Close())
 		})
 	}
+}
+
+// killTree starts the tree command, ends it how (kill, timeout after
+// timeout, close of the terminal) and checks that the command and the
+// grandchild are gone. It reports false, having checked nothing, when the
+// timeout fired before the tree had started.
+func killTree(t *testing.T, how string, timeout time.Duration) bool {
+	term := NewLocalTerminal(TerminalOptions{})
+	defer term.Close()
+	spec := selfSpec(t, "")
+	pids := filepath.Join(spec.Cwd, "tree.pid")
+	spec.Env[childEnv] = "tree " + pids
+	if how == "timeout" {
+		spec.Timeout = timeout
+	}
+	p := start(t, term, spec)
+	defer p.Release()
+	written := readWhenWritten(t, p, pids)
+	if written == "" {
+		<-p.Done()
+		st := p.Status()
+		require.True(t, how == "timeout" && st != nil && st.TimedOut, "the tree command ended before it wrote its pids: %+v", st)
+		return false
+	}
+	var child, grand int
+	_, err := fmt.Sscan(written, &child, &grand)
+	require.NoError(t, err)
+	// Wine's process table can lag the pid file under load.
+	require.Eventually(t, func() bool { return alive(grand) }, 30*time.Second, 20*time.Millisecond, "the grandchild runs")
+	switch how {
+	case "kill":
+		require.NoError(t, p.Kill())
+	case "close":
+		require.NoError(t, term.Close())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st, err := p.Wait(ctx)
+	require.NoError(t, err)
+	require.NotNil(t, st.ExitCode)
+	assert.Equal(t, how == "timeout", st.TimedOut)
+	require.Eventually(t, func() bool { return !alive(child) }, 30*time.Second, 20*time.Millisecond, "the command is gone")
+	require.Eventually(t, func() bool { return !alive(grand) }, 30*time.Second, 20*time.Millisecond, "the grandchild is gone with its job")
+	require.NoError(t, p.Release())
+	require.NoError(t, term.Close())
+	return true
 }
 
 // Commands pop up no console window (CREATE_NO_WINDOW).
@@ -148,8 +202,7 @@ func TestWindowsCommandsGetNoConsoleWindow(t *testing.T) {
 	winetest.NeedsRealWindows(t, "its consoles have no window either way, so CREATE_NO_WINDOW cannot be observed")
 	term := NewLocalTerminal(TerminalOptions{})
 	defer term.Close()
-	res, err := term.Run(context.Background(), selfSpec(t, "console"), nil)
-	require.NoError(t, err)
+	res := run(t, term, selfSpec(t, "console"))
 	assert.Contains(t, res.Output, "window=false", "CREATE_NO_WINDOW: no console window")
 }
 
@@ -159,16 +212,14 @@ func TestWindowsCommandsGetAWindowsEnvironment(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-secret")
 	term := NewLocalTerminal(TerminalOptions{})
 	defer term.Close()
-	res, err := term.Run(context.Background(), selfSpec(t, "console"), nil)
-	require.NoError(t, err)
+	res := run(t, term, selfSpec(t, "console"))
 	require.NotNil(t, res.ExitCode, res.Output)
 	assert.Equal(t, 0, *res.ExitCode)
 	assert.Contains(t, res.Output, "SystemRoot="+os.Getenv("SystemRoot"))
 	assert.Contains(t, res.Output, "NoDefaultCurrentDirectoryInExePath=1")
 	assert.Contains(t, res.Output, "OPENAI_API_KEY=\n", "secrets are not inherited")
 
-	res, err = term.Run(context.Background(), selfSpec(t, "exit 7"), nil)
-	require.NoError(t, err)
+	res = run(t, term, selfSpec(t, "exit 7"))
 	require.NotNil(t, res.ExitCode)
 	assert.Equal(t, 7, *res.ExitCode)
 }
@@ -186,11 +237,10 @@ func TestWindowsCmdLineIsPassedAsTyped(t *testing.T) {
 	term := NewLocalTerminal(TerminalOptions{})
 	defer term.Close()
 	line := `type "a b.txt" & echo "two words" & exit 3`
-	res, err := term.Run(context.Background(), CommandSpec{
+	res := run(t, term, CommandSpec{
 		Command: cmdExe, Args: []string{"/d", "/s", "/c", line}, Cwd: dir,
 		CmdLine: `cmd.exe /d /s /c "` + line + `"`,
-	}, nil)
-	require.NoError(t, err)
+	})
 	assert.Contains(t, res.Output, "inside")
 	assert.Contains(t, res.Output, `"two words"`)
 	require.NotNil(t, res.ExitCode, res.Output)

@@ -106,7 +106,7 @@ type clientStream struct {
 	lose       int
 	lastID     string
 	ready      chan struct{} // closed once the GET is answered
-	readyErr   error
+	readyErr   error         // guarded by Client.mu: the stream may end after it was ready
 }
 
 // Dial opens a connection and initializes it with initParams; the
@@ -243,6 +243,8 @@ func (c *Client) openStream(sessionID string) error {
 	}
 	c.mu.Unlock()
 	<-s.ready
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return s.readyErr
 }
 
@@ -250,18 +252,8 @@ func (c *Client) openStream(sessionID string) error {
 // an unexpected end (a few tries, with a short backoff).
 func (c *Client) runStream(ctx context.Context, s *clientStream) {
 	defer c.wg.Done()
-	// readyErr is the first connection's outcome, set once before ready
-	// closes: openStream reads it after <-ready, and a later error (a
-	// failed resumption) is told through failed or the connection's
-	// error instead.
-	var once sync.Once
-	ready := func(err error) {
-		once.Do(func() {
-			s.readyErr = err
-			close(s.ready)
-		})
-	}
-	defer ready(nil)
+	readyOnce := sync.OnceFunc(func() { close(s.ready) })
+	defer readyOnce()
 	for attempt := 0; ; attempt++ {
 		hdr := http.Header{"Accept": {"text/event-stream"}}
 		if s.sessionID != "" {
@@ -288,15 +280,15 @@ func (c *Client) runStream(ctx context.Context, s *clientStream) {
 			var he *HTTPError
 			if errors.As(err, &he) && he.Status == http.StatusConflict && s.sessionID != "" {
 				c.failSession(s, err)
-				ready(err)
+				c.setReadyErr(s, err)
 				return
 			}
 			if attempt < 5 && s.lastID != "" && !c.opts.NoResume {
 				time.Sleep(time.Duration(attempt+1) * 50 * time.Millisecond)
 				continue
 			}
+			c.setReadyErr(s, err)
 			c.streamEnded(s, err)
-			ready(err)
 			return
 		}
 		if s.lastID != "" {
@@ -304,7 +296,7 @@ func (c *Client) runStream(ctx context.Context, s *clientStream) {
 			c.resumes++
 			c.mu.Unlock()
 		}
-		ready(nil)
+		readyOnce()
 		attempt = 0
 		err = c.readSSE(resp.Body, s)
 		resp.Body.Close()
@@ -341,12 +333,13 @@ func (c *Client) readSSE(body io.Reader, s *clientStream) error {
 		switch {
 		case len(line) == 0:
 			if data != nil {
-				switch c.interrupted(s) {
-				case cutHere:
-					// Whatever the reader holds already is lost
-					// with the connection, as in a real cut.
-					return errInterrupted
-				case notLost:
+				lost, cut := c.interrupted(s)
+				if cut {
+					// What this reader already holds was in transit too:
+					// handling it would move lastID past the lost events.
+					return errStreamCut
+				}
+				if !lost {
 					c.dispatch(data, s.sessionID)
 					if id != "" {
 						s.lastID = id
@@ -556,34 +549,34 @@ func (c *Client) InterruptStream(sessionID string, lose int) {
 	}
 }
 
-// errInterrupted ends a stream InterruptStream cut.
-var errInterrupted = errors.New("acphttp client: stream interrupted (test)")
+// setReadyErr records why s ended, for openStream: it may end after it
+// was ready, while another openStream of it reads the error.
+func (c *Client) setReadyErr(s *clientStream, err error) {
+	c.mu.Lock()
+	s.readyErr = err
+	c.mu.Unlock()
+}
 
-// Outcomes of interrupted for the event just read.
-const (
-	notLost = iota
-	lostInTransit
-	cutHere
-)
+// errStreamCut ends a stream InterruptStream cut.
+var errStreamCut = errors.New("event stream cut (InterruptStream)")
 
-// interrupted says whether the event just read is lost in transit, and
-// cuts the stream once enough were (the event that meets the cut is lost
-// too, as is everything read after it).
-func (c *Client) interrupted(s *clientStream) int {
+// interrupted reports whether the event just read is lost in transit,
+// and cuts the stream once enough were.
+func (c *Client) interrupted(s *clientStream) (lost, cut bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !s.interrupt {
-		return notLost
+		return false, false
 	}
 	if s.lose > 0 {
 		s.lose--
-		return lostInTransit
+		return true, false
 	}
 	s.interrupt = false
 	if s.cancelBody != nil {
 		s.cancelBody()
 	}
-	return cutHere
+	return true, true
 }
 
 func (c *Client) failSession(s *clientStream, err error) {

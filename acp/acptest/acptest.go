@@ -132,6 +132,9 @@ type Client struct {
 	// Timeout bounds every wait for a message; default 10 s.
 	Timeout time.Duration
 	stop    func() // Pipe's shutdown
+	// caps are the client capabilities of the initialize sent through
+	// Request (nil before one).
+	caps *acp.ClientCapabilities
 	// AnnouncesCommands says the agent sends available_commands_update
 	// after session/new (NewSession then takes it); Commands is the last
 	// one taken.
@@ -230,7 +233,10 @@ func (c *Client) parse(line []byte) (Message, error) {
 			}
 			break
 		}
-		if env.Method == acp.MethodSessionUpdate && updateTag(env.Params) == acp.SessionUpdateSubagentUpdate {
+		if env.Method == acp.MethodSessionUpdate && sdkUnstableUpdates[updateTag(env.Params)] {
+			if err := c.advertised(updateTag(env.Params)); err != nil {
+				return m, fmt.Errorf("%v\n%s", err, line)
+			}
 			if err := c.checker.ValidateSDKUnstable("SessionNotification", env.Params); err != nil {
 				return m, fmt.Errorf("agent update does not match the SDK 2.4.0 unstable schema: %v\n%s", err, line)
 			}
@@ -352,6 +358,35 @@ func isSDKUpdate(params json.RawMessage) bool {
 	return p.Update.Tag == "compaction_update" || p.Update.Tag == "compaction_summary_chunk" || p.Update.Tag == acp.SessionUpdateNotice
 }
 
+// sdkUnstableUpdates are the session/update variants of the SDK 2.4.0
+// unstable schema only, each sent only to clients that advertise it.
+var sdkUnstableUpdates = map[string]bool{
+	acp.SessionUpdateSubagentUpdate: true, acp.SessionUpdatePlanUpdate: true, acp.SessionUpdatePlanRemoved: true,
+	acp.SessionUpdateSessionMessage: true, acp.SessionUpdateSessionMessageChunk: true,
+}
+
+// advertised checks that the client asked for an update of the SDK
+// 2.4.0 unstable schema: the agent must not send it otherwise.
+func (c *Client) advertised(tag string) error {
+	c.mu.Lock()
+	caps := c.caps
+	c.mu.Unlock()
+	if caps == nil {
+		return nil // initialize was not sent through this client
+	}
+	switch tag {
+	case acp.SessionUpdatePlanUpdate, acp.SessionUpdatePlanRemoved:
+		if caps.Plan == nil {
+			return fmt.Errorf("agent sent %s to a client without clientCapabilities.plan", tag)
+		}
+	default:
+		if caps.Subagents == nil {
+			return fmt.Errorf("agent sent %s to a client without clientCapabilities.subagents", tag)
+		}
+	}
+	return nil
+}
+
 // updateTag is the sessionUpdate tag of session/update params.
 func updateTag(params json.RawMessage) string {
 	var p struct {
@@ -446,6 +481,14 @@ func (c *Client) SendLine(line string) {
 // Request sends a request and returns its id (as JSON).
 func (c *Client) Request(method string, params any) string {
 	c.t.Helper()
+	if method == acp.MethodInitialize {
+		var init acp.InitializeRequest
+		if data, err := json.Marshal(params); err == nil && json.Unmarshal(data, &init) == nil {
+			c.mu.Lock()
+			c.caps = &init.ClientCapabilities
+			c.mu.Unlock()
+		}
+	}
 	c.mu.Lock()
 	c.nextID++
 	id := strconv.Itoa(c.nextID)

@@ -30,6 +30,9 @@ func (k acpSink) Update(ctx context.Context, u agent.Update) error {
 // updates as a note in the conversation (sessions send notices during a
 // turn, where a note is in place).
 func (k acpSink) toACP(u agent.Update) (acp.SessionUpdate, bool) {
+	if u.Kind == agent.UpdatePlan {
+		return k.planUpdate(u.Plan)
+	}
 	if u.Kind == agent.UpdateNotice && u.Notice != nil {
 		if caps := k.conn.Capabilities(); caps.Session == nil || caps.Session.Notices == nil {
 			text := "Note: " + u.Notice.Title
@@ -195,6 +198,40 @@ func toACPBlock(b agent.ContentBlock) acp.ContentBlock {
 			Text: &acp.TextResourceContents{URI: b.URI, Text: b.Text, MimeType: b.MIMEType}}}}
 	}
 	return acp.TextBlock(b.Text)
+}
+
+// planID is the id of a session's one plan (plan operations).
+func planID(sessionID string) acp.PlanId { return "plan-" + sessionID }
+
+// planUpdate maps a plan for this client: a client that advertises
+// clientCapabilities.plan gets plan_update under the session's one plan
+// id (the text of a proposed plan rather than its entries, when it has
+// one) and plan_removed for a cleared plan; the others get the v1 plan
+// update of its entries, and nothing for a plan that is only text (they
+// see that text in the permission request that proposes it).
+func (k acpSink) planUpdate(p *agent.Plan) (acp.SessionUpdate, bool) {
+	if p == nil {
+		return acp.SessionUpdate{}, false
+	}
+	if k.conn.Capabilities().Plan == nil {
+		if len(p.Entries) == 0 && !p.Empty() {
+			return acp.SessionUpdate{}, false
+		}
+		return acp.SessionUpdate{Plan: toACPPlan(p)}, true
+	}
+	id := planID(k.conn.SessionID())
+	var c acp.PlanUpdateContent
+	switch {
+	case p.Empty():
+		return acp.SessionUpdate{PlanRemoved: &acp.PlanRemoved{PlanID: id}}, true
+	case p.Markdown != "":
+		c.Markdown = &acp.PlanMarkdown{PlanID: id, Content: p.Markdown}
+	case p.URI != "":
+		c.File = &acp.PlanFile{PlanID: id, URI: p.URI}
+	default:
+		c.Items = &acp.PlanItems{PlanID: id, Entries: toACPPlan(p).Entries}
+	}
+	return acp.SessionUpdate{PlanUpdate: &acp.PlanUpdate{Plan: c}}, true
 }
 
 func toACPPlan(p *agent.Plan) *acp.Plan {

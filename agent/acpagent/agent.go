@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/acp-agent/acp-agent/acp"
@@ -119,7 +120,13 @@ const authMethodID = "configure-model"
 var (
 	_ acp.Logouter   = (*Agent)(nil)
 	_ acp.MethodGate = (*Agent)(nil)
+	_ acp.MCPOverACP = (*Agent)(nil)
 )
+
+// ConnectsMCPOverACP implements acp.MCPOverACP: the MCP servers a client
+// declares with type "acp" are reached through its connection, by the
+// same MCP client as stdio and HTTP servers.
+func (a *Agent) ConnectsMCPOverACP() {}
 
 // Initialize implements acp.Agent. It advertises only what is implemented;
 // the capabilities of methods (session/load, list, fork, logout, ...) are
@@ -132,6 +139,10 @@ func (a *Agent) Initialize(_ context.Context, req *acp.InitializeRequest) (*acp.
 			MCPCapabilities:    mcpCapabilities(),
 			SessionCapabilities: acp.SessionCapabilities{
 				AdditionalDirectories: &acp.SessionAdditionalDirectoriesCapabilities{},
+				// The client's instructions, appended or in place of ours
+				// (agent.ClientPrompt).
+				SystemPrompt: &acp.SessionSystemPromptCapabilities{Mode: &acp.SessionSystemPromptModeCapabilities{
+					Override: &acp.SessionSystemPromptOverrideCapabilities{}}},
 			},
 			Meta: agentCapabilitiesMeta,
 		},
@@ -167,14 +178,11 @@ func (a *Agent) ServesMethod(method string) bool {
 
 // Authenticate implements acp.Agent. The model is configured through the
 // environment and flags, so authenticating only checks that it is usable.
-func (a *Agent) Authenticate(_ context.Context, req *acp.AuthenticateRequest) error {
+func (a *Agent) Authenticate(ctx context.Context, req *acp.AuthenticateRequest) error {
 	if req.MethodID != authMethodID {
 		return fmt.Errorf("%w: methodId: unknown authentication method %q", acp.ErrInvalidParams, req.MethodID)
 	}
-	if a.h.Usable() != nil {
-		return a.unusable()
-	}
-	return nil
+	return a.usable(acp.ConnectionOf(ctx))
 }
 
 // Logout implements acp.Logouter. The agent holds no credential of the
@@ -214,15 +222,31 @@ func (a *Agent) authMethodName() string {
 
 // NewSession implements acp.Agent.
 func (a *Agent) NewSession(ctx context.Context, req *acp.NewSessionRequest, client *acp.ClientConn) (acp.Session, *acp.NewSessionResponse, error) {
-	if a.h.Usable() != nil {
-		return nil, nil, a.unusable()
+	if err := a.usable(client.Connection()); err != nil {
+		return nil, nil, err
 	}
 	hs, err := a.h.NewSession(ctx, host.NewRequest{CWD: req.CWD, AdditionalDirectories: req.AdditionalDirectories,
-		MCPServers: mcpServers(req.MCPServers)}, a.client(client))
+		MCPServers: mcpServers(req.MCPServers), ClientPrompt: clientPrompt(req.SystemPrompt), Routes: routesOf(client.Connection())},
+		a.client(client))
 	if err != nil {
 		return nil, nil, wireError(err)
 	}
 	return a.wrap(hs, client), &acp.NewSessionResponse{SessionID: hs.ID(), Modes: modeState(hs), ConfigOptions: configOptions(hs.Options())}, nil
+}
+
+// clientPrompt is a lifecycle request's systemPrompt for the host (nil:
+// none sent). acp has checked it: a mode we advertise, text blocks only.
+func clientPrompt(p *acp.SystemPrompt) *agent.ClientPrompt {
+	if p == nil {
+		return nil
+	}
+	texts := make([]string, 0, len(p.Content))
+	for _, b := range p.Content {
+		if b.Text != nil {
+			texts = append(texts, b.Text.Text)
+		}
+	}
+	return &agent.ClientPrompt{Text: strings.Join(texts, "\n\n"), Override: p.Mode == acp.SystemPromptOverride}
 }
 
 // Session returns a live session by id, for Go programs that embed the

@@ -22,8 +22,10 @@ type acpClient struct {
 }
 
 var (
-	_ host.SubagentClient = (*acpClient)(nil)
-	_ host.Elicitor       = (*acpClient)(nil)
+	_ host.SubagentClient   = (*acpClient)(nil)
+	_ host.Elicitor         = (*acpClient)(nil)
+	_ host.SessionMessenger = (*acpClient)(nil)
+	_ host.MCPChannels      = (*acpClient)(nil)
 )
 
 func (a *Agent) client(conn *acp.ClientConn) *acpClient {
@@ -104,6 +106,20 @@ func (c *acpClient) Subagent(ev host.SubagentEvent) {
 	c.post(acp.SessionUpdate{SubagentUpdate: u})
 }
 
+// SessionMessage implements host.SessionMessenger: session_message, the
+// sender's view (naming the recipient's message) on the sender's
+// session, the recipient's view (naming the sender's) on the other.
+func (c *acpClient) SessionMessage(m host.SessionMessage) {
+	u := &acp.SessionMessage{MessageID: m.ID, SenderSessionID: m.From, RecipientSessionID: m.To,
+		Content: []acp.ContentBlock{acp.TextBlock(m.Text)}}
+	if m.From == c.conn.SessionID() {
+		u.RecipientMessageID = m.OtherID
+	} else {
+		u.SenderMessageID = m.OtherID
+	}
+	c.post(acp.SessionUpdate{SessionMessage: u})
+}
+
 // Elicit implements host.Elicitor with elicitation/create, in the mode
 // the server asked for. A form's schema is the server's, decoded into
 // ACP's restricted form schema.
@@ -162,4 +178,31 @@ func (c *acpClient) ElicitationComplete(server, id string) {
 	if err := c.conn.Notify(context.Background(), acp.MethodElicitationComplete, map[string]any{"elicitationId": id}); err != nil {
 		c.a.log.Debug("elicitation/complete", "server", server, "error", err)
 	}
+}
+
+// MCPChannel implements host.MCPChannels: the client's own MCP server
+// serverID, reached with mcp/message on the session's connection.
+func (c *acpClient) MCPChannel(serverID string) host.MCPChannel {
+	return acpMCPChannel{conn: c.conn, serverID: serverID}
+}
+
+// acpMCPChannel carries an MCP client's requests to a server the ACP
+// client provides: each is one mcp/message request, whose response is
+// the inner result or MCP error; the client's mcp/message notifications
+// about it go to the SDK.
+type acpMCPChannel struct {
+	conn     *acp.ClientConn
+	serverID string
+}
+
+func (ch acpMCPChannel) Call(ctx context.Context, id, method string, params json.RawMessage,
+	notify func(method string, params json.RawMessage)) (json.RawMessage, *host.MCPError, error) {
+	resp, err := ch.conn.CallMCP(ctx, &acp.MessageMcpRequest{ServerID: ch.serverID, RequestID: id, Method: method, Params: params}, notify)
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case resp.Error != nil && resp.Result == nil:
+		return nil, &host.MCPError{Code: resp.Error.Code, Message: resp.Error.Message, Data: resp.Error.Data}, nil
+	}
+	return resp.Result, nil, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acptest"
 	"github.com/acp-agent/acp-agent/agent/acpagent"
+	"github.com/acp-agent/acp-agent/agent/host"
 	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/agent/pricing"
 )
@@ -48,4 +49,45 @@ func TestAModelChoiceTakesLevelsAndKeyFromTheProviderRegistration(t *testing.T) 
 			assert.Contains(t, o.Description, "unavailable: ACME_KEY is not set", "the choice's key variable, unset, replaced the registered one")
 		}
 	}
+}
+
+// Issue 29: the endpoints a client chose are its connection's. On an
+// agent without a key of its own, the connection that routed openai to
+// its gateway starts sessions that use it; another connection of the
+// same server (serve's other editors) sees the configured endpoint, has
+// no usable model, and never gets the first one's gateway or key.
+func TestProvidersArePerConnection(t *testing.T) {
+	srv := newOpenAIServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
+		sse(w, []string{textChunk("routed answer"), finishChunk("stop")}, true)
+	})
+	transport := &http.Transport{}
+	t.Cleanup(transport.CloseIdleConnections)
+	a := acpagent.New(acpagent.Config{Config: host.Config{Model: "openai/test-model", Getenv: func(string) string { return "" },
+		HTTPClient: &http.Client{Transport: transport}, Version: "test"}})
+	server := acp.NewServer(a, acp.Options{})
+	first, second := acptest.Connect(t, server), acptest.Connect(t, server)
+	first.AnnouncesCommands, second.AnnouncesCommands = true, true
+	first.Initialize(nil)
+	second.Initialize(nil)
+
+	resp, _ := first.Call(acp.MethodProvidersSet, &acp.SetProviderRequest{ProviderID: "openai", APIType: "openai", BaseURL: srv.URL + "/v1",
+		Headers: map[string]string{"Authorization": "Bearer " + testKey}})
+	acptest.MustResult(t, resp, nil)
+	sid := first.NewSession(t.TempDir())
+	resp, _ = first.Call(acp.MethodSessionPrompt, prompt(sid, acp.TextBlock("hi")))
+	acptest.MustResult(t, resp, nil)
+	require.Equal(t, 1, srv.Count(), "the first connection's session used its route")
+	assert.Equal(t, "Bearer "+testKey, srv.Request(t, 0).Auth)
+
+	var list acp.ListProvidersResponse
+	resp, _ = second.Call(acp.MethodProvidersList, map[string]any{})
+	acptest.MustResult(t, resp, &list)
+	assert.NotContains(t, string(resp.Raw), srv.URL, "the other connection does not see the route")
+	resp, _ = second.Call(acp.MethodSessionNew, &acp.NewSessionRequest{CWD: t.TempDir(), MCPServers: []acp.McpServer{}})
+	require.NotNil(t, resp.Error, "nor can it use it")
+	assert.Equal(t, acp.CodeAuthRequired, resp.Error.Code)
+	var st acp.AuthStatusResponse
+	resp, _ = second.Call(acp.MethodAuthStatus, map[string]any{})
+	acptest.MustResult(t, resp, &st)
+	assert.Equal(t, acp.AuthStateUnauthenticated, st.State)
 }

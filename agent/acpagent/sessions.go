@@ -37,6 +37,9 @@ func mcpServers(servers []acp.McpServer) []host.MCPServer {
 			hs.HTTP = &host.MCPHTTPServer{Name: s.HTTP.Name, URL: s.HTTP.URL, Headers: headers(s.HTTP.Headers)}
 		case s.SSE != nil:
 			hs.SSE = &host.MCPHTTPServer{Name: s.SSE.Name, URL: s.SSE.URL, Headers: headers(s.SSE.Headers)}
+		case s.ACP != nil:
+			// Reached through the session's connection (acpClient.MCPChannel).
+			hs.Channel = &host.MCPChannelServer{Name: s.ACP.Name, ID: s.ACP.ServerID}
 		case s.Unknown != nil:
 			var v struct{ Name string }
 			_ = json.Unmarshal(s.Unknown.Raw, &v)
@@ -58,11 +61,12 @@ func headers(hs []acp.HttpHeader) []host.MCPHTTPHeader {
 // LoadSession implements acp.SessionStore: the session is read from its
 // file and, for session/load, its conversation replayed.
 func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadRequest, client *acp.ClientConn) (acp.Session, *acp.LoadedSession, error) {
-	if a.h.Usable() != nil {
-		return nil, nil, a.unusable()
+	if err := a.usable(client.Connection()); err != nil {
+		return nil, nil, err
 	}
 	hs, err := a.h.LoadSession(ctx, req.SessionID, host.OpenRequest{CWD: req.CWD, AdditionalDirectories: req.AdditionalDirectories,
-		MCPServers: mcpServers(req.MCPServers)}, a.client(client))
+		MCPServers: mcpServers(req.MCPServers), ClientPrompt: clientPrompt(req.SystemPrompt), Routes: routesOf(client.Connection())},
+		a.client(client))
 	if err != nil {
 		return nil, nil, wireError(err)
 	}
@@ -89,7 +93,9 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadRequest, client *a
 func (as *acpSession) replay(ctx context.Context) {
 	for _, it := range as.hs.History() {
 		if it.Plan != nil {
-			as.send(ctx, acp.SessionUpdate{Plan: toACPPlan(it.Plan)})
+			if u, ok := (acpSink{as.conn}).planUpdate(it.Plan); ok {
+				as.send(ctx, u)
+			}
 			continue
 		}
 		e := it.Entry
@@ -166,15 +172,16 @@ func (a *Agent) DeleteSession(ctx context.Context, id acp.SessionId) error {
 // ForkSession implements acp.Forker: session/fork and the fork extension
 // (host.Host.ForkSession).
 func (a *Agent) ForkSession(ctx context.Context, req *acp.ForkRequest, source acp.Session, client *acp.ClientConn) (acp.Session, *acp.ForkSessionResponse, error) {
-	if a.h.Usable() != nil {
-		return nil, nil, a.unusable()
+	if err := a.usable(client.Connection()); err != nil {
+		return nil, nil, err
 	}
 	var src *host.Session
 	if as, ok := source.(*acpSession); ok {
 		src = as.hs
 	}
 	hs, err := a.h.ForkSession(ctx, host.ForkRequest{SourceID: req.SourceID, FromUserEntryIndex: req.FromUserEntryIndex,
-		OpenRequest: host.OpenRequest{CWD: req.CWD, AdditionalDirectories: req.AdditionalDirectories, MCPServers: mcpServers(req.MCPServers)}},
+		OpenRequest: host.OpenRequest{CWD: req.CWD, AdditionalDirectories: req.AdditionalDirectories, MCPServers: mcpServers(req.MCPServers),
+			ClientPrompt: clientPrompt(req.SystemPrompt), Routes: routesOf(client.Connection())}},
 		src, a.client(client))
 	if err != nil {
 		return nil, nil, wireError(err)

@@ -367,9 +367,32 @@ func (s *Session) checkRestorable(ctx context.Context, files []persistence.Rewin
 			if _, err := s.ws.Local().CheckWrite(ctx, f.Path, size); err != nil {
 				return fmt.Errorf("%w: %s cannot be restored: %v (nothing was changed)", ErrInvalidRequest, f.Path, err)
 			}
+		} else if blocked := notADirectory(filepath.Dir(f.Path)); blocked != "" && f.To != nil {
+			return fmt.Errorf("%w: %s cannot be restored: %s is not a directory now (nothing was changed)", ErrInvalidRequest, f.Path, blocked)
 		}
 	}
 	return s.syncFrom(files)
+}
+
+// notADirectory is the nearest existing ancestor of dir (dir included)
+// when it is not a directory: a directory that became a file, which no
+// file can be restored into. Unix says so when the file is read
+// (ENOTDIR); Windows reads the path as missing.
+func notADirectory(dir string) string {
+	for {
+		fi, err := os.Stat(dir)
+		if err == nil {
+			if fi.IsDir() {
+				return ""
+			}
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
 }
 
 // carryOut applies a logged rewind: the files, then the conversation,

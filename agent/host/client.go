@@ -74,6 +74,24 @@ type SubagentClient interface {
 	Drained(ctx context.Context) error
 }
 
+// SessionMessenger is a Client that shows the messages between a
+// session and its subagents (Features.Subagents): each is shown on both
+// sessions, the sender's view and the recipient's.
+type SessionMessenger interface {
+	// SessionMessage shows m on the client's session, in order with its
+	// updates; it must not block.
+	SessionMessage(m SessionMessage)
+}
+
+// SessionMessage is a message between two sessions: the task a parent
+// gave its subagent, or the subagent's answer. ID is the message's id on
+// the session it is shown on, OtherID its id on the other one.
+type SessionMessage struct {
+	ID, OtherID string
+	From, To    string // the sender's and the recipient's session ids
+	Text        string
+}
+
 // Child is a child session's side of a SubagentClient.
 type Child interface {
 	// Release lets the child's held updates go.
@@ -105,6 +123,12 @@ type (
 	MCPStdioServer   = mcpclient.StdioServer
 	MCPHTTPServer    = mcpclient.HTTPServer
 	MCPUnknownServer = mcpclient.UnknownServer
+	// MCPChannelServer is a server the client itself provides, reached
+	// through an MCPChannel the adapter implements (MCP over ACP); an
+	// MCPError is the server's answer to a request it refused.
+	MCPChannelServer = mcpclient.ChannelServer
+	MCPChannel       = mcpclient.Channel
+	MCPError         = mcpclient.RPCError
 	// MCPEnvVariable and MCPHTTPHeader configure them.
 	MCPEnvVariable = mcpclient.EnvVariable
 	MCPHTTPHeader  = mcpclient.HTTPHeader
@@ -116,6 +140,13 @@ type (
 	// Content, for a form), "decline" or "cancel".
 	ElicitationResult = mcpclient.ElicitationResult
 )
+
+// MCPChannels is a Client that provides MCP servers of its own (MCP over
+// ACP): a session's MCPChannelServer with that ID is reached through
+// the channel it returns, on the session's own connection.
+type MCPChannels interface {
+	MCPChannel(serverID string) MCPChannel
+}
 
 // Elicitor is a Client that asks the user MCP servers' questions
 // (Features.ElicitForm, ElicitURL): the host has checked the mode and

@@ -100,7 +100,12 @@ func (h *Host) slashCommands() []slashCommand {
 	cmds := []slashCommand{
 		{name: "clear", description: "Start a new, empty context in this session (the history stays on disk)",
 			run: func(ctx context.Context, s *Session, _ string) (string, error) {
+				hadPlan := !s.s.Plan().Empty()
 				s.s.ClearContext()
+				if hadPlan {
+					// The plan went with the context: the client drops it.
+					s.post(agent.Update{Kind: agent.UpdatePlan, Plan: &agent.Plan{}})
+				}
 				return "Context cleared: the next prompt starts a new conversation.", nil
 			}},
 		{name: "model", description: "Show the models, or switch to one", hint: "model id (e.g. openai/gpt-4.1)",

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 
@@ -616,9 +617,12 @@ func isShellScript(data []byte) bool {
 }
 
 // Makefile directives that read or run what the pinned copy cannot hold.
+// Compiled on first use: not every start reads a Makefile.
 var (
-	makeIncludes = regexp.MustCompile(`^\s*-?(include|sinclude|load)(\s|$)`)
-	makeShellVar = regexp.MustCompile(`^\s*(override\s+)?(export\s+)?(SHELL|\.SHELLFLAGS|MAKEFLAGS|MFLAGS)\s*(::?=|\+=|\?=|!=|=)`)
+	makeIncludes = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*-?(include|sinclude|load)(\s|$)`) })
+	makeShellVar = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^\s*(override\s+)?(export\s+)?(SHELL|\.SHELLFLAGS|MAKEFLAGS|MFLAGS)\s*(::?=|\+=|\?=|!=|=)`)
+	})
 )
 
 // makefile analyses a Makefile: its recipes and $(shell ...) calls as
@@ -645,10 +649,10 @@ func (p *pinner) makefile(src string) (*pinTemplate, error) {
 			}
 			continue
 		}
-		if makeIncludes.MatchString(body) {
+		if makeIncludes().MatchString(body) {
 			return nil, unpinnable("the Makefile reads other files (%s)", strings.TrimSpace(body))
 		}
-		if makeShellVar.MatchString(body) {
+		if makeShellVar().MatchString(body) {
 			return nil, unpinnable("the Makefile sets how recipes run (%s)", strings.TrimSpace(body))
 		}
 		for _, m := range makeShellCall(body) {

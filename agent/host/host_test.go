@@ -383,9 +383,12 @@ func TestHostRunsSubagents(t *testing.T) {
 				sc.mu.Unlock()
 			} else {
 				var progress bool
-				for _, u := range c.(*client).updates {
+				cl := c.(*client)
+				cl.mu.Lock() // the session's worker may still be sending
+				for _, u := range cl.updates {
 					progress = progress || (u.Kind == agent.UpdateToolCallProgress && u.ToolCall != nil && len(u.ToolCall.Content) > 0)
 				}
+				cl.mu.Unlock()
 				assert.True(t, progress, "the child's progress is shown in the task's tool call")
 			}
 			require.NoError(t, s.Close())

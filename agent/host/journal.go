@@ -25,6 +25,9 @@ const (
 	recPlan       = "plan"       // the plan the client was last sent
 	recClear      = "clear"      // /clear: load drops the entries before it
 	recUsage      = "usage"      // a response's usage, the meter shown, or a snapshot of both
+	// recClientPrompt is the client's system prompt for the session
+	// (ACP's systemPrompt), kept so that a reload composes the same one.
+	recClientPrompt = "client_prompt"
 )
 
 // record is the union of the record types; unused members are omitted.
@@ -70,6 +73,14 @@ type record struct {
 	Used   uint64        `json:"used,omitempty"`
 	Totals *totalsRecord `json:"totals,omitempty"`
 	Rounds []roundRecord `json:"rounds,omitempty"`
+	// client_prompt
+	ClientPrompt *clientPromptRecord `json:"clientPrompt,omitempty"`
+}
+
+// clientPromptRecord is a client's system prompt as stored.
+type clientPromptRecord struct {
+	Text     string `json:"text"`
+	Override bool   `json:"override,omitempty"`
 }
 
 type tokensRecord struct {
@@ -171,10 +182,17 @@ func entryRecord(e *agent.Entry) record {
 }
 
 func (r *record) entry() agent.Entry {
-	e := agent.Entry{Kind: r.Kind, Reasoning: r.Reasoning, ReasoningSignature: r.ReasoningSignature, RedactedReasoning: r.RedactedReasoning,
+	kind := interned(r.Kind, agent.EntryUser, agent.EntryAssistant, agent.EntryToolCalls, agent.EntryToolOutput)
+	e := agent.Entry{Kind: kind, Reasoning: r.Reasoning, ReasoningSignature: r.ReasoningSignature, RedactedReasoning: r.RedactedReasoning,
 		ToolCallID: r.ToolCallID, ToolName: r.ToolName, IsError: r.IsError, Source: r.Source, Time: r.Time, Display: r.Display.display()}
+	if len(r.Content) > 0 {
+		e.Content = make([]llm.Part, 0, len(r.Content))
+	}
 	for _, p := range r.Content {
-		e.Content = append(e.Content, llm.Part{Type: p.Type, Text: p.Text, MIMEType: p.MIMEType, Data: p.Data})
+		e.Content = append(e.Content, llm.Part{Type: interned(p.Type, llm.PartText, llm.PartImage), Text: p.Text, MIMEType: p.MIMEType, Data: p.Data})
+	}
+	if len(r.ToolCalls) > 0 {
+		e.ToolCalls = make([]llm.ToolCall, 0, len(r.ToolCalls))
 	}
 	for _, c := range r.ToolCalls {
 		e.ToolCalls = append(e.ToolCalls, llm.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
@@ -183,6 +201,18 @@ func (r *record) entry() agent.Entry {
 		e.Text = r.Text
 	}
 	return e
+}
+
+// interned returns the constant among known that equals s, else s: a
+// loaded session's entries then share one "user" instead of holding
+// 100,000 copies of it.
+func interned[S ~string](s S, known ...S) S {
+	for _, k := range known {
+		if s == k {
+			return k
+		}
+	}
+	return s
 }
 
 // journal writes a session's records to its file. Appends are not synced;
@@ -213,6 +243,9 @@ type journal struct {
 	// pending are the records written before the file exists (the mode,
 	// the model): the first lines of the file once it is saved.
 	pending []json.RawMessage
+	// clientPrompt is the client's system prompt last recorded, which a
+	// rewrite keeps; nil: none.
+	clientPrompt *agent.ClientPrompt
 }
 
 func newJournal(f *persistence.File, log *slog.Logger, entryStart []int, early []json.RawMessage) *journal {
@@ -457,6 +490,20 @@ func (j *journal) SetPlan(p agent.Plan) {
 	j.write(record{Type: recPlan, Plan: toPlanRecord(&p)}, false)
 }
 
+// setClientPrompt records the client's system prompt of the session
+// (none: a record with no text), unless it is the one recorded.
+func (j *journal) setClientPrompt(cp agent.ClientPrompt) {
+	j.mu.Lock()
+	same := j.clientPrompt != nil && *j.clientPrompt == cp
+	if !same {
+		j.clientPrompt = &cp
+	}
+	j.mu.Unlock()
+	if !same {
+		j.write(record{Type: recClientPrompt, ClientPrompt: &clientPromptRecord{Text: cp.Text, Override: cp.Override}}, false)
+	}
+}
+
 // RecordUsage implements agent.UsageJournal.
 func (j *journal) RecordUsage(r agent.UsageRecord) { j.write(usageRecord(r), false) }
 
@@ -486,6 +533,11 @@ func (j *journal) Rewrite(st agent.JournalState, entries []agent.Entry) {
 	if st.Usage != nil {
 		state = append(state, usageRecord(*st.Usage))
 	}
+	j.mu.Lock()
+	if cp := j.clientPrompt; cp != nil {
+		state = append(state, record{Type: recClientPrompt, ClientPrompt: &clientPromptRecord{Text: cp.Text, Override: cp.Override}})
+	}
+	j.mu.Unlock()
 	var after []record
 	if st.Plan != nil {
 		// After the entries: load shows a plan where it came in the

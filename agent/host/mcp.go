@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/acp-agent/acp-agent/agent"
@@ -30,6 +31,7 @@ func (h *Host) connectMCP(ctx context.Context, hs *Session, servers []MCPServer,
 	if len(servers) == 0 {
 		return
 	}
+	servers = hs.bindChannels(servers)
 	var holder struct{ m *mcpclient.Manager }
 	ready := make(chan struct{})
 	opts := mcpclient.Options{
@@ -60,6 +62,26 @@ func (h *Host) connectMCP(ctx context.Context, hs *Session, servers []MCPServer,
 			hs.post(agent.Update{Kind: agent.UpdateMessage, Text: msg + "\n"})
 		}
 	}
+}
+
+// bindChannels binds the servers the client provides (MCP over ACP) to
+// this session's client: a fork or a load of a session reaches them
+// through its own connection. Without MCPChannels, they fail to
+// connect.
+func (hs *Session) bindChannels(servers []MCPServer) []MCPServer {
+	out := slices.Clone(servers)
+	for i, sv := range out {
+		if sv.Channel == nil {
+			continue
+		}
+		bound := *sv.Channel
+		bound.Channel = nil
+		if mc, ok := hs.c.(MCPChannels); ok {
+			bound.Channel = mc.MCPChannel(bound.ID)
+		}
+		out[i].Channel = &bound
+	}
+	return out
 }
 
 // mcpElicit passes an MCP server's elicitation request to the user

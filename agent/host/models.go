@@ -286,12 +286,12 @@ func (s *Session) SetOption(id, value string) ([]Option, error) {
 		if !ok {
 			return nil, fmt.Errorf("%w: value: %q is %w %q", ErrInvalidParams, value, errUnknownValue, OptionModel)
 		}
-		if e.err != nil {
+		if !usableWith(e, s.routes) {
 			return nil, fmt.Errorf("%w: value: model %s cannot be used: %v", ErrInvalidParams, value, e.err)
 		}
 		// A new model starts at its own default level: levels differ
 		// between providers.
-		s.s.SetModel(agent.SessionModel{ID: e.choice.Spec, Model: e.model, Name: e.spec.Model, Info: e.info, ReasoningEffort: e.level})
+		s.s.SetModel(agent.SessionModel{ID: e.choice.Spec, Model: s.h.modelFor(e, s.routes), Name: e.spec.Model, Info: e.info, ReasoningEffort: e.level})
 	case OptionMode:
 		m, err := policy.ParseMode(value)
 		if err != nil {

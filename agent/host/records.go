@@ -49,9 +49,13 @@ type blockRecord struct {
 	ok bool
 }
 
-// planRecord is a plan as stored.
+// planRecord is a plan as stored: ACP's plan update, with the text of a
+// proposed plan (Markdown, or the URI of the file holding it) beside the
+// entries when it has one.
 type planRecord struct {
-	Entries []planEntryRecord `json:"entries"`
+	Entries  []planEntryRecord `json:"entries"`
+	Markdown string            `json:"markdown,omitempty"`
+	URI      string            `json:"uri,omitempty"`
 }
 
 type planEntryRecord struct {
@@ -331,7 +335,7 @@ func toPlanRecord(p *agent.Plan) *planRecord {
 	if p == nil {
 		return nil
 	}
-	out := &planRecord{Entries: make([]planEntryRecord, len(p.Entries))}
+	out := &planRecord{Entries: make([]planEntryRecord, len(p.Entries)), Markdown: p.Markdown, URI: p.URI}
 	for i, e := range p.Entries {
 		out.Entries[i] = planEntryRecord{Content: e.Content, Priority: e.Priority, Status: e.Status}
 	}
@@ -342,7 +346,7 @@ func (r *planRecord) plan() *agent.Plan {
 	if r == nil {
 		return nil
 	}
-	out := &agent.Plan{Entries: make([]agent.PlanEntry, len(r.Entries))}
+	out := &agent.Plan{Entries: make([]agent.PlanEntry, len(r.Entries)), Markdown: r.Markdown, URI: r.URI}
 	for i, e := range r.Entries {
 		out.Entries[i] = agent.PlanEntry{Content: e.Content, Priority: e.Priority, Status: e.Status}
 	}

@@ -118,3 +118,65 @@ func reencode(t *testing.T, line string) string {
 	require.NoError(t, err)
 	return string(data)
 }
+
+// The load path's decoder (decodeRecord: segmentio's, into one scratch
+// record reused line after line) reads every record as encoding/json
+// reads it, keeps nothing of the line before (an image part's data, a
+// tool call's arguments), and refuses what encoding/json refuses.
+func TestLoadDecoderReadsRecordsAsEncodingJSON(t *testing.T) {
+	f := loadRecordFixture(t)
+	lines := append([]string{}, f.Written...)
+	for _, r := range f.Read {
+		lines = append(lines, r.In)
+	}
+	lines = append(lines,
+		`{"type":"entry","time":"2026-01-02T03:04:05Z","kind":"user","content":[{"type":"image","mimeType":"image/png","data":"iVBORw0KGgo="},{"type":"text","text":"look"},{"type":"text","text":"again"}]}`,
+		`{"type":"entry","time":"2026-01-02T03:04:06Z","kind":"user","content":[{"type":"text","text":"plain"}]}`,
+		`{"type":"entry","time":"2026-01-02T03:04:07Z","kind":"tool_calls","toolCalls":[{"id":"a","name":"read_file","arguments":"{\"path\":\"x\"}"},{"id":"b","name":"grep","arguments":"{}"}]}`,
+		`{"type":"entry","time":"2026-01-02T03:04:08Z","kind":"tool_calls","toolCalls":[{"id":"c","name":"ls"}]}`,
+		`{"type":"entry","time":"2026-01-02T03:04:09Z","kind":"assistant"}`,
+		`{"type":"mode","time":"2026-01-02T03:04:10Z","mode":"default","content":[{"type":"text","text":"stray"}]}`,
+		`{"type":"entry","time":"2026-01-02T03:04:10Z","kind":"user","content":[{"type":"text","text":"after the mode"}]}`,
+		`{"type":"entry","time":"2026-01-02T03:04:11Z","kind":"user","content":[{"type":"text","text":"x"}],"isError":"no"}`,
+	)
+	encode := func(r *record) string {
+		if r.Type == recEntry {
+			e := r.entry()
+			again := entryRecord(&e)
+			r = &again
+		}
+		data, err := json.Marshal(r)
+		require.NoError(t, err)
+		return string(data)
+	}
+	// Compared at the end: what a record kept must not change as the
+	// scratch decodes the lines after it.
+	type pair struct {
+		line      string
+		want, got *record
+	}
+	var read []pair
+	scratch := new(record)
+	for range 2 { // the second time round, each line follows the last
+		for _, line := range lines {
+			var std record
+			stdErr := json.Unmarshal([]byte(line), &std)
+			var d decodedRecord
+			err := decodeVia(scratch, []byte(line), &d)
+			if stdErr != nil {
+				assert.Error(t, err, "encoding/json refuses %s", line)
+				continue
+			}
+			require.NoError(t, err, line)
+			got := d.rec
+			if got == nil {
+				again := entryRecord(&d.entry)
+				got = &again
+			}
+			read = append(read, pair{line, &std, got})
+		}
+	}
+	for _, p := range read {
+		assert.Equal(t, encode(p.want), encode(p.got), "read from %s", p.line)
+	}
+}

@@ -32,6 +32,11 @@ type Session struct {
 	// plans are the plans a loaded session's file holds, placed, for
 	// its history.
 	plans []placedPlan
+	// clientPrompt is the client's system prompt of the session (its
+	// subagents and forks get it too).
+	clientPrompt agent.ClientPrompt
+	// routes are the model endpoints its client chose (nil: none).
+	routes *Routes
 
 	mu         sync.Mutex
 	mcp        *mcpclient.Manager

@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
+	segjson "github.com/segmentio/encoding/json"
 
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/compact"
@@ -31,14 +31,20 @@ type NewRequest struct {
 	AdditionalDirectories []string
 	// MCPServers are the MCP servers the session connects to.
 	MCPServers []MCPServer
+	// ClientPrompt is the client's system prompt for the session (nil:
+	// none); see agent.ClientPrompt for how it is composed.
+	ClientPrompt *agent.ClientPrompt
+	// Routes are the model endpoints the client chose (nil: the
+	// configured ones).
+	Routes *Routes
 }
 
 // NewSession starts a session for client c, in the default model and
 // mode. With a store, its id is held and its file created at its first
 // prompt, so a session nobody prompted leaves nothing behind.
 func (h *Host) NewSession(ctx context.Context, req NewRequest, c Client) (*Session, error) {
-	if h.modelErr != nil {
-		return nil, h.modelErr
+	if err := h.UsableWith(req.Routes); err != nil {
+		return nil, err
 	}
 	// The id is held before anything of the session is on disk: a
 	// start-up's clean-up (persistence.RemoveStale) removes the directory
@@ -48,12 +54,15 @@ func (h *Host) NewSession(ctx context.Context, req NewRequest, c Client) (*Sessi
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := h.newSessionConfig(id, req.CWD, req.AdditionalDirectories, c)
+	cfg, err := h.newSessionConfig(id, req.CWD, req.AdditionalDirectories, c, req.Routes)
 	if err != nil {
 		if res != nil {
 			res.Release()
 		}
 		return nil, err
+	}
+	if req.ClientPrompt != nil {
+		cfg.ClientPrompt = *req.ClientPrompt
 	}
 	j, err := h.reserveFile(&cfg, req.AdditionalDirectories, res)
 	if err != nil {
@@ -62,6 +71,7 @@ func (h *Host) NewSession(ctx context.Context, req NewRequest, c Client) (*Sessi
 	}
 	s := agent.NewSession(cfg)
 	hs := h.newHostSession(s, c, j, req.AdditionalDirectories, cfg.Workspace)
+	hs.clientPrompt, hs.routes = cfg.ClientPrompt, req.Routes
 	h.connectMCP(ctx, hs, req.MCPServers, c.Features())
 	// The commands come first, before anything the host-wide work
 	// (model discovery, started by track) may tell the session.
@@ -78,12 +88,12 @@ func (h *Host) NewSession(ctx context.Context, req NewRequest, c Client) (*Sessi
 // newSessionConfig is the configuration of a session of this host in
 // cwd, for client c: the default model, the workspace and the host-wide
 // settings.
-func (h *Host) newSessionConfig(id, cwd string, extra []string, c Client) (agent.SessionConfig, error) {
+func (h *Host) newSessionConfig(id, cwd string, extra []string, c Client, routes *Routes) (agent.SessionConfig, error) {
 	f := c.Features()
 	def := h.defaultModel()
 	cfg := agent.SessionConfig{
 		ID: id, CWD: cwd,
-		ModelConfig: agent.ModelConfig{Model: h.model, ModelName: h.spec.Model, ModelID: def.choice.Spec,
+		ModelConfig: agent.ModelConfig{Model: h.modelFor(def, routes), ModelName: h.spec.Model, ModelID: def.choice.Spec,
 			ReasoningEffort: def.level, ModelInfo: def.info, Retry: h.cfg.Retry, StreamLimits: h.cfg.StreamLimits,
 			PromptTimeout: h.cfg.PromptTimeout, ModelTitles: h.cfg.ModelTitles, MaxTurnRequests: h.cfg.MaxTurnRequests},
 		ToolConfig: agent.ToolConfig{Mode: h.cfg.Mode, PermissionPolicy: h.cfg.PermissionPolicy, Permissions: c},
@@ -165,6 +175,9 @@ func (h *Host) reserveFile(cfg *agent.SessionConfig, extra []string, res *persis
 func (h *Host) startJournal(cfg *agent.SessionConfig, j *journal) (*journal, error) {
 	j.SetMode(cmp.Or(cfg.Mode, policy.ModeDefault))
 	j.SetModel(cfg.ModelID, cfg.ReasoningEffort)
+	if cfg.ClientPrompt.Text != "" {
+		j.setClientPrompt(cfg.ClientPrompt)
+	}
 	if err := j.Sync(); err != nil {
 		j.Close()
 		return nil, fmt.Errorf("%w: %v", ErrInternal, err)
@@ -179,6 +192,12 @@ func (h *Host) startJournal(cfg *agent.SessionConfig, j *journal) (*journal, err
 func (h *Host) newHostSession(s *agent.Session, c Client, j *journal, extra []string, w agent.Workspace) *Session {
 	hs := h.wrapSession(s, c, j, extra, w)
 	hs.openCheckpoints()
+	if hs.ws != nil {
+		// Plan mode's way out; a subagent has none (it asks no one).
+		if err := s.Tools().Register(hs.exitPlanModeTool()); err != nil {
+			hs.log.Warn("the exit_plan_mode tool is not available", "error", err)
+		}
+	}
 	return hs
 }
 
@@ -233,6 +252,9 @@ type loadedState struct {
 	// entries before it: History shows each where it came.
 	plans []placedPlan
 	usage []agent.UsageRecord
+	// clientPrompt is the client's system prompt last recorded (nil:
+	// none was).
+	clientPrompt *agent.ClientPrompt
 }
 
 // placedPlan is a plan and the number of transcript entries before it.
@@ -268,43 +290,70 @@ func placePlans(recs []json.RawMessage) []placedPlan {
 	return out
 }
 
-// decodeRecords decodes the records in parallel: on a long session,
-// decoding is most of the time of a load.
-func decodeRecords(recs []json.RawMessage) ([]record, []error) {
-	out := make([]record, len(recs))
-	errs := make([]error, len(recs))
-	workers := min(runtime.GOMAXPROCS(0), max(1, len(recs)/1024))
-	var wg sync.WaitGroup
-	per := (len(recs) + workers - 1) / max(workers, 1)
-	for w := range workers {
-		lo, hi := w*per, min((w+1)*per, len(recs))
-		wg.Go(func() {
-			for i := lo; i < hi; i++ {
-				if err := json.Unmarshal(recs[i], &out[i]); err != nil {
-					errs[i] = fmt.Errorf("record %d: %w", i, err)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return out, errs
+// decodedRecord is a record as a load keeps it: an entry already
+// converted (most records, converted on the decoding goroutines), any other
+// record as decoded.
+type decodedRecord struct {
+	entry agent.Entry
+	rec   *record // nil for an entry
 }
 
-func readRecords(recs []json.RawMessage) (loadedState, []error) {
+// scratchRecords are the records entries are decoded into before they
+// are converted: a record is several times an entry's size.
+var scratchRecords = sync.Pool{New: func() any { return new(record) }}
+
+// decodeRecord decodes one record line. It validates as it decodes, in
+// one pass (segmentio's decoder, which the MCP SDK links in anyway; about
+// ten times encoding/json's Unmarshal, itself a validating scan and a
+// decoding one, on a session's records), and rejects what is not JSON with
+// a *json.SyntaxError, as persistence.OpenDecoded requires.
+func decodeRecord(rec []byte, d *decodedRecord) error {
+	r := scratchRecords.Get().(*record)
+	defer scratchRecords.Put(r)
+	return decodeVia(r, rec, d)
+}
+
+// decodeVia is decodeRecord with r as the scratch record.
+func decodeVia(r *record, rec []byte, d *decodedRecord) error {
+	// The decoder fills the slices it finds in place: the scratch's
+	// arrays, cleared, spare an allocation of ten elements per record
+	// (entry copies what it keeps).
+	content, calls := r.Content[:cap(r.Content)], r.ToolCalls[:cap(r.ToolCalls)]
+	clear(content)
+	clear(calls)
+	*r = record{Content: content[:0], ToolCalls: calls[:0]}
+	if err := segjson.Unmarshal(rec, r); err != nil {
+		return err
+	}
+	if r.Type == recEntry {
+		d.entry = r.entry()
+		return nil
+	}
+	c := *r
+	d.rec = &c
+	// c owns the arrays now.
+	r.Content, r.ToolCalls = nil, nil
+	return nil
+}
+
+// readRecords rebuilds a session's state from its decoded records
+// (decodeErrs[i]: why record i could not be decoded).
+func readRecords(decoded []decodedRecord, decodeErrs []error) (loadedState, []error) {
 	var st loadedState
 	var errs []error
-	decoded, decodeErrs := decodeRecords(recs)
-	st.entries = make([]agent.Entry, 0, len(recs))
+	st.entries = make([]agent.Entry, 0, len(decoded))
 	for i := range decoded {
 		if decodeErrs[i] != nil {
-			errs = append(errs, decodeErrs[i])
+			errs = append(errs, fmt.Errorf("record %d: %w", i, decodeErrs[i]))
 			continue
 		}
-		r := &decoded[i]
-		switch r.Type {
-		case recEntry:
+		r := decoded[i].rec
+		if r == nil {
 			st.entryStart = append(st.entryStart, i)
-			st.entries = append(st.entries, r.entry())
+			st.entries = append(st.entries, decoded[i].entry)
+			continue
+		}
+		switch r.Type {
 		case recMode:
 			st.mode = r.Mode
 		case recModel:
@@ -318,6 +367,10 @@ func readRecords(recs []json.RawMessage) (loadedState, []error) {
 			}
 		case recUsage:
 			st.usage = append(st.usage, r.usage())
+		case recClientPrompt:
+			if r.ClientPrompt != nil {
+				st.clientPrompt = &agent.ClientPrompt{Text: r.ClientPrompt.Text, Override: r.ClientPrompt.Override}
+			}
 		case recClear:
 			st.entries, st.entryStart, st.plan, st.plans = st.entries[:0], st.entryStart[:0], nil, nil
 		default:
@@ -339,6 +392,12 @@ type OpenRequest struct {
 	// MCPServers are the MCP servers the session connects to (nil, for a
 	// fork: the source's).
 	MCPServers []MCPServer
+	// ClientPrompt is the client's system prompt; nil means the one
+	// stored with the session (the source's, for a fork).
+	ClientPrompt *agent.ClientPrompt
+	// Routes are the model endpoints the client chose (nil: the
+	// configured ones).
+	Routes *Routes
 }
 
 // LoadSession opens stored session id for client c: its transcript,
@@ -346,13 +405,13 @@ type OpenRequest struct {
 // conversation as it was shown); what the agent was doing when it
 // stopped (a command, a rewind) is completed first, and the client told.
 func (h *Host) LoadSession(ctx context.Context, id string, req OpenRequest, c Client) (*Session, error) {
-	if h.modelErr != nil {
-		return nil, h.modelErr
+	if err := h.UsableWith(req.Routes); err != nil {
+		return nil, err
 	}
 	if h.store == nil {
 		return nil, fmt.Errorf("%w: sessions are not stored", ErrNotStored)
 	}
-	hs, err := h.openStored(id, req.CWD, req.AdditionalDirectories, c)
+	hs, err := h.openStored(id, req.CWD, req.AdditionalDirectories, req.ClientPrompt, req.Routes, c)
 	if err != nil {
 		return nil, err
 	}
@@ -370,10 +429,14 @@ func (h *Host) LoadSession(ctx context.Context, id string, req OpenRequest, c Cl
 
 // openStored opens a stored session for client: its file (locked), its
 // transcript, mode, model and remembered decisions.
-func (h *Host) openStored(id, cwd string, extra []string, c Client) (*Session, error) {
+func (h *Host) openStored(id, cwd string, extra []string, cp *agent.ClientPrompt, routes *Routes, c Client) (*Session, error) {
 	var f *persistence.File
 	var loaded *persistence.Loaded
-	here, err := h.untilUnlocked(id, func() (err error) { f, loaded, err = h.store.Open(id); return err })
+	var decoded *persistence.Decoded[decodedRecord]
+	here, err := h.untilUnlocked(id, func() (err error) {
+		f, loaded, decoded, err = persistence.OpenDecoded(h.store, id, decodeRecord)
+		return err
+	})
 	switch {
 	case errors.Is(err, persistence.ErrInvalidID):
 		return nil, fmt.Errorf("%w: sessionId: %v", ErrInvalidParams, err)
@@ -393,7 +456,8 @@ func (h *Host) openStored(id, cwd string, extra []string, c Client) (*Session, e
 	if loaded.TornTail > 0 {
 		h.log.Warn("cut a torn last line off the session file (a copy is kept as .broken)", "session", id, "bytes", loaded.TornTail)
 	}
-	st, errs := readRecords(loaded.Records)
+	st, errs := readRecords(decoded.Values, decoded.Errs)
+	decoded = nil // the records' values are the entries now
 	for _, e := range errs {
 		h.log.Warn("skipped a session record", "session", id, "error", e)
 	}
@@ -403,17 +467,24 @@ func (h *Host) openStored(id, cwd string, extra []string, c Client) (*Session, e
 	if extra == nil {
 		extra = loaded.Header.AdditionalDirectories
 	}
-	cfg, err := h.newSessionConfig(id, cwd, extra, c)
+	cfg, err := h.newSessionConfig(id, cwd, extra, c, routes)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
 	cfg.Title, cfg.TitleByUser = loaded.Header.Title, loaded.Header.TitleByUser
+	// The client's system prompt: the one it sent, else the stored one.
+	if cp == nil {
+		cp = st.clientPrompt
+	}
+	if cp != nil {
+		cfg.ClientPrompt = *cp
+	}
 	if st.mode != "" {
 		cfg.Mode = st.mode
 	}
-	if e, ok := h.modelByID(st.model); ok && e.err == nil {
-		cfg.Model, cfg.ModelName, cfg.ModelID, cfg.ModelInfo, cfg.ReasoningEffort = e.model, e.spec.Model, e.choice.Spec, e.info, e.level
+	if e, ok := h.modelByID(st.model); ok && usableWith(e, routes) {
+		cfg.Model, cfg.ModelName, cfg.ModelID, cfg.ModelInfo, cfg.ReasoningEffort = h.modelFor(e, routes), e.spec.Model, e.choice.Spec, e.info, e.level
 		if st.levelSet {
 			cfg.ReasoningEffort = st.level
 		}
@@ -447,6 +518,10 @@ func (h *Host) openStored(id, cwd string, extra []string, c Client) (*Session, e
 		early = recs
 	}
 	j := newJournal(f, h.log, st.entryStart, early)
+	j.clientPrompt = st.clientPrompt
+	if cp != nil && (st.clientPrompt != nil || cp.Text != "") {
+		j.setClientPrompt(*cp)
+	}
 	cfg.Journal = j
 	s := agent.NewSession(cfg)
 	if len(appendLater) > 0 {
@@ -460,6 +535,7 @@ func (h *Host) openStored(id, cwd string, extra []string, c Client) (*Session, e
 	}
 	hs := h.newHostSession(s, c, j, extra, cfg.Workspace)
 	hs.plans = st.plans
+	hs.clientPrompt, hs.routes = cfg.ClientPrompt, routes
 	if hs.cp != nil {
 		// What the agent was doing when it stopped: commands first (a
 		// rewind never runs during one).
@@ -568,15 +644,15 @@ type ForkRequest struct {
 // and nothing remembered (its file forgets the source's remembered
 // decisions it copied); the two never affect each other.
 func (h *Host) ForkSession(ctx context.Context, req ForkRequest, src *Session, c Client) (*Session, error) {
-	if h.modelErr != nil {
-		return nil, h.modelErr
+	if err := h.UsableWith(req.Routes); err != nil {
+		return nil, err
 	}
 	if src == nil {
 		if h.store == nil {
 			return nil, sessionNotFound(req.SourceID, "")
 		}
 		// Not open here: read it, fork it, let it go.
-		opened, err := h.openStored(req.SourceID, "", nil, c)
+		opened, err := h.openStored(req.SourceID, "", nil, nil, req.Routes, c)
 		if err != nil {
 			return nil, err
 		}
@@ -591,11 +667,16 @@ func (h *Host) ForkSession(ctx context.Context, req ForkRequest, src *Session, c
 	if extra == nil {
 		extra = src.extra
 	}
-	cfg, err := h.newSessionConfig(id, cwd, extra, c)
+	cfg, err := h.newSessionConfig(id, cwd, extra, c, req.Routes)
 	if err != nil {
 		return nil, err
 	}
-	opts := agent.ForkOptions{ID: id, FromUserEntryIndex: req.FromUserEntryIndex, Sink: c, Permissions: c, Workspace: cfg.Workspace}
+	cp := src.clientPrompt
+	if req.ClientPrompt != nil {
+		cp = *req.ClientPrompt
+	}
+	opts := agent.ForkOptions{ID: id, FromUserEntryIndex: req.FromUserEntryIndex, Sink: c, Permissions: c, Workspace: cfg.Workspace,
+		ClientPrompt: &cp}
 	var fj *journal
 	if src.j != nil && h.store != nil {
 		// A fork copies its source's file: a source never prompted is
@@ -640,6 +721,9 @@ func (h *Host) ForkSession(ctx context.Context, req ForkRequest, src *Session, c
 		// and in the mode it has now.
 		fj.Remember(agent.RememberedDecision{Scope: agent.ScopeForget})
 		fj.SetMode(f.Mode())
+		copied := src.clientPrompt // the copied records' own
+		fj.clientPrompt = &copied
+		fj.setClientPrompt(cp)
 		if err := fj.Sync(); err != nil {
 			h.log.Error("saving the fork", "session", id, "error", err)
 		}
@@ -659,6 +743,7 @@ func (h *Host) ForkSession(ctx context.Context, req ForkRequest, src *Session, c
 		src.mu.Unlock()
 	}
 	fs := h.newHostSession(f, c, fj, extra, cfg.Workspace)
+	fs.clientPrompt, fs.routes = cp, req.Routes
 	h.connectMCP(ctx, fs, servers, c.Features())
 	h.track(fs)
 	h.log.Info("session forked", "session", f.ID(), "from", src.s.ID())

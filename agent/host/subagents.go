@@ -26,7 +26,7 @@ const MaxParallelSubagents = 3
 
 // childTools are left out of every subagent: no subagents of its own,
 // and questions go through the parent.
-var childTools = []string{ToolTask, tools.ToolAskUser}
+var childTools = []string{ToolTask, tools.ToolAskUser, ToolExitPlanMode}
 
 type taskArgs struct {
 	Description string   `json:"description" jsonschema:"a few words naming the subagent's job" schema:"minLength=1,maxLength=200"`
@@ -87,10 +87,10 @@ func (hs *Session) runSubagent(ctx context.Context, a taskArgs) (agent.ToolResul
 	model := parent.CurrentModel()
 	if a.Model != "" {
 		e, ok := hs.h.modelByID(a.Model)
-		if !ok || e.err != nil {
+		if !ok || !usableWith(e, hs.routes) {
 			return agent.ToolResult{}, fmt.Errorf("model %q is not a usable configured model", a.Model)
 		}
-		model = agent.SessionModel{ID: e.choice.Spec, Model: e.model, Name: e.spec.Model, Info: e.info, ReasoningEffort: e.level}
+		model = agent.SessionModel{ID: e.choice.Spec, Model: hs.h.modelFor(e, hs.routes), Name: e.spec.Model, Info: e.info, ReasoningEffort: e.level}
 	}
 	known := parent.ActiveToolNames()
 	allowed := slices.DeleteFunc(slices.Clone(known), func(n string) bool { return slices.Contains(childTools, n) })
@@ -108,14 +108,17 @@ func (hs *Session) runSubagent(ctx context.Context, a taskArgs) (agent.ToolResul
 	visible = visible && hs.c.Features().Subagents
 
 	var child *Session
-	var childConn Child // a visible child's side of the client
+	var childConn Child    // a visible child's side of the client
+	var childClient Client // the child's own client
 	open := func(c Client) (*Session, error) {
-		cfg, err := hs.h.newSessionConfig(id, parent.CWD(), hs.extra, c)
+		childClient = c
+		cfg, err := hs.h.newSessionConfig(id, parent.CWD(), hs.extra, c, hs.routes)
 		if err != nil {
 			return nil, err
 		}
 		cfg.Title = title
 		cfg.Mode = parent.Mode()
+		cfg.ClientPrompt = hs.clientPrompt
 		cfg.Model, cfg.ModelName, cfg.ModelID, cfg.ModelInfo, cfg.ReasoningEffort = model.Model, model.Name, model.ID, model.Info, model.ReasoningEffort
 		cfg.AllowedTools = allowed
 		// Its permission requests name it, wherever they are shown.
@@ -136,6 +139,7 @@ func (hs *Session) runSubagent(ctx context.Context, a taskArgs) (agent.ToolResul
 		}
 		s := agent.NewSession(cfg)
 		child = hs.h.wrapSession(s, c, j, hs.extra, cfg.Workspace)
+		child.clientPrompt, child.routes = hs.clientPrompt, hs.routes
 		if hs.cp != nil && child.ws != nil {
 			// Its file changes are part of the parent's turn: rewinding
 			// the parent puts them back too.
@@ -162,12 +166,18 @@ func (hs *Session) runSubagent(ctx context.Context, a taskArgs) (agent.ToolResul
 			return agent.ToolResult{}, err
 		}
 		hs.addChild(child, true)
+		// The task, as the child received it, before its work (the
+		// child's updates wait for the announcement below).
+		task := messageIDs()
+		sendMessage(childClient, task.in, task.out, parent.ID(), id, a.Prompt)
 		if err := submit(); err != nil {
 			return agent.ToolResult{}, err
 		}
 		// The client may cancel the child alone.
 		sc.Subagent(SubagentEvent{ID: id, Title: title, Description: oneLinePreview(a.Prompt, 200), Cancellable: true,
 			State: "running", CWD: parent.CWD()})
+		// ... and as the parent sent it.
+		sendMessage(hs.c, task.out, task.in, parent.ID(), id, a.Prompt)
 		_ = sc.Drained(context.WithoutCancel(ctx))
 		childConn.Release()
 	} else {
@@ -182,9 +192,20 @@ func (hs *Session) runSubagent(ctx context.Context, a taskArgs) (agent.ToolResul
 	o := <-done
 	res, err := o.res, o.err
 	if visible {
+		// The answer goes back to the parent: sent by the child, then,
+		// once the child is idle, received by the parent.
+		answer := strings.TrimSpace(res.Text)
+		replied := err == nil && answer != "" && res.StopReason != agent.StopCancelled
+		reply := messageIDs()
+		if replied {
+			sendMessage(childClient, reply.out, reply.in, id, parent.ID(), answer)
+		}
 		// The child's updates reach the client before the parent goes on.
 		_ = childConn.Drained(context.WithoutCancel(ctx))
 		sc.Subagent(SubagentEvent{ID: id, State: "idle"})
+		if replied {
+			sendMessage(hs.c, reply.in, reply.out, id, parent.ID(), answer)
+		}
 	}
 	if err != nil && ctx.Err() != nil {
 		return agent.ToolResult{}, context.Cause(ctx)
@@ -210,6 +231,21 @@ func (hs *Session) runSubagent(ctx context.Context, a taskArgs) (agent.ToolResul
 		return agent.ToolResult{Text: fmt.Sprintf("Subagent %q (session %s) refused the task:\n%s", a.Description, id, text), IsError: true}, nil
 	}
 	return agent.ToolResult{Text: fmt.Sprintf("Subagent %q (session %s) finished and answered:\n%s", a.Description, id, text)}, nil
+}
+
+// messageIDs are the ids of one message between two sessions: out on
+// the sender's session, in on the recipient's.
+func messageIDs() struct{ out, in string } {
+	return struct{ out, in string }{uuid.NewString(), uuid.NewString()}
+}
+
+// sendMessage shows a message between sessions from and to on c's
+// session (as id there; other is its id on the other session), if c
+// shows such messages.
+func sendMessage(c Client, id, other, from, to, text string) {
+	if m, ok := c.(SessionMessenger); ok && c.Features().Subagents {
+		m.SessionMessage(SessionMessage{ID: id, OtherID: other, From: from, To: to, Text: text})
+	}
 }
 
 // addChild keeps a child to close with the parent.

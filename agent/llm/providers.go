@@ -47,6 +47,23 @@ type ProviderInfo struct {
 	// starts at; nil when it has none.
 	ReasoningLevels       []string
 	DefaultReasoningLevel string
+	// Protocol names its wire format as ACP's LlmProtocol does ("openai",
+	// "anthropic"): a client may send its requests to another server of
+	// that protocol (OpenEndpoint). "" for a provider with no server.
+	Protocol string
+	// DefaultBaseURL is the server it talks to when no base URL is set.
+	DefaultBaseURL string
+	// OpenEndpoint, if set, returns its client for model at an endpoint
+	// the user's client chose: the base URL and headers, which carry any
+	// key (nothing is read from the environment).
+	OpenEndpoint func(model string, e Endpoint, httpClient *http.Client) (Model, error)
+}
+
+// Endpoint is a server a provider's requests go to, and the headers they
+// carry (which may hold a key: they are never logged or shown).
+type Endpoint struct {
+	BaseURL string
+	Headers map[string]string
 }
 
 // UsageDialect says how a provider counts cached prompt tokens in Usage.

@@ -333,12 +333,25 @@ func TestCancellingCtxAbortsASlowToolCall(t *testing.T) {
 	m, failures := connect(t, []Server{cfg}, Options{})
 	require.Empty(t, failures)
 
+	err := cancelSlowCall(t, m, "mcp__srv__slow", slow)
+	assert.ErrorContains(t, err, `mcp server "srv": calling tool "slow"`)
+
+	res, err := m.Call(context.Background(), "mcp__srv__echo", json.RawMessage(`{"message":"after"}`))
+	require.NoError(t, err)
+	assert.Equal(t, "Echo: after", res.Text, "the session survives a cancelled call")
+}
+
+// cancelSlowCall calls the slow tool (qualified name), cancels the call
+// once it started, and checks that Call returned context.Canceled and
+// the server was told to cancel; it returns Call's error.
+func cancelSlowCall(t *testing.T, m *Manager, name string, slow *slowTool) error {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var callErr atomic.Value
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, err := m.Call(ctx, "mcp__srv__slow", nil)
+		_, err := m.Call(ctx, name, nil)
 		callErr.Store(err)
 	}()
 	select {
@@ -354,16 +367,12 @@ func TestCancellingCtxAbortsASlowToolCall(t *testing.T) {
 	}
 	err, _ := callErr.Load().(error)
 	assert.ErrorIs(t, err, context.Canceled)
-	assert.ErrorContains(t, err, `mcp server "srv": calling tool "slow"`)
 	select {
 	case <-slow.cancelled:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the server was not told to cancel")
 	}
-
-	res, err := m.Call(context.Background(), "mcp__srv__echo", json.RawMessage(`{"message":"after"}`))
-	require.NoError(t, err)
-	assert.Equal(t, "Echo: after", res.Text, "the session survives a cancelled call")
+	return err
 }
 
 func TestConnectWithCancelledCtxFailsEveryServer(t *testing.T) {

@@ -120,7 +120,7 @@ type Failure struct {
 // ServerStatus describes one configured server.
 type ServerStatus struct {
 	Name      string
-	Transport string // "stdio", "http", "sse", or the unsupported type's tag
+	Transport string // "stdio", "http", "sse", "acp" (a Channel), or the unsupported type's tag
 	Connected bool
 	Tools     int
 	Err       error // why it is not connected (nil while connected or after Close)
@@ -284,6 +284,11 @@ func (m *Manager) connectServer(ctx context.Context, s *server, cfg Server) erro
 			return fail("connecting", err)
 		}
 		t = &mcp.SSEClientTransport{Endpoint: cfg.SSE.URL, HTTPClient: hc}
+	case cfg.Channel != nil:
+		if cfg.Channel.Channel == nil {
+			return fail("connecting", errors.New("no channel"))
+		}
+		t = &channelTransport{ch: cfg.Channel.Channel, log: s.log}
 	default:
 		return fail("connecting", fmt.Errorf("unsupported transport %q", cfg.Tag()))
 	}

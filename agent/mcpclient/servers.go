@@ -2,11 +2,13 @@ package mcpclient
 
 // Server is the configuration of one MCP server, as a client names it for
 // a session (ACP's session/new mcpServers, mapped by the adapter):
-// exactly one of Stdio, HTTP, SSE and Unknown is set.
+// exactly one of Stdio, HTTP, SSE, Channel and Unknown is set.
 type Server struct {
 	Stdio *StdioServer // started as a child process
 	HTTP  *HTTPServer  // MCP streamable HTTP
 	SSE   *HTTPServer  // the deprecated HTTP+SSE transport
+	// Channel is a server the caller reaches for us (MCP over ACP).
+	Channel *ChannelServer
 	// Unknown is a server of a transport this package does not know: it
 	// fails to connect with an "unsupported transport" Failure.
 	Unknown *UnknownServer
@@ -44,14 +46,16 @@ type HTTPHeader struct {
 	Name, Value string
 }
 
-// Tag names the server's transport: "" for stdio, "http", "sse", or the
-// unknown transport's own name.
+// Tag names the server's transport: "" for stdio, "http", "sse", "acp"
+// (a channel), or the unknown transport's own name.
 func (s Server) Tag() string {
 	switch {
 	case s.HTTP != nil:
 		return "http"
 	case s.SSE != nil:
 		return "sse"
+	case s.Channel != nil:
+		return "acp"
 	case s.Unknown != nil:
 		return s.Unknown.Tag
 	}
@@ -67,6 +71,8 @@ func (s Server) Name() string {
 		return s.HTTP.Name
 	case s.SSE != nil:
 		return s.SSE.Name
+	case s.Channel != nil:
+		return s.Channel.Name
 	case s.Unknown != nil:
 		return s.Unknown.Name
 	}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/acp-agent/acp-agent/policy"
@@ -127,7 +128,7 @@ type Library struct {
 	Notices []string
 }
 
-var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+var validName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`) })
 
 // Load reads the commands and skills of dirs. Every file must really be a
 // regular file inside the directory it was found in (a symlink leading
@@ -163,7 +164,7 @@ func Load(dirs Dirs) Library {
 			continue
 		}
 		for _, e := range entries {
-			if !e.IsDir() || !validName.MatchString(e.Name()) {
+			if !e.IsDir() || !validName().MatchString(e.Name()) {
 				continue
 			}
 			path := filepath.Join(dir, e.Name(), "SKILL.md")
@@ -180,7 +181,7 @@ func Load(dirs Dirs) Library {
 			if name == "" {
 				name = e.Name()
 			}
-			if !validName.MatchString(name) || seen[name] {
+			if !validName().MatchString(name) || seen[name] {
 				continue
 			}
 			if len(lib.Commands)+len(lib.Skills) >= MaxCommands {
@@ -203,12 +204,12 @@ func walkCommands(base, dir, root string, prefix []string, depth int, lib *Libra
 		path := filepath.Join(dir, e.Name())
 		switch {
 		case e.IsDir():
-			if depth < maxDepth && validName.MatchString(e.Name()) {
+			if depth < maxDepth && validName().MatchString(e.Name()) {
 				walkCommands(base, path, root, append(slices.Clone(prefix), e.Name()), depth+1, lib, add)
 			}
 		case strings.HasSuffix(e.Name(), ".md"):
 			stem := strings.TrimSuffix(e.Name(), ".md")
-			if !validName.MatchString(stem) {
+			if !validName().MatchString(stem) {
 				lib.Notices = append(lib.Notices, fmt.Sprintf("The command file %s was skipped: its name is not a command name.", path))
 				continue
 			}
@@ -290,7 +291,7 @@ func oneLine(s string) string {
 	return s
 }
 
-var argRef = regexp.MustCompile(`\$(ARGUMENTS|[1-9])`)
+var argRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$(ARGUMENTS|[1-9])`) })
 
 // Expand substitutes $ARGUMENTS (the whole argument text) and $1…$9 (its
 // words; quotes group words) in body, in one pass: what the arguments
@@ -299,7 +300,7 @@ var argRef = regexp.MustCompile(`\$(ARGUMENTS|[1-9])`)
 func Expand(body, args string) string {
 	words := splitArgs(args)
 	used := false
-	out := argRef.ReplaceAllStringFunc(body, func(m string) string {
+	out := argRef().ReplaceAllStringFunc(body, func(m string) string {
 		used = true
 		if m == "$ARGUMENTS" {
 			return args

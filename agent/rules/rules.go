@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -44,6 +45,8 @@ type File struct {
 type Set struct {
 	root     string // the workspace root (its real path)
 	boundary string // files must really be inside it: the repository root, else root
+	// extra are the additional roots (AddRoot), each its own boundary.
+	extra []string
 
 	mu      sync.Mutex
 	files   []File
@@ -82,9 +85,40 @@ func Load(root, userFile string) *Set {
 		s.addLocked(userFile, filepath.Dir(userFile), false, false)
 	}
 	for _, d := range chain {
-		s.dirLocked(d, false)
+		s.dirLocked(d, s.boundary, false)
 	}
 	return s
+}
+
+// AddRoot adds an additional workspace root (ACP's
+// additionalDirectories): its own rules files join the set after the
+// main root's, and Touch adds nested ones under it. Files must really be
+// inside that root: its rules are its own, not its repository's.
+func (s *Set) AddRoot(dir string) {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		real = filepath.Clean(dir)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if real == s.root || slices.Contains(s.extra, real) {
+		return
+	}
+	s.extra = append(s.extra, real)
+	s.dirLocked(real, real, false)
+}
+
+// rootOf is the root real lies under and its boundary ("" if none).
+func (s *Set) rootOf(real string) (root, boundary string) {
+	if rel, err := filepath.Rel(s.root, real); err == nil && filepath.IsLocal(rel) {
+		return s.root, s.boundary
+	}
+	for _, r := range s.extra {
+		if rel, err := filepath.Rel(r, real); err == nil && filepath.IsLocal(rel) {
+			return r, r
+		}
+	}
+	return "", ""
 }
 
 // repositoryRoot is the nearest directory at or above dir holding .git.
@@ -107,17 +141,21 @@ func (s *Set) Touch(path string) []File {
 	if err != nil {
 		return nil
 	}
-	rel, err := filepath.Rel(s.root, real)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	root, boundary := s.rootOf(real)
+	if root == "" {
+		return nil
+	}
+	rel, err := filepath.Rel(root, real)
 	if err != nil || rel == "." || !filepath.IsLocal(rel) {
 		return nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	n := len(s.files)
-	d := s.root
+	d := root
 	for _, c := range strings.Split(rel, string(filepath.Separator)) {
 		d = filepath.Join(d, c)
-		s.dirLocked(d, true)
+		s.dirLocked(d, boundary, true)
 	}
 	return append([]File(nil), s.files[n:]...)
 }
@@ -143,16 +181,16 @@ func realDir(path string) (string, error) {
 
 // dirLocked adds dir's rules files once: AGENTS.md, or else CLAUDE.md and
 // GEMINI.md.
-func (s *Set) dirLocked(dir string, nested bool) {
+func (s *Set) dirLocked(dir, boundary string, nested bool) {
 	if s.checked[dir] {
 		return
 	}
 	s.checked[dir] = true
-	if s.addLocked(filepath.Join(dir, Names[0]), s.boundary, nested, true) {
+	if s.addLocked(filepath.Join(dir, Names[0]), boundary, nested, true) {
 		return
 	}
 	for _, n := range Names[1:] {
-		s.addLocked(filepath.Join(dir, n), s.boundary, nested, true)
+		s.addLocked(filepath.Join(dir, n), boundary, nested, true)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -958,23 +959,25 @@ func (p *Parser) endNumber(raw []byte) bool {
 		}
 	}
 	p.num = p.num[:0]
-	if f >= 0 && f < float64(len(smallInts)) && f == float64(int(f)) && !(f == 0 && raw[0] == '-') {
+	if f >= 0 && f < 1024 && f == float64(int(f)) && !(f == 0 && raw[0] == '-') {
 		// Boxing a float64 allocates; small integers are common, so their
 		// boxes are shared (they are immutable).
-		p.finish(smallInts[int(f)])
+		p.finish(smallInts()[int(f)])
 	} else {
 		p.finish(f)
 	}
 	return true
 }
 
-// smallInts holds boxed float64 values 0..1023.
-var smallInts = func() (t [1024]any) {
+// smallInts holds boxed float64 values 0..1023, boxed on first use (not
+// at every start: they are 1,024 allocations).
+var smallInts = sync.OnceValue(func() *[1024]any {
+	var t [1024]any
 	for i := range t {
 		t[i] = float64(i)
 	}
-	return t
-}()
+	return &t
+})
 
 func truncate(b []byte) string {
 	if len(b) > 32 {

@@ -210,7 +210,7 @@ func (w *Workspace) listDirectoryTool() agent.Tool {
 
 type globArgs struct {
 	Pattern        string `json:"pattern" schema:"minLength=1"`
-	Path           string `json:"path,omitempty" jsonschema:"directory to search from (default: the workspace root)"`
+	Path           string `json:"path,omitempty" jsonschema:"directory to search from (default: every workspace root)"`
 	IncludeIgnored bool   `json:"include_ignored,omitempty" jsonschema:"also list what git ignores"`
 }
 
@@ -227,10 +227,22 @@ func (w *Workspace) globTool() agent.Tool {
 			return w.pathCall(dir, agent.ToolKindSearch, fmt.Sprintf("Find %s in %s", a.Pattern, w.display(dir)), 0, policy.AccessRead)
 		},
 		Run: func(ctx context.Context, a globArgs) (agent.ToolResult, error) {
-			paths, truncated, err := w.local.GlobWith(ctx, w.abs(cmp.Or(a.Path, w.roots[0])), a.Pattern,
-				runtime.GlobOptions{Max: maxGlobResults, IncludeIgnored: a.IncludeIgnored})
-			if err != nil {
-				return agent.ToolResult{}, err
+			var paths []string
+			truncated := false
+			for _, dir := range w.searchRoots(a.Path) {
+				if len(paths) >= maxGlobResults {
+					truncated = true
+					break
+				}
+				got, cut, err := w.local.GlobWith(ctx, dir, a.Pattern,
+					runtime.GlobOptions{Max: maxGlobResults - len(paths), IncludeIgnored: a.IncludeIgnored})
+				if err != nil {
+					return agent.ToolResult{}, err
+				}
+				paths, truncated = append(paths, got...), cut
+				if cut {
+					break
+				}
 			}
 			shown := make([]string, len(paths))
 			for i, p := range paths {
@@ -250,7 +262,7 @@ func (w *Workspace) globTool() agent.Tool {
 
 type grepArgs struct {
 	Pattern        string `json:"pattern" jsonschema:"regular expression (RE2), or plain text with fixed_strings" schema:"minLength=1"`
-	Path           string `json:"path,omitempty" jsonschema:"file or directory (default: the workspace root)"`
+	Path           string `json:"path,omitempty" jsonschema:"file or directory (default: every workspace root)"`
 	Include        string `json:"include,omitempty" jsonschema:"glob the file names must match, e.g. *.ts"`
 	IgnoreCase     bool   `json:"ignore_case,omitempty"`
 	FixedStrings   bool   `json:"fixed_strings,omitempty" jsonschema:"match pattern as plain text, not a regular expression"`
@@ -283,10 +295,22 @@ func (w *Workspace) grepTool() agent.Tool {
 			if a.FixedStrings {
 				pattern = regexp.QuoteMeta(pattern)
 			}
-			matches, truncated, err := w.local.Grep(ctx, w.abs(cmp.Or(a.Path, w.roots[0])), runtime.GrepOptions{
-				Pattern: pattern, Include: a.Include, IgnoreCase: a.IgnoreCase, MaxMatches: max, IncludeIgnored: a.IncludeIgnored, FilesOnly: a.FilesOnly})
-			if err != nil {
-				return agent.ToolResult{}, err
+			var matches []runtime.GrepMatch
+			truncated := false
+			for _, dir := range w.searchRoots(a.Path) {
+				if len(matches) >= max {
+					truncated = true
+					break
+				}
+				got, cut, err := w.local.Grep(ctx, dir, runtime.GrepOptions{
+					Pattern: pattern, Include: a.Include, IgnoreCase: a.IgnoreCase, MaxMatches: max - len(matches), IncludeIgnored: a.IncludeIgnored, FilesOnly: a.FilesOnly})
+				if err != nil {
+					return agent.ToolResult{}, err
+				}
+				matches, truncated = append(matches, got...), cut
+				if cut {
+					break
+				}
 			}
 			var b strings.Builder
 			switch {
@@ -314,6 +338,15 @@ func (w *Workspace) grepTool() agent.Tool {
 			return agent.ToolResult{Text: b.String()}, nil
 		},
 	})
+}
+
+// searchRoots are where a search without a path looks: the user's
+// roots (userRoots); with a path, that path.
+func (w *Workspace) searchRoots(path string) []string {
+	if path != "" {
+		return []string{w.abs(path)}
+	}
+	return w.userRoots()
 }
 
 // grepContext writes matches with n lines of context around each, file
@@ -537,7 +570,7 @@ func (w *Workspace) updatePlanTool() agent.Tool {
 		Name: ToolUpdatePlan,
 		Description: "Show your plan for the task to the user as a checklist. Send the complete plan every time (it replaces the previous one). " +
 			"Keep exactly one entry in_progress while you work, and mark each completed as soon as it is done, not in a batch at the end; add, drop or reword entries when the plan changes. " +
-			"Use it for work of three or more steps or several files; skip it for a question or a single small change. Entries are short actions (\"Add the retry to the client\"), not commentary.\n" +
+			"Use it for work of three or more steps or several files; skip it for a question or a single small change. Entries are short actions (\"Add the retry to the client\"), not commentary. An empty list clears the plan.\n" +
 			`Example: {"entries": [{"content": "Find where sessions are saved", "status": "completed"}, {"content": "Make the write atomic", "status": "in_progress"}, {"content": "Run the store tests", "status": "pending"}]}`,
 		ShortDescription: "Update the task plan",
 		Describe: func(planArgs) (agent.ToolCallInfo, error) {
@@ -562,6 +595,9 @@ func (w *Workspace) updatePlanTool() agent.Tool {
 				}
 			}
 			agent.SendPlan(ctx, plan)
+			if len(plan.Entries) == 0 {
+				return agent.ToolResult{Text: "Plan cleared."}, nil
+			}
 			return agent.ToolResult{Text: fmt.Sprintf("Plan updated: %d entries, %d completed.", len(a.Entries), done)}, nil
 		},
 	})

@@ -22,7 +22,7 @@ func TestUpdatePlan(t *testing.T) {
 	}}}, f.plans(), "the user is shown the plan, medium priority by default")
 
 	runChecks(t, "update_plan", nil, []check{
-		{name: "an empty plan", args: `{"entries":[]}`, has: []string{"Plan updated: 0 entries, 0 completed."}},
+		{name: "an empty plan", args: `{"entries":[]}`, has: []string{"Plan cleared."}},
 		{name: "two steps in progress", args: `{"entries":[{"content":"a","status":"in_progress"},{"content":"b","status":"in_progress"}]}`, err: true,
 			has: []string{"2 entries are in_progress; keep exactly one in_progress"}},
 		{name: "an unknown status", args: `{"entries":[{"content":"a","status":"done"}]}`, err: true, has: []string{refused, "/entries/0/status"}},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // How the edit tools find the text to replace. Models copy text from
@@ -148,7 +149,7 @@ func isCRLF(s string) bool {
 
 // numbered is read_file's line prefix: the number, right-aligned, and a
 // tab.
-var numbered = regexp.MustCompile(`^ *[0-9]+\t`)
+var numbered = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ *[0-9]+\t`) })
 
 // stripLineNumbers removes read_file's prefixes from every line of s, if
 // every non-empty line has one.
@@ -159,7 +160,7 @@ func stripLineNumbers(s string) (string, bool) {
 		if l == "" {
 			continue
 		}
-		loc := numbered.FindStringIndex(l)
+		loc := numbered().FindStringIndex(l)
 		if loc == nil {
 			return "", false
 		}

@@ -15,7 +15,8 @@ import (
 // The shells run_command can use (WorkspaceConfig.Shell).
 const (
 	// ShellDefault is bash on Unix (sh where there is none); on Windows,
-	// PowerShell 7 (pwsh) where it is installed, else Windows PowerShell.
+	// PowerShell 7 (pwsh) where it is installed, else Windows PowerShell,
+	// else (Nano Server) cmd.exe.
 	ShellDefault = ""
 	// ShellPwsh is PowerShell 7 (Windows).
 	ShellPwsh = "pwsh"
@@ -82,8 +83,15 @@ func (w *Workspace) commandShell() (string, shellKind) {
 		p, _ := find("pwsh")
 		return p, shellPowerShell
 	}
-	p, _ := find("pwsh", "powershell")
-	return p, shellPowerShell
+	if p, ok := find("pwsh", "powershell"); ok {
+		return p, shellPowerShell
+	}
+	// No PowerShell at all (Nano Server images): cmd.exe, which
+	// every Windows has.
+	if p, ok := find("cmd"); ok {
+		return p, shellCmdExe
+	}
+	return "powershell", shellPowerShell
 }
 
 // shellInvocation is how run_command's description names the shell.

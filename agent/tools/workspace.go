@@ -77,8 +77,8 @@ type WorkspaceConfig struct {
 	// terminal.env), after PATH, HOME, LANG and TERM.
 	Env []string
 	// Shell runs run_command's lines (CheckShell): "" is bash on Unix
-	// and PowerShell on Windows; "pwsh", "powershell" or "cmd" choose
-	// on Windows.
+	// and PowerShell on Windows (cmd.exe where there is none); "pwsh",
+	// "powershell" or "cmd" choose on Windows.
 	Shell string
 	// Sandbox, if set, confines the commands of the local terminal (not
 	// the editor's: there the editor decides): its policy gets the
@@ -202,6 +202,10 @@ func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, editor Editor
 	w := &Workspace{cfg: cfg, roots: roots, local: local, files: local}
 	if !cfg.NoRules {
 		w.rules = rules.Load(cwd, cfg.UserRules)
+		// The additional roots' own rules too.
+		for _, r := range w.userRoots()[1:] {
+			w.rules.AddRoot(r)
+		}
 	}
 	w.promptDirs = prompts.ProjectDirs(cwd).Join(cfg.UserPrompts)
 	if editor.Reads != nil || editor.Writes != nil {
@@ -410,6 +414,19 @@ func (w *Workspace) Local() *runtime.LocalFS { return w.local }
 
 // Roots returns the workspace roots, the session's cwd first.
 func (w *Workspace) Roots() []string { return w.roots }
+
+// userRoots are the roots the user gave the session: its cwd, then its
+// additional directories; not the read-only ones (the agent's own, such
+// as the kept outputs), which searches and rules files leave alone.
+func (w *Workspace) userRoots() []string {
+	out := w.roots[:1:1]
+	for _, r := range w.roots[1:] {
+		if !slices.ContainsFunc(w.cfg.ReadOnlyRoots, func(ro string) bool { return policy.CanonicalPath(ro) == r }) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
 
 // abs resolves a path the model gave: absolute paths as they are,
 // relative ones against the cwd. The result is then checked by the

@@ -8,7 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"slices"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,49 +20,85 @@ import (
 const initializeLine = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}` + "\n"
 
 // BenchmarkStartupToInitialize measures process start to the initialize
-// response over real pipes, and the resident memory right after it. It
-// reports the median (ms) and the largest RSS seen (MB).
+// response over real pipes, and the memory the process holds right after
+// it, for this binary and, alternately in the same loop, for the example
+// agent of github.com/coder/acp-go-sdk (the floor: an ACP agent that does
+// nothing else), built here. It reports the medians (ms), their ratio, and
+// the largest peak RSS (VmHWM, MB) of each.
+// Both are built as releases are (static, CGO_ENABLED=0, -trimpath,
+// -ldflags "-s -w": internal/release, the Dockerfile): a binary linked
+// against libc pays for the dynamic loader at every start.
+// ACP_AGENT_BENCH_BIN names another build of acp-agent to measure instead
+// (main's, for a before/after comparison).
 func BenchmarkStartupToInitialize(b *testing.B) {
-	var durations []time.Duration
-	var maxRSS int64
-	for b.Loop() {
-		cmd := exec.Command(agentBin, "--model", "replay/default", "--log-level", "warn")
-		stdin, _ := cmd.StdinPipe()
-		stdout, _ := cmd.StdoutPipe()
-		start := time.Now()
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
+	dir := b.TempDir()
+	releaseBuild := func(out, pkg string) string {
+		build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out, pkg)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if msg, err := build.CombinedOutput(); err != nil {
+			b.Fatalf("building %s: %v\n%s", pkg, err, msg)
 		}
-		if _, err := io.WriteString(stdin, initializeLine); err != nil {
-			b.Fatal(err)
-		}
-		line, err := bufio.NewReader(stdout).ReadBytes('\n')
-		elapsed := time.Since(start)
-		if err != nil || !bytes.Contains(line, []byte(`"protocolVersion":1`)) {
-			b.Fatalf("initialize: %q %v", line, err)
-		}
-		durations = append(durations, elapsed)
-		if rss := rssKB(cmd.Process.Pid); rss > maxRSS {
-			maxRSS = rss
-		}
-		stdin.Close()
-		if err := cmd.Wait(); err != nil {
-			b.Fatal(err)
-		}
+		return out
 	}
-	slices.Sort(durations)
-	b.ReportMetric(float64(durations[len(durations)/2].Microseconds())/1000, "ms-median")
-	b.ReportMetric(float64(maxRSS)/1024, "MB-RSS")
+	floor := releaseBuild(filepath.Join(dir, "coder-example-agent"), "github.com/coder/acp-go-sdk/example/agent")
+	bin := os.Getenv("ACP_AGENT_BENCH_BIN")
+	if bin == "" {
+		bin = releaseBuild(filepath.Join(dir, "acp-agent"), ".")
+	}
+	// Sessions go to a fresh directory: no user's stale files to sweep.
+	env := append(os.Environ(), "XDG_STATE_HOME="+b.TempDir())
+	var ours, theirs []time.Duration
+	var oursRSS, theirsRSS int64
+	for b.Loop() {
+		d, rss := startToInitialize(b, exec.Command(bin, "--model", "replay/default", "--log-level", "warn"), env)
+		ours = append(ours, d)
+		oursRSS = max(oursRSS, rss)
+		d, rss = startToInitialize(b, exec.Command(floor), env)
+		theirs = append(theirs, d)
+		theirsRSS = max(theirsRSS, rss)
+	}
+	om, tm := median(ours), median(theirs)
+	b.ReportMetric(float64(om.Microseconds())/1000, "ms-median")
+	b.ReportMetric(float64(tm.Microseconds())/1000, "coder-ms-median")
+	b.ReportMetric(float64(om)/float64(tm), "x-coder")
+	b.ReportMetric(float64(oursRSS)/1024, "MB-RSS")
+	b.ReportMetric(float64(theirsRSS)/1024, "coder-MB-RSS")
 }
 
-// rssKB reads VmRSS of a process from /proc (Linux).
-func rssKB(pid int) int64 {
+// startToInitialize starts cmd, sends initialize and returns the time to
+// its response and the process's peak RSS (kB) right after it.
+func startToInitialize(b *testing.B, cmd *exec.Cmd, env []string) (time.Duration, int64) {
+	cmd.Env = env
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := io.WriteString(stdin, initializeLine); err != nil {
+		b.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadBytes('\n')
+	elapsed := time.Since(start)
+	if err != nil || !bytes.Contains(line, []byte(`"protocolVersion":1`)) {
+		b.Fatalf("%s: initialize: %q %v", cmd.Path, line, err)
+	}
+	rss := procStatusKB(cmd.Process.Pid, "VmHWM:")
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		b.Fatal(err)
+	}
+	return elapsed, rss
+}
+
+// procStatusKB reads a kB field of a process's /proc status (Linux).
+func procStatusKB(pid int, field string) int64 {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
 	}
 	for line := range strings.SplitSeq(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(line, field); ok {
 			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
 			return n
 		}

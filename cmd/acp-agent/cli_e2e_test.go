@@ -26,7 +26,7 @@ func runBin(t *testing.T, dir string, env []string, args ...string) (string, str
 	cmd.Env = append(agentEnv(t), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	err := startCmd(t, cmd, nil).Wait()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
@@ -92,7 +92,7 @@ func TestTerminalStdinGetsAOneLineHint(t *testing.T) {
 	var stdout bytes.Buffer
 	stderr := &syncWriter{}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, &stdout, stderr
-	require.NoError(t, cmd.Start())
+	cmd = startCmd(t, cmd, nil)
 	tty.Close()
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(stderr.String(), "\n") && time.Now().Before(deadline) {

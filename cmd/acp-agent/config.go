@@ -62,7 +62,7 @@ type fileConfig struct {
 	// Terminal is the environment of commands (cmdpath.go).
 	Terminal *terminalFile `json:"terminal"`
 	// Shell runs run_command's lines on Windows: pwsh, powershell or cmd
-	// (tools.CheckShell); unset: pwsh where installed, else powershell.
+	// (tools.CheckShell); unset: pwsh where installed, else powershell, else cmd.
 	Shell string `json:"shell"`
 	// Caps of one streamed model response (limits.go).
 	MaxToolArgumentBytes *int `json:"maxToolArgumentBytes"`

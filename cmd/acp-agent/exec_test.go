@@ -30,7 +30,7 @@ func runExecBin(t *testing.T, dir, stdin string, env []string, args ...string) (
 	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	err := startCmd(t, cmd, nil).Wait()
 	code := 0
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
@@ -135,7 +135,7 @@ func TestExecInterruptCancelsTheTurn(t *testing.T) {
 	cmd.Env = agentEnv(t)
 	var stdout, stderr syncWriter
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Start())
+	cmd = startCmd(t, cmd, nil)
 	require.Eventually(t, func() bool { return strings.Contains(stdout.String(), "working") }, waitBudget(t), 5*time.Millisecond)
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 	done := make(chan error, 1)

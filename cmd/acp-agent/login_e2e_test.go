@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -44,16 +45,18 @@ func TestBinaryRegistryAuthCheck(t *testing.T) {
 	cmd := exec.Command(agentBin)
 	cmd.Env = registryEnv(home)
 	cmd.Dir = t.TempDir()
-	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
+	var stdin io.WriteCloser
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Start())
+	cmd = startCmd(t, cmd, func(cmd *exec.Cmd) (err error) {
+		stdin, err = cmd.StdinPipe()
+		return err
+	})
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,` +
 		`"clientInfo":{"name":"ACP Registry Validator","version":"1.0.0"},` +
 		`"clientCapabilities":{"terminal":true,"fs":{"readTextFile":true,"writeTextFile":true},` +
 		`"_meta":{"terminal_output":true,"terminal-auth":true}}}}` + "\n"
-	_, err = stdin.Write([]byte(init))
+	_, err := stdin.Write([]byte(init))
 	require.NoError(t, err)
 	time.Sleep(300 * time.Millisecond) // the validator reads, then terminates the agent
 	stdin.Close()
@@ -155,8 +158,10 @@ func TestBinaryLoginStoresAKeyTheAgentThenUses(t *testing.T) {
 		cmd := exec.Command(agentBin, "login", "--provider", "openai", "--base-url", prov.URL+"/v1")
 		cmd.Env = registryEnv(home)
 		cmd.Stdin = strings.NewReader(key + "\n")
-		out, err := cmd.CombinedOutput()
-		return string(out), err
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := startCmd(t, cmd, nil).Wait()
+		return out.String(), err
 	}
 	creds := filepath.Join(home, ".config", "acp-agent", "credentials.json")
 

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/acp-agent/acp-agent/runtime/sandbox"
 	"io"
 	"net/http"
 	"os"
@@ -23,6 +22,8 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acptest"
+	"github.com/acp-agent/acp-agent/internal/winetest"
+	"github.com/acp-agent/acp-agent/runtime/sandbox"
 )
 
 // agentBin is the acp-agent binary built once for the end-to-end tests.
@@ -33,7 +34,42 @@ var agentBin string
 // agent's and its sandbox helpers').
 const goraceEnv = "GORACE=atexit_sleep_ms=0"
 
+// sleeperArg makes this test binary a command that writes its process id
+// to a file and sleeps (sleeperLine).
+const sleeperArg = "-acp-agent-test-sleeper"
+
+// sleeperLine is a command line (for bash and cmd.exe alike) that runs
+// this test binary as a process that writes its pid to file, relative to
+// the command's directory, and sleeps five minutes: a long command whose
+// process can be watched where the shell has no $$ (cmd.exe).
+func sleeperLine(file string) string {
+	exe, err := os.Executable()
+	if err != nil {
+		panic(err)
+	}
+	return `"` + exe + `" ` + sleeperArg + " " + file
+}
+
 func TestMain(m *testing.M) {
+	if len(os.Args) == 3 && os.Args[1] == sleeperArg {
+		if err := os.WriteFile(os.Args[2], []byte(fmt.Sprint(os.Getpid())), 0o644); err != nil {
+			os.Exit(1)
+		}
+		time.Sleep(5 * time.Minute)
+		os.Exit(0)
+	}
+	if winetest.Active {
+		// Wine's powershell.exe is a stub that runs nothing and exits 0:
+		// with it off PATH the agents run their commands with cmd.exe
+		// (the default where there is no PowerShell), and they run.
+		var keep []string
+		for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+			if !strings.Contains(strings.ToLower(d), "powershell") {
+				keep = append(keep, d)
+			}
+		}
+		os.Setenv("PATH", strings.Join(keep, string(filepath.ListSeparator)))
+	}
 	dir, err := os.MkdirTemp("", "acp-agent-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -93,15 +129,11 @@ func startAgent(t *testing.T, env []string, args ...string) *proc {
 func startAgentCmd(t *testing.T, cmd *exec.Cmd, env []string) *proc {
 	t.Helper()
 	cmd.Env = append(agentEnv(t), env...)
-	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	p := &proc{cmd: cmd, stdin: stdin, stderr: &syncWriter{}, exited: make(chan error, 1)}
-	cmd.Stderr = p.stderr
-	require.NoError(t, cmd.Start())
+	stderr := &syncWriter{}
+	cmd, stdin, stdout := startPiped(t, cmd, stderr)
+	p := &proc{cmd: cmd, stdin: stdin, stderr: stderr, exited: make(chan error, 1)}
 	p.Client = acptest.New(t, stdin, stdout)
-	p.Client.Timeout = waitBudget(t)
+	p.Client.Timeout = waitBudget(t) // also what Wine on a loaded machine needs
 	p.Client.AnnouncesCommands = true
 	go func() { p.exited <- cmd.Wait() }()
 	t.Cleanup(func() {
@@ -124,6 +156,55 @@ func startAgentCmd(t *testing.T, cmd *exec.Cmd, env []string) *proc {
 		}
 	})
 	return p
+}
+
+// startCmd starts cmd, after pipes (may be nil) has set its pipes. Where
+// Wine could not start it (winetest.Start) it starts a copy instead, with
+// pipes of its own, and returns the command that runs: an exec.Cmd
+// starts once, and a failed Start closes the pipes it was given. The copy
+// keeps the path, arguments, environment, directory, streams and
+// SysProcAttr; cmd must not come from exec.CommandContext.
+func startCmd(t testing.TB, cmd *exec.Cmd, pipes func(*exec.Cmd) error) *exec.Cmd {
+	t.Helper()
+	if cmd.Cancel != nil {
+		panic("startCmd cannot copy a command made by exec.CommandContext")
+	}
+	tmpl := copyCmd(cmd) // before pipes sets cmd's streams
+	next := cmd
+	require.NoError(t, winetest.Start(t.Logf, func() error {
+		cmd, next = next, copyCmd(tmpl)
+		if pipes != nil {
+			if err := pipes(cmd); err != nil {
+				return err
+			}
+		}
+		return cmd.Start()
+	}))
+	return cmd
+}
+
+// startPiped starts cmd (startCmd) with pipes to its stdin and from its
+// stdout, and its stderr to stderr.
+func startPiped(t testing.TB, cmd *exec.Cmd, stderr io.Writer) (*exec.Cmd, io.WriteCloser, io.Reader) {
+	t.Helper()
+	var stdin io.WriteCloser
+	var stdout io.Reader
+	cmd = startCmd(t, cmd, func(cmd *exec.Cmd) (err error) {
+		if stdin, err = cmd.StdinPipe(); err != nil {
+			return err
+		}
+		stdout, err = cmd.StdoutPipe()
+		cmd.Stderr = stderr
+		return err
+	})
+	return cmd, stdin, stdout
+}
+
+// copyCmd is a command that has not started, made from c's settings.
+func copyCmd(c *exec.Cmd) *exec.Cmd {
+	return &exec.Cmd{Path: c.Path, Args: c.Args, Env: c.Env, Dir: c.Dir,
+		Stdin: c.Stdin, Stdout: c.Stdout, Stderr: c.Stderr, ExtraFiles: c.ExtraFiles,
+		SysProcAttr: c.SysProcAttr, WaitDelay: c.WaitDelay}
 }
 
 // waitExit waits for the process to exit and returns its exit error,

@@ -35,6 +35,21 @@ func everything(t *testing.T) (node, index string) {
 	return node, index
 }
 
+// stopServer ends a server process the test started: SIGTERM, then
+// SIGKILL if it is still there after 5 s; it returns once it was waited
+// for.
+func stopServer(cmd *exec.Cmd) {
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}
+
 // everythingHTTP starts server-everything over streamable HTTP and
 // returns its endpoint.
 func everythingHTTP(t *testing.T, node, index string) string {
@@ -49,17 +64,7 @@ func everythingHTTP(t *testing.T, node, index string) string {
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.WaitDelay = time.Second
 	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(waitBudget(t)):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
+	t.Cleanup(func() { stopServer(cmd) })
 	require.Eventually(t, func() bool {
 		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 100*time.Millisecond)
 		if err == nil {

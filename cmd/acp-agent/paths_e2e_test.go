@@ -181,46 +181,8 @@ func (c *diskEditor) WriteTextFile(_ context.Context, req sdk.WriteTextFileReque
 // a FIFO, for reads and writes: 0 leaks, 0 writes outside.
 func TestBinaryEditorFSGetsOnlyCheckedRealPaths(t *testing.T) {
 	dir, outside := t.TempDir(), t.TempDir()
-	w := func(p, c string) {
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(c), 0o644))
-	}
-	ln := func(target, name string) {
-		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755))
-		require.NoError(t, os.Symlink(target, filepath.Join(dir, name)))
-	}
-	w(filepath.Join(outside, "secret"), "OUTSIDE_SECRET")
-	w(filepath.Join(dir, ".git", "config"), "GIT_SECRET")
-	w(filepath.Join(dir, ".env"), "ENV_SECRET")
-	w(filepath.Join(dir, "sub", ".env.local"), "NESTED_SECRET")
-	w(filepath.Join(dir, "deep", "repo", ".git"), "gitdir: DOTGIT_FILE_SECRET")
-	w(filepath.Join(dir, "ok.txt"), "ORDINARY_OK")
-	ln(filepath.Join(outside, "secret"), "link_out")
-	ln(outside, "link_outdir")
-	ln(filepath.Join(dir, ".git", "config"), "link_git")
-	ln(".git", "link_gitdir")
-	ln(".env", "link_env")
-	ln("sub/.env.local", "link_nested_env")
-	ln("deep/repo/.git", "link_dotgit_file")
-	ln("/proc/self/root"+filepath.Join(outside, "secret"), "link_proc")
-	ln("/proc/self/root"+outside, "link_procdir")
-	ln(filepath.Join("..", filepath.Base(outside), "secret"), "link_rel")
-	ln("link_out", "chain_a")
-	ln("chain_a", "chain_b")
-	ln("..", "sub/up")
-	ln("/etc/passwd", "link_passwd")
-	ln(filepath.Join(outside, "created-by-dangling"), "dangling")
-	ln("ok.txt", "link_ok")
-	require.NoError(t, os.Link(filepath.Join(outside, "secret"), filepath.Join(dir, "hardlink_out")))
-	require.NoError(t, os.Link(filepath.Join(dir, ".env"), filepath.Join(dir, "hardlink_env")))
-	mkfifo(t, filepath.Join(dir, "fifo"))
-
-	reads := []string{"link_out", "link_outdir/secret", "link_git", "link_gitdir/config", "link_env", "link_nested_env",
-		"link_dotgit_file", "link_proc", "link_procdir/secret", "link_rel", "chain_b", "sub/up/.env", "link_passwd",
-		"hardlink_out", "hardlink_env", "fifo", "/proc/self/root" + filepath.Join(outside, "secret"),
-		filepath.Join(outside, "secret"), "sub/up/link_out", "dangling"}
-	writes := []string{"link_out", "link_outdir/new", "link_gitdir/hooks/pre-commit", "link_env", "sub/up/.env",
-		"hardlink_out", "dangling", "link_procdir/new", "chain_b", "sub/up/link_outdir/new2", "link_nested_env"}
+	reads, writes := plantLinkCorpus(t, dir, outside, "ORDINARY_OK")
+	reads = append(reads, "/proc/self/root"+filepath.Join(outside, "secret"), filepath.Join(outside, "secret"))
 	var cs []modelCall
 	for _, p := range reads {
 		cs = append(cs, modelCall{"read_file", map[string]any{"path": p}})
@@ -244,29 +206,92 @@ func TestBinaryEditorFSGetsOnlyCheckedRealPaths(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(dir, "new/dir/made.txt"))
 	require.NoError(t, err, "an ordinary write goes through the editor (control)")
 	assert.Equal(t, "MADE", string(data))
-	entries, err := os.ReadDir(outside)
-	require.NoError(t, err)
-	for _, e := range entries {
-		assert.Equal(t, "secret", e.Name(), "the editor created %s outside", e.Name())
-	}
-	data, _ = os.ReadFile(filepath.Join(outside, "secret"))
-	assert.Equal(t, "OUTSIDE_SECRET", string(data), "the outside file is unchanged")
+	assertOutsideUntouched(t, outside)
 	for _, p := range []string{".env", ".git/config", "sub/.env.local"} {
 		data, _ := os.ReadFile(filepath.Join(dir, p))
 		assert.NotEqual(t, "PLANTED", string(data), "%s was written", p)
 	}
 	assert.NoFileExists(t, filepath.Join(dir, ".git", "hooks", "pre-commit"))
-	editor.mu.Lock()
-	for _, p := range editor.paths {
-		rel, err := filepath.Rel(dir, p)
+	editor.assertCheckedPaths(t, dir)
+	t.Logf("editor fs corpus: %d reads, %d writes, 0 leaks", len(reads), len(writes))
+}
+
+// plantLinkCorpus plants the link corpus in dir: secrets outside (in
+// outside), in .git, .env and nested .env.* files; symlinks out of dir,
+// to .git, .env and nested names, to /proc/self/root, chains, dangling,
+// through directories; hard links and a FIFO; and ok.txt holding ok, the
+// control. It returns the attacking reads and writes, relative to dir.
+func plantLinkCorpus(t *testing.T, dir, outside, ok string) (reads, writes []string) {
+	t.Helper()
+	w := func(p, c string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(c), 0o644))
+	}
+	ln := func(target, name string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755))
+		require.NoError(t, os.Symlink(target, filepath.Join(dir, name)))
+	}
+	w(filepath.Join(outside, "secret"), "OUTSIDE_SECRET")
+	w(filepath.Join(dir, ".git", "config"), "GIT_SECRET")
+	w(filepath.Join(dir, ".env"), "ENV_SECRET")
+	w(filepath.Join(dir, "sub", ".env.local"), "NESTED_SECRET")
+	w(filepath.Join(dir, "deep", "repo", ".git"), "gitdir: DOTGIT_FILE_SECRET")
+	w(filepath.Join(dir, "ok.txt"), ok)
+	ln(filepath.Join(outside, "secret"), "link_out")
+	ln(outside, "link_outdir")
+	ln(filepath.Join(dir, ".git", "config"), "link_git")
+	ln(".git", "link_gitdir")
+	ln(".env", "link_env")
+	ln("sub/.env.local", "link_nested_env")
+	ln("deep/repo/.git", "link_dotgit_file")
+	ln("/proc/self/root"+filepath.Join(outside, "secret"), "link_proc")
+	ln("/proc/self/root"+outside, "link_procdir")
+	ln(filepath.Join("..", filepath.Base(outside), "secret"), "link_rel")
+	ln("link_out", "chain_a")
+	ln("chain_a", "chain_b")
+	ln("..", "sub/up")
+	ln("/etc/passwd", "link_passwd")
+	ln(filepath.Join(outside, "created-by-dangling"), "dangling")
+	ln("ok.txt", "link_ok")
+	require.NoError(t, os.Link(filepath.Join(outside, "secret"), filepath.Join(dir, "hardlink_out")))
+	require.NoError(t, os.Link(filepath.Join(dir, ".env"), filepath.Join(dir, "hardlink_env")))
+	mkfifo(t, filepath.Join(dir, "fifo"))
+
+	reads = []string{"link_out", "link_outdir/secret", "link_git", "link_gitdir/config", "link_env", "link_nested_env",
+		"link_dotgit_file", "link_proc", "link_procdir/secret", "link_rel", "chain_b", "sub/up/.env", "link_passwd",
+		"hardlink_out", "hardlink_env", "fifo", "sub/up/link_out", "dangling"}
+	writes = []string{"link_out", "link_outdir/new", "link_gitdir/hooks/pre-commit", "link_env", "sub/up/.env",
+		"hardlink_out", "dangling", "link_procdir/new", "chain_b", "sub/up/link_outdir/new2", "link_nested_env"}
+	return reads, writes
+}
+
+// assertOutsideUntouched checks that nothing was made or changed in
+// outside, which holds only plantLinkCorpus's secret.
+func assertOutsideUntouched(t *testing.T, outside string) {
+	t.Helper()
+	entries, err := os.ReadDir(outside)
+	require.NoError(t, err)
+	for _, e := range entries {
+		assert.Equal(t, "secret", e.Name(), "%s was created outside", e.Name())
+	}
+	data, _ := os.ReadFile(filepath.Join(outside, "secret"))
+	assert.Equal(t, "OUTSIDE_SECRET", string(data), "the outside file is unchanged")
+}
+
+// assertCheckedPaths checks every path the editor was given: inside
+// root, and real (no link in its directory).
+func (c *diskEditor) assertCheckedPaths(t *testing.T, root string) {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range c.paths {
+		rel, err := filepath.Rel(root, p)
 		assert.True(t, err == nil && filepath.IsLocal(rel), "the editor was given %s", p)
 		real, err := filepath.EvalSymlinks(filepath.Dir(p))
 		if err == nil {
 			assert.Equal(t, filepath.Dir(p), real, "the editor was given a path with a link in it: %s", p)
 		}
 	}
-	editor.mu.Unlock()
-	t.Logf("editor fs corpus: %d reads, %d writes, 0 leaks", len(reads), len(writes))
 }
 
 // run_command's cwd is checked by its real path: a symlink in the

@@ -120,10 +120,10 @@ func TestBinaryBackgroundCommandsDieWithTheSessionUnderAnEditorTerminal(t *testi
 	ws := t.TempDir()
 	script := writeScript(t, map[string]any{"turns": []any{
 		map[string]any{"match": "[serve]", "events": []any{map[string]any{"toolCall": map[string]any{"id": "b1", "name": "run_command",
-			"arguments": map[string]any{"command": "echo $$ > bg.pid; exec sleep 300", "background": true}}}}},
+			"arguments": map[string]any{"command": shLine("echo $$ > bg.pid; exec sleep 300", sleeperLine("bg.pid")), "background": true}}}}},
 		map[string]any{"events": []any{map[string]any{"text": "done"}}},
 	}})
-	p := startAgent(t, nil, "--model", "replay/"+script, "--mode", "full-access", "--sandbox", "off")
+	p := startAgent(t, nil, append([]string{"--model", "replay/" + script, "--mode", "full-access", "--sandbox", "off"}, shellArgs(t)...)...)
 	p.Initialize(&acp.ClientCapabilities{Terminal: true})
 	sid := p.NewSession(ws)
 	id := p.Request(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("[serve]")}})

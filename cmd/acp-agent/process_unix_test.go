@@ -3,6 +3,7 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"syscall"
 	"testing"
@@ -34,3 +35,20 @@ func killedByTest(ee *exec.ExitError) bool {
 	ws, ok := ee.Sys().(syscall.WaitStatus)
 	return ok && ws.Signaled()
 }
+
+// stoppable does nothing on Unix: askToStop signals the process alone.
+func stoppable(*exec.Cmd) {}
+
+// askToStop sends p SIGTERM, as a service manager stops a server.
+func askToStop(p *os.Process) error { return p.Signal(syscall.SIGTERM) }
+
+// shLine is a test's command line for the shell the agent runs: bash
+// here, cmd.exe on Windows (with shellArgs).
+func shLine(bash, _ string) string { return bash }
+
+// echoed is what the shell's echo writes for text.
+func echoed(text string) string { return text + "\n" }
+
+// shellArgs are the agent's flags for shLine's shell: none, bash is the
+// only one on Unix.
+func shellArgs(*testing.T) []string { return nil }

@@ -1,8 +1,13 @@
 package main
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
+	"syscall"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"golang.org/x/sys/windows"
 )
@@ -54,3 +59,34 @@ func needsSignals(t *testing.T) {
 // killedByTest reports whether the agent ended as Process.Kill ends it
 // (TerminateProcess, exit code 1); the agent itself exits 0 or 2.
 func killedByTest(ee *exec.ExitError) bool { return ee.ExitCode() == 1 }
+
+// stoppable starts cmd in a process group of its own, which askToStop
+// can send CTRL_BREAK_EVENT to without reaching this test process.
+func stoppable(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{CreationFlags: windows.CREATE_NEW_PROCESS_GROUP}
+}
+
+// askToStop sends p (started stoppable) CTRL_BREAK_EVENT, Ctrl+Break in
+// its console, which Go delivers as os.Interrupt. It fails where the
+// test has no console, and under Wine, whose GenerateConsoleCtrlEvent
+// sends no CTRL_BREAK_EVENT.
+func askToStop(p *os.Process) error {
+	return windows.GenerateConsoleCtrlEvent(windows.CTRL_BREAK_EVENT, uint32(p.Pid))
+}
+
+// shLine is a test's command line for the shell the agent runs: cmd.exe
+// here (with shellArgs), bash on Unix.
+func shLine(_, cmd string) string { return cmd }
+
+// echoed is what the shell's echo writes for text: cmd.exe ends lines
+// with CRLF.
+func echoed(text string) string { return text + "\r\n" }
+
+// shellArgs are the agent's flags for shLine's shell: cmd.exe also where
+// PowerShell is installed, because the lines are cmd.exe's.
+func shellArgs(t *testing.T) []string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "shell.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"shell": "cmd"}`), 0o600))
+	return []string{"--config", path}
+}

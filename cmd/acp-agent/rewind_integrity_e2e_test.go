@@ -23,6 +23,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acptest"
+	"github.com/acp-agent/acp-agent/internal/winetest"
 )
 
 var rewindKill9Runs = flag.Int("rewind.kill9.runs", 0, "runs of TestBinaryRewindKill9Loop (0: as many as fit in about 12 s)")
@@ -120,7 +121,7 @@ func (m *gatedModel) awaitHeld(t *testing.T, key string) {
 func integrityAgent(t *testing.T, m *gatedModel, sessions string) *proc {
 	t.Helper()
 	p := startAgent(t, []string{"OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + m.URL + "/v1"},
-		"--model", "openai/test-model", "--mode", "full-access", "--session-dir", sessions)
+		append([]string{"--model", "openai/test-model", "--mode", "full-access", "--session-dir", sessions}, shellArgs(t)...)...)
 	p.Initialize(nil)
 	return p
 }
@@ -186,13 +187,13 @@ func TestBinaryRewindRefusedWhileATurnRunsChangesNothing(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("A0\n"), 0o644))
 	model := newGatedModel(t, map[string][]modelCall{
 		"[p1]": {{"edit_file", map[string]any{"path": "a.txt", "old_string": "A0", "new_string": "A1"}},
-			{"run_command", map[string]any{"command": "echo B1 > b.txt"}}},
+			{"run_command", map[string]any{"command": shLine("echo B1 > b.txt", "echo B1>b.txt")}}},
 	}, []string{"[slow]"}, nil)
 	p := integrityAgent(t, model, sessions)
 	sid := p.NewSession(dir)
 	promptOK(t, p, sid, "[p1]")
 	s1 := treeState(t, dir)
-	require.Equal(t, map[string]string{"a.txt": "A1\n", "b.txt": "B1\n"}, s1)
+	require.Equal(t, map[string]string{"a.txt": "A1\n", "b.txt": echoed("B1")}, s1)
 	users := userIndexes(t, p, sid)
 	require.Len(t, users, 1)
 
@@ -229,6 +230,9 @@ func TestBinaryRewindRefusedWhileATurnRunsChangesNothing(t *testing.T) {
 // and the conversation end as that serial order leaves them.
 func TestBinaryConcurrentRewindsAreSerialised(t *testing.T) {
 	orders := [][]int{{3, 1, 4, 2}, {1, 4, 2, 3}, {4, 2, 3, 1, 0}}
+	if winetest.Active {
+		orders = orders[2:] // the logic is the Linux run's; cmd.exe is slow under Wine
+	}
 	for round, order := range orders {
 		t.Run(fmt.Sprint("round ", round), func(t *testing.T) {
 			dir, sessions := t.TempDir(), t.TempDir()
@@ -240,7 +244,7 @@ func TestBinaryConcurrentRewindsAreSerialised(t *testing.T) {
 			for i := range turns {
 				calls[fmt.Sprintf("[turn %d]", i)] = []modelCall{
 					{"write_file", map[string]any{"path": fmt.Sprintf("w%d.txt", i), "content": fmt.Sprintf("turn %d\n", i)}},
-					{"run_command", map[string]any{"command": fmt.Sprintf("echo %d > made%d.txt && echo %d >> f%d.txt", i, i, i, (i+1)%3)}},
+					{"run_command", map[string]any{"command": fmt.Sprintf(shLine("echo %d > made%d.txt && echo %d >> f%d.txt", "echo t%d>made%d.txt&& echo t%d>>f%d.txt"), i, i, i, (i+1)%3)}},
 				}
 			}
 			model := newGatedModel(t, calls, nil, nil)
@@ -324,13 +328,14 @@ func TestBinaryConcurrentRewindsAreSerialised(t *testing.T) {
 // and a rewind puts every one of them back.
 func TestBinaryCommandChangesSurviveKill9(t *testing.T) {
 	t.Parallel()
-	const script = "echo A1 > a.txt && rm b.txt && echo N > new.txt && echo C1 > sub/c.txt && echo $$ > pid.txt && touch ran.txt"
+	script := shLine("echo A1 > a.txt && rm b.txt && echo N > new.txt && echo C1 > sub/c.txt && echo $$ > pid.txt && touch ran.txt",
+		`echo A1>a.txt&& del b.txt&& echo N>new.txt&& echo C1>sub\c.txt&& type nul>ran.txt`)
 	cases := []struct {
 		name    string
 		command string
 		hold    bool // the model holds the answer to the command's result
 	}{
-		{"during the command", script + " && exec sleep 30", false},
+		{"during the command", script + shLine(" && exec sleep 30", "&& "+sleeperLine("pid.txt")), false},
 		{"at its end", script, false},
 		{"after its result", script, true},
 	}
@@ -353,15 +358,27 @@ func TestBinaryCommandChangesSurviveKill9(t *testing.T) {
 			promptOK(t, p, sid, "[first]") // a message to rewind to, before the command's
 			before := treeState(t, dir)
 			p.Request(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("[cmd]")}})
+			sleeps := tc.command != script
+			pidOf := func() int {
+				data, _ := os.ReadFile(filepath.Join(dir, "pid.txt"))
+				pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+				return pid
+			}
 			if tc.hold {
 				model.awaitHeld(t, "[cmd]")
 			} else {
 				require.Eventually(t, func() bool {
 					_, err := os.Stat(filepath.Join(dir, "ran.txt"))
-					return err == nil
+					return err == nil && (!sleeps || pidOf() > 0)
 				}, waitBudget(t), time.Millisecond)
 			}
 			p.kill9(t)
+			if onWindows && sleeps {
+				// The command's Job Object ends with the agent's last
+				// handle to it.
+				require.Eventually(t, func() bool { return !processAlive(pidOf()) }, 10*time.Second, 5*time.Millisecond,
+					"the command died with the agent")
+			}
 			killCommand(t, dir)
 
 			q := integrityAgent(t, model, sessions)
@@ -410,6 +427,9 @@ func TestBinaryRewindKill9Loop(t *testing.T) {
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 24))
 	deadline := time.Now().Add(12 * time.Second)
+	if winetest.Active {
+		deadline = time.Now() // one run of each kind: the logic is the Linux run's, and runs are slow under Wine
+	}
 	outcomes := map[string]int{}
 	kinds := []string{"rewind", "refused rewind", "command"}
 	runs := 0
@@ -454,9 +474,12 @@ func kill9Run(t *testing.T, rng *rand.Rand, kind string) string {
 	for i := range files {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.txt", i)), []byte(strings.Repeat(fmt.Sprintf("v0-%02d.", i), 2000)), 0o644))
 	}
-	slow := "echo $$ > pid.txt; for f in f*.txt; do echo changed-$f > $f; sleep 0.005; done; rm -f f00.txt; echo new > new.txt; touch ran.txt"
+	// cmd.exe has no $$ and no sleep under a second; it is slower anyway.
+	slow := shLine("echo $$ > pid.txt; for f in f*.txt; do echo changed-$f > $f; sleep 0.005; done; rm -f f00.txt; echo new > new.txt; touch ran.txt",
+		"(for %f in (f*.txt) do @echo changed-%f>%f)& del f00.txt& echo new>new.txt& type nul>ran.txt")
 	model := newGatedModel(t, map[string][]modelCall{
-		"[t0]": {{"run_command", map[string]any{"command": "for f in f*.txt; do echo t0 >> $f; done; rm f01.txt; echo t0 > t0.txt"}},
+		"[t0]": {{"run_command", map[string]any{"command": shLine("for f in f*.txt; do echo t0 >> $f; done; rm f01.txt; echo t0 > t0.txt",
+			"(for %f in (f*.txt) do @echo t0>>%f)& del f01.txt& echo t0>t0.txt")}},
 			{"write_file", map[string]any{"path": "w0.txt", "content": "t0 wrote this\n"}}},
 		"[t1]":  {{"edit_file", map[string]any{"path": "w0.txt", "old_string": "t0", "new_string": "t1"}}},
 		"[cmd]": {{"run_command", map[string]any{"command": slow, "timeout_seconds": 60}}},
@@ -519,6 +542,9 @@ func kill9Run(t *testing.T, rng *rand.Rand, kind string) string {
 		}
 	case "command":
 		p.Request(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("[cmd]")}})
+		if winetest.Active {
+			delay *= 4 // cmd.exe takes most of a second to start under Wine
+		}
 		time.Sleep(delay * 2)
 		p.kill9(t)
 		killCommand(t, dir)
@@ -653,13 +679,13 @@ func TestBinaryRewindThatCannotRestoreIsRefusedFirst(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "sub", "x.txt"), []byte("X0\n"), 0o644))
 	model := newGatedModel(t, map[string][]modelCall{
 		"[p1]": {{"edit_file", map[string]any{"path": "a.txt", "old_string": "A0", "new_string": "A1"}},
-			{"run_command", map[string]any{"command": "rm -r sub && echo not a directory > sub"}}},
+			{"run_command", map[string]any{"command": shLine("rm -r sub && echo not a directory > sub", "rmdir /s /q sub&& echo not a directory>sub")}}},
 	}, nil, nil)
 	p := integrityAgent(t, model, sessions)
 	sid := p.NewSession(dir)
 	promptOK(t, p, sid, "[p1]")
 	s1 := treeState(t, dir)
-	require.Equal(t, "not a directory\n", s1["sub"])
+	require.Equal(t, echoed("not a directory"), s1["sub"])
 	_, werr := ext(t, p, "_acp-agent/session/rewind", rewindRequest(sid, userIndexes(t, p, sid)[0]))
 	require.NotNil(t, werr)
 	assert.Contains(t, werr.Message, "nothing was changed")
@@ -727,7 +753,7 @@ func TestBinaryCommandCheckpointsAfterCloseAndWhatCannotBeRestored(t *testing.T)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("A0\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "big.bin"), []byte(strings.Repeat("b", 2<<20)), 0o644))
 	model := newGatedModel(t, map[string][]modelCall{
-		"[cmd]": {{"run_command", map[string]any{"command": "echo A1 > a.txt && echo new > n.txt && echo tail >> big.bin"}}},
+		"[cmd]": {{"run_command", map[string]any{"command": shLine("echo A1 > a.txt && echo new > n.txt && echo tail >> big.bin", "echo A1>a.txt&& echo new>n.txt&& echo tail>>big.bin")}}},
 	}, nil, nil)
 	p := integrityAgent(t, model, sessions)
 	sid := p.NewSession(dir)

@@ -43,11 +43,18 @@ func sandboxSession(t *testing.T, model *scriptedModel, dir, home string, args .
 // sandboxSessionAs is sandboxSession with the agent run in mode m.
 func sandboxSessionAs(t *testing.T, m sandboxMode, model *scriptedModel, dir, home string, args ...string) (*sdk.ClientSideConnection, sdk.SessionId, int) {
 	t.Helper()
+	return sandboxSessionRoots(t, m, model, dir, nil, home, args...)
+}
+
+// sandboxSessionRoots is sandboxSessionAs for a session with additional
+// directories (extra).
+func sandboxSessionRoots(t *testing.T, m sandboxMode, model *scriptedModel, dir string, extra []string, home string, args ...string) (*sdk.ClientSideConnection, sdk.SessionId, int) {
+	t.Helper()
 	client := newToolClient(dir, "allow_once")
 	cmd := exec.Command(agentBin, append(args, "--model", "openai/test-model", "--mode", "full-access", "--sandbox", "on", "--sandbox-network=false")...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + home, "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
 	asUser(cmd, m)
-	conn, sid := startE2E(t, cmd, client, sdk.ClientCapabilities{})
+	conn, sid := startE2EWithRoots(t, cmd, client, dir, extra, sdk.ClientCapabilities{})
 	return conn, sid, cmd.Process.Pid
 }
 
@@ -87,11 +94,25 @@ func TestBinarySandboxEscapeCorpus(t *testing.T) {
 	t.Parallel()
 	requireSandbox(t)
 	for _, m := range sandboxModes(t) {
-		t.Run(m.name, func(t *testing.T) { escapeCorpus(t, m) })
+		t.Run(m.name, func(t *testing.T) { escapeCorpus(t, m, false) })
 	}
 }
 
-func escapeCorpus(t *testing.T, m sandboxMode) {
+// Issue 29: the same corpus against an additional directory (session/new
+// additionalDirectories): the attacked repository, its .git and .env
+// files, and the script's working directory are the extra root, while the
+// session's cwd is another directory. It is confined like the main root:
+// 0 escapes.
+func TestBinarySandboxEscapeCorpusInAnAdditionalDirectory(t *testing.T) {
+	requireSandbox(t)
+	for _, m := range sandboxModes(t) {
+		t.Run(m.name, func(t *testing.T) { escapeCorpus(t, m, true) })
+	}
+}
+
+// escapeCorpus runs the corpus in dir: the session's cwd, or with
+// inExtra an additional directory of a session whose cwd is elsewhere.
+func escapeCorpus(t *testing.T, m sandboxMode, inExtra bool) {
 	dir, home, outside := userDir(t, m), userDir(t, m), userDir(t, m)
 	secrets := map[string]string{
 		".ssh/id_rsa": "SSH_SECRET", ".aws/credentials": "AWS_SECRET", ".gnupg/private.key": "GPG_SECRET",
@@ -263,20 +284,27 @@ func escapeCorpus(t *testing.T, m sandboxMode) {
 	script.WriteString("echo CORPUS-DONE\n")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "attack.sh"), []byte(script.String()), 0o755))
 
-	for _, d := range []string{dir, home, outside} {
-		chownTree(t, m, d)
-	}
-	gitBefore := dirDigest(t, filepath.Join(dir, ".git"))
 	// 171 commands (many of them python3) in one: minutes on a loaded
 	// machine, so the turn gets what is left of the test's time, and the
 	// command all but the last 30 s of that.
 	budget := testBudget(t)
-	model := promptModel(t, map[string][]modelCall{"[go]": {{"run_command", map[string]any{"command": "bash attack.sh", "timeout_seconds": max(int(budget.Seconds())-30, 60)}}}})
-	conn, sid, agentPid := sandboxSessionAs(t, m, model, dir, home)
+	cwd, run := dir, map[string]any{"command": "bash attack.sh", "timeout_seconds": max(int(budget.Seconds())-30, 60)}
+	var extra []string
+	if inExtra {
+		cwd, extra = userDir(t, m), []string{dir}
+		run["cwd"] = dir
+		write(t, filepath.Join(cwd, "main.txt"), "main\n")
+	}
+	for _, d := range []string{dir, home, outside, cwd} {
+		chownTree(t, m, d)
+	}
+	gitBefore := dirDigest(t, filepath.Join(dir, ".git"))
+	model := promptModel(t, map[string][]modelCall{"[go]": {{"run_command", run}}})
+	conn, sid, agentPid := sandboxSessionRoots(t, m, model, cwd, extra, home)
 	script2 := strings.ReplaceAll(script.String(), "$AGENT_PID", strconv.Itoa(agentPid))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "attack.sh"), []byte(script2), 0o755))
 	chownTree(t, m, filepath.Join(dir, "attack.sh"))
-	assert.Equal(t, sdk.StopReasonEndTurn, promptE2EWithin(t, budget, conn, sid, "[go]"))
+	assert.Equal(t, sdk.StopReasonEndTurn, promptE2EWithin(t, conn, sid, "[go]", budget))
 
 	body := model.body(t, 1)
 	require.Contains(t, body, "CORPUS-DONE", "the script ran to the end")
@@ -509,14 +537,16 @@ func TestBinarySandboxEscalationAlwaysAsks(t *testing.T) {
 // opens a session in dir.
 func startE2EWith(t *testing.T, cmd *exec.Cmd, client sdk.Client, dir string, caps sdk.ClientCapabilities) (*sdk.ClientSideConnection, sdk.SessionId) {
 	t.Helper()
-	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
+	return startE2EWithRoots(t, cmd, client, dir, nil, caps)
+}
+
+// startE2EWithRoots is startE2EWith for a session with additional
+// directories (extra).
+func startE2EWithRoots(t *testing.T, cmd *exec.Cmd, client sdk.Client, dir string, extra []string, caps sdk.ClientCapabilities) (*sdk.ClientSideConnection, sdk.SessionId) {
+	t.Helper()
 	var stderr syncWriter
-	cmd.Stderr = &stderr
 	log := sdkLog(t)
-	require.NoError(t, cmd.Start())
+	cmd, stdin, stdout := startPiped(t, cmd, &stderr)
 	t.Cleanup(func() {
 		stdin.Close()
 		if err := cmd.Wait(); err != nil {
@@ -532,9 +562,9 @@ func startE2EWith(t *testing.T, cmd *exec.Cmd, client sdk.Client, dir string, ca
 	conn := sdk.NewClientSideConnection(client, stdin, stdout)
 	conn.SetLogger(log)
 	ctx := waitCtx(t)
-	_, err = conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps})
+	_, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps})
 	require.NoError(t, err)
-	sess, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
+	sess, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, AdditionalDirectories: extra, McpServers: []sdk.McpServer{}})
 	require.NoError(t, err)
 	return conn, sess.SessionId
 }

@@ -115,7 +115,11 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 	}
 	if created {
 		// Printed once, here: the file keeps it (mode 0600).
-		fmt.Fprintf(stderr, "acp-agent serve: generated a bearer token in %s (mode 0600); clients send it as\n  Authorization: Bearer %s\n", tokenPath, token)
+		mode := " (mode 0600)"
+		if onWindows {
+			mode = "" // no mode bits: the folder's ACL decides
+		}
+		fmt.Fprintf(stderr, "acp-agent serve: generated a bearer token in %s%s; clients send it as\n  Authorization: Bearer %s\n", tokenPath, mode, token)
 	}
 
 	a, log, cleanup, err := st.newAgent(stderr)
@@ -267,7 +271,11 @@ func loadOrCreateToken(path string) (token string, created bool, err error) {
 		if err != nil {
 			return "", false, err
 		}
-		if perm := info.Mode().Perm(); perm&0o077 != 0 {
+		// Windows has no mode bits (Stat says 0666 for every file): there
+		// the folder's ACL keeps the file private, and the default one is
+		// in the user's profile (%LOCALAPPDATA%), which only the user,
+		// administrators and SYSTEM can read.
+		if perm := info.Mode().Perm(); perm&0o077 != 0 && !onWindows {
 			return "", false, fmt.Errorf("token file %s is readable by others (mode %#o): chmod 600 %s", path, perm, path)
 		}
 		token = strings.TrimSpace(string(data))

@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -75,12 +74,15 @@ func startServe(t *testing.T, prev *served, extra ...string) *served {
 			"--sandbox", "off"}, extra...)
 	}
 	s.cmd = exec.Command(agentBin, s.args...)
+	stoppable(s.cmd)
 	s.cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + s.state, "XDG_STATE_HOME=" + filepath.Join(s.state, "xdg")}
-	out, err := s.cmd.StdoutPipe()
-	require.NoError(t, err)
+	var out io.Reader
 	pr, pw := io.Pipe()
 	s.cmd.Stderr = io.MultiWriter(s.stderr, pw)
-	require.NoError(t, s.cmd.Start())
+	s.cmd = startCmd(t, s.cmd, func(cmd *exec.Cmd) (err error) {
+		out, err = cmd.StdoutPipe()
+		return err
+	})
 	go func() {
 		err := s.cmd.Wait()
 		pw.Close()
@@ -123,13 +125,19 @@ func startServe(t *testing.T, prev *served, extra ...string) *served {
 	return s
 }
 
-// stop sends SIGTERM and waits for a clean exit.
+// stop asks serve to stop (SIGTERM; CTRL_BREAK_EVENT on Windows) and
+// waits for a clean exit. Where it cannot be asked (Wine delivers no
+// console control events) it is killed.
 func (s *served) stop(t *testing.T) {
 	t.Helper()
 	if s.cmd.ProcessState != nil {
 		return
 	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	if err := askToStop(s.cmd.Process); err != nil {
+		_ = s.cmd.Process.Kill()
+		s.exited <- <-s.exited
+		return
+	}
 	select {
 	case err := <-s.exited:
 		s.exited <- err
@@ -464,7 +472,7 @@ func TestServeRoutesAnswersAsTheSDK(t *testing.T) {
 	}
 	cs := openRawStream(t, s, conn, "")
 	defer cs.Close()
-	post("", `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"`+s.root+`","mcpServers":[]}}`)
+	post("", `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"`+jsonText(s.root)+`","mcpServers":[]}}`)
 	var resp struct {
 		Result struct {
 			SessionID string `json:"sessionId"`
@@ -477,7 +485,7 @@ func TestServeRoutesAnswersAsTheSDK(t *testing.T) {
 	post(sid, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"stream"}]}}`)
 	ss.next(t, `"c49 "`)
 	assert.Contains(t, ss.next(t, `"id":3`), `"end_turn"`)
-	post(sid, `{"jsonrpc":"2.0","id":4,"method":"session/load","params":{"sessionId":"`+sid+`","cwd":"`+s.root+`","mcpServers":[]}}`)
+	post(sid, `{"jsonrpc":"2.0","id":4,"method":"session/load","params":{"sessionId":"`+sid+`","cwd":"`+jsonText(s.root)+`","mcpServers":[]}}`)
 	ss.next(t, `c49 "`) // the replay, on the session's stream
 	assert.Contains(t, cs.next(t, `"id":4`), `"result"`, "the answer, on the connection's")
 }

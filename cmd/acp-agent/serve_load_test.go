@@ -104,9 +104,11 @@ func serveLoad(t testing.TB, transport string, conns, prompts, chunks int, paced
 		"--session-dir", t.TempDir(), "--token-file", tokenPath, "--log-level", "warn",
 		"--max-connections", strconv.Itoa(conns+16), "--sandbox", "off")
 	cmd.Env = agentEnv(t)
-	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
+	var stderr io.Reader
+	cmd = startCmd(t, cmd, func(cmd *exec.Cmd) (err error) {
+		stderr, err = cmd.StderrPipe()
+		return err
+	})
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	sc := bufio.NewScanner(stderr)
 	var url string
@@ -262,9 +264,7 @@ func measure(runs []promptRun, prompts int, want string, pid int) loadResult {
 func stdioLoad(t testing.TB, conns, prompts, chunks int, paced bool) loadResult {
 	cmd := exec.Command(agentBin, "--model", "replay/"+loadScript(t, chunks, paced), "--session-dir", t.TempDir(), "--log-level", "warn", "--sandbox", "off")
 	cmd.Env = agentEnv(t)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	require.NoError(t, cmd.Start())
+	cmd, stdin, stdout := startPiped(t, cmd, nil)
 	defer func() { stdin.Close(); cmd.Wait() }()
 	root := t.TempDir()
 	type sess struct {

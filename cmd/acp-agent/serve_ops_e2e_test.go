@@ -24,12 +24,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/acp-agent/acp-agent/acp/acphttp"
+	"github.com/acp-agent/acp-agent/internal/winetest"
 )
 
 // TestServeShutsDownGracefully: on SIGTERM a running turn is cancelled
 // and answered "cancelled" on its stream, the process exits 0, and the
 // session file has everything up to then (a restart loads it).
 func TestServeShutsDownGracefully(t *testing.T) {
+	winetest.NeedsRealWindows(t, winetest.CtrlEvents)
 	for _, ws := range []bool{false, true} {
 		s := startServe(t, nil)
 		c := dialServe(t, s, ws)
@@ -131,14 +133,22 @@ func TestServeSpeaksHTTP2(t *testing.T) {
 // serveExits runs serve with args and returns its exit error and stderr.
 func serveExits(t *testing.T, env []string, args ...string) (error, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
-	defer cancel()
-	cmd := exec.CommandContext(ctx, agentBin, append([]string{"serve", "--model", "replay/default"}, args...)...)
+	cmd := exec.Command(agentBin, append([]string{"serve", "--model", "replay/default"}, args...)...)
 	cmd.Env = append(agentEnv(t), env...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	err := cmd.Run()
-	return err, stderr.String()
+	cmd = startCmd(t, cmd, nil)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		return err, stderr.String()
+	case <-time.After(waitBudget(t)):
+		_ = cmd.Process.Kill()
+		<-exited
+		t.Fatalf("serve %q did not exit; stderr:\n%s", args, stderr.String())
+		return nil, ""
+	}
 }
 
 // TestServeRefusesUnsafeSetups: plain HTTP beyond loopback, a token file
@@ -155,10 +165,12 @@ func TestServeRefusesUnsafeSetups(t *testing.T) {
 	}
 	token := filepath.Join(t.TempDir(), "token")
 	require.NoError(t, os.WriteFile(token, []byte("0123456789abcdef0123456789\n"), 0o644))
-	err, stderr := serveExits(t, env, "--listen", "127.0.0.1:0", "--token-file", token)
-	require.Error(t, err)
-	assert.Contains(t, stderr, "is readable by others")
-	err, stderr = serveExits(t, env, "--listen", "127.0.0.1:0", "--root", token)
+	if !onWindows { // no mode bits there: the folder's ACL keeps it private
+		err, stderr := serveExits(t, env, "--listen", "127.0.0.1:0", "--token-file", token)
+		require.Error(t, err)
+		assert.Contains(t, stderr, "is readable by others")
+	}
+	err, stderr := serveExits(t, env, "--listen", "127.0.0.1:0", "--root", token)
 	require.Error(t, err)
 	assert.Contains(t, stderr, "not a directory")
 	err, stderr = serveExits(t, env, "--tls-cert", token)
@@ -193,7 +205,9 @@ func TestServeTokenFile(t *testing.T) {
 	s := startServe(t, nil)
 	info, err := os.Stat(filepath.Join(s.state, "xdg", "acp-agent", "serve-token"))
 	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+	if !onWindows { // no mode bits there: the folder's ACL keeps it private
+		assert.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+	}
 	assert.Equal(t, 1, strings.Count(s.stderr.String(), s.token), "printed once")
 	assert.GreaterOrEqual(t, len(s.token), 40, "32 random bytes")
 	s.stop(t)

@@ -32,8 +32,7 @@ func dialServeV2(t *testing.T, s *served, ws bool) *acphttp.Client {
 func TestServeConfinesV2SessionsToRoots(t *testing.T) {
 	s := startServe(t, nil)
 	outside := t.TempDir()
-	link := filepath.Join(s.root, "escape")
-	require.NoError(t, os.Symlink("/", link))
+	top, sys, link := escapes(t, s)
 	inside := filepath.Join(s.root, "project")
 	require.NoError(t, os.Mkdir(inside, 0o755))
 	sid := storedConversation(t, s)
@@ -45,15 +44,15 @@ func TestServeConfinesV2SessionsToRoots(t *testing.T) {
 			params map[string]any
 			says   string
 		}{
-			{"session/new", map[string]any{"cwd": "/"}, "cwd: / is outside"},
+			{"session/new", map[string]any{"cwd": top}, "cwd: " + top + " is outside"},
 			{"session/new", map[string]any{"cwd": outside}, "is outside the directories this agent serves"},
 			{"session/new", map[string]any{"cwd": link}, "is outside"},
 			{"session/new", map[string]any{"cwd": s.root + "/../"}, "is outside"},
-			{"session/new", map[string]any{"cwd": inside, "additionalDirectories": []string{"/etc"}}, "additionalDirectories[0]: /etc is outside"},
+			{"session/new", map[string]any{"cwd": inside, "additionalDirectories": []string{sys}}, "additionalDirectories[0]: " + sys + " is outside"},
 			{"session/new", map[string]any{"cwd": inside, "mcpServers": []any{map[string]any{"type": "stdio", "name": "sh", "command": "/bin/sh", "args": []string{"-c", "id"}}}}, "stdio MCP servers"},
 			{"session/resume", map[string]any{"sessionId": sid, "cwd": outside}, "is outside"},
 			{"session/resume", map[string]any{"sessionId": sid, "cwd": s.root, "additionalDirectories": []string{link}}, "is outside"},
-			{"session/fork", map[string]any{"sessionId": sid, "cwd": "/"}, "is outside"},
+			{"session/fork", map[string]any{"sessionId": sid, "cwd": top}, "is outside"},
 		} {
 			err := c.Call(ctx, tc.method, tc.params, nil)
 			var re *acphttp.RPCError
@@ -63,7 +62,7 @@ func TestServeConfinesV2SessionsToRoots(t *testing.T) {
 		}
 		var created acpv2.NewSessionResponse
 		require.NoError(t, c.Call(ctx, "session/new", map[string]any{"cwd": inside}, &created), "inside the root it works")
-		err := c.Call(ctx, "session/fork", map[string]any{"sessionId": created.SessionID, "cwd": "/etc"}, nil)
+		err := c.Call(ctx, "session/fork", map[string]any{"sessionId": created.SessionID, "cwd": sys}, nil)
 		var re *acphttp.RPCError
 		require.ErrorAs(t, err, &re, "fork of a live session into /etc")
 		assert.Contains(t, re.Message, "is outside")

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/acp-agent/acp-agent/acp"
-	"github.com/acp-agent/acp-agent/internal/winetest"
 )
 
 // The Windows binary end to end, as an editor drives it: initialize,
@@ -21,8 +20,9 @@ import (
 // that line), then a new agent process loads the session back. Every
 // line the agent writes on stdout is checked as a schema-valid message.
 //
-// Under Wine the shell is cmd.exe (Wine has no PowerShell); on Windows it
-// is the default, PowerShell.
+// The shell is the default: PowerShell on Windows; under Wine, whose
+// powershell.exe is a stub that runs nothing (TestMain takes it off
+// PATH), the fallback, cmd.exe.
 func TestBinaryWindowsSmoke(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "My Project")
@@ -31,11 +31,7 @@ func TestBinaryWindowsSmoke(t *testing.T) {
 	require.NoError(t, os.Mkdir(dir, 0o755))
 	crlf := "line one\r\nTODO: fix\r\nline three\r\n"
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte(crlf), 0o644))
-	shell := `{}`
-	if winetest.Active {
-		shell = `{"shell": "cmd"}`
-	}
-	require.NoError(t, os.WriteFile(config, []byte(shell), 0o600))
+	require.NoError(t, os.WriteFile(config, []byte(`{}`), 0o600))
 
 	call := func(id, name string, args map[string]any) map[string]any {
 		a, _ := json.Marshal(args)

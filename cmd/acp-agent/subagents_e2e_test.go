@@ -300,3 +300,106 @@ func TestBinaryRewindUndoesASubagentsChanges(t *testing.T) {
 	rewindTo(t, p, sid, map[string]any{"toUserEntryIndex": userIndexes(t, p, sid)[0], "files": true})
 	assert.Equal(t, map[string]string{"notes.txt": "before\n"}, treeState(t, dir))
 }
+
+// Issue 29: the task and the answer travel as session_message between
+// the parent and its child, each shown on both sessions (the sender's
+// view naming the recipient's message, and the other way round): the
+// task on the child before any of its work and on the parent after the
+// announcement, the answer on the child before it goes idle and on the
+// parent after. acptest validates them against the SDK 2.4.0 unstable
+// schema and fails if they reach a client without subagents.
+func TestBinarySubagentSessionMessages(t *testing.T) {
+	p := startAgent(t, nil, "--model", "replay/"+subagentScript(t, 0))
+	p.Initialize(&acp.ClientCapabilities{Subagents: &acp.SubagentCapabilities{}})
+	sid := p.NewSession(t.TempDir())
+	resp, before := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("delegate please")}})
+	require.Nil(t, resp.Error)
+
+	type seen struct {
+		session string
+		kind    string // "announce", "idle", "message", "child"
+		msg     *acp.SessionMessage
+	}
+	var events []seen
+	child := ""
+	for _, m := range before {
+		if m.Method != acp.MethodSessionUpdate {
+			continue
+		}
+		n := m.Update(t)
+		switch u := n.Update; {
+		case u.SubagentUpdate != nil && u.SubagentUpdate.State != nil && u.SubagentUpdate.State.State == "running":
+			child = u.SubagentUpdate.SessionID
+			events = append(events, seen{session: n.SessionID, kind: "announce"})
+		case u.SubagentUpdate != nil && u.SubagentUpdate.State != nil:
+			events = append(events, seen{session: n.SessionID, kind: "idle"})
+		case u.SessionMessage != nil:
+			events = append(events, seen{session: n.SessionID, kind: "message", msg: u.SessionMessage})
+		case n.SessionID != sid:
+			events = append(events, seen{session: n.SessionID, kind: "child"})
+		}
+	}
+	require.NotEmpty(t, child)
+	var kinds []string
+	var msgs []*acp.SessionMessage
+	for _, e := range events {
+		k := e.kind
+		if e.session == child {
+			k = "child " + k
+		}
+		if k == "child child" {
+			if len(kinds) > 0 && kinds[len(kinds)-1] == "child work" {
+				continue
+			}
+			k = "child work"
+		}
+		kinds = append(kinds, k)
+		if e.msg != nil {
+			msgs = append(msgs, e.msg)
+		}
+	}
+	// The parent's announcement comes first on the wire, then the held
+	// child stream (its received task first, then its work), with the
+	// parent's sent task somewhere after the announcement.
+	require.Len(t, msgs, 4, "%v", kinds)
+	assert.Equal(t, "announce", kinds[0], "%v", kinds)
+	assert.Equal(t, []string{"child message", "child work", "child message"}, filterChild(kinds), "%v", kinds)
+	assert.Equal(t, "message", kinds[len(kinds)-1], "the parent receives the answer last, after the child is idle: %v", kinds)
+	assert.Equal(t, "idle", kinds[len(kinds)-2], "%v", kinds)
+
+	byView := map[string]*acp.SessionMessage{}
+	for _, m := range msgs {
+		switch {
+		case m.SenderSessionID == sid && m.RecipientMessageID != "":
+			byView["task sent"] = m
+		case m.SenderSessionID == sid && m.SenderMessageID != "":
+			byView["task received"] = m
+		case m.SenderSessionID == child && m.RecipientMessageID != "":
+			byView["answer sent"] = m
+		case m.SenderSessionID == child && m.SenderMessageID != "":
+			byView["answer received"] = m
+		}
+	}
+	require.Len(t, byView, 4, "each view once")
+	for _, pair := range [][2]string{{"task sent", "task received"}, {"answer sent", "answer received"}} {
+		out, in := byView[pair[0]], byView[pair[1]]
+		assert.Equal(t, in.MessageID, out.RecipientMessageID, "%s names the other view", pair[0])
+		assert.Equal(t, out.MessageID, in.SenderMessageID, "%s names the other view", pair[1])
+		assert.Equal(t, out.Content, in.Content)
+	}
+	assert.Equal(t, child, byView["task sent"].RecipientSessionID)
+	assert.Equal(t, sid, byView["answer sent"].RecipientSessionID)
+	assert.Equal(t, "[child] count the files", byView["task received"].Content[0].Text.Text)
+	assert.Equal(t, "child answer: 3 files", byView["answer received"].Content[0].Text.Text)
+}
+
+// filterChild keeps the child's events of kinds.
+func filterChild(kinds []string) []string {
+	var out []string
+	for _, k := range kinds {
+		if strings.HasPrefix(k, "child ") {
+			out = append(out, k)
+		}
+	}
+	return out
+}

@@ -18,6 +18,8 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/acp-agent/acp-agent/internal/winetest"
 )
 
 // modelCall is one tool call a scripted model makes.
@@ -216,7 +218,10 @@ func (c *toolClient) CreateTerminal(_ context.Context, req sdk.CreateTerminalReq
 	}
 	out := &strings.Builder{}
 	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
+	// An editor would not try again; Wine's failure to start is not the
+	// agent's (winetest.Start).
+	tmpl := cmd
+	if err := winetest.Start(nil, func() error { cmd = copyCmd(tmpl); return cmd.Start() }); err != nil {
 		return sdk.CreateTerminalResponse{}, err
 	}
 	c.mu.Lock()
@@ -282,14 +287,9 @@ func e2eSession(t *testing.T, provider string, model *scriptedModel, client *too
 	}
 	cmd := exec.Command(agentBin, args...)
 	cmd.Env = env
-	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
 	var stderr syncWriter
-	cmd.Stderr = &stderr
 	log := sdkLog(t)
-	require.NoError(t, cmd.Start())
+	cmd, stdin, stdout := startPiped(t, cmd, &stderr)
 	t.Cleanup(func() {
 		stdin.Close()
 		done := make(chan error, 1)
@@ -309,7 +309,7 @@ func e2eSession(t *testing.T, provider string, model *scriptedModel, client *too
 	conn := sdk.NewClientSideConnection(client, stdin, stdout)
 	conn.SetLogger(log)
 	ctx := waitCtx(t)
-	_, err = conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps})
+	_, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps})
 	require.NoError(t, err)
 	sess, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: client.dir, McpServers: []sdk.McpServer{}})
 	require.NoError(t, err)
@@ -318,12 +318,12 @@ func e2eSession(t *testing.T, provider string, model *scriptedModel, client *too
 
 func promptE2E(t *testing.T, conn *sdk.ClientSideConnection, sid sdk.SessionId, text string) sdk.StopReason {
 	t.Helper()
-	return promptE2EWithin(t, waitBudget(t), conn, sid, text)
+	return promptE2EWithin(t, conn, sid, text, waitBudget(t))
 }
 
-// promptE2EWithin is promptE2E for a turn that may take longer than
-// waitBudget on a busy machine.
-func promptE2EWithin(t *testing.T, d time.Duration, conn *sdk.ClientSideConnection, sid sdk.SessionId, text string) sdk.StopReason {
+// promptE2EWithin is promptE2E for a turn that may take up to d (a long
+// command on a loaded machine).
+func promptE2EWithin(t *testing.T, conn *sdk.ClientSideConnection, sid sdk.SessionId, text string, d time.Duration) sdk.StopReason {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()

@@ -2,7 +2,12 @@
 
 package winetest
 
-import _ "unsafe" // go:linkname
+import (
+	"errors"
+	_ "unsafe" // go:linkname
+
+	"golang.org/x/sys/windows"
+)
 
 // Active: this is a Windows test binary built for Wine.
 const Active = true
@@ -19,3 +24,9 @@ const Active = true
 var deleteatFallback bool
 
 func init() { deleteatFallback = true }
+
+// startFailed: Wine's CreateProcess reports STATUS_INTERNAL_ERROR when
+// the new process exits before it has told wineserver it started (Wine 8,
+// ntdll's NtCreateUserProcess), which happens on a loaded machine and
+// not again on the next try. Windows does not fail so.
+func startFailed(err error) bool { return errors.Is(err, windows.ERROR_INTERNAL_ERROR) }

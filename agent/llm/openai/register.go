@@ -26,6 +26,10 @@ func init() {
 			return New(Config{BaseURL: getenv(EnvBaseURL), APIKey: key, HTTPClient: httpClient}), nil
 		},
 		APIKeyEnv: EnvAPIKey, BaseURLEnv: EnvBaseURL,
+		Protocol: providerName, DefaultBaseURL: DefaultBaseURL,
+		OpenEndpoint: func(_ string, e llm.Endpoint, httpClient *http.Client) (llm.Model, error) {
+			return New(Config{BaseURL: e.BaseURL, Headers: e.Headers, HTTPClient: httpClient}), nil
+		},
 		Usage:                 llm.UsageDialectOpenAI,
 		ReasoningLevels:       []string{llm.EffortLow, llm.EffortMedium, llm.EffortHigh},
 		DefaultReasoningLevel: llm.EffortMedium,
