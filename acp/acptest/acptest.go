@@ -140,6 +140,9 @@ type Client struct {
 	// one taken.
 	AnnouncesCommands bool
 	Commands          []acp.AvailableCommand
+	// held are messages TakeCommands read past (other sessions'), given
+	// out again, in order, before any newer one.
+	held []Message
 }
 
 var (
@@ -536,6 +539,14 @@ func (c *Client) Next() Message {
 // NextWithin returns the next message, or false if none came within d.
 func (c *Client) NextWithin(d time.Duration) (Message, bool) {
 	c.t.Helper()
+	c.mu.Lock()
+	if len(c.held) > 0 {
+		m := c.held[0]
+		c.held = c.held[1:]
+		c.mu.Unlock()
+		return m, true
+	}
+	c.mu.Unlock()
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
@@ -678,17 +689,43 @@ func (c *Client) NewSession(cwd string) string {
 }
 
 // TakeCommands reads the session's available_commands_update, which must
-// be the next message, and keeps it in Commands.
+// be the session's next message, and keeps it in Commands. What other
+// sessions were sent meanwhile (a title after an earlier prompt's answer,
+// say) is kept for Next, in order.
 func (c *Client) TakeCommands(sessionID string) {
 	c.t.Helper()
-	m := c.Next()
-	n := m.Update(c.t)
-	if n.Update.AvailableCommandsUpdate == nil || n.SessionID != sessionID {
-		c.t.Fatalf("expected the session's available_commands_update, got %s", m.Raw)
+	var other []Message
+	for {
+		m := c.Next()
+		if sid, ok := sessionOf(m); ok && sid != sessionID {
+			other = append(other, m)
+			continue
+		}
+		n := m.Update(c.t)
+		if n.Update.AvailableCommandsUpdate == nil || n.SessionID != sessionID {
+			c.t.Fatalf("expected the session's available_commands_update, got %s", m.Raw)
+		}
+		c.mu.Lock()
+		c.Commands = n.Update.AvailableCommandsUpdate.AvailableCommands
+		c.held = append(other, c.held...)
+		c.mu.Unlock()
+		return
 	}
-	c.mu.Lock()
-	c.Commands = n.Update.AvailableCommandsUpdate.AvailableCommands
-	c.mu.Unlock()
+}
+
+// sessionOf is the session a notification or request of the agent is
+// about (its params' sessionId).
+func sessionOf(m Message) (string, bool) {
+	if m.Method == "" {
+		return "", false
+	}
+	var p struct {
+		SessionID *string `json:"sessionId"`
+	}
+	if json.Unmarshal(m.Params, &p) != nil || p.SessionID == nil {
+		return "", false
+	}
+	return *p.SessionID, true
 }
 
 // Pipe connects an in-process agent service to a Client over io.Pipes and

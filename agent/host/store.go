@@ -74,11 +74,13 @@ func (h *Host) NewSession(ctx context.Context, req NewRequest, c Client) (*Sessi
 	hs := h.newHostSession(s, c, j, req.AdditionalDirectories, cfg.Workspace)
 	hs.clientPrompt, hs.routes = cfg.ClientPrompt, req.Routes
 	h.connectMCP(ctx, hs, req.MCPServers, c.Features())
+	// The commands come first, before anything the host-wide work
+	// (model discovery, started by track) may tell the session.
+	c.CommandsChanged(hs.Commands())
 	h.track(hs)
 	if h.cfg.Telemetry != nil {
 		h.cfg.Telemetry.Emit(ctx, telemetry.EventSessionNew, s.ID(), h.requestID(ctx), "cwd", s.CWD())
 	}
-	c.CommandsChanged(hs.Commands())
 	h.tellSetupNotices(hs)
 	h.log.Info("session created", "session", s.ID(), "cwd", s.CWD(), "model", h.spec.String())
 	return hs, nil

@@ -138,7 +138,7 @@ func e2eSessionWithCaps(t *testing.T, model *scriptedModel, client sdk.Client, c
 		dir = c.dir
 	}
 	cmd := exec.Command(agentBin, append(args, "--model", "openai/test-model")...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + t.TempDir(), "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
+	cmd.Env = append(agentEnv(t), "OPENAI_API_KEY=k", "OPENAI_BASE_URL="+model.URL+"/v1")
 	return startE2EWith(t, cmd, client, dir, caps)
 }
 

@@ -63,6 +63,7 @@ func toolResultText(t *testing.T, msgs []acptest.Message, id string) (string, st
 // against the SDK 2.4.0 unstable schema) and gives the model the answer,
 // the decline or the cancel.
 func TestBinaryAskUserWithAForm(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		answer any

@@ -23,7 +23,7 @@ func runBin(t *testing.T, dir string, env []string, args ...string) (string, str
 	t.Helper()
 	cmd := exec.Command(agentBin, args...)
 	cmd.Dir = dir
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + t.TempDir()}, env...)
+	cmd.Env = append(agentEnv(t), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := startCmd(t, cmd, nil).Wait()
@@ -88,7 +88,7 @@ func TestTerminalStdinGetsAOneLineHint(t *testing.T) {
 	master, tty := openPTY(t)
 	defer master.Close()
 	cmd := exec.Command(agentBin, "--model", "replay/default")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + t.TempDir()}
+	cmd.Env = agentEnv(t)
 	var stdout bytes.Buffer
 	stderr := &syncWriter{}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, &stdout, stderr
@@ -103,7 +103,7 @@ func TestTerminalStdinGetsAOneLineHint(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case <-done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(waitBudget(t)):
 		cmd.Process.Kill()
 		<-done
 		t.Fatal("the agent did not exit when its terminal closed")

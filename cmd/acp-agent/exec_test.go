@@ -26,7 +26,7 @@ func runExecBin(t *testing.T, dir, stdin string, env []string, args ...string) (
 	t.Helper()
 	cmd := exec.Command(agentBin, append([]string{"exec"}, args...)...)
 	cmd.Dir = dir
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + t.TempDir()}, env...)
+	cmd.Env = append(agentEnv(t), env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -132,11 +132,11 @@ func TestExecInterruptCancelsTheTurn(t *testing.T) {
 	script := textScript(t, "", map[string]any{"text": "working"}, map[string]any{"hang": true})
 	cmd := exec.Command(agentBin, "exec", "--model", "replay/"+script, "go")
 	cmd.Dir = t.TempDir()
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + t.TempDir()}
+	cmd.Env = agentEnv(t)
 	var stdout, stderr syncWriter
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd = startCmd(t, cmd, nil)
-	require.Eventually(t, func() bool { return strings.Contains(stdout.String(), "working") }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return strings.Contains(stdout.String(), "working") }, waitBudget(t), 5*time.Millisecond)
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -146,7 +146,7 @@ func TestExecInterruptCancelsTheTurn(t *testing.T) {
 		require.True(t, errors.As(err, &ee), "exit: %v", err)
 		assert.Equal(t, 130, ee.ExitCode())
 		assert.Contains(t, stderr.String(), "stop: cancelled")
-	case <-time.After(10 * time.Second):
+	case <-time.After(waitBudget(t)):
 		_ = cmd.Process.Kill()
 		t.Fatalf("exec did not end after SIGINT; stderr: %s", stderr.String())
 	}

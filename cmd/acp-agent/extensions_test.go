@@ -177,7 +177,7 @@ func TestBinaryIdleFollowUpRunsOnce(t *testing.T) {
 		r, _ := ext(t, p, acp.MethodExtSessionPending, map[string]any{"sessionId": sid, "includeResolved": true})
 		msgs := r["messages"].([]any)
 		return len(msgs) == 1 && msgs[0].(map[string]any)["status"] == "resolved"
-	}, 5*time.Second, 10*time.Millisecond)
+	}, waitBudget(t), 10*time.Millisecond)
 	r, _ := ext(t, p, acp.MethodExtSessionForkable, map[string]any{"sessionId": sid})
 	assert.Len(t, r["messages"], 1)
 }

@@ -148,7 +148,7 @@ func TestInteropCoderSDK(t *testing.T) {
 	client := &sdkClient{text: map[string]*strings.Builder{}, updates: make(chan struct{}, 1)}
 	conn := sdk.NewClientSideConnection(client, stdin, stdout)
 	conn.SetLogger(slog.New(slog.DiscardHandler))
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
 	defer cancel()
 
 	init, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientInfo: &sdk.Implementation{Name: "coder-sdk", Version: "0.13.5"}})
@@ -177,18 +177,18 @@ func TestInteropCoderSDK(t *testing.T) {
 		r, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: sess.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("count forever")}})
 		done <- result{r, err}
 	}()
-	require.Eventually(t, func() bool { return len(client.textOf(sess.SessionId)) > len(before)+10 }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return len(client.textOf(sess.SessionId)) > len(before)+10 }, waitBudget(t), 5*time.Millisecond)
 	require.NoError(t, conn.Cancel(ctx, sdk.CancelNotification{SessionId: sess.SessionId}))
 	select {
 	case r := <-done:
 		require.NoError(t, r.err)
 		assert.Equal(t, sdk.StopReasonCancelled, r.resp.StopReason)
-	case <-time.After(5 * time.Second):
+	case <-time.After(waitBudget(t)):
 		t.Fatal("cancelled prompt did not return")
 	}
 	select {
 	case <-providerClosed:
-	case <-time.After(5 * time.Second):
+	case <-time.After(waitBudget(t)):
 		t.Fatal("the provider request was not closed")
 	}
 }

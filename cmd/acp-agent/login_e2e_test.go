@@ -65,7 +65,7 @@ func TestBinaryRegistryAuthCheck(t *testing.T) {
 	select {
 	case err = <-done:
 		require.NoError(t, err, "stderr: %s", stderr.String())
-	case <-time.After(20 * time.Second):
+	case <-time.After(waitBudget(t)):
 		_ = cmd.Process.Kill()
 		t.Fatal("the agent did not exit after stdin closed")
 	}

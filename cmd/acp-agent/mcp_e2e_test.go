@@ -71,7 +71,7 @@ func everythingHTTP(t *testing.T, node, index string) string {
 			c.Close()
 		}
 		return err == nil
-	}, 20*time.Second, 50*time.Millisecond, "server-everything did not listen")
+	}, waitBudget(t), 50*time.Millisecond, "server-everything did not listen")
 	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
 }
 

@@ -96,7 +96,7 @@ func (e *editorMCP) call(method string, params json.RawMessage) map[string]json.
 	select {
 	case raw := <-ch:
 		require.NoError(e.t, json.Unmarshal(raw, &resp))
-	case <-time.After(20 * time.Second):
+	case <-time.After(waitBudget(e.t)):
 		e.t.Fatalf("server-everything did not answer %s", method)
 	}
 	out := map[string]json.RawMessage{}

@@ -31,7 +31,7 @@ func TestBinaryMultiEditIsAllOrNothing(t *testing.T) {
 	})
 	client := newToolClient(ws, "allow_once")
 	cmd := exec.Command(agentBin, "--model", "openai/test-model", "--mode", "accept-edits")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + t.TempDir(), "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
+	cmd.Env = append(agentEnv(t), "OPENAI_API_KEY=k", "OPENAI_BASE_URL="+model.URL+"/v1")
 	conn, sid := startE2EWith(t, cmd, client, ws, sdk.ClientCapabilities{})
 
 	promptE2E(t, conn, sid, "[good]")

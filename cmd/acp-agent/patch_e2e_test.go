@@ -32,7 +32,7 @@ func TestBinaryApplyPatchShowsEveryDiffAndIsAllOrNothing(t *testing.T) {
 	client := newToolClient(ws, "allow_once")
 	// A model trained on the patch format is offered apply_patch (issue 26).
 	cmd := exec.Command(agentBin, "--model", "openai/gpt-5")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + t.TempDir(), "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
+	cmd.Env = append(agentEnv(t), "OPENAI_API_KEY=k", "OPENAI_BASE_URL="+model.URL+"/v1")
 	conn, sid := startE2EWith(t, cmd, client, ws, sdk.ClientCapabilities{})
 
 	promptE2E(t, conn, sid, "[good]")

@@ -134,13 +134,13 @@ func TestBinaryBackgroundCommandsDieWithTheSessionUnderAnEditorTerminal(t *testi
 		data, err := os.ReadFile(filepath.Join(ws, "bg.pid"))
 		pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
 		return err == nil && pid > 1
-	}, 10*time.Second, 10*time.Millisecond)
+	}, waitBudget(t), 10*time.Millisecond)
 	require.True(t, processAlive(pid), "the background command runs")
 	t.Cleanup(func() { killPID(pid) })
 
 	resp, _ = p.Call(acp.MethodSessionClose, map[string]any{"sessionId": sid})
 	require.Nil(t, resp.Error)
-	assert.Eventually(t, func() bool { return !processAlive(pid) }, 10*time.Second, 10*time.Millisecond,
+	assert.Eventually(t, func() bool { return !processAlive(pid) }, waitBudget(t), 10*time.Millisecond,
 		"the background command ended with its session")
 }
 

@@ -230,6 +230,7 @@ func TestBinaryProjectHooksRunWhatWasShown(t *testing.T) {
 // unpinnable: no question, nothing runs, and the user is told why. Each
 // runs something the trust question could not show or hold still.
 func TestBinaryUnpinnableProjectHooksNeverRun(t *testing.T) {
+	t.Parallel()
 	requireSandbox(t)
 	for name, line := range map[string]string{
 		"package script":       "npm run context",

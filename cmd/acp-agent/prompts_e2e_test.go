@@ -108,7 +108,7 @@ func TestBinaryFileCommandsAndSkills(t *testing.T) {
 	conn, sid := startE2EWith(t, cmd, client, ws, sdk.ClientCapabilities{})
 
 	var cmds map[string]sdk.AvailableCommand
-	require.Eventually(t, func() bool { cmds, _ = client.commands(); return len(cmds) > 0 }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { cmds, _ = client.commands(); return len(cmds) > 0 }, waitBudget(t), 10*time.Millisecond)
 	require.Contains(t, cmds, "review")
 	assert.Equal(t, "Review a file", cmds["review"].Description)
 	require.NotNil(t, cmds["review"].Input)

@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/stretchr/testify/assert"
@@ -633,7 +632,7 @@ func TestBinarySystemPromptIsStableWithTheEnvironment(t *testing.T) {
 
 func setModeE2E(t *testing.T, conn *sdk.ClientSideConnection, sid sdk.SessionId, mode string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
 	defer cancel()
 	_, err := conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: sid, ModeId: sdk.SessionModeId(mode)})
 	require.NoError(t, err)

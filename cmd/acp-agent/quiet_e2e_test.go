@@ -37,7 +37,7 @@ func TestStderrIsQuietAndNoticesTellTheUser(t *testing.T) {
 	p.Initialize(noticesCaps)
 	sid := p.NewSession(t.TempDir())
 	var notices []*acp.Notice
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(waitBudget(t))
 	for len(notices) == 0 && time.Now().Before(deadline) {
 		if m, ok := p.NextWithin(200 * time.Millisecond); ok && m.Method == acp.MethodSessionUpdate {
 			if n := m.Update(t).Update.Notice; n != nil {
@@ -82,10 +82,16 @@ func TestStderrIsQuietAndNoticesTellTheUser(t *testing.T) {
 
 	// A client without notices hears nothing of the failed discovery (it
 	// is in the log file), and nothing lands in the conversation.
+	failures := func() int {
+		data, err := os.ReadFile(logFile)
+		require.NoError(t, err)
+		return strings.Count(string(data), "model discovery failed")
+	}
+	before := failures()
 	p = startAgent(t, env, "--model", "openai/test-model")
 	p.Initialize(nil)
 	sid = p.NewSession(t.TempDir())
-	time.Sleep(500 * time.Millisecond) // discovery fails meanwhile
+	require.Eventually(t, func() bool { return failures() > before }, waitBudget(t), 20*time.Millisecond, "discovery failed (in the log file)")
 	_, updates, _ := turn(t, p, sid, "hi", nil)
 	for _, u := range updates {
 		if u.AgentMessageChunk != nil {

@@ -165,6 +165,7 @@ func TestBinaryRewindWithFiles(t *testing.T) {
 // to any earlier message gives that message's tree exactly (hash), and
 // the undo gives the latest one back.
 func TestBinaryRewindPropertyRandomEdits(t *testing.T) {
+	t.Parallel()
 	seeds := uint64(3)
 	if winetest.Active {
 		seeds = 1 // the logic is the same everywhere; cmd.exe is slow under Wine
@@ -224,6 +225,7 @@ func TestBinaryRewindPropertyRandomEdits(t *testing.T) {
 // Issue 17: kill -9 during a restore leaves every file old or new, never
 // torn, and the next load completes the rewind and says so.
 func TestBinaryRewindSurvivesKillDuringRestore(t *testing.T) {
+	t.Parallel()
 	files, size := 120, 64<<10
 	content := func(version, i int) string {
 		return strings.Repeat(fmt.Sprintf("v%d-file%03d.", version, i), size/12)
@@ -324,6 +326,7 @@ func TestBinaryRewindDoesNotFollowASwappedDirectory(t *testing.T) {
 // files); a file it could not read before the command is never taken for
 // one the command created, so a rewind never deletes it.
 func TestBinaryRewindNeverDeletesFilesBeyondTheScanLimits(t *testing.T) {
+	t.Parallel()
 	dir, sessions := t.TempDir(), t.TempDir()
 	for i := range 20 { // 20 MiB: more than one scan reads
 		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprintf("big%02d.bin", i)), []byte(strings.Repeat("x", 1<<20)), 0o644))

@@ -113,7 +113,7 @@ func (m *gatedModel) awaitHeld(t *testing.T, key string) {
 	select {
 	case k := <-m.held:
 		require.Equal(t, key, k)
-	case <-time.After(20 * time.Second):
+	case <-time.After(waitBudget(t)):
 		t.Fatalf("the model was never asked for %s", key)
 	}
 }
@@ -327,6 +327,7 @@ func TestBinaryConcurrentRewindsAreSerialised(t *testing.T) {
 // records them (from the workspace's manifest kept before the command)
 // and a rewind puts every one of them back.
 func TestBinaryCommandChangesSurviveKill9(t *testing.T) {
+	t.Parallel()
 	script := shLine("echo A1 > a.txt && rm b.txt && echo N > new.txt && echo C1 > sub/c.txt && echo $$ > pid.txt && touch ran.txt",
 		`echo A1>a.txt&& del b.txt&& echo N>new.txt&& echo C1>sub\c.txt&& type nul>ran.txt`)
 	cases := []struct {
@@ -369,7 +370,7 @@ func TestBinaryCommandChangesSurviveKill9(t *testing.T) {
 				require.Eventually(t, func() bool {
 					_, err := os.Stat(filepath.Join(dir, "ran.txt"))
 					return err == nil && (!sleeps || pidOf() > 0)
-				}, 20*time.Second, time.Millisecond)
+				}, waitBudget(t), time.Millisecond)
 			}
 			p.kill9(t)
 			if onWindows && sleeps {
@@ -411,7 +412,7 @@ func killCommand(t *testing.T, dir string) {
 	killPID(pid)
 	require.Eventually(t, func() bool {
 		return !processAlive(pid)
-	}, 10*time.Second, 5*time.Millisecond, "the command is gone")
+	}, waitBudget(t), 5*time.Millisecond, "the command is gone")
 }
 
 // Issue 24: the kill -9 loop, during rewinds (accepted ones, and ones
@@ -421,6 +422,7 @@ func killCommand(t *testing.T, dir string) {
 // every change a command made can be rewound. It runs for about 12 s
 // (-rewind.kill9.runs for a count).
 func TestBinaryRewindKill9Loop(t *testing.T) {
+	t.Parallel()
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 24))

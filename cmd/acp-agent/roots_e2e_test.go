@@ -73,7 +73,7 @@ func additionalDirectoryCorpus(t *testing.T, viaEditor bool) {
 		caps.Fs = sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}
 	}
 	cmd := exec.Command(agentBin, "--model", "openai/test-model", "--mode", "full-access")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + t.TempDir(), "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
+	cmd.Env = append(agentEnv(t), "OPENAI_API_KEY=k", "OPENAI_BASE_URL="+model.URL+"/v1")
 	conn, sid := startE2EWithRoots(t, cmd, c, main, []string{extra}, caps)
 	assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "[go]"))
 

@@ -91,6 +91,7 @@ func dirDigest(t *testing.T, dir string) string {
 // the fallback; with masks, the script also creates files beside .git
 // and the .env files, which the fallback cannot.
 func TestBinarySandboxEscapeCorpus(t *testing.T) {
+	t.Parallel()
 	requireSandbox(t)
 	for _, m := range sandboxModes(t) {
 		t.Run(m.name, func(t *testing.T) { escapeCorpus(t, m, false) })
@@ -283,7 +284,11 @@ func escapeCorpus(t *testing.T, m sandboxMode, inExtra bool) {
 	script.WriteString("echo CORPUS-DONE\n")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "attack.sh"), []byte(script.String()), 0o755))
 
-	cwd, run := dir, map[string]any{"command": "bash attack.sh", "timeout_seconds": 120}
+	// 171 commands (many of them python3) in one: minutes on a loaded
+	// machine, so the turn gets what is left of the test's time, and the
+	// command all but the last 30 s of that.
+	budget := testBudget(t)
+	cwd, run := dir, map[string]any{"command": "bash attack.sh", "timeout_seconds": max(int(budget.Seconds())-30, 60)}
 	var extra []string
 	if inExtra {
 		cwd, extra = userDir(t, m), []string{dir}
@@ -299,8 +304,7 @@ func escapeCorpus(t *testing.T, m sandboxMode, inExtra bool) {
 	script2 := strings.ReplaceAll(script.String(), "$AGENT_PID", strconv.Itoa(agentPid))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "attack.sh"), []byte(script2), 0o755))
 	chownTree(t, m, filepath.Join(dir, "attack.sh"))
-	// The script's command may take its whole timeout on a loaded machine.
-	assert.Equal(t, sdk.StopReasonEndTurn, promptE2EWithin(t, conn, sid, "[go]", 150*time.Second))
+	assert.Equal(t, sdk.StopReasonEndTurn, promptE2EWithin(t, conn, sid, "[go]", budget))
 
 	body := model.body(t, 1)
 	require.Contains(t, body, "CORPUS-DONE", "the script ran to the end")
@@ -359,7 +363,7 @@ func escapeCorpus(t *testing.T, m sandboxMode, inExtra bool) {
 		require.NoError(t, err, f)
 		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
 		require.NoError(t, err)
-		assert.Eventually(t, func() bool { return !processAlive(pid) }, 5*time.Second, 50*time.Millisecond,
+		assert.Eventually(t, func() bool { return !processAlive(pid) }, waitBudget(t), 50*time.Millisecond,
 			"%s (pid %d) outlived the command", f, pid)
 	}
 	t.Logf("sandbox escape corpus (%s): %d cases, %d escapes (plus 3 grandchildren, the agent, 3 listeners checked from outside)", m.name, len(cases), escapes)
@@ -374,6 +378,7 @@ func escapeCorpus(t *testing.T, m sandboxMode, inExtra bool) {
 // the fallback's limit); as nobody without the Go step, whose build cache
 // would start cold.
 func TestBinarySandboxOrdinaryWorkflow(t *testing.T) {
+	t.Parallel()
 	requireSandbox(t)
 	for _, m := range sandboxModes(t) {
 		t.Run(m.name, func(t *testing.T) { ordinaryWorkflow(t, m) })
@@ -540,6 +545,7 @@ func startE2EWith(t *testing.T, cmd *exec.Cmd, client sdk.Client, dir string, ca
 func startE2EWithRoots(t *testing.T, cmd *exec.Cmd, client sdk.Client, dir string, extra []string, caps sdk.ClientCapabilities) (*sdk.ClientSideConnection, sdk.SessionId) {
 	t.Helper()
 	var stderr syncWriter
+	log := sdkLog(t)
 	cmd, stdin, stdout := startPiped(t, cmd, &stderr)
 	t.Cleanup(func() {
 		stdin.Close()
@@ -554,8 +560,8 @@ func startE2EWithRoots(t *testing.T, cmd *exec.Cmd, client sdk.Client, dir strin
 		}
 	})
 	conn := sdk.NewClientSideConnection(client, stdin, stdout)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
+	conn.SetLogger(log)
+	ctx := waitCtx(t)
 	_, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps})
 	require.NoError(t, err)
 	sess, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, AdditionalDirectories: extra, McpServers: []sdk.McpServer{}})
@@ -588,6 +594,7 @@ func countingListener(t *testing.T) (net.Listener, *atomic.Int32) {
 // full-access mode only; configured off, not even there. Issue 24 pins
 // accept-edits too (asked and allowed, or auto-approved).
 func TestBinarySandboxNetworkFollowsTheMode(t *testing.T) {
+	t.Parallel()
 	requireSandbox(t)
 	ln, accepted := countingListener(t)
 	line := fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d", ln.Addr().(*net.TCPAddr).Port)
@@ -608,11 +615,11 @@ func TestBinarySandboxNetworkFollowsTheMode(t *testing.T) {
 			dir := t.TempDir()
 			client := &answeringClient{toolClient: newToolClient(dir, ""), answer: "allow_once"}
 			cmd := exec.Command(agentBin, append([]string{"--model", "openai/test-model", "--sandbox", "on"}, tc.args...)...)
-			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + t.TempDir(), "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
+			cmd.Env = append(agentEnv(t), "OPENAI_API_KEY=k", "OPENAI_BASE_URL="+model.URL+"/v1")
 			conn, sid := startE2EWith(t, cmd, client, dir, sdk.ClientCapabilities{})
 			promptE2E(t, conn, sid, "[net]")
 			if tc.reach {
-				assert.Eventually(t, func() bool { return accepted.Load() > before }, 5*time.Second, 20*time.Millisecond, "full-access reaches the network")
+				assert.Eventually(t, func() bool { return accepted.Load() > before }, waitBudget(t), 20*time.Millisecond, "full-access reaches the network")
 			} else {
 				time.Sleep(100 * time.Millisecond)
 				assert.Equal(t, before, accepted.Load(), "the network was reached")
@@ -626,6 +633,7 @@ func TestBinarySandboxNetworkFollowsTheMode(t *testing.T) {
 // .env.* files at any depth stay unreadable to them (the file tools refuse
 // them too), however the command reaches them.
 func TestBinarySandboxAutoApproveNeverReadsEnvFiles(t *testing.T) {
+	t.Parallel()
 	requireSandbox(t)
 	for _, m := range sandboxModes(t) {
 		t.Run(m.name, func(t *testing.T) { autoApproveNeverReadsEnvFiles(t, m) })

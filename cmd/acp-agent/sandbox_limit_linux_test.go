@@ -19,6 +19,7 @@ import (
 // nothing new can be created directly in a directory holding .git or a
 // .env file; with masks, nothing is said.
 func TestBinarySandboxLimitIsToldOnce(t *testing.T) {
+	t.Parallel()
 	requireSandbox(t)
 	for _, m := range sandboxModes(t) {
 		t.Run(m.name, func(t *testing.T) {

@@ -32,7 +32,7 @@ func TestBinarySearchHonoursGitignore(t *testing.T) {
 	})
 	client := newToolClient(ws, "allow_once")
 	cmd := exec.Command(agentBin, "--model", "openai/test-model")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + t.TempDir(), "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
+	cmd.Env = append(agentEnv(t), "OPENAI_API_KEY=k", "OPENAI_BASE_URL="+model.URL+"/v1")
 	conn, sid := startE2EWith(t, cmd, client, ws, sdk.ClientCapabilities{})
 	// last is the newest tool result the model was sent.
 	last := func() string {

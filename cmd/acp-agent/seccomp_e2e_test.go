@@ -32,6 +32,7 @@ import (
 // as nobody (whose helpers hold capabilities in user namespaces of their
 // own), with masks by mount and in the fallback.
 func TestBinarySandboxSeccompAttacks(t *testing.T) {
+	t.Parallel()
 	requireSandbox(t)
 	for _, m := range sandboxModes(t) {
 		t.Run(m.name, func(t *testing.T) { seccompAttacks(t, m) })

@@ -49,7 +49,7 @@ func rawRequestURL(t *testing.T, url, token, method, body string, hdr map[string
 			req.Header.Set(k, v)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
 	defer cancel()
 	resp, err := http.DefaultClient.Do(req.WithContext(ctx))
 	require.NoError(t, err)
@@ -68,7 +68,7 @@ const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"proto
 func storedConversation(t *testing.T, s *served) string {
 	t.Helper()
 	c := dialServe(t, s, false)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
 	defer cancel()
 	sid := c.newSession(t, ctx, s.root)
 	require.Equal(t, "end_turn", c.prompt(t, ctx, sid, "stream please"))
@@ -82,7 +82,7 @@ func checkSurvived(t *testing.T, s *served, sid string) {
 	t.Helper()
 	assert.Equal(t, "ok", healthzOf(t, s, false)["status"])
 	c := dialServe(t, s, false)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
 	defer cancel()
 	require.NoError(t, c.Call(ctx, "session/load", map[string]any{"sessionId": sid, "cwd": s.root, "mcpServers": []any{}}, nil))
 	waitUntil(t, "the replay", func() bool { return strings.Contains(c.textOf(sid), "c49") })
@@ -135,7 +135,7 @@ func TestServeRefusesBadCredentials(t *testing.T) {
 			if _, ok := tc.hdr["Authorization"]; !ok {
 				hdr.Set("Authorization", "Bearer "+s.token)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
 			defer cancel()
 			ws, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(tc.url, "http"), &websocket.DialOptions{HTTPHeader: hdr})
 			require.Error(t, err)
@@ -158,7 +158,7 @@ func TestServeRefusesCrossOriginRequests(t *testing.T) {
 	s := startServe(t, nil, "--allow-origin", "https://editor.example")
 	host := strings.TrimPrefix(strings.TrimSuffix(s.url, "/acp"), "http://")
 	for _, origin := range []string{"https://evil.example", "http://" + host, "null"} {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
 		ws, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(s.url, "http"), &websocket.DialOptions{
 			HTTPHeader: http.Header{"Authorization": {"Bearer " + s.token}, "Origin": {origin}}})
 		cancel()
@@ -172,7 +172,7 @@ func TestServeRefusesCrossOriginRequests(t *testing.T) {
 		assert.Equal(t, http.StatusForbidden, status, origin)
 		assert.Contains(t, body, "is not allowed")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
 	defer cancel()
 	ws, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(s.url, "http"), &websocket.DialOptions{
 		HTTPHeader: http.Header{"Authorization": {"Bearer " + s.token}, "Origin": {"https://editor.example"}}})
@@ -212,7 +212,7 @@ func TestServeConfinesSessionsToRoots(t *testing.T) {
 	sid := storedConversation(t, s)
 	for _, ws := range []bool{false, true} {
 		c := dialServe(t, s, ws)
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
 		for _, tc := range []struct {
 			method string
 			params map[string]any
@@ -456,7 +456,7 @@ func TestServeRefusesMalformedRequests(t *testing.T) {
 	// An unknown session on a real connection: JSON-RPC -32002 on that
 	// session's stream.
 	c := dialServe(t, s, false)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
 	defer cancel()
 	err = c.Call(ctx, "session/prompt", map[string]any{"sessionId": "no-such-session", "prompt": []any{map[string]any{"type": "text", "text": "hi"}}}, nil)
 	var re *acphttp.RPCError
@@ -504,7 +504,7 @@ func TestServeRefusesOversizedMessages(t *testing.T) {
 	}
 	pr.Close()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
 	defer cancel()
 	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(s.url, "http"), &websocket.DialOptions{
 		HTTPHeader: http.Header{"Authorization": {"Bearer " + s.token}}})
@@ -527,6 +527,7 @@ func TestServeRefusesOversizedMessages(t *testing.T) {
 // --max-streams are served, the others refused with 503 saying why; the
 // server stays up, and serves again once they are gone.
 func TestServeLimitsOpenStreams(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("opens 10,000 streams")
 	}
@@ -628,6 +629,7 @@ func TestServeLimitsOpenStreams(t *testing.T) {
 // re-attaches it with session/resume, and then it works again. Over
 // WebSocket the connection is closed.
 func TestServeDropsAClientThatNeverReads(t *testing.T) {
+	t.Parallel()
 	s := startServe(t, nil, "--stall-timeout", "1s", "--max-buffered-bytes", "65536")
 	sid := storedConversation(t, s)
 	status, _, h := rawRequest(t, s, http.MethodPost, initBody, nil)
@@ -695,7 +697,7 @@ func TestServeDropsAClientThatNeverReads(t *testing.T) {
 	assert.Contains(t, sess.next(t, `"id":6`), `"stopReason":"end_turn"`)
 
 	// WebSocket: a client that never reads is disconnected.
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
 	defer cancel()
 	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(s.url, "http"), &websocket.DialOptions{
 		HTTPHeader: http.Header{"Authorization": {"Bearer " + s.token}}})
@@ -765,7 +767,7 @@ func (rs *rawStream) next(t *testing.T, want string) string {
 	case d := <-done:
 		require.NotEmpty(t, d, "stream ended before %s", want)
 		return d
-	case <-time.After(20 * time.Second):
+	case <-time.After(waitBudget(t)):
 		t.Fatalf("no event with %s", want)
 		return ""
 	}

@@ -105,8 +105,8 @@ func startServe(t *testing.T, prev *served, extra ...string) *served {
 	case u, ok := <-found:
 		require.True(t, ok, "serve exited before listening:\n%s", s.stderr.String())
 		s.url = u
-	case <-time.After(20 * time.Second):
-		t.Fatalf("serve did not listen within 20s:\n%s", s.stderr.String())
+	case <-time.After(waitBudget(t)):
+		t.Fatalf("serve did not listen within %s:\n%s", waitBudget(t), s.stderr.String())
 	}
 	data, err := os.ReadFile(filepath.Join(s.state, "xdg", "acp-agent", "serve-token"))
 	require.NoError(t, err)
@@ -142,9 +142,9 @@ func (s *served) stop(t *testing.T) {
 	case err := <-s.exited:
 		s.exited <- err
 		assert.NoError(t, err, "serve exits 0 after SIGTERM")
-	case <-time.After(15 * time.Second):
+	case <-time.After(waitBudget(t)):
 		_ = s.cmd.Process.Kill()
-		t.Errorf("serve did not exit within 15s of SIGTERM")
+		t.Errorf("serve did not exit within %s of SIGTERM", waitBudget(t))
 	}
 }
 
@@ -225,7 +225,7 @@ func dialServe(t *testing.T, s *served, ws bool) *goClient {
 			}
 			return nil, fmt.Errorf("no allow_once option in %s", params)
 		}}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
 	defer cancel()
 	c, _, err := acphttp.Dial(ctx, opts, map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
 	require.NoError(t, err)
@@ -256,7 +256,7 @@ func (c *goClient) prompt(t *testing.T, ctx context.Context, sid, text string) s
 
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(waitBudget(t))
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
@@ -286,7 +286,7 @@ func TestServeGoClient(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s := startServe(t, nil)
 			c := dialServe(t, s, ws)
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
 			defer cancel()
 			sid := c.newSession(t, ctx, s.root)
 
@@ -336,7 +336,7 @@ func TestServeGoClient(t *testing.T) {
 func TestServeResumesWithLastEventID(t *testing.T) {
 	s := startServe(t, nil)
 	c := dialServe(t, s, false)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
 	defer cancel()
 	sid := c.newSession(t, ctx, s.root)
 	stop := make(chan string, 1)

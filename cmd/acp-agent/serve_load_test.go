@@ -103,7 +103,7 @@ func serveLoad(t testing.TB, transport string, conns, prompts, chunks int, paced
 	cmd := exec.Command(agentBin, "serve", "--listen", "127.0.0.1:0", "--root", root, "--model", "replay/"+loadScript(t, chunks, paced),
 		"--session-dir", t.TempDir(), "--token-file", tokenPath, "--log-level", "warn",
 		"--max-connections", strconv.Itoa(conns+16), "--sandbox", "off")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + t.TempDir()}
+	cmd.Env = agentEnv(t)
 	var stderr io.Reader
 	cmd = startCmd(t, cmd, func(cmd *exec.Cmd) (err error) {
 		stderr, err = cmd.StderrPipe()
@@ -263,7 +263,7 @@ func measure(runs []promptRun, prompts int, want string, pid int) loadResult {
 // sessions on its stdin/stdout at once, each running prompts prompts.
 func stdioLoad(t testing.TB, conns, prompts, chunks int, paced bool) loadResult {
 	cmd := exec.Command(agentBin, "--model", "replay/"+loadScript(t, chunks, paced), "--session-dir", t.TempDir(), "--log-level", "warn", "--sandbox", "off")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + t.TempDir()}
+	cmd.Env = agentEnv(t)
 	cmd, stdin, stdout := startPiped(t, cmd, nil)
 	defer func() { stdin.Close(); cmd.Wait() }()
 	root := t.TempDir()

@@ -35,7 +35,7 @@ func TestServeShutsDownGracefully(t *testing.T) {
 	for _, ws := range []bool{false, true} {
 		s := startServe(t, nil)
 		c := dialServe(t, s, ws)
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
 		sid := c.newSession(t, ctx, s.root)
 		require.Equal(t, "end_turn", c.prompt(t, ctx, sid, "stream please"))
 		stop := make(chan string, 1)
@@ -50,9 +50,10 @@ func TestServeShutsDownGracefully(t *testing.T) {
 			stop <- r.StopReason
 		}()
 		waitUntil(t, "the hanging turn", func() bool { return strings.Contains(c.textOf(sid), "waiting") })
-		start := time.Now()
 		s.stop(t)
-		assert.Less(t, time.Since(start), 5*time.Second)
+		// Not by the 10 s fallback: the connections ended with the
+		// shutdown (a time limit here would measure the machine's load).
+		assert.NotContains(t, s.stderr.String(), "connections still open", "the connections were ended at once")
 		assert.Equal(t, "cancelled", <-stop, "the turn is answered before the streams close")
 		s2 := startServe(t, s)
 		c2 := dialServe(t, s2, ws)
@@ -100,7 +101,7 @@ func TestServeSpeaksHTTP2(t *testing.T) {
 			map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
 		require.NoError(t, err)
 		defer c.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
 		defer cancel()
 		var created struct {
 			SessionID string `json:"sessionId"`
@@ -133,7 +134,7 @@ func TestServeSpeaksHTTP2(t *testing.T) {
 func serveExits(t *testing.T, env []string, args ...string) (error, string) {
 	t.Helper()
 	cmd := exec.Command(agentBin, append([]string{"serve", "--model", "replay/default"}, args...)...)
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + t.TempDir()}, env...)
+	cmd.Env = append(agentEnv(t), env...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	cmd = startCmd(t, cmd, nil)
@@ -142,7 +143,7 @@ func serveExits(t *testing.T, env []string, args ...string) (error, string) {
 	select {
 	case err := <-exited:
 		return err, stderr.String()
-	case <-time.After(20 * time.Second):
+	case <-time.After(waitBudget(t)):
 		_ = cmd.Process.Kill()
 		<-exited
 		t.Fatalf("serve %q did not exit; stderr:\n%s", args, stderr.String())
@@ -222,7 +223,7 @@ func TestServeReportsCounters(t *testing.T) {
 	tel := filepath.Join(t.TempDir(), "telemetry.jsonl")
 	s := startServe(t, nil, "--telemetry-file", tel)
 	c := dialServe(t, s, false)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
 	defer cancel()
 	sid := c.newSession(t, ctx, s.root)
 	require.Equal(t, "end_turn", c.prompt(t, ctx, sid, "stream"))
@@ -288,7 +289,7 @@ func TestServeReapsIdleConnections(t *testing.T) {
 	// A connection with an open event stream is not idle.
 	c := dialServe(t, s, false)
 	time.Sleep(1500 * time.Millisecond)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
 	defer cancel()
 	require.NoError(t, c.Call(ctx, "session/list", map[string]any{}, nil))
 }

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,7 +16,7 @@ import (
 // dialServeV2 opens a v2 connection to serve.
 func dialServeV2(t *testing.T, s *served, ws bool) *acphttp.Client {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
 	defer cancel()
 	c, init, err := acphttp.Dial(ctx, acphttp.ClientOptions{URL: s.url, Token: s.token, WebSocket: ws},
 		&acpv2.InitializeRequest{ProtocolVersion: 2, Info: acpv2.Implementation{Name: "serve-v2-test", Version: "1"}})
@@ -39,7 +38,7 @@ func TestServeConfinesV2SessionsToRoots(t *testing.T) {
 	sid := storedConversation(t, s)
 	for _, ws := range []bool{false, true} {
 		c := dialServeV2(t, s, ws)
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
 		for _, tc := range []struct {
 			method string
 			params map[string]any

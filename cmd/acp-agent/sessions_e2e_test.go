@@ -309,8 +309,8 @@ func TestKillDuringCreationLeavesNothingAfterTheNextStart(t *testing.T) {
 	dir, cwd := t.TempDir(), t.TempDir()
 	cmd := exec.Command(strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=rename,renameat,renameat2",
 		"-e", "inject=rename,renameat,renameat2:signal=KILL:when=1", agentBin, "--model", "openai/test-model")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + t.TempDir(), "OPENAI_API_KEY=k",
-		"OPENAI_BASE_URL=" + model.URL + "/v1", "ACP_AGENT_SESSION_DIR=" + dir}
+	cmd.Env = append(agentEnv(t), "OPENAI_API_KEY=k",
+		"OPENAI_BASE_URL="+model.URL+"/v1", "ACP_AGENT_SESSION_DIR="+dir)
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()
@@ -325,7 +325,7 @@ func TestKillDuringCreationLeavesNothingAfterTheNextStart(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case <-done:
-	case <-time.After(20 * time.Second):
+	case <-time.After(waitBudget(t)):
 		cmd.Process.Kill()
 		<-done
 		t.Fatal("the agent was not killed at its first rename")

@@ -17,6 +17,11 @@ import (
 
 // subagentScript: the parent delegates with task; the child answers; the
 // parent then finishes.
+// beyondWait is a child's delay (ms) longer than any wait of the test: a
+// response that comes at all shows the child was cut short, without a
+// wall-clock limit that load could break.
+func beyondWait(t *testing.T) int { return int((waitBudget(t) + time.Minute).Milliseconds()) }
+
 func subagentScript(t *testing.T, childDelay int) string {
 	return writeScript(t, map[string]any{"turns": []any{
 		map[string]any{"match": "delegate", "events": []any{map[string]any{"toolCall": map[string]any{"id": "t1", "name": "task",
@@ -129,7 +134,7 @@ func TestBinarySubagentInsideTheToolCall(t *testing.T) {
 
 // Issue 17: cancelling the parent cancels its running child.
 func TestBinaryCancellingTheParentCancelsTheChild(t *testing.T) {
-	p := startAgent(t, nil, "--model", "replay/"+subagentScript(t, 30000))
+	p := startAgent(t, nil, "--model", "replay/"+subagentScript(t, beyondWait(t)))
 	p.Initialize(&acp.ClientCapabilities{Subagents: &acp.SubagentCapabilities{}})
 	sid := p.NewSession(t.TempDir())
 	id := p.Request(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("delegate please")}})
@@ -139,11 +144,9 @@ func TestBinaryCancellingTheParentCancelsTheChild(t *testing.T) {
 			break
 		}
 	}
-	start := time.Now()
 	p.Notify(acp.MethodSessionCancel, &acp.CancelNotification{SessionID: sid})
 	resp, _ := p.Await(id)
 	assert.JSONEq(t, `{"stopReason":"cancelled"}`, string(resp.Result))
-	assert.Less(t, time.Since(start), 5*time.Second, "the child's 30 s answer was cut short")
 }
 
 // Issue 17: a child's permission request reaches the user naming the
@@ -186,7 +189,7 @@ func TestBinarySubagentPermissionNamesTheChild(t *testing.T) {
 // allows cancel): the child's work ends, the task reports the
 // cancellation to the parent's model, and the parent's turn goes on.
 func TestBinaryCancellingAChildEndsOnlyTheChild(t *testing.T) {
-	p := startAgent(t, nil, "--model", "replay/"+subagentScript(t, 30000))
+	p := startAgent(t, nil, "--model", "replay/"+subagentScript(t, beyondWait(t)))
 	p.Initialize(&acp.ClientCapabilities{Subagents: &acp.SubagentCapabilities{}})
 	sid := p.NewSession(t.TempDir())
 	id := p.Request(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("delegate please")}})
@@ -201,11 +204,9 @@ func TestBinaryCancellingAChildEndsOnlyTheChild(t *testing.T) {
 			}
 		}
 	}
-	start := time.Now()
 	p.Notify(acp.MethodSessionCancel, &acp.CancelNotification{SessionID: child})
 	resp, before := p.Await(id)
 	assert.JSONEq(t, `{"stopReason":"end_turn"}`, string(resp.Result), "the parent's turn went on")
-	assert.Less(t, time.Since(start), 5*time.Second)
 	text, status := toolResultText(t, before, "t1")
 	assert.Equal(t, "failed", status)
 	assert.Contains(t, text, "was cancelled")

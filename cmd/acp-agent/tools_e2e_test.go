@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -277,7 +276,7 @@ func (c *toolClient) final(id string) (sdk.SessionToolCallUpdate, bool) {
 // with caps, and opens a session in dir.
 func e2eSession(t *testing.T, provider string, model *scriptedModel, client *toolClient, caps sdk.ClientCapabilities, args ...string) (*sdk.ClientSideConnection, sdk.SessionId) {
 	t.Helper()
-	env := []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + t.TempDir()}
+	env := agentEnv(t)
 	switch provider {
 	case "anthropic":
 		env = append(env, "ANTHROPIC_API_KEY=k", "ANTHROPIC_BASE_URL="+model.URL)
@@ -289,6 +288,7 @@ func e2eSession(t *testing.T, provider string, model *scriptedModel, client *too
 	cmd := exec.Command(agentBin, args...)
 	cmd.Env = env
 	var stderr syncWriter
+	log := sdkLog(t)
 	cmd, stdin, stdout := startPiped(t, cmd, &stderr)
 	t.Cleanup(func() {
 		stdin.Close()
@@ -297,7 +297,7 @@ func e2eSession(t *testing.T, provider string, model *scriptedModel, client *too
 		select {
 		case err := <-done:
 			assert.NoError(t, err, "agent exit")
-		case <-time.After(10 * time.Second):
+		case <-time.After(waitBudget(t)):
 			_ = cmd.Process.Kill()
 			<-done
 			t.Error("agent did not exit after stdin EOF")
@@ -307,9 +307,8 @@ func e2eSession(t *testing.T, provider string, model *scriptedModel, client *too
 		}
 	})
 	conn := sdk.NewClientSideConnection(client, stdin, stdout)
-	conn.SetLogger(slog.New(slog.DiscardHandler))
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
+	conn.SetLogger(log)
+	ctx := waitCtx(t)
 	_, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps})
 	require.NoError(t, err)
 	sess, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: client.dir, McpServers: []sdk.McpServer{}})
@@ -319,7 +318,7 @@ func e2eSession(t *testing.T, provider string, model *scriptedModel, client *too
 
 func promptE2E(t *testing.T, conn *sdk.ClientSideConnection, sid sdk.SessionId, text string) sdk.StopReason {
 	t.Helper()
-	return promptE2EWithin(t, conn, sid, text, 20*time.Second)
+	return promptE2EWithin(t, conn, sid, text, waitBudget(t))
 }
 
 // promptE2EWithin is promptE2E for a turn that may take up to d (a long

@@ -109,6 +109,7 @@ func readTurnV2(t *testing.T, p *proc, promptID string, reject bool, turn v2Turn
 // the prompts were answered with, and the same session file loaded by a
 // v1 client.
 func TestBinaryV2Session(t *testing.T) {
+	t.Parallel()
 	home, cwd := t.TempDir(), t.TempDir()
 	script := writeScript(t, v2Script())
 	env := []string{"HOME=" + home}

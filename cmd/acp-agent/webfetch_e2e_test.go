@@ -4,7 +4,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"sync"
 	"testing"
@@ -58,7 +57,7 @@ func TestBinaryWebFetch(t *testing.T) {
 		ws := t.TempDir()
 		client := newToolClient(ws, "allow_once")
 		cmd := exec.Command(agentBin, append([]string{"--model", "openai/test-model"}, args...)...)
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + t.TempDir(), "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
+		cmd.Env = append(agentEnv(t), "OPENAI_API_KEY=k", "OPENAI_BASE_URL="+model.URL+"/v1")
 		conn, sid := startE2EWith(t, cmd, client, ws, sdk.ClientCapabilities{})
 		return model, client, conn, sid
 	}
