@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -307,8 +308,7 @@ func TestKillDuringCreationLeavesNothingAfterTheNextStart(t *testing.T) {
 	}
 	model := newCountingModel(t)
 	dir, cwd := t.TempDir(), t.TempDir()
-	cmd := exec.Command(strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=rename,renameat,renameat2",
-		"-e", "inject=rename,renameat,renameat2:signal=KILL:when=1", agentBin, "--model", "openai/test-model")
+	cmd := exec.Command(agentBin, "--model", "openai/test-model")
 	cmd.Env = append(agentEnv(t), "OPENAI_API_KEY=k",
 		"OPENAI_BASE_URL="+model.URL+"/v1", "ACP_AGENT_SESSION_DIR="+dir)
 	stdin, err := cmd.StdinPipe()
@@ -320,6 +320,24 @@ func TestKillDuringCreationLeavesNothingAfterTheNextStart(t *testing.T) {
 	c.AnnouncesCommands = true
 	c.Initialize(nil)
 	sid := c.NewSession(cwd)
+	// strace joins now that the id is known, and kills the agent at the
+	// rename that publishes <id>.jsonl (-P), whatever else it renames
+	// first (a reservation record at session/new, checkpoint files).
+	var straceErr syncWriter
+	tracer := exec.Command(strace, "-f", "-o", "/dev/null", "-p", strconv.Itoa(cmd.Process.Pid),
+		"-e", "trace=rename,renameat,renameat2", "-P", filepath.Join(dir, sid+".jsonl"),
+		"-e", "inject=rename,renameat,renameat2:signal=KILL:when=1")
+	tracer.Stderr = &straceErr
+	require.NoError(t, tracer.Start())
+	t.Cleanup(func() { tracer.Process.Kill(); tracer.Wait() })
+	deadline := time.Now().Add(waitBudget(t))
+	for !strings.Contains(straceErr.String(), "attached") {
+		if time.Now().After(deadline) || tracer.ProcessState != nil {
+			cmd.Process.Kill()
+			t.Skipf("strace cannot attach to the agent here: %s", straceErr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	c.Request(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: acp.SessionId(sid), Prompt: []acp.ContentBlock{acp.TextBlock("hello")}})
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
