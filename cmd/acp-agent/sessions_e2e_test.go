@@ -329,14 +329,20 @@ func TestKillDuringCreationLeavesNothingAfterTheNextStart(t *testing.T) {
 		"-e", "inject=rename,renameat,renameat2:signal=KILL:when=1")
 	tracer.Stderr = &straceErr
 	require.NoError(t, tracer.Start())
-	t.Cleanup(func() { tracer.Process.Kill(); tracer.Wait() })
-	deadline := time.Now().Add(waitBudget(t))
+	traced := make(chan struct{})
+	go func() { tracer.Wait(); close(traced) }()
+	t.Cleanup(func() { tracer.Process.Kill(); <-traced })
+	deadline := time.After(waitBudget(t))
 	for !strings.Contains(straceErr.String(), "attached") {
-		if time.Now().After(deadline) || tracer.ProcessState != nil {
+		select {
+		case <-traced: // ptrace refused (Yama, a container): no kill to place
 			cmd.Process.Kill()
 			t.Skipf("strace cannot attach to the agent here: %s", straceErr.String())
+		case <-deadline:
+			cmd.Process.Kill()
+			t.Fatalf("strace did not attach: %s", straceErr.String())
+		case <-time.After(10 * time.Millisecond):
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 	c.Request(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: acp.SessionId(sid), Prompt: []acp.ContentBlock{acp.TextBlock("hello")}})
 	done := make(chan error, 1)
