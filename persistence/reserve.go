@@ -40,6 +40,9 @@ type Reservation struct {
 	s  *Store
 	id string
 
+	// fresh: the id was new when reserved (ReserveNew).
+	fresh bool
+
 	mu   sync.Mutex
 	lock *fileLock // nil once created or released
 }
@@ -64,6 +67,21 @@ func (s *Store) Reserve(id string) (*Reservation, error) {
 	return &Reservation{s: s, id: id, lock: lock}, nil
 }
 
+// ReserveNew is Reserve for an id nobody has used before (a new random
+// one, for a session being started): as no earlier holder of its lock can
+// have died while creating its file, Create does not look for the
+// temporary files such a holder leaves, which costs a read of the whole
+// store directory at every session's first prompt. Reserve an id that
+// may have been used (a session opened again) with Reserve.
+func (s *Store) ReserveNew(id string) (*Reservation, error) {
+	r, err := s.Reserve(id)
+	if err != nil {
+		return nil, err
+	}
+	r.fresh = true
+	return r, nil
+}
+
 // ID is the reserved session id.
 func (r *Reservation) ID() string { return r.id }
 
@@ -83,7 +101,7 @@ func (r *Reservation) Create(h Header) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := r.s.create(r.lock, h, line, nil)
+	f, err := r.s.create(r.lock, h, line, r.fresh, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -106,3 +106,33 @@ func TestRemoveStaleDropsOldAndDeadReservations(t *testing.T) {
 	assert.True(t, s.Exists("saved"))
 	assert.NoFileExists(t, s.lockPath("old"), "the lock file of an id with no file goes with it")
 }
+
+// TestCreateLooksForStaleTemporaryFilesOnlyForReusedIDs: a session opened
+// again (Reserve) may have been left half-created by a process that died,
+// so its Create removes that process's temporary files; a new id
+// (ReserveNew) cannot have any, and its Create does not read the store
+// directory for them (whose size grows with every session). Either way
+// the session's file is created whole.
+func TestCreateLooksForStaleTemporaryFilesOnlyForReusedIDs(t *testing.T) {
+	s := newFastStore(t)
+	for _, tc := range []struct {
+		id      string
+		reserve func(string) (*Reservation, error)
+		removed bool
+	}{
+		{"reused", s.Reserve, true},
+		{"new", s.ReserveNew, false},
+	} {
+		stale := filepath.Join(s.Dir(), tc.id+".jsonl.tmp12345")
+		require.NoError(t, os.WriteFile(stale, []byte("partial"), 0o600))
+		res, err := tc.reserve(tc.id)
+		require.NoError(t, err)
+		f, err := res.Create(header(tc.id))
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+		_, statErr := os.Stat(stale)
+		assert.Equal(t, tc.removed, os.IsNotExist(statErr), tc.id)
+		l := load(t, s, tc.id)
+		assert.Equal(t, tc.id, l.Header.ID)
+	}
+}

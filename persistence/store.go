@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -166,6 +167,15 @@ type Store struct {
 	// holding counts the session locks this Store holds (Holds).
 	mu      sync.Mutex
 	holding map[string]int
+
+	// Directory fsyncs are group-committed (syncDir): dirChanges counts
+	// the callers that changed the directory and want it synced,
+	// dirSynced (under dirSyncMu) how many of them the last fsync
+	// covered; dirSyncs counts the fsyncs done (tests read it).
+	dirChanges atomic.Uint64
+	dirSyncMu  sync.Mutex
+	dirSynced  uint64
+	dirSyncs   atomic.Int64
 }
 
 // lock takes session id's lock (acquireLock) for this Store. It is
@@ -266,7 +276,7 @@ func (s *Store) Create(h Header) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.create(lock, h, line, nil)
+	f, err := s.create(lock, h, line, false, nil)
 	if err != nil {
 		s.releaseFailed(lock, id)
 		return nil, err
@@ -283,11 +293,15 @@ func (s *Store) releaseFailed(lock *fileLock, id string) {
 
 // create publishes a new session file made of headerLine followed by what
 // body writes (if body is non-nil), and returns it as a File holding lock.
-// The caller releases lock on error.
-func (s *Store) create(lock *fileLock, h Header, headerLine []byte, body func(*os.File) error) (*File, error) {
+// The caller releases lock on error. fresh: the id is new (ReserveNew), so
+// no earlier holder can have left temporary files, and the store
+// directory, which grows with every session, is not read for them.
+func (s *Store) create(lock *fileLock, h Header, headerLine []byte, fresh bool, body func(*os.File) error) (*File, error) {
 	id := h.ID
-	if err := s.removeTemps(id); err != nil {
-		return nil, err
+	if !fresh {
+		if err := s.removeTemps(id); err != nil {
+			return nil, err
+		}
 	}
 	path := s.dataPath(id)
 	if _, err := os.Lstat(path); err == nil {
@@ -541,7 +555,7 @@ func (s *Store) Fork(src *File, h Header, n int) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.create(lock, h, line, func(tmp *os.File) error {
+	f, err := s.create(lock, h, line, false, func(tmp *os.File) error {
 		for _, sg := range segs {
 			if err := copyRange(tmp, rd, sg.off, sg.end-sg.off); err != nil {
 				return fmt.Errorf("copy from %s: %w", src.path, err)

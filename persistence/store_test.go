@@ -378,6 +378,43 @@ func TestSyncSharesOneFsyncAmongWaiters(t *testing.T) {
 	assert.Equal(t, int64(1), f.fsyncs.Load()-before, "Sync with nothing new does not fsync")
 }
 
+// TestCreatesShareDirectoryFsyncs: 16 sessions created at once (their
+// first prompts) each need the directory fsynced after the rename that
+// publishes their file; those that queue behind a running directory
+// fsync are all covered by the next one, not one each in a row.
+func TestCreatesShareDirectoryFsyncs(t *testing.T) {
+	s := newStore(t)
+	s.dirSyncMu.Lock() // stands for a directory fsync in progress
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() {
+			res, err := s.ReserveNew(fmt.Sprintf("gc%d", i))
+			if !assert.NoError(t, err) {
+				return
+			}
+			f, err := res.Create(header(fmt.Sprintf("gc%d", i)))
+			if assert.NoError(t, err) {
+				assert.NoError(t, f.Close())
+			}
+		})
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for s.dirChanges.Load() < 16 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	before := s.dirSyncs.Load()
+	s.dirSyncMu.Unlock()
+	wg.Wait()
+	assert.Equal(t, int64(1), s.dirSyncs.Load()-before, "one directory fsync covers the 16 renames")
+	for i := range 16 {
+		assert.True(t, s.Exists(fmt.Sprintf("gc%d", i)))
+	}
+	f, err := s.Create(header("later"))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	assert.Equal(t, int64(2), s.dirSyncs.Load()-before, "a rename after that fsync gets one of its own")
+}
+
 func TestDeleteRemovesEverythingAndUnknownIsNil(t *testing.T) {
 	s := newStore(t)
 	createWith(t, s, "d", recs(0, 3))
