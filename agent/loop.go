@@ -41,6 +41,11 @@ func (s *Session) runTurn(ctx context.Context, it *item) (PromptResult, []*item,
 	s.guard = nil
 	s.mu.Unlock()
 	s.appendUser(ctx, it, s.reminder())
+	if err := s.journalErr(); err != nil {
+		// The message could not be stored (the first creates the
+		// session's file): the turn's result could not be kept either.
+		return PromptResult{}, nil, err
+	}
 	var steered []*item
 	var res PromptResult
 	overflowRetried := false
@@ -221,8 +226,11 @@ func (s *Session) appendUser(ctx context.Context, it *item, reminder string) {
 	if id == "" {
 		id = uuid.NewString()
 	}
-	s.appendEntry(Entry{Kind: EntryUser, Content: it.content, Source: source, Reminder: reminder, MessageID: id})
+	// The title before the message: a store creates a session's file at
+	// its first message, and puts a title it knows by then in the file's
+	// header rather than rewriting the file for it.
 	s.setTitleFrom(ctx, it.text)
+	s.appendEntry(Entry{Kind: EntryUser, Content: it.content, Source: source, Reminder: reminder, MessageID: id})
 	if it.source == SourceSteer || it.source == SourceFollowUp {
 		for _, p := range it.content {
 			if p.Type == llm.PartText {

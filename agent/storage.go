@@ -37,6 +37,21 @@ type Journal interface {
 	Close() error
 }
 
+// failingJournal is a Journal that tells whether recording has failed
+// (its first write error; Sync would fail with it).
+type failingJournal interface {
+	Err() error
+}
+
+// journalErr is the session's journal's write error, nil if none or if
+// the journal does not tell.
+func (s *Session) journalErr() error {
+	if j, ok := s.cfg.Journal.(failingJournal); ok {
+		return j.Err()
+	}
+	return nil
+}
+
 // JournalState is a session's state as a Journal restores it.
 type JournalState struct {
 	Mode         policy.Mode

@@ -287,8 +287,13 @@ func (j *journal) saveLocked() error {
 		}
 	}
 	j.f, j.res = f, nil
-	j.early, j.pending = j.pending, nil
-	j.titled = false
+	// A title given before the file existed (the first message's) is in
+	// its header already: nothing to rewrite for it.
+	j.titled = j.hdr.Title != ""
+	if !j.titled {
+		j.early = j.pending
+	}
+	j.pending = nil
 	return nil
 }
 
@@ -352,6 +357,19 @@ func (j *journal) write(r record, isEntry bool) {
 	}
 }
 
+// Err is the first write error, if any: the session's records are no
+// longer all stored, and Sync will fail with it. The session checks it
+// after recording a prompt's message (the first creates the file), so a
+// prompt that cannot be kept fails before the model is called.
+func (j *journal) Err() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.err != nil {
+		return fmt.Errorf("saving the session: %w", j.err)
+	}
+	return nil
+}
+
 // Sync makes every appended record durable (nothing to do while the
 // session is not saved).
 func (j *journal) Sync() error {
@@ -371,10 +389,17 @@ func (j *journal) Sync() error {
 }
 
 // setTitle puts the title in the header (once; the file is small then).
+// A session not saved yet gets it in the header its file will be created
+// with (at its first message, which the title comes from): no rewrite,
+// whose two fsyncs would delay the first model call of every session.
 func (j *journal) setTitle(title string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.titled {
+		return
+	}
+	if j.f == nil && j.res != nil {
+		j.hdr.Title = title
 		return
 	}
 	if err := j.saveLocked(); err != nil {

@@ -67,7 +67,12 @@ func (s *Session) post(u agent.Update) {
 // Submit queues a prompt: it runs when the session is idle, after what
 // is queued (a follow-up), and onComplete is called with its result by
 // the session's worker after its last update. The first prompt saves
-// the session: until then it is nobody's.
+// the session (until then it is nobody's): its file is created, with the
+// title taken from the message, by the session's worker when it records
+// the message, before the model is called. Not here: the caller is the
+// connection's read loop, and 200 sessions' first prompts would wait for
+// each other's fsyncs on it; a file that cannot be created fails the
+// prompt then.
 func (s *Session) Submit(ctx context.Context, content []llm.Part, onComplete func(agent.PromptResult, error)) error {
 	return s.SubmitMessage(ctx, "", content, onComplete)
 }
@@ -76,11 +81,6 @@ func (s *Session) Submit(ctx context.Context, content []llm.Part, onComplete fun
 // given already (agent.PromptOptions.MessageID): the id is stored with
 // it.
 func (s *Session) SubmitMessage(ctx context.Context, id string, content []llm.Part, onComplete func(agent.PromptResult, error)) error {
-	if s.j != nil {
-		if err := s.j.save(); err != nil {
-			return fmt.Errorf("%w: %v", ErrInternal, err)
-		}
-	}
 	err := s.s.Submit(ctx, content, agent.PromptOptions{Behavior: agent.FollowUp, OnComplete: onComplete, MessageID: id})
 	if errors.Is(err, agent.ErrSessionClosed) {
 		return sessionNotFound(s.ID(), "it is closed")

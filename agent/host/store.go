@@ -160,7 +160,9 @@ func (h *Host) reserveID(id string) (*persistence.Reservation, error) {
 	if h.store == nil {
 		return nil, nil
 	}
-	res, err := h.store.Reserve(id)
+	// A new random id: its first prompt need not look for files an
+	// earlier holder left.
+	res, err := h.store.ReserveNew(id)
 	if err != nil {
 		return nil, fmt.Errorf("%w: reserving the session file: %v", ErrInternal, err)
 	}

@@ -1,0 +1,88 @@
+package host_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/host"
+	"github.com/acp-agent/acp-agent/agent/llm"
+	"github.com/acp-agent/acp-agent/persistence"
+	"github.com/acp-agent/acp-agent/policy"
+)
+
+// A session's first prompt saves it (creates its file, fsynced), but on
+// the session's own turn, not on the caller: the ACP service calls
+// Prompt on the connection's read loop, where 200 sessions' first
+// prompts arriving together would each wait for the fsyncs of those
+// before it. While the turn has not started (a prompt hook holds it),
+// Prompt has returned and the file does not exist yet; once it runs, the
+// file is there, titled from the message, before the model answers.
+func TestFirstPromptSavesTheSessionOnItsTurnNotOnTheCaller(t *testing.T) {
+	dir, cwd := t.TempDir(), t.TempDir()
+	hookStarted, release := make(chan struct{}), make(chan struct{})
+	store, err := persistence.OpenStore(dir)
+	require.NoError(t, err)
+	h := host.New(host.Config{Model: "replay/" + script(t, says("", "hello there")), Mode: policy.ModeFullAccess, Version: "test",
+		Store: store, Hooks: []agent.Hook{{Event: agent.HookPromptSubmit, Run: func(ctx context.Context, _ agent.HookInput) (agent.HookOutcome, error) {
+			close(hookStarted)
+			<-release
+			return agent.HookOutcome{}, nil
+		}}}})
+	require.NoError(t, h.Usable())
+	t.Cleanup(h.Close)
+	s, err := h.NewSession(context.Background(), host.NewRequest{CWD: cwd}, &client{})
+	require.NoError(t, err)
+	defer s.Close()
+
+	done := make(chan error, 1)
+	require.NoError(t, s.Prompt(context.Background(), []llm.Part{llm.TextPart("Fix the build\nplease")}, func(_ agent.PromptResult, err error) { done <- err }))
+	select {
+	case <-hookStarted:
+	case <-time.After(waitTimeout):
+		t.Fatal("the turn did not start")
+	}
+	file := filepath.Join(dir, s.ID()+".jsonl")
+	assert.NoFileExists(t, file, "Prompt returned without creating the file")
+	close(release)
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(waitTimeout):
+		t.Fatal("the prompt did not complete")
+	}
+	list, err := h.ListSessions(context.Background(), host.ListRequest{})
+	require.NoError(t, err)
+	require.Len(t, list.Sessions, 1, "saved at its first prompt")
+	assert.Equal(t, "Fix the build", list.Sessions[0].Title)
+}
+
+// A first prompt whose session cannot be saved (the store directory is
+// gone) fails, and the model is never called: a turn whose conversation
+// could not be kept is not run.
+func TestFirstPromptThatCannotBeSavedFailsBeforeTheModel(t *testing.T) {
+	dir, cwd := t.TempDir(), t.TempDir()
+	h := newHost(t, script(t, says("", "hello there")), dir)
+	c := &client{}
+	s, err := h.NewSession(context.Background(), host.NewRequest{CWD: cwd}, c)
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, os.RemoveAll(dir))
+
+	done := make(chan error, 1)
+	require.NoError(t, s.Prompt(context.Background(), []llm.Part{llm.TextPart("hi")}, func(_ agent.PromptResult, err error) { done <- err }))
+	select {
+	case err := <-done:
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "saving the session")
+	case <-time.After(waitTimeout):
+		t.Fatal("the prompt did not complete")
+	}
+	assert.NotContains(t, c.messages(), "hello there", "the model was not called")
+}
