@@ -96,13 +96,15 @@ func (w *Workspace) commandShell() (string, shellKind) {
 
 // shellInvocation is how run_command's description names the shell.
 func (w *Workspace) shellInvocation() string {
-	switch _, kind := w.commandShell(); kind {
+	// One PATH search: each is a stat per PATH directory, at every
+	// session's first model request (the system prompt names the shell).
+	p, kind := w.commandShell()
+	switch kind {
 	case shellCmdExe:
 		return "cmd.exe /c"
 	case shellPowerShell:
 		return "PowerShell"
 	}
-	p, _ := w.commandShell()
 	return filepath.Base(p) + " -c"
 }
 

@@ -30,17 +30,22 @@ type loadResult struct {
 	elapsed time.Duration
 	cpu     time.Duration // the agent process's user+system time during the run
 	ttfu    []time.Duration
-	rssKB   int64 // the agent's peak resident memory (VmHWM)
+	// first are the times to first update of each session's first
+	// prompt, the one that saves the session (creates its file).
+	first []time.Duration
+	rssKB int64 // the agent's peak resident memory (VmHWM)
 	// order is false if some session got its chunks out of order or
 	// incomplete, or a prompt did not end with end_turn.
 	order bool
 }
 
-func (r loadResult) percentile(p float64) time.Duration {
-	if len(r.ttfu) == 0 {
+func (r loadResult) percentile(p float64) time.Duration { return percentile(r.ttfu, p) }
+
+func percentile(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
 		return 0
 	}
-	s := slices.Clone(r.ttfu)
+	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[min(len(s)-1, int(float64(len(s))*p))]
 }
@@ -97,7 +102,7 @@ func procHWM(pid int) int64 {
 // serveLoad runs conns connections of acp-agent serve at once, each with
 // one session that runs prompts prompts of chunks chunks, over HTTP
 // (Streamable HTTP, HTTP/1.1) or WebSocket.
-func serveLoad(t testing.TB, transport string, conns, prompts, chunks int, paced bool) loadResult {
+func serveLoad(t testing.TB, transport string, conns, prompts, chunks int, paced bool, stagger time.Duration) loadResult {
 	root := t.TempDir()
 	tokenPath := filepath.Join(t.TempDir(), "token")
 	cmd := exec.Command(agentBin, "serve", "--listen", "127.0.0.1:0", "--root", root, "--model", "replay/"+loadScript(t, chunks, paced),
@@ -209,24 +214,28 @@ func serveLoad(t testing.TB, transport string, conns, prompts, chunks int, paced
 			}
 		}
 	}
-	return measure(runs, prompts, wantLoadText(chunks), cmd.Process.Pid)
+	return measure(runs, prompts, wantLoadText(chunks), cmd.Process.Pid, stagger)
 }
 
 // promptRun starts one prompt of one session: first is closed at its
 // first chunk, wait returns whether it ended well, its chunks and text.
 type promptRun func() (first <-chan struct{}, wait func() (ok bool, chunks int, text string))
 
-// measure runs prompts prompts on every session at once and measures
-// the agent process pid.
-func measure(runs []promptRun, prompts int, want string, pid int) loadResult {
+// measure runs prompts prompts on every session at once (with stagger,
+// session i sends its first prompt i*stagger after the first) and
+// measures the agent process pid.
+func measure(runs []promptRun, prompts int, want string, pid int, stagger time.Duration) loadResult {
 	res := loadResult{order: true}
 	var mu sync.Mutex
 	cpu0 := procCPU(pid)
 	start := time.Now()
 	var wg sync.WaitGroup
-	for _, run := range runs {
+	for i, run := range runs {
 		wg.Go(func() {
-			for range prompts {
+			if stagger > 0 {
+				time.Sleep(time.Until(start.Add(time.Duration(i) * stagger)))
+			}
+			for k := range prompts {
 				sent := time.Now()
 				first, wait := run()
 				ended := make(chan struct{})
@@ -246,6 +255,9 @@ func measure(runs []promptRun, prompts int, want string, pid int) loadResult {
 				res.chunks += got
 				if ttfu > 0 {
 					res.ttfu = append(res.ttfu, ttfu)
+					if k == 0 {
+						res.first = append(res.first, ttfu)
+					}
 				}
 				res.order = res.order && ok && text == want
 				mu.Unlock()
@@ -261,7 +273,7 @@ func measure(runs []promptRun, prompts int, want string, pid int) loadResult {
 
 // stdioLoad is the same work over stdio: one agent process, conns
 // sessions on its stdin/stdout at once, each running prompts prompts.
-func stdioLoad(t testing.TB, conns, prompts, chunks int, paced bool) loadResult {
+func stdioLoad(t testing.TB, conns, prompts, chunks int, paced bool, stagger time.Duration) loadResult {
 	cmd := exec.Command(agentBin, "--model", "replay/"+loadScript(t, chunks, paced), "--session-dir", t.TempDir(), "--log-level", "warn", "--sandbox", "off")
 	cmd.Env = agentEnv(t)
 	cmd, stdin, stdout := startPiped(t, cmd, nil)
@@ -374,7 +386,7 @@ func stdioLoad(t testing.TB, conns, prompts, chunks int, paced bool) loadResult 
 			}
 		}
 	}
-	return measure(runs, prompts, wantLoadText(chunks), cmd.Process.Pid)
+	return measure(runs, prompts, wantLoadText(chunks), cmd.Process.Pid, stagger)
 }
 
 // TestServeConcurrentConnections is the small version of the load
@@ -385,9 +397,9 @@ func TestServeConcurrentConnections(t *testing.T) {
 		t.Run(tr, func(t *testing.T) {
 			var r loadResult
 			if tr == "stdio" {
-				r = stdioLoad(t, 12, 2, 200, false)
+				r = stdioLoad(t, 12, 2, 200, false, 0)
 			} else {
-				r = serveLoad(t, tr, 12, 2, 200, false)
+				r = serveLoad(t, tr, 12, 2, 200, false, 0)
 			}
 			assert.True(t, r.order, "every session got its chunks in order and its prompts ended")
 			assert.Equal(t, 12*2*200, r.chunks)
@@ -400,42 +412,50 @@ func TestServeConcurrentConnections(t *testing.T) {
 // model, over Streamable HTTP and WebSocket, and the same work over stdio
 // (one process, 200 sessions at once), in the same run. "saturated"
 // streams as fast as the agent goes (throughput); "paced" streams 500
-// chunks/s per session, 100,000/s in all (latency under load). It
-// reports chunks/s, chunks per CPU-second of the agent process
-// (throughput per core), p50/p99 time to the first update and the
+// chunks/s per session, 100,000/s in all (latency under load), the 200
+// first prompts sent at the same instant; "paced-staggered" is paced
+// with the sessions' first prompts sent 1 ms apart (200 users in 200
+// ms), reported beside it. It reports chunks/s, chunks per CPU-second of
+// the agent process (throughput per core), p50/p99 time to the first
+// update, the p99 of the sessions' first prompts alone (they save the
+// session: its file is created before the model is called) and the
 // agent's peak RSS.
 func BenchmarkServeLoad(b *testing.B) {
 	const conns, chunks = 200, 1000
-	for _, mode := range []string{"saturated", "paced"} {
+	for _, mode := range []string{"saturated", "paced", "paced-staggered"} {
 		for _, tr := range []string{"stdio", "http", "ws"} {
-			b.Run(mode+"/"+tr, func(b *testing.B) { benchLoad(b, mode == "paced", tr, conns, chunks) })
+			b.Run(mode+"/"+tr, func(b *testing.B) { benchLoad(b, mode, tr, conns, chunks) })
 		}
 	}
 }
 
-func benchLoad(b *testing.B, paced bool, tr string, conns, chunks int) {
+func benchLoad(b *testing.B, mode, tr string, conns, chunks int) {
+	paced := mode != "saturated"
 	prompts := 5
 	if paced {
 		prompts = 3
 	}
-	{
-		{
-			var r loadResult
-			for b.Loop() {
-				if tr == "stdio" {
-					r = stdioLoad(b, conns, prompts, chunks, paced)
-				} else {
-					r = serveLoad(b, tr, conns, prompts, chunks, paced)
-				}
-			}
-			if !r.order {
-				b.Fatal("a session lost or reordered chunks")
-			}
-			b.ReportMetric(float64(r.chunks)/r.elapsed.Seconds(), "chunks/s")
-			b.ReportMetric(float64(r.chunks)/r.cpu.Seconds(), "chunks/cpu-s")
-			b.ReportMetric(float64(r.percentile(0.5).Microseconds())/1000, "ttfu-p50-ms")
-			b.ReportMetric(float64(r.percentile(0.99).Microseconds())/1000, "ttfu-p99-ms")
-			b.ReportMetric(float64(r.rssKB)/1024, "MB-RSS")
+	var stagger time.Duration
+	if mode == "paced-staggered" {
+		stagger = time.Millisecond
+	}
+	var r loadResult
+	for b.Loop() {
+		if tr == "stdio" {
+			r = stdioLoad(b, conns, prompts, chunks, paced, stagger)
+		} else {
+			r = serveLoad(b, tr, conns, prompts, chunks, paced, stagger)
 		}
 	}
+	if !r.order {
+		b.Fatal("a session lost or reordered chunks")
+	}
+	b.ReportMetric(float64(r.chunks)/r.elapsed.Seconds(), "chunks/s")
+	b.ReportMetric(float64(r.chunks)/r.cpu.Seconds(), "chunks/cpu-s")
+	b.ReportMetric(float64(r.percentile(0.5).Microseconds())/1000, "ttfu-p50-ms")
+	b.ReportMetric(float64(r.percentile(0.99).Microseconds())/1000, "ttfu-p99-ms")
+	if paced {
+		b.ReportMetric(float64(percentile(r.first, 0.99).Microseconds())/1000, "ttfu-first-p99-ms")
+	}
+	b.ReportMetric(float64(r.rssKB)/1024, "MB-RSS")
 }
