@@ -26,6 +26,9 @@
 // they send the response that depends on the record. Create, Fork and
 // Rewrite build a temporary file, fsync it, rename it into place and fsync
 // the directory, so a session file under its final name is never partial.
+// Directory fsyncs are group-committed across the Store: one that started
+// after a caller's rename covers it, so sessions created at once share
+// them.
 //
 // # Recovery
 //

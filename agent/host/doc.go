@@ -47,7 +47,9 @@
 // are under mutexes, and model discovery runs in one background goroutine
 // (started by the first session, ended and waited for by Close). A
 // Session is safe for concurrent use; its turns run on the core's worker,
-// which calls the Client's Update in order. The host calls Post and the
+// which calls the Client's Update in order; a session's first prompt
+// creates its file there too (Submit does not: its caller may be a read
+// loop that other sessions' prompts wait behind). The host calls Post and the
 // *Changed methods from whoever changes the session (a protocol's read
 // loop among them), so they must not block. A subagent runs as its own
 // Session, on its own worker, while its parent's tool call waits for it;
