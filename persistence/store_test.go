@@ -366,10 +366,7 @@ func TestSyncSharesOneFsyncAmongWaiters(t *testing.T) {
 	for i := range 16 {
 		wg.Go(func() { assert.NoError(t, f.AppendSync(rec(i))) })
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for f.written.Load() < 16 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	waitUntil(func() bool { return f.written.Load() == 16 })
 	before := f.fsyncs.Load()
 	f.syncMu.Unlock()
 	wg.Wait()
@@ -398,10 +395,7 @@ func TestCreatesShareDirectoryFsyncs(t *testing.T) {
 			}
 		})
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for s.dirChanges.Load() < 16 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	waitUntil(func() bool { return s.dirChanges.Load() == 16 })
 	before := s.dirSyncs.Load()
 	s.dirSyncMu.Unlock()
 	wg.Wait()
@@ -413,6 +407,14 @@ func TestCreatesShareDirectoryFsyncs(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 	assert.Equal(t, int64(2), s.dirSyncs.Load()-before, "a rename after that fsync gets one of its own")
+}
+
+// waitUntil polls cond until it holds or 10 s have passed (the callers'
+// assertions then fail): goroutines reaching a lock the test holds.
+func waitUntil(cond func() bool) {
+	for deadline := time.Now().Add(10 * time.Second); !cond() && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 }
 
 func TestDeleteRemovesEverythingAndUnknownIsNil(t *testing.T) {
