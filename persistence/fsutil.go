@@ -44,18 +44,38 @@ func (s *Store) syncDir() error {
 	// Counted after the caller's change: an fsync whose count includes
 	// this one started after the change.
 	target := s.dirChanges.Add(1)
-	s.dirSyncMu.Lock()
-	defer s.dirSyncMu.Unlock()
+	s.dirMu.Lock()
+	for s.dirSynced < target && s.dirSyncing != nil {
+		// One is running, which may have started before the change:
+		// wait for it without holding the lock (200 callers queued on a
+		// mutex held across the fsync would be handed it one at a time,
+		// a scheduling round each), then look again.
+		running := s.dirSyncing
+		s.dirMu.Unlock()
+		<-running
+		s.dirMu.Lock()
+	}
 	if s.dirSynced >= target {
+		s.dirMu.Unlock()
 		return nil
 	}
+	done := make(chan struct{})
+	s.dirSyncing = done
 	upto := s.dirChanges.Load()
+	s.dirMu.Unlock()
+
 	s.dirSyncs.Add(1)
-	if err := syncDirectory(s.dir); err != nil {
-		return err
+	err := syncDirectory(s.dir)
+	s.dirMu.Lock()
+	if err == nil {
+		// A failed fsync covers nothing: the callers waiting on it try
+		// again.
+		s.dirSynced = max(s.dirSynced, upto)
 	}
-	s.dirSynced = upto
-	return nil
+	s.dirSyncing = nil
+	close(done)
+	s.dirMu.Unlock()
+	return err
 }
 
 // createTemp creates an empty temporary file for session id in the store

@@ -169,12 +169,14 @@ type Store struct {
 	holding map[string]int
 
 	// Directory fsyncs are group-committed (syncDir): dirChanges counts
-	// the callers that changed the directory and want it synced,
-	// dirSynced (under dirSyncMu) how many of them the last fsync
-	// covered; dirSyncs counts the fsyncs done (tests read it).
+	// the callers that changed the directory and want it synced; under
+	// dirMu, dirSynced is how many of them the fsyncs done so far cover
+	// and dirSyncing, closed when it ends, the fsync running now (nil if
+	// none); dirSyncs counts the fsyncs done (tests read it).
 	dirChanges atomic.Uint64
-	dirSyncMu  sync.Mutex
+	dirMu      sync.Mutex
 	dirSynced  uint64
+	dirSyncing chan struct{}
 	dirSyncs   atomic.Int64
 }
 

@@ -381,7 +381,11 @@ func TestSyncSharesOneFsyncAmongWaiters(t *testing.T) {
 // fsync are all covered by the next one, not one each in a row.
 func TestCreatesShareDirectoryFsyncs(t *testing.T) {
 	s := newStore(t)
-	s.dirSyncMu.Lock() // stands for a directory fsync in progress
+	// A directory fsync in progress, which covers none of the creates.
+	running := make(chan struct{})
+	s.dirMu.Lock()
+	s.dirSyncing = running
+	s.dirMu.Unlock()
 	var wg sync.WaitGroup
 	for i := range 16 {
 		wg.Go(func() {
@@ -397,7 +401,10 @@ func TestCreatesShareDirectoryFsyncs(t *testing.T) {
 	}
 	waitUntil(func() bool { return s.dirChanges.Load() == 16 })
 	before := s.dirSyncs.Load()
-	s.dirSyncMu.Unlock()
+	s.dirMu.Lock()
+	s.dirSyncing = nil
+	close(running)
+	s.dirMu.Unlock()
 	wg.Wait()
 	assert.Equal(t, int64(1), s.dirSyncs.Load()-before, "one directory fsync covers the 16 renames")
 	for i := range 16 {
