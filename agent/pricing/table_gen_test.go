@@ -1,8 +1,8 @@
 package pricing
 
 import (
-	_ "embed"
 	"bytes"
+	_ "embed"
 	"flag"
 	"fmt"
 	"go/format"
