@@ -19,7 +19,8 @@ import (
 // cleanup) and starts no login shell (the commands' PATH) before the
 // response is written; both still happen after it: the stale files are
 // gone once the agent has exited, and the login shell ran. strace gives
-// the order of the agent's system calls.
+// the order of the agent's system calls. The cleanup lists one directory
+// where there are no reservations.
 func TestStartupLeavesStaleCleanupAndLoginShellForAfterInitialize(t *testing.T) {
 	strace, err := exec.LookPath("strace")
 	if err != nil {
@@ -100,4 +101,7 @@ func TestStartupLeavesStaleCleanupAndLoginShellForAfterInitialize(t *testing.T) 
 	login := index("login shell", func(l string) bool { return strings.Contains(l, "execve(") && strings.Contains(l, shell) })
 	assert.Greater(t, listing, reply, "the session directory is listed after the initialize response")
 	assert.Greater(t, login, reply, "the login shell starts after the initialize response")
+	// No session was ever reserved here: the cleanup lists the session
+	// directory, which says so, and not a .reserved directory too.
+	assert.NotContains(t, string(data), filepath.Join(dir, ".reserved"), "the session directory is listed once")
 }
