@@ -40,13 +40,8 @@ func TestStartupLeavesStaleCleanupAndLoginShellForAfterInitialize(t *testing.T) 
 	cmd := exec.Command(strace, "-f", "-qq", "-s", "48", "-o", trace, "-e", "trace=openat,execve,write",
 		agentBin, "--model", "replay/default", "--sandbox", "off")
 	cmd.Env = append(agentEnv(t), "ACP_AGENT_SESSION_DIR="+dir, "PATH=/usr/bin:/bin", "SHELL="+shell)
-	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
 	var stderr syncWriter
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
+	cmd, stdin, stdout := startPiped(t, cmd, &stderr)
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	defer func() {
