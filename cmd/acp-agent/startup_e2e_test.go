@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/acp/acptest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -99,4 +101,33 @@ func TestStartupLeavesStaleCleanupAndLoginShellForAfterInitialize(t *testing.T) 
 	// No session was ever reserved here: the cleanup lists the session
 	// directory, which says so, and not a .reserved directory too.
 	assert.NotContains(t, string(data), filepath.Join(dir, ".reserved"), "the session directory is listed once")
+}
+
+// Issue 31: the login shell is asked after initialize, and what the user
+// must know about it is still told, once: a shell that gives no PATH is a
+// notice in the first session, and not in the next one.
+func TestLoginShellFailureIsToldOnceAfterADeferredLookup(t *testing.T) {
+	needsBash(t)
+	shell := filepath.Join(t.TempDir(), "badsh")
+	exe(t, shell, "echo 'no PATH here'; exit 3")
+	p := startAgent(t, []string{"PATH=/usr/bin:/bin", "SHELL=" + shell}, "--model", "replay/default")
+	p.Initialize(noticesCaps)
+	p.NewSession(t.TempDir())
+	var notice *acp.Notice
+	deadline := time.Now().Add(waitBudget(t))
+	for notice == nil && time.Now().Before(deadline) {
+		if m, ok := p.NextWithin(200 * time.Millisecond); ok && m.Method == acp.MethodSessionUpdate {
+			notice = m.Update(t).Update.Notice
+		}
+	}
+	require.NotNil(t, notice, "the first session tells that the login shell gave no PATH")
+	assert.Equal(t, "Commands may not find your tools", notice.Title)
+	assert.Contains(t, notice.Description, "/usr/bin:/bin")
+
+	sid := p.NewSession(t.TempDir())
+	resp, updates, _ := turn(t, p, sid, "hi", nil)
+	acptest.MustResult(t, resp, nil)
+	for _, u := range updates {
+		assert.Nil(t, u.Notice, "told once")
+	}
 }
