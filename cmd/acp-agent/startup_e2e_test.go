@@ -44,13 +44,22 @@ func TestStartupLeavesStaleCleanupAndLoginShellForAfterInitialize(t *testing.T) 
 	cmd.Env = append(agentEnv(t), "ACP_AGENT_SESSION_DIR="+dir, "PATH=/usr/bin:/bin", "SHELL="+shell)
 	var stderr syncWriter
 	cmd, stdin, stdout := startPiped(t, cmd, &stderr)
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
+	var exitErr error
+	exited := make(chan struct{})
+	go func() { exitErr = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		// A failure before the end below still ends the agent.
+		stdin.Close()
+		select {
+		case <-exited:
+		case <-time.After(waitBudget(t)):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
 		if t.Failed() {
 			t.Logf("stderr:\n%s", stderr.String())
 		}
-	}()
+	})
 
 	_, err = io.WriteString(stdin, initializeLine)
 	require.NoError(t, err)
@@ -69,11 +78,9 @@ func TestStartupLeavesStaleCleanupAndLoginShellForAfterInitialize(t *testing.T) 
 	}
 	stdin.Close()
 	select {
-	case err := <-exited:
-		require.NoError(t, err)
+	case <-exited:
+		require.NoError(t, exitErr)
 	case <-time.After(waitBudget(t)):
-		_ = cmd.Process.Kill()
-		<-exited
 		t.Fatal("the agent did not exit after stdin EOF")
 	}
 	assert.NoFileExists(t, stale, "the stale files are removed after initialize")
