@@ -196,6 +196,23 @@ func (e *editorMCP) innerMethods() []string {
 	return slices.Clone(e.methods)
 }
 
+// newSession opens a session on p (initialized) with the editor's
+// server, declared as name, and returns it and the answerer of the
+// agent's requests for its turns.
+func (e *editorMCP) newSession(t *testing.T, p *proc, name string) (acp.NewSessionResponse, func(acptest.Message)) {
+	checker, err := schemacheck.Load()
+	require.NoError(t, err)
+	serverID := "editor-" + name + "-1"
+	answer := e.answer(t, p, serverID, checker)
+	id := p.Request(acp.MethodSessionNew, &acp.NewSessionRequest{CWD: t.TempDir(),
+		MCPServers: []acp.McpServer{{ACP: &acp.McpServerAcp{Name: name, ServerID: serverID}}}})
+	resp, _ := awaitAnswering(t, p, id, answer)
+	var ns acp.NewSessionResponse
+	acptest.MustResult(t, resp, &ns)
+	p.TakeCommands(ns.SessionID)
+	return ns, answer
+}
+
 // answer serves one request of the agent: mcp/message through the
 // server (checking it names the server the client declared), permission
 // requests with allow_once.
@@ -228,28 +245,19 @@ func (e *editorMCP) answer(t *testing.T, p *proc, serverID string, checker *sche
 // validated by acptest against the SDK 2.4.0 unstable schema.
 func TestBinaryMCPOverACP(t *testing.T) {
 	editor := startEditorMCP(t)
-	checker, err := schemacheck.Load()
-	require.NoError(t, err)
 	model := newScriptedModel(t, "openai", modelCall{"mcp__everything__echo", map[string]any{"message": "hi over acp"}})
 	p := startAgent(t, []string{"OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}, "--model", "openai/test-model")
 	init := p.Initialize(nil)
 	require.True(t, init.AgentCapabilities.MCPCapabilities.ACP, "mcpCapabilities.acp")
 
-	const serverID = "editor-everything-1"
-	answer := editor.answer(t, p, serverID, checker)
-	id := p.Request(acp.MethodSessionNew, &acp.NewSessionRequest{CWD: t.TempDir(),
-		MCPServers: []acp.McpServer{{ACP: &acp.McpServerAcp{Name: "everything", ServerID: serverID}}}})
-	resp, _ := awaitAnswering(t, p, id, answer)
-	var ns acp.NewSessionResponse
-	acptest.MustResult(t, resp, &ns)
-	p.TakeCommands(ns.SessionID)
+	ns, answer := editor.newSession(t, p, "everything")
 	assert.Contains(t, editor.innerMethods(), "tools/list", "the agent listed the editor's server's tools through ACP")
 
 	r, werr := ext(t, p, acp.MethodExtSessionTools, map[string]any{"sessionId": ns.SessionID})
 	require.Nil(t, werr)
 	assert.Contains(t, fmt.Sprint(r["activeToolNames"]), "mcp__everything__echo", "offered to the model")
 
-	id = p.Request(acp.MethodSessionPrompt, promptReq(ns.SessionID, "echo something"))
+	id := p.Request(acp.MethodSessionPrompt, promptReq(ns.SessionID, "echo something"))
 	resp, before := awaitAnswering(t, p, id, answer)
 	acptest.MustResult(t, resp, nil)
 	assert.Contains(t, editor.innerMethods(), "tools/call")

@@ -14,7 +14,6 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acptest"
-	"github.com/acp-agent/acp-agent/acp/schemacheck"
 )
 
 // startEditorSDKServer runs a real MCP server built with the Go SDK
@@ -55,20 +54,10 @@ func startEditorSDKServer(t *testing.T) *editorMCP {
 // it, and the model is offered it in the next turn (it was not before).
 func TestBinaryMCPOverACPToolListChanged(t *testing.T) {
 	editor := startEditorSDKServer(t)
-	checker, err := schemacheck.Load()
-	require.NoError(t, err)
 	model := newScriptedModel(t, "openai", modelCall{"mcp__editor__unlock", map[string]any{}})
 	p := startAgent(t, []string{"OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}, "--model", "openai/test-model")
 	p.Initialize(nil)
-
-	const serverID = "editor-tools-1"
-	answer := editor.answer(t, p, serverID, checker)
-	id := p.Request(acp.MethodSessionNew, &acp.NewSessionRequest{CWD: t.TempDir(),
-		MCPServers: []acp.McpServer{{ACP: &acp.McpServerAcp{Name: "editor", ServerID: serverID}}}})
-	resp, _ := awaitAnswering(t, p, id, answer)
-	var ns acp.NewSessionResponse
-	acptest.MustResult(t, resp, &ns)
-	p.TakeCommands(ns.SessionID)
+	ns, answer := editor.newSession(t, p, "editor")
 	tools := func() string {
 		id := p.Request(acp.MethodExtSessionTools, map[string]any{"sessionId": ns.SessionID})
 		resp, _ := awaitAnswering(t, p, id, answer)
@@ -79,7 +68,7 @@ func TestBinaryMCPOverACPToolListChanged(t *testing.T) {
 	require.Contains(t, tools(), "mcp__editor__unlock")
 	require.NotContains(t, tools(), "mcp__editor__secret")
 
-	id = p.Request(acp.MethodSessionPrompt, promptReq(ns.SessionID, "unlock it"))
+	id := p.Request(acp.MethodSessionPrompt, promptReq(ns.SessionID, "unlock it"))
 	resp, before := awaitAnswering(t, p, id, answer)
 	acptest.MustResult(t, resp, nil)
 	text, status := toolResultText(t, before, "call_0")
