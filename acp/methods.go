@@ -204,7 +204,7 @@ func init() {
 		{MethodSpec: agentMethod(MethodSessionPrompt, "PromptRequest", "PromptResponse", SchemaV1),
 			handle: (*serverConn).prompt},
 		{MethodSpec: MethodSpec{Name: MethodSessionCancel, Direction: ToAgent, Notification: true, Params: "CancelNotification", Schemas: SchemaV1},
-			notify: (*serverConn).cancelSession},
+			notify: (*serverConn).cancelNotification},
 		{MethodSpec: agentMethod(MethodSessionSetTitle, "SetSessionTitleRequest", "SetSessionTitleResponse", SchemaSDKUnstable),
 			handle: (*serverConn).setTitle, served: implements[SessionManager],
 			capability: func(c *AgentCapabilities, on bool) { setCap(&c.SessionCapabilities.Title, on) }},

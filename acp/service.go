@@ -873,17 +873,23 @@ func (c *serverConn) extensionForkParams(req *request) (*serviceSession, *int, e
 	return ss, fp.FromUserEntryIndex, nil
 }
 
-// cancelSession serves session/cancel, inline, like a preempter: the
-// session's turns (running and queued) are cancelled. An unknown or idle
-// session is a no-op.
-func (c *serverConn) cancelSession(req *request) {
+// cancelNotification serves session/cancel, inline, like a preempter:
+// the session's turns (running and queued) are cancelled.
+func (c *serverConn) cancelNotification(req *request) {
 	var p CancelNotification
 	if err := decodeParams(req.Params, &p); err != nil {
 		c.log.Debug("bad session/cancel", "error", err)
 		return
 	}
-	if ss := c.cancelTurns(p.SessionID, errTurnCancelled); ss != nil {
-		ss.sess.Cancel()
+	c.cancelSession(p.SessionID, errTurnCancelled)
+}
+
+// cancelSession serves session/cancel (either version): the prompts of
+// session id registered here are cancelled with cause, and the session's
+// work too. An unknown or idle session is a no-op.
+func (c *serverConn) cancelSession(id SessionId, cause error) {
+	if ss := c.cancelTurns(id, cause); ss != nil {
+		ss.life().Cancel()
 	}
 }
 

@@ -333,9 +333,7 @@ func (c *serverConn) cancelSessionV2(req *request) {
 		c.log.Debug("bad session/cancel", "error", err)
 		return
 	}
-	if ss := c.cancelTurns(p.SessionID, errWithdrawnByCancel); ss != nil {
-		ss.v2.Cancel()
-	}
+	c.cancelSession(p.SessionID, errWithdrawnByCancel)
 }
 
 // setConfigOptionV2 applies session/set_config_option inline, like v1's.
