@@ -466,9 +466,10 @@ func (c *serverConn) registerPrompt(ctx context.Context, req *request, id Sessio
 }
 
 // answer answers the prompt, the first time it is called, with what
-// outcome returns (called once the turn's context is done with). The
-// session calls it in order with its updates, so the response is queued
-// behind the last update it sent.
+// outcome returns; outcome runs before the prompt is forgotten, so ctx
+// still tells whether it was cancelled. The session calls answer in
+// order with its updates, so the response is queued behind the last
+// update it sent.
 func (pr *registeredPrompt) answer(outcome func() (any, error)) {
 	pr.once.Do(func() {
 		result, err := outcome()
