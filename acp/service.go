@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sourcegraph/jsonrpc2"
 )
@@ -251,7 +252,7 @@ func (c *serverConn) newClient() *ClientConn {
 }
 
 func (c *serverConn) newSessionClient() sessionClient {
-	return sessionClient{conn: c, out: newOutbox(c.rpc, c.log)}
+	return sessionClient{conn: c, id: new(atomic.Pointer[string]), out: newOutbox(c.rpc, c.log)}
 }
 
 // register adds a created session (a v1 Session, or ss.v2), answers the
