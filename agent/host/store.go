@@ -194,37 +194,52 @@ func (h *Host) startJournal(cfg *agent.SessionConfig, j *journal) (*journal, err
 	return j, nil
 }
 
-// newHostSession wraps a new or opened session for its client, with a
-// file history of its own (a subagent's changes go to its parent's
-// instead: useParentCheckpoints).
+// newHostSession wraps a new, loaded, resumed or forked session for its
+// client, with a file history of its own (a subagent's changes go to its
+// parent's instead: useParentCheckpoints) and its session-bound tools.
 func (h *Host) newHostSession(s *agent.Session, c Client, j *journal, extra []string, w agent.Workspace) *Session {
 	hs := h.wrapSession(s, c, j, extra, w)
 	hs.openCheckpoints()
-	if hs.ws != nil {
-		// Plan mode's way out; a subagent has none (it asks no one). A
-		// fork's cloned registry holds its source's, bound to the source.
-		s.Tools().Unregister(ToolExitPlanMode)
-		if err := s.Tools().Register(hs.exitPlanModeTool()); err != nil {
-			hs.log.Warn("the exit_plan_mode tool is not available", "error", err)
-		}
-	}
+	hs.bindSessionTools(true)
 	return hs
 }
 
-// wrapSession wraps a session for its client.
+// wrapSession wraps a session for its client; the caller binds its tools
+// (bindSessionTools).
 func (h *Host) wrapSession(s *agent.Session, c Client, j *journal, extra []string, w agent.Workspace) *Session {
 	ws, _ := w.(*tools.Workspace)
-	hs := &Session{s: s, h: h, c: c, j: j, extra: extra, ws: ws, log: h.log.With("session", s.ID()),
+	return &Session{s: s, h: h, c: c, j: j, extra: extra, ws: ws, log: h.log.With("session", s.ID()),
 		subSem: make(chan struct{}, MaxParallelSubagents)}
-	if ws != nil {
-		// A fork's registry is a clone of its source's, whose task tool
-		// starts the source's subagents: each session gets its own.
-		s.Tools().Unregister(ToolTask)
-		if err := s.Tools().Register(hs.taskTool()); err != nil {
-			hs.log.Warn("the task tool is not available", "error", err)
+}
+
+// sessionBoundTools are the tools whose work is one session's own: task
+// starts that session's subagents, exit_plan_mode asks its user and
+// switches its mode.
+var sessionBoundTools = []string{ToolTask, ToolExitPlanMode}
+
+// bindSessionTools gives hs its own session-bound tools; every session
+// (new, loaded, resumed, forked, subagent) gets them here and nowhere
+// else. A fork's registry is a clone of its source's (a fork of a fork:
+// of the fork's), whose copies are bound to the source: each is dropped
+// before hs's own is registered. A subagent (asksUser false) has no
+// exit_plan_mode, since it asks no one; sessions without a workspace have
+// no coding tools and get neither.
+func (hs *Session) bindSessionTools(asksUser bool) {
+	if hs.ws == nil {
+		return
+	}
+	for _, name := range sessionBoundTools {
+		hs.s.Tools().Unregister(name)
+	}
+	bound := []agent.Tool{hs.taskTool()}
+	if asksUser {
+		bound = append(bound, hs.exitPlanModeTool())
+	}
+	for _, t := range bound {
+		if err := hs.s.Tools().Register(t); err != nil {
+			hs.log.Warn("a session tool is not available", "tool", t.Name, "error", err)
 		}
 	}
-	return hs
 }
 
 // openCheckpoints gives a stored session its file history: what the
