@@ -301,15 +301,21 @@ func (c *serverConn) registerLoaded(ss *serviceSession) error {
 // client.startOut: what it queues until then waits.
 func (c *serverConn) registerHeld(ss *serviceSession) error {
 	client := ss.client
-	client.setSessionID(ss.id)
+	// startLoading started it already, with the id set.
+	running := client.start != nil
+	if !running {
+		client.setSessionID(ss.id)
+	}
 	// Set before the session is published: a session/close racing with
 	// this request may start the outbox as soon as it is in the map.
-	client.start = sync.OnceFunc(func() {
-		go func() {
-			defer c.outboxes.Done()
-			client.out.run()
-		}()
-	})
+	if !running {
+		client.start = sync.OnceFunc(func() {
+			go func() {
+				defer c.outboxes.Done()
+				client.out.run()
+			}()
+		})
+	}
 	c.mu.Lock()
 	if c.closing {
 		c.mu.Unlock()
@@ -320,7 +326,9 @@ func (c *serverConn) registerHeld(ss *serviceSession) error {
 	}
 	c.sessions[ss.id] = ss
 	c.srv.setLive(ss.id, c)
-	c.outboxes.Add(1)
+	if !running {
+		c.outboxes.Add(1)
+	}
 	c.mu.Unlock()
 	return nil
 }
@@ -548,16 +556,50 @@ func (c *serverConn) open(ctx context.Context, store SessionStore, lr *LoadReque
 	defer release()
 	c.srv.closeAnywhere(lr.SessionID)
 	client := c.newClient()
+	stop := func() {}
+	if lr.Replay {
+		if stop, err = c.startLoading(&client.sessionClient, string(lr.SessionID)); err != nil {
+			return nil, nil, err
+		}
+	}
 	sess, loaded, err := store.LoadSession(ctx, lr, client)
 	if err != nil {
+		stop()
 		return nil, nil, err
 	}
 	ss := newServiceSession(string(lr.SessionID), &client.sessionClient)
 	ss.sess = sess
 	if err := c.registerLoaded(ss); err != nil {
+		stop()
 		return nil, nil, err
 	}
 	return ss, loaded, nil
+}
+
+// startLoading starts the outbox of a session being loaded with a replay
+// before the session is registered, so that the agent can replay the
+// conversation while it still reads it (the client named the session: it
+// knows the id). registerHeld then finds the outbox started. stop, for a
+// load that fails, writes what was queued and ends the outbox, before
+// the error is answered.
+func (c *serverConn) startLoading(client *sessionClient, id string) (stop func(), err error) {
+	client.setSessionID(id)
+	c.mu.Lock()
+	if c.closing {
+		c.mu.Unlock()
+		return nil, fmt.Errorf("%w: %v", ErrInternal, errShutdown)
+	}
+	c.outboxes.Add(1)
+	c.mu.Unlock()
+	client.start = sync.OnceFunc(func() {})
+	go func() {
+		defer c.outboxes.Done()
+		client.out.run()
+	}()
+	return func() {
+		client.out.stop()
+		<-client.out.ended
+	}, nil
 }
 
 func (c *serverConn) list(ctx context.Context, req *request) (func(), error) {

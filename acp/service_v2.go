@@ -447,12 +447,20 @@ func (c *serverConn) openV2(ctx context.Context, p *acpv2.ResumeSessionRequest) 
 	defer release()
 	c.srv.closeAnywhere(p.SessionID)
 	client := c.newClientV2()
+	stop := func() {}
+	if p.ReplayFrom != nil {
+		if stop, err = c.startLoading(&client.sessionClient, p.SessionID); err != nil {
+			return nil, nil, err
+		}
+	}
 	sess, resumed, err := c.srv.opts.V2.ResumeSession(ctx, p, client)
 	if err != nil {
+		stop()
 		return nil, nil, notFoundData(err, p.SessionID)
 	}
 	ss := v2Session(p.SessionID, sess, client)
 	if err := c.registerLoaded(ss); err != nil {
+		stop()
 		return nil, nil, err
 	}
 	return ss, resumed, nil
