@@ -516,6 +516,11 @@ func (h *Host) openStored(id, cwd string, extra []string, cp *agent.ClientPrompt
 	case err != nil:
 		return nil, fmt.Errorf("%w: reading session %s: %v", ErrInternal, id, err)
 	}
+	if rs != nil {
+		h.log.Debug("session file read", "session", id, "records", len(loaded.Records), "replayed", len(rs.sent))
+	} else {
+		h.log.Debug("session file read", "session", id, "records", len(loaded.Records))
+	}
 	for _, sk := range loaded.Skipped {
 		h.log.Warn("skipped a damaged line of the session file", "session", id, "line", sk.Line, "error", sk.Err)
 	}
