@@ -88,32 +88,44 @@ type replayStream struct {
 	raw      []agent.Entry
 	rawPlans []placedPlan
 	b        historyBuilder
-	// sent is what was sent, to be checked against History at the end.
-	sent []itemKey
+	// sent counts the items sent and sum is their itemSum, to be checked
+	// against History at the end.
+	sent int
+	sum  uint64
 }
 
-// itemKey is enough of an item to tell that History has it at the place
-// it was sent from.
-type itemKey struct {
-	plan bool
-	kind agent.EntryKind
-	id   string
-	text int
-}
-
-func keyOf(it HistoryItem) itemKey {
+// itemSum adds enough of an item to sum to tell that History has the
+// items sent, in that order (FNV-1a over kinds, call ids and lengths).
+func itemSum(sum uint64, it HistoryItem) uint64 {
+	const prime = 1099511628211
+	mix := func(v uint64) { sum = (sum ^ v) * prime }
 	if it.Plan != nil {
-		return itemKey{plan: true, text: len(it.Plan.Entries)}
+		mix(1)
+		mix(uint64(len(it.Plan.Entries)))
+		return sum
 	}
-	return itemKey{kind: it.Entry.Kind, id: it.Entry.ToolCallID, text: len(it.Entry.Text) + len(it.Entry.Reasoning)}
+	e := it.Entry
+	mix(2)
+	for i := 0; i < len(e.Kind); i++ {
+		mix(uint64(e.Kind[i]))
+	}
+	for i := 0; i < len(e.ToolCallID); i++ {
+		mix(uint64(e.ToolCallID[i]))
+	}
+	mix(uint64(len(e.Text)))
+	mix(uint64(len(e.Reasoning)))
+	return sum
 }
+
+const sumStart = 14695981039346656037
 
 // newReplayStream replays to emit, which must not keep the items it is
 // given. Without stream, everything is sent at the end.
 func newReplayStream(emit func(HistoryItem), stream bool, log *slog.Logger) *replayStream {
-	r := &replayStream{emit: emit, log: log, on: stream, hold: -1, started: true}
+	r := &replayStream{emit: emit, log: log, on: stream, hold: -1, started: true, sum: sumStart}
 	r.b.emit = func(it HistoryItem) {
-		r.sent = append(r.sent, keyOf(it))
+		r.sent++
+		r.sum = itemSum(r.sum, it)
 		r.emit(it)
 	}
 	return r
@@ -199,15 +211,13 @@ func (r *replayStream) flush() {
 // is open (what a load completes done).
 func (r *replayStream) finish(hs *Session) {
 	items := hs.History()
-	n := min(len(r.sent), len(items))
-	for i := range n {
-		if keyOf(items[i]) != r.sent[i] {
-			r.log.Error("the replay sent while the session was read differs from its history", "item", i)
-			break
-		}
+	n := min(r.sent, len(items))
+	sum := uint64(sumStart)
+	for _, it := range items[:n] {
+		sum = itemSum(sum, it)
 	}
-	if len(r.sent) > len(items) {
-		r.log.Error("the replay sent while the session was read is longer than its history", "sent", len(r.sent), "history", len(items))
+	if n < r.sent || sum != r.sum {
+		r.log.Error("the replay sent while the session was read is not its history", "sent", r.sent, "history", len(items))
 	}
 	for i := range items[n:] {
 		r.emit(items[n+i])
@@ -228,15 +238,22 @@ func lastClearLine(data []byte, headerEnd int64) int64 {
 	}
 	body := data[headerEnd:end]
 	last := -1
-	for _, pat := range [][]byte{[]byte(`"clear"`), []byte(`\u006`), []byte(`\u007`)} {
-		for at := 0; ; {
-			i := bytes.Index(body[at:], pat)
-			if i < 0 {
-				break
-			}
-			last = max(last, at+i)
-			at += i + len(pat)
+	for at := 0; ; {
+		i := bytes.Index(body[at:], []byte(`"clear"`))
+		if i < 0 {
+			break
 		}
+		last, at = at+i, at+i+1
+	}
+	for at := 0; ; {
+		i := bytes.Index(body[at:], []byte(`\u00`))
+		if i < 0 {
+			break
+		}
+		if at+i+4 < len(body) && (body[at+i+4] == '6' || body[at+i+4] == '7') {
+			last = max(last, at+i)
+		}
+		at += i + 1
 	}
 	if last < 0 {
 		return -1

@@ -517,7 +517,7 @@ func (h *Host) openStored(id, cwd string, extra []string, cp *agent.ClientPrompt
 		return nil, fmt.Errorf("%w: reading session %s: %v", ErrInternal, id, err)
 	}
 	if rs != nil {
-		h.log.Debug("session file read", "session", id, "records", len(loaded.Records), "replayed", len(rs.sent))
+		h.log.Debug("session file read", "session", id, "records", len(loaded.Records), "replayed", rs.sent)
 	} else {
 		h.log.Debug("session file read", "session", id, "records", len(loaded.Records))
 	}
