@@ -120,9 +120,9 @@ func itemSum(sum uint64, it HistoryItem) uint64 {
 const sumStart = 14695981039346656037
 
 // newReplayStream replays to emit, which must not keep the items it is
-// given. Without stream, everything is sent at the end.
-func newReplayStream(emit func(HistoryItem), stream bool, log *slog.Logger) *replayStream {
-	r := &replayStream{emit: emit, log: log, on: stream, hold: -1, started: true, sum: sumStart}
+// given.
+func newReplayStream(emit func(HistoryItem), log *slog.Logger) *replayStream {
+	r := &replayStream{emit: emit, log: log, hold: -1, started: true, sum: sumStart}
 	r.b.emit = func(it HistoryItem) {
 		r.sent++
 		r.sum = itemSum(r.sum, it)
@@ -131,8 +131,10 @@ func newReplayStream(emit func(HistoryItem), stream bool, log *slog.Logger) *rep
 	return r
 }
 
-// opened is told the file's content before its records are decoded.
-func (r *replayStream) opened(data []byte, headerEnd int64) {
+// opened is told the file's content before its records are decoded;
+// without stream, everything is sent at the end.
+func (r *replayStream) opened(data []byte, headerEnd int64, stream bool) {
+	r.on = stream
 	if r.on {
 		r.hold = lastClearLine(data, headerEnd)
 		r.started = r.hold < 0

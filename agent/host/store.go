@@ -467,7 +467,7 @@ func (h *Host) openStored(id, cwd string, extra []string, cp *agent.ClientPrompt
 	configured := false
 	var rs *replayStream
 	if replay != nil {
-		rs = newReplayStream(replay, !h.rewindPending(id), h.log.With("session", id))
+		rs = newReplayStream(replay, h.log.With("session", id))
 	}
 	// The session is configured (its workspace opened) from the header,
 	// before the records are decoded: a replay streamed while they are
@@ -485,7 +485,8 @@ func (h *Host) openStored(id, cwd string, extra []string, cp *agent.ClientPrompt
 		}
 		configured = true
 		if rs != nil {
-			rs.opened(data, headerEnd)
+			// The id is checked and the session held here.
+			rs.opened(data, headerEnd, !h.rewindPending(id))
 		}
 		return nil
 	}}
