@@ -424,7 +424,9 @@ type OpenRequest struct {
 	// returns and before anything the load tells the client (an
 	// interrupted command or rewind, the commands): the first items while
 	// the file is still being read. It runs on LoadSession's goroutine
-	// and must not keep the items.
+	// and must not keep the items. A load that fails once the file is
+	// read (a repair it cannot write) may have replayed part of it first;
+	// one refused before (an unusable cwd, a damaged header) has not.
 	Replay func(HistoryItem)
 }
 
