@@ -328,15 +328,21 @@ func (c *serverConn) registerLoaded(ss *serviceSession) error {
 // client.startOut: what it queues until then waits.
 func (c *serverConn) registerHeld(ss *serviceSession) error {
 	client := ss.client
-	client.setSessionID(ss.id)
+	// startLoading started it already, with the id set.
+	running := client.start != nil
+	if !running {
+		client.setSessionID(ss.id)
+	}
 	// Set before the session is published: a session/close racing with
 	// this request may start the outbox as soon as it is in the map.
-	client.start = sync.OnceFunc(func() {
-		go func() {
-			defer c.outboxes.Done()
-			client.out.run()
-		}()
-	})
+	if !running {
+		client.start = sync.OnceFunc(func() {
+			go func() {
+				defer c.outboxes.Done()
+				client.out.run()
+			}()
+		})
+	}
 	c.mu.Lock()
 	if c.closing {
 		c.mu.Unlock()
@@ -347,7 +353,9 @@ func (c *serverConn) registerHeld(ss *serviceSession) error {
 	}
 	c.sessions[ss.id] = ss
 	c.srv.setLive(ss.id, c)
-	c.outboxes.Add(1)
+	if !running {
+		c.outboxes.Add(1)
+	}
 	c.mu.Unlock()
 	return nil
 }
@@ -595,14 +603,22 @@ func (c *serverConn) load(ctx context.Context, req *request) (func(), error) {
 // registers it here.
 func (c *serverConn) open(ctx context.Context, store SessionStore, lr *LoadRequest) (*serviceSession, *LoadedSession, error) {
 	var loaded *LoadedSession
-	ss, err := c.reopen(lr.SessionID, func() (*serviceSession, error) {
+	ss, err := c.reopen(lr.SessionID, func() (*serviceSession, func(), error) {
 		client := c.newClient()
+		stop := func() {}
+		if lr.Replay {
+			var err error
+			if stop, err = c.startLoading(&client.sessionClient, string(lr.SessionID)); err != nil {
+				return nil, nil, err
+			}
+		}
 		sess, l, err := store.LoadSession(ctx, lr, client)
 		if err != nil {
-			return nil, err
+			stop()
+			return nil, nil, err
 		}
 		loaded = l
-		return v1Session(lr.SessionID, sess, client), nil
+		return v1Session(lr.SessionID, sess, client), stop, nil
 	})
 	return ss, loaded, err
 }
@@ -612,8 +628,9 @@ func (c *serverConn) open(ctx context.Context, store SessionStore, lr *LoadReque
 // for a client of this connection, and it is registered here, its
 // updates flowing at once. A claim keeps another load or resume of the
 // same session from doing the same meanwhile, which would leave two live
-// copies writing one session.
-func (c *serverConn) reopen(id SessionId, load func() (*serviceSession, error)) (*serviceSession, error) {
+// copies writing one session. load returns, beside the session, what
+// ends an outbox it started early (startLoading) when registering fails.
+func (c *serverConn) reopen(id SessionId, load func() (*serviceSession, func(), error)) (*serviceSession, error) {
 	if err := c.srv.claim(id); err != nil {
 		return nil, err
 	}
@@ -624,14 +641,41 @@ func (c *serverConn) reopen(id SessionId, load func() (*serviceSession, error)) 
 	}
 	defer release()
 	c.srv.closeAnywhere(id)
-	ss, err := load()
+	ss, stop, err := load()
 	if err != nil {
 		return nil, err
 	}
 	if err := c.registerLoaded(ss); err != nil {
+		stop()
 		return nil, err
 	}
 	return ss, nil
+}
+
+// startLoading starts the outbox of a session being loaded with a replay
+// before the session is registered, so that the agent can replay the
+// conversation while it still reads it (the client named the session: it
+// knows the id). registerHeld then finds the outbox started. stop, for a
+// load that fails, writes what was queued and ends the outbox, before
+// the error is answered.
+func (c *serverConn) startLoading(client *sessionClient, id string) (stop func(), err error) {
+	client.setSessionID(id)
+	c.mu.Lock()
+	if c.closing {
+		c.mu.Unlock()
+		return nil, fmt.Errorf("%w: %v", ErrInternal, errShutdown)
+	}
+	c.outboxes.Add(1)
+	c.mu.Unlock()
+	client.start = sync.OnceFunc(func() {})
+	go func() {
+		defer c.outboxes.Done()
+		client.out.run()
+	}()
+	return func() {
+		client.out.stop()
+		<-client.out.ended
+	}, nil
 }
 
 func (c *serverConn) list(ctx context.Context, req *request) (func(), error) {

@@ -393,14 +393,22 @@ func (c *serverConn) resumeV2(ctx context.Context, req *request) (func(), error)
 // openV2 is open (v1's load and resume) for v2.
 func (c *serverConn) openV2(ctx context.Context, p *acpv2.ResumeSessionRequest) (*serviceSession, *ResumedSessionV2, error) {
 	var resumed *ResumedSessionV2
-	ss, err := c.reopen(p.SessionID, func() (*serviceSession, error) {
+	ss, err := c.reopen(p.SessionID, func() (*serviceSession, func(), error) {
 		client := c.newClientV2()
+		stop := func() {}
+		if p.ReplayFrom != nil {
+			var err error
+			if stop, err = c.startLoading(&client.sessionClient, p.SessionID); err != nil {
+				return nil, nil, err
+			}
+		}
 		sess, r, err := c.srv.opts.V2.ResumeSession(ctx, p, client)
 		if err != nil {
-			return nil, notFoundData(err, p.SessionID)
+			stop()
+			return nil, nil, notFoundData(err, p.SessionID)
 		}
 		resumed = r
-		return v2Session(p.SessionID, sess, client), nil
+		return v2Session(p.SessionID, sess, client), stop, nil
 	})
 	return ss, resumed, err
 }
