@@ -191,7 +191,8 @@ func (c *checkpoints) Kept(path string) bool {
 // CommandStarted implements tools.Checkpointer: the manifest is stored
 // (durably) and named by a command record in the current turn.
 func (c *checkpoints) CommandStarted(m tools.CommandManifest) (int, error) {
-	data, err := json.Marshal(m)
+	// Not json.Marshal: it would check and compact the encoding again.
+	data, err := m.MarshalJSON()
 	if err != nil {
 		return 0, err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -50,6 +51,57 @@ type Checkpointer interface {
 type CommandManifest struct {
 	Files    map[string]ManifestFile `json:"files"`
 	Complete bool                    `json:"complete"`
+}
+
+// MarshalJSON encodes m as encoding/json would (paths in sorted order,
+// the same escaping, the same fields), without its reflection: a
+// command's manifest in a large workspace has thousands of entries and is
+// encoded before every command.
+func (m CommandManifest) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 32+len(m.Files)*96)
+	b = append(b, `{"files":`...)
+	if m.Files == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '{')
+		for i, p := range slices.Sorted(maps.Keys(m.Files)) {
+			f := m.Files[p]
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, p)
+			b = append(b, ":{"...)
+			if f.Hash != "" {
+				b = appendJSONString(append(b, `"h":`...), f.Hash)
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(append(b, `"size":`...), f.Size, 10)
+			b = strconv.AppendInt(append(b, `,"mtime":`...), f.MTime, 10)
+			if f.Ino != 0 {
+				b = strconv.AppendUint(append(b, `,"ino":`...), f.Ino, 10)
+			}
+			if f.CTime != 0 {
+				b = strconv.AppendInt(append(b, `,"ctime":`...), f.CTime, 10)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, '}')
+	}
+	b = strconv.AppendBool(append(b, `,"complete":`...), m.Complete)
+	return append(b, '}'), nil
+}
+
+// appendJSONString appends s as a JSON string, as encoding/json writes
+// it: printable ASCII other than the characters it escapes as is, and
+// anything else through encoding/json itself.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	return append(append(append(b, '"'), s...), '"')
 }
 
 // ManifestFile is one file of a CommandManifest.
