@@ -112,6 +112,8 @@ func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv 
 	}
 	if sessionDir != "" {
 		p.DeniedPaths = append(p.DeniedPaths, sessionDir)
+		// Under a denied path, where no command can write it.
+		p.SecretsCache = filepath.Join(sessionDir, secretsCacheDir)
 	}
 	p.DeniedPaths = append(p.DeniedPaths, logPaths...)
 	p.DeniedPaths = append(p.DeniedPaths, file.DeniedPaths...)
@@ -135,6 +137,11 @@ func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv 
 	}
 	return &runtime.Sandbox{Exe: exe, Policy: p}, netInFullAccess, "", nil
 }
+
+// secretsCacheDir is the directory, under the session directory, where
+// the sandbox helpers keep their listing of a workspace's secrets files
+// between processes (sandbox.Policy.SecretsCache).
+const secretsCacheDir = ".secrets-cache"
 
 // sandboxNotices are what a session tells the user once about a sandbox
 // that confines commands with a limit: where the helpers cannot mask by
