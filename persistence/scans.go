@@ -2,7 +2,6 @@ package persistence
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -108,8 +107,8 @@ func checkPack(path string) (map[string]packLoc, bool) {
 	if nl < 0 {
 		return nil, false
 	}
-	var header packHeader
-	if json.Unmarshal(data[:nl], &header) != nil {
+	header, err := decodePackHeader(data[:nl])
+	if err != nil {
 		return nil, false
 	}
 	good := map[string]packLoc{}
