@@ -232,21 +232,37 @@ type scanResult struct {
 func (w *Workspace) scanTree(ctx context.Context) scanResult {
 	w.scan.mu.Lock()
 	defer w.scan.mu.Unlock()
-	if !w.scan.took {
-		w.scan.took = true
-		w.scan.files = w.keptScan()
-	}
 	start := time.Now()
-	res := scanResult{files: map[string]scanned{}, listed: map[string]bool{}, keys: map[string]fileKey{}, complete: true}
-	budget := int64(scanMaxBytes)
+	var kept chan map[string]scanned
+	if !w.scan.took {
+		// The kept scan is taken (its contents moved into the store and
+		// checked) while the workspace is walked; waited for below.
+		w.scan.took = true
+		kept = make(chan map[string]scanned, 1)
+		go func() { kept <- w.keptScan() }()
+	}
+	// Each file's key is taken by the walk, from the directory it listed
+	// (no lookup of its whole path).
+	res := scanResult{complete: true}
+	var walked [][]runtime.StampedPath
+	n := 0
 	for _, root := range w.roots {
-		paths, truncated, err := w.local.GlobWith(ctx, root, "**", runtime.GlobOptions{Max: scanMaxFiles})
+		paths, truncated, err := w.local.GlobStamped(ctx, root, "**", runtime.GlobOptions{Max: scanMaxFiles})
 		if err != nil || truncated {
 			res.complete = false
 		}
-		for _, p := range paths {
-			key, ok := statKey(p)
-			if !ok {
+		walked = append(walked, paths)
+		n += len(paths)
+	}
+	if kept != nil {
+		w.scan.files = <-kept
+	}
+	res.files, res.listed, res.keys = make(map[string]scanned, n), make(map[string]bool, n), make(map[string]fileKey, n)
+	budget := int64(scanMaxBytes)
+	for _, paths := range walked {
+		for _, sp := range paths {
+			p, key := sp.Path, sp.Stamp
+			if !sp.Regular {
 				continue
 			}
 			res.listed[p] = true
@@ -462,10 +478,14 @@ func (w *Workspace) aroundCommand(ctx context.Context) (func() string, error) {
 // workspace's manifest.
 func (w *Workspace) storeManifest(sc scanResult) (CommandManifest, error) {
 	m := CommandManifest{Files: make(map[string]ManifestFile, len(sc.listed)), Complete: sc.complete}
-	contents := make(map[string][]byte, len(sc.files))
+	contents := map[string][]byte{}
 	for p, f := range sc.files {
 		h := hex.EncodeToString(f.sum[:])
-		contents[h] = f.data
+		if f.data != nil || f.key.Size == 0 {
+			// Otherwise a kept scan's content, in the store already (an
+			// empty file read may have nil data: stored again, harmless).
+			contents[h] = f.data
+		}
 		m.Files[p] = manifestFile(f.key, h)
 	}
 	if err := w.cp.PutAll(contents); err != nil {
@@ -489,7 +509,9 @@ func (w *Workspace) CommandChanges(ctx context.Context, m CommandManifest) Comma
 	for _, p := range paths {
 		f := m.Files[p]
 		if a, ok := after.files[p]; ok && f.Hash != "" {
-			if hex.EncodeToString(a.sum[:]) == f.Hash {
+			var sum [2 * sha256.Size]byte
+			hex.Encode(sum[:], a.sum[:])
+			if string(sum[:]) == f.Hash {
 				continue
 			}
 			// Read both times and not the same: changed, whatever its
