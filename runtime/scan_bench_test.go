@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -16,8 +17,14 @@ import (
 func BenchmarkGlobStampedScan(b *testing.B) {
 	dir := b.TempDir()
 	for d := range 100 {
+		sub := filepath.Join(dir, fmt.Sprintf("d%03d", d))
+		if err := os.Mkdir(sub, 0o755); err != nil {
+			b.Fatal(err)
+		}
 		for f := range 100 {
-			writeFile(b, dir, filepath.Join(fmt.Sprintf("d%03d", d), fmt.Sprintf("f%03d.txt", f)), "x\n")
+			if err := os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%03d.txt", f)), []byte("x\n"), 0o644); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 	f, err := NewLocalFS(policy.FS{Roots: []string{dir}, DeniedPathPrefixes: policy.DefaultDeniedPrefixes()})
