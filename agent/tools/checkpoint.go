@@ -222,8 +222,7 @@ type scanned struct {
 // scanResult is the workspace as a scan saw it.
 type scanResult struct {
 	files    map[string]scanned // content, within the limits
-	listed   map[string]bool    // every regular file listed
-	keys     map[string]fileKey // the key of every file listed
+	keys     map[string]fileKey // the key of every regular file listed
 	complete bool               // nothing was left out of the listing
 }
 
@@ -257,7 +256,7 @@ func (w *Workspace) scanTree(ctx context.Context) scanResult {
 	if kept != nil {
 		w.scan.files = <-kept
 	}
-	res.files, res.listed, res.keys = make(map[string]scanned, n), make(map[string]bool, n), make(map[string]fileKey, n)
+	res.files, res.keys = make(map[string]scanned, n), make(map[string]fileKey, n)
 	budget := int64(scanMaxBytes)
 	for _, paths := range walked {
 		for _, sp := range paths {
@@ -265,7 +264,6 @@ func (w *Workspace) scanTree(ctx context.Context) scanResult {
 			if !sp.Regular {
 				continue
 			}
-			res.listed[p] = true
 			res.keys[p] = key
 			if prev, ok := w.scan.files[p]; ok && prev.trusted && prev.key == key && prev.key.Size <= budget {
 				res.files[p] = prev
@@ -477,7 +475,7 @@ func (w *Workspace) aroundCommand(ctx context.Context) (func() string, error) {
 // storeManifest stores the contents a scan read and returns the
 // workspace's manifest.
 func (w *Workspace) storeManifest(sc scanResult) (CommandManifest, error) {
-	m := CommandManifest{Files: make(map[string]ManifestFile, len(sc.listed)), Complete: sc.complete}
+	m := CommandManifest{Files: make(map[string]ManifestFile, len(sc.keys)), Complete: sc.complete}
 	contents := map[string][]byte{}
 	for p, f := range sc.files {
 		h := hex.EncodeToString(f.sum[:])
@@ -530,7 +528,7 @@ func (w *Workspace) CommandChanges(ctx context.Context, m CommandManifest) Comma
 		ch.Incomplete = true
 		return ch
 	}
-	for _, p := range slices.Sorted(maps.Keys(after.listed)) {
+	for _, p := range slices.Sorted(maps.Keys(after.keys)) {
 		if _, ok := m.Files[p]; !ok {
 			ch.Files = append(ch.Files, ChangedFile{Path: p})
 		}
