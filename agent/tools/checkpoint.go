@@ -340,7 +340,7 @@ func (k *KeptScan) UnmarshalBinary(data []byte) error {
 	if !ok {
 		return errors.New("kept scan: not one")
 	}
-	k.Files = map[string]KeptFile{}
+	k.Files = make(map[string]KeptFile, bytes.Count(rest, []byte{0}))
 	for len(rest) > 0 {
 		rec, next, ok := bytes.Cut(rest, []byte{0})
 		if !ok {
@@ -411,7 +411,7 @@ func (w *Workspace) keptScan() map[string]scanned {
 func (w *Workspace) KeptScan() *KeptScan {
 	w.scan.mu.Lock()
 	defer w.scan.mu.Unlock()
-	out := &KeptScan{Files: map[string]KeptFile{}}
+	out := &KeptScan{Files: make(map[string]KeptFile, len(w.scan.files))}
 	for p, f := range w.scan.files {
 		if !f.trusted || f.key.CTime == 0 {
 			continue

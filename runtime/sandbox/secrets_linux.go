@@ -108,7 +108,11 @@ func (s *secretsScan) find(roots []string, cache string) []secretFile {
 			}
 			s.loaded[file] = true
 			changed := s.changed
-			for dir, d := range loadKeptSecrets(file) {
+			kept := loadKeptSecrets(file)
+			if len(s.dirs) == 0 {
+				s.dirs = make(map[string]scannedDir, len(kept))
+			}
+			for dir, d := range kept {
 				if _, ok := s.dirs[dir]; !ok {
 					s.dirs[dir] = d
 				}
@@ -116,7 +120,7 @@ func (s *secretsScan) find(roots []string, cache string) []secretFile {
 			s.changed = changed
 		}
 	}
-	seen := map[string]bool{}
+	seen := make(map[string]bool, len(s.dirs))
 	var out []secretFile
 	var walk func(dir string)
 	walk = func(dir string) {
