@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // secretsTree makes a workspace of n directories, each with a file, and
@@ -111,4 +112,27 @@ func TestKeptSecretsListingsLiveOnlyUnderADeniedPath(t *testing.T) {
 		got := secretsCacheDir(Policy{SecretsCache: c.cache, DeniedPaths: c.denied})
 		assert.Equal(t, c.want, got, "%s under %v", c.cache, c.denied)
 	}
+}
+
+// Listings are kept only on file systems whose ctime no program can set:
+// on FAT or exFAT (ctime is the mtime, which utimes sets), NFS or FUSE a
+// command could put a .env in a directory and set its times back.
+func TestListingsAreKeptOnlyWhereTheCtimeCannotBeSet(t *testing.T) {
+	for magic, want := range map[int64]bool{
+		unix.EXT4_SUPER_MAGIC: true, unix.TMPFS_MAGIC: true, unix.XFS_SUPER_MAGIC: true, unix.BTRFS_SUPER_MAGIC: true,
+		unix.MSDOS_SUPER_MAGIC: false, unix.EXFAT_SUPER_MAGIC: false, unix.NFS_SUPER_MAGIC: false,
+		unix.FUSE_SUPER_MAGIC: false, unix.SMB2_SUPER_MAGIC: false, 0: false,
+	} {
+		assert.Equal(t, want, timesCanVouch(magic), "%#x", magic)
+	}
+	// Where they cannot vouch, nothing is kept: every scan lists again.
+	ws, cache := secretsTree(t, 2)
+	time.Sleep(racyWindow + 200*time.Millisecond)
+	s := &secretsScan{}
+	var st unix.Stat_t
+	require.NoError(t, unix.Stat(ws, &st))
+	s.timesKept = map[uint64]bool{uint64(st.Dev): false}
+	assert.Equal(t, int64(3), listings(func() { s.find([]string{ws}, cache) }))
+	assert.Equal(t, int64(3), listings(func() { s.find([]string{ws}, cache) }))
+	assert.Nil(t, loadKeptSecrets(keptSecretsFile(cache, []string{ws})), "nothing kept")
 }

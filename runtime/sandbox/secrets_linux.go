@@ -48,6 +48,9 @@ type secretsScan struct {
 	// read or written; loaded, the cache files read already.
 	changed bool
 	loaded  map[string]bool
+	// timesKept says, per device, whether its file system keeps a ctime
+	// no program can set (timesCanVouch).
+	timesKept map[uint64]bool
 }
 
 type scannedDir struct {
@@ -189,20 +192,53 @@ func (s *secretsScan) read(dir string) (scannedDir, bool) {
 		return scannedDir{}, false
 	}
 	cur := scannedDir{dev: uint64(st.Dev), ino: uint64(st.Ino), mtime: st.Mtim, ctime: st.Ctim}
-	if old, ok := s.dirs[dir]; ok && old.dev == cur.dev && old.ino == cur.ino && old.mtime == cur.mtime && old.ctime == cur.ctime {
+	vouch := s.timesVouch(dir, cur.dev)
+	if old, ok := s.dirs[dir]; ok && vouch && old.dev == cur.dev && old.ino == cur.ino && old.mtime == cur.mtime && old.ctime == cur.ctime {
 		return old, true
 	}
 	if err := listDir(dir, &cur); err != nil {
 		s.forget(dir)
 		return scannedDir{unreadable: errors.Is(err, fs.ErrPermission)}, false
 	}
-	if time.Since(time.Unix(st.Ctim.Unix())) > racyWindow {
+	if vouch && time.Since(time.Unix(st.Ctim.Unix())) > racyWindow {
 		s.dirs[dir] = cur
 		s.changed = true
 	} else {
 		s.forget(dir)
 	}
 	return cur, true
+}
+
+// timesVouch reports whether the times of directories on device dev
+// (dir is one) can vouch for their listings: only where the file system
+// keeps a ctime that no program can set. FAT and exFAT have none (Linux
+// reports the mtime, which utimes sets), network and FUSE file systems
+// report what a server says.
+func (s *secretsScan) timesVouch(dir string, dev uint64) bool {
+	if v, ok := s.timesKept[dev]; ok {
+		return v
+	}
+	var fs unix.Statfs_t
+	v := unix.Statfs(dir, &fs) == nil && timesCanVouch(int64(fs.Type))
+	if s.timesKept == nil {
+		s.timesKept = map[uint64]bool{}
+	}
+	s.timesKept[dev] = v
+	return v
+}
+
+// timesCanVouch reports whether a file system of type magic (statfs)
+// keeps a status change time that only the kernel sets: the local
+// Linux file systems a workspace is on.
+func timesCanVouch(magic int64) bool {
+	switch magic {
+	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.TMPFS_MAGIC,
+		unix.F2FS_SUPER_MAGIC, unix.OVERLAYFS_SUPER_MAGIC,
+		0x2fc12fc1, // ZFS
+		0xca451a4e: // bcachefs
+		return true
+	}
+	return false
 }
 
 // forget drops dir's listing.
