@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
@@ -59,8 +60,10 @@ func keptSecretsAttacks(t *testing.T, m sandboxMode) {
 	out := keptSecretsTurn(t, m, dir, home, sessions, cat)
 	require.Contains(t, out, "END", "%s", out)
 	require.Contains(t, out, "ordinary")
-	kept, _ := filepath.Glob(filepath.Join(sessions, ".secrets-cache", "*"))
-	require.NotEmpty(t, kept, "the first process kept its listing")
+	if goruntime.GOOS == "linux" { // the helpers that keep a listing
+		kept, _ := filepath.Glob(filepath.Join(sessions, ".secrets-cache", "*"))
+		require.NotEmpty(t, kept, "the first process kept its listing")
+	}
 
 	mtime := func(p string) time.Time {
 		fi, err := os.Stat(p)
