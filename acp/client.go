@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/acp-agent/acp-agent/acp/acpv2"
@@ -16,10 +17,15 @@ import (
 // protocol version (ClientConn, ClientConnV2): its connection, its id, its
 // ordered update stream and the calls it makes.
 type sessionClient struct {
-	conn      *serverConn
-	sessionID string
-	out       *outbox
-	start     func() // starts out (registerHeld); nil: started elsewhere
+	conn *serverConn
+	// id is the session's id, set once it is known (setSessionID, when
+	// the session is registered): a call the session makes while it is
+	// being created (an MCP server's re-listing of its tools, over
+	// mcp/message) may read it meanwhile. Shared by the copies of the
+	// struct.
+	id    *atomic.Pointer[string]
+	out   *outbox
+	start func() // starts out (registerHeld); nil: started elsewhere
 }
 
 // ClientConn is one session's view of the client connected to it: the
@@ -34,7 +40,7 @@ type ClientConn struct {
 
 // setSessionID names the session, before its outbox runs.
 func (c *sessionClient) setSessionID(id string) {
-	c.sessionID = id
+	c.id.Store(&id)
 	c.out.sessionID = id
 }
 
@@ -47,7 +53,12 @@ var ErrClosed = errors.New("acp: connection closed")
 func (c *ClientConn) Capabilities() ClientCapabilities { return c.caps }
 
 // SessionID returns the session's id (empty until the session is created).
-func (c *sessionClient) SessionID() string { return c.sessionID }
+func (c *sessionClient) SessionID() string {
+	if id := c.id.Load(); id != nil {
+		return *id
+	}
+	return ""
+}
 
 // Update queues a session/update for the session. Updates are written in
 // the order they were queued, by the session's single outbox goroutine.
@@ -76,11 +87,11 @@ func (c *sessionClient) Call(ctx context.Context, method string, params, result 
 	if err := c.out.drained(ctx); err != nil {
 		return fmt.Errorf("%s: %w", method, err)
 	}
-	id, err := c.conn.rpc.call(ctx, c.sessionID, method, params, result)
+	id, err := c.conn.rpc.call(ctx, c.SessionID(), method, params, result)
 	if err != nil {
 		if ctx.Err() != nil {
 			notifyCtx := context.WithoutCancel(ctx)
-			if nerr := c.conn.rpc.notify(notifyCtx, c.sessionID, MethodCancelRequest, map[string]any{"requestId": id.Num}); nerr != nil {
+			if nerr := c.conn.rpc.notify(notifyCtx, c.SessionID(), MethodCancelRequest, map[string]any{"requestId": id.Num}); nerr != nil {
 				c.conn.log.Debug("sending $/cancel_request", "error", nerr)
 			}
 			return fmt.Errorf("%s: %w", method, context.Cause(ctx))
@@ -96,7 +107,7 @@ func (c *sessionClient) Notify(ctx context.Context, method string, params any) e
 	if err := c.out.drained(ctx); err != nil {
 		return fmt.Errorf("%s: %w", method, err)
 	}
-	if err := c.conn.rpc.notify(ctx, c.sessionID, method, params); err != nil {
+	if err := c.conn.rpc.notify(ctx, c.SessionID(), method, params); err != nil {
 		return fmt.Errorf("%s: %w", method, err)
 	}
 	return nil
@@ -104,7 +115,7 @@ func (c *sessionClient) Notify(ctx context.Context, method string, params any) e
 
 // RequestPermission asks the user to allow a tool call (baseline method).
 func (c *ClientConn) RequestPermission(ctx context.Context, req *RequestPermissionRequest) (*RequestPermissionResponse, error) {
-	req.SessionID = c.sessionID
+	req.SessionID = c.SessionID()
 	var resp RequestPermissionResponse
 	if err := c.Call(ctx, MethodSessionRequestPermission, req, &resp); err != nil {
 		return nil, err

@@ -105,7 +105,7 @@ func (c *ClientConnV2) cancelCalls(cause error) {
 // RequestPermission asks the user to allow something (a tool call, a
 // command): session/request_permission.
 func (c *ClientConnV2) RequestPermission(ctx context.Context, req *acpv2.RequestPermissionRequest) (*acpv2.RequestPermissionResponse, error) {
-	req.SessionID = c.sessionID
+	req.SessionID = c.SessionID()
 	var resp acpv2.RequestPermissionResponse
 	if err := c.Call(ctx, acpv2.MethodSessionRequestPermission, req, &resp); err != nil {
 		return nil, err

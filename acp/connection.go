@@ -247,10 +247,10 @@ func (c *ClientConn) CallMCP(ctx context.Context, req *MessageMcpRequest, notify
 		}()
 	}
 	var resp MessageMcpResponse
-	id, err := sc.rpc.call(ctx, c.sessionID, MethodMCPMessage, req, &resp)
+	id, err := sc.rpc.call(ctx, c.SessionID(), MethodMCPMessage, req, &resp)
 	if err != nil {
 		if ctx.Err() != nil {
-			if nerr := sc.rpc.notify(context.WithoutCancel(ctx), c.sessionID, MethodCancelRequest, map[string]any{"requestId": id.Num}); nerr != nil {
+			if nerr := sc.rpc.notify(context.WithoutCancel(ctx), c.SessionID(), MethodCancelRequest, map[string]any{"requestId": id.Num}); nerr != nil {
 				sc.log.Debug("sending $/cancel_request", "error", nerr)
 			}
 			return nil, fmt.Errorf("%s: %w", MethodMCPMessage, context.Cause(ctx))

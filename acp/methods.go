@@ -1,6 +1,9 @@
 package acp
 
-import "context"
+import (
+	"context"
+	"strings"
+)
 
 // ACP v1 method names (schema/v1/meta.json, plus session/fork from
 // meta.unstable.json).
@@ -131,21 +134,27 @@ type MethodSpec struct {
 }
 
 // method is one row of the method table.
-type method struct {
+type method = methodRow[Agent, AgentCapabilities]
+
+// methodRow is one row of a method table, of either version: A is the
+// version's agent interface, C its capabilities.
+type methodRow[A any, C any] struct {
 	MethodSpec
 	// handle serves a request (see serverConn.dispatch); notify serves a
 	// notification, on the read goroutine.
 	handle func(c *serverConn, ctx context.Context, req *request) (func(), error)
 	notify func(c *serverConn, req *request)
 	// served reports whether agent serves the method (the optional
-	// interface its handler needs); nil means every Agent does.
-	served func(agent Agent) bool
+	// interface its handler needs); nil means every agent does.
+	served func(agent A) bool
 	// capability sets (on) or clears the capability that advertises the
 	// method in the initialize response; nil means the method needs no
-	// advertising.
-	capability func(caps *AgentCapabilities, on bool)
+	// advertising (v2: auth/login and auth/logout are advertised by
+	// authMethods, tool_call/cancel and terminal/cancel by each tool call
+	// and terminal).
+	capability func(caps *C, on bool)
 	// opensSession marks methods that create or open a session: after
-	// logout they need authenticate again.
+	// logout they need authenticate (v2: auth/login) again.
 	opensSession bool
 }
 
@@ -195,7 +204,7 @@ func init() {
 		{MethodSpec: agentMethod(MethodSessionPrompt, "PromptRequest", "PromptResponse", SchemaV1),
 			handle: (*serverConn).prompt},
 		{MethodSpec: MethodSpec{Name: MethodSessionCancel, Direction: ToAgent, Notification: true, Params: "CancelNotification", Schemas: SchemaV1},
-			notify: (*serverConn).cancelSession},
+			notify: (*serverConn).cancelNotification},
 		{MethodSpec: agentMethod(MethodSessionSetTitle, "SetSessionTitleRequest", "SetSessionTitleResponse", SchemaSDKUnstable),
 			handle: (*serverConn).setTitle, served: implements[SessionManager],
 			capability: func(c *AgentCapabilities, on bool) { setCap(&c.SessionCapabilities.Title, on) }},
@@ -228,21 +237,10 @@ func init() {
 			ClientNotification: "MessageMcpNotification", Schemas: SchemaSDKUnstable},
 			notify: (*serverConn).mcpNotification, served: implements[MCPOverACP],
 			capability: func(c *AgentCapabilities, on bool) { c.MCPCapabilities.ACP = on }},
-
-		// Extensions, served by the session their params name.
-		{MethodSpec: extension(MethodSessionSteering), handle: (*serverConn).extension},
-		{MethodSpec: extension(MethodExtSessionSteer), handle: (*serverConn).extension},
-		{MethodSpec: extension(MethodExtSessionFollowUp), handle: (*serverConn).extension},
-		{MethodSpec: extension(MethodExtSessionPending), handle: (*serverConn).extension},
-		{MethodSpec: extension(MethodExtSessionStats), handle: (*serverConn).extension},
-		{MethodSpec: extension(MethodExtSessionTools), handle: (*serverConn).extension},
-		{MethodSpec: extension(MethodExtSessionEvents), handle: (*serverConn).extension},
-		{MethodSpec: extension(MethodExtSessionForkable), handle: (*serverConn).extension},
-		{MethodSpec: extension(MethodExtSessionFork), handle: (*serverConn).extensionFork, served: implements[Forker], opensSession: true},
-		{MethodSpec: extension(MethodExtSessionClearPending), handle: (*serverConn).extension},
-		{MethodSpec: extension(MethodExtSessionRewind), handle: (*serverConn).extension},
-		{MethodSpec: extension(MethodExtStructured), handle: (*serverConn).extension},
-
+	}
+	// Extensions, served by the session their params name.
+	methods = append(methods, extensionRows(&method{handle: (*serverConn).extensionFork, served: implements[Forker], opensSession: true})...)
+	methods = append(methods,
 		// The agent's calls to the client (ClientConn).
 		clientMethod(MethodSessionUpdate, "SessionNotification", "", SchemaV1),
 		clientMethod(MethodSessionRequestPermission, "RequestPermissionRequest", "RequestPermissionResponse", SchemaV1),
@@ -255,14 +253,58 @@ func init() {
 		clientMethod(MethodTerminalRelease, "ReleaseTerminalRequest", "ReleaseTerminalResponse", SchemaV1),
 		clientMethod(MethodElicitationCreate, "CreateElicitationRequest", "CreateElicitationResponse", SchemaSDKUnstable),
 		clientMethod(MethodElicitationComplete, "CompleteElicitationNotification", "", SchemaSDKUnstable),
-	}
-	methodIndex = make(map[string]*method, len(methods))
-	for _, m := range methods {
-		if _, dup := methodIndex[m.Name]; dup {
-			panic("acp: method " + m.Name + " is in the table twice")
+	)
+	methodIndex = indexTable(methods, "method")
+}
+
+// row gives a table row's MethodSpec: rows of either version's table
+// embed one, and tableRow is what the code both tables share needs.
+func (s *MethodSpec) row() *MethodSpec { return s }
+
+type tableRow interface{ row() *MethodSpec }
+
+// indexTable indexes a method table by name (what names the table in the
+// panic, which a name twice in it is).
+func indexTable[R tableRow](rows []R, what string) map[string]R {
+	index := make(map[string]R, len(rows))
+	for _, m := range rows {
+		name := m.row().Name
+		if _, dup := index[name]; dup {
+			panic("acp: " + what + " " + name + " is in the table twice")
 		}
-		methodIndex[m.Name] = m
+		index[name] = m
 	}
+	return index
+}
+
+// specsOf is a method table's MethodSpecs, in order.
+func specsOf[R tableRow](rows []R) []MethodSpec {
+	specs := make([]MethodSpec, len(rows))
+	for i, m := range rows {
+		specs[i] = *m.row()
+	}
+	return specs
+}
+
+// extensionNames is a method table's acp-agent extension methods
+// (ExtPrefix), in order.
+func extensionNames[R tableRow](rows []R) []string {
+	var names []string
+	for _, m := range rows {
+		if m.row().Extension && strings.HasPrefix(m.row().Name, ExtPrefix) && m.row().Name != ExtPrefix {
+			names = append(names, m.row().Name)
+		}
+	}
+	return names
+}
+
+// gated reports whether an agent of either version that gates its
+// methods (MethodGate) serves name; one that does not serves them all.
+func gated(agent any, name string) bool {
+	if g, ok := agent.(MethodGate); ok {
+		return g.ServesMethod(name)
+	}
+	return true
 }
 
 func agentMethod(name, params, result string, schemas Schemas) MethodSpec {
@@ -273,17 +315,51 @@ func extension(name string) MethodSpec {
 	return MethodSpec{Name: name, Direction: ToAgent, Extension: true}
 }
 
+// sessionExtensions are the extension methods a session serves
+// (ExtensionSession), in the order both tables list them, with the fork,
+// which makes a new session, among them.
+var sessionExtensions = []string{MethodSessionSteering, MethodExtSessionSteer, MethodExtSessionFollowUp,
+	MethodExtSessionPending, MethodExtSessionStats, MethodExtSessionTools, MethodExtSessionEvents,
+	MethodExtSessionForkable, MethodExtSessionFork, MethodExtSessionClearPending, MethodExtSessionRewind,
+	MethodExtStructured}
+
+// extensionRows are a table's rows of sessionExtensions: each served by
+// the session its params name, on a connection of either version, but
+// the fork, which is fork with its name set.
+func extensionRows[A, C any](fork *methodRow[A, C]) []*methodRow[A, C] {
+	rows := make([]*methodRow[A, C], 0, len(sessionExtensions))
+	for _, name := range sessionExtensions {
+		if name == MethodExtSessionFork {
+			fork.MethodSpec = extension(name)
+			rows = append(rows, fork)
+			continue
+		}
+		rows = append(rows, &methodRow[A, C]{MethodSpec: extension(name), handle: (*serverConn).extension})
+	}
+	return rows
+}
+
 // clientMethod is a row for a method the agent calls; a notification
 // has no result.
 func clientMethod(name, params, result string, schemas Schemas) *method {
-	return &method{MethodSpec: MethodSpec{Name: name, Direction: ToClient, Notification: result == "", Params: params, Result: result, Schemas: schemas}}
+	return clientRow[Agent, AgentCapabilities](name, params, result, schemas)
+}
+
+func clientRow[A, C any](name, params, result string, schemas Schemas) *methodRow[A, C] {
+	return &methodRow[A, C]{MethodSpec: MethodSpec{Name: name, Direction: ToClient, Notification: result == "", Params: params, Result: result, Schemas: schemas}}
 }
 
 // providersCap advertises providers/* (the three rows share it).
 func providersCap(c *AgentCapabilities, on bool) { setCap(&c.Providers, on) }
 
-// implements reports whether agent implements the interface I.
+// implements reports whether agent implements the interface I
+// (implementsV2: a v2 agent; a row's served needs its version's type).
 func implements[I any](agent Agent) bool {
+	_, ok := agent.(I)
+	return ok
+}
+
+func implementsV2[I any](agent AgentV2) bool {
 	_, ok := agent.(I)
 	return ok
 }
@@ -301,26 +377,12 @@ func setCap[T any](p **T, on bool) {
 
 // Methods returns the method table: the methods the agent serves and the
 // ones it calls, in a fixed order.
-func Methods() []MethodSpec {
-	specs := make([]MethodSpec, len(methods))
-	for i, m := range methods {
-		specs[i] = m.MethodSpec
-	}
-	return specs
-}
+func Methods() []MethodSpec { return specsOf(methods) }
 
 // ExtensionMethods returns the acp-agent extension methods (ExtPrefix) of
 // the table, in order: what an agent advertises in
 // agentCapabilities._meta["acp-agent"].extensionMethods.
-func ExtensionMethods() []string {
-	var names []string
-	for _, m := range methods {
-		if m.Extension && len(m.Name) > len(ExtPrefix) && m.Name[:len(ExtPrefix)] == ExtPrefix {
-			names = append(names, m.Name)
-		}
-	}
-	return names
-}
+func ExtensionMethods() []string { return extensionNames(methods) }
 
 // MethodGate is implemented by agents that serve some methods of their
 // optional interfaces only in some configurations (acpagent serves
@@ -330,13 +392,7 @@ type MethodGate interface {
 	ServesMethod(method string) bool
 }
 
-// serves reports whether agent serves m.
-func serves(agent Agent, m *method) bool {
-	if m.served != nil && !m.served(agent) {
-		return false
-	}
-	if g, ok := agent.(MethodGate); ok {
-		return g.ServesMethod(m.Name)
-	}
-	return true
+// serves reports whether agent serves m (either version).
+func serves[A, C any](agent A, m *methodRow[A, C]) bool {
+	return (m.served == nil || m.served(agent)) && gated(agent, m.Name)
 }

@@ -1,28 +1,12 @@
 package acp
 
 import (
-	"context"
-	"strings"
-
 	"github.com/acp-agent/acp-agent/acp/acpv2"
 )
 
 // methodV2 is one row of the v2 method table: as v1's (method), with the
 // v2 agent's interfaces and capabilities.
-type methodV2 struct {
-	MethodSpec
-	handle func(c *serverConn, ctx context.Context, req *request) (func(), error)
-	notify func(c *serverConn, req *request)
-	// served reports whether the agent serves the method (the optional
-	// interface its handler needs); nil means every AgentV2 does.
-	served func(agent AgentV2) bool
-	// capability sets (on) or clears the capability that advertises the
-	// method in the initialize response; nil means none does (auth/login
-	// and auth/logout are advertised by authMethods, tool_call/cancel and
-	// terminal/cancel by each tool call and terminal).
-	capability   func(caps *acpv2.AgentCapabilities, on bool)
-	opensSession bool
-}
+type methodV2 = methodRow[AgentV2, acpv2.AgentCapabilities]
 
 // methodsV2 is the v2 method table: every method a v2 connection serves
 // or calls. As with v1's, dispatch, the known-method check, the
@@ -109,77 +93,29 @@ func init() {
 			handle: (*serverConn).providersV2, served: implementsV2[ProviderManagerV2]},
 		{MethodSpec: MethodSpec{Name: acpv2.MethodCancelRequest, Direction: ToAgent | ToClient, Notification: true, Params: "CancelRequestNotification", Schemas: stable},
 			notify: (*serverConn).cancelRequest},
-
-		// Extensions, served by the session their params name.
-		{MethodSpec: extension(MethodSessionSteering), handle: (*serverConn).extensionV2},
-		{MethodSpec: extension(MethodExtSessionSteer), handle: (*serverConn).extensionV2},
-		{MethodSpec: extension(MethodExtSessionFollowUp), handle: (*serverConn).extensionV2},
-		{MethodSpec: extension(MethodExtSessionPending), handle: (*serverConn).extensionV2},
-		{MethodSpec: extension(MethodExtSessionStats), handle: (*serverConn).extensionV2},
-		{MethodSpec: extension(MethodExtSessionTools), handle: (*serverConn).extensionV2},
-		{MethodSpec: extension(MethodExtSessionEvents), handle: (*serverConn).extensionV2},
-		{MethodSpec: extension(MethodExtSessionForkable), handle: (*serverConn).extensionV2},
-		{MethodSpec: extension(MethodExtSessionFork), handle: (*serverConn).extensionForkV2, served: implementsV2[ForkerV2], opensSession: true},
-		{MethodSpec: extension(MethodExtSessionClearPending), handle: (*serverConn).extensionV2},
-		{MethodSpec: extension(MethodExtSessionRewind), handle: (*serverConn).extensionV2},
-		{MethodSpec: extension(MethodExtStructured), handle: (*serverConn).extensionV2},
-
+	}
+	// Extensions, served by the session their params name.
+	methodsV2 = append(methodsV2, extensionRows(&methodV2{handle: (*serverConn).extensionForkV2, served: implementsV2[ForkerV2], opensSession: true})...)
+	methodsV2 = append(methodsV2,
 		// The agent's calls to the client (ClientConnV2).
 		clientMethodV2(acpv2.MethodSessionUpdate, "UpdateSessionNotification", "", stable),
 		clientMethodV2(acpv2.MethodSessionRequestPermission, "RequestPermissionRequest", "RequestPermissionResponse", stable),
 		clientMethodV2(acpv2.MethodElicitationCreate, "CreateElicitationRequest", "CreateElicitationResponse", stable),
 		clientMethodV2(acpv2.MethodElicitationComplete, "CompleteElicitationNotification", "", stable),
 		clientMethodV2(acpv2.MethodAuthStatusUpdate, "AuthStatusUpdateNotification", "", unstable),
-	}
-	methodIndexV2 = make(map[string]*methodV2, len(methodsV2))
-	for _, m := range methodsV2 {
-		if _, dup := methodIndexV2[m.Name]; dup {
-			panic("acp: v2 method " + m.Name + " is in the table twice")
-		}
-		methodIndexV2[m.Name] = m
-	}
+	)
+	methodIndexV2 = indexTable(methodsV2, "v2 method")
 }
 
 func clientMethodV2(name, params, result string, schemas Schemas) *methodV2 {
-	return &methodV2{MethodSpec: MethodSpec{Name: name, Direction: ToClient, Notification: result == "", Params: params, Result: result, Schemas: schemas}}
-}
-
-// implementsV2 reports whether agent implements the interface I.
-func implementsV2[I any](agent AgentV2) bool {
-	_, ok := agent.(I)
-	return ok
+	return clientRow[AgentV2, acpv2.AgentCapabilities](name, params, result, schemas)
 }
 
 // MethodsV2 returns the v2 method table: the methods a v2 connection
 // serves and the ones the agent calls on it, in a fixed order.
-func MethodsV2() []MethodSpec {
-	specs := make([]MethodSpec, len(methodsV2))
-	for i, m := range methodsV2 {
-		specs[i] = m.MethodSpec
-	}
-	return specs
-}
+func MethodsV2() []MethodSpec { return specsOf(methodsV2) }
 
 // ExtensionMethodsV2 returns the acp-agent extension methods (ExtPrefix)
 // a v2 connection serves, in order: what a v2 agent advertises in its
 // initialize response's _meta["acp-agent"].extensionMethods.
-func ExtensionMethodsV2() []string {
-	var names []string
-	for _, m := range methodsV2 {
-		if m.Extension && strings.HasPrefix(m.Name, ExtPrefix) {
-			names = append(names, m.Name)
-		}
-	}
-	return names
-}
-
-// servesV2 reports whether agent serves m.
-func servesV2(agent AgentV2, m *methodV2) bool {
-	if m.served != nil && !m.served(agent) {
-		return false
-	}
-	if g, ok := agent.(MethodGate); ok {
-		return g.ServesMethod(m.Name)
-	}
-	return true
-}
+func ExtensionMethodsV2() []string { return extensionNames(methodsV2) }

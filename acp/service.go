@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sourcegraph/jsonrpc2"
 )
@@ -123,12 +124,8 @@ func (c *serverConn) initialize(ctx context.Context, req *request) (func(), erro
 			m.capability(&resp.AgentCapabilities, serves(c.srv.agent, m))
 		}
 	}
-	if tc, ok := c.rpc.stream.(TransportCapabilities); ok {
-		meta, err := withMetaKey(resp.AgentCapabilities.Meta, "transport", tc.TransportCapabilities())
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrInternal, err)
-		}
-		resp.AgentCapabilities.Meta = meta
+	if resp.AgentCapabilities.Meta, err = c.withTransportMeta(resp.AgentCapabilities.Meta); err != nil {
+		return nil, err
 	}
 	c.mu.Lock()
 	c.initialized = true
@@ -180,6 +177,20 @@ func (c *serverConn) logout(ctx context.Context, req *request) (func(), error) {
 	}), nil
 }
 
+// withTransportMeta adds to an initialize response's capabilities _meta
+// what the connection's transport says of itself (either version).
+func (c *serverConn) withTransportMeta(meta json.RawMessage) (json.RawMessage, error) {
+	tc, ok := c.rpc.stream.(TransportCapabilities)
+	if !ok {
+		return meta, nil
+	}
+	meta, err := withMetaKey(meta, "transport", tc.TransportCapabilities())
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInternal, err)
+	}
+	return meta, nil
+}
+
 // simple wraps request work that has no ordering needs: run fn, reply.
 func (c *serverConn) simple(ctx context.Context, req *request, fn func(context.Context) (any, error)) func() {
 	return func() {
@@ -196,6 +207,21 @@ func (c *serverConn) newSession(ctx context.Context, req *request) (func(), erro
 	if err := c.checkSystemPrompt(p.SystemPrompt); err != nil {
 		return nil, err
 	}
+	return c.create(ctx, req, func() (*serviceSession, any, error) {
+		client := c.newClient()
+		sess, resp, err := c.srv.agent.NewSession(ctx, &p, client)
+		if err != nil {
+			return nil, nil, err
+		}
+		return v1Session(resp.SessionID, sess, client), resp, nil
+	}), nil
+}
+
+// create is the work of a request that opens a new session (new, fork;
+// either version): a place for it is reserved (reserveSession), open
+// makes it for a client of this connection, and register answers with
+// open's result and starts the session's updates.
+func (c *serverConn) create(ctx context.Context, req *request, open func() (*serviceSession, any, error)) func() {
 	return func() {
 		release, err := c.reserveSession("")
 		if err != nil {
@@ -203,16 +229,19 @@ func (c *serverConn) newSession(ctx context.Context, req *request) (func(), erro
 			return
 		}
 		defer release()
-		client := c.newClient()
-		sess, resp, err := c.srv.agent.NewSession(ctx, &p, client)
+		ss, result, err := open()
 		if err != nil {
 			c.answer(ctx, req, nil, err)
 			return
 		}
-		ss := newServiceSession(resp.SessionID, &client.sessionClient)
-		ss.sess = sess
-		c.register(ctx, req, ss, resp, release)
-	}, nil
+		c.register(ctx, req, ss, result, release)
+	}
+}
+
+func v1Session(id string, sess Session, client *ClientConn) *serviceSession {
+	ss := newServiceSession(id, &client.sessionClient)
+	ss.sess = sess
+	return ss
 }
 
 func (c *serverConn) newClient() *ClientConn {
@@ -223,7 +252,7 @@ func (c *serverConn) newClient() *ClientConn {
 }
 
 func (c *serverConn) newSessionClient() sessionClient {
-	return sessionClient{conn: c, out: newOutbox(c.rpc, c.log)}
+	return sessionClient{conn: c, id: new(atomic.Pointer[string]), out: newOutbox(c.rpc, c.log)}
 }
 
 // register adds a created session (a v1 Session, or ss.v2), answers the
@@ -267,9 +296,7 @@ func (c *ClientConn) OpenChild(id string, open func(*ClientConn) (Session, error
 	if err != nil {
 		return nil, err
 	}
-	ss := newServiceSession(id, &child.sessionClient)
-	ss.sess = sess
-	if err := c.conn.registerHeld(ss); err != nil {
+	if err := c.conn.registerHeld(v1Session(id, sess, child)); err != nil {
 		return nil, err
 	}
 	return child, nil
@@ -301,15 +328,21 @@ func (c *serverConn) registerLoaded(ss *serviceSession) error {
 // client.startOut: what it queues until then waits.
 func (c *serverConn) registerHeld(ss *serviceSession) error {
 	client := ss.client
-	client.setSessionID(ss.id)
+	// startLoading started it already, with the id set.
+	running := client.start != nil
+	if !running {
+		client.setSessionID(ss.id)
+	}
 	// Set before the session is published: a session/close racing with
 	// this request may start the outbox as soon as it is in the map.
-	client.start = sync.OnceFunc(func() {
-		go func() {
-			defer c.outboxes.Done()
-			client.out.run()
-		}()
-	})
+	if !running {
+		client.start = sync.OnceFunc(func() {
+			go func() {
+				defer c.outboxes.Done()
+				client.out.run()
+			}()
+		})
+	}
 	c.mu.Lock()
 	if c.closing {
 		c.mu.Unlock()
@@ -320,7 +353,9 @@ func (c *serverConn) registerHeld(ss *serviceSession) error {
 	}
 	c.sessions[ss.id] = ss
 	c.srv.setLive(ss.id, c)
-	c.outboxes.Add(1)
+	if !running {
+		c.outboxes.Add(1)
+	}
 	c.mu.Unlock()
 	return nil
 }
@@ -386,64 +421,90 @@ func (c *serverConn) prompt(ctx context.Context, req *request) (func(), error) {
 	}
 	// A prompt while another runs is queued by the session (a follow-up);
 	// session/cancel cancels all of them.
-	ss, turnCtx, cancel, err := c.registerPrompt(ctx, req, p.SessionID)
+	pr, err := c.registerPrompt(ctx, req, p.SessionID)
 	if err != nil {
 		return nil, err
 	}
-
-	replyCtx := context.WithoutCancel(ctx)
-	var once sync.Once
 	finish := func(resp *PromptResponse, err error) {
-		once.Do(func() {
-			if turnCtx.Err() != nil || errors.Is(err, context.Canceled) {
+		pr.answer(func() (any, error) {
+			if pr.ctx.Err() != nil || errors.Is(err, context.Canceled) {
 				// ACP: a cancelled turn is a result, never an error.
-				resp, err = &PromptResponse{StopReason: StopReasonCancelled}, nil
+				return &PromptResponse{StopReason: StopReasonCancelled}, nil
 			}
-			c.forgetPrompt(ss, req, cancel)
-			// The id is free before the client can see the response.
-			c.finishRequest(req.ID)
-			// The session calls finish in order with its updates, so the
-			// response is queued behind the turn's last update.
-			ss.client.out.do(func() { c.reply(replyCtx, req, resp, err) })
-			c.reqs.Done()
+			return resp, err
 		})
 	}
 	// Queued here, on the read loop, so prompts queue in arrival order.
-	if err := ss.sess.Prompt(turnCtx, &p, finish); err != nil {
-		once.Do(func() {
-			c.forgetPrompt(ss, req, cancel)
-			c.reqs.Done()
-		})
+	if err := pr.ss.sess.Prompt(pr.ctx, &p, finish); err != nil {
+		pr.drop()
 		return nil, err
 	}
 	return nil, nil
 }
 
+// registeredPrompt is a prompt (either version) registered as one of its
+// session's turns: session/cancel (v2: also $/cancel_request and
+// session/close) cancels ctx, and shutdown waits until it is answered or
+// dropped, once.
+type registeredPrompt struct {
+	c      *serverConn
+	ss     *serviceSession
+	req    *request
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	once   sync.Once
+}
+
 // registerPrompt finds the session a prompt names and registers the
-// prompt as one of its turns, under a context session/cancel cancels;
-// shutdown waits (reqs) until the prompt is answered.
-func (c *serverConn) registerPrompt(ctx context.Context, req *request, id SessionId) (*serviceSession, context.Context, context.CancelCauseFunc, error) {
+// prompt as one of its turns.
+func (c *serverConn) registerPrompt(ctx context.Context, req *request, id SessionId) (*registeredPrompt, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ss, ok := c.sessions[id]
 	switch {
 	case !ok:
-		return nil, nil, nil, SessionNotFound(id, "")
+		return nil, SessionNotFound(id, "")
 	case c.closing:
-		return nil, nil, nil, fmt.Errorf("%w: %v", ErrInternal, errShutdown)
+		return nil, fmt.Errorf("%w: %v", ErrInternal, errShutdown)
 	}
-	turnCtx, cancel := context.WithCancelCause(ctx)
-	ss.turns[req.ID] = cancel
+	pr := &registeredPrompt{c: c, ss: ss, req: req}
+	pr.ctx, pr.cancel = context.WithCancelCause(ctx)
+	ss.turns[req.ID] = pr.cancel
 	c.reqs.Add(1)
-	return ss, turnCtx, cancel, nil
+	return pr, nil
 }
 
-// forgetPrompt drops a prompt registerPrompt registered.
-func (c *serverConn) forgetPrompt(ss *serviceSession, req *request, cancel context.CancelCauseFunc) {
-	cancel(nil)
-	c.mu.Lock()
-	delete(ss.turns, req.ID)
-	c.mu.Unlock()
+// answer answers the prompt, the first time it is called, with what
+// outcome returns; outcome runs before the prompt is forgotten, so ctx
+// still tells whether it was cancelled. The session calls answer in
+// order with its updates, so the response is queued behind the last
+// update it sent.
+func (pr *registeredPrompt) answer(outcome func() (any, error)) {
+	pr.once.Do(func() {
+		result, err := outcome()
+		pr.forget()
+		// The id is free before the client can see the response.
+		pr.c.finishRequest(pr.req.ID)
+		replyCtx := context.WithoutCancel(pr.ctx)
+		pr.ss.client.out.do(func() { pr.c.reply(replyCtx, pr.req, result, err) })
+		pr.c.reqs.Done()
+	})
+}
+
+// drop forgets a prompt the session refused; the error is answered by
+// the caller.
+func (pr *registeredPrompt) drop() {
+	pr.once.Do(func() {
+		pr.forget()
+		pr.c.reqs.Done()
+	})
+}
+
+func (pr *registeredPrompt) forget() {
+	pr.cancel(nil)
+	pr.c.mu.Lock()
+	delete(pr.ss.turns, pr.req.ID)
+	pr.c.mu.Unlock()
 }
 
 // setConfigOption applies session/set_config_option inline, on the read
@@ -484,6 +545,12 @@ func (c *serverConn) applyInline(ctx context.Context, req *request,
 	if !ok {
 		return nil, SessionNotFound(sessionID(), "")
 	}
+	return c.applyIn(ctx, req, ss, apply)
+}
+
+// applyIn runs apply on ss, on the read loop, and answers its result in
+// order with the session's updates (either version).
+func (c *serverConn) applyIn(ctx context.Context, req *request, ss *serviceSession, apply func(*serviceSession) (any, error)) (func(), error) {
 	result, err := apply(ss)
 	if err != nil {
 		return nil, err
@@ -533,31 +600,82 @@ func (c *serverConn) load(ctx context.Context, req *request) (func(), error) {
 }
 
 // open closes lr's session wherever it is live, loads it from store and
-// registers it here. A claim keeps another load or resume of the same
-// session from doing the same meanwhile, which would leave two live
-// copies writing one session.
+// registers it here.
 func (c *serverConn) open(ctx context.Context, store SessionStore, lr *LoadRequest) (*serviceSession, *LoadedSession, error) {
-	if err := c.srv.claim(lr.SessionID); err != nil {
-		return nil, nil, err
+	var loaded *LoadedSession
+	ss, err := c.reopen(lr.SessionID, func() (*serviceSession, func(), error) {
+		client := c.newClient()
+		stop := func() {}
+		if lr.Replay {
+			var err error
+			if stop, err = c.startLoading(&client.sessionClient, string(lr.SessionID)); err != nil {
+				return nil, nil, err
+			}
+		}
+		sess, l, err := store.LoadSession(ctx, lr, client)
+		if err != nil {
+			stop()
+			return nil, nil, err
+		}
+		loaded = l
+		return v1Session(lr.SessionID, sess, client), stop, nil
+	})
+	return ss, loaded, err
+}
+
+// reopen serves the opening of a stored session (v1's load and resume,
+// v2's resume): the session is closed wherever it is live, load opens it
+// for a client of this connection, and it is registered here, its
+// updates flowing at once. A claim keeps another load or resume of the
+// same session from doing the same meanwhile, which would leave two live
+// copies writing one session. load returns, beside the session, what
+// ends an outbox it started early (startLoading) when registering fails.
+func (c *serverConn) reopen(id SessionId, load func() (*serviceSession, func(), error)) (*serviceSession, error) {
+	if err := c.srv.claim(id); err != nil {
+		return nil, err
 	}
-	defer c.srv.unclaim(lr.SessionID)
-	release, err := c.reserveSession(lr.SessionID)
+	defer c.srv.unclaim(id)
+	release, err := c.reserveSession(id)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer release()
-	c.srv.closeAnywhere(lr.SessionID)
-	client := c.newClient()
-	sess, loaded, err := store.LoadSession(ctx, lr, client)
+	c.srv.closeAnywhere(id)
+	ss, stop, err := load()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	ss := newServiceSession(string(lr.SessionID), &client.sessionClient)
-	ss.sess = sess
 	if err := c.registerLoaded(ss); err != nil {
-		return nil, nil, err
+		stop()
+		return nil, err
 	}
-	return ss, loaded, nil
+	return ss, nil
+}
+
+// startLoading starts the outbox of a session being loaded with a replay
+// before the session is registered, so that the agent can replay the
+// conversation while it still reads it (the client named the session: it
+// knows the id). registerHeld then finds the outbox started. stop, for a
+// load that fails, writes what was queued and ends the outbox, before
+// the error is answered.
+func (c *serverConn) startLoading(client *sessionClient, id string) (stop func(), err error) {
+	client.setSessionID(id)
+	c.mu.Lock()
+	if c.closing {
+		c.mu.Unlock()
+		return nil, fmt.Errorf("%w: %v", ErrInternal, errShutdown)
+	}
+	c.outboxes.Add(1)
+	c.mu.Unlock()
+	client.start = sync.OnceFunc(func() {})
+	go func() {
+		defer c.outboxes.Done()
+		client.out.run()
+	}()
+	return func() {
+		client.out.stop()
+		<-client.out.ended
+	}, nil
 }
 
 func (c *serverConn) list(ctx context.Context, req *request) (func(), error) {
@@ -576,12 +694,18 @@ func (c *serverConn) closeSession(ctx context.Context, req *request) (func(), er
 	if err := decodeParams(req.Params, &p); err != nil {
 		return nil, err
 	}
+	return c.closeAnswering(ctx, req, p.SessionID, &CloseSessionResponse{}), nil
+}
+
+// closeAnswering serves session/close (either version): the session
+// closes if it is live here, and result answers.
+func (c *serverConn) closeAnswering(ctx context.Context, req *request, id SessionId, result any) func() {
 	return c.simple(ctx, req, func(context.Context) (any, error) {
-		if !c.closeLive(p.SessionID) {
-			return nil, SessionNotFound(p.SessionID, "")
+		if !c.closeLive(id) {
+			return nil, SessionNotFound(id, "")
 		}
-		return &CloseSessionResponse{}, nil
-	}), nil
+		return result, nil
+	})
 }
 
 func (c *serverConn) deleteSession(ctx context.Context, req *request) (func(), error) {
@@ -589,11 +713,22 @@ func (c *serverConn) deleteSession(ctx context.Context, req *request) (func(), e
 	if err := decodeParams(req.Params, &p); err != nil {
 		return nil, err
 	}
-	store := c.srv.agent.(SessionStore)
+	return c.deleteAnswering(ctx, req, c.srv.agent.(SessionStore), p.SessionID, &DeleteSessionResponse{}), nil
+}
+
+// sessionDeleter is what session/delete needs of an agent (either
+// version).
+type sessionDeleter interface {
+	DeleteSession(ctx context.Context, id SessionId) error
+}
+
+// deleteAnswering serves session/delete: the session is closed wherever
+// it is live, deleted, and result answers.
+func (c *serverConn) deleteAnswering(ctx context.Context, req *request, d sessionDeleter, id SessionId, result any) func() {
 	return c.simple(ctx, req, func(ctx context.Context) (any, error) {
-		c.srv.closeAnywhere(p.SessionID)
-		return &DeleteSessionResponse{}, store.DeleteSession(ctx, p.SessionID)
-	}), nil
+		c.srv.closeAnywhere(id)
+		return result, d.DeleteSession(ctx, id)
+	})
 }
 
 // forkSession serves session/fork.
@@ -618,23 +753,14 @@ func (c *serverConn) fork(ctx context.Context, req *request, fr *ForkRequest) (f
 	if ss := c.srv.liveSession(fr.SourceID); ss != nil {
 		source = ss.sess // nil when it is live on a v2 connection
 	}
-	return func() {
-		release, err := c.reserveSession("")
-		if err != nil {
-			c.answer(ctx, req, nil, err)
-			return
-		}
-		defer release()
+	return c.create(ctx, req, func() (*serviceSession, any, error) {
 		client := c.newClient()
 		sess, resp, err := forker.ForkSession(ctx, fr, source, client)
 		if err != nil {
-			c.answer(ctx, req, nil, err)
-			return
+			return nil, nil, err
 		}
-		ss := newServiceSession(string(resp.SessionID), &client.sessionClient)
-		ss.sess = sess
-		c.register(ctx, req, ss, resp, release)
-	}, nil
+		return v1Session(resp.SessionID, sess, client), resp, nil
+	}), nil
 }
 
 // setTitle, status and archive serve the unstable session/set_title,
@@ -645,14 +771,20 @@ func (c *serverConn) setTitle(ctx context.Context, req *request) (func(), error)
 	if err := decodeParams(req.Params, &p); err != nil {
 		return nil, err
 	}
-	m := c.srv.agent.(SessionManager)
+	return c.setTitleAnswering(ctx, req, c.srv.agent.(SessionManager), p.SessionID, *p.Title,
+		func(title string) any { return &SetSessionTitleResponse{Title: title} }), nil
+}
+
+// setTitleAnswering serves session/set_title (either version) through
+// m; result makes the answer of the title set.
+func (c *serverConn) setTitleAnswering(ctx context.Context, req *request, m SessionManager, id SessionId, title string, result func(string) any) func() {
 	return c.simple(ctx, req, func(ctx context.Context) (any, error) {
-		title, err := m.SetSessionTitle(ctx, p.SessionID, *p.Title)
+		title, err := m.SetSessionTitle(ctx, id, title)
 		if err != nil {
-			return nil, notFoundData(err, p.SessionID)
+			return nil, notFoundData(err, id)
 		}
-		return &SetSessionTitleResponse{Title: title}, nil
-	}), nil
+		return result(title), nil
+	})
 }
 
 func (c *serverConn) status(ctx context.Context, req *request) (func(), error) {
@@ -680,17 +812,22 @@ func (c *serverConn) archive(ctx context.Context, req *request) (func(), error) 
 	if err := decodeParams(req.Params, &p); err != nil {
 		return nil, err
 	}
-	m := c.srv.agent.(SessionManager)
-	archive := req.Method == MethodSessionArchive
+	return c.archiveAnswering(ctx, req, c.srv.agent.(SessionManager), p.SessionID, req.Method == MethodSessionArchive, &ArchiveSessionResponse{}), nil
+}
+
+// archiveAnswering serves session/archive and session/unarchive (either
+// version) through m; archiving closes the session first wherever it is
+// live. result answers.
+func (c *serverConn) archiveAnswering(ctx context.Context, req *request, m SessionManager, id SessionId, archive bool, result any) func() {
 	return c.simple(ctx, req, func(ctx context.Context) (any, error) {
 		if archive {
-			c.srv.closeAnywhere(p.SessionID)
+			c.srv.closeAnywhere(id)
 		}
-		if err := m.ArchiveSession(ctx, p.SessionID, archive); err != nil {
-			return nil, notFoundData(err, p.SessionID)
+		if err := m.ArchiveSession(ctx, id, archive); err != nil {
+			return nil, notFoundData(err, id)
 		}
-		return &ArchiveSessionResponse{}, nil
-	}), nil
+		return result, nil
+	})
 }
 
 // notFoundData attaches {"sessionId"} to a session-not-found error, as
@@ -711,23 +848,39 @@ func (c *serverConn) extensionSession(req *request) (*serviceSession, error) {
 	if req.Params == nil || json.Unmarshal(*req.Params, &p) != nil {
 		return nil, fmt.Errorf("%w: params: must be an object", ErrInvalidParams)
 	}
-	if err := ValidateSessionID(p.SessionID); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidParams, err)
+	return c.sessionNamed(p.SessionID)
+}
+
+// sessionNamed checks a session id the client sent and finds it on this
+// connection.
+func (c *serverConn) sessionNamed(id SessionId) (*serviceSession, error) {
+	if err := checkSessionID(id); err != nil {
+		return nil, err
 	}
-	ss, ok := c.session(p.SessionID)
+	ss, ok := c.session(id)
 	if !ok {
-		return nil, SessionNotFound(p.SessionID, "")
+		return nil, SessionNotFound(id, "")
 	}
 	return ss, nil
 }
 
-// extension serves the extension methods that name a session.
+// checkSessionID checks the syntax of a session id the client sent:
+// -32602 naming what is wrong.
+func checkSessionID(id SessionId) error {
+	if err := ValidateSessionID(id); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidParams, err)
+	}
+	return nil
+}
+
+// extension serves the extension methods that name a session, on a
+// connection of either version.
 func (c *serverConn) extension(ctx context.Context, req *request) (func(), error) {
 	ss, err := c.extensionSession(req)
 	if err != nil {
 		return nil, err
 	}
-	ext, ok := ss.sess.(ExtensionSession)
+	ext, ok := ss.life().(ExtensionSession)
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrMethodNotFound, req.Method)
 	}
@@ -766,17 +919,23 @@ func (c *serverConn) extensionForkParams(req *request) (*serviceSession, *int, e
 	return ss, fp.FromUserEntryIndex, nil
 }
 
-// cancelSession serves session/cancel, inline, like a preempter: the
-// session's turns (running and queued) are cancelled. An unknown or idle
-// session is a no-op.
-func (c *serverConn) cancelSession(req *request) {
+// cancelNotification serves session/cancel, inline, like a preempter:
+// the session's turns (running and queued) are cancelled.
+func (c *serverConn) cancelNotification(req *request) {
 	var p CancelNotification
 	if err := decodeParams(req.Params, &p); err != nil {
 		c.log.Debug("bad session/cancel", "error", err)
 		return
 	}
-	if ss := c.cancelTurns(p.SessionID, errTurnCancelled); ss != nil {
-		ss.sess.Cancel()
+	c.cancelSession(p.SessionID, errTurnCancelled)
+}
+
+// cancelSession serves session/cancel (either version): the prompts of
+// session id registered here are cancelled with cause, and the session's
+// work too. An unknown or idle session is a no-op.
+func (c *serverConn) cancelSession(id SessionId, cause error) {
+	if ss := c.cancelTurns(id, cause); ss != nil {
+		ss.life().Cancel()
 	}
 }
 

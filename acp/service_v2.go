@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/acp-agent/acp-agent/acp/acpv2"
 )
@@ -87,7 +86,7 @@ func (c *serverConn) dispatchV2(ctx context.Context, req *request) (func(), erro
 		return nil, fmt.Errorf("%w: %q", ErrMethodNotFound, req.Method)
 	case m.Notification:
 		return nil, fmt.Errorf("%w: %s is a notification and must not have an id", ErrInvalidRequest, req.Method)
-	case !servesV2(c.srv.opts.V2, m):
+	case !serves(c.srv.opts.V2, m):
 		return nil, fmt.Errorf("%w: %q", ErrMethodNotFound, req.Method)
 	case (req.Method == acpv2.MethodAuthLogin || req.Method == acpv2.MethodAuthLogout) && !st.authAdvertised:
 		return nil, fmt.Errorf("%w: %q (initialize advertised no authMethods)", ErrMethodNotFound, req.Method)
@@ -152,19 +151,15 @@ func (c *serverConn) initializeV2(ctx context.Context, req *request) (func(), er
 	resp.ProtocolVersion = acpv2.ProtocolVersion(ProtocolVersionV2)
 	for _, m := range methodsV2 {
 		if m.capability != nil {
-			m.capability(&resp.Capabilities, servesV2(agent, m))
+			m.capability(&resp.Capabilities, serves(agent, m))
 		}
 	}
 	if len(resp.AuthMethods) > 0 && !implementsV2[AuthenticatorV2](agent) {
 		c.log.Warn("the v2 agent advertises authMethods without serving auth/login and auth/logout; dropping them")
 		resp.AuthMethods = nil
 	}
-	if tc, ok := c.rpc.stream.(TransportCapabilities); ok {
-		meta, err := withMetaKey(resp.Capabilities.Meta, "transport", tc.TransportCapabilities())
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrInternal, err)
-		}
-		resp.Capabilities.Meta = meta
+	if resp.Capabilities.Meta, err = c.withTransportMeta(resp.Capabilities.Meta); err != nil {
+		return nil, err
 	}
 	var mcp *acpv2.McpCapabilities
 	if resp.Capabilities.Session != nil {
@@ -268,21 +263,14 @@ func (c *serverConn) newSessionV2(ctx context.Context, req *request) (func(), er
 	if err := c.checkMCPTransports(p.MCPServers); err != nil {
 		return nil, err
 	}
-	return func() {
-		release, err := c.reserveSession("")
-		if err != nil {
-			c.answer(ctx, req, nil, err)
-			return
-		}
-		defer release()
+	return c.create(ctx, req, func() (*serviceSession, any, error) {
 		client := c.newClientV2()
 		sess, resp, err := c.srv.opts.V2.NewSession(ctx, &p, client)
 		if err != nil {
-			c.answer(ctx, req, nil, err)
-			return
+			return nil, nil, err
 		}
-		c.register(ctx, req, v2Session(resp.SessionID, sess, client), resp, release)
-	}, nil
+		return v2Session(resp.SessionID, sess, client), resp, nil
+	}), nil
 }
 
 func v2Session(id string, sess SessionV2, client *ClientConnV2) *serviceSession {
@@ -291,26 +279,14 @@ func v2Session(id string, sess SessionV2, client *ClientConnV2) *serviceSession 
 	return ss
 }
 
-// sessionV2 checks a session id the client sent and finds it on this
-// connection.
-func (c *serverConn) sessionV2(id acpv2.SessionId) (*serviceSession, error) {
-	if err := ValidateSessionID(id); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidParams, err)
+// decodeSessionV2 is decodeV2 for params that name a session (id points
+// into p): the id's syntax is checked too, for the methods that take it
+// to the store or look it up.
+func decodeSessionV2(req *request, def string, p any, id *acpv2.SessionId) error {
+	if err := decodeV2(req, def, p); err != nil {
+		return err
 	}
-	ss, ok := c.session(id)
-	if !ok {
-		return nil, SessionNotFound(id, "")
-	}
-	return ss, nil
-}
-
-// validID checks the syntax of a session id the client sent, for the
-// methods that take it to the store.
-func validID(id acpv2.SessionId) error {
-	if err := ValidateSessionID(id); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidParams, err)
-	}
-	return nil
+	return checkSessionID(*id)
 }
 
 // promptV2 hands the session a user message: it is answered once the
@@ -319,43 +295,30 @@ func validID(id acpv2.SessionId) error {
 // session/close withdraw it (-32800).
 func (c *serverConn) promptV2(ctx context.Context, req *request) (func(), error) {
 	var p acpv2.PromptRequest
-	if err := decodeV2(req, "PromptRequest", &p); err != nil {
-		return nil, err
-	}
-	if err := validID(p.SessionID); err != nil {
+	if err := decodeSessionV2(req, "PromptRequest", &p, &p.SessionID); err != nil {
 		return nil, err
 	}
 	// Held until inserted: session/cancel, $/cancel_request and
 	// session/close withdraw it.
-	ss, held, cancel, err := c.registerPrompt(ctx, req, p.SessionID)
+	held, err := c.registerPrompt(ctx, req, p.SessionID)
 	if err != nil {
 		return nil, err
 	}
-
-	replyCtx := context.WithoutCancel(ctx)
-	var once sync.Once
+	// Answered in order with the session's updates: its user_message
+	// (queued before inserted is called) goes out first.
 	inserted := func(id acpv2.MessageId, err error) {
-		once.Do(func() {
-			if err != nil && held.Err() != nil {
-				err = fmt.Errorf("%w: %v", ErrRequestCancelled, context.Cause(held))
+		held.answer(func() (any, error) {
+			if err != nil && held.ctx.Err() != nil {
+				return nil, fmt.Errorf("%w: %v", ErrRequestCancelled, context.Cause(held.ctx))
 			}
-			c.forgetPrompt(ss, req, cancel)
-			c.finishRequest(req.ID)
-			var result any
-			if err == nil {
-				result = &acpv2.PromptResponse{MessageID: id}
+			if err != nil {
+				return nil, err
 			}
-			// In order with the session's updates: its user_message
-			// (queued before inserted is called) goes out first.
-			ss.client.out.do(func() { c.reply(replyCtx, req, result, err) })
-			c.reqs.Done()
+			return &acpv2.PromptResponse{MessageID: id}, nil
 		})
 	}
-	if err := ss.v2.Prompt(held, &p, inserted); err != nil {
-		once.Do(func() {
-			c.forgetPrompt(ss, req, cancel)
-			c.reqs.Done()
-		})
+	if err := held.ss.v2.Prompt(held.ctx, &p, inserted); err != nil {
+		held.drop()
 		return nil, err
 	}
 	return nil, nil
@@ -370,9 +333,7 @@ func (c *serverConn) cancelSessionV2(req *request) {
 		c.log.Debug("bad session/cancel", "error", err)
 		return
 	}
-	if ss := c.cancelTurns(p.SessionID, errWithdrawnByCancel); ss != nil {
-		ss.v2.Cancel()
-	}
+	c.cancelSession(p.SessionID, errWithdrawnByCancel)
 }
 
 // setConfigOptionV2 applies session/set_config_option inline, like v1's.
@@ -381,20 +342,18 @@ func (c *serverConn) setConfigOptionV2(ctx context.Context, req *request) (func(
 	if err := decodeV2(req, "SetSessionConfigOptionRequest", &p); err != nil {
 		return nil, err
 	}
-	ss, err := c.sessionV2(p.SessionID)
+	ss, err := c.sessionNamed(p.SessionID)
 	if err != nil {
 		return nil, err
 	}
-	cs, ok := ss.v2.(ConfigurableSessionV2)
-	if !ok {
-		return nil, fmt.Errorf("%w: configId: session %s has no config options", ErrInvalidParams, p.SessionID)
-	}
-	opts, err := cs.SetConfigOption(ctx, &p)
-	if err != nil {
-		return nil, err
-	}
-	ss.client.out.do(func() { c.answer(ctx, req, &acpv2.SetSessionConfigOptionResponse{ConfigOptions: opts}, nil) })
-	return nil, nil
+	return c.applyIn(ctx, req, ss, func(ss *serviceSession) (any, error) {
+		cs, ok := ss.v2.(ConfigurableSessionV2)
+		if !ok {
+			return nil, fmt.Errorf("%w: configId: session %s has no config options", ErrInvalidParams, p.SessionID)
+		}
+		opts, err := cs.SetConfigOption(ctx, &p)
+		return &acpv2.SetSessionConfigOptionResponse{ConfigOptions: opts}, err
+	})
 }
 
 // resumeV2 serves session/resume: the session is closed wherever it is
@@ -402,10 +361,7 @@ func (c *serverConn) setConfigOptionV2(ctx context.Context, req *request) (func(
 // when asked, its current state sent, and then the request answered.
 func (c *serverConn) resumeV2(ctx context.Context, req *request) (func(), error) {
 	var p acpv2.ResumeSessionRequest
-	if err := decodeV2(req, "ResumeSessionRequest", &p); err != nil {
-		return nil, err
-	}
-	if err := validID(p.SessionID); err != nil {
+	if err := decodeSessionV2(req, "ResumeSessionRequest", &p, &p.SessionID); err != nil {
 		return nil, err
 	}
 	if err := c.checkMCPTransports(p.MCPServers); err != nil {
@@ -436,26 +392,25 @@ func (c *serverConn) resumeV2(ctx context.Context, req *request) (func(), error)
 
 // openV2 is open (v1's load and resume) for v2.
 func (c *serverConn) openV2(ctx context.Context, p *acpv2.ResumeSessionRequest) (*serviceSession, *ResumedSessionV2, error) {
-	if err := c.srv.claim(p.SessionID); err != nil {
-		return nil, nil, err
-	}
-	defer c.srv.unclaim(p.SessionID)
-	release, err := c.reserveSession(p.SessionID)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer release()
-	c.srv.closeAnywhere(p.SessionID)
-	client := c.newClientV2()
-	sess, resumed, err := c.srv.opts.V2.ResumeSession(ctx, p, client)
-	if err != nil {
-		return nil, nil, notFoundData(err, p.SessionID)
-	}
-	ss := v2Session(p.SessionID, sess, client)
-	if err := c.registerLoaded(ss); err != nil {
-		return nil, nil, err
-	}
-	return ss, resumed, nil
+	var resumed *ResumedSessionV2
+	ss, err := c.reopen(p.SessionID, func() (*serviceSession, func(), error) {
+		client := c.newClientV2()
+		stop := func() {}
+		if p.ReplayFrom != nil {
+			var err error
+			if stop, err = c.startLoading(&client.sessionClient, p.SessionID); err != nil {
+				return nil, nil, err
+			}
+		}
+		sess, r, err := c.srv.opts.V2.ResumeSession(ctx, p, client)
+		if err != nil {
+			stop()
+			return nil, nil, notFoundData(err, p.SessionID)
+		}
+		resumed = r
+		return v2Session(p.SessionID, sess, client), stop, nil
+	})
+	return ss, resumed, err
 }
 
 func (c *serverConn) listV2(ctx context.Context, req *request) (func(), error) {
@@ -469,19 +424,11 @@ func (c *serverConn) listV2(ctx context.Context, req *request) (func(), error) {
 
 func (c *serverConn) closeSessionV2(ctx context.Context, req *request) (func(), error) {
 	var p acpv2.CloseSessionRequest
-	if err := decodeV2(req, "CloseSessionRequest", &p); err != nil {
-		return nil, err
-	}
-	if err := validID(p.SessionID); err != nil {
+	if err := decodeSessionV2(req, "CloseSessionRequest", &p, &p.SessionID); err != nil {
 		return nil, err
 	}
 	c.withdrawHeld(p.SessionID)
-	return c.simple(ctx, req, func(context.Context) (any, error) {
-		if !c.closeLive(p.SessionID) {
-			return nil, SessionNotFound(p.SessionID, "")
-		}
-		return &acpv2.CloseSessionResponse{}, nil
-	}), nil
+	return c.closeAnswering(ctx, req, p.SessionID, &acpv2.CloseSessionResponse{}), nil
 }
 
 // withdrawHeld withdraws a session's held prompts, inline, before the
@@ -490,17 +437,10 @@ func (c *serverConn) withdrawHeld(id acpv2.SessionId) { c.cancelTurns(id, errWit
 
 func (c *serverConn) deleteSessionV2(ctx context.Context, req *request) (func(), error) {
 	var p acpv2.DeleteSessionRequest
-	if err := decodeV2(req, "DeleteSessionRequest", &p); err != nil {
+	if err := decodeSessionV2(req, "DeleteSessionRequest", &p, &p.SessionID); err != nil {
 		return nil, err
 	}
-	if err := validID(p.SessionID); err != nil {
-		return nil, err
-	}
-	deleter := c.srv.opts.V2.(SessionDeleterV2)
-	return c.simple(ctx, req, func(ctx context.Context) (any, error) {
-		c.srv.closeAnywhere(p.SessionID)
-		return &acpv2.DeleteSessionResponse{}, deleter.DeleteSession(ctx, p.SessionID)
-	}), nil
+	return c.deleteAnswering(ctx, req, c.srv.opts.V2.(SessionDeleterV2), p.SessionID, &acpv2.DeleteSessionResponse{}), nil
 }
 
 // forkSessionV2 serves the unstable session/fork: the source may be live
@@ -508,10 +448,7 @@ func (c *serverConn) deleteSessionV2(ctx context.Context, req *request) (func(),
 // connection's.
 func (c *serverConn) forkSessionV2(ctx context.Context, req *request) (func(), error) {
 	var p acpv2.ForkSessionRequest
-	if err := decodeV2(req, "ForkSessionRequest", &p); err != nil {
-		return nil, err
-	}
-	if err := validID(p.SessionID); err != nil {
+	if err := decodeSessionV2(req, "ForkSessionRequest", &p, &p.SessionID); err != nil {
 		return nil, err
 	}
 	if err := c.checkMCPTransports(p.MCPServers); err != nil {
@@ -528,21 +465,14 @@ func (c *serverConn) forkSessionV2(ctx context.Context, req *request) (func(), e
 // into a session of this connection.
 func (c *serverConn) forkV2(ctx context.Context, req *request, p *acpv2.ForkSessionRequest, source SessionV2) func() {
 	forker := c.srv.opts.V2.(ForkerV2)
-	return func() {
-		release, err := c.reserveSession("")
-		if err != nil {
-			c.answer(ctx, req, nil, err)
-			return
-		}
-		defer release()
+	return c.create(ctx, req, func() (*serviceSession, any, error) {
 		client := c.newClientV2()
 		sess, resp, err := forker.ForkSession(ctx, p, source, client)
 		if err != nil {
-			c.answer(ctx, req, nil, notFoundData(err, p.SessionID))
-			return
+			return nil, nil, notFoundData(err, p.SessionID)
 		}
-		c.register(ctx, req, v2Session(resp.SessionID, sess, client), resp, release)
-	}
+		return v2Session(resp.SessionID, sess, client), resp, nil
+	})
 }
 
 // cancelWorkV2 serves tool_call/cancel and terminal/cancel: answered
@@ -580,7 +510,7 @@ func (c *serverConn) cancelWorkV2(ctx context.Context, req *request) (func(), er
 			return tc.CancelTerminal, true
 		}
 	}
-	ss, err := c.sessionV2(sessionID)
+	ss, err := c.sessionNamed(sessionID)
 	if err != nil {
 		return nil, err
 	}
@@ -613,20 +543,11 @@ func (c *serverConn) inSessionOrder(ctx context.Context, req *request, ss *servi
 // agent's SessionManager, as v1's do.
 func (c *serverConn) setTitleV2(ctx context.Context, req *request) (func(), error) {
 	var p acpv2.SetSessionTitleRequest
-	if err := decodeV2(req, "SetSessionTitleRequest", &p); err != nil {
+	if err := decodeSessionV2(req, "SetSessionTitleRequest", &p, &p.SessionID); err != nil {
 		return nil, err
 	}
-	if err := validID(p.SessionID); err != nil {
-		return nil, err
-	}
-	m := c.srv.opts.V2.(SessionManager)
-	return c.simple(ctx, req, func(ctx context.Context) (any, error) {
-		title, err := m.SetSessionTitle(ctx, p.SessionID, p.Title)
-		if err != nil {
-			return nil, notFoundData(err, p.SessionID)
-		}
-		return &acpv2.SetSessionTitleResponse{Title: title}, nil
-	}), nil
+	return c.setTitleAnswering(ctx, req, c.srv.opts.V2.(SessionManager), p.SessionID, p.Title,
+		func(title string) any { return &acpv2.SetSessionTitleResponse{Title: title} }), nil
 }
 
 // statusV2 answers "open" with the session's last state for a session
@@ -634,10 +555,7 @@ func (c *serverConn) setTitleV2(ctx context.Context, req *request) (func(), erro
 // asks the agent otherwise.
 func (c *serverConn) statusV2(ctx context.Context, req *request) (func(), error) {
 	var p acpv2.SessionStatusRequest
-	if err := decodeV2(req, "SessionStatusRequest", &p); err != nil {
-		return nil, err
-	}
-	if err := validID(p.SessionID); err != nil {
+	if err := decodeSessionV2(req, "SessionStatusRequest", &p, &p.SessionID); err != nil {
 		return nil, err
 	}
 	m := c.srv.opts.V2.(SessionManager)
@@ -664,25 +582,14 @@ func (c *serverConn) archiveV2(ctx context.Context, req *request) (func(), error
 	if !archive {
 		def = "UnarchiveSessionRequest"
 	}
-	if err := decodeV2(req, def, &p); err != nil {
+	if err := decodeSessionV2(req, def, &p, &p.SessionID); err != nil {
 		return nil, err
 	}
-	if err := validID(p.SessionID); err != nil {
-		return nil, err
+	var result any = &acpv2.ArchiveSessionResponse{}
+	if !archive {
+		result = &acpv2.UnarchiveSessionResponse{}
 	}
-	m := c.srv.opts.V2.(SessionManager)
-	return c.simple(ctx, req, func(ctx context.Context) (any, error) {
-		if archive {
-			c.srv.closeAnywhere(p.SessionID)
-		}
-		if err := m.ArchiveSession(ctx, p.SessionID, archive); err != nil {
-			return nil, notFoundData(err, p.SessionID)
-		}
-		if archive {
-			return &acpv2.ArchiveSessionResponse{}, nil
-		}
-		return &acpv2.UnarchiveSessionResponse{}, nil
-	}), nil
+	return c.archiveAnswering(ctx, req, c.srv.opts.V2.(SessionManager), p.SessionID, archive, result), nil
 }
 
 // providersV2 serves the unstable providers/list, providers/set and
@@ -719,23 +626,6 @@ func (c *serverConn) providersV2(ctx context.Context, req *request) (func(), err
 			return &acpv2.DisableProviderResponse{}, pm.DisableProvider(ctx, p.ProviderID)
 		}), nil
 	}
-}
-
-// extensionV2 serves the extension methods that name a session, as v1's
-// extension does.
-func (c *serverConn) extensionV2(ctx context.Context, req *request) (func(), error) {
-	ss, err := c.extensionSession(req)
-	if err != nil {
-		return nil, err
-	}
-	ext, ok := ss.v2.(ExtensionSession)
-	if !ok {
-		return nil, fmt.Errorf("%w: %q", ErrMethodNotFound, req.Method)
-	}
-	return func() {
-		res, err := ext.Extension(ctx, req.Method, *req.Params)
-		ss.client.out.do(func() { c.answer(ctx, req, res, err) })
-	}, nil
 }
 
 // ForkFromUserEntryMetaV2 is the key, under _meta["acp-agent"] of a v2

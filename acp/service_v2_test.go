@@ -428,7 +428,7 @@ func TestV2EndOfInputEndsTheWork(t *testing.T) {
 	acptest.MustResult(t, resp, nil)
 	held := c.Request(acpv2.MethodSessionPrompt, &acpv2.PromptRequest{SessionID: sid, Prompt: textV2("held")})
 	time.Sleep(50 * time.Millisecond) // the held prompt is read before the input ends
-	go c.Stop()
+	c.EndInput() // not Stop: it drains the messages this test reads
 	var kinds []string
 	for {
 		m, ok := c.NextWithin(5 * time.Second)
@@ -447,9 +447,13 @@ func TestV2EndOfInputEndsTheWork(t *testing.T) {
 		}
 	}
 	assert.Contains(t, kinds, "held answered")
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	assert.Eventually(t, func() bool { return len(a.closed) == 1 }, time.Second, 10*time.Millisecond)
+	// The session is closed after its last update is written: read under
+	// the lock its Close takes, not while holding it.
+	assert.Eventually(t, func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return len(a.closed) == 1
+	}, time.Second, 10*time.Millisecond)
 }
 
 // TestV2ToolCallCancelNeedsACanceller: a session that cancels no tool

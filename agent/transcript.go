@@ -112,9 +112,7 @@ func (t *transcript) append(e Entry) {
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}
-	if e.Text == "" && len(e.Content) > 0 {
-		e.Text = partsText(e.Content)
-	}
+	e.FillText()
 	t.entries = append(t.entries, &e)
 	t.counts.add(&e)
 }
@@ -131,6 +129,15 @@ func (t *transcript) prefix(n int) transcript {
 		p.counts.add(e)
 	}
 	return p
+}
+
+// FillText sets Text, when it is empty, to the text of Content's text
+// parts, as a transcript holds an entry (a stored user or assistant
+// entry keeps only its parts).
+func (e *Entry) FillText() {
+	if e.Text == "" && len(e.Content) > 0 {
+		e.Text = partsText(e.Content)
+	}
 }
 
 func partsText(parts []llm.Part) string {

@@ -26,6 +26,31 @@ type Decoded[T any] struct {
 // cannot make a torn or bad line a record. The rules for torn and bad
 // lines are Open's.
 func OpenDecoded[T any](s *Store, id string, decode func(rec []byte, v *T) error) (*File, *Loaded, *Decoded[T], error) {
+	return OpenDecodedStream(s, id, decode, Stream[T]{})
+}
+
+// Stream is what OpenDecodedStream tells its caller while it reads a
+// session. Both functions run on OpenDecodedStream's goroutine.
+type Stream[T any] struct {
+	// Opened, if set, is called once the header is read and checked,
+	// before any record is decoded, with the file's content (data, not to
+	// be kept or changed; the records start at headerEnd). An error from
+	// it ends the open and is returned as it is; the file is left as it
+	// was.
+	Opened func(h Header, data []byte, headerEnd int64) error
+	// Record, if set, is called with each record, in file order, as soon
+	// as it and every line before it have been decoded, while later lines
+	// still are (so a caller can act on the first records of a long file
+	// before the rest is read): i is its index in Loaded.Records, off
+	// where its line starts, v and err what Decoded will hold for it (v
+	// only until Record returns: Decoded's values move when the scan
+	// ends). A torn last line never reaches it, a bad line neither.
+	Record func(i int, off int64, v *T, err error)
+}
+
+// OpenDecodedStream is OpenDecoded that tells st what it reads as it
+// reads it (Stream).
+func OpenDecodedStream[T any](s *Store, id string, decode func(rec []byte, v *T) error, st Stream[T]) (*File, *Loaded, *Decoded[T], error) {
 	var d Decoded[T]
 	dec := &decoder{
 		alloc: func(n int) {
@@ -55,6 +80,10 @@ func OpenDecoded[T any](s *Store, id string, decode func(rec []byte, v *T) error
 			clear(d.Values[len(kept):])
 			d.Values, d.Errs = d.Values[:len(kept):len(kept)], d.Errs[:len(kept):len(kept)]
 		},
+	}
+	dec.opened = st.Opened
+	if st.Record != nil {
+		dec.each = func(i, k int, off int64) { st.Record(i, off, &d.Values[k], d.Errs[k]) }
 	}
 	f, l, err := s.openWith(id, dec)
 	if err != nil {

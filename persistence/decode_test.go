@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -77,7 +78,87 @@ func openBoth(t *testing.T, s *Store, id string, data []byte, decode func([]byte
 		require.Equal(t, err, d.Errs[i], "record %d", i)
 		require.Equal(t, v, d.Values[i], "record %d", i)
 	}
+	// Streamed: every record once, in order, as Decoded holds it, with
+	// where its line starts.
+	require.NoError(t, os.WriteFile(dataFile(s, id), data, 0o600))
+	os.Remove(dataFile(s, id) + ".broken")
+	var streamed []testRec
+	f, l, _, err := OpenDecodedStream(s, id, decode, Stream[testRec]{Record: func(i int, off int64, v *testRec, err error) {
+		require.Equal(t, len(streamed), i)
+		require.Equal(t, d.Errs[i], err, "record %d", i)
+		require.True(t, bytes.HasPrefix(bytes.TrimLeft(data[off:], " \t\r"), got.Records[i]), "record %d at %d", i, off)
+		streamed = append(streamed, *v)
+	}})
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	require.Equal(t, strs(got.Records), strs(l.Records))
+	if len(streamed) > 0 || len(d.Values) > 0 {
+		require.Equal(t, d.Values, streamed)
+	}
 	return got, d
+}
+
+// TestOpenDecodedStreamGivesRecordsBeforeTheDecodeEnds: the first records
+// reach Stream.Record while the last line is still being decoded. The
+// decoder of the last line waits for the first record to be streamed, so
+// a stream that began only after the decode would never see it.
+func TestOpenDecodedStreamGivesRecordsBeforeTheDecodeEnds(t *testing.T) {
+	t.Parallel()
+	s := newFastStore(t)
+	const n = 3 * orderedBatch
+	buildGolden(t, s, "s", recs(0, n))
+	first := make(chan struct{})
+	var early bool
+	decode := func(rec []byte, v *testRec) error {
+		if err := json.Unmarshal(rec, v); err != nil || v.Seq != n-1 {
+			return err
+		}
+		select {
+		case <-first:
+			early = true
+		case <-time.After(10 * time.Second):
+		}
+		return nil
+	}
+	var opened Header
+	f, l, d, err := OpenDecodedStream(s, "s", decode, Stream[testRec]{
+		Opened: func(h Header, data []byte, headerEnd int64) error {
+			opened = h
+			require.Equal(t, byte('\n'), data[headerEnd-1])
+			return nil
+		},
+		Record: func(i int, _ int64, _ *testRec, _ error) {
+			if i == 0 {
+				close(first)
+			}
+		}})
+	require.NoError(t, err)
+	defer f.Close()
+	require.Len(t, l.Records, n)
+	require.Equal(t, n-1, d.Values[n-1].Seq)
+	require.Equal(t, "s", opened.ID)
+	require.True(t, early, "the first record was streamed only after the last line was decoded")
+}
+
+// TestOpenDecodedStreamOpenedErrorLeavesTheFile: an error from
+// Stream.Opened is returned as it is, before any record is decoded, and
+// the session is not held.
+func TestOpenDecodedStreamOpenedErrorLeavesTheFile(t *testing.T) {
+	t.Parallel()
+	s := newFastStore(t)
+	g := buildGolden(t, s, "o", recs(0, 10))
+	stop := errors.New("no workspace")
+	decoded := 0
+	_, _, _, err := OpenDecodedStream(s, "o", func(rec []byte, v *testRec) error { decoded++; return json.Unmarshal(rec, v) },
+		Stream[testRec]{Opened: func(Header, []byte, int64) error { return stop }})
+	require.Same(t, stop, err)
+	require.Zero(t, decoded)
+	left, err := os.ReadFile(dataFile(s, "o"))
+	require.NoError(t, err)
+	require.Equal(t, g.data, left)
+	f, _, err := s.Open("o")
+	require.NoError(t, err, "the lock was given back")
+	require.NoError(t, f.Close())
 }
 
 // TestOpenDecodedReadsWhatOpenReads: decoding while scanning keeps Open's

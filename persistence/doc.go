@@ -11,7 +11,10 @@
 // agent defines (each has a "type" member). The store never looks inside
 // records beyond checking that each line is one JSON object; OpenDecoded
 // has the caller's decoder do that check as it decodes each record, so a
-// record is read once. Beside it the
+// record is read once, and OpenDecodedStream also hands the records to the
+// caller in file order while later lines are still being decoded (on the
+// caller's goroutine; the decoding goroutines end before it returns).
+// Beside it the
 // store may keep <id>.lock (the lock file), <id>.jsonl.broken (the original
 // file as it was before a torn tail was cut off) and, only while a write is
 // in flight or after a crash during one, <id>.jsonl.tmp<digits>.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // span is the byte range [off, end) of one line, newline included.
@@ -84,27 +85,46 @@ func scan(buf []byte, id string, dec *decoder) (scanned, error) {
 	errs := make([]error, len(lines))
 	check := checkValid
 	if dec != nil {
+		if dec.opened != nil {
+			if err := dec.opened(h, buf, sc.headerEnd); err != nil {
+				dec.openErr = err
+				return sc, err
+			}
+		}
 		dec.alloc(len(lines))
 		check = dec.check
 	}
-	checkLines(buf, lines, recs, errs, check)
 	var kept []int
 	if dec != nil {
 		kept = make([]int, 0, len(lines))
 	}
-	for k, ln := range lines {
+	// classify files line k, checked, as a record, the torn tail or a
+	// skipped line; lines are classified in order.
+	classify := func(k int) {
+		ln := lines[k]
 		switch {
 		case errs[k] == nil:
-			sc.records = append(sc.records, recs[k])
-			sc.ends = append(sc.ends, ln.end)
 			if dec != nil {
 				kept = append(kept, k)
+				if dec.each != nil {
+					dec.each(len(sc.records), k, ln.off)
+				}
 			}
+			sc.records = append(sc.records, recs[k])
+			sc.ends = append(sc.ends, ln.end)
 		case ln.end == int64(len(buf)):
 			sc.goodEnd = ln.off
 		default:
 			sc.skipped = append(sc.skipped, SkippedLine{Line: k + 2, Offset: ln.off, Err: errs[k]})
 			sc.skips = append(sc.skips, ln)
+		}
+	}
+	if dec != nil && dec.each != nil {
+		checkLinesInOrder(buf, lines, recs, errs, check, classify)
+	} else {
+		checkLines(buf, lines, recs, errs, check)
+		for k := range lines {
+			classify(k)
 		}
 	}
 	if dec != nil {
@@ -116,11 +136,18 @@ func scan(buf []byte, id string, dec *decoder) (scanned, error) {
 // decoder decodes records as scan checks them (OpenDecoded): alloc is
 // told the number of lines, check is called at most once for line k (from
 // several goroutines at once), and keep is told, in order, the lines that
-// became records.
+// became records. opened, if set, is called once the header is read and
+// before any line is checked (an error ends the scan, and is kept in
+// openErr); each, if set, is told each record (its index, its line and
+// where the line starts) in order on scan's goroutine as soon as it and
+// every line before it are checked, while later lines still are.
 type decoder struct {
-	alloc func(lines int)
-	check func(k int, rec []byte) error
-	keep  func(kept []int)
+	alloc   func(lines int)
+	check   func(k int, rec []byte) error
+	keep    func(kept []int)
+	opened  func(h Header, data []byte, headerEnd int64) error
+	each    func(i, k int, off int64)
+	openErr error
 }
 
 // checkValid is scan's check without a decoder: rec must be valid JSON.
@@ -151,6 +178,49 @@ func checkLines(buf []byte, lines []span, recs []json.RawMessage, errs []error, 
 		wg.Go(func() { check(lo, hi) })
 	}
 	wg.Wait()
+}
+
+// orderedBatch is the number of lines checkLinesInOrder hands a worker
+// at a time: small, so the first records reach visit soon.
+const orderedBatch = 256
+
+// checkLinesInOrder is checkLines that also calls visit(k) for each line,
+// in order, on the calling goroutine, as soon as line k and every line
+// before it are checked, while the workers check later lines. Workers take
+// batches in file order, so the checked prefix grows steadily; visit may
+// block (a slow reader of a replay) without holding the workers up.
+func checkLinesInOrder(buf []byte, lines []span, recs []json.RawMessage, errs []error, valid func(k int, rec []byte) error, visit func(k int)) {
+	batches := (len(lines) + orderedBatch - 1) / orderedBatch
+	done := make([]chan struct{}, batches)
+	for b := range done {
+		done[b] = make(chan struct{})
+	}
+	var next atomic.Int64
+	work := func() {
+		for {
+			b := int(next.Add(1) - 1)
+			if b >= batches {
+				return
+			}
+			for k := b * orderedBatch; k < min((b+1)*orderedBatch, len(lines)); k++ {
+				recs[k], errs[k] = checkRecord(k, buf[lines[k].off:lines[k].end-1], valid)
+			}
+			close(done[b])
+		}
+	}
+	var wg sync.WaitGroup
+	for range max(1, min(runtime.GOMAXPROCS(0), batches)) {
+		wg.Go(work)
+	}
+	// The workers end by themselves once every batch is taken, whatever
+	// visit does; they are waited for before scan goes on.
+	defer wg.Wait()
+	for b := range batches {
+		<-done[b]
+		for k := b * orderedBatch; k < min((b+1)*orderedBatch, len(lines)); k++ {
+			visit(k)
+		}
+	}
 }
 
 // checkRecord returns line k without surrounding whitespace if it is one

@@ -77,9 +77,13 @@ func (s *Store) RemoveStale() ([]string, error) {
 			errs = append(errs, err)
 		}
 	}
-	r, err := s.removeStaleReservations(time.Now())
-	removed = append(removed, r...)
-	errs = append(errs, err)
+	if names[ReservedDir] {
+		// The listing above says whether there is one: a directory
+		// without reservations is listed once.
+		r, err := s.removeStaleReservations(time.Now())
+		removed = append(removed, r...)
+		errs = append(errs, err)
+	}
 	if len(removed) > 0 {
 		errs = append(errs, s.syncDir())
 	}

@@ -413,6 +413,9 @@ func (s *Store) open(lock *fileLock, id string, dec *decoder) (_ *File, _ *Loade
 		return nil, nil, true, fmt.Errorf("persistence: read %s: %w", path, err)
 	}
 	sc, err := scan(buf, id, dec)
+	if dec != nil && dec.openErr != nil {
+		return nil, nil, true, dec.openErr // the caller's, as it gave it
+	}
 	if err != nil {
 		return nil, nil, true, fmt.Errorf("%w (%s)", err, path)
 	}

@@ -130,8 +130,9 @@ type Client struct {
 	// makes the connection v2 (see the package doc).
 	version int
 	// Timeout bounds every wait for a message; default 10 s.
-	Timeout time.Duration
-	stop    func() // Pipe's shutdown
+	Timeout  time.Duration
+	stop     func() // Pipe's shutdown
+	endInput func() // Pipe's: closes the agent's input
 	// caps are the client capabilities of the initialize sent through
 	// Request (nil before one).
 	caps *acp.ClientCapabilities
@@ -757,6 +758,7 @@ func pipe(t testing.TB, serve func(io.Reader, io.Writer) error) *Client {
 		done <- err
 	}()
 	c := New(t, inW, outR)
+	c.endInput = func() { inW.Close() }
 	var once sync.Once
 	c.stop = func() {
 		once.Do(func() {
@@ -776,6 +778,15 @@ func pipe(t testing.TB, serve func(io.Reader, io.Writer) error) *Client {
 	}
 	t.Cleanup(c.Stop)
 	return c
+}
+
+// EndInput closes the agent's input of a Pipe client and returns at once:
+// the test goes on reading what the agent writes while it shuts down
+// (Stop would read those messages itself, to drain the pipe).
+func (c *Client) EndInput() {
+	if c.endInput != nil {
+		c.endInput()
+	}
 }
 
 // Stop ends the agent of a Pipe client as an editor closing it would:

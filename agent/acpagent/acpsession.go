@@ -338,26 +338,15 @@ func userContent(blocks []acp.ContentBlock) ([]llm.Part, error) {
 }
 
 func resourceLinkText(l *acp.ResourceLink) string {
-	s := fmt.Sprintf("[Resource link: %s <%s>", l.Name, l.URI)
-	if l.MimeType != "" {
-		s += fmt.Sprintf(" (%s)", l.MimeType)
-	}
-	if l.Description != "" {
-		s += ": " + l.Description
-	}
-	return s + "]"
+	return host.ResourceLinkText(l.Name, l.URI, l.MimeType, l.Description)
 }
 
 func embeddedResourceText(r *acp.EmbeddedResource) (string, error) {
 	switch {
 	case r.Resource.Text != nil:
-		return fmt.Sprintf("<resource uri=%q>\n%s\n</resource>", r.Resource.Text.URI, r.Resource.Text.Text), nil
+		return host.ResourceText(r.Resource.Text.URI, r.Resource.Text.Text), nil
 	case r.Resource.Blob != nil:
-		mime := r.Resource.Blob.MimeType
-		if mime == "" {
-			mime = "application/octet-stream"
-		}
-		return fmt.Sprintf("[Binary resource %s (%s, %d base64 bytes) attached; its content is not shown]", r.Resource.Blob.URI, mime, len(r.Resource.Blob.Blob)), nil
+		return host.BinaryResourceText(r.Resource.Blob.URI, r.Resource.Blob.MimeType, len(r.Resource.Blob.Blob)), nil
 	}
 	return "", errors.New("resource: neither text nor blob is set")
 }

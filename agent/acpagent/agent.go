@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/acp-agent/acp-agent/acp"
@@ -144,7 +145,7 @@ func (a *Agent) Initialize(_ context.Context, req *acp.InitializeRequest) (*acp.
 				SystemPrompt: &acp.SessionSystemPromptCapabilities{Mode: &acp.SessionSystemPromptModeCapabilities{
 					Override: &acp.SessionSystemPromptOverrideCapabilities{}}},
 			},
-			Meta: agentCapabilitiesMeta,
+			Meta: agentCapabilitiesMeta(),
 		},
 		AgentInfo: &acp.Implementation{Name: "acp-agent", Title: "ACP Agent", Version: a.h.Version()},
 		// The method to authenticate again after logout; needed at first
@@ -199,8 +200,8 @@ func (a *Agent) Logout(context.Context, *acp.LogoutRequest) error {
 
 // agentCapabilitiesMeta advertises what acp-agent adds to ACP: prompts
 // sent while a turn runs are queued, and the extension methods (acp's
-// method table).
-var agentCapabilitiesMeta = func() json.RawMessage {
+// method table). Made at the first initialize, not at package init.
+var agentCapabilitiesMeta = sync.OnceValue(func() json.RawMessage {
 	meta, err := json.Marshal(map[string]any{"acp-agent": map[string]any{
 		"promptQueueing": true, "executionState": true, "promptUsage": true,
 		"extensionMethods": acp.ExtensionMethods(),
@@ -209,7 +210,7 @@ var agentCapabilitiesMeta = func() json.RawMessage {
 		panic(err)
 	}
 	return meta
-}()
+})
 
 // authMethodName names the authentication method advertised while no
 // session can start: what the user has to do.

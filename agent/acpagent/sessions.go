@@ -3,6 +3,7 @@ package acpagent
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
@@ -59,14 +60,19 @@ func headers(hs []acp.HttpHeader) []host.MCPHTTPHeader {
 }
 
 // LoadSession implements acp.SessionStore: the session is read from its
-// file and, for session/load, its conversation replayed.
+// file and, for session/load, its conversation replayed while it is
+// read (host.OpenRequest.Replay), before the updates the load sends.
 func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadRequest, client *acp.ClientConn) (acp.Session, *acp.LoadedSession, error) {
 	if err := a.usable(client.Connection()); err != nil {
 		return nil, nil, err
 	}
-	hs, err := a.h.LoadSession(ctx, req.SessionID, host.OpenRequest{CWD: req.CWD, AdditionalDirectories: req.AdditionalDirectories,
-		MCPServers: mcpServers(req.MCPServers), ClientPrompt: clientPrompt(req.SystemPrompt), Routes: routesOf(client.Connection())},
-		a.client(client))
+	open := host.OpenRequest{CWD: req.CWD, AdditionalDirectories: req.AdditionalDirectories,
+		MCPServers: mcpServers(req.MCPServers), ClientPrompt: clientPrompt(req.SystemPrompt), Routes: routesOf(client.Connection())}
+	if req.Replay {
+		r := replayer{conn: client, log: a.log.With("session", req.SessionID)}
+		open.Replay = func(it host.HistoryItem) { r.item(ctx, it) }
+	}
+	hs, err := a.h.LoadSession(ctx, req.SessionID, open, a.client(client))
 	if err != nil {
 		return nil, nil, wireError(err)
 	}
@@ -74,7 +80,6 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadRequest, client *a
 	loaded := &acp.LoadedSession{Modes: modeState(hs), ConfigOptions: configOptions(hs.Options())}
 	if req.Replay {
 		loaded.Replay = func(ctx context.Context) {
-			as.replay(ctx)
 			// The meter as it was, after the conversation.
 			if u := as.usageUpdate(); u != nil {
 				as.send(ctx, acp.SessionUpdate{UsageUpdate: u})
@@ -86,51 +91,61 @@ func (a *Agent) LoadSession(ctx context.Context, req *acp.LoadRequest, client *a
 	return as, loaded, nil
 }
 
-// replay sends the session's history (host.Session.History) to the
+// replayer sends a session's history (host.Session.History) to the
 // client as session/update, the way it was shown and in the order it
 // came: user and agent messages, thoughts, every tool call with its
 // final status and content, and each plan where it was sent.
-func (as *acpSession) replay(ctx context.Context) {
-	for _, it := range as.hs.History() {
-		if it.Plan != nil {
-			if u, ok := (acpSink{as.conn}).planUpdate(it.Plan); ok {
-				as.send(ctx, u)
-			}
-			continue
+type replayer struct {
+	conn *acp.ClientConn
+	log  *slog.Logger
+}
+
+func (r replayer) send(ctx context.Context, u acp.SessionUpdate) {
+	if err := r.conn.Update(ctx, u); err != nil && ctx.Err() == nil {
+		r.log.Debug("sending update", "error", err)
+	}
+}
+
+// item sends one item of the history.
+func (r replayer) item(ctx context.Context, it host.HistoryItem) {
+	if it.Plan != nil {
+		if u, ok := (acpSink{r.conn}).planUpdate(it.Plan); ok {
+			r.send(ctx, u)
 		}
-		e := it.Entry
-		switch e.Kind {
-		case agent.EntryUser:
-			for _, p := range e.Content {
-				switch p.Type {
-				case llm.PartImage:
-					as.send(ctx, acp.UserMessageChunk(acp.ContentBlock{Image: &acp.ImageContent{MimeType: p.MIMEType, Data: p.Data}}))
-				default:
-					as.send(ctx, acp.UserMessageChunk(acp.TextBlock(p.Text)))
-				}
+		return
+	}
+	e := it.Entry
+	switch e.Kind {
+	case agent.EntryUser:
+		for _, p := range e.Content {
+			switch p.Type {
+			case llm.PartImage:
+				r.send(ctx, acp.UserMessageChunk(acp.ContentBlock{Image: &acp.ImageContent{MimeType: p.MIMEType, Data: p.Data}}))
+			default:
+				r.send(ctx, acp.UserMessageChunk(acp.TextBlock(p.Text)))
 			}
-		case agent.EntryAssistant:
-			id := acp.MessageId(uuid.NewString())
-			if e.Reasoning != "" {
-				as.send(ctx, acp.SessionUpdate{AgentThoughtChunk: &acp.ContentChunk{Content: acp.TextBlock(e.Reasoning), MessageID: id}})
-			}
-			if e.Text != "" {
-				as.send(ctx, acp.SessionUpdate{AgentMessageChunk: &acp.ContentChunk{Content: acp.TextBlock(e.Text), MessageID: id}})
-			}
-		case agent.EntryToolOutput:
-			tc := &acp.ToolCall{ToolCallID: acp.ToolCallId(e.ToolCallID), Title: e.ToolName, Name: e.ToolName,
-				Kind: acp.ToolKindOther, Status: acp.ToolCallStatusCompleted}
-			if e.IsError {
-				tc.Status = acp.ToolCallStatusFailed
-			}
-			if d := e.Display; d != nil {
-				tc.Title, tc.Kind, tc.Locations, tc.RawInput, tc.Content = d.Title, acp.ToolKind(d.Kind), toACPLocations(d.Locations), d.RawInput, toACPToolContent(d.Content)
-			}
-			if tc.Content == nil {
-				tc.Content = []acp.ToolCallContent{{Content: &acp.Content{Content: acp.TextBlock(e.Text)}}}
-			}
-			as.send(ctx, acp.SessionUpdate{ToolCall: tc})
 		}
+	case agent.EntryAssistant:
+		id := acp.MessageId(uuid.NewString())
+		if e.Reasoning != "" {
+			r.send(ctx, acp.SessionUpdate{AgentThoughtChunk: &acp.ContentChunk{Content: acp.TextBlock(e.Reasoning), MessageID: id}})
+		}
+		if e.Text != "" {
+			r.send(ctx, acp.SessionUpdate{AgentMessageChunk: &acp.ContentChunk{Content: acp.TextBlock(e.Text), MessageID: id}})
+		}
+	case agent.EntryToolOutput:
+		tc := &acp.ToolCall{ToolCallID: acp.ToolCallId(e.ToolCallID), Title: e.ToolName, Name: e.ToolName,
+			Kind: acp.ToolKindOther, Status: acp.ToolCallStatusCompleted}
+		if e.IsError {
+			tc.Status = acp.ToolCallStatusFailed
+		}
+		if d := e.Display; d != nil {
+			tc.Title, tc.Kind, tc.Locations, tc.RawInput, tc.Content = d.Title, acp.ToolKind(d.Kind), toACPLocations(d.Locations), d.RawInput, toACPToolContent(d.Content)
+		}
+		if tc.Content == nil {
+			tc.Content = []acp.ToolCallContent{{Content: &acp.Content{Content: acp.TextBlock(e.Text)}}}
+		}
+		r.send(ctx, acp.SessionUpdate{ToolCall: tc})
 	}
 }
 

@@ -141,10 +141,10 @@ func TestSessionSurvivesARestartAndLoadReplaysIt(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{
-		"available_commands_update",
 		"user:please write the file", "tool:Write out.txt:completed", "thought:counting", "agent:1 user messages so far",
 		"user:and again", "thought:counting", "agent:2 user messages so far",
-	}, kinds, "the whole conversation, then the response")
+		"available_commands_update",
+	}, kinds, "the whole conversation (replayed as the file is read), what the load tells, then the response")
 	require.NotNil(t, diff, "the tool call comes back with its diff")
 	assert.Equal(t, "v1", diff.NewText)
 

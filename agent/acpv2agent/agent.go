@@ -134,14 +134,18 @@ func (a *Agent) NewSession(ctx context.Context, req *acpv2.NewSessionRequest, co
 
 // ResumeSession implements acp.AgentV2: the session is read from its
 // file (the same file v1's session/load reads), and its conversation
-// replayed when asked.
+// replayed when asked, while the file is read (host.OpenRequest.Replay).
 func (a *Agent) ResumeSession(ctx context.Context, req *acpv2.ResumeSessionRequest, conn *acp.ClientConnV2) (acp.SessionV2, *acp.ResumedSessionV2, error) {
 	if a.h.Usable() != nil {
 		return nil, nil, a.unusable()
 	}
 	cl := a.client(conn)
-	hs, err := a.h.LoadSession(ctx, req.SessionID, host.OpenRequest{CWD: req.CWD, AdditionalDirectories: req.AdditionalDirectories,
-		MCPServers: mcpServers(req.MCPServers)}, cl)
+	open := host.OpenRequest{CWD: req.CWD, AdditionalDirectories: req.AdditionalDirectories, MCPServers: mcpServers(req.MCPServers)}
+	if req.ReplayFrom != nil {
+		r := &replayer{cl: cl, log: a.log.With("session", req.SessionID)}
+		open.Replay = func(it host.HistoryItem) { r.item(ctx, it) }
+	}
+	hs, err := a.h.LoadSession(ctx, req.SessionID, open, cl)
 	if err != nil {
 		return nil, nil, acpagent.WireError(err)
 	}
@@ -149,7 +153,6 @@ func (a *Agent) ResumeSession(ctx context.Context, req *acpv2.ResumeSessionReque
 	resumed := &acp.ResumedSessionV2{Response: acpv2.ResumeSessionResponse{ConfigOptions: configOptions(hs.Options()),
 		AvailableCommands: availableCommands(hs.Commands())}}
 	resumed.Replay = func(ctx context.Context) {
-		s.replay(ctx)
 		if u := s.s.ContextUsage(); u != nil {
 			su, _ := toV2Update(agent.Update{Kind: agent.UpdateUsage, Usage: u})
 			s.send(ctx, su)
@@ -164,49 +167,62 @@ func (s *v2Session) send(ctx context.Context, u acpv2.SessionUpdate) {
 	}
 }
 
-// replay sends the conversation (host.Session.History) as upserts, in the
-// order it came: user messages with the ids their prompts were answered
-// with, agent thoughts and messages, every tool call with its final
-// state, and the plan where it was sent.
-func (s *v2Session) replay(ctx context.Context) {
-	users := 0
-	for i, it := range s.hs.History() {
-		if it.Plan != nil {
-			s.send(ctx, acpv2.SessionUpdate{PlanUpdate: planUpdate(it.Plan)})
-			continue
+// replayer sends the conversation (host.Session.History) as upserts, in
+// the order it came: user messages with the ids their prompts were
+// answered with, agent thoughts and messages, every tool call with its
+// final state, and the plan where it was sent.
+type replayer struct {
+	cl  *v2Client
+	log *slog.Logger
+	// i is the index of the next item, users the user messages sent.
+	i, users int
+}
+
+func (r *replayer) send(ctx context.Context, u acpv2.SessionUpdate) {
+	if err := r.cl.send(ctx, u); err != nil && ctx.Err() == nil {
+		r.log.Debug("sending update", "error", err)
+	}
+}
+
+// item sends the next item of the history.
+func (r *replayer) item(ctx context.Context, it host.HistoryItem) {
+	i := r.i
+	r.i++
+	if it.Plan != nil {
+		r.send(ctx, acpv2.SessionUpdate{PlanUpdate: planUpdate(it.Plan)})
+		return
+	}
+	e := it.Entry
+	switch e.Kind {
+	case agent.EntryUser:
+		r.send(ctx, acpv2.SessionUpdate{UserMessage: &acpv2.UserMessage{MessageID: storedMessageID(e, r.users, i),
+			Content: acpv2.Some(userBlocks(e.Content))}})
+		r.users++
+	case agent.EntryAssistant:
+		id := storedMessageID(e, r.users, i)
+		if e.Reasoning != "" {
+			r.send(ctx, acpv2.SessionUpdate{AgentThought: &acpv2.AgentThought{MessageID: id,
+				Content: acpv2.Some([]acpv2.ContentBlock{textBlock(e.Reasoning)})}})
 		}
-		e := it.Entry
-		switch e.Kind {
-		case agent.EntryUser:
-			s.send(ctx, acpv2.SessionUpdate{UserMessage: &acpv2.UserMessage{MessageID: storedMessageID(e, users, i),
-				Content: acpv2.Some(userBlocks(e.Content))}})
-			users++
-		case agent.EntryAssistant:
-			id := storedMessageID(e, users, i)
-			if e.Reasoning != "" {
-				s.send(ctx, acpv2.SessionUpdate{AgentThought: &acpv2.AgentThought{MessageID: id,
-					Content: acpv2.Some([]acpv2.ContentBlock{textBlock(e.Reasoning)})}})
-			}
-			if e.Text != "" {
-				s.send(ctx, acpv2.SessionUpdate{AgentMessage: &acpv2.AgentMessage{MessageID: id,
-					Content: acpv2.Some([]acpv2.ContentBlock{textBlock(e.Text)})}})
-			}
-		case agent.EntryToolOutput:
-			c := agent.ToolCallUpdate{ID: e.ToolCallID, Name: e.ToolName, Title: e.ToolName, Kind: agent.ToolKindOther, Status: agent.ToolCompleted}
-			if e.IsError {
-				c.Status = agent.ToolFailed
-			}
-			if d := e.Display; d != nil {
-				c.Title, c.Kind, c.Locations, c.RawInput, c.Content = d.Title, d.Kind, d.Locations, d.RawInput, d.Content
-			}
-			if c.Content == nil || showsTerminal(c.Content) {
-				// A terminal lived as long as its command: its output is
-				// the call's result.
-				c.Content = []agent.ToolContent{agent.TextContent(e.Text)}
-			}
-			tc := toolCallUpdate(c, true)
-			s.send(ctx, acpv2.SessionUpdate{ToolCallUpdate: &tc})
+		if e.Text != "" {
+			r.send(ctx, acpv2.SessionUpdate{AgentMessage: &acpv2.AgentMessage{MessageID: id,
+				Content: acpv2.Some([]acpv2.ContentBlock{textBlock(e.Text)})}})
 		}
+	case agent.EntryToolOutput:
+		c := agent.ToolCallUpdate{ID: e.ToolCallID, Name: e.ToolName, Title: e.ToolName, Kind: agent.ToolKindOther, Status: agent.ToolCompleted}
+		if e.IsError {
+			c.Status = agent.ToolFailed
+		}
+		if d := e.Display; d != nil {
+			c.Title, c.Kind, c.Locations, c.RawInput, c.Content = d.Title, d.Kind, d.Locations, d.RawInput, d.Content
+		}
+		if c.Content == nil || showsTerminal(c.Content) {
+			// A terminal lived as long as its command: its output is
+			// the call's result.
+			c.Content = []agent.ToolContent{agent.TextContent(e.Text)}
+		}
+		tc := toolCallUpdate(c, true)
+		r.send(ctx, acpv2.SessionUpdate{ToolCallUpdate: &tc})
 	}
 }
 

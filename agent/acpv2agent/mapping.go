@@ -290,24 +290,13 @@ func userContent(blocks []acpv2.ContentBlock) ([]llm.Part, error) {
 			parts = append(parts, llm.Part{Type: llm.PartImage, MIMEType: b.Image.MimeType, Data: b.Image.Data})
 		case b.ResourceLink != nil:
 			l := b.ResourceLink
-			s := fmt.Sprintf("[Resource link: %s <%s>", l.Name, l.URI)
-			if l.MimeType != "" {
-				s += fmt.Sprintf(" (%s)", l.MimeType)
-			}
-			if l.Description != "" {
-				s += ": " + l.Description
-			}
-			parts = append(parts, llm.TextPart(s+"]"))
+			parts = append(parts, llm.TextPart(host.ResourceLinkText(l.Name, l.URI, l.MimeType, l.Description)))
 		case b.Resource != nil && b.Resource.Resource.Text != nil:
 			r := b.Resource.Resource.Text
-			parts = append(parts, llm.TextPart(fmt.Sprintf("<resource uri=%q>\n%s\n</resource>", r.URI, r.Text)))
+			parts = append(parts, llm.TextPart(host.ResourceText(r.URI, r.Text)))
 		case b.Resource != nil && b.Resource.Resource.Blob != nil:
 			r := b.Resource.Resource.Blob
-			mime := r.MimeType
-			if mime == "" {
-				mime = "application/octet-stream"
-			}
-			parts = append(parts, llm.TextPart(fmt.Sprintf("[Binary resource %s (%s, %d base64 bytes) attached; its content is not shown]", r.URI, mime, len(r.Blob))))
+			parts = append(parts, llm.TextPart(host.BinaryResourceText(r.URI, r.MimeType, len(r.Blob))))
 		case b.Audio != nil:
 			return nil, fmt.Errorf("prompt[%d]: audio content is not supported (session.prompt.audio is not advertised)", i)
 		default:

@@ -198,3 +198,25 @@ func (r loadRepair) applyTo(recs []json.RawMessage, entries []agent.Entry, entry
 	}
 	return out, kept, keptFrom, nil
 }
+
+// placePlans places plans, placed among the entries before the repair
+// (at: the number of entries before each), among the repaired ones: a
+// plan follows the entries kept before it and the results added after
+// them, as the repaired file's records have it.
+func (r loadRepair) placePlans(plans []placedPlan) []placedPlan {
+	if plans == nil {
+		return nil
+	}
+	out := make([]placedPlan, len(plans))
+	before, i := 0, 0
+	for k, p := range plans {
+		for ; i < p.at && i < len(r.drop); i++ {
+			if !r.drop[i] {
+				before++
+			}
+			before += len(r.insert[i])
+		}
+		out[k] = placedPlan{at: before, plan: p.plan}
+	}
+	return out
+}

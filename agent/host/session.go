@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -156,28 +155,10 @@ type HistoryItem struct {
 // (after the tool call that made it).
 func (s *Session) History() []HistoryItem {
 	var out []HistoryItem
-	plans := s.plans
-	placePlans := func(upTo int) {
-		for len(plans) > 0 && plans[0].at <= upTo {
-			out = append(out, HistoryItem{Plan: plans[0].plan})
-			plans = plans[1:]
-		}
-	}
+	b := historyBuilder{plans: s.plans, emit: func(it HistoryItem) { out = append(out, it) }}
 	entries := s.s.Transcript()
 	for i := range entries {
-		e := &entries[i]
-		if e.Kind != agent.EntryToolOutput {
-			// Plans sent before this entry (a tool's plan comes after
-			// its call, below).
-			placePlans(i)
-		}
-		switch e.Kind {
-		case agent.EntryUser, agent.EntryAssistant:
-			out = append(out, HistoryItem{Entry: e})
-		case agent.EntryToolOutput:
-			out = append(out, HistoryItem{Entry: e})
-			placePlans(i)
-		}
+		b.add(&entries[i])
 	}
 	if s.plans == nil {
 		// No plan records placed (a session restored another way): the
@@ -187,6 +168,6 @@ func (s *Session) History() []HistoryItem {
 		}
 		return out
 	}
-	placePlans(math.MaxInt)
+	b.placeAll()
 	return out
 }

@@ -194,37 +194,52 @@ func (h *Host) startJournal(cfg *agent.SessionConfig, j *journal) (*journal, err
 	return j, nil
 }
 
-// newHostSession wraps a new or opened session for its client, with a
-// file history of its own (a subagent's changes go to its parent's
-// instead: useParentCheckpoints).
+// newHostSession wraps a new, loaded, resumed or forked session for its
+// client, with a file history of its own (a subagent's changes go to its
+// parent's instead: useParentCheckpoints) and its session-bound tools.
 func (h *Host) newHostSession(s *agent.Session, c Client, j *journal, extra []string, w agent.Workspace) *Session {
 	hs := h.wrapSession(s, c, j, extra, w)
 	hs.openCheckpoints()
-	if hs.ws != nil {
-		// Plan mode's way out; a subagent has none (it asks no one). A
-		// fork's cloned registry holds its source's, bound to the source.
-		s.Tools().Unregister(ToolExitPlanMode)
-		if err := s.Tools().Register(hs.exitPlanModeTool()); err != nil {
-			hs.log.Warn("the exit_plan_mode tool is not available", "error", err)
-		}
-	}
+	hs.bindSessionTools(true)
 	return hs
 }
 
-// wrapSession wraps a session for its client.
+// wrapSession wraps a session for its client; the caller binds its tools
+// (bindSessionTools).
 func (h *Host) wrapSession(s *agent.Session, c Client, j *journal, extra []string, w agent.Workspace) *Session {
 	ws, _ := w.(*tools.Workspace)
-	hs := &Session{s: s, h: h, c: c, j: j, extra: extra, ws: ws, log: h.log.With("session", s.ID()),
+	return &Session{s: s, h: h, c: c, j: j, extra: extra, ws: ws, log: h.log.With("session", s.ID()),
 		subSem: make(chan struct{}, MaxParallelSubagents)}
-	if ws != nil {
-		// A fork's registry is a clone of its source's, whose task tool
-		// starts the source's subagents: each session gets its own.
-		s.Tools().Unregister(ToolTask)
-		if err := s.Tools().Register(hs.taskTool()); err != nil {
-			hs.log.Warn("the task tool is not available", "error", err)
+}
+
+// sessionBoundTools are the tools whose work is one session's own: task
+// starts that session's subagents, exit_plan_mode asks its user and
+// switches its mode.
+var sessionBoundTools = []string{ToolTask, ToolExitPlanMode}
+
+// bindSessionTools gives hs its own session-bound tools; every session
+// (new, loaded, resumed, forked, subagent) gets them here and nowhere
+// else. A fork's registry is a clone of its source's (a fork of a fork:
+// of the fork's), whose copies are bound to the source: each is dropped
+// before hs's own is registered. A subagent (asksUser false) has no
+// exit_plan_mode, since it asks no one; sessions without a workspace have
+// no coding tools and get neither.
+func (hs *Session) bindSessionTools(asksUser bool) {
+	if hs.ws == nil {
+		return
+	}
+	for _, name := range sessionBoundTools {
+		hs.s.Tools().Unregister(name)
+	}
+	bound := []agent.Tool{hs.taskTool()}
+	if asksUser {
+		bound = append(bound, hs.exitPlanModeTool())
+	}
+	for _, t := range bound {
+		if err := hs.s.Tools().Register(t); err != nil {
+			hs.log.Warn("a session tool is not available", "tool", t.Name, "error", err)
 		}
 	}
-	return hs
 }
 
 // openCheckpoints gives a stored session its file history: what the
@@ -275,33 +290,6 @@ type loadedState struct {
 type placedPlan struct {
 	at   int
 	plan *agent.Plan
-}
-
-// placePlans finds the plans of recs and where they came (after a load
-// repair changed the records).
-func placePlans(recs []json.RawMessage) []placedPlan {
-	var out []placedPlan
-	entries := 0
-	for _, raw := range recs {
-		var r struct {
-			Type string      `json:"type"`
-			Plan *planRecord `json:"plan"`
-		}
-		if json.Unmarshal(raw, &r) != nil {
-			continue
-		}
-		switch r.Type {
-		case recEntry:
-			entries++
-		case recPlan:
-			if r.Plan != nil {
-				out = append(out, placedPlan{at: entries, plan: r.Plan.plan()})
-			}
-		case recClear:
-			out, entries = nil, 0
-		}
-	}
-	return out
 }
 
 // decodedRecord is a record as a load keeps it: an entry already
@@ -446,6 +434,15 @@ type OpenRequest struct {
 	// Routes are the model endpoints the client chose (nil: the
 	// configured ones).
 	Routes *Routes
+	// Replay, if set, is given the conversation as History shows it once
+	// the session is open, item by item in order, before LoadSession
+	// returns and before anything the load tells the client (an
+	// interrupted command or rewind, the commands): the first items while
+	// the file is still being read. It runs on LoadSession's goroutine
+	// and must not keep the items. A load that fails once the file is
+	// read (a repair it cannot write) may have replayed part of it first;
+	// one refused before (an unusable cwd, a damaged header) has not.
+	Replay func(HistoryItem)
 }
 
 // LoadSession opens stored session id for client c: its transcript,
@@ -459,7 +456,7 @@ func (h *Host) LoadSession(ctx context.Context, id string, req OpenRequest, c Cl
 	if h.store == nil {
 		return nil, fmt.Errorf("%w: sessions are not stored", ErrNotStored)
 	}
-	hs, err := h.openStored(id, req.CWD, req.AdditionalDirectories, req.ClientPrompt, req.Routes, c)
+	hs, err := h.openStored(id, req.CWD, req.AdditionalDirectories, req.ClientPrompt, req.Routes, c, req.Replay)
 	if err != nil {
 		return nil, err
 	}
@@ -476,16 +473,53 @@ func (h *Host) LoadSession(ctx context.Context, id string, req OpenRequest, c Cl
 }
 
 // openStored opens a stored session for client: its file (locked), its
-// transcript, mode, model and remembered decisions.
-func (h *Host) openStored(id, cwd string, extra []string, cp *agent.ClientPrompt, routes *Routes, c Client) (*Session, error) {
+// transcript, mode, model and remembered decisions. With replay, the
+// conversation is replayed to it (OpenRequest.Replay).
+func (h *Host) openStored(id, cwd string, extra []string, cp *agent.ClientPrompt, routes *Routes, c Client, replay func(HistoryItem)) (*Session, error) {
 	var f *persistence.File
 	var loaded *persistence.Loaded
 	var decoded *persistence.Decoded[decodedRecord]
+	var cfg agent.SessionConfig
+	var cfgErr error
+	configured := false
+	var rs *replayStream
+	if replay != nil {
+		rs = newReplayStream(replay, h.log.With("session", id))
+	}
+	// The session is configured (its workspace opened) from the header,
+	// before the records are decoded: a replay streamed while they are
+	// must not be followed by an error the request could have had first.
+	stream := persistence.Stream[decodedRecord]{Opened: func(hdr persistence.Header, data []byte, headerEnd int64) error {
+		if cwd == "" {
+			cwd = hdr.CWD
+		}
+		if extra == nil {
+			extra = hdr.AdditionalDirectories
+		}
+		cfg, cfgErr = h.newSessionConfig(id, cwd, extra, c, routes)
+		if cfgErr != nil {
+			return cfgErr
+		}
+		configured = true
+		if rs != nil {
+			// The id is checked and the session held here.
+			rs.opened(data, headerEnd, !h.rewindPending(id))
+		}
+		return nil
+	}}
+	if rs != nil {
+		stream.Record = rs.record
+	}
 	here, err := h.untilUnlocked(id, func() (err error) {
-		f, loaded, decoded, err = persistence.OpenDecoded(h.store, id, decodeRecord)
+		f, loaded, decoded, err = persistence.OpenDecodedStream(h.store, id, decodeRecord, stream)
 		return err
 	})
+	if err != nil && configured {
+		closeWorkspace(cfg.Workspace)
+	}
 	switch {
+	case err != nil && err == cfgErr:
+		return nil, err
 	case errors.Is(err, persistence.ErrInvalidID):
 		return nil, fmt.Errorf("%w: sessionId: %v", ErrInvalidParams, err)
 	case errors.Is(err, persistence.ErrNotFound):
@@ -500,6 +534,11 @@ func (h *Host) openStored(id, cwd string, extra []string, cp *agent.ClientPrompt
 	case err != nil:
 		return nil, fmt.Errorf("%w: reading session %s: %v", ErrInternal, id, err)
 	}
+	if rs != nil {
+		h.log.Debug("session file read", "session", id, "records", len(loaded.Records), "replayed", rs.sent)
+	} else {
+		h.log.Debug("session file read", "session", id, "records", len(loaded.Records))
+	}
 	for _, sk := range loaded.Skipped {
 		h.log.Warn("skipped a damaged line of the session file", "session", id, "line", sk.Line, "error", sk.Err)
 	}
@@ -510,17 +549,6 @@ func (h *Host) openStored(id, cwd string, extra []string, cp *agent.ClientPrompt
 	decoded = nil // the records' values are the entries now
 	for _, e := range errs {
 		h.log.Warn("skipped a session record", "session", id, "error", e)
-	}
-	if cwd == "" {
-		cwd = loaded.Header.CWD
-	}
-	if extra == nil {
-		extra = loaded.Header.AdditionalDirectories
-	}
-	cfg, err := h.newSessionConfig(id, cwd, extra, c, routes)
-	if err != nil {
-		f.Close()
-		return nil, err
 	}
 	cfg.Title, cfg.TitleByUser = loaded.Header.Title, loaded.Header.TitleByUser
 	cp = h.applyStored(&cfg, st, cp, routes)
@@ -541,12 +569,13 @@ func (h *Host) openStored(id, cwd string, extra []string, cp *agent.ClientPrompt
 		}
 		if err != nil {
 			f.Close()
+			closeWorkspace(cfg.Workspace)
 			return nil, fmt.Errorf("%w: repairing session %s: %v", ErrInternal, id, err)
 		}
 		h.log.Warn("repaired the session file: unusable records dropped, unanswered tool calls answered (the file as it was is kept as .broken)",
 			"session", id, "records", len(recs), "after", len(newRecs))
 		recs, st.entries, st.entryStart = newRecs, entries, starts
-		st.plans = placePlans(recs)
+		st.plans = repair.placePlans(st.plans)
 	}
 	var early []json.RawMessage
 	if loaded.Header.Title == "" {
@@ -571,15 +600,23 @@ func (h *Host) openStored(id, cwd string, extra []string, cp *agent.ClientPrompt
 	hs := h.newHostSession(s, c, j, extra, cfg.Workspace)
 	hs.plans = st.plans
 	hs.clientPrompt, hs.routes = cfg.ClientPrompt, routes
+	var said []string
 	if hs.cp != nil {
 		// What the agent was doing when it stopped: commands first (a
 		// rewind never runs during one).
 		for _, finish := range []func(context.Context) string{hs.finishInterruptedCommands, hs.finishInterruptedRewind} {
 			if msg := finish(context.Background()); msg != "" {
 				h.log.Warn(msg, "session", id)
-				hs.post(agent.Update{Kind: agent.UpdateMessage, Text: msg + "\n"})
+				said = append(said, msg)
 			}
 		}
+	}
+	if rs != nil {
+		// The conversation first, as it is now, then what the load did.
+		rs.finish(hs)
+	}
+	for _, msg := range said {
+		hs.post(agent.Update{Kind: agent.UpdateMessage, Text: msg + "\n"})
 	}
 	h.track(hs)
 	return hs, nil
@@ -749,7 +786,7 @@ func (h *Host) ForkSession(ctx context.Context, req ForkRequest, src *Session, c
 			return nil, sessionNotFound(req.SourceID, "")
 		}
 		// Not open here: read it, fork it, let it go.
-		opened, err := h.openStored(req.SourceID, "", nil, nil, req.Routes, c)
+		opened, err := h.openStored(req.SourceID, "", nil, nil, req.Routes, c, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -146,6 +146,7 @@ func (hs *Session) runSubagent(ctx context.Context, a taskArgs) (agent.ToolResul
 		}
 		s := agent.NewSession(cfg)
 		child = hs.h.wrapSession(s, c, j, hs.extra, cfg.Workspace)
+		child.bindSessionTools(false)
 		child.clientPrompt, child.routes = hs.clientPrompt, hs.routes
 		if hs.cp != nil && child.ws != nil {
 			// Its file changes are part of the parent's turn: rewinding

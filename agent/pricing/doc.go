@@ -1,7 +1,9 @@
 // Package pricing knows what models cost and how large their context
-// windows are. The data comes from an embedded file (models.json, format
-// in docs/pricing.md) that a user file can override; nothing is fetched at
-// run time.
+// windows are. The data comes from models.json (format in
+// docs/pricing.md), compiled into the binary as Go values
+// (models_table.go, which TestDefaultTableIsModelsJSON keeps equal to the
+// file, so that no start parses it), and a user file can override it;
+// nothing is fetched at run time.
 //
 // # Lookup
 //

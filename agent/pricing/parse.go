@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -60,7 +61,7 @@ func parse(data []byte) (*Table, error) {
 	if err := dec.Decode(&struct{}{}); !errors.Is(err, io.EOF) {
 		return nil, errors.New("unexpected data after the top-level object")
 	}
-	if err := checkFieldNames(data, fileFields, " at top level"); err != nil {
+	if err := checkFieldNames(data, fileFields(), " at top level"); err != nil {
 		return nil, err
 	}
 	switch {
@@ -138,7 +139,7 @@ func parseEntry(raw json.RawMessage) (Model, error) {
 	if err := dec.Decode(&m); err != nil {
 		return Model{}, describeJSONError(nil, err)
 	}
-	if err := checkFieldNames(raw, modelFields, ""); err != nil {
+	if err := checkFieldNames(raw, modelFields(), ""); err != nil {
 		return Model{}, err
 	}
 	if m.Provider == "" || strings.TrimSpace(m.Provider) != m.Provider || strings.Contains(m.Provider, "/") {
@@ -213,10 +214,11 @@ func position(data []byte, off int64) (line, col int) {
 	return line, max(col, 1)
 }
 
-// The field names of a file and of an entry, from their json tags.
+// The field names of a file and of an entry, from their json tags: made
+// when a file is parsed (the built-in table is Go values).
 var (
-	fileFields  = jsonFieldNames(reflect.TypeFor[file]())
-	modelFields = jsonFieldNames(reflect.TypeFor[Model]())
+	fileFields  = sync.OnceValue(func() map[string]bool { return jsonFieldNames(reflect.TypeFor[file]()) })
+	modelFields = sync.OnceValue(func() map[string]bool { return jsonFieldNames(reflect.TypeFor[Model]()) })
 )
 
 func jsonFieldNames(t reflect.Type) map[string]bool {

@@ -1,15 +1,11 @@
 package pricing
 
 import (
-	_ "embed"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 )
-
-//go:embed models.json
-var embedded []byte
 
 // FormatVersion is the only "version" a models file may declare.
 const FormatVersion = 1
@@ -93,15 +89,23 @@ type key struct{ provider, id string }
 
 func keyOf(provider, id string) key { return key{strings.ToLower(provider), id} }
 
+// yes and no are what defaultModels' ImageInput points to.
+var yes, no = true, false
+
+// defaultTable indexes defaultModels (models_table.go: models.json as Go
+// values, so that no start parses JSON for it).
 var defaultTable = sync.OnceValue(func() *Table {
-	t, err := Parse(embedded)
-	if err != nil {
-		panic("pricing: embedded models.json: " + err.Error())
+	t := &Table{updated: defaultUpdated, source: defaultSource, models: make([]Model, 0, len(defaultModels)),
+		byID: make(map[key]int, len(defaultModels)), byAlias: make(map[key]int)}
+	for i, m := range defaultModels {
+		if err := t.add(i, m); err != nil {
+			panic("pricing: models_table.go: " + err.Error())
+		}
 	}
 	return t
 })
 
-// Default returns the table of the embedded models.json, parsed once.
+// Default returns the table of the built-in models.json, made once.
 func Default() *Table { return defaultTable() }
 
 // Updated returns the file's "updated" date (YYYY-MM-DD), or "".

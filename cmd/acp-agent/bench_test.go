@@ -24,7 +24,10 @@ const initializeLine = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{
 // it, for this binary and, alternately in the same loop, for the example
 // agent of github.com/coder/acp-go-sdk (the floor: an ACP agent that does
 // nothing else), built here. It reports the medians (ms), their ratio, and
-// the largest peak RSS (VmHWM, MB) of each.
+// the largest peak RSS (VmHWM, MB) of each. A third program, started in
+// the same loop, answers initialize linking only jsonschema/v5
+// (testdata/startfloor): the floor with that fixed dependency's package
+// init (js5-floor-ms-median).
 // Both are built as releases are (static, CGO_ENABLED=0, -trimpath,
 // -ldflags "-s -w": internal/release, the Dockerfile): a binary linked
 // against libc pays for the dynamic loader at every start.
@@ -41,13 +44,14 @@ func BenchmarkStartupToInitialize(b *testing.B) {
 		return out
 	}
 	floor := releaseBuild(filepath.Join(dir, "coder-example-agent"), "github.com/coder/acp-go-sdk/example/agent")
+	js5 := releaseBuild(filepath.Join(dir, "startfloor"), "./testdata/startfloor")
 	bin := os.Getenv("ACP_AGENT_BENCH_BIN")
 	if bin == "" {
 		bin = releaseBuild(filepath.Join(dir, "acp-agent"), ".")
 	}
 	// Sessions go to a fresh directory: no user's stale files to sweep.
 	env := append(os.Environ(), "XDG_STATE_HOME="+b.TempDir())
-	var ours, theirs []time.Duration
+	var ours, theirs, withJS5 []time.Duration
 	var oursRSS, theirsRSS int64
 	for b.Loop() {
 		d, rss := startToInitialize(b, exec.Command(bin, "--model", "replay/default", "--log-level", "warn"), env)
@@ -56,10 +60,13 @@ func BenchmarkStartupToInitialize(b *testing.B) {
 		d, rss = startToInitialize(b, exec.Command(floor), env)
 		theirs = append(theirs, d)
 		theirsRSS = max(theirsRSS, rss)
+		d, _ = startToInitialize(b, exec.Command(js5), env)
+		withJS5 = append(withJS5, d)
 	}
 	om, tm := median(ours), median(theirs)
 	b.ReportMetric(float64(om.Microseconds())/1000, "ms-median")
 	b.ReportMetric(float64(tm.Microseconds())/1000, "coder-ms-median")
+	b.ReportMetric(float64(median(withJS5).Microseconds())/1000, "js5-floor-ms-median")
 	b.ReportMetric(float64(om)/float64(tm), "x-coder")
 	b.ReportMetric(float64(oursRSS)/1024, "MB-RSS")
 	b.ReportMetric(float64(theirsRSS)/1024, "coder-MB-RSS")

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/acp-agent/acp-agent/agent/acpagent"
 	"github.com/acp-agent/acp-agent/agent/host"
@@ -86,23 +87,26 @@ func (t *terminalFile) env() []string {
 
 // userPath resolves, once, the PATH the user's commands should get: the
 // configured one, else the agent's own PATH (what the editor launched it
-// with) or, when that is minimal, the login shell's. It starts at once in
-// the background; Path waits for it, wait ends it (for the agent's exit).
+// with) or, when that is minimal, the login shell's. The login shell is
+// asked on the first call of resolve, Path or notices (the agent calls
+// resolve in the background once its initialize response is out:
+// startWork); Path waits for it, wait ends it (for the agent's exit).
 type userPath struct {
-	done   chan struct{}
+	once sync.Once
+	// lookup asks the login shell (nil: the PATH is known already).
+	lookup func()
 	cancel context.CancelFunc
 	path   string
 	source string // where path came from, for doctor and the log
 	note   string // what the user should know (the login shell failed)
 }
 
-// startUserPath starts resolving the PATH for the settings in getenv and
-// file.
-func startUserPath(getenv func(string) string, file *terminalFile, log *slog.Logger) *userPath {
-	u := &userPath{done: make(chan struct{})}
+// newUserPath resolves the PATH for the settings in getenv and file, or
+// prepares the login shell's lookup (resolve runs it).
+func newUserPath(getenv func(string) string, file *terminalFile, log *slog.Logger) *userPath {
 	ctx, cancel := context.WithCancel(context.Background())
-	u.cancel = cancel
 	launch := getenv("PATH")
+	u := &userPath{cancel: cancel, path: launch, source: "the agent's environment"}
 	mode := "auto"
 	if file != nil && file.LoginShell != "" {
 		mode = file.LoginShell
@@ -111,26 +115,32 @@ func startUserPath(getenv func(string) string, file *terminalFile, log *slog.Log
 	shell := getenv("SHELL")
 	ask := !configured && (mode == "always" || mode == "auto" && runtime.MinimalPath(launch)) && filepath.IsAbs(shell)
 	if !ask {
-		u.path, u.source = launch, "the agent's environment"
 		if configured {
 			u.path, u.source = expandPath(file.Path, launch, getenv("HOME")), "the config file (terminal.path)"
 		}
-		close(u.done)
 		return u
 	}
-	go func() {
-		defer close(u.done)
+	u.lookup = func() {
 		p, err := runtime.LoginShellPath(ctx, shell, 0)
 		if err != nil {
-			u.path, u.source = launch, "the agent's environment"
 			u.note = "Commands get the PATH the agent was started with (" + launch + "): " + err.Error() + ". Set \"terminal.path\" in the config file to choose it."
 			log.Info("login shell PATH", "error", err)
 			return
 		}
 		u.path, u.source = runtime.MergePaths(p, launch), "the login shell ("+shell+")"
 		log.Info("login shell PATH", "shell", shell, "path", u.path)
-	}()
+	}
 	return u
+}
+
+// resolve asks the login shell, if the PATH needs it and nobody did yet,
+// and waits for its answer.
+func (u *userPath) resolve() {
+	u.once.Do(func() {
+		if u.lookup != nil {
+			u.lookup()
+		}
+	})
 }
 
 // expandPath is the configured path list as a PATH: "$PATH" is the
@@ -155,24 +165,25 @@ func expandPath(entries []string, inherited, home string) string {
 // Path is the resolved PATH (waiting for the login shell, at most its
 // timeout).
 func (u *userPath) Path() string {
-	<-u.done
+	u.resolve()
 	return u.path
 }
 
 // notices are what the user should know about the PATH (the login shell
 // did not answer); it waits for the resolution.
 func (u *userPath) notices() []acpagent.Notice {
-	<-u.done
+	u.resolve()
 	if u.note == "" {
 		return nil
 	}
 	return []acpagent.Notice{{Severity: host.NoticeWarning, Title: "Commands may not find your tools", Description: u.note}}
 }
 
-// wait stops the login shell, if it still runs, and waits for it.
+// wait stops the login shell, if it still runs, and waits for it; a
+// lookup not started by then never starts.
 func (u *userPath) wait() {
 	u.cancel()
-	<-u.done
+	u.once.Do(func() {})
 }
 
 // commandPathIn is the PATH commands get in dir, with what was left out.

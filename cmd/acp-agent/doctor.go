@@ -130,7 +130,7 @@ func runDoctor(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	}
 
 	// The PATH commands get, and the tools on it.
-	up := startUserPath(st.getenv, st.terminal, slog.New(slog.DiscardHandler))
+	up := newUserPath(st.getenv, st.terminal, slog.New(slog.DiscardHandler))
 	cwd, _ := os.Getwd()
 	path, dropped := up.commandPathIn(cwd)
 	up.wait()

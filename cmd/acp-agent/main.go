@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -102,6 +103,10 @@ func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []
 		// Someone typed acp-agent in a shell: say what it is waiting for.
 		fmt.Fprintln(stderr, `acp-agent speaks the Agent Client Protocol on stdin/stdout and is started by an editor; to run a task here, try: acp-agent exec "PROMPT" (or acp-agent --help, acp-agent doctor). Ctrl-D quits.`)
 	}
+	// What the initialize response does not need (the session
+	// directory's stale files, the login shell's PATH) starts once the
+	// agent's first message is out.
+	st.deferStartWork = true
 	a, log, cleanup, err := st.newAgent(stderr)
 	if err != nil {
 		return err
@@ -111,7 +116,45 @@ func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []
 	// ACP v2 to the clients that ask for it, on the same host: a session
 	// is the same whichever version opens it.
 	svc := acp.NewAgentService(a, acp.Options{MaxMessageBytes: st.maxLine, Logger: log, V2: acpv2agent.New(a.Host())})
-	return svc.Serve(ctx, stdin, stdout)
+	return svc.Serve(ctx, stdin, &afterFirstWrite{w: stdout, then: st.startWork.start})
+}
+
+// startWork is start-up work the initialize response does not wait for:
+// each task runs on its own goroutine once start is called, and wait
+// waits for them (the agent's exit). After wait, start starts nothing.
+type startWork struct {
+	once  sync.Once
+	tasks []func()
+	wg    sync.WaitGroup
+}
+
+func (w *startWork) add(task func()) { w.tasks = append(w.tasks, task) }
+
+func (w *startWork) start() {
+	w.once.Do(func() {
+		for _, task := range w.tasks {
+			w.wg.Go(task)
+		}
+	})
+}
+
+func (w *startWork) wait() {
+	w.once.Do(func() {})
+	w.wg.Wait()
+}
+
+// afterFirstWrite calls then after the first Write to w has returned:
+// on stdio, once the first message (the initialize response) is out.
+type afterFirstWrite struct {
+	w    io.Writer
+	once sync.Once
+	then func()
+}
+
+func (a *afterFirstWrite) Write(p []byte) (int, error) {
+	n, err := a.w.Write(p)
+	a.once.Do(a.then)
+	return n, err
 }
 
 // settings are the program's settings, from flags, then the environment,
@@ -157,6 +200,12 @@ type settings struct {
 	// notices are what the user must know about the setup, told once in
 	// the first session (a notice update).
 	notices []acpagent.Notice
+
+	// startWork is what newAgent leaves for after the first response;
+	// with deferStartWork unset, newAgent starts it at once (exec,
+	// serve).
+	startWork      startWork
+	deferStartWork bool
 
 	// recorder is the telemetry newAgent sets up (serve's transport
 	// reports to it too).
@@ -439,12 +488,10 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 		store = nil
 	} else {
 		// What agents killed before saving a session left behind goes,
-		// in the background: a large directory takes milliseconds to
-		// list, and initialize does not wait for it. The agent's exit
-		// waits (cleanup).
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
+		// in the background and after the initialize response: a large
+		// directory takes milliseconds to list. The agent's exit waits
+		// (cleanup).
+		st.startWork.add(func() {
 			removed, err := store.RemoveStale()
 			if err != nil {
 				log.Warn("removing stale files of the session directory", "error", err)
@@ -452,9 +499,9 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 			if len(removed) > 0 {
 				log.Info("removed what stopped agents left in the session directory", "files", removed)
 			}
-		}()
-		closers = append(closers, closerFunc(func() { <-done }))
+		})
 	}
+	closers = append(closers, closerFunc(st.startWork.wait))
 	sb, netInFullAccess, unavailable, err := resolveSandbox(st.sandboxFlags, st.fs, st.sandboxFile, st.getenv, st.sessionDir, st.logPaths(), log)
 	if err != nil {
 		cleanup()
@@ -467,7 +514,8 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 	st.notices = append(st.notices, sandboxNotices(sb)...)
 	st.workspace.SandboxNetworkInFullAccess = netInFullAccess
 	st.workspace.SandboxAutoApprove = sb != nil && st.sandboxFlags.autoApproveSetting(st.fs, st.sandboxFile, st.getenv)
-	st.userPath = startUserPath(st.getenv, st.terminal, log)
+	st.userPath = newUserPath(st.getenv, st.terminal, log)
+	st.startWork.add(st.userPath.resolve)
 	closers = append(closers, closerFunc(st.userPath.wait))
 	st.workspace.UserPath = st.userPath.Path
 	retry := agent.RetryPolicy{MaxRetries: st.maxRetries}
@@ -482,6 +530,9 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 		StopHooks: st.stopHooks, Hooks: st.hooks, HooksTrustFile: hooksTrustFile(st.getenv), OffloadThreshold: st.offload, ModelTitles: st.modelTitles, Resize: st.resize, MaxTurnRequests: st.maxTurnRequests,
 		StreamLimits: st.streamLimits, SetupError: setupErr,
 		Notices: func() []acpagent.Notice { return append(slices.Clone(st.notices), st.userPath.notices()...) }}})
+	if !st.deferStartWork {
+		st.startWork.start()
+	}
 	return a, log, cleanup, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -20,17 +21,35 @@ import (
 
 // editorMCP is an MCP server that lives in the editor: the test's ACP
 // client answers the agent's mcp/message requests by passing each inner
-// request to the real server-everything over its stdio, as an editor
-// hosting it would. Like such an editor it runs the MCP lifecycle itself:
-// an initialize that succeeded is followed by notifications/initialized.
+// request to a real MCP server over its stdio (server-everything, or one
+// built with the Go SDK), as an editor hosting it would. Like such an
+// editor it runs the MCP lifecycle itself (an initialize that succeeded
+// is followed by notifications/initialized), answers each mcp/message
+// when the server answers the inner request (a subscriptions/listen
+// stays in flight), and passes the server's notifications on to the
+// agent as mcp/message notifications about the inner request they
+// belong to: the subscription their _meta names, else the request in
+// flight (MCP over ACP has no other way for them).
 type editorMCP struct {
 	t      *testing.T
 	stdin  io.WriteCloser
 	mu     sync.Mutex
 	nextID int
-	waits  map[int]chan json.RawMessage
-	// methods are the inner methods the agent sent, in order.
-	methods []string
+	// inflight are the agent's inner requests the server has not
+	// answered, by the id the editor gave them.
+	inflight map[int]*editorCall
+	agent    io.Writer // the agent's stdin, once answer is set up
+	checker  *schemacheck.Checker
+	// methods are the inner methods the agent sent, in order; notified
+	// the server's notifications passed on to it.
+	methods, notified []string
+}
+
+// editorCall is one mcp/message request of the agent's in flight.
+type editorCall struct {
+	id     json.RawMessage // the agent's (outer) request id
+	inner  acp.MessageMcpRequest
+	method string
 }
 
 func startEditorMCP(t *testing.T) *editorMCP {
@@ -44,28 +63,7 @@ func startEditorMCP(t *testing.T) *editorMCP {
 	cmd.Stderr = &stderr
 	cmd.WaitDelay = time.Second
 	require.NoError(t, cmd.Start())
-	e := &editorMCP{t: t, stdin: stdin, waits: map[int]chan json.RawMessage{}}
-	read := make(chan struct{}) // the reader ends with the server's stdout
-	go func() {
-		defer close(read)
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for sc.Scan() {
-			var m struct {
-				ID *int `json:"id"`
-			}
-			if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil {
-				continue // the server's own notifications stay in the editor
-			}
-			e.mu.Lock()
-			ch := e.waits[*m.ID]
-			delete(e.waits, *m.ID)
-			e.mu.Unlock()
-			if ch != nil {
-				ch <- append(json.RawMessage(nil), sc.Bytes()...)
-			}
-		}
-	}()
+	e, read := newEditorMCP(t, stdin, stdout)
 	t.Cleanup(func() {
 		stdin.Close()
 		stopServer(cmd)
@@ -77,51 +75,151 @@ func startEditorMCP(t *testing.T) *editorMCP {
 	return e
 }
 
-// call passes one inner request to the server and returns its response
-// as mcp/message's result: {"result": ...} or {"error": ...}.
-func (e *editorMCP) call(method string, params json.RawMessage) map[string]json.RawMessage {
+// newEditorMCP bridges the server whose stdin and stdout these are; read
+// is closed when the server's stdout ends (the caller waits for it).
+func newEditorMCP(t *testing.T, stdin io.WriteCloser, stdout io.Reader) (e *editorMCP, read chan struct{}) {
+	e = &editorMCP{t: t, stdin: stdin, inflight: map[int]*editorCall{}}
+	read = make(chan struct{})
+	go func() {
+		defer close(read)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			e.fromServer(sc.Bytes())
+		}
+	}()
+	return e, read
+}
+
+// fromServer passes one message of the server's on to the agent: a
+// response answers the mcp/message it belongs to, a notification goes
+// about the inner request it belongs to. It runs on the bridge's reader
+// goroutine, so it reports with t.Errorf.
+func (e *editorMCP) fromServer(line []byte) {
+	var m struct {
+		ID     *int            `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(line, &m) != nil || (m.ID != nil && m.Method != "") {
+		return // the server's own requests stay in the editor
+	}
+	if m.ID != nil {
+		e.mu.Lock()
+		call := e.inflight[*m.ID]
+		delete(e.inflight, *m.ID)
+		e.mu.Unlock()
+		if call == nil {
+			return
+		}
+		out := map[string]json.RawMessage{"error": m.Error}
+		if m.Result != nil {
+			out = map[string]json.RawMessage{"result": m.Result}
+			if call.method == "initialize" {
+				e.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+			}
+		}
+		e.toAgent("MessageMcpResponse", out, map[string]any{"jsonrpc": "2.0", "id": call.id, "result": out})
+		return
+	}
+	var meta struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	_ = json.Unmarshal(m.Params, &meta)
+	var sub int
+	hasSub := json.Unmarshal(meta.Meta["io.modelcontextprotocol/subscriptionId"], &sub) == nil
+	e.mu.Lock()
+	var about *editorCall
+	for id, call := range e.inflight {
+		if (hasSub && id == sub) || (!hasSub && about == nil) {
+			about = call
+		}
+	}
+	if about != nil {
+		e.notified = append(e.notified, m.Method)
+	}
+	e.mu.Unlock()
+	if about == nil {
+		return // about nothing in flight: the editor keeps it
+	}
+	n := acp.MessageMcpNotification{ServerID: about.inner.ServerID, RequestID: about.inner.RequestID, Method: m.Method, Params: m.Params}
+	e.toAgent("MessageMcpNotification", n, map[string]any{"jsonrpc": "2.0", "method": acp.MethodMCPMessage, "params": n})
+}
+
+// toAgent checks params against def and writes msg to the agent.
+func (e *editorMCP) toAgent(def string, params any, msg map[string]any) {
+	e.mu.Lock()
+	agent, checker := e.agent, e.checker
+	e.mu.Unlock()
+	data, err := json.Marshal(params)
+	if err != nil || checker.ValidateSDKUnstable(def, data) != nil {
+		e.t.Errorf("the editor's %s is not valid: %s", def, data)
+		return
+	}
+	line, _ := json.Marshal(msg)
+	// The agent may be gone already at the end of the test.
+	_, _ = agent.Write(append(line, '\n'))
+}
+
+// call passes one inner request of the agent's (outer request id) to the
+// server; fromServer answers it.
+func (e *editorMCP) call(id json.RawMessage, req acp.MessageMcpRequest) {
 	e.mu.Lock()
 	e.nextID++
-	id := e.nextID
-	ch := make(chan json.RawMessage, 1)
-	e.waits[id] = ch
-	e.methods = append(e.methods, method)
+	inner := e.nextID
+	e.inflight[inner] = &editorCall{id: id, inner: req, method: req.Method}
+	e.methods = append(e.methods, req.Method)
 	e.mu.Unlock()
-	msg := map[string]any{"jsonrpc": "2.0", "id": id, "method": method}
-	if len(params) > 0 && string(params) != "null" {
-		msg["params"] = params
+	msg := map[string]any{"jsonrpc": "2.0", "id": inner, "method": req.Method}
+	if len(req.Params) > 0 && string(req.Params) != "null" {
+		msg["params"] = req.Params
 	}
 	e.send(msg)
-	var resp map[string]json.RawMessage
-	select {
-	case raw := <-ch:
-		require.NoError(e.t, json.Unmarshal(raw, &resp))
-	case <-time.After(waitBudget(e.t)):
-		e.t.Fatalf("server-everything did not answer %s", method)
-	}
-	out := map[string]json.RawMessage{}
-	if r, ok := resp["result"]; ok {
-		out["result"] = r
-		if method == "initialize" {
-			e.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
-		}
-	} else {
-		out["error"] = resp["error"]
-	}
-	return out
 }
 
 func (e *editorMCP) send(msg map[string]any) {
 	data, err := json.Marshal(msg)
-	require.NoError(e.t, err)
-	_, err = e.stdin.Write(append(data, '\n'))
-	require.NoError(e.t, err)
+	if err == nil {
+		_, err = e.stdin.Write(append(data, '\n'))
+	}
+	if err != nil {
+		e.t.Errorf("writing to the MCP server: %v", err)
+	}
+}
+
+// innerMethods returns the inner methods the agent sent so far.
+func (e *editorMCP) innerMethods() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.methods)
+}
+
+// newSession opens a session on p (initialized) with the editor's
+// server, declared as name, and returns it and the answerer of the
+// agent's requests for its turns.
+func (e *editorMCP) newSession(t *testing.T, p *proc, name string) (acp.NewSessionResponse, func(acptest.Message)) {
+	checker, err := schemacheck.Load()
+	require.NoError(t, err)
+	serverID := "editor-" + name + "-1"
+	answer := e.answer(t, p, serverID, checker)
+	id := p.Request(acp.MethodSessionNew, &acp.NewSessionRequest{CWD: t.TempDir(),
+		MCPServers: []acp.McpServer{{ACP: &acp.McpServerAcp{Name: name, ServerID: serverID}}}})
+	resp, _ := awaitAnswering(t, p, id, answer)
+	var ns acp.NewSessionResponse
+	acptest.MustResult(t, resp, &ns)
+	p.TakeCommands(ns.SessionID)
+	return ns, answer
 }
 
 // answer serves one request of the agent: mcp/message through the
 // server (checking it names the server the client declared), permission
 // requests with allow_once.
 func (e *editorMCP) answer(t *testing.T, p *proc, serverID string, checker *schemacheck.Checker) func(m acptest.Message) {
+	e.mu.Lock()
+	e.agent, e.checker = p.stdin, checker
+	e.mu.Unlock()
 	return func(m acptest.Message) {
 		switch m.Method {
 		case acp.MethodMCPMessage:
@@ -129,11 +227,7 @@ func (e *editorMCP) answer(t *testing.T, p *proc, serverID string, checker *sche
 			require.NoError(t, json.Unmarshal(m.Params, &req))
 			require.Equal(t, serverID, req.ServerID)
 			require.NotEmpty(t, req.RequestID)
-			out := e.call(req.Method, req.Params)
-			data, err := json.Marshal(out)
-			require.NoError(t, err)
-			require.NoError(t, checker.ValidateSDKUnstable("MessageMcpResponse", data), "the editor's answer is a MessageMcpResponse")
-			p.Respond(m.ID, out)
+			e.call(m.ID, req)
 		case acp.MethodSessionRequestPermission:
 			p.Respond(m.ID, map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow_once"}})
 		default:
@@ -151,31 +245,29 @@ func (e *editorMCP) answer(t *testing.T, p *proc, serverID string, checker *sche
 // validated by acptest against the SDK 2.4.0 unstable schema.
 func TestBinaryMCPOverACP(t *testing.T) {
 	editor := startEditorMCP(t)
-	checker, err := schemacheck.Load()
-	require.NoError(t, err)
 	model := newScriptedModel(t, "openai", modelCall{"mcp__everything__echo", map[string]any{"message": "hi over acp"}})
 	p := startAgent(t, []string{"OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}, "--model", "openai/test-model")
 	init := p.Initialize(nil)
 	require.True(t, init.AgentCapabilities.MCPCapabilities.ACP, "mcpCapabilities.acp")
 
-	const serverID = "editor-everything-1"
-	answer := editor.answer(t, p, serverID, checker)
-	id := p.Request(acp.MethodSessionNew, &acp.NewSessionRequest{CWD: t.TempDir(),
-		MCPServers: []acp.McpServer{{ACP: &acp.McpServerAcp{Name: "everything", ServerID: serverID}}}})
-	resp, _ := awaitAnswering(t, p, id, answer)
-	var ns acp.NewSessionResponse
-	acptest.MustResult(t, resp, &ns)
-	p.TakeCommands(ns.SessionID)
-	assert.Contains(t, editor.methods, "tools/list", "the agent listed the editor's server's tools through ACP")
+	ns, answer := editor.newSession(t, p, "everything")
+	assert.Contains(t, editor.innerMethods(), "tools/list", "the agent listed the editor's server's tools through ACP")
 
 	r, werr := ext(t, p, acp.MethodExtSessionTools, map[string]any{"sessionId": ns.SessionID})
 	require.Nil(t, werr)
 	assert.Contains(t, fmt.Sprint(r["activeToolNames"]), "mcp__everything__echo", "offered to the model")
 
-	id = p.Request(acp.MethodSessionPrompt, promptReq(ns.SessionID, "echo something"))
+	id := p.Request(acp.MethodSessionPrompt, promptReq(ns.SessionID, "echo something"))
 	resp, before := awaitAnswering(t, p, id, answer)
 	acptest.MustResult(t, resp, nil)
-	assert.Contains(t, editor.methods, "tools/call")
+	assert.Contains(t, editor.innerMethods(), "tools/call")
+	// server-everything announces a tool-list change as it starts: the
+	// editor passes it on, and the agent re-lists while the session is
+	// being created (its calls then read the session's id as it is set:
+	// a data race under -race before that id was synchronized).
+	editor.mu.Lock()
+	assert.Contains(t, editor.notified, "notifications/tools/list_changed")
+	editor.mu.Unlock()
 	text, status := toolResultText(t, before, "call_0")
 	assert.Equal(t, "completed", status)
 	assert.Contains(t, text, "Echo: hi over acp")

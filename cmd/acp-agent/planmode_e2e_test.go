@@ -169,3 +169,61 @@ func TestBinaryPlanModeApproval(t *testing.T) {
 		})
 	}
 }
+
+// A fork's exit_plan_mode is its own, also for a fork of a fork: the
+// registry a fork clones holds its source's copy, bound to the source.
+// Approved in the second fork, the plan switches that fork's mode
+// (current_mode_update under its id, the question asked under its id)
+// and neither its source nor the source's source leave read-only: the
+// next turn of the middle fork is still offered exit_plan_mode and asks
+// under its own id.
+func TestBinaryPlanModeApprovalInAForkOfAFork(t *testing.T) {
+	args := map[string]any{"plan": "## Plan\n1. Change it"}
+	model := newScriptedModel(t, "openai", modelCall{"exit_plan_mode", args})
+	p := startAgent(t, []string{"OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"},
+		"--model", "openai/test-model", "--mode", "read-only", "--session-dir", t.TempDir())
+	p.Initialize(nil)
+	cwd := t.TempDir()
+	src := p.NewSession(cwd)
+	fork := func(id string) string {
+		resp, _ := p.Call(acp.MethodSessionFork, &acp.ForkSessionRequest{SessionID: id, CWD: cwd})
+		var f acp.ForkSessionResponse
+		acptest.MustResult(t, resp, &f)
+		return f.SessionID
+	}
+	middle := fork(src)
+	last := fork(middle)
+
+	// turn answers the turn's plan question with option and returns
+	// the session it was asked in and the sessions whose mode changed.
+	turn := func(sid, option string) (asked []string, modes map[string]string) {
+		id := p.Request(acp.MethodSessionPrompt, promptReq(sid, "plan the fix"))
+		resp, before := awaitAnswering(t, p, id, func(m acptest.Message) {
+			require.Equal(t, acp.MethodSessionRequestPermission, m.Method)
+			var req acp.RequestPermissionRequest
+			require.NoError(t, json.Unmarshal(m.Params, &req))
+			asked = append(asked, req.SessionID)
+			p.Respond(m.ID, map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": option}})
+		})
+		acptest.MustResult(t, resp, nil)
+		modes = map[string]string{}
+		for _, m := range before {
+			if m.Method == acp.MethodSessionUpdate {
+				if n := m.Update(t); n.Update.CurrentModeUpdate != nil {
+					modes[n.SessionID] = string(n.Update.CurrentModeUpdate.CurrentModeID)
+				}
+			}
+		}
+		return asked, modes
+	}
+	asked, modes := turn(last, "default")
+	assert.Equal(t, []string{last}, asked, "the plan is put to the user of the fork that proposed it")
+	assert.Equal(t, map[string]string{last: "default"}, modes, "only that fork leaves read-only")
+
+	n := len(model.all())
+	asked, modes = turn(middle, "read-only")
+	assert.Equal(t, []string{middle}, asked, "the middle fork plans on its own")
+	assert.Empty(t, modes)
+	assert.Contains(t, offeredTools(t, model.body(t, n)), "exit_plan_mode", "the middle fork is still read-only")
+	assert.NotContains(t, p.stderr.String(), "already registered")
+}

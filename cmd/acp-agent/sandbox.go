@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/acp-agent/acp-agent/agent/acpagent"
 	"github.com/acp-agent/acp-agent/agent/host"
@@ -76,7 +77,7 @@ func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv 
 	default:
 		return nil, false, "", fmt.Errorf("sandbox mode %q: want auto, on or off", mode)
 	}
-	st := sandbox.Probe()
+	st := probeSandbox()
 	if !st.Available && mode == "auto" && unconfinedByDesign {
 		// Windows: there is no sandbox to wait for, and the command
 		// policy cannot parse PowerShell, so every command asks anyway
@@ -143,6 +144,10 @@ func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv 
 // between processes (sandbox.Policy.SecretsCache).
 const secretsCacheDir = ".secrets-cache"
 
+// probeSandbox is what the kernel offers (sandbox.Probe), asked once per
+// process: resolveSandbox and sandboxNotices both need it at start.
+var probeSandbox = sync.OnceValue(sandbox.Probe)
+
 // sandboxNotices are what a session tells the user once about a sandbox
 // that confines commands with a limit: where the helpers cannot mask by
 // mount (no user namespaces), nothing new can be created directly in a
@@ -151,7 +156,7 @@ func sandboxNotices(sb *runtime.Sandbox) []acpagent.Notice {
 	if sb == nil {
 		return nil
 	}
-	st := sandbox.Probe()
+	st := probeSandbox()
 	if !st.Available || st.Limit == "" {
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -15,6 +16,10 @@ import (
 
 // Provider plays a script. It is safe for concurrent use.
 type Provider struct {
+	// script, when set, is parsed into turns and sequence on first use
+	// (Default: a start that never prompts parses nothing).
+	script   []byte
+	parse    sync.Once
 	turns    []turn
 	sequence []int // indexes of the turns without match, in order
 	next     atomic.Uint64
@@ -26,12 +31,21 @@ var defaultScript []byte
 // Default returns a Provider playing the embedded demo script: a short
 // reasoning step, then a streamed answer explaining that this is the
 // offline replay model and how to configure a real one.
-func Default() *Provider {
-	p, err := Parse(defaultScript)
-	if err != nil {
-		panic("replay: embedded default script: " + err.Error()) // caught by tests
-	}
-	return p
+// The script is parsed when the first turn is played.
+func Default() *Provider { return &Provider{script: defaultScript} }
+
+// parsed fills in turns and sequence from script, once.
+func (p *Provider) parsed() {
+	p.parse.Do(func() {
+		if p.script == nil {
+			return
+		}
+		q, err := Parse(p.script)
+		if err != nil {
+			panic("replay: embedded default script: " + err.Error()) // caught by tests
+		}
+		p.turns, p.sequence = q.turns, q.sequence
+	})
 }
 
 // Name returns "replay".
@@ -57,6 +71,7 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.E
 
 // selectTurn picks a matching turn, else the next turn of the sequence.
 func (p *Provider) selectTurn(req *llm.Request) (*turn, error) {
+	p.parsed()
 	var msgs []llm.Message
 	if req != nil {
 		msgs = req.Messages
