@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -491,6 +492,72 @@ type packEntry struct {
 	N int64  `json:"n"`
 }
 
+// decodePackHeader decodes a pack's first line. The line json.Marshal
+// writes is read directly (a kept scan's pack lists thousands of
+// contents, read by every session that takes it); anything else goes
+// through encoding/json, so what it accepts and refuses is unchanged.
+func decodePackHeader(line []byte) (packHeader, error) {
+	if h, ok := parsePackHeader(bytes.TrimSuffix(line, []byte("\n"))); ok {
+		return h, nil
+	}
+	var h packHeader
+	err := json.Unmarshal(line, &h)
+	return h, err
+}
+
+// parsePackHeader reads exactly what json.Marshal writes for a
+// packHeader whose hashes are lowercase hex; ok is false for anything
+// else.
+func parsePackHeader(b []byte) (h packHeader, ok bool) {
+	rest, ok := bytes.CutPrefix(b, []byte(`{"objects":[`))
+	if !ok {
+		return h, false
+	}
+	if string(rest) == "]}" {
+		return packHeader{Objects: []packEntry{}}, true
+	}
+	h.Objects = make([]packEntry, 0, bytes.Count(rest, []byte(`{"h":`)))
+	for {
+		if rest, ok = bytes.CutPrefix(rest, []byte(`{"h":"`)); !ok {
+			return h, false
+		}
+		i := bytes.IndexByte(rest, '"')
+		if i < 0 || bytes.ContainsFunc(rest[:i], func(r rune) bool { return !('0' <= r && r <= '9' || 'a' <= r && r <= 'f') }) {
+			return h, false
+		}
+		e := packEntry{H: string(rest[:i])}
+		if rest, ok = bytes.CutPrefix(rest[i+1:], []byte(`,"n":`)); !ok {
+			return h, false
+		}
+		j := 0
+		if j < len(rest) && rest[j] == '-' {
+			j++
+		}
+		start := j
+		for j < len(rest) && '0' <= rest[j] && rest[j] <= '9' {
+			j++
+		}
+		if j == start || (rest[start] == '0' && j > start+1) {
+			return h, false // no digits, or a leading zero JSON refuses
+		}
+		n, err := strconv.ParseInt(string(rest[:j]), 10, 64)
+		if err != nil {
+			return h, false
+		}
+		e.N = n
+		h.Objects = append(h.Objects, e)
+		if rest, ok = bytes.CutPrefix(rest[j:], []byte("}")); !ok {
+			return h, false
+		}
+		if string(rest) == "]}" {
+			return h, true
+		}
+		if rest, ok = bytes.CutPrefix(rest, []byte(",")); !ok {
+			return h, false
+		}
+	}
+}
+
 // indexPack adds a pack's contents to the index (c.mu held).
 func (c *Checkpoints) indexPack(path string, objects []packEntry, off int64) {
 	for _, o := range objects {
@@ -520,8 +587,8 @@ func (c *Checkpoints) readPacks() {
 		if err != nil {
 			continue
 		}
-		var header packHeader
-		if json.Unmarshal(line, &header) != nil {
+		header, err := decodePackHeader(line)
+		if err != nil {
 			continue
 		}
 		c.mu.Lock()
@@ -561,7 +628,9 @@ func (c *Checkpoints) Get(hash string) ([]byte, error) {
 
 func matches(data []byte, hash string) bool {
 	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:]) == hash
+	var hexSum [2 * sha256.Size]byte
+	hex.Encode(hexSum[:], sum[:])
+	return string(hexSum[:]) == hash
 }
 
 func (c *Checkpoints) readObject(hash string) ([]byte, error) {

@@ -2,7 +2,6 @@ package persistence
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -76,6 +75,12 @@ func (c *Checkpoints) TakeScan(dir string) ([]byte, map[string]bool, error) {
 			continue
 		}
 		c.mu.Lock()
+		if len(c.packed) == 0 {
+			c.packed = make(map[string]packLoc, len(good)) // not grown 2,000 times
+		}
+		if len(held) == 0 {
+			held = make(map[string]bool, len(good))
+		}
 		for h, loc := range good {
 			if _, ok := c.packed[h]; !ok {
 				loc.path = dst
@@ -108,11 +113,11 @@ func checkPack(path string) (map[string]packLoc, bool) {
 	if nl < 0 {
 		return nil, false
 	}
-	var header packHeader
-	if json.Unmarshal(data[:nl], &header) != nil {
+	header, err := decodePackHeader(data[:nl])
+	if err != nil {
 		return nil, false
 	}
-	good := map[string]packLoc{}
+	good := make(map[string]packLoc, len(header.Objects))
 	off := int64(nl + 1)
 	for _, o := range header.Objects {
 		if o.N < 0 || off+o.N > int64(len(data)) {
@@ -133,7 +138,7 @@ func (c *Checkpoints) keepScan(dir string, keep map[string]bool, index func(kept
 	c.mu.Lock()
 	var live int64
 	hold := map[string]bool{}
-	kept := map[string]bool{}
+	kept := make(map[string]bool, len(keep))
 	for h := range keep {
 		if loc, ok := c.packed[h]; ok {
 			hold[loc.path], kept[h] = true, true

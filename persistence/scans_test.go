@@ -2,8 +2,10 @@ package persistence
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -71,4 +73,45 @@ func TestKeptScanIsDroppedWhenItsPacksAreMostlyOtherContents(t *testing.T) {
 	require.NoError(t, a.Close())
 	assert.NoDirExists(t, filepath.Join(kept, keptScanName))
 	assert.Empty(t, packs(t, filepath.Join(base, "a")))
+}
+
+// A pack's header line is read without encoding/json when it is exactly
+// what json.Marshal writes; whatever the line, the result is
+// encoding/json's: the same entries, the same refusals.
+func TestPackHeadersDecodeAsEncodingJSONDoes(t *testing.T) {
+	h := func(c byte) string { return strings.Repeat(string(c), 64) }
+	var lines []string
+	for _, hdr := range []packHeader{
+		{Objects: []packEntry{}},
+		{Objects: []packEntry{{H: h('a'), N: 12}}},
+		{Objects: []packEntry{{H: h('0'), N: 0}, {H: h('f'), N: 1 << 40}, {H: h('9'), N: -3}}},
+		{Objects: []packEntry{{H: "ABC", N: 1}, {H: "a\"b", N: 2}, {H: "", N: 3}}},
+	} {
+		line, err := json.Marshal(hdr)
+		require.NoError(t, err)
+		lines = append(lines, string(line), string(line)+"\n")
+		if !strings.Contains(string(line), "ABC") {
+			_, fast := parsePackHeader(line)
+			assert.True(t, fast, "%s is read directly", line)
+		}
+	}
+	lines = append(lines,
+		`{"objects":null}`, `{"objects":[{"n":1,"h":"ab"}]}`, `{"objects":[{"h":"ab","n":01}]}`,
+		`{"objects":[{"h":"ab","n":1.5}]}`, `{"objects":[{"h":"ab","n":-}]}`, `{"objects":[{"h":"ab","n":1}],"x":1}`,
+		`{"objects":[{"h":"ab","n":1},]}`, `{"objects":[{"h":"ab","n":1}]`, `{"objects":[{"h":"ab","n":99999999999999999999}]}`,
+		`{"objects":[{"h":"a\u0062","n":1}]}`, `{"objects":[]} `, ``, `[`, `{"objects":[{"h":"ab","n":1}]}x`)
+	for _, line := range lines {
+		var want packHeader
+		wantErr := json.Unmarshal([]byte(line), &want)
+		got, err := decodePackHeader([]byte(line))
+		if wantErr != nil {
+			assert.Error(t, err, "%q", line)
+			continue
+		}
+		require.NoError(t, err, "%q", line)
+		assert.Equal(t, len(want.Objects), len(got.Objects), "%q", line)
+		for i := range want.Objects {
+			assert.Equal(t, want.Objects[i], got.Objects[i], "%q", line)
+		}
+	}
 }

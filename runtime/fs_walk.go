@@ -108,6 +108,36 @@ type GlobOptions struct {
 
 // GlobWith is Glob with options.
 func (f *LocalFS) GlobWith(ctx context.Context, dir, pattern string, opt GlobOptions) (paths []string, truncated bool, err error) {
+	found, truncated, err := f.glob(ctx, dir, pattern, opt, false)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(found) > 0 {
+		paths = make([]string, len(found))
+	}
+	for i, p := range found {
+		paths[i] = p.Path
+	}
+	return paths, truncated, nil
+}
+
+// StampedPath is a path GlobStamped found, with the stamp of the regular
+// file it names (Regular false: not a regular file, or gone).
+type StampedPath struct {
+	Path    string
+	Stamp   Stamp
+	Regular bool
+}
+
+// GlobStamped is GlobWith with each path's stamp (as StampOf gives it),
+// taken relative to the directory the walk listed (where the platform
+// allows): no path lookup per file, and the stamp is that of the entry
+// the walk saw.
+func (f *LocalFS) GlobStamped(ctx context.Context, dir, pattern string, opt GlobOptions) ([]StampedPath, bool, error) {
+	return f.glob(ctx, dir, pattern, opt, true)
+}
+
+func (f *LocalFS) glob(ctx context.Context, dir, pattern string, opt GlobOptions, stamps bool) (paths []StampedPath, truncated bool, err error) {
 	max := opt.Max
 	if err := ctx.Err(); err != nil {
 		return nil, false, err
@@ -131,20 +161,29 @@ func (f *LocalFS) GlobWith(ctx context.Context, dir, pattern string, opt GlobOpt
 	if !opt.IncludeIgnored {
 		ig = newIgnorer(w.startReal, globalExcludesFile())
 	}
+	// "**" matches everything, at every depth: no components to split.
+	all := len(g.alts) == 1 && slices.Equal(g.alts[0], []string{"**"})
 	var visit func(e entry) error
 	visit = func(e entry) error {
 		if ig != nil && ig.ignored(e) {
 			return nil
 		}
-		comps := strings.Split(e.rel, "/")
-		if g.match(comps) {
+		var comps []string
+		if !all {
+			comps = strings.Split(e.rel, "/")
+		}
+		if all || g.match(comps) {
 			if len(paths) == max {
 				truncated = true
 				return errStopWalk
 			}
-			paths = append(paths, w.abs(e.rel))
+			p := StampedPath{Path: w.abs(e.rel)}
+			if stamps && e.d.Type().IsRegular() {
+				p.Stamp, p.Regular = stampAt(e.dir.fd, e.d.Name(), p.Path)
+			}
+			paths = append(paths, p)
 		}
-		if e.d.IsDir() && g.mayMatchUnder(comps) {
+		if e.d.IsDir() && (all || g.mayMatchUnder(comps)) {
 			return w.descend(ctx, e, visit)
 		}
 		return nil
@@ -153,7 +192,7 @@ func (f *LocalFS) GlobWith(ctx context.Context, dir, pattern string, opt GlobOpt
 	if err != nil && !errors.Is(err, errStopWalk) {
 		return nil, false, err
 	}
-	slices.Sort(paths)
+	slices.SortFunc(paths, func(a, b StampedPath) int { return strings.Compare(a.Path, b.Path) })
 	return paths, truncated, nil
 }
 

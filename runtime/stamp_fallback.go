@@ -13,3 +13,6 @@ func stampOf(path string) (Stamp, bool) {
 	}
 	return Stamp{Size: fi.Size(), MTime: fi.ModTime().UnixNano(), Ino: fileID(fi), Mode: uint32(fi.Mode())}, true
 }
+
+// stampAt is stampOf(path): no relative stat here.
+func stampAt(dirfd int, name, path string) (Stamp, bool) { return stampOf(path) }

@@ -181,7 +181,7 @@ func NewLocalTerminal(opts TerminalOptions) *LocalTerminal {
 	if t.sandbox != nil {
 		t.launcher = sandbox.NewLauncher(t.sandbox.Exe)
 		// The first command should not wait for a helper to start.
-		t.launcher.Warm(t.sandbox.Policy.WritableRoots)
+		t.launcher.Warm(t.sandbox.Policy)
 	}
 	if t.lookPathPath == "" {
 		t.lookPathPath = policy.DefaultPath

@@ -103,12 +103,12 @@ func (c *checkpoints) compact(kept *tools.KeptScan) error {
 	if kept == nil || c.scanDir == "" {
 		return c.store.Compact()
 	}
-	keep := map[string]bool{}
+	keep := make(map[string]bool, len(kept.Files))
 	for _, f := range kept.Files {
 		keep[f.Hash] = true
 	}
 	err := c.store.CompactKeeping(c.scanDir, keep, func(held map[string]bool) ([]byte, error) {
-		out := tools.KeptScan{Files: map[string]tools.KeptFile{}}
+		out := tools.KeptScan{Files: make(map[string]tools.KeptFile, len(kept.Files))}
 		for p, f := range kept.Files {
 			if held[f.Hash] {
 				out.Files[p] = f
@@ -191,7 +191,8 @@ func (c *checkpoints) Kept(path string) bool {
 // CommandStarted implements tools.Checkpointer: the manifest is stored
 // (durably) and named by a command record in the current turn.
 func (c *checkpoints) CommandStarted(m tools.CommandManifest) (int, error) {
-	data, err := json.Marshal(m)
+	// Not json.Marshal: it would check and compact the encoding again.
+	data, err := m.MarshalJSON()
 	if err != nil {
 		return 0, err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -50,6 +51,57 @@ type Checkpointer interface {
 type CommandManifest struct {
 	Files    map[string]ManifestFile `json:"files"`
 	Complete bool                    `json:"complete"`
+}
+
+// MarshalJSON encodes m as encoding/json would (paths in sorted order,
+// the same escaping, the same fields), without its reflection: a
+// command's manifest in a large workspace has thousands of entries and is
+// encoded before every command.
+func (m CommandManifest) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 32+len(m.Files)*96)
+	b = append(b, `{"files":`...)
+	if m.Files == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '{')
+		for i, p := range slices.Sorted(maps.Keys(m.Files)) {
+			f := m.Files[p]
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, p)
+			b = append(b, ":{"...)
+			if f.Hash != "" {
+				b = appendJSONString(append(b, `"h":`...), f.Hash)
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(append(b, `"size":`...), f.Size, 10)
+			b = strconv.AppendInt(append(b, `,"mtime":`...), f.MTime, 10)
+			if f.Ino != 0 {
+				b = strconv.AppendUint(append(b, `,"ino":`...), f.Ino, 10)
+			}
+			if f.CTime != 0 {
+				b = strconv.AppendInt(append(b, `,"ctime":`...), f.CTime, 10)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, '}')
+	}
+	b = strconv.AppendBool(append(b, `,"complete":`...), m.Complete)
+	return append(b, '}'), nil
+}
+
+// appendJSONString appends s as a JSON string, as encoding/json writes
+// it: printable ASCII other than the characters it escapes as is, and
+// anything else through encoding/json itself.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	return append(append(append(b, '"'), s...), '"')
 }
 
 // ManifestFile is one file of a CommandManifest.
@@ -170,8 +222,7 @@ type scanned struct {
 // scanResult is the workspace as a scan saw it.
 type scanResult struct {
 	files    map[string]scanned // content, within the limits
-	listed   map[string]bool    // every regular file listed
-	keys     map[string]fileKey // the key of every file listed
+	keys     map[string]fileKey // the key of every regular file listed
 	complete bool               // nothing was left out of the listing
 }
 
@@ -180,24 +231,39 @@ type scanResult struct {
 func (w *Workspace) scanTree(ctx context.Context) scanResult {
 	w.scan.mu.Lock()
 	defer w.scan.mu.Unlock()
-	if !w.scan.took {
-		w.scan.took = true
-		w.scan.files = w.keptScan()
-	}
 	start := time.Now()
-	res := scanResult{files: map[string]scanned{}, listed: map[string]bool{}, keys: map[string]fileKey{}, complete: true}
-	budget := int64(scanMaxBytes)
+	var kept chan map[string]scanned
+	if !w.scan.took {
+		// The kept scan is taken (its contents moved into the store and
+		// checked) while the workspace is walked; waited for below.
+		w.scan.took = true
+		kept = make(chan map[string]scanned, 1)
+		go func() { kept <- w.keptScan() }()
+	}
+	// Each file's key is taken by the walk, from the directory it listed
+	// (no lookup of its whole path).
+	res := scanResult{complete: true}
+	var walked [][]runtime.StampedPath
+	n := 0
 	for _, root := range w.roots {
-		paths, truncated, err := w.local.GlobWith(ctx, root, "**", runtime.GlobOptions{Max: scanMaxFiles})
+		paths, truncated, err := w.local.GlobStamped(ctx, root, "**", runtime.GlobOptions{Max: scanMaxFiles})
 		if err != nil || truncated {
 			res.complete = false
 		}
-		for _, p := range paths {
-			key, ok := statKey(p)
-			if !ok {
+		walked = append(walked, paths)
+		n += len(paths)
+	}
+	if kept != nil {
+		w.scan.files = <-kept
+	}
+	res.files, res.keys = make(map[string]scanned, n), make(map[string]fileKey, n)
+	budget := int64(scanMaxBytes)
+	for _, paths := range walked {
+		for _, sp := range paths {
+			p, key := sp.Path, sp.Stamp
+			if !sp.Regular {
 				continue
 			}
-			res.listed[p] = true
 			res.keys[p] = key
 			if prev, ok := w.scan.files[p]; ok && prev.trusted && prev.key == key && prev.key.Size <= budget {
 				res.files[p] = prev
@@ -274,7 +340,7 @@ func (k *KeptScan) UnmarshalBinary(data []byte) error {
 	if !ok {
 		return errors.New("kept scan: not one")
 	}
-	k.Files = map[string]KeptFile{}
+	k.Files = make(map[string]KeptFile, bytes.Count(rest, []byte{0}))
 	for len(rest) > 0 {
 		rec, next, ok := bytes.Cut(rest, []byte{0})
 		if !ok {
@@ -345,7 +411,7 @@ func (w *Workspace) keptScan() map[string]scanned {
 func (w *Workspace) KeptScan() *KeptScan {
 	w.scan.mu.Lock()
 	defer w.scan.mu.Unlock()
-	out := &KeptScan{Files: map[string]KeptFile{}}
+	out := &KeptScan{Files: make(map[string]KeptFile, len(w.scan.files))}
 	for p, f := range w.scan.files {
 		if !f.trusted || f.key.CTime == 0 {
 			continue
@@ -409,11 +475,15 @@ func (w *Workspace) aroundCommand(ctx context.Context) (func() string, error) {
 // storeManifest stores the contents a scan read and returns the
 // workspace's manifest.
 func (w *Workspace) storeManifest(sc scanResult) (CommandManifest, error) {
-	m := CommandManifest{Files: make(map[string]ManifestFile, len(sc.listed)), Complete: sc.complete}
-	contents := make(map[string][]byte, len(sc.files))
+	m := CommandManifest{Files: make(map[string]ManifestFile, len(sc.keys)), Complete: sc.complete}
+	contents := map[string][]byte{}
 	for p, f := range sc.files {
 		h := hex.EncodeToString(f.sum[:])
-		contents[h] = f.data
+		if f.data != nil || f.key.Size == 0 {
+			// Otherwise a kept scan's content, in the store already (an
+			// empty file read may have nil data: stored again, harmless).
+			contents[h] = f.data
+		}
 		m.Files[p] = manifestFile(f.key, h)
 	}
 	if err := w.cp.PutAll(contents); err != nil {
@@ -437,7 +507,9 @@ func (w *Workspace) CommandChanges(ctx context.Context, m CommandManifest) Comma
 	for _, p := range paths {
 		f := m.Files[p]
 		if a, ok := after.files[p]; ok && f.Hash != "" {
-			if hex.EncodeToString(a.sum[:]) == f.Hash {
+			var sum [2 * sha256.Size]byte
+			hex.Encode(sum[:], a.sum[:])
+			if string(sum[:]) == f.Hash {
 				continue
 			}
 			// Read both times and not the same: changed, whatever its
@@ -456,7 +528,7 @@ func (w *Workspace) CommandChanges(ctx context.Context, m CommandManifest) Comma
 		ch.Incomplete = true
 		return ch
 	}
-	for _, p := range slices.Sorted(maps.Keys(after.listed)) {
+	for _, p := range slices.Sorted(maps.Keys(after.keys)) {
 		if _, ok := m.Files[p]; !ok {
 			ch.Files = append(ch.Files, ChangedFile{Path: p})
 		}

@@ -113,6 +113,8 @@ func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv 
 	}
 	if sessionDir != "" {
 		p.DeniedPaths = append(p.DeniedPaths, sessionDir)
+		// Under a denied path, where no command can write it.
+		p.SecretsCache = filepath.Join(sessionDir, secretsCacheDir)
 	}
 	p.DeniedPaths = append(p.DeniedPaths, logPaths...)
 	p.DeniedPaths = append(p.DeniedPaths, file.DeniedPaths...)
@@ -136,6 +138,11 @@ func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv 
 	}
 	return &runtime.Sandbox{Exe: exe, Policy: p}, netInFullAccess, "", nil
 }
+
+// secretsCacheDir is the directory, under the session directory, where
+// the sandbox helpers keep their listing of a workspace's secrets files
+// between processes (sandbox.Policy.SecretsCache).
+const secretsCacheDir = ".secrets-cache"
 
 // probeSandbox is what the kernel offers (sandbox.Probe), asked once per
 // process: resolveSandbox and sandboxNotices both need it at start.

@@ -141,7 +141,9 @@ func serve(fd int) int {
 			s.signal(m.ID, syscall.Signal(m.Sig))
 		case "warm":
 			closeAll(fds)
-			helperSecrets.find(m.Roots)
+			if m.Req != nil {
+				helperSecrets.find(realPaths(m.Req.Policy.WritableRoots), secretsCacheDir(m.Req.Policy))
+			}
 		default:
 			closeAll(fds)
 		}
@@ -514,7 +516,7 @@ func restrictThread(p Policy, withSeccomp, mounts bool) (masks bool, err error) 
 		writable = append(writable, p.TempDir)
 	}
 	denied := append(slices.Clone(p.DeniedPaths), realPaths(p.DeniedPaths)...)
-	secrets := helperSecrets.find(p.WritableRoots)
+	secrets := helperSecrets.find(p.WritableRoots, secretsCacheDir(p))
 	masked := maskedPolicy{gitReadOnly: map[string]bool{}}
 	if !needsMasks(denied, secrets, p) {
 		// Nothing to hide: no mount namespace either.

@@ -58,7 +58,7 @@ type Launcher struct {
 func NewLauncher(exe string) *Launcher { return &Launcher{procs: make(map[*Proc]struct{})} }
 
 // Warm does nothing: there is no helper to start ahead here.
-func (l *Launcher) Warm(roots []string) {}
+func (l *Launcher) Warm(p Policy) {}
 
 // StopSpare does nothing: there is no spare helper here.
 func StopSpare() {}

@@ -306,18 +306,22 @@ func startHelperProcess(exe string, userns bool) (helperProc, error) {
 var spare struct {
 	mu sync.Mutex
 	p  *helperProc
-	// roots are the roots the spare was told last: a session opened on
-	// the same workspace does not make it list them again.
+	// roots and cache are the roots the spare was told last and where
+	// it keeps their listing: a session opened on the same workspace
+	// does not make it list them again.
 	roots []string
+	cache string
 }
 
 // Warm makes sure a helper is ready for the Launcher's first command:
 // unless the Launcher has an idle one, the process's spare helper starts
-// now if there is none, and lists the secrets files under roots (the
-// workspace roots of the commands to come) while the agent does other
-// work. A helper that cannot start here is not an error: the first
-// command starts one as it would have, and fails as it would have.
-func (l *Launcher) Warm(roots []string) {
+// now if there is none, and lists the secrets files under p's writable
+// roots (the workspace roots of the commands to come) while the agent
+// does other work, starting from what p.SecretsCache kept. A helper that
+// cannot start here is not an error: the first command starts one as it
+// would have, and fails as it would have.
+func (l *Launcher) Warm(p Policy) {
+	roots := p.WritableRoots
 	l.mu.Lock()
 	skip := l.closed || len(l.idle) > 0
 	l.mu.Unlock()
@@ -327,17 +331,18 @@ func (l *Launcher) Warm(roots []string) {
 	spare.mu.Lock()
 	defer spare.mu.Unlock()
 	if spare.p == nil {
-		p, err := startHelperProcess(l.exe, l.useUserns())
+		h, err := startHelperProcess(l.exe, l.useUserns())
 		if err != nil {
 			return
 		}
-		spare.p, spare.roots = &p, nil
+		spare.p, spare.roots = &h, nil
 	}
-	if len(roots) > 0 && !slices.Equal(roots, spare.roots) {
-		spare.roots = slices.Clone(roots)
+	if len(roots) > 0 && (!slices.Equal(roots, spare.roots) || p.SecretsCache != spare.cache) {
+		spare.roots, spare.cache = slices.Clone(roots), p.SecretsCache
 		// Where the helper is gone, the write fails and the first
 		// command finds it dead and starts another.
-		_ = writeFrame(spare.p.fd, message{Op: "warm", Roots: roots}, nil)
+		_ = writeFrame(spare.p.fd, message{Op: "warm", Req: &Request{Policy: Policy{
+			WritableRoots: roots, DeniedPaths: p.DeniedPaths, SecretsCache: p.SecretsCache}}}, nil)
 	}
 }
 

@@ -38,7 +38,7 @@ func (l *Launcher) Start(req Request, files []*os.File) (*Proc, error) { return 
 func (l *Launcher) Close() error { return nil }
 
 // Warm does nothing: there is no helper to start ahead here.
-func (l *Launcher) Warm(roots []string) {}
+func (l *Launcher) Warm(p Policy) {}
 
 // StopSpare does nothing: there is no spare helper here.
 func StopSpare() {}

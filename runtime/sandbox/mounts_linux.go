@@ -408,7 +408,9 @@ func (m *masker) apply(denied []string, secrets []secretFile, roots, writable []
 	for round := 1; ; round++ {
 		moved := false
 		if round > 1 {
-			secrets = helperSecrets.find(roots)
+			// In the command's mount namespace, where the cache (under a
+			// denied path) is masked: not read or written from here.
+			secrets = helperSecrets.find(roots, "")
 		}
 		for _, s := range secrets {
 			if !s.opaque && !pinAbove(s.path) {

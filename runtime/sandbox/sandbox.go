@@ -32,6 +32,13 @@ type Policy struct {
 	AllowGitWrites bool `json:"allowGitWrites,omitempty"`
 	// TempDir is writable and is the command's TMPDIR.
 	TempDir string `json:"tempDir,omitempty"`
+	// SecretsCache is a directory where helpers keep, between processes,
+	// what they listed looking for the secrets files under the writable
+	// roots (one file per set of roots), so that a new helper reads again
+	// only the directories that changed (Linux). It is used only when it
+	// lies under one of DeniedPaths, where no command can write it; "":
+	// nothing is kept.
+	SecretsCache string `json:"secretsCache,omitempty"`
 }
 
 // Status says whether commands can be confined here.

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -34,10 +35,22 @@ import (
 // within the last racyWindow is read again whatever its times say (a
 // change in the same clock tick as the last read would not show).
 //
+// What it listed is kept between processes too (keptSecrets, in the
+// policy's SecretsCache): a directory's entry vouches for its listing on
+// the same terms in the next process, so a new helper in an unchanged
+// workspace reads no directory at all.
+//
 // A scanner is safe for concurrent use; each helper process keeps one.
 type secretsScan struct {
 	mu   sync.Mutex
 	dirs map[string]scannedDir
+	// changed: dirs gained or lost an entry since the cache file was last
+	// read or written; loaded, the cache files read already.
+	changed bool
+	loaded  map[string]bool
+	// timesKept says, per device, whether its file system keeps a ctime
+	// no program can set (timesCanVouch).
+	timesKept map[uint64]bool
 }
 
 type scannedDir struct {
@@ -81,14 +94,36 @@ func (s secretFile) paths() []string {
 }
 
 // find returns the secrets files under roots, and the directories below
-// them it could not read.
-func (s *secretsScan) find(roots []string) []secretFile {
+// them it could not read. cache is the directory of the kept listings
+// ("": none; see secretsCacheDir).
+func (s *secretsScan) find(roots []string, cache string) []secretFile {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.dirs == nil {
 		s.dirs = map[string]scannedDir{}
 	}
-	seen := map[string]bool{}
+	file := ""
+	if cache != "" {
+		file = keptSecretsFile(cache, roots)
+		if !s.loaded[file] {
+			if s.loaded == nil {
+				s.loaded = map[string]bool{}
+			}
+			s.loaded[file] = true
+			changed := s.changed
+			kept := loadKeptSecrets(file)
+			if len(s.dirs) == 0 {
+				s.dirs = make(map[string]scannedDir, len(kept))
+			}
+			for dir, d := range kept {
+				if _, ok := s.dirs[dir]; !ok {
+					s.dirs[dir] = d
+				}
+			}
+			s.changed = changed
+		}
+	}
+	seen := make(map[string]bool, len(s.dirs))
 	var out []secretFile
 	var walk func(dir string)
 	walk = func(dir string) {
@@ -135,6 +170,14 @@ func (s *secretsScan) find(roots []string) []secretFile {
 	for dir := range s.dirs {
 		if !seen[dir] {
 			delete(s.dirs, dir)
+			s.changed = true
+		}
+	}
+	if file != "" && s.changed {
+		// A cache that cannot be written costs the next process its
+		// listing, nothing else.
+		if saveKeptSecrets(file, s.dirs) == nil {
+			s.changed = false
 		}
 	}
 	return out
@@ -145,27 +188,73 @@ func (s *secretsScan) find(roots []string) []secretFile {
 func (s *secretsScan) read(dir string) (scannedDir, bool) {
 	var st syscall.Stat_t
 	if err := syscall.Lstat(dir, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
-		delete(s.dirs, dir)
+		s.forget(dir)
 		return scannedDir{}, false
 	}
 	cur := scannedDir{dev: uint64(st.Dev), ino: uint64(st.Ino), mtime: st.Mtim, ctime: st.Ctim}
-	if old, ok := s.dirs[dir]; ok && old.dev == cur.dev && old.ino == cur.ino && old.mtime == cur.mtime && old.ctime == cur.ctime {
+	vouch := s.timesVouch(dir, cur.dev)
+	if old, ok := s.dirs[dir]; ok && vouch && old.dev == cur.dev && old.ino == cur.ino && old.mtime == cur.mtime && old.ctime == cur.ctime {
 		return old, true
 	}
 	if err := listDir(dir, &cur); err != nil {
-		delete(s.dirs, dir)
+		s.forget(dir)
 		return scannedDir{unreadable: errors.Is(err, fs.ErrPermission)}, false
 	}
-	if time.Since(time.Unix(st.Ctim.Unix())) > racyWindow {
+	if vouch && time.Since(time.Unix(st.Ctim.Unix())) > racyWindow {
 		s.dirs[dir] = cur
+		s.changed = true
 	} else {
-		delete(s.dirs, dir)
+		s.forget(dir)
 	}
 	return cur, true
 }
 
+// timesVouch reports whether the times of directories on device dev
+// (dir is one) can vouch for their listings: only where the file system
+// keeps a ctime that no program can set. FAT and exFAT have none (Linux
+// reports the mtime, which utimes sets), network and FUSE file systems
+// report what a server says.
+func (s *secretsScan) timesVouch(dir string, dev uint64) bool {
+	if v, ok := s.timesKept[dev]; ok {
+		return v
+	}
+	var fs unix.Statfs_t
+	v := unix.Statfs(dir, &fs) == nil && timesCanVouch(int64(fs.Type))
+	if s.timesKept == nil {
+		s.timesKept = map[uint64]bool{}
+	}
+	s.timesKept[dev] = v
+	return v
+}
+
+// timesCanVouch reports whether a file system of type magic (statfs)
+// keeps a status change time that only the kernel sets: the local
+// Linux file systems a workspace is on.
+func timesCanVouch(magic int64) bool {
+	switch magic {
+	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.TMPFS_MAGIC,
+		unix.F2FS_SUPER_MAGIC, unix.OVERLAYFS_SUPER_MAGIC,
+		0x2fc12fc1, // ZFS
+		0xca451a4e: // bcachefs
+		return true
+	}
+	return false
+}
+
+// forget drops dir's listing.
+func (s *secretsScan) forget(dir string) {
+	if _, ok := s.dirs[dir]; ok {
+		delete(s.dirs, dir)
+		s.changed = true
+	}
+}
+
 // direntBuf is the getdents buffer of listDir (the scan holds s.mu).
 var direntBuf = make([]byte, 32<<10)
+
+// dirsListed counts listDir's listings (what the kept listings save; the
+// tests read it).
+var dirsListed atomic.Int64
 
 // listDir reads dir's entries into d: the names of its secrets files,
 // of its links with a secrets name and of its subdirectories (not .git).
@@ -174,6 +263,7 @@ var direntBuf = make([]byte, 32<<10)
 // which os.ReadDir would each allocate and sort. An entry whose type the
 // file system does not report is lstatted.
 func listDir(dir string, d *scannedDir) error {
+	dirsListed.Add(1)
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return &fs.PathError{Op: "open", Path: dir, Err: err}

@@ -31,7 +31,7 @@ func TestWarmStartsTheHelperTheFirstCommandRunsUnder(t *testing.T) {
 	t.Cleanup(StopSpare)
 	StopSpare()
 	l, pol := newTestLauncher(t)
-	l.Warm(pol.WritableRoots)
+	l.Warm(pol)
 	pid := sparePid()
 	require.NotZero(t, pid, "Warm started a spare helper")
 	outside := t.TempDir()
@@ -43,10 +43,10 @@ func TestWarmStartsTheHelperTheFirstCommandRunsUnder(t *testing.T) {
 	assert.Zero(t, sparePid(), "the spare was taken")
 
 	// Warm again on a Launcher with an idle helper starts nothing.
-	l.Warm(pol.WritableRoots)
+	l.Warm(pol)
 	assert.Zero(t, sparePid())
 	l2, pol2 := newTestLauncher(t)
-	l2.Warm(pol2.WritableRoots)
+	l2.Warm(pol2)
 	assert.NotZero(t, sparePid(), "another terminal gets a spare of its own")
 	assert.NotEqual(t, pid, sparePid())
 }
@@ -57,7 +57,7 @@ func TestADeadSpareIsReplacedByTheFirstCommand(t *testing.T) {
 	t.Cleanup(StopSpare)
 	StopSpare()
 	l, pol := newTestLauncher(t)
-	l.Warm(pol.WritableRoots)
+	l.Warm(pol)
 	pid := sparePid()
 	require.NotZero(t, pid)
 	require.NoError(t, unix.Kill(pid, unix.SIGKILL))
@@ -75,7 +75,7 @@ func TestAHelperThatCannotStartFailsTheFirstCommand(t *testing.T) {
 	l := NewLauncher(filepath.Join(t.TempDir(), "no-such-agent"))
 	defer l.Close()
 	dir := t.TempDir()
-	l.Warm([]string{dir})
+	l.Warm(Policy{WritableRoots: []string{dir}})
 	assert.Zero(t, sparePid())
 	_, err := l.Start(Request{Policy: Policy{WritableRoots: []string{dir}}, Path: "/bin/true", Argv: []string{"true"}, Dir: dir},
 		[]*os.File{os.Stdin, os.Stdout, os.Stderr})
@@ -87,7 +87,7 @@ func TestAHelperThatCannotStartFailsTheFirstCommand(t *testing.T) {
 func TestStopSpareEndsTheSpare(t *testing.T) {
 	StopSpare()
 	l, pol := newTestLauncher(t)
-	l.Warm(pol.WritableRoots)
+	l.Warm(pol)
 	pid := sparePid()
 	require.NotZero(t, pid)
 	StopSpare()

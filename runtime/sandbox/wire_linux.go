@@ -20,8 +20,9 @@ import (
 
 // message is every frame, both ways. Agent to helper: Op "start" (with
 // Req, the descriptors, and NoMounts when masks by mount are off) or
-// "signal" (Sig, for the command ID names) or "warm" (Roots: list the
-// secrets files under them now, ahead of the first command; no answer). Helper to agent, for command
+// "signal" (Sig, for the command ID names) or "warm" (Req: a request
+// whose Policy's writable roots the helper lists the secrets files under
+// now, ahead of the first command; no answer). Helper to agent, for command
 // ID: Pid once started (with Masks when the denied paths were masked by
 // mount), Err if it could not start, Exit (a raw wait status) once it
 // ended and everything it left behind was killed.
@@ -35,9 +36,6 @@ type message struct {
 	Masks    bool     `json:"masks,omitempty"`
 	Err      string   `json:"err,omitempty"`
 	Exit     *int     `json:"exit,omitempty"`
-	// Roots of a "warm" message: the helper lists the secrets files
-	// under them ahead of the first command.
-	Roots []string `json:"roots,omitempty"`
 }
 
 const (
