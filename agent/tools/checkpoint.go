@@ -51,6 +51,11 @@ type Checkpointer interface {
 type CommandManifest struct {
 	Files    map[string]ManifestFile `json:"files"`
 	Complete bool                    `json:"complete"`
+	// Taken is when the scan behind it started (Unix nanoseconds; absent
+	// in manifests of older versions): a file listed only after the
+	// command whose status changed before then was there already, unlisted
+	// (ignored by rules the command changed), and is not the command's.
+	Taken int64 `json:"taken,omitempty"`
 }
 
 // MarshalJSON encodes m as encoding/json would (paths in sorted order,
@@ -88,6 +93,9 @@ func (m CommandManifest) MarshalJSON() ([]byte, error) {
 		b = append(b, '}')
 	}
 	b = strconv.AppendBool(append(b, `,"complete":`...), m.Complete)
+	if m.Taken != 0 {
+		b = strconv.AppendInt(append(b, `,"taken":`...), m.Taken, 10)
+	}
 	return append(b, '}'), nil
 }
 
@@ -189,6 +197,12 @@ type fileKey = runtime.Stamp
 // whatever its key says.
 const racyWindow = 2 * time.Second
 
+// ctimeSlack is how far a file's ctime may lag the clock the scans read:
+// file times come from the kernel's coarse clock, a tick behind at most.
+// A larger error (a file server's clock behind ours) only keeps a file a
+// command created from being deleted by a rewind, never deletes one.
+const ctimeSlack = 100 * time.Millisecond
+
 // trusted reports whether k, seen by a scan started at start, can vouch
 // for the content read with it.
 func trusted(k fileKey, start time.Time) bool {
@@ -224,6 +238,7 @@ type scanResult struct {
 	files    map[string]scanned // content, within the limits
 	keys     map[string]fileKey // the key of every regular file listed
 	complete bool               // nothing was left out of the listing
+	start    time.Time          // when the scan started
 }
 
 // scanTree reads the workspace's files (what git does not ignore, within
@@ -242,7 +257,7 @@ func (w *Workspace) scanTree(ctx context.Context) scanResult {
 	}
 	// Each file's key is taken by the walk, from the directory it listed
 	// (no lookup of its whole path).
-	res := scanResult{complete: true}
+	res := scanResult{complete: true, start: start}
 	var walked [][]runtime.StampedPath
 	n := 0
 	for _, root := range w.roots {
@@ -475,7 +490,7 @@ func (w *Workspace) aroundCommand(ctx context.Context) (func() string, error) {
 // storeManifest stores the contents a scan read and returns the
 // workspace's manifest.
 func (w *Workspace) storeManifest(sc scanResult) (CommandManifest, error) {
-	m := CommandManifest{Files: make(map[string]ManifestFile, len(sc.keys)), Complete: sc.complete}
+	m := CommandManifest{Files: make(map[string]ManifestFile, len(sc.keys)), Complete: sc.complete, Taken: sc.start.UnixNano()}
 	contents := map[string][]byte{}
 	for p, f := range sc.files {
 		h := hex.EncodeToString(f.sum[:])
@@ -529,9 +544,18 @@ func (w *Workspace) CommandChanges(ctx context.Context, m CommandManifest) Comma
 		return ch
 	}
 	for _, p := range slices.Sorted(maps.Keys(after.keys)) {
-		if _, ok := m.Files[p]; !ok {
-			ch.Files = append(ch.Files, ChangedFile{Path: p})
+		if _, ok := m.Files[p]; ok {
+			continue
 		}
+		if k := after.keys[p]; m.Taken != 0 && k.CTime != 0 && k.CTime < m.Taken-int64(ctimeSlack) {
+			// Not listed before, yet its status has not changed since
+			// before the command (creating, renaming or linking a file, or
+			// writing it, sets its ctime, which no program can set back):
+			// it was there, ignored by rules the command changed, and a
+			// rewind must not delete it.
+			continue
+		}
+		ch.Files = append(ch.Files, ChangedFile{Path: p})
 	}
 	return ch
 }

@@ -775,3 +775,32 @@ func TestBinaryCommandCheckpointsAfterCloseAndWhatCannotBeRestored(t *testing.T)
 	assert.Equal(t, before["a.txt"], after["a.txt"])
 	assert.NotContains(t, after, "n.txt")
 }
+
+// TestBinaryRewindKeepsAFileACommandStoppedIgnoring: a command that drops
+// an ignore rule makes a file show up that was there all along, unlisted
+// by the scan before it; a rewind to before the command puts the rules
+// back and deletes only what the command created, not that file.
+func TestBinaryRewindKeepsAFileACommandStoppedIgnoring(t *testing.T) {
+	dir, sessions := t.TempDir(), t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, ".git"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("notes.log\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.log"), []byte("precious\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("A0\n"), 0o644))
+	// Older than the file-time slack when the command's scan starts.
+	time.Sleep(300 * time.Millisecond)
+	model := newGatedModel(t, map[string][]modelCall{
+		"[cmd]": {{"run_command", map[string]any{"command": shLine("echo '*.tmp' > .gitignore && echo A1 > a.txt && echo new > n.txt", "echo *.tmp>.gitignore&& echo A1>a.txt&& echo new>n.txt")}}},
+	}, nil, nil)
+	p := integrityAgent(t, model, sessions)
+	sid := p.NewSession(dir)
+	promptOK(t, p, sid, "[cmd]")
+	r := rewindTo(t, p, sid, rewindRequest(sid, userIndexes(t, p, sid)[0]))
+	assert.ElementsMatch(t, []any{filepath.Join(dir, ".gitignore"), filepath.Join(dir, "a.txt"), filepath.Join(dir, "n.txt")}, r["files"])
+	after := treeState(t, dir)
+	assert.Equal(t, "notes.log\n", after[".gitignore"])
+	assert.Equal(t, "A0\n", after["a.txt"])
+	assert.NotContains(t, after, "n.txt")
+	data, err := os.ReadFile(filepath.Join(dir, "notes.log"))
+	require.NoError(t, err, "the rewind deleted a file the command did not create")
+	assert.Equal(t, "precious\n", string(data))
+}
