@@ -428,7 +428,7 @@ func TestV2EndOfInputEndsTheWork(t *testing.T) {
 	acptest.MustResult(t, resp, nil)
 	held := c.Request(acpv2.MethodSessionPrompt, &acpv2.PromptRequest{SessionID: sid, Prompt: textV2("held")})
 	time.Sleep(50 * time.Millisecond) // the held prompt is read before the input ends
-	c.EndInput() // not Stop: it drains the messages this test reads
+	c.EndInput()                      // not Stop: it drains the messages this test reads
 	var kinds []string
 	for {
 		m, ok := c.NextWithin(5 * time.Second)
