@@ -261,13 +261,13 @@ func TestBinaryMCPOverACP(t *testing.T) {
 	resp, before := awaitAnswering(t, p, id, answer)
 	acptest.MustResult(t, resp, nil)
 	assert.Contains(t, editor.innerMethods(), "tools/call")
-	// server-everything announces a tool-list change as it starts: the
-	// editor passes it on, and the agent re-lists while the session is
-	// being created (its calls then read the session's id as it is set:
-	// a data race under -race before that id was synchronized).
-	editor.mu.Lock()
-	assert.Contains(t, editor.notified, "notifications/tools/list_changed")
-	editor.mu.Unlock()
+	// server-everything announces a tool-list change as it starts; when
+	// it comes while a request is in flight the editor passes it on and
+	// the agent re-lists while the session is being created (its calls
+	// then read the session's id as it is set: a data race under -race
+	// before that id was synchronized). Whether a request is in flight
+	// then is timing, so it is not asserted here:
+	// TestBinaryMCPOverACPToolListChanged pins the re-listing.
 	text, status := toolResultText(t, before, "call_0")
 	assert.Equal(t, "completed", status)
 	assert.Contains(t, text, "Echo: hi over acp")
