@@ -1,6 +1,9 @@
 package runtime
 
-import "io/fs"
+import (
+	"io/fs"
+	"os"
+)
 
 // LinkCount is the number of hard links of the file fi describes, or 1
 // where FileInfo does not carry it (Windows).
@@ -22,6 +25,18 @@ type Stamp struct {
 	CTime int64 // Unix nanoseconds
 	Ino   uint64
 	Mode  uint32
+}
+
+// CreatedAt returns when the file at path was created (Unix nanoseconds)
+// on platforms whose stamps carry no status change time (Windows: the
+// file's creation time, which programs can set, but only to look older),
+// and 0 elsewhere, or when it is unknown.
+func CreatedAt(path string) int64 {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return 0
+	}
+	return birthTime(fi)
 }
 
 // StampOf returns the stamp of the regular file at path, not following a

@@ -36,6 +36,10 @@ func handleLinkCount(_ *os.File, fi fs.FileInfo) uint64 { return linkCount(fi) }
 // linkCountAt is linkCount: on Unix Lstat's FileInfo has it.
 func linkCountAt(_ *os.Root, _ string, fi fs.FileInfo) uint64 { return linkCount(fi) }
 
+// birthTime is 0: Unix stamps carry the status change time (see
+// CreatedAt).
+func birthTime(fs.FileInfo) int64 { return 0 }
+
 // fileID is the inode number.
 func fileID(fi fs.FileInfo) uint64 {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"syscall"
 
 	"golang.org/x/sys/windows"
 )
@@ -39,6 +40,15 @@ func linkCountAt(dir *os.Root, name string, _ fs.FileInfo) uint64 {
 
 // fileID is 0: Windows' FileInfo has no file index.
 func fileID(fs.FileInfo) uint64 { return 0 }
+
+// birthTime is the file's creation time: Windows keeps no status change
+// time (see CreatedAt).
+func birthTime(fi fs.FileInfo) int64 {
+	if d, ok := fi.Sys().(*syscall.Win32FileAttributeData); ok {
+		return d.CreationTime.Nanoseconds()
+	}
+	return 0
+}
 
 // readEntry reads the walked file e through its parent Root, if it is
 // the file the listing showed and a readable one.

@@ -203,6 +203,21 @@ const racyWindow = 2 * time.Second
 // command created from being deleted by a rewind, never deletes one.
 const ctimeSlack = 100 * time.Millisecond
 
+// thereBefore reports whether the file at p, with key k after a command
+// whose scan before it started at taken, was there before: its status
+// has not changed since (creating, renaming or linking a file, or
+// writing it, sets its ctime, which no program can set back), or, where
+// there is no ctime (Windows), it was created before. An error either
+// way only keeps a file a command created from a rewind, never deletes
+// one that was there.
+func thereBefore(p string, k fileKey, taken int64) bool {
+	t := k.CTime
+	if t == 0 {
+		t = runtime.CreatedAt(p)
+	}
+	return t != 0 && t < taken-int64(ctimeSlack)
+}
+
 // trusted reports whether k, seen by a scan started at start, can vouch
 // for the content read with it.
 func trusted(k fileKey, start time.Time) bool {
@@ -547,12 +562,9 @@ func (w *Workspace) CommandChanges(ctx context.Context, m CommandManifest) Comma
 		if _, ok := m.Files[p]; ok {
 			continue
 		}
-		if k := after.keys[p]; m.Taken != 0 && k.CTime != 0 && k.CTime < m.Taken-int64(ctimeSlack) {
-			// Not listed before, yet its status has not changed since
-			// before the command (creating, renaming or linking a file, or
-			// writing it, sets its ctime, which no program can set back):
-			// it was there, ignored by rules the command changed, and a
-			// rewind must not delete it.
+		if m.Taken != 0 && thereBefore(p, after.keys[p], m.Taken) {
+			// Not listed before, yet there before the command: ignored by
+			// rules the command changed. A rewind must not delete it.
 			continue
 		}
 		ch.Files = append(ch.Files, ChangedFile{Path: p})
