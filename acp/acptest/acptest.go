@@ -695,11 +695,24 @@ func (c *Client) NewSession(cwd string) string {
 // say) is kept for Next, in order.
 func (c *Client) TakeCommands(sessionID string) {
 	c.t.Helper()
+	c.TakeCommandsAnswering(sessionID, nil)
+}
+
+// TakeCommandsAnswering is TakeCommands that passes the agent's requests
+// about no other session to answer meanwhile (an MCP server reached
+// through the client, listed again while the session opens); a nil
+// answer makes such a request fail the test.
+func (c *Client) TakeCommandsAnswering(sessionID string, answer func(Message)) {
+	c.t.Helper()
 	var other []Message
 	for {
 		m := c.Next()
 		if sid, ok := sessionOf(m); ok && sid != sessionID {
 			other = append(other, m)
+			continue
+		}
+		if answer != nil && m.Method != "" && len(m.ID) > 0 {
+			answer(m)
 			continue
 		}
 		n := m.Update(c.t)

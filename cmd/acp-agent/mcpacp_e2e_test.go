@@ -209,7 +209,9 @@ func (e *editorMCP) newSession(t *testing.T, p *proc, name string) (acp.NewSessi
 	resp, _ := awaitAnswering(t, p, id, answer)
 	var ns acp.NewSessionResponse
 	acptest.MustResult(t, resp, &ns)
-	p.TakeCommands(ns.SessionID)
+	// The server may announce a tool-list change while the session
+	// opens: the agent then lists its tools again through the editor.
+	p.TakeCommandsAnswering(ns.SessionID, answer)
 	return ns, answer
 }
 
