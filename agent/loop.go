@@ -40,10 +40,9 @@ func (s *Session) runTurn(ctx context.Context, it *item) (PromptResult, []*item,
 	s.mu.Lock()
 	s.guard = nil
 	s.mu.Unlock()
-	s.appendUser(ctx, it, s.reminder())
-	if err := s.journalErr(); err != nil {
-		// The message could not be stored (the first creates the
-		// session's file): the turn's result could not be kept either.
+	if err := s.appendUser(ctx, it, s.reminder()); err != nil {
+		// The session's file could not be created for its first message:
+		// the turn's result could not be kept either.
 		return PromptResult{}, nil, err
 	}
 	var steered []*item
@@ -157,7 +156,7 @@ func (s *Session) runTurn(ctx context.Context, it *item) (PromptResult, []*item,
 		// A model-call boundary: steer messages go to the model now.
 		if st := s.takeSteer(); len(st) > 0 {
 			for _, m := range st {
-				s.appendUser(ctx, m, "")
+				_ = s.appendUser(ctx, m, "") // a steer: the session is saved by now
 			}
 			steered = append(steered, st...)
 			continue
@@ -216,8 +215,10 @@ func textContent(text string) []llm.Part {
 // appendUser records a user message, with a reminder for the model of
 // what changed since its system prompt ("" for none). Messages that did
 // not come with a session/prompt (steer, follow-up, Send) are also shown
-// to the client.
-func (s *Session) appendUser(ctx context.Context, it *item, reminder string) {
+// to the client. It fails, recording nothing, when the session's file
+// cannot be created for the message (the journal tries again at the
+// next one).
+func (s *Session) appendUser(ctx context.Context, it *item, reminder string) error {
 	source := string(it.source)
 	if source == "" {
 		source = "prompt"
@@ -230,6 +231,9 @@ func (s *Session) appendUser(ctx context.Context, it *item, reminder string) {
 	// its first message, and puts a title it knows by then in the file's
 	// header rather than rewriting the file for it.
 	s.setTitleFrom(ctx, it.text)
+	if err := s.saveJournal(); err != nil {
+		return err
+	}
 	s.appendEntry(Entry{Kind: EntryUser, Content: it.content, Source: source, Reminder: reminder, MessageID: id})
 	if it.source == SourceSteer || it.source == SourceFollowUp {
 		for _, p := range it.content {
@@ -238,6 +242,7 @@ func (s *Session) appendUser(ctx context.Context, it *item, reminder string) {
 			}
 		}
 	}
+	return nil
 }
 
 // setTitleFrom gives an untitled session its title: the first line of its

@@ -37,17 +37,17 @@ type Journal interface {
 	Close() error
 }
 
-// failingJournal is a Journal that tells whether recording has failed
-// (its first write error; Sync would fail with it).
-type failingJournal interface {
-	Err() error
+// savingJournal is a Journal that creates the session's file only when
+// told to (at its first message): Save creates it if it is not there
+// yet, and a failure leaves nothing recorded, to be tried again.
+type savingJournal interface {
+	Save() error
 }
 
-// journalErr is the session's journal's write error, nil if none or if
-// the journal does not tell.
-func (s *Session) journalErr() error {
-	if j, ok := s.cfg.Journal.(failingJournal); ok {
-		return j.Err()
+// saveJournal saves the session's journal if it saves on demand.
+func (s *Session) saveJournal() error {
+	if j, ok := s.cfg.Journal.(savingJournal); ok {
+		return j.Save()
 	}
 	return nil
 }

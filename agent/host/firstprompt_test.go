@@ -86,3 +86,36 @@ func TestFirstPromptThatCannotBeSavedFailsBeforeTheModel(t *testing.T) {
 	}
 	assert.NotContains(t, c.messages(), "hello there", "the model was not called")
 }
+
+// TestFirstPromptThatCannotBeSavedLeavesTheSessionUsable: once the store
+// can be written again, the next prompt saves the session and runs; the
+// failed one left nothing behind in the conversation.
+func TestFirstPromptThatCannotBeSavedLeavesTheSessionUsable(t *testing.T) {
+	dir, cwd := t.TempDir(), t.TempDir()
+	h := newHost(t, script(t, says("", "hello there")), dir)
+	c := &client{}
+	s, err := h.NewSession(context.Background(), host.NewRequest{CWD: cwd}, c)
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, os.Rename(dir, dir+".away"))
+
+	prompt := func(text string) error {
+		done := make(chan error, 1)
+		require.NoError(t, s.Prompt(context.Background(), []llm.Part{llm.TextPart(text)}, func(_ agent.PromptResult, err error) { done <- err }))
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(waitTimeout):
+			t.Fatal("the prompt did not complete")
+			return nil
+		}
+	}
+	require.Error(t, prompt("lost"))
+	require.NoError(t, os.Rename(dir+".away", dir))
+	require.NoError(t, prompt("kept"))
+	assert.Contains(t, c.messages(), "hello there", "the model was called")
+	data, err := os.ReadFile(filepath.Join(dir, s.ID()+".jsonl"))
+	require.NoError(t, err, "the session was saved at its second prompt")
+	assert.Contains(t, string(data), "kept")
+	assert.NotContains(t, string(data), `"text":"lost"`, "the failed prompt's message was not kept")
+}

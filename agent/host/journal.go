@@ -357,15 +357,13 @@ func (j *journal) write(r record, isEntry bool) {
 	}
 }
 
-// Err is the first write error, if any: the session's records are no
-// longer all stored, and Sync will fail with it. The session checks it
-// after recording a prompt's message (the first creates the file), so a
-// prompt that cannot be kept fails before the model is called.
-func (j *journal) Err() error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.err != nil {
-		return fmt.Errorf("saving the session: %w", j.err)
+// Save creates the session's file if it is not there yet (agent's
+// savingJournal): the session calls it before recording a prompt's
+// message, so a prompt that cannot be kept fails before the model is
+// called, and the next prompt tries again.
+func (j *journal) Save() error {
+	if err := j.save(); err != nil {
+		return fmt.Errorf("saving the session: %w", err)
 	}
 	return nil
 }

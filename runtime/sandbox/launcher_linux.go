@@ -342,7 +342,7 @@ func (l *Launcher) Warm(p Policy) {
 		// Where the helper is gone, the write fails and the first
 		// command finds it dead and starts another.
 		_ = writeFrame(spare.p.fd, message{Op: "warm", Req: &Request{Policy: Policy{
-			WritableRoots: roots, DeniedPaths: p.DeniedPaths, SecretsCache: p.SecretsCache}}}, nil)
+			WritableRoots: roots, ExtraWritable: p.ExtraWritable, TempDir: p.TempDir, DeniedPaths: p.DeniedPaths, SecretsCache: p.SecretsCache}}}, nil)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"os"
@@ -46,19 +47,43 @@ const (
 )
 
 // secretsCacheDir is the policy's cache directory if it may be used: an
-// absolute path under one of the policy's denied paths. "" otherwise.
+// absolute path under one of the policy's denied paths, as written and
+// with symlinks resolved, and neither under nor above a path commands
+// may write. "" otherwise. A command may rename or replace anything
+// below a writable path, the directories leading to a denied one
+// included (a denied path is masked by a mount, which does not keep its
+// parents from being renamed): a cache there would be the command's to
+// forge, or to point at the user's files.
 func secretsCacheDir(p Policy) string {
 	c := p.SecretsCache
 	if c == "" || !filepath.IsAbs(c) {
 		return ""
 	}
 	c = filepath.Clean(c)
-	for _, d := range p.DeniedPaths {
-		if d != "/" && filepath.IsAbs(d) && within(filepath.Clean(d), c) {
-			return c
+	cs := []string{c, realPaths([]string{c})[0]}
+	writable := append(slices.Clone(p.WritableRoots), p.ExtraWritable...)
+	if p.TempDir != "" {
+		writable = append(writable, p.TempDir)
+	}
+	for _, w := range append(writable, realPaths(writable)...) {
+		for _, x := range cs {
+			if w != "" && (within(filepath.Clean(w), x) || within(x, filepath.Clean(w))) {
+				return ""
+			}
 		}
 	}
-	return ""
+	denied := func(x string) bool {
+		for _, d := range append(slices.Clone(p.DeniedPaths), realPaths(p.DeniedPaths)...) {
+			if d != "/" && filepath.IsAbs(d) && within(filepath.Clean(d), x) {
+				return true
+			}
+		}
+		return false
+	}
+	if !denied(cs[0]) || !denied(cs[1]) {
+		return ""
+	}
+	return c
 }
 
 // keptSecretsFile is the cache file of the listings under roots.
@@ -193,6 +218,9 @@ func saveKeptSecrets(file string, dirs map[string]scannedDir) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return fmt.Errorf("secrets cache %s is not a directory", dir)
+	}
 	tmp, err := os.CreateTemp(dir, ".tmp-")
 	if err != nil {
 		return err
@@ -226,6 +254,11 @@ func pruneKeptSecrets(dir string) {
 	}
 	var files []fileTime
 	for _, e := range ents {
+		// Only what saveKeptSecrets writes: cache files and its
+		// temporary files.
+		if !keptSecretsName(e.Name()) {
+			continue
+		}
 		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
 			files = append(files, fileTime{e.Name(), fi.ModTime()})
 		}
@@ -234,4 +267,18 @@ func pruneKeptSecrets(dir string) {
 	for _, f := range files[min(maxKeptSecretsFiles, len(files)):] {
 		os.Remove(filepath.Join(dir, f.name))
 	}
+}
+
+// keptSecretsName reports whether name is one saveKeptSecrets writes: a
+// cache file (keptSecretsFile: 32 hexadecimal digits) or one of its
+// temporary files.
+func keptSecretsName(name string) bool {
+	if strings.HasPrefix(name, ".tmp-") {
+		return true
+	}
+	if len(name) != 32 {
+		return false
+	}
+	_, err := hex.DecodeString(name)
+	return err == nil
 }

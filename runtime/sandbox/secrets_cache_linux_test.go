@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -135,4 +136,52 @@ func TestListingsAreKeptOnlyWhereTheCtimeCannotBeSet(t *testing.T) {
 	assert.Equal(t, int64(3), listings(func() { s.find([]string{ws}, cache) }))
 	assert.Equal(t, int64(3), listings(func() { s.find([]string{ws}, cache) }))
 	assert.Nil(t, loadKeptSecrets(keptSecretsFile(cache, []string{ws})), "nothing kept")
+}
+
+// A command may rename or replace anything below a path it may write,
+// the directories above a masked denied path included: a cache there
+// (the workspace is the home directory, which holds the session
+// directory), reached through a symlink, or holding a writable path, is
+// not used. The attacks: rename the state directory away and plant a
+// listing that says a directory holds no .env; make the cache a symlink
+// to the user's files, which pruning would delete.
+func TestKeptSecretsListingsAreNotKeptWhereCommandsWrite(t *testing.T) {
+	home := t.TempDir()
+	sessions := filepath.Join(home, ".local", "state", "acp-agent", "sessions")
+	require.NoError(t, os.MkdirAll(sessions, 0o700))
+	cache := filepath.Join(sessions, ".secrets-cache")
+	link := filepath.Join(t.TempDir(), "ws")
+	require.NoError(t, os.Symlink(home, link))
+	for _, c := range []struct {
+		name string
+		p    Policy
+		want string
+	}{
+		{"the workspace elsewhere", Policy{WritableRoots: []string{t.TempDir()}}, cache},
+		{"the workspace holds the session directory", Policy{WritableRoots: []string{home}}, ""},
+		{"through a symlink", Policy{WritableRoots: []string{link}}, ""},
+		{"an extra writable path holds it", Policy{ExtraWritable: []string{filepath.Join(home, ".local")}}, ""},
+		{"the temporary directory holds it", Policy{TempDir: sessions}, ""},
+		{"a writable path inside it", Policy{WritableRoots: []string{filepath.Join(cache, "ws")}}, ""},
+	} {
+		c.p.SecretsCache, c.p.DeniedPaths = cache, []string{sessions}
+		assert.Equal(t, c.want, secretsCacheDir(c.p), c.name)
+	}
+}
+
+// Pruning removes only the files saveKeptSecrets writes.
+func TestKeptSecretsPruningRemovesOnlyItsOwnFiles(t *testing.T) {
+	dir := t.TempDir()
+	for i := range maxKeptSecretsFiles + 4 {
+		name := fmt.Sprintf("%032x", i)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), nil, 0o600))
+		require.NoError(t, os.Chtimes(filepath.Join(dir, name), time.Time{}, time.Unix(int64(1000+i), 0)))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "thesis.tex"), nil, 0o600))
+	require.NoError(t, os.Chtimes(filepath.Join(dir, "thesis.tex"), time.Time{}, time.Unix(1, 0)))
+	pruneKeptSecrets(dir)
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, ents, maxKeptSecretsFiles+1)
+	assert.FileExists(t, filepath.Join(dir, "thesis.tex"))
 }
