@@ -113,9 +113,12 @@ type ForkRequest struct {
 // always works from its store and a session is live at most once.
 type SessionStore interface {
 	// LoadSession opens a stored session for client; an unknown one is an
-	// error wrapping ErrSessionNotFound. With req.Replay, the returned
-	// Replay sends the conversation through client; the service runs it
-	// once the session's update stream is running and answers after it.
+	// error wrapping ErrSessionNotFound. With req.Replay, the session's
+	// update stream runs from the moment LoadSession is called: the
+	// conversation may be sent through client while it is read (what was
+	// sent is written before the error of a load that fails), and the
+	// returned Replay, which the service runs once the session is
+	// registered, sends the rest; the service answers after it.
 	LoadSession(ctx context.Context, req *LoadRequest, client *ClientConn) (Session, *LoadedSession, error)
 	ListSessions(ctx context.Context, req *ListSessionsRequest) (*ListSessionsResponse, error)
 	// DeleteSession removes a stored session; an unknown one is not an

@@ -33,10 +33,13 @@ type AgentV2 interface {
 	// is an error wrapping ErrSessionNotFound. The server has checked the
 	// request (an absolute cwd, a replay cursor it supports) and closed
 	// the session wherever it was live. When req.ReplayFrom is set the
-	// server runs the returned Replay, which sends the retained
-	// conversation through client as upserts (user_message, agent_message,
-	// agent_thought, tool_call_update, plan_update, ...) with the ids they
-	// had; then it sends the session's current state_update, then answers.
+	// session's update stream runs from the moment ResumeSession is
+	// called, and the retained conversation is sent through client as
+	// upserts (user_message, agent_message, agent_thought,
+	// tool_call_update, plan_update, ...) with the ids they had: while it
+	// is read, and the rest by the returned Replay, which the server runs
+	// once the session is registered; then it sends the session's current
+	// state_update, then answers.
 	ResumeSession(ctx context.Context, req *acpv2.ResumeSessionRequest, client *ClientConnV2) (SessionV2, *ResumedSessionV2, error)
 	// ListSessions lists the sessions the agent can resume.
 	ListSessions(ctx context.Context, req *acpv2.ListSessionsRequest) (*acpv2.ListSessionsResponse, error)
@@ -139,7 +142,9 @@ type AuthenticatorV2 interface {
 
 // SessionDeleterV2 is implemented by agents that delete sessions
 // (session/delete, capability session.delete). The server closes a live
-// session first; an unknown session is not an error.
+// session first; an unknown session is not an error. Its method is v1
+// SessionStore's too (both ids are strings): session/delete of either
+// version is served through it.
 type SessionDeleterV2 interface {
 	DeleteSession(ctx context.Context, id acpv2.SessionId) error
 }

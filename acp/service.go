@@ -716,15 +716,9 @@ func (c *serverConn) deleteSession(ctx context.Context, req *request) (func(), e
 	return c.deleteAnswering(ctx, req, c.srv.agent.(SessionStore), p.SessionID, &DeleteSessionResponse{}), nil
 }
 
-// sessionDeleter is what session/delete needs of an agent (either
-// version).
-type sessionDeleter interface {
-	DeleteSession(ctx context.Context, id SessionId) error
-}
-
 // deleteAnswering serves session/delete: the session is closed wherever
 // it is live, deleted, and result answers.
-func (c *serverConn) deleteAnswering(ctx context.Context, req *request, d sessionDeleter, id SessionId, result any) func() {
+func (c *serverConn) deleteAnswering(ctx context.Context, req *request, d SessionDeleterV2, id SessionId, result any) func() {
 	return c.simple(ctx, req, func(ctx context.Context) (any, error) {
 		c.srv.closeAnywhere(id)
 		return result, d.DeleteSession(ctx, id)

@@ -703,6 +703,23 @@ func (s *Session) undoRewind(ctx context.Context) (*RewindResult, error) {
 	return s.carryOut(ctx, undo, back, true)
 }
 
+// unfinishedRewind is the last rewind (or undo) of recs if it neither
+// completed nor failed, and whether it is the last record.
+func unfinishedRewind(recs []persistence.CheckpointRecord) (pending *persistence.Rewind, last bool) {
+	for i, r := range recs {
+		if r.Type == persistence.CheckpointRewind {
+			pending, last = r.Rewind, i == len(recs)-1
+		}
+	}
+	if pending == nil {
+		return nil, false
+	}
+	if _, ended := rewindOutcomes(recs)[pending.ID]; ended {
+		return nil, false
+	}
+	return pending, last
+}
+
 // finishInterruptedRewind completes a rewind (or undo) that a crash
 // interrupted: its files are set again (each is old or new, never torn,
 // and setting it again is harmless) and its conversation, and the user is
@@ -713,18 +730,8 @@ func (s *Session) undoRewind(ctx context.Context) (*RewindResult, error) {
 // and left alone.
 func (s *Session) finishInterruptedRewind(ctx context.Context) string {
 	recs := s.cp.store.Records()
-	outcomes := rewindOutcomes(recs)
-	var pending *persistence.Rewind
-	last := false
-	for i, r := range recs {
-		if r.Type == persistence.CheckpointRewind {
-			pending, last = r.Rewind, i == len(recs)-1
-		}
-	}
+	pending, last := unfinishedRewind(recs)
 	if pending == nil {
-		return ""
-	}
-	if _, ended := outcomes[pending.ID]; ended {
 		return ""
 	}
 	entries := s.s.Transcript()

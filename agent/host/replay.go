@@ -276,7 +276,9 @@ func (h *Host) rewindPending(id string) bool {
 	if err != nil {
 		return true
 	}
-	if !bytes.Contains(data, []byte(`"rewind"`)) && !bytes.Contains(data, []byte(`\u`)) {
+	// "rewind" spelled with escapes has one of its letters' (\u0064 to
+	// \u0077): JSON's escapes of <, > and & do not count.
+	if !bytes.Contains(data, []byte(`"rewind"`)) && !bytes.Contains(data, []byte(`\u006`)) && !bytes.Contains(data, []byte(`\u007`)) {
 		return false
 	}
 	var recs []persistence.CheckpointRecord
@@ -286,17 +288,8 @@ func (h *Host) rewindPending(id string) bool {
 			recs = append(recs, r)
 		}
 	}
-	var pending *persistence.Rewind
-	for _, r := range recs {
-		if r.Type == persistence.CheckpointRewind {
-			pending = r.Rewind
-		}
-	}
-	if pending == nil {
-		return false
-	}
-	_, ended := rewindOutcomes(recs)[pending.ID]
-	return !ended
+	pending, _ := unfinishedRewind(recs)
+	return pending != nil
 }
 
 // placeAll emits the plans left after the last entry (History's end).
