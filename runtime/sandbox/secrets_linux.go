@@ -218,8 +218,20 @@ func (s *secretsScan) timesVouch(dir string, dev uint64) bool {
 	if v, ok := s.timesKept[dev]; ok {
 		return v
 	}
+	// The file system of the directory on dev itself: a handle, checked
+	// to be on dev, not a second lookup of the path, which a command could
+	// have pointed elsewhere meanwhile (a parent swapped for a symlink).
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_NOFOLLOW|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
 	var fs unix.Statfs_t
-	v := unix.Statfs(dir, &fs) == nil && timesCanVouch(int64(fs.Type))
+	if unix.Fstat(fd, &st) != nil || uint64(st.Dev) != dev {
+		return false // not remembered: the next listing asks again
+	}
+	v := unix.Fstatfs(fd, &fs) == nil && timesCanVouch(int64(fs.Type))
 	if s.timesKept == nil {
 		s.timesKept = map[uint64]bool{}
 	}
