@@ -134,10 +134,13 @@ func TestBinarySteerJoinsTheRunningTurn(t *testing.T) {
 	// Steer once the turn streams (other updates may come first).
 	for m := p.Next(); m.Method != acp.MethodSessionUpdate || m.Update(t).Update.AgentMessageChunk == nil; m = p.Next() {
 	}
-	r, werr := ext(t, p, acp.MethodExtSessionSteer, map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "change course"}}})
-	require.Nil(t, werr)
+	// The steer may join the turn, and be shown, before it is answered.
+	steer, early := p.Call(acp.MethodExtSessionSteer, map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "change course"}}})
+	var r extResult
+	acptest.MustResult(t, steer, &r)
 	assert.EqualValues(t, 1, r["pendingMessages"])
 	resp, before := p.Await(id)
+	before = append(early, before...)
 	assert.JSONEq(t, `{"stopReason":"end_turn"}`, string(resp.Result))
 	var userEcho string
 	for _, m := range before {
@@ -160,11 +163,17 @@ func TestBinaryIdleFollowUpRunsOnce(t *testing.T) {
 	p := startAgent(t, nil, "--model", "replay/"+sessionScript(t))
 	p.Initialize(nil)
 	sid := p.NewSession(t.TempDir())
-	_, werr := ext(t, p, acp.MethodExtSessionFollowUp, map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "hello there"}}})
-	require.Nil(t, werr)
+	// The follow-up's turn may stream before the follow-up is answered.
+	followUp := p.Request(acp.MethodExtSessionFollowUp, map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "hello there"}}})
 	var got []string
-	for len(got) < 2 {
-		u := p.Next().Update(t).Update
+	for answered := false; !answered || len(got) < 2; {
+		m := p.Next()
+		if m.IsResponse() && string(m.ID) == followUp {
+			acptest.MustResult(t, m, nil)
+			answered = true
+			continue
+		}
+		u := m.Update(t).Update
 		switch {
 		case u.UserMessageChunk != nil:
 			got = append(got, "user:"+u.UserMessageChunk.Content.Text.Text)

@@ -67,10 +67,9 @@ func TestBinaryV2MessageIDsAreStable(t *testing.T) {
 	}
 	greet := promptV2(t, p, sid, "[greet] hi", false)
 	_, greetAgent := chunkIDs(greet)
-	r, werr := ext(t, p, acp.MethodExtSessionFollowUp, map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "and then"}}})
-	require.Nil(t, werr, "%v", werr)
-	require.NotNil(t, r)
-	later := readTurnV2(t, p, "", false, v2Turn{messageID: "not a prompt"})
+	// The follow-up's turn may run before the follow-up is answered.
+	followUp := p.Request(acp.MethodExtSessionFollowUp, map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "and then"}}})
+	later := readTurnV2(t, p, followUp, false, v2Turn{})
 	laterUser, laterAgent := chunkIDs(later)
 	require.NotEmpty(t, laterUser, "the follow-up is shown as user_message_chunks")
 	require.NotEmpty(t, greetAgent)
@@ -94,7 +93,7 @@ func TestBinaryV2MessageIDsAreStable(t *testing.T) {
 	p.InitializeV2(nil)
 	resp, _ := p.Call(acpv2.MethodSessionResume, &acpv2.ResumeSessionRequest{SessionID: sid, CWD: cwd})
 	acptest.MustResult(t, resp, nil)
-	r, werr = ext(t, p, acp.MethodExtSessionForkable, map[string]any{"sessionId": sid})
+	r, werr := ext(t, p, acp.MethodExtSessionForkable, map[string]any{"sessionId": sid})
 	require.Nil(t, werr)
 	msgs := r["messages"].([]any)
 	require.Len(t, msgs, 2)
