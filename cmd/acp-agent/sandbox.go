@@ -59,7 +59,7 @@ func (f sandboxFlags) autoApproveSetting(fs *flag.FlagSet, file *sandboxFile, ge
 // resolveSandbox turns flags and file into the workspace's sandbox, or the
 // reason commands cannot be confined (sessions then ask for every
 // command). Mode off gives neither.
-func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv func(string) string, sessionDir string, logPaths []string, log *slog.Logger) (sb *runtime.Sandbox, netInFullAccess bool, unavailable string, err error) {
+func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv func(string) string, sessionDir string, agentPaths []string, log *slog.Logger) (sb *runtime.Sandbox, netInFullAccess bool, unavailable string, err error) {
 	if file == nil {
 		file = &sandboxFile{}
 	}
@@ -109,8 +109,8 @@ func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv 
 	}
 	// The agent's own config, sessions and logs are not the model's.
 	// They may be named relative to the agent's directory (--session-dir,
-	// --log-file, XDG_STATE_HOME); the helpers take absolute paths only
-	// and would refuse every command.
+	// --log-file, --token-file); the helpers take absolute paths only and
+	// would refuse every command.
 	abs := func(x string) string {
 		if a, err := filepath.Abs(x); err == nil {
 			return a
@@ -126,7 +126,7 @@ func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv 
 		// Under a denied path, where no command can write it.
 		p.SecretsCache = filepath.Join(sessionDir, secretsCacheDir)
 	}
-	for _, l := range logPaths {
+	for _, l := range agentPaths {
 		p.DeniedPaths = append(p.DeniedPaths, abs(l))
 	}
 	p.DeniedPaths = append(p.DeniedPaths, file.DeniedPaths...)
