@@ -110,6 +110,8 @@ func TestServeRefusesBadCredentials(t *testing.T) {
 		{"token in the query", s.url + "?token=" + s.token, nil, 400, "credentials in the URL are refused"},
 		{"access_token in the query", s.url + "?access_token=x", map[string]string{"Authorization": ""}, 400, "credentials in the URL are refused"},
 		{"the token as any query value", s.url + "?q=" + s.token, nil, 400, "credentials in the URL are refused"},
+		{"the token as a query name", s.url + "?" + s.token, nil, 400, "credentials in the URL are refused"},
+		{"the token as a query name with a value", s.url + "?x=1&" + s.token + "=1", nil, 400, "credentials in the URL are refused"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
