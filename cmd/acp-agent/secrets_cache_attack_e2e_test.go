@@ -28,8 +28,10 @@ name=$(printf %s "$root" | sha256sum | cut -c1-32)
 tmp=$(mktemp)
 printf 'acp-agent secrets scan 1\n' > "$tmp"
 for d in "$@"; do
-  read -r dev ino m c < <(stat -c '%d %i %.9Y %.9Z' "$d")
-  printf '%s\0%s %s %s %s %s %s 0 0 0\0' "$d" "$dev" "$ino" "${m%.*}" "${m#*.}" "${c%.*}" "${c#*.}" >> "$tmp"
+  read -r dev ino ms cs < <(stat -c '%d %i %Y %Z' "$d")
+  mn=$(stat -c %y "$d"); mn=${mn#*.}; mn=${mn%% *}
+  cn=$(stat -c %z "$d"); cn=${cn#*.}; cn=${cn%% *}
+  printf '%s\0%s %s %s %s %s %s 0 0 0\0' "$d" "$dev" "$ino" "$ms" "$mn" "$cs" "$cn" >> "$tmp"
 done
 printf "$(sha256sum "$tmp" | cut -c1-64 | sed 's/../\\x&/g')" >> "$tmp"
 mkdir -p "$cache"
