@@ -3,9 +3,7 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
@@ -185,31 +183,14 @@ func TestBinaryRelativeAgentPathsAreDeniedToCommands(t *testing.T) {
 			write(t, filepath.Join(dir, "file.txt"), "ordinary\n")
 			chownTree(t, m, dir)
 			run := func(command string) string {
-				call := map[string]any{"toolCall": map[string]any{"id": "c1", "name": "run_command", "arguments": map[string]any{"command": command}}}
-				script, err := json.Marshal(map[string]any{"turns": []any{
-					map[string]any{"events": []any{call}},
-					map[string]any{"events": []any{map[string]any{"text": "done"}}},
-				}})
-				require.NoError(t, err)
-				path := filepath.Join(home, "script.json")
-				require.NoError(t, os.WriteFile(path, script, 0o644))
-				chownTree(t, m, path)
-				cmd := exec.Command(agentBin, "exec", "--mode", "full-access", "--sandbox", "on", "--sandbox-network=false",
-					"--session-dir", "state/sessions", "--log-file", "agent.log", "--log-level", "debug",
-					"--model", "replay/"+path, "RELATIVE_PATHS_PROMPT")
-				cmd.Dir = dir
-				cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + home}
-				asUser(cmd, m)
-				out, err := cmd.CombinedOutput()
-				require.NoError(t, err, "%s", out)
-				return string(out)
+				return sandboxedTurn(t, m, dir, home, command, "--session-dir", "state/sessions", "--log-file", "agent.log", "--log-level", "debug")
 			}
-			run("true")
+			run(": RELATIVE_PATHS_MARKER")
 			require.FileExists(t, filepath.Join(dir, "agent.log"))
 			out := run("cat file.txt; cat state/sessions/*.jsonl agent.log; ls state/sessions; echo END")
 			require.Contains(t, out, "ordinary", "the command ran: %s", out)
 			require.Contains(t, out, "END")
-			assert.NotContains(t, out, "RELATIVE_PATHS_PROMPT", "a command read the agent's sessions or log")
+			assert.NotContains(t, out, "RELATIVE_PATHS_MARKER", "a command read the agent's sessions or log")
 			assert.NotRegexp(t, `[0-9a-f]{8}-[0-9a-f-]+\.jsonl`, out, "a command listed the agent's sessions")
 		})
 	}
