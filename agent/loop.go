@@ -383,6 +383,14 @@ func (s *Session) callModel(ctx context.Context, opt callOptions) (resp modelRes
 			resp.info = model.Info
 		case llm.EventFinish:
 			resp.finish = ev.Finish
+		case llm.EventToolCallDelta:
+			// A call's first fragment names its tool: what the tool
+			// needs can start while the rest streams.
+			if ev.ToolCall != nil && ev.ToolCall.Name != "" {
+				if coming := s.tools.coming(ev.ToolCall.Name, s.offered); coming != nil {
+					coming()
+				}
+			}
 		}
 	}
 	if resp.finish == "" {

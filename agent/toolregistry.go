@@ -113,6 +113,13 @@ type Tool struct {
 	// Modes, when set, are the only session modes the tool is offered in
 	// (exit_plan_mode: read-only); a call in another mode is refused.
 	Modes []policy.Mode
+	// Coming, if set, is called when the model's response names a call of
+	// the tool, before its arguments are complete and before the call is
+	// checked, asked for or run (and whether it will be): the tool starts
+	// what its calls need and takes a while to start (run_command: the
+	// sandbox helper). It must return at once; it is called on the
+	// session's turn, once for each call named.
+	Coming func()
 }
 
 // describe returns the call's description.
@@ -286,6 +293,14 @@ func (r *ToolRegistry) active(name string, allowed func(*Tool) bool) (registered
 		return registeredTool{}, false
 	}
 	return rt, true
+}
+
+// coming returns the Coming of the enabled tool called name, if allowed.
+func (r *ToolRegistry) coming(name string, allowed func(*Tool) bool) func() {
+	if rt, ok := r.active(name, allowed); ok {
+		return rt.tool.Coming
+	}
+	return nil
 }
 
 // redactor returns the Redact of the tool called name, enabled or not.
