@@ -60,7 +60,7 @@ type TypedTool[In any] struct {
 func NewTool[In any](t TypedTool[In]) Tool {
 	tool := Tool{
 		Name: t.Name, Description: t.Description, ShortDescription: t.ShortDescription,
-		Concurrent: t.Concurrent, Modes: t.Modes, Parameters: SchemaFor[In](), Coming: t.Coming,
+		Concurrent: t.Concurrent, Modes: t.Modes, Parameters: SchemaFor[In](), Coming: t.Coming, inferred: true,
 	}
 	if run := t.Run; run != nil {
 		tool.Run = func(ctx context.Context, args json.RawMessage) (ToolResult, error) {
