@@ -3,8 +3,6 @@ package tools
 import (
 	"sync"
 	"time"
-
-	"github.com/acp-agent/acp-agent/runtime"
 )
 
 // warmDelay is how long after a workspace opens its sandbox helper starts
@@ -12,7 +10,7 @@ import (
 // still typing the first prompt, or a model still thinking about it, and
 // a turn that runs no command (a search in a large tree) has had the
 // cores to itself.
-var warmDelay = 200 * time.Millisecond
+const warmDelay = 200 * time.Millisecond
 
 // warmer starts the sandbox helper of a workspace's confined terminal
 // ahead of its first command, on its own goroutine: when the model names
@@ -28,15 +26,13 @@ type warmer struct {
 	once sync.Once
 }
 
-// start runs the warm-up goroutine for term (nothing without a sandbox:
-// term is nil then). close ends it and waits for it.
-func (wm *warmer) start(term *runtime.LocalTerminal) {
-	if term == nil {
-		return
-	}
+// start runs the warm-up goroutine, which calls warm (a terminal's Warm)
+// once: when soon is called or after delay, whichever comes first, unless
+// close comes before. close ends it and waits for it.
+func (wm *warmer) start(warm func(), delay time.Duration) {
 	wm.now, wm.stop = make(chan struct{}, 1), make(chan struct{})
 	wm.wg.Go(func() {
-		t := time.NewTimer(warmDelay)
+		t := time.NewTimer(delay)
 		defer t.Stop()
 		select {
 		case <-t.C:
@@ -44,11 +40,12 @@ func (wm *warmer) start(term *runtime.LocalTerminal) {
 		case <-wm.stop:
 			return
 		}
-		term.Warm()
+		warm()
 	})
 }
 
-// soon asks for the helper now; it never blocks.
+// soon asks for the warm-up now; it never blocks, and does nothing before
+// start (no sandbox) or after the warm-up.
 func (wm *warmer) soon() {
 	if wm.now == nil {
 		return

@@ -266,7 +266,7 @@ func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, editor Editor
 		if opts.Sandbox != nil {
 			// Escalations the user allowed run here, unconfined.
 			w.escapeTerm = runtime.NewLocalTerminal(runtime.TerminalOptions{Env: opts.Env})
-			w.warm.start(w.localTerm)
+			w.warm.start(w.localTerm.Warm, warmDelay)
 		}
 	}
 	return w, nil
