@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -56,13 +55,8 @@ func TestBinaryFirstCommandFindsItsSandboxHelperStarted(t *testing.T) {
 	assert.GreaterOrEqual(t, started, 30, "the helper started %d0 ms before the first command", started)
 
 	// Nothing is left running: the helper died with the agent.
-	pid := strings.Fields(string(helper))[0]
-	require.Eventually(t, func() bool {
-		stat, err := os.ReadFile("/proc/" + pid + "/stat")
-		if err != nil {
-			return true
-		}
-		rest := stat[bytes.LastIndexByte(stat, ')')+1:]
-		return strings.Fields(string(rest))[0] == "Z" // dead, not yet reaped by init
-	}, waitBudget(t), 10*time.Millisecond, "the sandbox helper %s outlived exec", pid)
+	pid, err := strconv.Atoi(strings.Fields(string(helper))[0])
+	require.NoError(t, err)
+	assert.Eventually(t, func() bool { return !processAlive(pid) }, waitBudget(t), 10*time.Millisecond,
+		"the sandbox helper %d outlived exec", pid)
 }
