@@ -383,6 +383,14 @@ func (s *Session) callModel(ctx context.Context, opt callOptions) (resp modelRes
 			resp.info = model.Info
 		case llm.EventFinish:
 			resp.finish = ev.Finish
+		case llm.EventToolCallDelta:
+			// A call's first fragment names its tool: what the tool
+			// needs can start while the rest streams.
+			if ev.ToolCall != nil && ev.ToolCall.Name != "" {
+				if coming := s.tools.coming(ev.ToolCall.Name, s.offered); coming != nil {
+					coming()
+				}
+			}
 		}
 	}
 	if resp.finish == "" {
@@ -558,10 +566,14 @@ func (s *Session) prepareTool(call llm.ToolCall) (rt registeredTool, info ToolCa
 	args := toolArgs(call)
 	// Arguments are untrusted: a tool only ever runs on arguments that
 	// match its schema; anything else goes back to the model as an error.
-	if err := checkToolArgs(rt.schema, args); err != nil {
+	schema, err := rt.compiled()
+	if err != nil {
+		return rt, info, ToolResult{Text: fmt.Sprintf("Error: tool %s cannot be called: %v", call.Name, err), IsError: true}, false
+	}
+	if err := checkToolArgs(schema, args); err != nil {
 		return rt, info, ToolResult{Text: fmt.Sprintf("Error: invalid arguments for %s: %v", call.Name, err), IsError: true}, false
 	}
-	info, err := rt.tool.describe(args)
+	info, err = rt.tool.describe(args)
 	if err != nil {
 		return rt, ToolCallInfo{Kind: cmp.Or(info.Kind, ToolKindOther), Title: cmp.Or(info.Title, call.Name)},
 			ToolResult{Text: "Error: " + err.Error(), IsError: true}, false

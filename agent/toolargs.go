@@ -11,8 +11,9 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
-// compileToolSchema compiles a tool's parameter schema once, at
-// registration; a tool whose schema does not compile is refused.
+// compileToolSchema compiles a tool's parameter schema once: at
+// registration, where a tool whose schema does not compile is refused, or
+// at the first call of a tool built by NewTool (registeredTool.compiled).
 // schemaCache holds compiled tool schemas by their text, for the whole
 // process: every session registers the same built-in tools, and a
 // compiled schema is immutable (safe to share and to use concurrently).

@@ -113,6 +113,17 @@ type Tool struct {
 	// Modes, when set, are the only session modes the tool is offered in
 	// (exit_plan_mode: read-only); a call in another mode is refused.
 	Modes []policy.Mode
+	// inferred: Parameters were built by NewTool from a Go type, so they
+	// compile (the built-in tools' are checked by their tests); Register
+	// leaves compiling them to the tool's first call.
+	inferred bool
+	// Coming, if set, is called when the model's response names a call of
+	// the tool, before its arguments are complete and before the call is
+	// checked, asked for or run (and whether it will be): the tool starts
+	// what its calls need and takes a while to start (run_command: the
+	// sandbox helper). It must return at once; it is called on the
+	// session's turn, once for each call named.
+	Coming func()
 }
 
 // describe returns the call's description.
@@ -149,8 +160,20 @@ var (
 
 type registeredTool struct {
 	tool    Tool
-	schema  *jsonschema.Schema // compiled Parameters; nil: any object
+	schema  *jsonschema.Schema // compiled Parameters; nil: any object, or not compiled yet (tool.inferred)
 	enabled bool
+}
+
+// compiled returns the tool's compiled schema: a tool built by NewTool
+// has its schema compiled at its first call (once per process: the
+// compiled schemas are shared), not when it is registered, since most
+// sessions call few of their tools and a compile takes a fraction of a
+// millisecond each.
+func (rt registeredTool) compiled() (*jsonschema.Schema, error) {
+	if rt.schema != nil || !rt.tool.inferred {
+		return rt.schema, nil
+	}
+	return compileToolSchema(rt.tool.Name, rt.tool.Parameters)
 }
 
 // ToolRegistry is a session's set of tools. It is safe for concurrent use.
@@ -165,7 +188,9 @@ func NewToolRegistry() *ToolRegistry {
 	return &ToolRegistry{tools: make(map[string]registeredTool)}
 }
 
-// Register adds an enabled tool. Names are unique.
+// Register adds an enabled tool. Names are unique. A tool whose schema
+// does not compile is refused; one built by NewTool is compiled at its
+// first call instead (its schema, inferred from a Go type, compiles).
 func (r *ToolRegistry) Register(t Tool) error {
 	if t.Name == "" {
 		return errors.New("agent: tool name is empty")
@@ -179,9 +204,12 @@ func (r *ToolRegistry) Register(t Tool) error {
 	if t.ShortDescription == "" {
 		t.ShortDescription = t.Description
 	}
-	schema, err := compileToolSchema(t.Name, t.Parameters)
-	if err != nil {
-		return err
+	var schema *jsonschema.Schema
+	if !t.inferred {
+		var err error
+		if schema, err = compileToolSchema(t.Name, t.Parameters); err != nil {
+			return err
+		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -286,6 +314,14 @@ func (r *ToolRegistry) active(name string, allowed func(*Tool) bool) (registered
 		return registeredTool{}, false
 	}
 	return rt, true
+}
+
+// coming returns the Coming of the enabled tool called name, if allowed.
+func (r *ToolRegistry) coming(name string, allowed func(*Tool) bool) func() {
+	if rt, ok := r.active(name, allowed); ok {
+		return rt.tool.Coming
+	}
+	return nil
 }
 
 // redactor returns the Redact of the tool called name, enabled or not.

@@ -33,6 +33,8 @@ type TypedTool[In any] struct {
 	// Redact, if set, returns args without their secrets and whether it
 	// changed anything (see Tool.Redact).
 	Redact func(args In) (In, bool)
+	// Coming: see Tool.
+	Coming func()
 }
 
 // NewTool returns t as a Tool. In must be a struct; its schema is
@@ -58,7 +60,7 @@ type TypedTool[In any] struct {
 func NewTool[In any](t TypedTool[In]) Tool {
 	tool := Tool{
 		Name: t.Name, Description: t.Description, ShortDescription: t.ShortDescription,
-		Concurrent: t.Concurrent, Modes: t.Modes, Parameters: SchemaFor[In](),
+		Concurrent: t.Concurrent, Modes: t.Modes, Parameters: SchemaFor[In](), Coming: t.Coming, inferred: true,
 	}
 	if run := t.Run; run != nil {
 		tool.Run = func(ctx context.Context, args json.RawMessage) (ToolResult, error) {

@@ -179,9 +179,11 @@ func NewLocalTerminal(opts TerminalOptions) *LocalTerminal {
 		procs:        make(map[*Process]struct{}),
 	}
 	if t.sandbox != nil {
+		// No helper starts here: one costs a Go program's start-up and a
+		// listing of the workspace's secrets files, CPU that a turn
+		// running no command should keep. Warm starts it ahead of the
+		// first command.
 		t.launcher = sandbox.NewLauncher(t.sandbox.Exe)
-		// The first command should not wait for a helper to start.
-		t.launcher.Warm(t.sandbox.Policy)
 	}
 	if t.lookPathPath == "" {
 		t.lookPathPath = policy.DefaultPath
@@ -193,6 +195,18 @@ func NewLocalTerminal(opts TerminalOptions) *LocalTerminal {
 		t.waitDelay = DefaultWaitDelay
 	}
 	return t
+}
+
+// Warm makes sure a sandbox helper is ready for the terminal's first
+// command (sandbox.Launcher.Warm): the caller calls it once a command may
+// be coming, early enough for a helper to start (a few milliseconds) and
+// list the workspace's secrets files before it. It does nothing without a
+// sandbox, once the terminal has an idle helper, or after Close; it is
+// safe to call concurrently and more than once.
+func (t *LocalTerminal) Warm() {
+	if t.launcher != nil {
+		t.launcher.Warm(t.sandbox.Policy)
+	}
 }
 
 // Process is a started command.

@@ -116,6 +116,7 @@ func BenchmarkSandboxOverhead(b *testing.B) {
 			}
 			term := NewLocalTerminal(TerminalOptions{Env: []string{"PATH=" + termTestPath}, Sandbox: bc.sb})
 			defer term.Close()
+			term.Warm() // as a session does before its first command
 			ctx := context.Background()
 			spec := CommandSpec{Command: "true", Cwd: bc.dir}
 			var times []time.Duration
@@ -141,12 +142,14 @@ func BenchmarkSandboxOverhead(b *testing.B) {
 
 // BenchmarkSandboxFirstCommand is what a session's first confined command
 // costs: a new terminal, whose helper (this test binary in helper mode)
-// is the process's spare, started when the terminal was made (Warm).
-// "after-model" runs the command 50 ms after the terminal was made, as a
-// session's first command comes after the model's first answer at the
-// earliest; "at-once" runs it right away, so it waits for what is left
-// of the helper's start-up. Each reports the median time and the
-// helper's resident memory, read by the command from /proc/$PPID/status.
+// is the process's spare, started by Warm right after the terminal was
+// made (a session warms it when the model names a run_command call, or
+// 200 ms after its workspace opened). "after-model" runs the command
+// 50 ms after the warm-up started, as a session's first command comes
+// after the model's first answer at the earliest; "at-once" runs it right
+// away, so it waits for what is left of the helper's start-up. Each
+// reports the median time and the helper's resident memory, read by the
+// command from /proc/$PPID/status.
 func BenchmarkSandboxFirstCommand(b *testing.B) {
 	if st := sandbox.Probe(); !st.Available {
 		b.Skip("no sandbox here:", st.Reason)
@@ -172,6 +175,7 @@ func benchFirstCommand(b *testing.B, think time.Duration) {
 	for b.Loop() {
 		term := NewLocalTerminal(TerminalOptions{Env: []string{"PATH=" + termTestPath},
 			Sandbox: &Sandbox{Exe: exe, Policy: sandbox.Policy{WritableRoots: []string{dir}, TempDir: b.TempDir()}}})
+		term.Warm()
 		time.Sleep(think)
 		start := time.Now()
 		p, err := term.Start(ctx, spec)

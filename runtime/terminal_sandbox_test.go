@@ -6,12 +6,14 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/acp-agent/acp-agent/runtime/sandbox"
@@ -153,4 +155,52 @@ func TestStdinAndSeparateStderrConfinedAndNot(t *testing.T) {
 			require.Equal(t, 0, *st.ExitCode)
 		})
 	}
+}
+
+// helperPids are the sandbox helpers this process runs: its children
+// started with the helper argument.
+func helperPids(t *testing.T) []int {
+	t.Helper()
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	require.NoError(t, err)
+	var pids []int
+	for _, f := range stats {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, not ")".
+		rest := string(data[bytes.LastIndexByte(data, ')')+1:])
+		fields := strings.Fields(rest)
+		if len(fields) < 2 || fields[1] != strconv.Itoa(os.Getpid()) || fields[0] == "Z" {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join(filepath.Dir(f), "cmdline"))
+		if args := strings.Split(string(cmdline), "\x00"); len(args) > 1 && args[1] == sandbox.HelperArg {
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// Making a confined terminal starts no sandbox helper: a helper is a
+// program's start-up and a listing of the workspace, CPU that a session's
+// first turn running no command keeps. Warm starts one, and the first
+// command runs in it.
+func TestAConfinedTerminalStartsItsHelperWhenWarmedNotWhenMade(t *testing.T) {
+	t.Cleanup(sandbox.StopSpare)
+	sandbox.StopSpare()
+	term, dir := newConfinedTerminal(t, TerminalOptions{})
+	require.Empty(t, helperPids(t), "no helper when the terminal is made")
+	term.Warm()
+	pids := helperPids(t)
+	require.Len(t, pids, 1, "Warm started the helper")
+	term.Warm()
+	assert.Equal(t, pids, helperPids(t), "a second Warm starts no other")
+	p := termStart(t, term, CommandSpec{Command: "sh", Args: []string{"-c", "echo $PPID"}, Cwd: dir})
+	st := termWait(t, p, 10*time.Second)
+	require.Equal(t, 0, *st.ExitCode)
+	out, _, _ := p.Output()
+	assert.Equal(t, strconv.Itoa(pids[0]), strings.TrimSpace(out), "the first command ran in the warmed helper")
 }

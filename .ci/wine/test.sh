@@ -38,6 +38,12 @@ run() { # run NAME PKG ARGS...: one test binary in its package directory; the ve
   else
     { echo "FAIL  $name (wine, $((SECONDS - start))s)"
       failed <"$log"
+      # A panic or a timeout names its cause at its start, not in the
+      # goroutine dump's tail.
+      if grep -qE '^(panic: |fatal error: )' "$log"; then
+        echo "--- the log from its panic:"
+        grep -v 'level=INFO' "$log" | sed -nE '/^(panic: |fatal error: )/,$p' | head -40
+      fi
       echo "--- the log's last lines:"
       grep -v 'level=INFO' "$log" | tail -30; } >"$out/$name.res"
   fi

@@ -131,7 +131,11 @@ func (c *httpConn) Write(_ context.Context, msgs ...acp.Message) error {
 }
 
 // takeInitResponse hands data to the initialize POST if it is the
-// response it waits for.
+// response it waits for: a response with its id, as the server spells it
+// ("\u0041" comes back "A"), or with none (null: the server refused the
+// id itself, a fraction, an exponent, a number out of range, an object).
+// No other request can be on the connection yet: its id goes to the
+// client with this response.
 func (c *httpConn) takeInitResponse(data []byte) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -139,14 +143,27 @@ func (c *httpConn) takeInitResponse(data []byte) bool {
 		return false
 	}
 	var env struct {
-		ID json.RawMessage `json:"id"`
+		ID     json.RawMessage `json:"id"`
+		Method json.RawMessage `json:"method"`
 	}
-	if json.Unmarshal(data, &env) != nil || !bytes.Equal(compact(env.ID), c.initID) {
+	if json.Unmarshal(data, &env) != nil || env.Method != nil {
+		return false
+	}
+	if id := compact(env.ID); len(id) != 0 && string(id) != "null" && !sameID(id, c.initID) {
 		return false
 	}
 	c.initResp <- bytes.Clone(data) // buffered
 	c.initResp = nil
 	return true
+}
+
+// sameID reports whether the JSON ids a and b (compacted) are one value.
+func sameID(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var sa, sb string
+	return json.Unmarshal(a, &sa) == nil && json.Unmarshal(b, &sb) == nil && sa == sb
 }
 
 func compact(b []byte) []byte {

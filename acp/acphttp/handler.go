@@ -363,7 +363,9 @@ func (h *Handler) Authorize(w http.ResponseWriter, r *http.Request) (int, string
 	}
 	for k, vs := range q {
 		leaked := tokenParams[strings.ToLower(k)]
-		for _, v := range vs {
+		// The token as a value, or as a name (?TOKEN, ?TOKEN=1): in the
+		// URL either way.
+		for _, v := range append([]string{k}, vs...) {
 			if sum := sha256.Sum256([]byte(v)); subtle.ConstantTimeCompare(sum[:], h.tokenSum[:]) == 1 {
 				leaked = true
 			}

@@ -467,6 +467,8 @@ func (w *Workspace) runCommandTool() agent.Tool {
 			"The user may be asked to approve the command; keep lines simple (no command substitution or redirection to files) so approvals can be remembered.\n" +
 			`Example: {"command": "go test ./internal/server/ -run TestHandle -count=1", "timeout_seconds": 300}`,
 		ShortDescription: "Run a shell command",
+		// The sandbox helper starts while the call's arguments stream.
+		Coming: w.warm.soon,
 		Describe: func(args commandArgs) (agent.ToolCallInfo, error) {
 			c, err := w.parseCommand(args)
 			info := agent.ToolCallInfo{Kind: agent.ToolKindExecute, Title: c.line, Action: policy.ActionExecute}

@@ -171,6 +171,8 @@ type Workspace struct {
 	// localTerm is closed with the workspace (nil when the editor runs
 	// the commands).
 	localTerm *runtime.LocalTerminal
+	// warm starts localTerm's sandbox helper ahead of the first command.
+	warm warmer
 	// bg are the background commands, which end with the workspace.
 	bg background
 	// hooks runs the project hooks (hooks.go).
@@ -264,6 +266,7 @@ func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, editor Editor
 		if opts.Sandbox != nil {
 			// Escalations the user allowed run here, unconfined.
 			w.escapeTerm = runtime.NewLocalTerminal(runtime.TerminalOptions{Env: opts.Env})
+			w.warm.start(w.localTerm.Warm, warmDelay)
 		}
 	}
 	return w, nil
@@ -424,6 +427,7 @@ func (f *splitFiles) WriteTextFile(ctx context.Context, path, content string) er
 // Close kills the workspace's local commands and releases its roots.
 func (w *Workspace) Close() error {
 	var errs []error
+	w.warm.close()
 	if w.localTerm != nil {
 		errs = append(errs, w.localTerm.Close())
 	}

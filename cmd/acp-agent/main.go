@@ -176,7 +176,9 @@ type settings struct {
 	permission    policy.PolicyMode
 	workspace     tools.WorkspaceConfig
 	sessionDir    string
-	modelTitles   bool
+	// tokenFile is serve's bearer token file ("" in the other commands).
+	tokenFile   string
+	modelTitles bool
 	// layers are the resolved settings, nearest layer first.
 	layers    *agentsettings.Settings
 	stopHooks []agent.StopHook
@@ -502,7 +504,7 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 		})
 	}
 	closers = append(closers, closerFunc(st.startWork.wait))
-	sb, netInFullAccess, unavailable, err := resolveSandbox(st.sandboxFlags, st.fs, st.sandboxFile, st.getenv, st.sessionDir, st.logPaths(), log)
+	sb, netInFullAccess, unavailable, err := resolveSandbox(st.sandboxFlags, st.fs, st.sandboxFile, st.getenv, st.sessionDir, st.agentPaths(), log)
 	if err != nil {
 		cleanup()
 		return nil, nil, nil, err
@@ -541,16 +543,29 @@ type closerFunc func()
 
 func (f closerFunc) Close() error { f(); return nil }
 
-// logPaths are the agent's log files (and directories), which no
-// confined command may read.
-func (st *settings) logPaths() []string {
+// agentPaths are the agent's own files, which no confined command may
+// read: the state directory whole (the default sessions and logs, the
+// serve bearer token, the trusted hooks), the log file and serve's token
+// file. A token read by a command would give whoever drives the model
+// the agent itself: a client of serve answers its own escalations.
+func (st *settings) agentPaths() []string {
 	var out []string
-	for _, p := range []string{st.logFile, st.logDir()} {
+	for _, p := range []string{st.logFile, st.stateDir(), st.tokenFile} {
 		if p != "" {
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// stateDir is the agent's default state directory, which holds the
+// default session directory, the logs, serve's token and the trusted
+// hooks ("" without one).
+func (st *settings) stateDir() string {
+	if dir := persistence.DefaultDir(st.getenv); dir != "" {
+		return filepath.Dir(dir)
+	}
+	return ""
 }
 
 // logDir is where the agent's own log files are kept by default: the

@@ -51,6 +51,11 @@ func sleeperLine(file string) string {
 }
 
 func TestMain(m *testing.M) {
+	// The tests that call run in this process start sandbox helpers as
+	// the agent does, from its own executable: this test binary, which
+	// must then be one (and, race-enabled, not sleep at its exit).
+	sandbox.Main(os.Args)
+	os.Setenv("GORACE", strings.TrimPrefix(goraceEnv, "GORACE="))
 	if len(os.Args) == 3 && os.Args[1] == sleeperArg {
 		if err := os.WriteFile(os.Args[2], []byte(fmt.Sprint(os.Getpid())), 0o644); err != nil {
 			os.Exit(1)
@@ -394,7 +399,7 @@ func TestRunServesUntilEOF(t *testing.T) {
 	done := make(chan error, 1)
 	t.Setenv("ACP_AGENT_MODEL", "replay/default")
 	go func() {
-		done <- run(context.Background(), inR, outW, &stderr, []string{"--log-level", "off"})
+		done <- run(context.Background(), inR, outW, &stderr, []string{"--log-level", "off", "--sandbox", "off"})
 		outW.Close()
 	}()
 	c := acptest.New(t, inW, outR)

@@ -59,7 +59,7 @@ func (f sandboxFlags) autoApproveSetting(fs *flag.FlagSet, file *sandboxFile, ge
 // resolveSandbox turns flags and file into the workspace's sandbox, or the
 // reason commands cannot be confined (sessions then ask for every
 // command). Mode off gives neither.
-func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv func(string) string, sessionDir string, logPaths []string, log *slog.Logger) (sb *runtime.Sandbox, netInFullAccess bool, unavailable string, err error) {
+func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv func(string) string, sessionDir string, agentPaths []string, log *slog.Logger) (sb *runtime.Sandbox, netInFullAccess bool, unavailable string, err error) {
 	if file == nil {
 		file = &sandboxFile{}
 	}
@@ -108,15 +108,27 @@ func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv 
 		ExtraWritable: append(sandbox.DefaultCaches(home), file.ExtraWritable...),
 	}
 	// The agent's own config, sessions and logs are not the model's.
+	// They may be named relative to the agent's directory (--session-dir,
+	// --log-file, --token-file); the helpers take absolute paths only and
+	// would refuse every command.
+	abs := func(x string) string {
+		if a, err := filepath.Abs(x); err == nil {
+			return a
+		}
+		return x
+	}
 	if dir := defaultConfigPath(getenv); dir != "" {
-		p.DeniedPaths = append(p.DeniedPaths, filepath.Dir(dir))
+		p.DeniedPaths = append(p.DeniedPaths, abs(filepath.Dir(dir)))
 	}
 	if sessionDir != "" {
+		sessionDir = abs(sessionDir)
 		p.DeniedPaths = append(p.DeniedPaths, sessionDir)
 		// Under a denied path, where no command can write it.
 		p.SecretsCache = filepath.Join(sessionDir, secretsCacheDir)
 	}
-	p.DeniedPaths = append(p.DeniedPaths, logPaths...)
+	for _, l := range agentPaths {
+		p.DeniedPaths = append(p.DeniedPaths, abs(l))
+	}
 	p.DeniedPaths = append(p.DeniedPaths, file.DeniedPaths...)
 	for _, x := range append(append([]string(nil), file.ExtraWritable...), file.DeniedPaths...) {
 		if !filepath.IsAbs(x) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"os"
@@ -45,7 +46,8 @@ func median(ds []time.Duration) time.Duration {
 // the kinds of pattern the search treats differently: a plain literal
 // (issue 16's figure), the same in any case, an alternation of literals,
 // a regexp with a literal in it, and a regexp with none (1,187 matches
-// of the 2,000 the grep is allowed).
+// of the 2,000 the grep is allowed); "one-file" is the literal's turn
+// over a tree of one file: the turn's cost besides the search.
 func BenchmarkExecGrepGoSource(b *testing.B) {
 	rg, err := exec.LookPath("rg")
 	if err != nil {
@@ -56,17 +58,25 @@ func BenchmarkExecGrepGoSource(b *testing.B) {
 		b.Skip("no Go source tree at", src)
 	}
 	home := b.TempDir()
+	// The turn's fixed cost: the same turn over a tree of one file.
+	one := b.TempDir()
+	if err := os.WriteFile(filepath.Join(one, "a.go"), []byte("package a\n\nfunc NewReader() {}\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
 	for _, bc := range []struct {
 		name, pattern string
 		ignoreCase    bool
+		tree          string // "": Go's source
 	}{
-		{"literal", "func NewReader", false},
-		{"ignore-case", "func newreader", true},
-		{"alternation", "func (NewReader|NewWriter|NewScanner)", false},
-		{"regexp-with-literal", `func \(\w+ \*Reader\) Read`, false},
-		{"regexp", `[0-9]{7}[a-f]{4}`, false},
+		{"literal", "func NewReader", false, ""},
+		{"ignore-case", "func newreader", true, ""},
+		{"alternation", "func (NewReader|NewWriter|NewScanner)", false, ""},
+		{"regexp-with-literal", `func \(\w+ \*Reader\) Read`, false, ""},
+		{"regexp", `[0-9]{7}[a-f]{4}`, false, ""},
+		{"one-file", "func NewReader", false, one},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
+			src := cmp.Or(bc.tree, src)
 			args := map[string]any{"pattern": bc.pattern, "path": src, "max_matches": 2000}
 			rgArgs := []string{"-n", bc.pattern, src}
 			if bc.ignoreCase {

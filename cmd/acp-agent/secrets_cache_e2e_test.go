@@ -102,6 +102,12 @@ func keptSecretsAttacks(t *testing.T, m sandboxMode) {
 // it printed.
 func keptSecretsTurn(t *testing.T, m sandboxMode, dir, home, sessions, command string) string {
 	t.Helper()
+	return sandboxedTurn(t, m, dir, home, command, "--session-dir", sessions)
+}
+
+// sandboxedTurn is keptSecretsTurn with the agent's flags (args) given.
+func sandboxedTurn(t *testing.T, m sandboxMode, dir, home, command string, args ...string) string {
+	t.Helper()
 	call := map[string]any{"toolCall": map[string]any{"id": "c1", "name": "run_command", "arguments": map[string]any{"command": command}}}
 	script, err := json.Marshal(map[string]any{"turns": []any{
 		map[string]any{"events": []any{call}},
@@ -111,8 +117,8 @@ func keptSecretsTurn(t *testing.T, m sandboxMode, dir, home, sessions, command s
 	path := filepath.Join(home, "script.json")
 	require.NoError(t, os.WriteFile(path, script, 0o644))
 	chownTree(t, m, path)
-	cmd := exec.Command(agentBin, "exec", "--mode", "full-access", "--sandbox", "on", "--sandbox-network=false",
-		"--session-dir", sessions, "--model", "replay/"+path, "run it")
+	args = append([]string{"exec", "--mode", "full-access", "--sandbox", "on", "--sandbox-network=false"}, args...)
+	cmd := exec.Command(agentBin, append(args, "--model", "replay/"+path, "run it")...)
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + home}
 	asUser(cmd, m)

@@ -122,6 +122,7 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 		fmt.Fprintf(stderr, "acp-agent serve: generated a bearer token in %s%s; clients send it as\n  Authorization: Bearer %s\n", tokenPath, mode, token)
 	}
 
+	st.tokenFile = tokenPath // denied to confined commands
 	a, log, cleanup, err := st.newAgent(stderr)
 	if err != nil {
 		return err

@@ -110,6 +110,8 @@ func TestServeRefusesBadCredentials(t *testing.T) {
 		{"token in the query", s.url + "?token=" + s.token, nil, 400, "credentials in the URL are refused"},
 		{"access_token in the query", s.url + "?access_token=x", map[string]string{"Authorization": ""}, 400, "credentials in the URL are refused"},
 		{"the token as any query value", s.url + "?q=" + s.token, nil, 400, "credentials in the URL are refused"},
+		{"the token as a query name", s.url + "?" + s.token, nil, 400, "credentials in the URL are refused"},
+		{"the token as a query name with a value", s.url + "?x=1&" + s.token + "=1", nil, 400, "credentials in the URL are refused"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
@@ -442,6 +444,22 @@ func TestServeRefusesMalformedRequests(t *testing.T) {
 			assert.Contains(t, body, tc.says)
 		})
 	}
+	// An initialize whose id the server refuses is answered at once, with
+	// the JSON-RPC error (it waited for the initialize timeout, then 504);
+	// one whose id the server spells otherwise ("\u0041" is "A") opens a
+	// connection.
+	for _, id := range []string{`1.5`, `-1`, `1e3`, `99999999999999999999`, `{"a":1}`, `true`} {
+		status, body, h := rawRequest(t, s, http.MethodPost, strings.Replace(initBody, `"id":1`, `"id":`+id, 1), nil)
+		assert.Equal(t, http.StatusBadRequest, status, "id %s: %s", id, body)
+		assert.Contains(t, body, `"code":-32600`, "id %s", id)
+		assert.Empty(t, h.Get("Acp-Connection-Id"), "id %s", id)
+	}
+	status, body, h := rawRequest(t, s, http.MethodPost, strings.Replace(initBody, `"id":1`, `"id":"\u0041"`, 1), nil)
+	require.Equal(t, http.StatusOK, status, body)
+	assert.Contains(t, body, `"protocolVersion"`)
+	require.NotEmpty(t, h.Get("Acp-Connection-Id"))
+	status, _, _ = rawRequest(t, s, http.MethodDelete, "", map[string]string{"Acp-Connection-Id": h.Get("Acp-Connection-Id")})
+	assert.Equal(t, http.StatusAccepted, status)
 	// Headers over the server's limit: 431, from net/http.
 	status, _, _ = rawRequest(t, s, http.MethodPost, initBody, map[string]string{"X-Big": strings.Repeat("b", 200<<10)})
 	assert.Equal(t, http.StatusRequestHeaderFieldsTooLarge, status)

@@ -40,7 +40,7 @@
 // kernel can confine and how; where it cannot confine, callers must not
 // pretend to.
 //
-// Launcher.Warm (called when a terminal is made) makes sure the process
+// Launcher.Warm (called when a command may be coming) makes sure the process
 // has a spare helper, started ahead of the first command and told the
 // workspace roots so it lists their secrets files meanwhile; the first
 // Launcher that needs a helper and has none idle takes it. The spare is

@@ -294,7 +294,7 @@ func startHelperProcess(exe string, userns bool) (helperProc, error) {
 	return p, nil
 }
 
-// The process's spare helper: started when a terminal is made (Warm),
+// The process's spare helper: started ahead of a command (Warm),
 // so that the first command of a session finds a helper that has
 // already started (a Go binary's start-up, several milliseconds) and has
 // listed the workspace's secrets files; taken by the first Launcher that

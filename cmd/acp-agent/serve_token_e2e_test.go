@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// serve's bearer token is the agent's own: whoever has it drives the agent
+// through serve and answers its permission questions, escalations out of
+// the sandbox included. A confined command run by a serve session (a
+// prompt-injected model) cannot read it, neither in the default file
+// under the state directory nor in a --token-file elsewhere, nor the
+// other files of the state directory (the trusted hooks); it still runs
+// and reads the workspace.
+func TestServeTokenIsDeniedToConfinedCommands(t *testing.T) {
+	t.Parallel()
+	requireSandbox(t)
+	s := &served{root: t.TempDir(), state: t.TempDir()}
+	s.root, _ = filepath.EvalSymlinks(s.root)
+	write(t, filepath.Join(s.root, "file.txt"), "ordinary\n")
+	// The token file serve is given, and the default one (startServe reads
+	// that): the same token.
+	const token = "SERVE_TOKEN_DENIED_0123456789abcdef"
+	custom := filepath.Join(s.state, "tokens", "serve.token")
+	stateDir := filepath.Join(s.state, "xdg", "acp-agent")
+	for _, f := range []string{custom, filepath.Join(stateDir, "serve-token")} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(f), 0o700))
+		require.NoError(t, os.WriteFile(f, []byte(token+"\n"), 0o600))
+	}
+	write(t, filepath.Join(stateDir, "trusted-hooks.json"), `{"TRUSTED_HOOKS_MARKER":1}`)
+	read := "cat file.txt " + shq(custom) + " " + shq(filepath.Join(stateDir, "serve-token")) + " " +
+		shq(filepath.Join(stateDir, "trusted-hooks.json")) + "; ls " + shq(stateDir) + "; echo END"
+	script := writeScript(t, map[string]any{"turns": []any{
+		map[string]any{"match": "read", "events": []any{map[string]any{"toolCall": map[string]any{
+			"id": "r1", "name": "run_command", "arguments": map[string]any{"command": "(" + read + ") > out.txt 2>&1"}}}}},
+		map[string]any{"events": []any{map[string]any{"text": "done"}}},
+	}})
+	s.args = []string{"serve", "--listen", "127.0.0.1:0", "--root", s.root, "--model", "replay/" + script,
+		"--session-dir", filepath.Join(s.state, "sessions"), "--token-file", custom,
+		"--sandbox", "on", "--sandbox-network=false", "--mode", "full-access"}
+	s = startServe(t, s)
+	require.Equal(t, token, s.token)
+
+	c := dialServe(t, s, false)
+	ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
+	defer cancel()
+	sid := c.newSession(t, ctx, s.root)
+	require.Equal(t, "end_turn", c.prompt(t, ctx, sid, "read"))
+	out, err := os.ReadFile(filepath.Join(s.root, "out.txt"))
+	require.NoError(t, err, "the command ran")
+	require.Contains(t, string(out), "ordinary", "%s", out)
+	require.Contains(t, string(out), "END")
+	assert.NotContains(t, string(out), token, "a confined command read serve's bearer token")
+	assert.NotContains(t, string(out), "TRUSTED_HOOKS_MARKER", "a confined command read the state directory")
+	assert.False(t, strings.Contains(string(out), "serve-token\n"), "a confined command listed the state directory: %s", out)
+}
