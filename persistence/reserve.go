@@ -306,9 +306,9 @@ func (s *Store) reservedPath(id string) string { return filepath.Join(s.dir, Res
 
 // Release gives the id up (after Create it does nothing): the file
 // Prepare made goes, and the lock file too, unless the session has a
-// file after all. The record (Keep)
-// stays, so the session can be opened again; RemoveStale removes it when
-// it is older than ReservationTTL, and Delete with the session.
+// file after all. The record (Keep) stays, so the session can be opened
+// again; RemoveStale removes it when it is older than ReservationTTL,
+// and Delete with the session.
 func (r *Reservation) Release() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
