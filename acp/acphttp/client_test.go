@@ -2,10 +2,13 @@ package acphttp_test
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,8 +29,9 @@ import (
 func TestClientRequestsReuseTheirConnection(t *testing.T) {
 	var mu sync.Mutex
 	var posts []string // the remote address of each POST after initialize
-	url := serveEchoV2(t, func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	url := serveEchoV2(t, acphttp.Options{}, func(hs *httptest.Server) {
+		h := hs.Config.Handler
+		hs.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Method == http.MethodPost && r.Header.Get(acphttp.HeaderConnectionID) != "" {
 				mu.Lock()
 				posts = append(posts, r.RemoteAddr)
@@ -59,22 +63,61 @@ func TestClientRequestsReuseTheirConnection(t *testing.T) {
 	}
 }
 
-// serveEchoV2 serves acptest's v2 echo agent on a test server, its
-// handler wrapped by wrap (nil: none), and returns the endpoint's URL.
+// TestClientRefusedStreamLeavesNothing: a session stream the server
+// refuses (here the limit of open event streams) fails the session's
+// call with the refusal, and Close leaves no connection of the
+// streams' own transport open (the refused GET's, idle after its answer
+// was read): once the caller has closed its own idle connections, the
+// server sees every connection closed.
+func TestClientRefusedStreamLeavesNothing(t *testing.T) {
+	var open atomic.Int64
+	url := serveEchoV2(t, acphttp.Options{MaxStreams: 1}, func(hs *httptest.Server) {
+		hs.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+			switch st {
+			case http.StateNew:
+				open.Add(1)
+			case http.StateClosed, http.StateHijacked:
+				open.Add(-1)
+			}
+		}
+	})
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	c, _, err := acphttp.Dial(context.Background(), acphttp.ClientOptions{URL: url, Token: "tok",
+		HTTPClient: &http.Client{Transport: tr}},
+		&acpv2.InitializeRequest{ProtocolVersion: 2, Info: acpv2.Implementation{Name: "t", Version: "1"}})
+	require.NoError(t, err)
+	var ns acpv2.NewSessionResponse
+	require.NoError(t, c.Call(context.Background(), acpv2.MethodSessionNew, &acpv2.NewSessionRequest{CWD: "/w"}, &ns))
+	err = c.Call(context.Background(), acpv2.MethodSessionPrompt,
+		&acpv2.PromptRequest{SessionID: ns.SessionID, Prompt: []acpv2.ContentBlock{{Text: &acpv2.TextContent{Text: "ping"}}}}, nil)
+	var he *acphttp.HTTPError
+	require.ErrorAs(t, err, &he)
+	assert.Equal(t, http.StatusServiceUnavailable, he.Status)
+	require.NoError(t, c.Close())
+	tr.CloseIdleConnections()
+	assert.Eventually(t, func() bool { return open.Load() == 0 }, 5*time.Second, 10*time.Millisecond,
+		"connections the client left open")
+}
+
+// serveEchoV2 serves acptest's v2 echo agent on a test server (opts with
+// the token "tok"; setup, when not nil, configures the server before it
+// starts) and returns the endpoint's URL.
 // The server and the agent's connections end with the test.
-func serveEchoV2(t *testing.T, wrap func(http.Handler) http.Handler) string {
+func serveEchoV2(t *testing.T, opts acphttp.Options, setup func(*httptest.Server)) string {
 	t.Helper()
-	h, err := acphttp.NewHandler(acphttp.Options{Token: "tok"})
+	opts.Token = "tok"
+	h, err := acphttp.NewHandler(opts)
 	require.NoError(t, err)
 	srv := acp.NewServer(nopAgent{}, acp.Options{V2: &acptest.EchoAgentV2{}})
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, h) }()
-	var hh http.Handler = h
-	if wrap != nil {
-		hh = wrap(h)
+	hs := httptest.NewUnstartedServer(h)
+	if setup != nil {
+		setup(hs)
 	}
-	hs := httptest.NewServer(hh)
+	hs.Start()
 	t.Cleanup(func() {
 		hs.Close()
 		cancel()

@@ -36,7 +36,7 @@ func TestV2OverStreamableHTTPAndWebSocket(t *testing.T) {
 	require.NoError(t, err)
 	for _, ws := range []bool{false, true} {
 		t.Run(map[bool]string{false: "http", true: "websocket"}[ws], func(t *testing.T) {
-			url := serveEchoV2(t, nil)
+			url := serveEchoV2(t, acphttp.Options{}, nil)
 
 			var mu sync.Mutex
 			var updates []acpv2.UpdateSessionNotification
