@@ -42,18 +42,12 @@ func TestClientRequestsReuseTheirConnection(t *testing.T) {
 	})
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
-
-	c, _, err := acphttp.Dial(context.Background(), acphttp.ClientOptions{URL: url, Token: "tok",
-		HTTPClient: &http.Client{Transport: tr}},
-		&acpv2.InitializeRequest{ProtocolVersion: 2, Info: acpv2.Implementation{Name: "t", Version: "1"}})
-	require.NoError(t, err)
+	c, sid := dialSessionV2(t, url, tr)
 	defer c.Close()
-	var ns acpv2.NewSessionResponse
-	require.NoError(t, c.Call(context.Background(), acpv2.MethodSessionNew, &acpv2.NewSessionRequest{CWD: "/w"}, &ns))
 	for range 3 {
 		var pr acpv2.PromptResponse
 		require.NoError(t, c.Call(context.Background(), acpv2.MethodSessionPrompt,
-			&acpv2.PromptRequest{SessionID: ns.SessionID, Prompt: []acpv2.ContentBlock{{Text: &acpv2.TextContent{Text: "ping"}}}}, &pr))
+			&acpv2.PromptRequest{SessionID: sid, Prompt: []acpv2.ContentBlock{{Text: &acpv2.TextContent{Text: "ping"}}}}, &pr))
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -83,14 +77,9 @@ func TestClientRefusedStreamLeavesNothing(t *testing.T) {
 	})
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
-	c, _, err := acphttp.Dial(context.Background(), acphttp.ClientOptions{URL: url, Token: "tok",
-		HTTPClient: &http.Client{Transport: tr}},
-		&acpv2.InitializeRequest{ProtocolVersion: 2, Info: acpv2.Implementation{Name: "t", Version: "1"}})
-	require.NoError(t, err)
-	var ns acpv2.NewSessionResponse
-	require.NoError(t, c.Call(context.Background(), acpv2.MethodSessionNew, &acpv2.NewSessionRequest{CWD: "/w"}, &ns))
-	err = c.Call(context.Background(), acpv2.MethodSessionPrompt,
-		&acpv2.PromptRequest{SessionID: ns.SessionID, Prompt: []acpv2.ContentBlock{{Text: &acpv2.TextContent{Text: "ping"}}}}, nil)
+	c, sid := dialSessionV2(t, url, tr)
+	err := c.Call(context.Background(), acpv2.MethodSessionPrompt,
+		&acpv2.PromptRequest{SessionID: sid, Prompt: []acpv2.ContentBlock{{Text: &acpv2.TextContent{Text: "ping"}}}}, nil)
 	var he *acphttp.HTTPError
 	require.ErrorAs(t, err, &he)
 	assert.Equal(t, http.StatusServiceUnavailable, he.Status)
@@ -98,6 +87,21 @@ func TestClientRefusedStreamLeavesNothing(t *testing.T) {
 	tr.CloseIdleConnections()
 	assert.Eventually(t, func() bool { return open.Load() == 0 }, 5*time.Second, 10*time.Millisecond,
 		"connections the client left open")
+}
+
+// dialSessionV2 opens a v2 connection to url over tr and a session on it.
+func dialSessionV2(t *testing.T, url string, tr *http.Transport) (*acphttp.Client, string) {
+	t.Helper()
+	c, _, err := acphttp.Dial(context.Background(), acphttp.ClientOptions{URL: url, Token: "tok",
+		HTTPClient: &http.Client{Transport: tr}},
+		&acpv2.InitializeRequest{ProtocolVersion: 2, Info: acpv2.Implementation{Name: "t", Version: "1"}})
+	require.NoError(t, err)
+	var ns acpv2.NewSessionResponse
+	if err := c.Call(context.Background(), acpv2.MethodSessionNew, &acpv2.NewSessionRequest{CWD: "/w"}, &ns); err != nil {
+		c.Close()
+		require.NoError(t, err)
+	}
+	return c, ns.SessionID
 }
 
 // serveEchoV2 serves acptest's v2 echo agent on a test server (opts with
