@@ -89,6 +89,9 @@ type WorkspaceConfig struct {
 	// DeniedPathPrefixes are root-relative paths the tools never read or
 	// write; nil means policy.DefaultDeniedPrefixes (.git, .env).
 	DeniedPathPrefixes []string
+	// DeniedPaths are absolute paths the tools never read, write or list
+	// (policy.FS.DeniedPaths): the list the sandbox denies to commands.
+	DeniedPaths []string
 	// Terminal is the command allow/deny list and the longest run.
 	Terminal policy.Terminal
 	// CommandTimeout is a command's default timeout (the model may ask for
@@ -217,7 +220,7 @@ func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, editor Editor
 	if denied == nil {
 		denied = policy.DefaultDeniedPrefixes()
 	}
-	local, err := runtime.NewLocalFS(policy.FS{Roots: roots, ReadOnlyRoots: cfg.ReadOnlyRoots, DeniedPathPrefixes: denied})
+	local, err := runtime.NewLocalFS(policy.FS{Roots: roots, ReadOnlyRoots: cfg.ReadOnlyRoots, DeniedPathPrefixes: denied, DeniedPaths: cfg.DeniedPaths})
 	if err != nil {
 		return nil, err
 	}
