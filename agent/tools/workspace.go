@@ -242,13 +242,14 @@ func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, editor Editor
 	cfg.Terminal.Path = cfg.PATH
 	w := &Workspace{cfg: cfg, roots: roots, local: local, files: local}
 	if !cfg.NoRules {
-		w.rules = rules.Load(cwd, cfg.UserRules)
+		w.rules = rules.Load(cwd, cfg.UserRules, cfg.DeniedPaths)
 		// The additional roots' own rules too.
 		for _, r := range w.userRoots()[1:] {
 			w.rules.AddRoot(r)
 		}
 	}
 	w.promptDirs = prompts.ProjectDirs(cwd).Join(cfg.UserPrompts)
+	w.promptDirs.Denied = cfg.DeniedPaths
 	if editor.Reads != nil || editor.Writes != nil {
 		w.files = &splitFiles{read: pick(editor.Reads, local), write: pick(editor.Writes, local)}
 		w.readsViaEditor, w.writesViaEditor = editor.Reads != nil, editor.Writes != nil

@@ -56,6 +56,9 @@ func TestBinaryFileToolsRefuseTheSandboxDeniedPaths(t *testing.T) {
 				"logs/agent.log":                      "LOG_SECRET\n",
 				".ssh/keys/deploy":                    "DEPLOY_SECRET",
 				".local/state/acp-agent/logs/old.log": "OLD_LOG_SECRET",
+				".ssh/rules.md":                       "RULES_SECRET",
+				".ssh/skills/leak/SKILL.md":           "---\nname: leak\ndescription: SKILL_SECRET\n---\nSKILL_BODY_SECRET",
+				".ssh/commands/leak.md":               "---\ndescription: COMMAND_SECRET\n---\nCOMMAND_BODY_SECRET",
 			}
 			for p, c := range secrets {
 				w(p, c)
@@ -67,6 +70,15 @@ func TestBinaryFileToolsRefuseTheSandboxDeniedPaths(t *testing.T) {
 			ln(filepath.Join(home, ".ssh", "id_rsa"), "proj/key")
 			ln(filepath.Join(home, ".ssh"), "proj/sshdir")
 			ln("../.local/state/acp-agent", "proj/state")
+			// The context's own doors: a rules file, the skills and the
+			// commands directories leading into ~/.ssh; a real nested
+			// rules file is the control.
+			ln(filepath.Join(home, ".ssh", "rules.md"), "proj/AGENTS.md")
+			ln(filepath.Join(home, ".ssh", "rules.md"), "AGENTS.md")
+			ln(filepath.Join(home, ".ssh", "skills"), ".agents/skills")
+			ln(filepath.Join(home, ".ssh", "commands"), ".acp-agent/commands")
+			w("proj/inner/AGENTS.md", "NESTED_RULES_OK")
+			w("proj/inner/x.txt", "x")
 
 			reads := []string{".ssh/id_rsa", ".ssh/keys/deploy", ".SSH/id_rsa", "proj/../.ssh/id_rsa", filepath.Join(home, ".ssh/id_rsa"),
 				".aws/credentials", "vault/aws/credentials", ".local/state/acp-agent/serve-token", ".local/state/acp-agent/hooks/trust",
@@ -98,6 +110,8 @@ func TestBinaryFileToolsRefuseTheSandboxDeniedPaths(t *testing.T) {
 				{"grep", map[string]any{"pattern": "SECRET|_OK"}},
 			}
 			cs = append(cs, walks...)
+			cs = append(cs, modelCall{"read_file", map[string]any{"path": "proj/readme.md"}},
+				modelCall{"read_file", map[string]any{"path": "proj/inner/x.txt"}})
 			cs = append(cs, modelCall{"read_file", map[string]any{"path": ".sshx/ok.txt"}},
 				modelCall{"run_command", map[string]any{"command": "seq 1 150000 | sed 's/$/ output line/'"}})
 
@@ -136,18 +150,31 @@ func TestBinaryFileToolsRefuseTheSandboxDeniedPaths(t *testing.T) {
 			require.Len(t, bodies, 3)
 			results := toolMessages(t, bodies[1])
 			require.Len(t, results, len(cs))
-			for _, r := range results {
-				for _, s := range secrets {
-					assert.NotContains(t, r, strings.TrimSpace(s), "the model saw a secret")
+			// What the agent sent the model (not what the model wrote in
+			// its own calls): the system prompt, reminders, results.
+			for i, b := range bodies {
+				for _, m := range chatMessages(t, b) {
+					text, _ := m.Content.(string)
+					if m.Role == "assistant" {
+						continue
+					}
+					for _, s := range secrets {
+						for _, word := range strings.Fields(s) {
+							if strings.Contains(word, "SECRET") {
+								assert.NotContains(t, text, word, "request %d: the model saw a secret", i)
+							}
+						}
+					}
 				}
 			}
+			assert.Contains(t, bodies[2], "NESTED_RULES_OK", "a nested rules file is read (control)")
 			for i, p := range reads {
 				assert.Contains(t, results[i], "Permission denied", "read_file %s", p)
 			}
 			// The walks list the home directory but nothing denied.
 			for i := range walks {
-				r := results[len(cs)-len(walks)-2+i]
-				for _, name := range []string{"id_rsa", "deploy", "credentials", "serve-token", "notes.md", "planted.txt", "agent.log", "old.log", "hooks"} {
+				r := results[len(cs)-len(walks)-4+i]
+				for _, name := range []string{"id_rsa", "deploy", "credentials", "serve-token", "notes.md", "planted.txt", "agent.log", "old.log", "hooks", "rules.md", "SKILL.md", "leak.md"} {
 					assert.NotContains(t, r, name, "%s showed %s", walks[i].Name, name)
 				}
 				if i == 0 {
