@@ -57,7 +57,7 @@ func TestBinaryFileToolsRefuseTheSandboxDeniedPaths(t *testing.T) {
 				".ssh/keys/deploy":                    "DEPLOY_SECRET",
 				".local/state/acp-agent/logs/old.log": "OLD_LOG_SECRET",
 				".ssh/rules.md":                       "RULES_SECRET",
-				".ssh/skills/leak/SKILL.md":           "---\nname: leak\ndescription: SKILL_SECRET\n---\nSKILL_BODY_SECRET",
+				".ssh/skills/leaky/SKILL.md":          "---\nname: leaky\ndescription: SKILL_SECRET\n---\nSKILL_BODY_SECRET",
 				".ssh/commands/leak.md":               "---\ndescription: COMMAND_SECRET\n---\nCOMMAND_BODY_SECRET",
 			}
 			for p, c := range secrets {
@@ -78,6 +78,7 @@ func TestBinaryFileToolsRefuseTheSandboxDeniedPaths(t *testing.T) {
 			ln(filepath.Join(home, ".ssh", "skills"), ".agents/skills")
 			ln(filepath.Join(home, ".ssh", "commands"), ".acp-agent/commands")
 			w("proj/inner/AGENTS.md", "NESTED_RULES_OK")
+			w(".claude/skills/good/SKILL.md", "---\nname: good\ndescription: SKILL_DESCRIPTION_OK\n---\nbody")
 			w("proj/inner/x.txt", "x")
 
 			reads := []string{".ssh/id_rsa", ".ssh/keys/deploy", ".SSH/id_rsa", "proj/../.ssh/id_rsa", filepath.Join(home, ".ssh/id_rsa"),
@@ -145,9 +146,12 @@ func TestBinaryFileToolsRefuseTheSandboxDeniedPaths(t *testing.T) {
 			}
 			conn, sid := startE2EWith(t, cmd, client, home, caps)
 			assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "[go]"))
+			// A command defined by a file under ~/.ssh would put its body
+			// in the prompt.
+			assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "/leak"))
 
 			bodies := model.all()
-			require.Len(t, bodies, 3)
+			require.Len(t, bodies, 4)
 			results := toolMessages(t, bodies[1])
 			require.Len(t, results, len(cs))
 			// What the agent sent the model (not what the model wrote in
@@ -168,13 +172,14 @@ func TestBinaryFileToolsRefuseTheSandboxDeniedPaths(t *testing.T) {
 				}
 			}
 			assert.Contains(t, bodies[2], "NESTED_RULES_OK", "a nested rules file is read (control)")
+			assert.Contains(t, bodies[0], "SKILL_DESCRIPTION_OK", "a skill of the workspace is offered (control)")
 			for i, p := range reads {
 				assert.Contains(t, results[i], "Permission denied", "read_file %s", p)
 			}
 			// The walks list the home directory but nothing denied.
 			for i := range walks {
 				r := results[len(cs)-len(walks)-4+i]
-				for _, name := range []string{"id_rsa", "deploy", "credentials", "serve-token", "notes.md", "planted.txt", "agent.log", "old.log", "hooks", "rules.md", "SKILL.md", "leak.md"} {
+				for _, name := range []string{"id_rsa", "deploy", "credentials", "serve-token", "notes.md", "planted.txt", "agent.log", "old.log", "hooks", "rules.md", "leak"} {
 					assert.NotContains(t, r, name, "%s showed %s", walks[i].Name, name)
 				}
 				if i == 0 {
