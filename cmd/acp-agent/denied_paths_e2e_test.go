@@ -173,6 +173,8 @@ func TestBinaryFileToolsRefuseTheSandboxDeniedPaths(t *testing.T) {
 			}
 			assert.Contains(t, bodies[2], "NESTED_RULES_OK", "a nested rules file is read (control)")
 			assert.Contains(t, bodies[0], "SKILL_DESCRIPTION_OK", "a skill of the workspace is offered (control)")
+			assert.Contains(t, bodies[0], "so are the user's credentials and the agent's own files: "+filepath.Join(home, ".ssh")+", "+filepath.Join(home, ".aws"),
+				"the model is told what is off limits")
 			for i, p := range reads {
 				assert.Contains(t, results[i], "Permission denied", "read_file %s", p)
 			}
