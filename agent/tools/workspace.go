@@ -624,6 +624,12 @@ func (w *Workspace) Describe(policy.Mode) string {
 	if len(extra) > 0 {
 		fmt.Fprintf(&b, ", and so is everything under %s in each workspace directory", strings.Join(extra, ", "))
 	}
+	if secret := w.deniedInRoots(); len(secret) > 0 {
+		fmt.Fprintf(&b, "; so are the user's credentials and the agent's own files: %s", strings.Join(secret, ", "))
+		if w.cfg.KeptOutputDir != "" {
+			b.WriteString(" (but for the kept tool outputs)")
+		}
+	}
 	b.WriteString(".\n")
 	if w.rules != nil {
 		if p := w.rules.Prompt(); p != "" {
@@ -631,6 +637,24 @@ func (w *Workspace) Describe(policy.Mode) string {
 		}
 	}
 	return b.String()
+}
+
+// deniedInRoots are the denied paths (WorkspaceConfig.DeniedPaths) that
+// exist inside a workspace root, as configured: the ones the model could
+// otherwise try to reach (the home directory as the workspace).
+func (w *Workspace) deniedInRoots() []string {
+	var out []string
+	for _, d := range w.cfg.DeniedPaths {
+		for _, r := range w.userRoots() {
+			if rel, err := filepath.Rel(r, d); err == nil && filepath.IsLocal(rel) {
+				if _, err := os.Lstat(d); err == nil {
+					out = append(out, d)
+				}
+				break
+			}
+		}
+	}
+	return out
 }
 
 // LiveDescription is the part of the system prompt that can change during
