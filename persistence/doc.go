@@ -17,7 +17,9 @@
 // Beside it the
 // store may keep <id>.lock (the lock file), <id>.jsonl.broken (the original
 // file as it was before a torn tail was cut off) and, only while a write is
-// in flight or after a crash during one, <id>.jsonl.tmp<digits>.
+// in flight or after a crash during one, <id>.jsonl.tmp<digits>; a session
+// reserved and not saved yet has one too, empty, made early
+// (Reservation.Prepare) so that its first save does not create a file.
 //
 // # Writing
 //

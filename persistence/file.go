@@ -48,6 +48,13 @@ type File struct {
 	syncMu sync.Mutex
 	synced uint64       // value of written covered by the last fsync
 	fsyncs atomic.Int64 // fsyncs done by Sync; tests read it
+
+	// record is the reservation record (Reservation.Keep) of the session
+	// the File was created from, if any: removed at the File's first
+	// Sync or Close rather than while the first prompt waits to reach
+	// the model. Until then it is dead (the file comes first wherever a
+	// session is looked for) and RemoveStale removes it.
+	record atomic.Pointer[string]
 }
 
 func newFile(s *Store, lock *fileLock, fd *os.File, h Header) *File {
@@ -164,6 +171,7 @@ func lines(records []json.RawMessage) ([][]byte, error) {
 // pages and a later fsync can succeed without them): the File then refuses
 // every write and Sync.
 func (f *File) Sync() error {
+	f.dropRecord()
 	target := f.written.Load()
 	f.syncMu.Lock()
 	defer f.syncMu.Unlock()
@@ -174,6 +182,13 @@ func (f *File) Sync() error {
 		return nil
 	}
 	return f.syncLocked()
+}
+
+// dropRecord removes the reservation record the File replaced, once.
+func (f *File) dropRecord() {
+	if p := f.record.Swap(nil); p != nil {
+		_ = os.Remove(*p) // a failure leaves it to RemoveStale
+	}
 }
 
 // syncLocked fsyncs with syncMu held.
@@ -318,6 +333,7 @@ func (f *File) Rewrite(h Header, records []json.RawMessage) error {
 // releases the lock. It returns the error that made the File fail, if one
 // did. Calling Close again returns nil.
 func (f *File) Close() error {
+	f.dropRecord()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {

@@ -94,17 +94,29 @@ func (s *Store) createTemp(id string) (*os.File, error) {
 // caller holds the session lock, which is what makes checking for an
 // existing dst and renaming over it safe between cooperating processes.
 func (s *Store) publish(tmp *os.File, dst string) (renamed bool, err error) {
+	return s.publishFile(tmp, dst, true)
+}
+
+// publishFile is publish; without closeFirst, tmp (opened with
+// openNoFollow, so that it can be renamed while open) stays open after
+// the rename, for the caller to keep or close.
+func (s *Store) publishFile(tmp *os.File, dst string, closeFirst bool) (renamed bool, err error) {
 	name := tmp.Name()
 	if err := s.fsync(tmp); err != nil {
 		tmp.Close()
 		os.Remove(name)
 		return false, fmt.Errorf("persistence: sync %s: %w", name, err)
 	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(name)
-		return false, fmt.Errorf("persistence: close %s: %w", name, err)
+	if closeFirst {
+		if err := tmp.Close(); err != nil {
+			os.Remove(name)
+			return false, fmt.Errorf("persistence: close %s: %w", name, err)
+		}
 	}
 	if err := replaceFile(name, dst); err != nil {
+		if !closeFirst {
+			tmp.Close()
+		}
 		os.Remove(name)
 		return false, fmt.Errorf("persistence: rename %s to %s: %w", name, dst, err)
 	}

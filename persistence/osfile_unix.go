@@ -75,3 +75,8 @@ func truncateFile(f *os.File, size int64) error { return f.Truncate(size) }
 // closeBeforeReplace: a rewrite closes its old handle before renaming the
 // new file over it (Unix renames over open files.)
 const closeBeforeReplace = false
+
+// reopenAfterRename: a file renamed while open is opened again under its
+// new name before it is used (Unix does not need it: the descriptor is
+// the file, whatever its name.)
+const reopenAfterRename = false

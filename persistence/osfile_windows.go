@@ -223,3 +223,8 @@ func truncateFile(f *os.File, size int64) error {
 // closeBeforeReplace: a rewrite closes its old handle before renaming the
 // new file over it (see File.Rewrite.)
 const closeBeforeReplace = true
+
+// reopenAfterRename: a file renamed while open is opened again under its
+// new name before it is used: truncateFile opens a second handle by the
+// file's name, which an *os.File keeps from its open.
+const reopenAfterRename = true

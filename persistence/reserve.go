@@ -33,18 +33,25 @@ const maxReservedSize = 1 << 20
 // another process leaves the session's directory alone. Keep writes its
 // record (<dir>/.reserved/<id>: the header and the state records the file
 // will start with), so that the session can be opened again (Reserved,
-// then Reserve) after the process that started it ended. Create turns it
-// into the File and removes the record; Release gives the id up and keeps
-// the record. It is safe for concurrent use.
+// then Reserve) after the process that started it ended. Prepare makes
+// the file early (empty, out of sight), so that Create, which the first
+// prompt waits for, does not. Create turns it into the File, which
+// removes the record at its first Sync or Close; Release gives the id up
+// and keeps the record. It is safe for concurrent use.
 type Reservation struct {
 	s  *Store
 	id string
 
-	// fresh: the id was new when reserved (ReserveNew).
-	fresh bool
+	// clean: no earlier holder's temporary files of the id are left:
+	// the id was new when reserved (ReserveNew), or Prepare removed
+	// them.
+	clean bool
 
 	mu   sync.Mutex
 	lock *fileLock // nil once created or released
+	// prepared is the path of the empty file Prepare made for Create to
+	// fill and publish ("" if none).
+	prepared string
 }
 
 // Reserve takes the lock of a new session id. An id that has a file
@@ -78,17 +85,61 @@ func (s *Store) ReserveNew(id string) (*Reservation, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.fresh = true
+	r.clean = true
 	return r, nil
 }
 
 // ID is the reserved session id.
 func (r *Reservation) ID() string { return r.id }
 
-// Create makes the session's file holding only h (h.ID must be the
-// reserved id), as Store.Create does, and returns it open; the File holds
-// the lock from then on. On error the reservation still holds it.
-func (r *Reservation) Create(h Header) (*File, error) {
+// Prepare creates, empty, the file Create will fill and publish as the
+// session's: a temporary file (<dir>/<id>.jsonl.tmp<digits>, the name
+// Create gives one), which List and the session's id never find.
+// Creating a file (a new inode, which the file system allocates under
+// the directory's lock) is the costliest step of a session's first
+// save, which the user waits for; made when the session starts, it is
+// not on that path. Nothing of it is visible: until Create renames it
+// into place it is a temporary file of a session with no file, which
+// Release removes, and RemoveStale after a crash (as the one Create
+// makes). For an id that may have been used (Reserve), the temporary
+// files an earlier holder left are removed first, here rather than in
+// Create. Calling it again does nothing; on error Create makes its file
+// as without it.
+func (r *Reservation) Prepare() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lock == nil {
+		return fmt.Errorf("persistence: prepare the file of session %q: reservation %w", r.id, ErrClosed)
+	}
+	if r.prepared != "" {
+		return nil
+	}
+	if !r.clean {
+		if err := r.s.removeTemps(r.id); err != nil {
+			return err
+		}
+		r.clean = true
+	}
+	tmp, err := r.s.createTemp(r.id)
+	if err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("persistence: prepare the file of session %q: %w", r.id, err)
+	}
+	r.prepared = tmp.Name()
+	return nil
+}
+
+// Create makes the session's file holding h (h.ID must be the reserved
+// id) followed by records, as Store.Create does (fsynced, renamed into
+// place, the directory fsynced), and returns it open; the File holds the
+// lock from then on. The records are checked and normalized as by
+// File.Append. On error the reservation still holds the lock. A file
+// Prepare made is filled and renamed into place; without one (or if it
+// is gone) a temporary file is created here.
+func (r *Reservation) Create(h Header, records ...json.RawMessage) (*File, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.lock == nil {
@@ -101,15 +152,64 @@ func (r *Reservation) Create(h Header) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := r.s.create(r.lock, h, line, r.fresh, nil)
+	var body []byte
+	var ends []int64
+	if len(records) > 0 {
+		ls, err := lines(records)
+		if err != nil {
+			return nil, fmt.Errorf("persistence: create session %q: %w", r.id, err)
+		}
+		off := int64(len(line))
+		for _, l := range ls {
+			body = append(body, l...)
+			off += int64(len(l))
+			ends = append(ends, off)
+		}
+	}
+	var tmp *os.File
+	if r.prepared != "" {
+		// Taken whatever happens next: on error publish removes it.
+		tmp = openPrepared(r.prepared)
+		r.prepared = ""
+	}
+	f, err := r.s.create(r.lock, h, line, r.clean, tmp, func(w *os.File) error {
+		if len(body) == 0 {
+			return nil
+		}
+		_, err := w.Write(body)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
 	r.lock = nil
-	// The file is the session now; a record left by a failed removal is
-	// removed by RemoveStale (its session has a file).
-	_ = os.Remove(r.s.reservedPath(r.id))
+	f.ends = ends
+	if len(ends) > 0 {
+		f.size = ends[len(ends)-1]
+	}
+	// The file is the session now. Its record goes at the File's first
+	// Sync or Close, not on the way to the model: nothing reads it while
+	// the file exists, and RemoveStale removes it if it is left.
+	rec := r.s.reservedPath(r.id)
+	f.record.Store(&rec)
 	return f, nil
+}
+
+// openPrepared opens the file Prepare made at path for appending, if it
+// is still there, a regular file and empty (nothing but Create writes
+// it); otherwise the result is nil (and a file that is there is
+// removed).
+func openPrepared(path string) *os.File {
+	f, err := openNoFollow(path, os.O_RDWR|os.O_APPEND, 0)
+	if err != nil {
+		return nil
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
+		f.Close()
+		os.Remove(path)
+		return nil
+	}
+	return f
 }
 
 // Keep writes the reservation's record: h (h.ID must be the reserved id)
@@ -204,18 +304,26 @@ func (s *Store) IsReserved(id string) bool {
 
 func (s *Store) reservedPath(id string) string { return filepath.Join(s.dir, ReservedDir, id) }
 
-// Release gives the id up (after Create it does nothing): the lock file
-// goes too, unless the session has a file after all. The record (Keep)
-// stays, so the session can be opened again; RemoveStale removes it when
-// it is older than ReservationTTL, and Delete with the session.
+// Release gives the id up (after Create it does nothing): the file
+// Prepare made goes, and the lock file too, unless the session has a
+// file after all. The record (Keep) stays, so the session can be opened
+// again; RemoveStale removes it when it is older than ReservationTTL,
+// and Delete with the session.
 func (r *Reservation) Release() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.lock == nil {
 		return nil
 	}
+	var errs []error
+	if r.prepared != "" {
+		if err := os.Remove(r.prepared); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("persistence: release session %q: %w", r.id, err))
+		}
+		r.prepared = ""
+	}
 	_, err := os.Lstat(r.s.dataPath(r.id))
-	lerr := r.s.unlock(r.id, r.lock, errors.Is(err, fs.ErrNotExist))
+	errs = append(errs, r.s.unlock(r.id, r.lock, errors.Is(err, fs.ErrNotExist)))
 	r.lock = nil
-	return lerr
+	return errors.Join(errs...)
 }

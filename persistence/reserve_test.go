@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,8 +15,9 @@ import (
 // TestAReservationOpensAgainUntilItsFirstSave: a session reserved and
 // released without a file keeps its record (header and state records),
 // is not listed, can be reserved again and read back, and its record
-// goes when its file is created (the file starts with nothing else) or
-// when it is deleted.
+// goes once its file is created (the file starts with nothing else): at
+// the file's first Sync, not on the way to the model, and nothing finds
+// it meanwhile; or when it is deleted.
 func TestAReservationOpensAgainUntilItsFirstSave(t *testing.T) {
 	s := newFastStore(t)
 	h := Header{ID: "r1", CWD: "/work/r1", AdditionalDirectories: []string{"/work/lib"}, Timestamp: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
@@ -48,6 +50,8 @@ func TestAReservationOpensAgainUntilItsFirstSave(t *testing.T) {
 	require.NoError(t, err)
 	defer f.Close()
 	assert.True(t, s.Exists("r1"))
+	assert.True(t, s.IsReserved("r1"), "the record goes after the first prompt reaches the model")
+	require.NoError(t, f.Sync())
 	assert.False(t, s.IsReserved("r1"), "the file replaces the record")
 	_, _, err = s.Reserved("r1")
 	assert.ErrorIs(t, err, ErrNotFound)
@@ -135,4 +139,83 @@ func TestCreateLooksForStaleTemporaryFilesOnlyForReusedIDs(t *testing.T) {
 		l := load(t, s, tc.id)
 		assert.Equal(t, tc.id, l.Header.ID)
 	}
+}
+
+// TestAPreparedFileBecomesTheSessionsFile: Prepare makes the session's
+// file early, empty and under a temporary name (not listed, the session
+// does not exist yet); Create fills that very file with the header and
+// the records it is given, renames it into place, and the File appends
+// to it. A prepared file that is gone, or not empty, is not used: Create
+// makes the file as without it. Release removes it. For a reused id,
+// Prepare removes an earlier holder's temporary files first.
+func TestAPreparedFileBecomesTheSessionsFile(t *testing.T) {
+	s := newStore(t)
+	temps := func(id string) []string {
+		m, err := filepath.Glob(filepath.Join(s.Dir(), id+tempInfix+"*"))
+		require.NoError(t, err)
+		return m
+	}
+	res, err := s.ReserveNew("p1")
+	require.NoError(t, err)
+	require.NoError(t, res.Prepare())
+	require.NoError(t, res.Prepare(), "again: nothing more")
+	prepared := temps("p1")
+	require.Len(t, prepared, 1)
+	before, err := os.Stat(prepared[0])
+	require.NoError(t, err)
+	assert.Zero(t, before.Size())
+	// Windows: Go reads a file's id lazily, by its path, which the
+	// rename below takes away; read it now.
+	require.True(t, os.SameFile(before, before))
+	assert.False(t, s.Exists("p1"))
+	page, err := s.List(ListOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, page.Sessions, "a prepared file is not a session")
+
+	f, err := res.Create(header("p1"), rec(1), rec(2))
+	require.NoError(t, err)
+	after, err := os.Stat(s.dataPath("p1"))
+	require.NoError(t, err)
+	assert.True(t, os.SameFile(before, after), "the prepared file is the session's file")
+	assert.Empty(t, temps("p1"))
+	assert.Equal(t, 2, f.Count())
+	require.NoError(t, f.AppendSync(rec(3)))
+	require.NoError(t, f.Close())
+	l := load(t, s, "p1")
+	assert.Equal(t, "/work/p1", l.Header.CWD)
+	assert.Equal(t, strs(recs(1, 4)), strs(l.Records))
+
+	for i, spoil := range []func(string){
+		func(p string) { require.NoError(t, os.Remove(p)) },
+		func(p string) { require.NoError(t, os.WriteFile(p, []byte("junk\n"), 0o600)) },
+	} {
+		id := fmt.Sprintf("spoiled%d", i)
+		res, err := s.ReserveNew(id)
+		require.NoError(t, err)
+		require.NoError(t, res.Keep(header(id), nil))
+		require.NoError(t, res.Prepare())
+		spoil(temps(id)[0])
+		f, err := res.Create(header(id), rec(1))
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+		assert.False(t, s.IsReserved(id), "the record goes at Close if not at a Sync")
+		assert.Empty(t, temps(id))
+		assert.Equal(t, strs(recs(1, 2)), strs(load(t, s, id).Records), "made whole without the prepared file")
+	}
+
+	res, err = s.ReserveNew("gone")
+	require.NoError(t, err)
+	require.NoError(t, res.Prepare())
+	require.NoError(t, res.Release())
+	assert.Empty(t, temps("gone"), "Release removes the prepared file")
+	assert.NoFileExists(t, s.lockPath("gone"))
+
+	stale := filepath.Join(s.Dir(), "reused.jsonl.tmp12345")
+	require.NoError(t, os.WriteFile(stale, []byte("partial"), 0o600))
+	res, err = s.Reserve("reused")
+	require.NoError(t, err)
+	require.NoError(t, res.Prepare())
+	assert.NoFileExists(t, stale, "an earlier holder's temporary file")
+	require.Len(t, temps("reused"), 1)
+	require.NoError(t, res.Release())
 }

@@ -278,7 +278,7 @@ func (s *Store) Create(h Header) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.create(lock, h, line, false, nil)
+	f, err := s.create(lock, h, line, false, nil, nil)
 	if err != nil {
 		s.releaseFailed(lock, id)
 		return nil, err
@@ -295,41 +295,72 @@ func (s *Store) releaseFailed(lock *fileLock, id string) {
 
 // create publishes a new session file made of headerLine followed by what
 // body writes (if body is non-nil), and returns it as a File holding lock.
-// The caller releases lock on error. fresh: the id is new (ReserveNew), so
-// no earlier holder can have left temporary files, and the store
-// directory, which grows with every session, is not read for them.
-func (s *Store) create(lock *fileLock, h Header, headerLine []byte, fresh bool, body func(*os.File) error) (*File, error) {
+// The caller releases lock on error. clean: no earlier holder can have
+// left temporary files of the id (ReserveNew, Reservation.Prepare), and
+// the store directory, which grows with every session, is not read for
+// them. tmp, if not nil, is the empty temporary file to fill
+// (Reservation.Prepare), open for appending, which stays open to be the
+// File's; without it one is created here. create closes tmp on error,
+// and removes it unless it was renamed into place.
+func (s *Store) create(lock *fileLock, h Header, headerLine []byte, clean bool, tmp *os.File, body func(*os.File) error) (*File, error) {
 	id := h.ID
-	if !fresh {
+	discard := func() {
+		if tmp != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}
+	if !clean {
 		if err := s.removeTemps(id); err != nil {
+			discard()
 			return nil, err
 		}
 	}
 	path := s.dataPath(id)
 	if _, err := os.Lstat(path); err == nil {
+		discard()
 		return nil, fmt.Errorf("persistence: create session %q: %s: %w", id, path, fs.ErrExist)
 	} else if !errors.Is(err, fs.ErrNotExist) {
+		discard()
 		return nil, fmt.Errorf("persistence: create session %q: %w", id, err)
 	}
-	tmp, err := s.createTemp(id)
-	if err != nil {
-		return nil, err
+	prepared := tmp != nil
+	if !prepared {
+		var err error
+		if tmp, err = s.createTemp(id); err != nil {
+			return nil, err
+		}
 	}
-	_, err = tmp.Write(headerLine)
+	_, err := tmp.Write(headerLine)
 	if err == nil && body != nil {
 		err = body(tmp)
 	}
 	if err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
+		discard()
 		return nil, fmt.Errorf("persistence: write %s: %w", tmp.Name(), err)
 	}
-	renamed, err := s.publish(tmp, path)
+	var renamed bool
 	var fd *os.File
-	if err == nil {
-		fd, err = openData(path)
+	if prepared {
+		// Open for appending already, and kept open across the rename:
+		// no second open of the new file.
+		renamed, err = s.publishFile(tmp, path, false)
+		fd = tmp
+		if err == nil && reopenAfterRename {
+			fd.Close()
+			fd, err = openData(path)
+			prepared = false // fd is nil on error: nothing to close
+		}
+	} else {
+		renamed, err = s.publish(tmp, path)
+		if err == nil {
+			fd, err = openData(path)
+		}
 	}
 	if err != nil {
+		if prepared && renamed {
+			fd.Close()
+		}
 		if renamed {
 			// The caller is told the session was not created, so it
 			// must not exist; best effort, as the directory is failing.
@@ -560,7 +591,7 @@ func (s *Store) Fork(src *File, h Header, n int) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.create(lock, h, line, false, func(tmp *os.File) error {
+	f, err := s.create(lock, h, line, false, nil, func(tmp *os.File) error {
 		for _, sg := range segs {
 			if err := copyRange(tmp, rd, sg.off, sg.end-sg.off); err != nil {
 				return fmt.Errorf("copy from %s: %w", src.path, err)

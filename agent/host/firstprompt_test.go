@@ -2,8 +2,10 @@ package host_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -118,4 +120,36 @@ func TestFirstPromptThatCannotBeSavedLeavesTheSessionUsable(t *testing.T) {
 	require.NoError(t, err, "the session was saved at its second prompt")
 	assert.Contains(t, string(data), "kept")
 	assert.NotContains(t, string(data), `"text":"lost"`, "the failed prompt's message was not kept")
+}
+
+// TestFirstPromptSavesTheStateSetBeforeIt: the state a session was given
+// before its first prompt (its starting mode and model, then a mode the
+// client set) is in the file the prompt saves, right after the header
+// and in order, fsynced with it, and a reload restores it.
+func TestFirstPromptSavesTheStateSetBeforeIt(t *testing.T) {
+	dir, cwd := t.TempDir(), t.TempDir()
+	h := newHost(t, script(t, says("", "hello there")), dir)
+	s, err := h.NewSession(context.Background(), host.NewRequest{CWD: cwd}, &client{})
+	require.NoError(t, err)
+	require.NoError(t, s.SetMode(string(policy.ModeDefault)))
+	prompt(t, s, "Fix the build")
+	id := s.ID()
+	require.NoError(t, s.Close())
+
+	data, err := os.ReadFile(filepath.Join(dir, id+".jsonl"))
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	require.GreaterOrEqual(t, len(lines), 5)
+	var types []string
+	for _, l := range lines[:5] {
+		var rec struct{ Type, Mode, Title string }
+		require.NoError(t, json.Unmarshal([]byte(l), &rec))
+		types = append(types, rec.Type+":"+rec.Mode+rec.Title)
+	}
+	assert.Equal(t, []string{"session:Fix the build", "mode:" + string(policy.ModeFullAccess), "model:", "mode:" + string(policy.ModeDefault), "entry:"}, types)
+
+	s, err = h.LoadSession(context.Background(), id, host.OpenRequest{CWD: cwd}, &client{})
+	require.NoError(t, err)
+	defer s.Close()
+	assert.Equal(t, policy.ModeDefault, s.Core().Mode())
 }

@@ -245,6 +245,9 @@ type journal struct {
 	// pending are the records written before the file exists (the mode,
 	// the model): the first lines of the file once it is saved.
 	pending []json.RawMessage
+	// holdKeep: a batch of state records is being written (keepOnce),
+	// whose reservation record is written once, at its end.
+	holdKeep bool
 	// clientPrompt is the client's system prompt last recorded, which a
 	// rewrite keeps; nil: none.
 	clientPrompt *agent.ClientPrompt
@@ -275,16 +278,11 @@ func (j *journal) saveLocked() error {
 	if j.res == nil {
 		return fmt.Errorf("saving the session: %w", persistence.ErrClosed)
 	}
-	f, err := j.res.Create(j.hdr)
+	// The state records are written with the header and fsynced with
+	// it, rather than appended after.
+	f, err := j.res.Create(j.hdr, j.pending...)
 	if err != nil {
 		return fmt.Errorf("creating the session file: %w", err)
-	}
-	for _, data := range j.pending {
-		if err := f.Append(data); err != nil {
-			f.Close()
-			j.res = nil
-			return fmt.Errorf("creating the session file: %w", err)
-		}
 	}
 	j.f, j.res = f, nil
 	// A title given before the file existed (the first message's) is in
@@ -326,13 +324,8 @@ func (j *journal) write(r record, isEntry bool) {
 		switch {
 		case j.f == nil && !isEntry:
 			j.pending = append(j.pending, data)
-			if j.res != nil {
-				// The reservation's record follows the state, so the
-				// session opens again as it is (not fatal: it is only
-				// what a load of a session never prompted finds).
-				if kerr := j.res.Keep(j.hdr, j.pending); kerr != nil {
-					j.log.Warn("keeping the reservation of a session not saved yet", "error", kerr)
-				}
+			if !j.holdKeep {
+				j.keepLocked()
 			}
 		default:
 			err = j.saveLocked()
@@ -355,6 +348,32 @@ func (j *journal) write(r record, isEntry bool) {
 	if err != nil {
 		j.log.Error("saving the session", "error", err)
 	}
+}
+
+// keepLocked has the reservation's record follow the state, so that the
+// session opens again as it is; a failure is not fatal (the record is
+// only what a load of a session never prompted finds).
+func (j *journal) keepLocked() {
+	if j.f != nil || j.res == nil {
+		return
+	}
+	if err := j.res.Keep(j.hdr, j.pending); err != nil {
+		j.log.Warn("keeping the reservation of a session not saved yet", "error", err)
+	}
+}
+
+// keepOnce runs record, which writes several state records (a new
+// session's), with one write of the reservation's record at its end
+// rather than one per record: each is a new file.
+func (j *journal) keepOnce(record func()) {
+	j.mu.Lock()
+	j.holdKeep = true
+	j.mu.Unlock()
+	record()
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.holdKeep = false
+	j.keepLocked()
 }
 
 // Save creates the session's file if it is not there yet (agent's

@@ -170,24 +170,40 @@ func (h *Host) reserveID(id string) (*persistence.Reservation, error) {
 }
 
 // reserveFile is createFile for a session started by NewSession: its id
-// is held (res, reserveID) and its file created at its first prompt
+// is held (res, reserveID) and its file published at its first prompt
 // (journal.save), so sessions nobody prompted leave nothing behind.
 func (h *Host) reserveFile(cfg *agent.SessionConfig, extra []string, res *persistence.Reservation) (*journal, error) {
 	if h.store == nil {
 		return nil, nil
 	}
-	return h.startJournal(cfg, newUnsavedJournal(res, persistence.Header{ID: cfg.ID, CWD: cfg.CWD,
+	j, err := h.startJournal(cfg, newUnsavedJournal(res, persistence.Header{ID: cfg.ID, CWD: cfg.CWD,
 		AdditionalDirectories: extra, Timestamp: time.Now()}, h.log))
+	if err == nil {
+		h.prepareFile(res)
+	}
+	return j, err
+}
+
+// prepareFile has the file a reserved session's first prompt saves it
+// in made now (persistence.Reservation.Prepare), so that the prompt,
+// which the user waits on, does not create one. A failure costs only
+// that: the first prompt creates the file.
+func (h *Host) prepareFile(res *persistence.Reservation) {
+	if err := res.Prepare(); err != nil {
+		h.log.Warn("preparing the file of a new session", "session", res.ID(), "error", err)
+	}
 }
 
 // startJournal records a new session's mode and model in j, so a restart
 // finds them even when flags change.
 func (h *Host) startJournal(cfg *agent.SessionConfig, j *journal) (*journal, error) {
-	j.SetMode(cmp.Or(cfg.Mode, policy.ModeDefault))
-	j.SetModel(cfg.ModelID, cfg.ReasoningEffort)
-	if cfg.ClientPrompt.Text != "" {
-		j.setClientPrompt(cfg.ClientPrompt)
-	}
+	j.keepOnce(func() {
+		j.SetMode(cmp.Or(cfg.Mode, policy.ModeDefault))
+		j.SetModel(cfg.ModelID, cfg.ReasoningEffort)
+		if cfg.ClientPrompt.Text != "" {
+			j.setClientPrompt(cfg.ClientPrompt)
+		}
+	})
 	if err := j.Sync(); err != nil {
 		j.Close()
 		return nil, fmt.Errorf("%w: %v", ErrInternal, err)
@@ -648,6 +664,7 @@ func (h *Host) openReserved(id, cwd string, extra []string, cp *agent.ClientProm
 	case err != nil:
 		return nil, fmt.Errorf("%w: reserving session %s: %v", ErrInternal, id, err)
 	}
+	h.prepareFile(res)
 	st, errs := readRawRecords(recs)
 	for _, e := range errs {
 		h.log.Warn("skipped a record of a session's reservation", "session", id, "error", e)
