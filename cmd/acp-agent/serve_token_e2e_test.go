@@ -44,14 +44,7 @@ func TestServeTokenIsDeniedToConfinedCommands(t *testing.T) {
 	s.args = []string{"serve", "--listen", "127.0.0.1:0", "--root", s.root, "--model", "replay/" + script,
 		"--session-dir", filepath.Join(s.state, "sessions"), "--token-file", custom,
 		"--sandbox", "on", "--sandbox-network=false", "--mode", "full-access"}
-	s = startServe(t, s)
-	require.Equal(t, token, s.token)
-
-	c := dialServe(t, s, false)
-	ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
-	defer cancel()
-	sid := c.newSession(t, ctx, s.root)
-	require.Equal(t, "end_turn", c.prompt(t, ctx, sid, "read"))
+	s = promptServedWithToken(t, s, token, "read")
 	out, err := os.ReadFile(filepath.Join(s.root, "out.txt"))
 	require.NoError(t, err, "the command ran")
 	require.Contains(t, string(out), "ordinary", "%s", out)
@@ -90,13 +83,7 @@ func TestServeTokenIsDeniedToTheFileTools(t *testing.T) {
 	}})
 	s.args = []string{"serve", "--listen", "127.0.0.1:0", "--root", s.root, "--model", "replay/" + script,
 		"--session-dir", filepath.Join(s.state, "sessions"), "--token-file", custom, "--sandbox", "off", "--mode", "full-access"}
-	s = startServe(t, s)
-	require.Equal(t, token, s.token)
-	c := dialServe(t, s, false)
-	ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
-	defer cancel()
-	sid := c.newSession(t, ctx, s.root)
-	require.Equal(t, "end_turn", c.prompt(t, ctx, sid, "read"))
+	s = promptServedWithToken(t, s, token, "read")
 
 	// The session's file holds every tool result the model was given.
 	var journal strings.Builder
@@ -111,4 +98,18 @@ func TestServeTokenIsDeniedToTheFileTools(t *testing.T) {
 	assert.Contains(t, journal.String(), "ORDINARY_FILE_OK", "the session's file holds the tool results (control)")
 	assert.Contains(t, journal.String(), "Permission denied", "the read of the token is refused")
 	assert.NotContains(t, journal.String(), token, "a file tool read serve's bearer token")
+}
+
+// promptServedWithToken starts serve as s says, checks it uses token,
+// and runs one prompt of text in a new session in its root.
+func promptServedWithToken(t *testing.T, s *served, token, text string) *served {
+	t.Helper()
+	s = startServe(t, s)
+	require.Equal(t, token, s.token)
+	c := dialServe(t, s, false)
+	ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
+	defer cancel()
+	sid := c.newSession(t, ctx, s.root)
+	require.Equal(t, "end_turn", c.prompt(t, ctx, sid, text))
+	return s
 }
