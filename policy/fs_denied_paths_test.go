@@ -86,3 +86,26 @@ func TestChildrenByNameDeclinesDirectoriesHoldingADeniedPath(t *testing.T) {
 		assert.Equal(t, err == nil, ChildNameAllowed(name), name)
 	}
 }
+
+// BenchmarkResolveWithDeniedPaths is BenchmarkResolve with the list of
+// denied paths a session gets with the home directory as its workspace
+// (the credentials and the agent's own files, as given and resolved).
+func BenchmarkResolveWithDeniedPaths(b *testing.B) {
+	skipOnWindows(b)
+	p := FS{Roots: []string{"/home/user", "/home/user/.local/state/acp-agent/sessions/s/offloaded"}, DeniedPathPrefixes: DefaultDeniedPrefixes()}
+	for _, d := range []string{".ssh", ".aws", ".gnupg", ".netrc", ".config/gh", ".docker/config.json", ".config/gcloud", ".kube",
+		".git-credentials", ".npmrc", ".pypirc", ".azure", ".config/acp-agent", ".local/state/acp-agent",
+		".local/state/acp-agent/sessions", ".local/state/acp-agent/logs/agent.log"} {
+		p.DeniedPaths = append(p.DeniedPaths, "/home/user/"+d)
+	}
+	paths := []string{
+		"/home/user/project/internal/server/handler.go",
+		"/home/user/.ssh/id_rsa",
+		"/home/user/.local/state/acp-agent/sessions/s/offloaded/1.out",
+		"/home/user/src/a/b/c.go",
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		p.Resolve(paths[i%len(paths)], AccessRead)
+	}
+}
