@@ -23,7 +23,7 @@ var ErrOutside = errors.New("it leads outside")
 // way the file opened is not reached through a final symlink, so one
 // swapped in after the check is not followed.
 func ReadRegularFile(path, within string, limit int64) (data []byte, size int64, err error) {
-	return readRegular(path, within, "", limit)
+	return readRegular(path, within, "", nil, limit)
 }
 
 // ReadWorkspaceFile reads, like ReadRegularFile with within, a file a
@@ -31,13 +31,15 @@ func ReadRegularFile(path, within string, limit int64) (data []byte, size int64,
 // skill's files), under the rules the file tools apply to the workspace
 // root: its real path must also be inside root, no name on that path
 // below root may be one the tools refuse (policy.DeniedName: .git, .env,
-// .env.*), and the file must have one link (a hard link may be a file
-// from outside the workspace, which no path shows).
-func ReadWorkspaceFile(path, within, root string, limit int64) (data []byte, size int64, err error) {
+// .env.*), it must not be under one of denied (policy.FS.DeniedPaths:
+// the paths the sandbox denies, as given or resolved, unless root is
+// inside one), and the file must have one link (a hard link may be a
+// file from outside the workspace, which no path shows).
+func ReadWorkspaceFile(path, within, root string, denied []string, limit int64) (data []byte, size int64, err error) {
 	if within == "" {
 		within = root
 	}
-	return readRegular(path, within, root, limit)
+	return readRegular(path, within, root, denied, limit)
 }
 
 // ErrRefused is wrapped by ReadWorkspaceFile for a file the file tools'
@@ -45,19 +47,20 @@ func ReadWorkspaceFile(path, within, root string, limit int64) (data []byte, siz
 var ErrRefused = errors.New("the file tools' rules refuse it")
 
 // InsideRoot reports whether dir's real path is root's real path or
-// inside it, with no name on the way that policy.DeniedName refuses: a
-// directory of a workspace that must not lead out of it (a commands or
-// skills directory that is a symlink elsewhere).
-func InsideRoot(dir, root string) error {
+// inside it, with no name on the way that policy.DeniedName refuses and
+// not under one of denied (as ReadWorkspaceFile): a directory of a
+// workspace that must not lead out of it (a commands or skills directory
+// that is a symlink elsewhere).
+func InsideRoot(dir, root string, denied []string) error {
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		return err
 	}
-	return underRoot(real, root)
+	return underRoot(real, root, denied)
 }
 
-// underRoot checks the real path real against root.
-func underRoot(real, root string) error {
+// underRoot checks the real path real against root and denied.
+func underRoot(real, root string, denied []string) error {
 	if b, err := filepath.EvalSymlinks(root); err == nil {
 		root = b
 	}
@@ -70,10 +73,16 @@ func underRoot(real, root string) error {
 			return fmt.Errorf("%w: %s is a name the tools never read", ErrRefused, c)
 		}
 	}
+	if len(denied) > 0 {
+		p := policy.FS{Roots: []string{root}, DeniedPaths: deniedSpellings(denied)}
+		if _, _, err := p.Resolve(real, policy.AccessRead); err != nil {
+			return fmt.Errorf("%w: it is under a path the tools never read", ErrRefused)
+		}
+	}
 	return nil
 }
 
-func readRegular(path, within, root string, limit int64) (data []byte, size int64, err error) {
+func readRegular(path, within, root string, denied []string, limit int64) (data []byte, size int64, err error) {
 	open := path
 	if within != "" {
 		real, err := filepath.EvalSymlinks(path)
@@ -87,7 +96,7 @@ func readRegular(path, within, root string, limit int64) (data []byte, size int6
 			return nil, 0, fmt.Errorf("%w %s", ErrOutside, within)
 		}
 		if root != "" {
-			if err := underRoot(real, root); err != nil {
+			if err := underRoot(real, root, denied); err != nil {
 				return nil, 0, err
 			}
 		}
