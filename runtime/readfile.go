@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -85,20 +86,15 @@ func underRoot(real, root string, denied []string) error {
 func readRegular(path, within, root string, denied []string, limit int64) (data []byte, size int64, err error) {
 	open := path
 	if within != "" {
+		if b, err := filepath.EvalSymlinks(within); err == nil {
+			within = b
+		}
 		real, err := filepath.EvalSymlinks(path)
 		if err != nil {
 			return nil, 0, err
 		}
-		if b, err := filepath.EvalSymlinks(within); err == nil {
-			within = b
-		}
-		if rel, err := filepath.Rel(within, real); err != nil || !filepath.IsLocal(rel) {
-			return nil, 0, fmt.Errorf("%w %s", ErrOutside, within)
-		}
-		if root != "" {
-			if err := underRoot(real, root, denied); err != nil {
-				return nil, 0, err
-			}
+		if err := inside(real, within, root, denied); err != nil {
+			return nil, 0, err
 		}
 		open = real
 	}
@@ -107,6 +103,18 @@ func readRegular(path, within, root string, denied []string, limit int64) (data 
 		return nil, 0, err
 	}
 	defer f.Close()
+	if within != "" {
+		// A directory on the checked path may have been swapped for a
+		// symlink (to ~/.ssh, say) between the check and the open, which
+		// O_NOFOLLOW does not see: the file held is checked again.
+		real, err := heldPath(f, open)
+		if err != nil {
+			return nil, 0, fmt.Errorf("%w: %v", ErrOutside, err)
+		}
+		if err := inside(real, within, root, denied); err != nil {
+			return nil, 0, err
+		}
+	}
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, 0, err
@@ -123,4 +131,41 @@ func readRegular(path, within, root string, denied []string, limit int64) (data 
 		return nil, 0, err
 	}
 	return data, max(fi.Size(), int64(len(data))), nil
+}
+
+// inside checks the real path real against within (it must be inside)
+// and, with root set, against root and denied (underRoot).
+func inside(real, within, root string, denied []string) error {
+	if rel, err := filepath.Rel(within, real); err != nil || !filepath.IsLocal(rel) {
+		return fmt.Errorf("%w %s", ErrOutside, within)
+	}
+	if root != "" {
+		return underRoot(real, root, denied)
+	}
+	return nil
+}
+
+// heldPath is the real path of the file f holds, opened as path: the
+// kernel's name for it where there is one (fdPath), else path resolved
+// again, accepted only if it names the very file held.
+func heldPath(f *os.File, path string) (string, error) {
+	if p, ok := fdPath(f); ok {
+		return p, nil
+	}
+	p, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", err
+	}
+	held, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	named, err := os.Stat(p)
+	if err != nil {
+		return "", err
+	}
+	if !os.SameFile(held, named) {
+		return "", errors.New("the file changed while it was opened")
+	}
+	return p, nil
 }
