@@ -524,7 +524,9 @@ func (s *Store) Delete(id string) error {
 	if err := ValidateID(id); err != nil {
 		return err
 	}
-	names := []string{s.dataPath(id), s.brokenPath(id), s.reservedPath(id), s.lockPath(id)}
+	// The reservation record goes first: a crash after the file's
+	// removal must not leave a record that reopens the session, empty.
+	names := []string{s.reservedPath(id), s.dataPath(id), s.brokenPath(id), s.lockPath(id)}
 	found := false
 	for _, p := range names {
 		if _, err := os.Lstat(p); err == nil {

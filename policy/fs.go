@@ -30,6 +30,19 @@ type FS struct {
 	// root/prefix or under it (a "/"-bounded match) is refused for reads
 	// and writes. See DeniedRel for how case variants are treated.
 	DeniedPathPrefixes []string
+	// DeniedPaths are absolute paths never read, written or listed
+	// whatever root contains them: the user's credentials (~/.ssh, ...)
+	// and the agent's own files (config, state, sessions, logs, serve's
+	// token), the list the sandbox denies to commands. One applies to a
+	// path only when the root that contains the path (the longest) is
+	// not itself that denied path or inside it: a workspace the user
+	// opens inside one is the user's choice, and the agent's kept
+	// outputs are a read-only root inside its session directory. Paths
+	// compare component by component as DeniedRel compares prefixes
+	// (case-insensitively, without what case-insensitive filesystems
+	// ignore), so "~/.sshx" is not "~/.ssh". Lexical only: whoever
+	// checks real paths adds each one's real path too (runtime does).
+	DeniedPaths []string
 }
 
 // Access says what an operation will do with a path.
@@ -63,6 +76,7 @@ const (
 	ReasonOutsideRoots = "outside roots"
 	ReasonReadOnlyRoot = "read-only root"
 	reasonDeniedPrefix = "denied prefix "
+	reasonDeniedPath   = "denied path "
 )
 
 // PathError is a refusal. Its message is the seed's "Permission denied:
@@ -112,7 +126,9 @@ func DefaultDeniedPrefixes() []string {
 //     is returned;
 //  3. it must not fall under a denied prefix of any root that contains it
 //     (see DeniedRel);
-//  4. for AccessWrite, it must not be a read-only root or under one.
+//  4. it must not be one of DeniedPaths or under one, unless the root
+//     returned is that denied path or inside it (see DeniedPaths);
+//  5. for AccessWrite, it must not be a read-only root or under one.
 //
 // Every refusal is a *PathError naming path as given. Because step 2
 // cleans before it compares, "/w/root/sub/../../x" is judged as "/w/x" and
@@ -150,6 +166,9 @@ func (p FS) Resolve(path string, a Access) (root, rel string, err error) {
 	if root == "" {
 		return "", "", &PathError{Path: path, Reason: ReasonOutsideRoots}
 	}
+	if d, denied := p.deniedPath(root, clean); denied {
+		return "", "", &PathError{Path: path, Reason: reasonDeniedPath + d}
+	}
 	if a == AccessWrite {
 		for _, r := range p.ReadOnlyRoots {
 			if _, _, ok := within(r, clean); ok {
@@ -179,6 +198,17 @@ func (p FS) ChildrenByName(dir string) bool {
 		_, rel, ok := within(cr, dir)
 		if !ok {
 			continue
+		}
+		// A denied path right below dir: the entry's name alone does not
+		// say it is one (nor, for one inside it, which root contains it).
+		for _, d := range p.DeniedPaths {
+			if !filepath.IsAbs(d) {
+				continue
+			}
+			cd := CanonicalPath(filepath.Clean(d))
+			if parent := filepath.Dir(cd); parent != cd && insidePath(parent, dir) && insidePath(dir, parent) {
+				return false
+			}
 		}
 		for _, raw := range p.DeniedPathPrefixes {
 			pre := normalizePrefix(raw)
@@ -219,6 +249,43 @@ func within(root, target string) (cleanRoot, rel string, ok bool) {
 		return "", "", false
 	}
 	return cleanRoot, rel, true
+}
+
+// deniedPath finds the denied path the clean absolute target falls under,
+// given root, the clean root Resolve chose for it: one that contains root
+// too does not apply (see DeniedPaths).
+func (p FS) deniedPath(root, target string) (string, bool) {
+	for _, d := range p.DeniedPaths {
+		if !filepath.IsAbs(d) {
+			// A relative denied path is a configuration error; callers
+			// make them absolute.
+			continue
+		}
+		cd := CanonicalPath(filepath.Clean(d))
+		if insidePath(target, cd) && !insidePath(root, cd) {
+			return d, true
+		}
+	}
+	return "", false
+}
+
+// insidePath reports whether the clean absolute path p is dir or inside
+// it, comparing volumes case-insensitively and components as underPrefix
+// does.
+func insidePath(p, dir string) bool {
+	vp, vd := filepath.VolumeName(p), filepath.VolumeName(dir)
+	if !strings.EqualFold(vp, vd) {
+		return false
+	}
+	rp := strings.Trim(filepath.ToSlash(p[len(vp):]), "/")
+	rd := strings.Trim(filepath.ToSlash(dir[len(vd):]), "/")
+	switch {
+	case rd == "":
+		return true // the volume's root holds everything on it
+	case rp == "":
+		return false
+	}
+	return underPrefix(rp, rd)
 }
 
 // DeniedRel reports whether the root-relative path rel falls under one of

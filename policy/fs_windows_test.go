@@ -68,3 +68,20 @@ func TestCanonicalPathDropsOnlyLongPathPrefixes(t *testing.T) {
 		require.Equal(t, want, CanonicalPath(in), in)
 	}
 }
+
+// Denied paths compare as Windows names them: drive letters and names in
+// any case, the \\?\ spelling of the same path; a name that only starts
+// like one is not under it, and a root inside one reaches its files.
+func TestWindowsDeniedPaths(t *testing.T) {
+	p := FS{Roots: []string{`C:\Users\me`, `C:\Users\me\AppData\Local\acp-agent\sessions\s1\offloaded`},
+		DeniedPaths: []string{`C:\Users\me\.ssh`, `C:\Users\me\AppData\Local\acp-agent`}}
+	for _, path := range []string{`C:\Users\me\.ssh\id_rsa`, `c:\users\ME\.SSH\id_rsa`, `\\?\C:\Users\me\.ssh\id_rsa`,
+		`C:\Users\me\.ssh.\id_rsa`, `C:\Users\me\AppData\Local\acp-agent\serve-token`, `C:\Users\me\x\..\.ssh\id_rsa`} {
+		_, _, err := p.Resolve(path, AccessRead)
+		assert.ErrorIs(t, err, ErrPermissionDenied, path)
+	}
+	for _, path := range []string{`C:\Users\me\.sshx\a`, `C:\Users\me\AppData\Local\acp-agent\sessions\s1\offloaded\1.out`, `C:\Users\me\src\a.go`} {
+		_, _, err := p.Resolve(path, AccessRead)
+		assert.NoError(t, err, path)
+	}
+}

@@ -88,6 +88,11 @@ func under(p string, dirs []string) bool {
 	return false
 }
 
+// RealPath is p with the symlinks of its longest existing ancestor
+// resolved and the rest joined (p itself if that fails): where a path
+// that may not exist yet really is.
+func RealPath(p string) string { return CanonicalPath(realPath(p, filepath.EvalSymlinks)) }
+
 // realPath resolves the symlinks of p's longest existing ancestor and
 // joins the rest: a directory that does not exist yet still resolves to
 // where it would be created.

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -134,6 +135,16 @@ func NewLocalFS(p policy.FS, opts ...FSOption) (*LocalFS, error) {
 	}
 	f.policy.DeniedPathPrefixes = append([]string(nil), p.DeniedPathPrefixes...)
 	f.real.DeniedPathPrefixes = f.policy.DeniedPathPrefixes
+	for _, d := range p.DeniedPaths {
+		if err := checkConfigPath("denied path", d); err != nil {
+			return nil, err
+		}
+	}
+	// Each denied path as given and as its symlinks resolve (~/.ssh may
+	// be a link to where the keys are), for the lexical check and for
+	// the real path of what was opened alike, as the sandbox does.
+	f.policy.DeniedPaths = deniedSpellings(p.DeniedPaths)
+	f.real.DeniedPaths = f.policy.DeniedPaths
 
 	for _, r := range p.Roots {
 		if err := checkConfigPath("root", r); err != nil {
@@ -208,7 +219,24 @@ func (f *LocalFS) Policy() policy.FS {
 		Roots:              append([]string(nil), f.policy.Roots...),
 		ReadOnlyRoots:      append([]string(nil), f.policy.ReadOnlyRoots...),
 		DeniedPathPrefixes: append([]string(nil), f.policy.DeniedPathPrefixes...),
+		DeniedPaths:        append([]string(nil), f.policy.DeniedPaths...),
 	}
+}
+
+// deniedSpellings is each of paths cleaned, then the real path of each
+// that differs (for one that does not exist yet, its longest existing
+// ancestor resolved and the rest appended: it may be created later).
+func deniedSpellings(paths []string) []string {
+	out := make([]string, 0, len(paths))
+	for _, d := range paths {
+		out = append(out, policy.CanonicalPath(filepath.Clean(d)))
+	}
+	for _, d := range paths {
+		if real := policy.RealPath(filepath.Clean(d)); !slices.Contains(out, real) {
+			out = append(out, real)
+		}
+	}
+	return out
 }
 
 // resolve runs the lexical check and returns the os.Root to use.

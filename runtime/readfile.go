@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -23,7 +24,7 @@ var ErrOutside = errors.New("it leads outside")
 // way the file opened is not reached through a final symlink, so one
 // swapped in after the check is not followed.
 func ReadRegularFile(path, within string, limit int64) (data []byte, size int64, err error) {
-	return readRegular(path, within, "", limit)
+	return readRegular(path, within, "", nil, limit)
 }
 
 // ReadWorkspaceFile reads, like ReadRegularFile with within, a file a
@@ -31,13 +32,15 @@ func ReadRegularFile(path, within string, limit int64) (data []byte, size int64,
 // skill's files), under the rules the file tools apply to the workspace
 // root: its real path must also be inside root, no name on that path
 // below root may be one the tools refuse (policy.DeniedName: .git, .env,
-// .env.*), and the file must have one link (a hard link may be a file
-// from outside the workspace, which no path shows).
-func ReadWorkspaceFile(path, within, root string, limit int64) (data []byte, size int64, err error) {
+// .env.*), it must not be under one of denied (policy.FS.DeniedPaths:
+// the paths the sandbox denies, as given or resolved, unless root is
+// inside one), and the file must have one link (a hard link may be a
+// file from outside the workspace, which no path shows).
+func ReadWorkspaceFile(path, within, root string, denied []string, limit int64) (data []byte, size int64, err error) {
 	if within == "" {
 		within = root
 	}
-	return readRegular(path, within, root, limit)
+	return readRegular(path, within, root, denied, limit)
 }
 
 // ErrRefused is wrapped by ReadWorkspaceFile for a file the file tools'
@@ -45,19 +48,20 @@ func ReadWorkspaceFile(path, within, root string, limit int64) (data []byte, siz
 var ErrRefused = errors.New("the file tools' rules refuse it")
 
 // InsideRoot reports whether dir's real path is root's real path or
-// inside it, with no name on the way that policy.DeniedName refuses: a
-// directory of a workspace that must not lead out of it (a commands or
-// skills directory that is a symlink elsewhere).
-func InsideRoot(dir, root string) error {
+// inside it, with no name on the way that policy.DeniedName refuses and
+// not under one of denied (as ReadWorkspaceFile): a directory of a
+// workspace that must not lead out of it (a commands or skills directory
+// that is a symlink elsewhere).
+func InsideRoot(dir, root string, denied []string) error {
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		return err
 	}
-	return underRoot(real, root)
+	return underRoot(real, root, denied)
 }
 
-// underRoot checks the real path real against root.
-func underRoot(real, root string) error {
+// underRoot checks the real path real against root and denied.
+func underRoot(real, root string, denied []string) error {
 	if b, err := filepath.EvalSymlinks(root); err == nil {
 		root = b
 	}
@@ -70,26 +74,27 @@ func underRoot(real, root string) error {
 			return fmt.Errorf("%w: %s is a name the tools never read", ErrRefused, c)
 		}
 	}
+	if len(denied) > 0 {
+		p := policy.FS{Roots: []string{root}, DeniedPaths: deniedSpellings(denied)}
+		if _, _, err := p.Resolve(real, policy.AccessRead); err != nil {
+			return fmt.Errorf("%w: it is under a path the tools never read", ErrRefused)
+		}
+	}
 	return nil
 }
 
-func readRegular(path, within, root string, limit int64) (data []byte, size int64, err error) {
+func readRegular(path, within, root string, denied []string, limit int64) (data []byte, size int64, err error) {
 	open := path
 	if within != "" {
+		if b, err := filepath.EvalSymlinks(within); err == nil {
+			within = b
+		}
 		real, err := filepath.EvalSymlinks(path)
 		if err != nil {
 			return nil, 0, err
 		}
-		if b, err := filepath.EvalSymlinks(within); err == nil {
-			within = b
-		}
-		if rel, err := filepath.Rel(within, real); err != nil || !filepath.IsLocal(rel) {
-			return nil, 0, fmt.Errorf("%w %s", ErrOutside, within)
-		}
-		if root != "" {
-			if err := underRoot(real, root); err != nil {
-				return nil, 0, err
-			}
+		if err := inside(real, within, root, denied); err != nil {
+			return nil, 0, err
 		}
 		open = real
 	}
@@ -98,6 +103,18 @@ func readRegular(path, within, root string, limit int64) (data []byte, size int6
 		return nil, 0, err
 	}
 	defer f.Close()
+	if within != "" {
+		// A directory on the checked path may have been swapped for a
+		// symlink (to ~/.ssh, say) between the check and the open, which
+		// O_NOFOLLOW does not see: the file held is checked again.
+		real, err := heldPath(f, open)
+		if err != nil {
+			return nil, 0, fmt.Errorf("%w: %v", ErrOutside, err)
+		}
+		if err := inside(real, within, root, denied); err != nil {
+			return nil, 0, err
+		}
+	}
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, 0, err
@@ -114,4 +131,41 @@ func readRegular(path, within, root string, limit int64) (data []byte, size int6
 		return nil, 0, err
 	}
 	return data, max(fi.Size(), int64(len(data))), nil
+}
+
+// inside checks the real path real against within (it must be inside)
+// and, with root set, against root and denied (underRoot).
+func inside(real, within, root string, denied []string) error {
+	if rel, err := filepath.Rel(within, real); err != nil || !filepath.IsLocal(rel) {
+		return fmt.Errorf("%w %s", ErrOutside, within)
+	}
+	if root != "" {
+		return underRoot(real, root, denied)
+	}
+	return nil
+}
+
+// heldPath is the real path of the file f holds, opened as path: the
+// kernel's name for it where there is one (fdPath), else path resolved
+// again, accepted only if it names the very file held.
+func heldPath(f *os.File, path string) (string, error) {
+	if p, ok := fdPath(f); ok {
+		return p, nil
+	}
+	p, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", err
+	}
+	held, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	named, err := os.Stat(p)
+	if err != nil {
+		return "", err
+	}
+	if !os.SameFile(held, named) {
+		return "", errors.New("the file changed while it was opened")
+	}
+	return p, nil
 }

@@ -45,6 +45,8 @@ type Skill struct {
 	// Root is the workspace root a repository's skill must really be
 	// inside, under the file tools' rules ("" for the user's own).
 	Root string
+	// Denied are the paths the file tools never read (Dirs.Denied).
+	Denied []string
 }
 
 // Dirs are where a library looks, in precedence order (the first
@@ -57,6 +59,10 @@ type Dirs struct {
 	// file tools apply there (no symlink leading out, no .git or .env,
 	// no hard links). The user's own directories are not in it.
 	Confined map[string]string
+	// Denied are the paths the file tools never read (policy.FS.
+	// DeniedPaths): a repository's directory or file leading under one
+	// is not read.
+	Denied []string
 }
 
 // ProjectDirs are the directories of root: .acp-agent/commands,
@@ -92,7 +98,7 @@ func UserDirs(configDir, home string) Dirs {
 // Join is d's directories, then e's (project before user).
 func (d Dirs) Join(e Dirs) Dirs {
 	j := Dirs{Commands: append(slices.Clone(d.Commands), e.Commands...), Skills: append(slices.Clone(d.Skills), e.Skills...),
-		Confined: maps.Clone(d.Confined)}
+		Confined: maps.Clone(d.Confined), Denied: append(slices.Clone(d.Denied), e.Denied...)}
 	if j.Confined == nil {
 		j.Confined = map[string]string{}
 	}
@@ -112,7 +118,7 @@ func (d Dirs) confinedDir(dir string, lib *Library) (string, bool) {
 	if _, err := os.Lstat(dir); err != nil {
 		return root, false
 	}
-	if err := runtime.InsideRoot(dir, root); err != nil {
+	if err := runtime.InsideRoot(dir, root, d.Denied); err != nil {
 		lib.Notices = append(lib.Notices, fmt.Sprintf("%s was not read: %v.", dir, err))
 		return root, false
 	}
@@ -151,7 +157,7 @@ func Load(dirs Dirs) Library {
 	}
 	for _, dir := range dirs.Commands {
 		if root, ok := dirs.confinedDir(dir, &lib); ok {
-			walkCommands(dir, dir, root, nil, 0, &lib, add)
+			walkCommands(dir, dir, root, dirs.Denied, nil, 0, &lib, add)
 		}
 	}
 	for _, dir := range dirs.Skills {
@@ -168,7 +174,7 @@ func Load(dirs Dirs) Library {
 				continue
 			}
 			path := filepath.Join(dir, e.Name(), "SKILL.md")
-			text, err := readInside(path, dir, root)
+			text, err := readInside(path, dir, root, dirs.Denied)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
@@ -189,13 +195,13 @@ func Load(dirs Dirs) Library {
 				continue
 			}
 			seen[name] = true
-			lib.Skills = append(lib.Skills, Skill{Name: name, Description: oneLine(meta["description"]), Dir: filepath.Join(dir, e.Name()), Path: path, Root: root})
+			lib.Skills = append(lib.Skills, Skill{Name: name, Description: oneLine(meta["description"]), Dir: filepath.Join(dir, e.Name()), Path: path, Root: root, Denied: dirs.Denied})
 		}
 	}
 	return lib
 }
 
-func walkCommands(base, dir, root string, prefix []string, depth int, lib *Library, add func(Command)) {
+func walkCommands(base, dir, root string, denied, prefix []string, depth int, lib *Library, add func(Command)) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
@@ -205,7 +211,7 @@ func walkCommands(base, dir, root string, prefix []string, depth int, lib *Libra
 		switch {
 		case e.IsDir():
 			if depth < maxDepth && validName().MatchString(e.Name()) {
-				walkCommands(base, path, root, append(slices.Clone(prefix), e.Name()), depth+1, lib, add)
+				walkCommands(base, path, root, denied, append(slices.Clone(prefix), e.Name()), depth+1, lib, add)
 			}
 		case strings.HasSuffix(e.Name(), ".md"):
 			stem := strings.TrimSuffix(e.Name(), ".md")
@@ -213,7 +219,7 @@ func walkCommands(base, dir, root string, prefix []string, depth int, lib *Libra
 				lib.Notices = append(lib.Notices, fmt.Sprintf("The command file %s was skipped: its name is not a command name.", path))
 				continue
 			}
-			text, err := readInside(path, base, root)
+			text, err := readInside(path, base, root, denied)
 			if err != nil {
 				lib.Notices = append(lib.Notices, fmt.Sprintf("The command file %s was not read: %v.", path, err))
 				continue
@@ -228,11 +234,11 @@ func walkCommands(base, dir, root string, prefix []string, depth int, lib *Libra
 // readInside reads path, which must resolve to a regular file of at most
 // MaxFileBytes inside dir, and with root (a repository's file) also
 // inside root under the file tools' rules.
-func readInside(path, dir, root string) (string, error) {
+func readInside(path, dir, root string, denied []string) (string, error) {
 	read := runtime.ReadRegularFile
 	if root != "" {
 		read = func(path, dir string, limit int64) ([]byte, int64, error) {
-			return runtime.ReadWorkspaceFile(path, dir, root, limit)
+			return runtime.ReadWorkspaceFile(path, dir, root, denied, limit)
 		}
 	}
 	data, size, err := read(path, dir, MaxFileBytes+1)
@@ -347,7 +353,7 @@ func splitArgs(s string) []string {
 
 // Body reads the skill's SKILL.md without its frontmatter.
 func (s Skill) Body() (string, error) {
-	text, err := readInside(s.Path, filepath.Dir(s.Dir), s.Root)
+	text, err := readInside(s.Path, filepath.Dir(s.Dir), s.Root, s.Denied)
 	if err != nil {
 		return "", err
 	}
@@ -365,7 +371,7 @@ func (s Skill) ReadFile(name string) (string, error) {
 	if deniedPath(name) {
 		return "", fmt.Errorf("%q is a file the tools never read", name)
 	}
-	return readInside(filepath.Join(s.Dir, name), s.Dir, s.Root)
+	return readInside(filepath.Join(s.Dir, name), s.Dir, s.Root, s.Denied)
 }
 
 // deniedPath reports whether a relative path names something the file

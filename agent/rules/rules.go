@@ -47,6 +47,9 @@ type Set struct {
 	boundary string // files must really be inside it: the repository root, else root
 	// extra are the additional roots (AddRoot), each its own boundary.
 	extra []string
+	// denied are the paths the file tools never read (policy.FS.
+	// DeniedPaths): a rules file leading under one is not read.
+	denied []string
 
 	mu      sync.Mutex
 	files   []File
@@ -61,13 +64,15 @@ type Set struct {
 // .git) down to root, the outermost first. Without a repository only
 // root's own are read. A file that is a symlink leading outside the
 // repository (or outside root) is skipped, with a notice: a hostile
-// repository cannot have the agent read ~/.ssh into its context.
-func Load(root, userFile string) *Set {
+// repository cannot have the agent read ~/.ssh into its context. Nor is
+// a file whose real path lies under one of denied (the paths the file
+// tools never read, policy.FS.DeniedPaths), unless its boundary does.
+func Load(root, userFile string, denied []string) *Set {
 	real, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		real = filepath.Clean(root)
 	}
-	s := &Set{root: real, boundary: real, checked: map[string]bool{}}
+	s := &Set{root: real, boundary: real, checked: map[string]bool{}, denied: denied}
 	chain := []string{real}
 	if repo := repositoryRoot(real); repo != "" {
 		s.boundary = repo
@@ -202,7 +207,7 @@ func (s *Set) addLocked(path, boundary string, nested, workspace bool) bool {
 	if _, err := os.Lstat(path); err != nil {
 		return false
 	}
-	f, err := readInside(path, boundary, workspace)
+	f, err := readInside(path, boundary, workspace, s.denied)
 	if err != nil {
 		s.notices = append(s.notices, fmt.Sprintf("The rules file %s was not read: %v.", path, err))
 		return true
@@ -223,11 +228,11 @@ func (s *Set) addLocked(path, boundary string, nested, workspace bool) bool {
 // readInside reads up to MaxFileBytes of path, which must resolve (through
 // any symlinks) to a regular file inside boundary (with workspace, under
 // the file tools' rules there); a longer file is cut on a rune boundary.
-func readInside(path, boundary string, workspace bool) (File, error) {
+func readInside(path, boundary string, workspace bool, denied []string) (File, error) {
 	read := runtime.ReadRegularFile
 	if workspace {
 		read = func(path, boundary string, limit int64) ([]byte, int64, error) {
-			return runtime.ReadWorkspaceFile(path, boundary, boundary, limit)
+			return runtime.ReadWorkspaceFile(path, boundary, boundary, denied, limit)
 		}
 	}
 	data, size, err := read(path, boundary, MaxFileBytes)

@@ -24,7 +24,7 @@ func TestTouchStaysInsideTheWorkspace(t *testing.T) {
 	put(t, filepath.Join(outside, "AGENTS.md"), "OUTSIDE")
 	require.NoError(t, os.Symlink(outside, filepath.Join(ws, "link")))
 	put(t, filepath.Join(ws, "a", "b", "AGENTS.md"), "AB")
-	s := Load(ws, "")
+	s := Load(ws, "", nil)
 	assert.Empty(t, s.Touch(filepath.Join(ws, "link", "f.txt")))
 	assert.Empty(t, s.Touch(filepath.Join(outside, "f.txt")))
 	assert.Empty(t, s.Touch(filepath.Join(ws, "..", filepath.Base(outside), "f.txt")))
@@ -47,7 +47,7 @@ func TestCapsAndEncoding(t *testing.T) {
 	}
 	put(t, filepath.Join(ws, "e", "AGENTS.md"), "bad \xff byte")
 	put(t, filepath.Join(ws, "f", "AGENTS.md"), "early \xff byte "+strings.Repeat("y", MaxFileBytes))
-	s := Load(ws, "")
+	s := Load(ws, "", nil)
 	f := s.Files()
 	require.Len(t, f, 1)
 	assert.True(t, f[0].Cut)
@@ -56,7 +56,7 @@ func TestCapsAndEncoding(t *testing.T) {
 		s.Touch(filepath.Join(ws, d, "f"))
 	}
 	s.Touch(filepath.Join(ws, "e", "f"))
-	early, err := readInside(filepath.Join(ws, "f", "AGENTS.md"), ws, true)
+	early, err := readInside(filepath.Join(ws, "f", "AGENTS.md"), ws, true, nil)
 	require.NoError(t, err)
 	assert.True(t, early.Cut)
 	assert.Greater(t, len(early.Text), MaxFileBytes-8, "an invalid byte early in a cut file does not cost the rest")

@@ -89,6 +89,9 @@ type WorkspaceConfig struct {
 	// DeniedPathPrefixes are root-relative paths the tools never read or
 	// write; nil means policy.DefaultDeniedPrefixes (.git, .env).
 	DeniedPathPrefixes []string
+	// DeniedPaths are absolute paths the tools never read, write or list
+	// (policy.FS.DeniedPaths): the list the sandbox denies to commands.
+	DeniedPaths []string
 	// Terminal is the command allow/deny list and the longest run.
 	Terminal policy.Terminal
 	// CommandTimeout is a command's default timeout (the model may ask for
@@ -217,7 +220,7 @@ func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, editor Editor
 	if denied == nil {
 		denied = policy.DefaultDeniedPrefixes()
 	}
-	local, err := runtime.NewLocalFS(policy.FS{Roots: roots, ReadOnlyRoots: cfg.ReadOnlyRoots, DeniedPathPrefixes: denied})
+	local, err := runtime.NewLocalFS(policy.FS{Roots: roots, ReadOnlyRoots: cfg.ReadOnlyRoots, DeniedPathPrefixes: denied, DeniedPaths: cfg.DeniedPaths})
 	if err != nil {
 		return nil, err
 	}
@@ -239,13 +242,14 @@ func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, editor Editor
 	cfg.Terminal.Path = cfg.PATH
 	w := &Workspace{cfg: cfg, roots: roots, local: local, files: local}
 	if !cfg.NoRules {
-		w.rules = rules.Load(cwd, cfg.UserRules)
+		w.rules = rules.Load(cwd, cfg.UserRules, cfg.DeniedPaths)
 		// The additional roots' own rules too.
 		for _, r := range w.userRoots()[1:] {
 			w.rules.AddRoot(r)
 		}
 	}
 	w.promptDirs = prompts.ProjectDirs(cwd).Join(cfg.UserPrompts)
+	w.promptDirs.Denied = cfg.DeniedPaths
 	if editor.Reads != nil || editor.Writes != nil {
 		w.files = &splitFiles{read: pick(editor.Reads, local), write: pick(editor.Writes, local)}
 		w.readsViaEditor, w.writesViaEditor = editor.Reads != nil, editor.Writes != nil
@@ -620,6 +624,12 @@ func (w *Workspace) Describe(policy.Mode) string {
 	if len(extra) > 0 {
 		fmt.Fprintf(&b, ", and so is everything under %s in each workspace directory", strings.Join(extra, ", "))
 	}
+	if secret := w.deniedInRoots(); len(secret) > 0 {
+		fmt.Fprintf(&b, "; so are the user's credentials and the agent's own files: %s", strings.Join(secret, ", "))
+		if w.cfg.KeptOutputDir != "" {
+			b.WriteString(" (but for the kept tool outputs)")
+		}
+	}
 	b.WriteString(".\n")
 	if w.rules != nil {
 		if p := w.rules.Prompt(); p != "" {
@@ -627,6 +637,24 @@ func (w *Workspace) Describe(policy.Mode) string {
 		}
 	}
 	return b.String()
+}
+
+// deniedInRoots are the denied paths (WorkspaceConfig.DeniedPaths) that
+// exist inside a workspace root, as configured: the ones the model could
+// otherwise try to reach (the home directory as the workspace).
+func (w *Workspace) deniedInRoots() []string {
+	var out []string
+	for _, d := range w.cfg.DeniedPaths {
+		for _, r := range w.userRoots() {
+			if rel, err := filepath.Rel(r, d); err == nil && filepath.IsLocal(rel) {
+				if _, err := os.Lstat(d); err == nil {
+					out = append(out, d)
+				}
+				break
+			}
+		}
+	}
+	return out
 }
 
 // LiveDescription is the part of the system prompt that can change during

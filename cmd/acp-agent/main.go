@@ -504,7 +504,14 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 		})
 	}
 	closers = append(closers, closerFunc(st.startWork.wait))
-	sb, netInFullAccess, unavailable, err := resolveSandbox(st.sandboxFlags, st.fs, st.sandboxFile, st.getenv, st.sessionDir, st.agentPaths(), log)
+	// One list for the sandbox and the file tools, sandbox or not.
+	denied, err := deniedPaths(st.sandboxFile, st.getenv, st.sessionDir, st.agentPaths())
+	if err != nil {
+		cleanup()
+		return nil, nil, nil, err
+	}
+	st.workspace.DeniedPaths = denied
+	sb, netInFullAccess, unavailable, err := resolveSandbox(st.sandboxFlags, st.fs, st.sandboxFile, st.getenv, st.sessionDir, denied, log)
 	if err != nil {
 		cleanup()
 		return nil, nil, nil, err

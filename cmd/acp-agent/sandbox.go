@@ -59,7 +59,9 @@ func (f sandboxFlags) autoApproveSetting(fs *flag.FlagSet, file *sandboxFile, ge
 // resolveSandbox turns flags and file into the workspace's sandbox, or the
 // reason commands cannot be confined (sessions then ask for every
 // command). Mode off gives neither.
-func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv func(string) string, sessionDir string, agentPaths []string, log *slog.Logger) (sb *runtime.Sandbox, netInFullAccess bool, unavailable string, err error) {
+//
+// denied is deniedPaths' list, which the file tools keep out of too.
+func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv func(string) string, sessionDir string, denied []string, log *slog.Logger) (sb *runtime.Sandbox, netInFullAccess bool, unavailable string, err error) {
 	if file == nil {
 		file = &sandboxFile{}
 	}
@@ -104,33 +106,14 @@ func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv 
 		}
 	}
 	p := sandbox.Policy{
-		DeniedPaths:   sandbox.DefaultDeniedPaths(home),
+		DeniedPaths:   denied,
 		ExtraWritable: append(sandbox.DefaultCaches(home), file.ExtraWritable...),
 	}
-	// The agent's own config, sessions and logs are not the model's.
-	// They may be named relative to the agent's directory (--session-dir,
-	// --log-file, --token-file); the helpers take absolute paths only and
-	// would refuse every command.
-	abs := func(x string) string {
-		if a, err := filepath.Abs(x); err == nil {
-			return a
-		}
-		return x
-	}
-	if dir := defaultConfigPath(getenv); dir != "" {
-		p.DeniedPaths = append(p.DeniedPaths, abs(filepath.Dir(dir)))
-	}
 	if sessionDir != "" {
-		sessionDir = abs(sessionDir)
-		p.DeniedPaths = append(p.DeniedPaths, sessionDir)
 		// Under a denied path, where no command can write it.
-		p.SecretsCache = filepath.Join(sessionDir, secretsCacheDir)
+		p.SecretsCache = filepath.Join(absPath(sessionDir), secretsCacheDir)
 	}
-	for _, l := range agentPaths {
-		p.DeniedPaths = append(p.DeniedPaths, abs(l))
-	}
-	p.DeniedPaths = append(p.DeniedPaths, file.DeniedPaths...)
-	for _, x := range append(append([]string(nil), file.ExtraWritable...), file.DeniedPaths...) {
+	for _, x := range file.ExtraWritable {
 		if !filepath.IsAbs(x) {
 			return nil, false, "", fmt.Errorf("sandbox: %q is not an absolute path", x)
 		}
@@ -149,6 +132,51 @@ func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv 
 		p.AllowGitWrites = *file.AllowGitWrites
 	}
 	return &runtime.Sandbox{Exe: exe, Policy: p}, netInFullAccess, "", nil
+}
+
+// deniedPaths are the paths no confined command and no file tool may
+// read or write, one list for both (whether or not commands are
+// sandboxed): the user's credentials under home (sandbox.
+// DefaultDeniedPaths), the agent's config directory, the session
+// directory, the agent's own files (agentPaths: the state directory, the
+// log file, serve's token file) and the config's sandbox.deniedPaths,
+// which must be absolute. All are absolute: the agent's may be named
+// relative to its directory (--session-dir, --log-file, --token-file),
+// and the helpers take absolute paths only and would refuse every
+// command.
+func deniedPaths(file *sandboxFile, getenv func(string) string, sessionDir string, agentPaths []string) ([]string, error) {
+	home := getenv("HOME")
+	if home == "" && onWindows {
+		home = getenv("USERPROFILE")
+	}
+	out := sandbox.DefaultDeniedPaths(home)
+	if dir := defaultConfigPath(getenv); dir != "" {
+		out = append(out, absPath(filepath.Dir(dir)))
+	}
+	if sessionDir != "" {
+		out = append(out, absPath(sessionDir))
+	}
+	for _, l := range agentPaths {
+		out = append(out, absPath(l))
+	}
+	if file != nil {
+		for _, x := range file.DeniedPaths {
+			if !filepath.IsAbs(x) {
+				return nil, fmt.Errorf("sandbox: %q is not an absolute path", x)
+			}
+		}
+		out = append(out, file.DeniedPaths...)
+	}
+	return out, nil
+}
+
+// absPath is x made absolute against the agent's directory (x itself if
+// that fails).
+func absPath(x string) string {
+	if a, err := filepath.Abs(x); err == nil {
+		return a
+	}
+	return x
 }
 
 // secretsCacheDir is the directory, under the session directory, where

@@ -1,0 +1,111 @@
+package policy
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestFSDeniedPaths: an absolute denied path is refused for reads and
+// writes, with everything under it, from any root that contains it; a
+// name that only starts like it (~/.sshx) is not under it; a root that is
+// the denied path or inside it (the user's own choice, the agent's kept
+// outputs) reaches its files, and the longest root decides for nested
+// roots; case variants are the same path, as on case-insensitive
+// filesystems.
+func TestFSDeniedPaths(t *testing.T) {
+	skipOnWindows(t)
+	p := FS{
+		Roots: []string{"/home/u", "/home/u/.local/state/acp/sessions/s1/offloaded", "/home/u/.ssh/keys-ws",
+			"/home/u/proj", "/srv"},
+		ReadOnlyRoots: []string{"/home/u/.local/state/acp/sessions/s1/offloaded"},
+		DeniedPaths:   []string{"/home/u/.ssh", "/home/u/.aws/credentials", "/home/u/.local/state/acp", "/home/u/.config/acp/", "relative/ignored"},
+	}
+	tests := []struct {
+		name   string
+		path   string
+		access Access
+		denied bool
+	}{
+		{name: "a key under the home root", path: "/home/u/.ssh/id_rsa", denied: true},
+		{name: "the denied directory itself", path: "/home/u/.ssh", denied: true},
+		{name: "written", path: "/home/u/.ssh/authorized_keys", access: AccessWrite, denied: true},
+		{name: "a denied file", path: "/home/u/.aws/credentials", denied: true},
+		{name: "beside a denied file", path: "/home/u/.aws/config"},
+		{name: "prefix but not child", path: "/home/u/.sshx/id_rsa"},
+		{name: "prefix of a denied file", path: "/home/u/.aws/credentials.bak"},
+		{name: "dotdot into it", path: "/home/u/proj/../.ssh/id_rsa", denied: true},
+		{name: "from a nested root's parent path", path: "/home/u/proj/x"},
+		{name: "case variant", path: "/home/u/.SSH/id_rsa", denied: true},
+		{name: "ignorable trailing dot", path: "/home/u/.ssh./id_rsa", denied: true},
+		{name: "denied path given with a trailing slash", path: "/home/u/.config/acp/config.json", denied: true},
+		{name: "the state dir's token", path: "/home/u/.local/state/acp/serve-token", denied: true},
+		{name: "another session's file", path: "/home/u/.local/state/acp/sessions/s2.jsonl", denied: true},
+		{name: "kept output in a root inside the state dir", path: "/home/u/.local/state/acp/sessions/s1/offloaded/1.out"},
+		{name: "kept output root itself", path: "/home/u/.local/state/acp/sessions/s1/offloaded"},
+		{name: "kept outputs stay read-only", path: "/home/u/.local/state/acp/sessions/s1/offloaded/1.out", access: AccessWrite, denied: true},
+		{name: "beside the kept root, still denied", path: "/home/u/.local/state/acp/sessions/s1/checkpoints", denied: true},
+		{name: "a workspace the user opened inside .ssh", path: "/home/u/.ssh/keys-ws/notes.txt"},
+		{name: "writable there too", path: "/home/u/.ssh/keys-ws/notes.txt", access: AccessWrite},
+		{name: "another root", path: "/srv/x"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := p.Resolve(tt.path, tt.access)
+			if tt.denied {
+				assert.ErrorIs(t, err, ErrPermissionDenied)
+			} else {
+				assert.NoError(t, err)
+			}
+		})
+	}
+	// A root inside a denied path holds its whole tree, and only its own.
+	q := FS{Roots: []string{"/home/u/.ssh"}, DeniedPaths: []string{"/home/u/.ssh"}}
+	_, _, err := q.Resolve("/home/u/.ssh/id_rsa", AccessRead)
+	assert.NoError(t, err, "a workspace opened at a denied path is the user's choice")
+	// Relative denied paths (a configuration error the caller prevents)
+	// deny nothing rather than everything.
+	_, _, err = p.Resolve("/home/u/relative/ignored", AccessRead)
+	assert.NoError(t, err)
+}
+
+// TestChildrenByNameDeclinesDirectoriesHoldingADeniedPath: a walk resolves
+// entry by entry where a denied path sits right below the directory, and
+// judges by name elsewhere; where it judges by name, the name gives
+// Resolve's answer.
+func TestChildrenByNameDeclinesDirectoriesHoldingADeniedPath(t *testing.T) {
+	skipOnWindows(t)
+	p := FS{Roots: []string{"/home/u"}, DeniedPaths: []string{"/home/u/.ssh", "/home/u/.local/state/acp"}}
+	assert.False(t, p.ChildrenByName("/home/u"))
+	assert.False(t, p.ChildrenByName("/home/u/.local/state"))
+	assert.False(t, p.ChildrenByName("/home/u/.LOCAL/state"), "case variants too")
+	assert.True(t, p.ChildrenByName("/home/u/.local"))
+	assert.True(t, p.ChildrenByName("/home/u/src"))
+	for _, name := range []string{"a", ".sshx", "acpx"} {
+		_, _, err := p.Resolve("/home/u/.local/"+name, AccessRead)
+		assert.Equal(t, err == nil, ChildNameAllowed(name), name)
+	}
+}
+
+// BenchmarkResolveWithDeniedPaths is BenchmarkResolve with the list of
+// denied paths a session gets with the home directory as its workspace
+// (the credentials and the agent's own files, as given and resolved).
+func BenchmarkResolveWithDeniedPaths(b *testing.B) {
+	skipOnWindows(b)
+	p := FS{Roots: []string{"/home/user", "/home/user/.local/state/acp-agent/sessions/s/offloaded"}, DeniedPathPrefixes: DefaultDeniedPrefixes()}
+	for _, d := range []string{".ssh", ".aws", ".gnupg", ".netrc", ".config/gh", ".docker/config.json", ".config/gcloud", ".kube",
+		".git-credentials", ".npmrc", ".pypirc", ".azure", ".config/acp-agent", ".local/state/acp-agent",
+		".local/state/acp-agent/sessions", ".local/state/acp-agent/logs/agent.log"} {
+		p.DeniedPaths = append(p.DeniedPaths, "/home/user/"+d)
+	}
+	paths := []string{
+		"/home/user/project/internal/server/handler.go",
+		"/home/user/.ssh/id_rsa",
+		"/home/user/.local/state/acp-agent/sessions/s/offloaded/1.out",
+		"/home/user/src/a/b/c.go",
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		p.Resolve(paths[i%len(paths)], AccessRead)
+	}
+}
