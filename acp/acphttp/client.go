@@ -50,14 +50,19 @@ type ClientOptions struct {
 // stream with Last-Event-ID. It is used by the tests and the load
 // benchmark of acp-agent serve.
 type Client struct {
-	opts   ClientOptions
-	hc     *http.Client
-	connID string
-	ctx    context.Context
-	cancel context.CancelFunc
-	ws     *websocket.Conn
-	wg     sync.WaitGroup
-	nextID atomic.Int64
+	opts ClientOptions
+	hc   *http.Client
+	// streamHC makes the event streams' GETs: on a transport of their
+	// own when hc's is an *http.Transport, so that a long-lived stream
+	// never pins a connection a POST left idle, and the next request
+	// finds one instead of dialing (see newStreamClient).
+	streamHC *http.Client
+	connID   string
+	ctx      context.Context
+	cancel   context.CancelFunc
+	ws       *websocket.Conn
+	wg       sync.WaitGroup
+	nextID   atomic.Int64
 
 	mu      sync.Mutex
 	pending map[string]chan *RPCMessage
@@ -117,6 +122,10 @@ func Dial(ctx context.Context, opts ClientOptions, initParams any) (*Client, jso
 	if c.hc == nil {
 		c.hc = &http.Client{}
 	}
+	c.streamHC = c.hc
+	if !opts.WebSocket {
+		c.streamHC = newStreamClient(c.hc)
+	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	if opts.WebSocket {
 		return c.dialWS(ctx, initParams)
@@ -146,6 +155,8 @@ func Dial(ctx context.Context, opts ClientOptions, initParams any) (*Client, jso
 	}
 	if err := c.openStream(""); err != nil {
 		c.cancel()
+		c.wg.Wait()
+		c.closeStreamConns()
 		return nil, nil, err
 	}
 	return c, m.Result, nil
@@ -207,7 +218,34 @@ func (c *Client) header() http.Header {
 	return h
 }
 
+// newStreamClient returns the client of the event streams. An HTTP/1.1
+// event stream holds its TCP connection for as long as it is open; on
+// the transport the POSTs use, each stream would take the connection the
+// request before it left idle (initialize's, session/new's), so nearly
+// every prompt would dial a new one: with many clients at once, each
+// first prompt waited for its dial and for the server to accept it. The
+// streams' transport is a clone of hc's (same proxy, TLS, dialer and
+// limits), owned by this Client; a RoundTripper that is not an
+// *http.Transport is used as it is.
+func newStreamClient(hc *http.Client) *http.Client {
+	rt := hc.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	tr, ok := rt.(*http.Transport)
+	if !ok {
+		return hc
+	}
+	sc := *hc
+	sc.Transport = tr.Clone()
+	return &sc
+}
+
 func (c *Client) do(ctx context.Context, method string, body []byte, extra http.Header) (*http.Response, error) {
+	return c.doWith(ctx, c.hc, method, body, extra)
+}
+
+func (c *Client) doWith(ctx context.Context, hc *http.Client, method string, body []byte, extra http.Header) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, method, c.opts.URL, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -222,7 +260,7 @@ func (c *Client) do(ctx context.Context, method string, body []byte, extra http.
 	if c.connID != "" && req.Header.Get(HeaderConnectionID) == "" {
 		req.Header.Set(HeaderConnectionID, c.connID)
 	}
-	return c.hc.Do(req)
+	return hc.Do(req)
 }
 
 // openStream opens the event stream of sessionID ("" the connection's)
@@ -266,7 +304,7 @@ func (c *Client) runStream(ctx context.Context, s *clientStream) {
 		c.mu.Lock()
 		s.cancelBody = acancel
 		c.mu.Unlock()
-		resp, err := c.do(actx, http.MethodGet, nil, hdr)
+		resp, err := c.doWith(actx, c.streamHC, http.MethodGet, nil, hdr)
 		if err == nil && resp.StatusCode != http.StatusOK {
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 8<<10))
 			resp.Body.Close()
@@ -656,7 +694,15 @@ func (c *Client) Close() error {
 	}
 	c.cancel()
 	c.wg.Wait()
+	c.closeStreamConns()
 	return err
+}
+
+// closeStreamConns closes the connections of the streams' own transport.
+func (c *Client) closeStreamConns() {
+	if c.streamHC != c.hc {
+		c.streamHC.CloseIdleConnections()
+	}
 }
 
 // LastID is the id of the last request Call sent.

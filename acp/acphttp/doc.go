@@ -50,5 +50,9 @@
 // a WebSocket connection owns one pinger, which its Close waits for.
 //
 // Client is a Go client of both profiles (used by the tests and the load
-// benchmark of acp-agent serve).
+// benchmark of acp-agent serve). Over Streamable HTTP its event streams
+// (long-lived GETs, each holding an HTTP/1.1 connection) use a clone of
+// the caller's *http.Transport that the Client owns and closes, so that a
+// stream never takes the connection a POST left idle: requests reuse
+// warm connections instead of dialing.
 package acphttp

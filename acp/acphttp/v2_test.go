@@ -3,7 +3,6 @@ package acphttp_test
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acphttp"
-	"github.com/acp-agent/acp-agent/acp/acptest"
 	"github.com/acp-agent/acp-agent/acp/acpv2"
 	"github.com/acp-agent/acp-agent/acp/schemacheck"
 )
@@ -38,23 +36,11 @@ func TestV2OverStreamableHTTPAndWebSocket(t *testing.T) {
 	require.NoError(t, err)
 	for _, ws := range []bool{false, true} {
 		t.Run(map[bool]string{false: "http", true: "websocket"}[ws], func(t *testing.T) {
-			h, err := acphttp.NewHandler(acphttp.Options{Token: "tok"})
-			require.NoError(t, err)
-			srv := acp.NewServer(nopAgent{}, acp.Options{V2: &acptest.EchoAgentV2{}})
-			ctx, cancel := context.WithCancel(context.Background())
-			served := make(chan error, 1)
-			go func() { served <- srv.Serve(ctx, h) }()
-			hs := httptest.NewServer(h)
-			defer func() {
-				hs.Close()
-				cancel()
-				h.Close()
-				<-served
-			}()
+			url := serveEchoV2(t, acphttp.Options{}, nil)
 
 			var mu sync.Mutex
 			var updates []acpv2.UpdateSessionNotification
-			c, init, err := acphttp.Dial(context.Background(), acphttp.ClientOptions{URL: hs.URL + "/acp", Token: "tok", WebSocket: ws,
+			c, init, err := acphttp.Dial(context.Background(), acphttp.ClientOptions{URL: url, Token: "tok", WebSocket: ws,
 				OnNotification: func(method string, params json.RawMessage) {
 					assert.Equal(t, acpv2.MethodSessionUpdate, method)
 					assert.NoError(t, checker.ValidateV2UnstableStrict("UpdateSessionNotification", params))
