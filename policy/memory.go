@@ -42,6 +42,11 @@ type OperandInfo struct {
 	Inside bool
 	// Dir is true when it names an existing directory.
 	Dir bool
+	// HoldsDenied is true for a directory with one of the paths the file
+	// tools never read or list (FS.DeniedBelow: ~/.ssh, the agent's state
+	// directory, ...) below it, as written or resolved: a program that
+	// lists or walks it would show what those tools hide.
+	HoldsDenied bool
 }
 
 // CommandContext is what a remembered command decision depends on besides

@@ -16,7 +16,8 @@ import (
 // resolved through every symlink, is inside the workspace roots and not
 // under a denied name, and is not a file with several hard links (one
 // can be a link to a file outside). "~…" is never inside: the shell
-// expands it to the home directory.
+// expands it to the home directory. A directory also says whether a
+// denied path lies below it (holdsDenied).
 func (w *Workspace) operandInfo(dir, word string) policy.OperandInfo {
 	if word == "" || strings.HasPrefix(word, "~") || strings.IndexByte(word, 0) >= 0 {
 		return policy.OperandInfo{}
@@ -37,7 +38,39 @@ func (w *Workspace) operandInfo(dir, word string) policy.OperandInfo {
 	if fi.Mode().IsRegular() && runtime.LinkCount(fi) > 1 {
 		return policy.OperandInfo{}
 	}
-	return policy.OperandInfo{Inside: true, Dir: fi.IsDir()}
+	info := policy.OperandInfo{Inside: true, Dir: fi.IsDir()}
+	if info.Dir {
+		info.HoldsDenied = w.holdsDenied(p, real)
+	}
+	return info
+}
+
+// holdsDenied reports whether a directory, as written (p) or resolved
+// (real), has one of the denied paths the file tools never list below
+// it (policy.FS.DeniedBelow: ~/.ssh or the state directory under the
+// home directory as the workspace). The policy's denied paths are each
+// as configured and as resolved; a real path reached through a root
+// that is a symlink is judged at its spelling under that root too.
+func (w *Workspace) holdsDenied(p, real string) bool {
+	pol := w.local.Policy()
+	if _, ok := pol.DeniedBelow(p); ok {
+		return true
+	}
+	if _, ok := pol.DeniedBelow(real); ok {
+		return true
+	}
+	for _, r := range w.roots {
+		rr, err := filepath.EvalSymlinks(r)
+		if err != nil || rr == r {
+			continue
+		}
+		if rel, err := filepath.Rel(rr, real); err == nil && (rel == "." || filepath.IsLocal(rel)) {
+			if _, ok := pol.DeniedBelow(filepath.Join(r, rel)); ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // protectedName reports whether a component of p is .git, .env or
