@@ -48,29 +48,16 @@ func (w *Workspace) operandInfo(dir, word string) policy.OperandInfo {
 // holdsDenied reports whether a directory, as written (p) or resolved
 // (real), has one of the denied paths the file tools never list below
 // it (policy.FS.DeniedBelow: ~/.ssh or the state directory under the
-// home directory as the workspace). The policy's denied paths are each
-// as configured and as resolved; a real path reached through a root
-// that is a symlink is judged at its spelling under that root too.
+// home directory as the workspace). The policy holds each denied path as
+// configured and as resolved; below a real path outside the roots (a
+// root reached through a symlink), any of them counts.
 func (w *Workspace) holdsDenied(p, real string) bool {
 	pol := w.local.Policy()
-	if _, ok := pol.DeniedBelow(p); ok {
-		return true
+	_, below := pol.DeniedBelow(p)
+	if !below {
+		_, below = pol.DeniedBelow(real)
 	}
-	if _, ok := pol.DeniedBelow(real); ok {
-		return true
-	}
-	for _, r := range w.roots {
-		rr, err := filepath.EvalSymlinks(r)
-		if err != nil || rr == r {
-			continue
-		}
-		if rel, err := filepath.Rel(rr, real); err == nil && (rel == "." || filepath.IsLocal(rel)) {
-			if _, ok := pol.DeniedBelow(filepath.Join(r, rel)); ok {
-				return true
-			}
-		}
-	}
-	return false
+	return below
 }
 
 // protectedName reports whether a component of p is .git, .env or

@@ -19,7 +19,8 @@ import (
 // the approval keeps a command out of ~/.ssh), a remembered "Always allow
 // `ls`/`find`/`cat`/`head`/`wc` (any files in the workspace)" never
 // covers a line that lists or walks a directory holding a denied path
-// (ls -R ~, ls alone in ~, find ~, find -name x in ~, ls ~/.local/state)
+// (ls -R ~, ls alone in ~, find ~, find -name x in ~, ls ~/.local/state,
+// a workspace symlink to ~)
 // nor one that names a file under a denied path (as written, through
 // "..", a case variant, a workspace symlink, ~ or $HOME): each asks, as
 // every line a remembered approval does not cover does, and the answer
@@ -43,6 +44,7 @@ func TestBinaryRememberedListingsNeverReachTheDeniedPaths(t *testing.T) {
 	w("proj/sub/inner.txt", "INNER_OK\n")
 	require.NoError(t, os.Symlink(filepath.Join(home, ".ssh", "id_rsa"), filepath.Join(home, "proj", "key")))
 	require.NoError(t, os.Symlink(filepath.Join(home, ".ssh"), filepath.Join(home, "proj", "sshdir")))
+	require.NoError(t, os.Symlink("..", filepath.Join(home, "proj", "up"))) // the home directory again
 
 	approve := []string{"ls proj", "find proj -name '*.md'", "cat proj/readme.md", "head -n 1 proj/readme.md", "wc -c proj/readme.md"}
 	covered := []string{"ls -la proj/sub", "ls -R proj", "find proj -type f", "cat proj/sub/inner.txt", "wc -l proj/sub/inner.txt"}
@@ -56,6 +58,8 @@ func TestBinaryRememberedListingsNeverReachTheDeniedPaths(t *testing.T) {
 		{line: "ls -R -I x"},
 		{line: "ls .local/state"},
 		{line: "ls -R proj/sshdir"},
+		{line: "ls -R proj/up/"},
+		{line: "find proj/up/ -name 'id_*'"},
 		{line: "find " + home},
 		{line: "find . -name 'id_*'"},
 		{line: "find -name 'id_*'"},
