@@ -129,7 +129,9 @@ func (a Approval) key() string {
 //   - for the read-only programs of readOnlyPrograms (cat, head, ls,
 //     grep, find, …), the program with any arguments its rule accepts
 //     (no writing or command-running options), as long as every
-//     path-like word resolves inside the workspace;
+//     path-like word resolves inside the workspace, outside the denied
+//     paths, and no directory ls or find lists or walks holds a denied
+//     path (OperandInfo.HoldsDenied);
 //   - for git's read-only subcommands (status, diff, log, show, and
 //     listing branch, tag, remote -v), the subcommand with any read-only
 //     options, in the same directory;
