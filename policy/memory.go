@@ -62,6 +62,13 @@ type CommandContext struct {
 	// Operand judges a path-like word; nil means no word is inside, so
 	// nothing gets a scope wider than its exact arguments.
 	Operand func(dir, word string) OperandInfo
+	// RepoHoldsDenied reports whether the git repository that holds dir
+	// has a denied path inside its working tree (the home directory as a
+	// repository, with ~/.ssh in it): git's read-only subcommands show the
+	// whole tree (status -uall lists every untracked name, diff and show
+	// print tracked contents), so there git lines are remembered exactly.
+	// nil means no.
+	RepoHoldsDenied func(dir string) bool
 }
 
 func (ctx CommandContext) operand(word string) OperandInfo {
@@ -445,7 +452,7 @@ func scopeOf(c SimpleCommand, ctx CommandContext) Approval {
 		if rule, ok := readOnlyPrograms[base]; ok && rule.accepts(c.Args, ctx) {
 			return Approval{Kind: ApprovalProgram, Program: base, Target: linkTarget(c)}
 		}
-		if base == "git" {
+		if base == "git" && (ctx.RepoHoldsDenied == nil || !ctx.RepoHoldsDenied(ctx.Dir)) {
 			if sub, ok := gitReadOnly(c.Args, ctx); ok {
 				return Approval{Kind: ApprovalGit, Dir: ctx.Dir, Program: sub, Target: linkTarget(c)}
 			}

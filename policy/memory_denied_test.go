@@ -94,3 +94,30 @@ func TestCommandMemoryListingsOfDirectoriesHoldingDeniedPathsAsk(t *testing.T) {
 		})
 	}
 }
+
+// In a git repository whose working tree holds a denied path (the home
+// directory as a repository: CommandContext.RepoHoldsDenied), git's
+// read-only subcommands are remembered exactly: an allowed "git status"
+// does not cover "git status -uall" (every untracked name under ~/.ssh)
+// nor "git diff" (tracked contents). Elsewhere they keep their scope.
+func TestCommandMemoryGitInARepositoryHoldingDeniedPathsIsExact(t *testing.T) {
+	fs := newFakeSystem(t)
+	home := fs.ctx()
+	home.RepoHoldsDenied = func(dir string) bool { return dir == fs.work }
+	project := fs.ctx()
+	project.RepoHoldsDenied = func(string) bool { return false }
+	for _, ctx := range []CommandContext{home, project} {
+		var m CommandMemory
+		cl := fs.parse(t, "git status")
+		m.Remember(cl, ctx, DecisionAllow)
+		want, kind := DecisionNone, ApprovalExact
+		if !ctx.RepoHoldsDenied(ctx.Dir) {
+			want, kind = DecisionAllow, ApprovalGit
+		}
+		require.Equal(t, kind, allowApprovals(cl, ctx)[0].Kind)
+		require.Equal(t, DecisionAllow, m.Lookup(cl, ctx), "the exact line stays remembered")
+		for _, l := range []string{"git status -uall", "git status --porcelain --ignored", "git --no-pager status"} {
+			require.Equal(t, want, m.Lookup(fs.parse(t, l), ctx), l)
+		}
+	}
+}

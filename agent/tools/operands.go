@@ -60,6 +60,21 @@ func (w *Workspace) holdsDenied(p, real string) bool {
 	return below
 }
 
+// repoHoldsDenied reports whether the git repository holding dir (the
+// nearest directory at or above it with a .git) has a denied path below
+// its top, as holdsDenied judges a directory; false outside a repository.
+func (w *Workspace) repoHoldsDenied(dir string) bool {
+	top, _ := gitState(dir)
+	if top == "" {
+		return false
+	}
+	real, err := realPath(top)
+	if err != nil {
+		return true
+	}
+	return w.holdsDenied(top, real)
+}
+
 // protectedName reports whether a component of p is .git, .env or
 // .env.*, at any depth: names whose contents a wide approval never
 // covers, whatever the workspace's denied prefixes say.

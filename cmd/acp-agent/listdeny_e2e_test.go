@@ -170,3 +170,69 @@ func TestBinaryRememberedListingsNeverReachTheDeniedPaths(t *testing.T) {
 		assert.Contains(t, out, "handler.go", "the walks ran")
 	})
 }
+
+// With the home directory as a git repository (and as the workspace,
+// --sandbox off), a remembered "git status" is exact: git status -uall,
+// which lists every untracked name under ~/.ssh, asks, also from a
+// project directory below the home directory without a repository of its
+// own; the approved line itself runs. Control: in a project repository
+// the approval covers git status -uall.
+func TestBinaryRememberedGitStatusNeverListsTheDeniedPathsOfAHomeRepository(t *testing.T) {
+	needsBash(t)
+	home := testHome(t)
+	for rel, content := range map[string]string{".ssh/id_rsa_SECRETNAME": "SSH_KEY_SECRET\n", "proj/readme.md": "x\n"} {
+		p := filepath.Join(home, rel)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o700))
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
+	}
+	git := exec.Command("git", "init", "-q", ".")
+	git.Dir, git.Env = home, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home}
+	require.NoError(t, git.Run())
+
+	model := promptModel(t, map[string][]modelCall{
+		"[approve]": {{"run_command", map[string]any{"command": "git status"}}},
+		"[again]":   {{"run_command", map[string]any{"command": "git status"}}},
+		"[all]":     {{"run_command", map[string]any{"command": "git status -uall"}}},
+		"[subok]":   {{"run_command", map[string]any{"command": "git status", "cwd": "proj"}}},
+		"[sub]":     {{"run_command", map[string]any{"command": "git status --porcelain -uall", "cwd": "proj"}}},
+	})
+	client := &answeringClient{toolClient: newToolClient(home, ""), answer: "allow_always"}
+	cmd := exec.Command(agentBin, "--model", "openai/test-model", "--sandbox", "off")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + home, "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
+	conn, sid := startE2EWith(t, cmd, client, home, sdk.ClientCapabilities{})
+	// asks runs the turn of tag, answering answer, and says whether it asked.
+	asks := func(tag, answer string) bool {
+		client.setAnswer(answer)
+		before := client.asked()
+		promptE2E(t, conn, sid, tag)
+		return client.asked() > before
+	}
+	require.True(t, asks("[approve]", "allow_always"))
+	assert.False(t, asks("[again]", "reject_once"), "the approved line itself is remembered")
+	assert.True(t, asks("[all]", "reject_once"), "git status -uall in a home repository asks")
+	require.True(t, asks("[subok]", "allow_always"))
+	assert.True(t, asks("[sub]", "reject_once"), "git status -uall below the home repository asks")
+	for _, b := range model.all() {
+		for _, m := range chatMessages(t, b) {
+			if text, _ := m.Content.(string); m.Role != "assistant" && strings.Contains(text, "SECRETNAME") {
+				t.Errorf("the model saw a name under ~/.ssh in a %s message", m.Role)
+			}
+		}
+	}
+
+	t.Run("project repository", func(t *testing.T) {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "untracked_OK.txt"), []byte("x\n"), 0o644))
+		git := exec.Command("git", "init", "-q", ".")
+		git.Dir, git.Env = dir, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+		require.NoError(t, git.Run())
+		client := &answeringClient{toolClient: newToolClient(dir, ""), answer: "allow_always"}
+		conn, sid := e2eSessionWith(t, model, client, "--sandbox", "off")
+		promptE2E(t, conn, sid, "[approve]")
+		client.setAnswer("reject_once")
+		promptE2E(t, conn, sid, "[all]")
+		assert.Equal(t, 1, client.asked(), "git status -uall is covered in a project repository")
+		bodies := model.all()
+		assert.Contains(t, lastToolResult(t, bodies[len(bodies)-1]), "untracked_OK.txt")
+	})
+}
