@@ -141,7 +141,8 @@ func (a Approval) key() string {
 //     path (OperandInfo.HoldsDenied);
 //   - for git's read-only subcommands (status, diff, log, show, and
 //     listing branch, tag, remote -v), the subcommand with any read-only
-//     options, in the same directory;
+//     options, in the same directory, unless its repository holds a
+//     denied path (CommandContext.RepoHoldsDenied);
 //   - a line that changes directory (cd, pushd, popd) only as the exact
 //     line in the same directory.
 //
