@@ -226,17 +226,13 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// dirNames lists the store directory, but for RunningDir, where every
-// Store that takes a lock keeps its entry (running_test.go tests it).
+// dirNames lists the store directory.
 func dirNames(t testing.TB, s *Store) []string {
 	t.Helper()
 	ents, err := os.ReadDir(s.Dir())
 	require.NoError(t, err)
 	var out []string
 	for _, e := range ents {
-		if e.Name() == RunningDir {
-			continue
-		}
 		out = append(out, e.Name())
 	}
 	return out
