@@ -131,7 +131,7 @@ type hookWorkspace interface {
 // in, run nothing, and the user is told why.
 func (h *Host) loadProjectHooks(cwd string, perms agent.PermissionRequester, ws hookWorkspace) []agent.Hook {
 	path := filepath.Join(cwd, ProjectHooksFile)
-	data, err := readProjectHooks(path)
+	data, err := readProjectHooks(path, cwd, h.cfg.Workspace.DeniedPaths)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -158,7 +158,7 @@ func (h *Host) loadProjectHooks(cwd string, perms agent.PermissionRequester, ws 
 		return nil
 	}
 	ph := &projectHooks{file: path, data: data, perms: perms, store: &h.trust, ws: ws, confinement: ws.HookConfinement()}
-	pin := newPinner(cwd, ws.Writable(), ws.HookPath())
+	pin := newPinner(cwd, ws.Writable(), ws.HookPath(), h.cfg.Workspace.DeniedPaths)
 	for _, r := range specs {
 		t, err := pin.line(r.Spec.Command)
 		if err != nil {
@@ -183,9 +183,17 @@ func (h *Host) loadProjectHooks(cwd string, perms agent.PermissionRequester, ws 
 	return out
 }
 
-// readProjectHooks reads a regular file, never through a final symlink.
-func readProjectHooks(path string) ([]byte, error) {
-	data, size, err := runtime.ReadRegularFile(path, "", maxProjectHooksBytes)
+// readProjectHooks reads a regular file, never through a final symlink,
+// under the file tools' rules for the workspace root cwd
+// (runtime.ReadWorkspaceFile): a .acp-agent directory that is a symlink
+// into ~/.ssh or out of the workspace is not followed.
+func readProjectHooks(path, cwd string, denied []string) ([]byte, error) {
+	if fi, err := os.Lstat(path); err != nil {
+		return nil, err
+	} else if fi.Mode()&os.ModeSymlink != 0 {
+		return nil, errors.New("it is a symlink")
+	}
+	data, size, err := runtime.ReadWorkspaceFile(path, "", cwd, denied, maxProjectHooksBytes)
 	if err == nil && size > maxProjectHooksBytes {
 		err = fmt.Errorf("%d bytes, more than %d", size, maxProjectHooksBytes)
 	}
