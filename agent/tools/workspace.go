@@ -270,10 +270,23 @@ func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, editor Editor
 		if opts.Sandbox != nil {
 			// Escalations the user allowed run here, unconfined.
 			w.escapeTerm = runtime.NewLocalTerminal(runtime.TerminalOptions{Env: opts.Env})
-			w.warm.start(w.localTerm.Warm, warmDelay)
 		}
 	}
 	return w, nil
+}
+
+// WarmCommands starts the sandbox helper of the workspace's confined
+// terminal ahead of its first command: when the model names a
+// run_command call, or warmDelay from now if wanted (the session's
+// question, asked then: does it offer run_command in a mode that runs
+// commands?) says yes. It does nothing without a confined local terminal
+// (the editor runs the commands, or no sandbox), or when called again.
+// The session calls it once it is made, so that a session where no
+// command can run never starts a helper on a timer.
+func (w *Workspace) WarmCommands(wanted func() bool) {
+	if w.localTerm != nil && w.cfg.Sandbox != nil {
+		w.warm.start(w.localTerm.Warm, warmDelay, wanted)
+	}
 }
 
 // terminalOptions are the options of a local terminal: confined by the
