@@ -104,7 +104,10 @@ func (r readOnlyRule) accepts(args []string, ctx CommandContext) bool {
 			return false
 		}
 		for _, b := range r.ban {
-			if name == b {
+			// GNU getopt_long takes any unambiguous prefix of a long
+			// option (grep --recurs is --recursive): a prefix of a
+			// banned one is refused too.
+			if name == b || (strings.HasPrefix(name, "--") && len(name) > 2 && strings.HasPrefix(b, name)) {
 				return false
 			}
 		}

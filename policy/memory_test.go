@@ -135,6 +135,12 @@ func TestCommandMemoryScopes(t *testing.T) {
 		{"find . -name x", ApprovalProgram, "find"},
 		{"find -L .", ApprovalExact, ""},
 		{"wc --files0-from=a", ApprovalExact, ""},
+		// Unambiguous prefixes of banned long options (GNU getopt_long).
+		{"grep --recurs foo", ApprovalExact, ""},
+		{"grep --dir=recurse foo", ApprovalExact, ""},
+		{"grep --deref foo", ApprovalExact, ""},
+		{"wc --files0=a", ApprovalExact, ""},
+		{"grep --count foo a", ApprovalProgram, "grep"},
 		{"file -z a", ApprovalExact, ""},
 		{"file a", ApprovalProgram, "file"},
 		{"echo ~ /etc", ApprovalProgram, "echo"},

@@ -46,8 +46,11 @@ func TestBinaryRememberedListingsNeverReachTheDeniedPaths(t *testing.T) {
 	require.NoError(t, os.Symlink(filepath.Join(home, ".ssh"), filepath.Join(home, "proj", "sshdir")))
 	require.NoError(t, os.Symlink("..", filepath.Join(home, "proj", "up"))) // the home directory again
 
-	approve := []string{"ls proj", "find proj -name '*.md'", "cat proj/readme.md", "head -n 1 proj/readme.md", "wc -c proj/readme.md"}
-	covered := []string{"ls -la proj/sub", "ls -R proj", "find proj -type f", "cat proj/sub/inner.txt", "wc -l proj/sub/inner.txt"}
+	w("proj/names", filepath.Join(home, ".ssh", "id_rsa")+"\x00")
+	approve := []string{"ls proj", "find proj -name '*.md'", "cat proj/readme.md", "head -n 1 proj/readme.md", "wc -c proj/readme.md",
+		"grep -n ORDINARY proj/readme.md", "egrep -c ORDINARY proj/readme.md", "fgrep -c ORDINARY proj/readme.md", "file proj/readme.md"}
+	covered := []string{"ls -la proj/sub", "ls -R proj", "find proj -type f", "cat proj/sub/inner.txt", "wc -l proj/sub/inner.txt",
+		"grep --count INNER proj/sub/inner.txt", "grep --ignore-case inner proj/sub/inner.txt"}
 	base := filepath.Base(home)
 	asks := []struct{ line, cwd string }{
 		{line: "ls -R " + home},
@@ -77,6 +80,18 @@ func TestBinaryRememberedListingsNeverReachTheDeniedPaths(t *testing.T) {
 		{line: "wc -c .ssh/id_rsa"},
 		{line: "cat .local/state/acp-agent/serve-token"},
 		{line: "head -c 100 ../sshdir/id_rsa", cwd: "proj/sub"},
+		// GNU getopt_long takes any unambiguous prefix of a long option:
+		// these are --recursive, --directories=recurse,
+		// --dereference-recursive and --files0-from, which read every
+		// file below the working directory or the files a list names.
+		{line: "grep --recurs SSH_KEY"},
+		{line: "grep --recursiv -n SSH_KEY"},
+		{line: "grep --dir=recurse SSH_KEY"},
+		{line: "grep --deref SSH_KEY"},
+		{line: "egrep --recu SSH_KEY"},
+		{line: "fgrep --dereference-r SSH_KEY"},
+		{line: "wc --files0=proj/names"},
+		{line: "file --files-f proj/names"},
 	}
 	calls := map[string][]modelCall{}
 	tag := func(kind string, i int) string { return fmt.Sprintf("[%s%d]", kind, i) }
