@@ -91,6 +91,14 @@ func TestBinaryRememberedListingsNeverReachTheDeniedPaths(t *testing.T) {
 		{line: "egrep --recu SSH_KEY"},
 		{line: "fgrep --dereference-r SSH_KEY"},
 		{line: "wc --files0=proj/names"},
+		// What bash expands when the line runs: globs, braces, ~+.
+		{line: "cat .ss?/id_rsa"},
+		{line: "cat .[s]sh/id_rsa"},
+		{line: "head .ssh*/id_rsa"},
+		{line: "cat {.ssh,proj}/id_rsa"},
+		{line: "cat ~+/.ssh/id_rsa"},
+		{line: "cat proj/../.ss*/id_rsa"},
+		{line: "cat */../.ssh/id_rsa"},
 		{line: "file --files-f proj/names"},
 	}
 	calls := map[string][]modelCall{}
