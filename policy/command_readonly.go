@@ -253,7 +253,11 @@ func gitReadOnly(args []string, ctx CommandContext) (string, bool) {
 		return "", false
 	}
 	for _, w := range words {
-		if !ctx.operand(w).Inside {
+		// A ':' makes a word a revision:path (HEAD:.env, :.env) or a
+		// pathspec with magic (:/, :(top)x): git reads it from its
+		// objects or from the repository's top, beyond what the path
+		// checks see (a tracked .env the sandbox masks on disk).
+		if strings.Contains(w, ":") || !ctx.operand(w).Inside {
 			return "", false
 		}
 	}

@@ -259,3 +259,58 @@ func TestBinaryRememberedGitStatusNeverListsTheDeniedPathsOfAHomeRepository(t *t
 		assert.Contains(t, lastToolResult(t, bodies[len(bodies)-1]), "untracked_OK.txt")
 	})
 }
+
+// A remembered "Always allow `git show` in this folder" never covers a
+// revision:path word naming a tracked .env (git show HEAD:.env, :.env,
+// HEAD:.env.production): the sandbox masks the .env on disk, but git
+// reads the committed one from its objects, which no mask can cover, and
+// approvals never widen to .env. Such a line asks, in every sandbox mode:
+// a revision:path or pathspec-magic word (one with a ':') is remembered
+// exactly. The control: git show with output options stays covered.
+func TestBinaryRememberedGitShowNeverReadsATrackedEnvFile(t *testing.T) {
+	needsBash(t)
+	for _, mode := range []string{"auto", "off"} {
+		t.Run("sandbox "+mode, func(t *testing.T) {
+			if mode == "auto" {
+				requireSandbox(t)
+			}
+			dir := t.TempDir()
+			write(t, filepath.Join(dir, ".env"), "API_TOKEN=TRACKED_ENV_SECRET\n")
+			write(t, filepath.Join(dir, ".env.production"), "DB=TRACKED_PROD_SECRET\n")
+			write(t, filepath.Join(dir, "readme.md"), "ORDINARY_OK\n")
+			for _, args := range [][]string{{"init", "-q", "."}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"}} {
+				git := exec.Command("git", args...)
+				git.Dir, git.Env = dir, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+				require.NoError(t, git.Run(), "git %v", args)
+			}
+			model := promptModel(t, map[string][]modelCall{
+				"[approve]": {{"run_command", map[string]any{"command": "git show HEAD --stat"}}},
+				"[covered]": {{"run_command", map[string]any{"command": "git show HEAD --name-only"}}},
+				"[env]":     {{"run_command", map[string]any{"command": "git show HEAD:.env"}}},
+				"[index]":   {{"run_command", map[string]any{"command": "git show :.env"}}},
+				"[prod]":    {{"run_command", map[string]any{"command": "git show HEAD:.env.production"}}},
+				"[format]":  {{"run_command", map[string]any{"command": "git show --format=%h HEAD:.env"}}},
+			})
+			client := &answeringClient{toolClient: newToolClient(dir, ""), answer: "allow_always"}
+			conn, sid := e2eSessionWith(t, model, client, "--sandbox", mode)
+			asks := func(tag, answer string) bool {
+				client.setAnswer(answer)
+				before := client.asked()
+				promptE2E(t, conn, sid, tag)
+				return client.asked() > before
+			}
+			require.True(t, asks("[approve]", "allow_always"))
+			assert.False(t, asks("[covered]", "reject_once"), "git show with output options is covered (control)")
+			for _, tag := range []string{"[env]", "[index]", "[prod]", "[format]"} {
+				assert.True(t, asks(tag, "reject_once"), "%s ran under the remembered git show", tag)
+			}
+			for _, b := range model.all() {
+				for _, m := range chatMessages(t, b) {
+					if text, _ := m.Content.(string); m.Role != "assistant" && strings.Contains(text, "TRACKED_") {
+						t.Errorf("the model saw a tracked .env in a %s message", m.Role)
+					}
+				}
+			}
+		})
+	}
+}
