@@ -223,13 +223,7 @@ func TestBinaryRememberedGitStatusNeverListsTheDeniedPathsOfAHomeRepository(t *t
 	cmd := exec.Command(agentBin, "--model", "openai/test-model", "--sandbox", "off")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + home, "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
 	conn, sid := startE2EWith(t, cmd, client, home, sdk.ClientCapabilities{})
-	// asks runs the turn of tag, answering answer, and says whether it asked.
-	asks := func(tag, answer string) bool {
-		client.setAnswer(answer)
-		before := client.asked()
-		promptE2E(t, conn, sid, tag)
-		return client.asked() > before
-	}
+	asks := turnAsks(t, conn, sid, client)
 	require.True(t, asks("[approve]", "allow_always"))
 	assert.False(t, asks("[again]", "reject_once"), "the approved line itself is remembered")
 	assert.True(t, asks("[all]", "reject_once"), "git status -uall in a home repository asks")
@@ -293,12 +287,7 @@ func TestBinaryRememberedGitShowNeverReadsATrackedEnvFile(t *testing.T) {
 			})
 			client := &answeringClient{toolClient: newToolClient(dir, ""), answer: "allow_always"}
 			conn, sid := e2eSessionWith(t, model, client, "--sandbox", mode)
-			asks := func(tag, answer string) bool {
-				client.setAnswer(answer)
-				before := client.asked()
-				promptE2E(t, conn, sid, tag)
-				return client.asked() > before
-			}
+			asks := turnAsks(t, conn, sid, client)
 			require.True(t, asks("[approve]", "allow_always"))
 			assert.False(t, asks("[covered]", "reject_once"), "git show with output options is covered (control)")
 			for _, tag := range []string{"[env]", "[index]", "[prod]", "[format]"} {
@@ -312,5 +301,16 @@ func TestBinaryRememberedGitShowNeverReadsATrackedEnvFile(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// turnAsks returns a function that runs the turn of tag, answering
+// answer, and says whether it asked.
+func turnAsks(t *testing.T, conn *sdk.ClientSideConnection, sid sdk.SessionId, client *answeringClient) func(tag, answer string) bool {
+	return func(tag, answer string) bool {
+		client.setAnswer(answer)
+		before := client.asked()
+		promptE2E(t, conn, sid, tag)
+		return client.asked() > before
 	}
 }
