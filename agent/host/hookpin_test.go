@@ -157,3 +157,19 @@ func TestPinnedLinesNameTheCopies(t *testing.T) {
 		}
 	}
 }
+
+// The trust question spells out what would display otherwise than it
+// runs, and leaves ordinary text (CRLF line ends, tabs, non-Latin
+// letters) as it is.
+func TestVisibleSpellsOutInvisibleCharacters(t *testing.T) {
+	for in, want := range map[string]string{
+		"echo ok\n\tmake\r\n":         "echo ok\n\tmake\r\n",
+		"printf 'héllo, мир'\n":       "printf 'héllo, мир'\n",
+		"echo a \u202e; rm x #\u202c": "echo a <U+202E>; rm x #<U+202C>",
+		"a\u200bb\u2066c":             "a<U+200B>b<U+2066>c",
+		"safe\rrm -rf x":              "safe<U+000D>rm -rf x",
+		"# \x1b[2K\x1b[1A":            "# <U+001B>[2K<U+001B>[1A",
+	} {
+		assert.Equal(t, want, visible(in), "%q", in)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/acp-agent/acp-agent/agent"
@@ -401,10 +402,42 @@ func (p *projectHooks) allowOutside(ctx context.Context, h projectHook) bool {
 // or for binary content its size and hash.
 func shown(data []byte) string {
 	if utf8.Valid(data) && bytes.IndexByte(data, 0) < 0 {
-		return string(data)
+		return visible(string(data))
 	}
 	sum := sha256.Sum256(data)
 	return fmt.Sprintf("(binary, %d bytes, sha256 %s)", len(data), hex.EncodeToString(sum[:]))
+}
+
+// visible spells out, as <U+XXXX>, the characters that would make text
+// display otherwise than it runs ("Trojan Source"): bidi overrides and
+// isolates, zero-width and other format characters, and control
+// characters but tab, newline and the CR of a CRLF (a terminal escape
+// can erase a line, a lone CR overwrite one). What is trusted and run are
+// the bytes; this is only what is shown.
+func visible(s string) string {
+	hidden := func(r rune) bool {
+		return unicode.Is(unicode.Cf, r) || (unicode.IsControl(r) && r != '\n' && r != '\t')
+	}
+	crlf := func(i int) bool { return s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' }
+	clean := true
+	for i, r := range s {
+		if hidden(r) && !crlf(i) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i, r := range s {
+		if hidden(r) && !crlf(i) {
+			fmt.Fprintf(&b, "<U+%04X>", r)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // fenced puts text in a Markdown code fence longer than any run of
