@@ -26,7 +26,8 @@ import (
 // keeps until its first prompt saves it (a file made on the prompt's way
 // and removed at the turn's end, for a session nobody could open in
 // between). While exec's model is answering, the session has its file
-// and no record; once exec has printed the turn's end, a kill -9 loses
+// and no record, nor a file history (made at its first write, which a
+// turn that changes no file never makes); once exec has printed the turn's end, a kill -9 loses
 // nothing: the next start lists the session and loads the question and
 // the answer.
 func TestExecSessionHasNoReservationRecordAndSurvivesAKill(t *testing.T) {
@@ -88,6 +89,8 @@ func TestExecSessionHasNoReservationRecordAndSurvivesAKill(t *testing.T) {
 	} else {
 		require.ErrorIs(t, err, os.ErrNotExist)
 	}
+	_, err = os.Lstat(filepath.Join(dir, sid, "checkpoints"))
+	require.ErrorIs(t, err, os.ErrNotExist, "the file history is made at its first write, not at the session's start")
 	close(release)
 
 	// The answer, then the turn's end on stderr: killed there, before or
