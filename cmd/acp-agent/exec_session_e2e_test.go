@@ -124,3 +124,36 @@ func TestExecSessionHasNoReservationRecordAndSurvivesAKill(t *testing.T) {
 	assert.Equal(t, []string{"the question"}, users)
 	assert.Equal(t, "the answer", textOf(t, replay))
 }
+
+// exec lets its heap grow to 32 MB before it collects (GOGC 800): a grep
+// whose read buffers and listings come to about 15 MB runs no collection
+// besides the one the package initialization may cause, where GOGC=100,
+// which the environment can still set, runs several.
+func TestExecTurnRunsWithoutCollections(t *testing.T) {
+	tree := t.TempDir()
+	line := strings.Repeat("x", 99) + "\n"
+	for i := range 6 {
+		body := strings.Repeat(line, (1<<20)/100*(i+1)) + "needle\n"
+		require.NoError(t, os.WriteFile(filepath.Join(tree, fmt.Sprintf("f%d.txt", i)), []byte(body), 0o644))
+	}
+	script := writeScript(t, map[string]any{"turns": []any{
+		map[string]any{"events": []any{map[string]any{"toolCall": map[string]any{"id": "g1", "name": "grep",
+			"arguments": map[string]any{"pattern": "needle", "path": tree}}}}},
+		map[string]any{"events": []any{map[string]any{"text": "done"}}},
+	}})
+	collections := func(env ...string) int {
+		t.Helper()
+		out, errOut, code := runExecBin(t, tree, "", append(env, "GODEBUG=gctrace=1"), "--model", "replay/"+script, "find it")
+		require.Equal(t, 0, code, errOut)
+		require.Contains(t, out, "f5.txt")
+		n := 0
+		for _, l := range strings.Split(errOut, "\n") {
+			if strings.HasPrefix(l, "gc ") {
+				n++
+			}
+		}
+		return n
+	}
+	assert.LessOrEqual(t, collections(), 1)
+	assert.GreaterOrEqual(t, collections("GOGC=100"), 2, "the environment's GOGC rules")
+}
