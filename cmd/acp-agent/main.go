@@ -507,9 +507,6 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 			}
 		})
 	}
-	// The built-in tools' schemas, before the first session/new needs
-	// them.
-	st.startWork.add(tools.PrepareSchemas)
 	closers = append(closers, closerFunc(st.startWork.wait))
 	// One list for the sandbox and the file tools, sandbox or not.
 	denied, err := deniedPaths(st.sandboxFile, st.getenv, st.sessionDir, st.agentPaths())
