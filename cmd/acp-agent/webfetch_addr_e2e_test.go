@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -184,4 +186,91 @@ func TestBinaryWebFetchNeverShowsURLCredentials(t *testing.T) {
 	out, _ := cmd.CombinedOutput()
 	assert.Contains(t, string(out), "xxxxx@127.0.0.1:9")
 	noSecret("exec's output", string(out))
+}
+
+// web_fetch reaches this machine only by a URL that names it, and never
+// through a redirect to another host or a name that resolves there (DNS
+// rebinding): the approval of "Fetch http://a-page/" must not fetch the
+// user's own services. The agent runs in a mount namespace the test
+// makes, where /etc/hosts sends rebind.test to 127.0.0.1; its servers
+// are the test's, on loopback.
+func TestBinaryWebFetchReachesThisMachineOnlyByAURLNamingIt(t *testing.T) {
+	const secretText = "INTERNAL-ONLY-7f3a"
+	secret := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprint(w, secretText)
+	}))
+	defer secret.Close()
+	secretPort := secret.URL[strings.LastIndex(secret.URL, ":")+1:]
+	var pagePort string
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/to-secret": // another host of this machine
+			http.Redirect(w, r, "http://127.0.0.1:"+secretPort+"/", http.StatusFound)
+		case "/to-zero": // 0.0.0.0 connects to this machine too
+			http.Redirect(w, r, "http://0.0.0.0:"+secretPort+"/", http.StatusFound)
+		case "/same": // the same host and port: fine
+			http.Redirect(w, r, "http://localhost:"+pagePort+"/ok", http.StatusFound)
+		default:
+			w.Header().Set("Content-Type", "text/plain")
+			fmt.Fprint(w, "the page itself")
+		}
+	}))
+	defer page.Close()
+	pagePort = page.URL[strings.LastIndex(page.URL, ":")+1:]
+
+	hosts := filepath.Join(t.TempDir(), "hosts")
+	require.NoError(t, os.WriteFile(hosts, []byte("127.0.0.1 localhost\n127.0.0.1 rebind.test\n::ffff:127.0.0.1 rebind6.test\n"), 0o644))
+	const setup = `set -e
+mount --bind "$HOSTS" /etc/hosts
+exec "$0" "$@"`
+	if out, err := exec.Command("unshare", "-r", "-m", "sh", "-c", "HOSTS="+hosts+"\n"+setup, "true").CombinedOutput(); err != nil {
+		t.Skipf("cannot make a mount namespace here: %v %s", err, out)
+	}
+	refused := map[string]string{
+		"http://rebind.test:" + secretPort + "/":      "which its name does not say",
+		"http://localhost:" + pagePort + "/to-secret": "does not follow a redirect there",
+		"http://localhost:" + pagePort + "/to-zero":   "does not follow a redirect there",
+	}
+	fetched := map[string]string{
+		"http://127.0.0.1:" + secretPort + "/":   secretText, // named: the user saw it
+		"http://[::1]:" + secretPort + "/":       "",         // (when the machine has IPv6)
+		"http://localhost:" + pagePort + "/same": "the page itself",
+	}
+	var urls []string
+	for u := range refused {
+		urls = append(urls, u)
+	}
+	for u := range fetched {
+		urls = append(urls, u)
+	}
+	var turns []any
+	for i, u := range urls {
+		turns = append(turns, map[string]any{"match": fmt.Sprintf("[fetch %d]", i), "events": []any{
+			map[string]any{"toolCall": map[string]any{"id": fmt.Sprintf("f%d", i), "name": "web_fetch", "arguments": map[string]any{"url": u}}}}})
+	}
+	turns = append(turns, map[string]any{"events": []any{map[string]any{"text": "done"}}})
+	script := writeScript(t, map[string]any{"turns": turns})
+	cmd := exec.Command("unshare", "-r", "-m", "sh", "-c", setup, agentBin,
+		"--model", "replay/"+script, "--mode", "full-access", "--sandbox", "off")
+	p := startAgentCmd(t, cmd, []string{"HOSTS=" + hosts})
+	p.Initialize(nil)
+	sid := p.NewSession(t.TempDir())
+	for i, u := range urls {
+		resp, before := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock(fmt.Sprintf("[fetch %d]", i))}})
+		require.Nil(t, resp.Error)
+		text, status := toolResultText(t, before, fmt.Sprintf("f%d", i))
+		if says, ok := refused[u]; ok {
+			assert.Equal(t, "failed", status, u)
+			assert.Contains(t, text, says, u)
+			assert.NotContains(t, text, secretText, u)
+			continue
+		}
+		if want := fetched[u]; want != "" {
+			assert.Equal(t, "completed", status, "%s: %s", u, text)
+			assert.Contains(t, text, want, u)
+		} else {
+			assert.NotContains(t, text, "on this machine", "%s: named, so not refused", u)
+		}
+	}
 }
