@@ -231,6 +231,11 @@ exec "$0" "$@"`
 		"http://rebind.test:" + secretPort + "/":      "which its name does not say",
 		"http://localhost:" + pagePort + "/to-secret": "does not follow a redirect there",
 		"http://localhost:" + pagePort + "/to-zero":   "does not follow a redirect there",
+		// Spellings of 127.0.0.1 that getaddrinfo (the cgo resolver)
+		// reads as addresses: names, so never this machine's.
+		"http://0x7f.1:" + secretPort + "/":       "",
+		"http://2130706433:" + secretPort + "/":   "",
+		"http://017700000001:" + secretPort + "/": "",
 	}
 	fetched := map[string]string{
 		"http://127.0.0.1:" + secretPort + "/":   secretText, // named: the user saw it
@@ -262,7 +267,9 @@ exec "$0" "$@"`
 		text, status := toolResultText(t, before, fmt.Sprintf("f%d", i))
 		if says, ok := refused[u]; ok {
 			assert.Equal(t, "failed", status, u)
-			assert.Contains(t, text, says, u)
+			if says != "" {
+				assert.Contains(t, text, says, u)
+			}
 			assert.NotContains(t, text, secretText, u)
 			continue
 		}
