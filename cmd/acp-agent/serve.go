@@ -209,6 +209,10 @@ func healthz(h *acphttp.Handler) http.HandlerFunc {
 	started := time.Now()
 	return func(w http.ResponseWriter, r *http.Request) {
 		body := map[string]any{"status": "ok", "uptimeSeconds": int(time.Since(started).Seconds())}
+		if code, msg := h.RefuseURLCredentials(r); code != 0 {
+			http.Error(w, msg, code)
+			return
+		}
 		if r.Header.Get("Authorization") != "" {
 			if code, msg := h.Authorize(w, r); code != 0 {
 				http.Error(w, msg, code)
