@@ -266,15 +266,26 @@ func isLoopback(host string) bool {
 }
 
 // loadOrCreateToken reads the token file, or creates it with a new
-// random token. An existing file must be private (no group or other
-// access), like an SSH key.
+// random token. An existing file must be private, like an SSH key: a
+// regular file (a FIFO would hold serve at its start for ever), of this
+// user (root reads a file another user planted at the path, mode 0600
+// and all, whose token that user knows), with no group or other access.
 func loadOrCreateToken(path string) (token string, created bool, err error) {
-	data, err := os.ReadFile(path)
+	info, err := os.Stat(path)
 	switch {
 	case err == nil:
-		info, err := os.Stat(path)
+		if !info.Mode().IsRegular() {
+			return "", false, fmt.Errorf("token file %s is not a regular file (%s)", path, info.Mode().Type())
+		}
+		fh, err := os.Open(path)
 		if err != nil {
-			return "", false, err
+			return "", false, fmt.Errorf("token file: %w", err)
+		}
+		defer fh.Close()
+		// The checks hold for the file opened, whatever the path names
+		// by now.
+		if info, err = fh.Stat(); err != nil {
+			return "", false, fmt.Errorf("token file: %w", err)
 		}
 		// Windows has no mode bits (Stat says 0666 for every file): there
 		// the folder's ACL keeps the file private, and the default one is
@@ -282,6 +293,13 @@ func loadOrCreateToken(path string) (token string, created bool, err error) {
 		// administrators and SYSTEM can read.
 		if perm := info.Mode().Perm(); perm&0o077 != 0 && !onWindows {
 			return "", false, fmt.Errorf("token file %s is readable by others (mode %#o): chmod 600 %s", path, perm, path)
+		}
+		if err := ownedByThisUser(info); err != nil {
+			return "", false, fmt.Errorf("token file %s: %w", path, err)
+		}
+		data, err := io.ReadAll(io.LimitReader(fh, 64<<10))
+		if err != nil {
+			return "", false, fmt.Errorf("token file: %w", err)
 		}
 		token = strings.TrimSpace(string(data))
 		if len(token) < 16 {
