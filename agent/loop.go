@@ -573,6 +573,7 @@ func (s *Session) prepareTool(call llm.ToolCall) (rt registeredTool, info ToolCa
 		return rt, info, ToolResult{Text: fmt.Sprintf("Error: invalid arguments for %s: %v", call.Name, err), IsError: true}, false
 	}
 	info, err = rt.tool.describe(args)
+	info.Title = visibleLine(info.Title)
 	if err != nil {
 		return rt, ToolCallInfo{Kind: cmp.Or(info.Kind, ToolKindOther), Title: cmp.Or(info.Title, call.Name)},
 			ToolResult{Text: "Error: " + err.Error(), IsError: true}, false
