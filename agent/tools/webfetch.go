@@ -98,17 +98,25 @@ var metadataAddresses = []netip.Addr{
 // 169.254.169.254 through a NAT64 gateway.
 var nat64 = netip.MustParsePrefix("64:ff9b::/96")
 
+// reached is the address a connection to a reaches, however a writes
+// it: without its IPv6 zone, IPv4-mapped IPv6 as IPv4, and through NAT64
+// the IPv4 address the gateway connects to (on its own network).
+func reached(a netip.Addr) netip.Addr {
+	b := a.WithZone("").Unmap()
+	if b.Is6() && nat64.Contains(b) {
+		raw := b.As16()
+		b = netip.AddrFrom4([4]byte(raw[12:]))
+	}
+	return b
+}
+
 // checkAddress refuses the addresses web_fetch never connects to: the
 // link-local ones (169.254.0.0/16, fe80::/10; where cloud metadata
 // services answer) and the metadata addresses outside them, however they
 // are written: with an IPv6 zone ("fe80::1%lo"), as IPv4-mapped IPv6, or
 // through NAT64.
 func checkAddress(a netip.Addr) error {
-	b := a.WithZone("").Unmap()
-	if b.Is6() && nat64.Contains(b) {
-		raw := b.As16()
-		b = netip.AddrFrom4([4]byte(raw[12:]))
-	}
+	b := reached(a)
 	if b.IsLinkLocalUnicast() || b.IsLinkLocalMulticast() || slices.Contains(metadataAddresses, b) {
 		return fmt.Errorf("%s is a link-local or cloud metadata address; web_fetch does not connect there", a)
 	}
@@ -145,7 +153,7 @@ func (g fetchGuard) check(host, port string, a netip.Addr) error {
 	if err := checkAddress(a); err != nil {
 		return err
 	}
-	b := a.WithZone("").Unmap()
+	b := reached(a)
 	local := b.IsLoopback() || b.IsUnspecified()
 	if !local && !b.IsPrivate() && !cgnat.Contains(b) {
 		return nil
