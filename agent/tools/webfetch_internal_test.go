@@ -56,7 +56,7 @@ func TestFetchGuardKeepsAFetchToWhatItsURLNames(t *testing.T) {
 		{"https://example.com/", "router.lan", "80", "192.168.1.1", "does not follow a redirect there"},
 		{"https://example.com/", "10.1.2.3", "80", "10.1.2.3", "does not follow a redirect there"},
 		{"https://example.com/", "fd12::1", "443", "fd12::1", "does not follow a redirect there"},
-		{"https://example.com/", "ts.example", "443", "100.101.102.103", "does not follow a redirect there"}, // CGNAT
+		{"https://example.com/", "ts.example", "443", "100.101.102.103", "does not follow a redirect there"},   // CGNAT
 		{"https://example.com/", "nat64.example", "443", "64:ff9b::a00:1", "does not follow a redirect there"}, // 10.0.0.1 through NAT64
 		{"https://example.com/", "example.com", "443", "64:ff9b::7f00:1", "its name does not say"},
 		{"https://example.com/", "example.com", "443", "64:ff9b::5db8:d70e", ""}, // a public address through NAT64
