@@ -6,7 +6,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -62,18 +61,11 @@ func TestConnectNeverSendsTheTokenInClearBeyondLoopback(t *testing.T) {
 	dir := t.TempDir()
 	certFile := filepath.Join(dir, "ca.pem")
 	require.NoError(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ts.Certificate().Raw}), 0o644))
-	hosts := filepath.Join(dir, "hosts")
-	require.NoError(t, os.WriteFile(hosts, []byte("127.0.0.1 localhost\n127.0.0.1 agent.test\n127.0.0.1 example.com\n"), 0o644))
-	const setup = `set -e
-mount --bind "$HOSTS" /etc/hosts
-exec "$0" "$@"`
-	if out, err := exec.Command("unshare", "-r", "-m", "sh", "-c", "HOSTS="+hosts+"\n"+setup, "true").CombinedOutput(); err != nil {
-		t.Skipf("cannot make a mount namespace here: %v %s", err, out)
-	}
+	inNS, hostsEnv := hostsNamespace(t, "127.0.0.1 localhost\n127.0.0.1 agent.test\n127.0.0.1 example.com\n")
 	connect := func(args ...string) string {
 		t.Helper()
-		cmd := exec.Command("unshare", append([]string{"-r", "-m", "sh", "-c", setup, agentBin, "connect"}, args...)...)
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + dir, "HOSTS=" + hosts,
+		cmd := inNS(append([]string{agentBin, "connect"}, args...)...)
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + dir, hostsEnv,
 			"ACP_AGENT_TOKEN=" + secret, "SSL_CERT_FILE=" + certFile}
 		cmd.Stdin = strings.NewReader("")
 		out, err := cmd.CombinedOutput()

@@ -219,14 +219,7 @@ func TestBinaryWebFetchReachesThisMachineOnlyByAURLNamingIt(t *testing.T) {
 	defer page.Close()
 	pagePort = page.URL[strings.LastIndex(page.URL, ":")+1:]
 
-	hosts := filepath.Join(t.TempDir(), "hosts")
-	require.NoError(t, os.WriteFile(hosts, []byte("127.0.0.1 localhost\n127.0.0.1 rebind.test\n::ffff:127.0.0.1 rebind6.test\n"), 0o644))
-	const setup = `set -e
-mount --bind "$HOSTS" /etc/hosts
-exec "$0" "$@"`
-	if out, err := exec.Command("unshare", "-r", "-m", "sh", "-c", "HOSTS="+hosts+"\n"+setup, "true").CombinedOutput(); err != nil {
-		t.Skipf("cannot make a mount namespace here: %v %s", err, out)
-	}
+	inNS, hostsEnv := hostsNamespace(t, "127.0.0.1 localhost\n127.0.0.1 rebind.test\n")
 	refused := map[string]string{
 		"http://rebind.test:" + secretPort + "/":      "which its name does not say",
 		"http://localhost:" + pagePort + "/to-secret": "does not follow a redirect there",
@@ -256,9 +249,8 @@ exec "$0" "$@"`
 	}
 	turns = append(turns, map[string]any{"events": []any{map[string]any{"text": "done"}}})
 	script := writeScript(t, map[string]any{"turns": turns})
-	cmd := exec.Command("unshare", "-r", "-m", "sh", "-c", setup, agentBin,
-		"--model", "replay/"+script, "--mode", "full-access", "--sandbox", "off")
-	p := startAgentCmd(t, cmd, []string{"HOSTS=" + hosts})
+	cmd := inNS(agentBin, "--model", "replay/"+script, "--mode", "full-access", "--sandbox", "off")
+	p := startAgentCmd(t, cmd, []string{hostsEnv})
 	p.Initialize(nil)
 	sid := p.NewSession(t.TempDir())
 	for i, u := range urls {
@@ -280,4 +272,24 @@ exec "$0" "$@"`
 			assert.NotContains(t, text, "on this machine", "%s: named, so not refused", u)
 		}
 	}
+}
+
+// hostsNamespace is where a test's programs see /etc/hosts as lines say,
+// the network being this machine's: a mount namespace (unshare) whose
+// setup reads the variable env. inNS makes the command that runs argv
+// there (its environment must hold env). The test is skipped where no
+// such namespace can be made.
+func hostsNamespace(t *testing.T, lines string) (inNS func(argv ...string) *exec.Cmd, env string) {
+	t.Helper()
+	hosts := filepath.Join(t.TempDir(), "hosts")
+	require.NoError(t, os.WriteFile(hosts, []byte(lines), 0o644))
+	const setup = `set -e
+mount --bind "$HOSTS" /etc/hosts
+exec "$0" "$@"`
+	if out, err := exec.Command("unshare", "-r", "-m", "sh", "-c", "HOSTS="+hosts+"\n"+setup, "true").CombinedOutput(); err != nil {
+		t.Skipf("cannot make a mount namespace here: %v %s", err, out)
+	}
+	return func(argv ...string) *exec.Cmd {
+		return exec.Command("unshare", append([]string{"-r", "-m", "sh", "-c", setup}, argv...)...)
+	}, "HOSTS=" + hosts
 }
