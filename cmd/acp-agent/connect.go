@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strings"
 
 	"github.com/coder/websocket"
 
@@ -41,11 +40,12 @@ func runConnect(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	}
 	token := os.Getenv("ACP_AGENT_TOKEN")
 	if *tokenFile != "" {
-		data, err := os.ReadFile(*tokenFile)
+		// Private, as serve's own (readToken): the token drives the agent.
+		t, err := readToken(*tokenFile)
 		if err != nil {
 			return err
 		}
-		token = strings.TrimSpace(string(data))
+		token = t
 	}
 	if token == "" {
 		return errors.New("no token: give --token-file (or ACP_AGENT_TOKEN)")

@@ -3,8 +3,11 @@
 package main
 
 import (
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -38,4 +41,29 @@ func TestServeRefusesATokenFileAnotherUserControls(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, stderr, "owned by uid 65534, not by this user")
 	assert.NotContains(t, stderr, "listening on")
+}
+
+// TestConnectRefusesATokenFileOthersCanRead: `acp-agent connect
+// --token-file` holds the same token, so the same rule: a copy others can
+// read (or another user's file, or a FIFO) is refused before anything is
+// sent, and a private one is used.
+func TestConnectRefusesATokenFileOthersCanRead(t *testing.T) {
+	catcher := &tokenCatcher{}
+	srv := httptest.NewServer(catcher)
+	defer srv.Close()
+	token := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(token, []byte("0123456789abcdef0123456789\n"), 0o644))
+	connect := func() string {
+		cmd := exec.Command(agentBin, "connect", "--token-file", token, srv.URL+"/acp")
+		cmd.Env = append(agentEnv(t), goraceEnv)
+		cmd.Stdin = strings.NewReader("")
+		out, err := cmd.CombinedOutput()
+		require.Error(t, err, "%s", out)
+		return string(out)
+	}
+	assert.Contains(t, connect(), "is readable by others")
+	assert.Empty(t, catcher.got(), "nothing sent")
+	require.NoError(t, os.Chmod(token, 0o600))
+	connect() // the catcher answers 401
+	assert.Equal(t, []string{"Bearer 0123456789abcdef0123456789"}, catcher.got())
 }
