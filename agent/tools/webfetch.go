@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -57,7 +56,7 @@ func checkFetchURL(raw string) (*url.URL, error) {
 		return nil, errors.New("the URL has no host")
 	}
 	if a, err := netip.ParseAddr(u.Hostname()); err == nil {
-		if err := checkAddress(a); err != nil {
+		if err := policy.CheckDialAddress(a); err != nil {
 			return nil, err
 		}
 	}
@@ -82,45 +81,6 @@ func redactUserinfo(raw string) string {
 		return raw
 	}
 	return raw[:start] + "xxxxx" + raw[start+at:]
-}
-
-// metadataAddresses are the cloud metadata services (they hand out
-// credentials) outside the link-local ranges: Alibaba Cloud's, AWS's and
-// Google Cloud's IPv6 ones, and Azure's WireServer.
-var metadataAddresses = []netip.Addr{
-	netip.MustParseAddr("100.100.100.200"),
-	netip.MustParseAddr("fd00:ec2::254"),
-	netip.MustParseAddr("fd20:ce::254"),
-	netip.MustParseAddr("168.63.129.16"),
-}
-
-// nat64 is the well-known NAT64 prefix: 64:ff9b::a9fe:a9fe reaches
-// 169.254.169.254 through a NAT64 gateway.
-var nat64 = netip.MustParsePrefix("64:ff9b::/96")
-
-// reached is the address a connection to a reaches, however a writes
-// it: without its IPv6 zone, IPv4-mapped IPv6 as IPv4, and through NAT64
-// the IPv4 address the gateway connects to (on its own network).
-func reached(a netip.Addr) netip.Addr {
-	b := a.WithZone("").Unmap()
-	if b.Is6() && nat64.Contains(b) {
-		raw := b.As16()
-		b = netip.AddrFrom4([4]byte(raw[12:]))
-	}
-	return b
-}
-
-// checkAddress refuses the addresses web_fetch never connects to: the
-// link-local ones (169.254.0.0/16, fe80::/10; where cloud metadata
-// services answer) and the metadata addresses outside them, however they
-// are written: with an IPv6 zone ("fe80::1%lo"), as IPv4-mapped IPv6, or
-// through NAT64.
-func checkAddress(a netip.Addr) error {
-	b := reached(a)
-	if b.IsLinkLocalUnicast() || b.IsLinkLocalMulticast() || slices.Contains(metadataAddresses, b) {
-		return fmt.Errorf("%s is a link-local or cloud metadata address; web_fetch does not connect there", a)
-	}
-	return nil
 }
 
 // cgnat is the shared address space of carrier-grade NAT (RFC 6598):
@@ -150,10 +110,10 @@ func newFetchGuard(u *url.URL) fetchGuard {
 
 // check is the rule for a connection to a, dialled for host:port.
 func (g fetchGuard) check(host, port string, a netip.Addr) error {
-	if err := checkAddress(a); err != nil {
+	if err := policy.CheckDialAddress(a); err != nil {
 		return err
 	}
-	b := reached(a)
+	b := policy.ReachedAddress(a)
 	local := b.IsLoopback() || b.IsUnspecified()
 	if !local && !b.IsPrivate() && !cgnat.Contains(b) {
 		return nil
@@ -190,7 +150,7 @@ func namesThisMachine(host string) bool {
 // fetchClient sends no cookies and no credentials (a fresh client with
 // no jar; only the URL the model gave, which holds none), follows at
 // most webFetchRedirects redirects and only to http(s) URLs without
-// credentials, and never connects to an address checkAddress refuses,
+// credentials, and never connects to an address policy.CheckDialAddress refuses,
 // nor to this machine or a private network beyond what u names
 // (fetchGuard): the check is made on the address each connection is
 // dialled to, so names that resolve there (DNS, /etc/hosts) and

@@ -25,18 +25,7 @@ import (
 // names them: nothing leaves the machine, and a fetch the agent does not
 // refuse is answered "connection refused" there.
 func TestBinaryWebFetchRefusesMetadataAddresses(t *testing.T) {
-	hosts := filepath.Join(t.TempDir(), "hosts")
-	require.NoError(t, os.WriteFile(hosts, []byte("127.0.0.1 localhost\n100.100.100.200 metadata.test\n100.100.100.201 neighbour.test\n"), 0o644))
-	const setup = `set -e
-ip link set lo up
-ip addr add 100.100.100.200/32 dev lo
-ip addr add 100.100.100.201/32 dev lo
-ip -6 addr add fe80::1/64 dev lo
-mount --bind "$HOSTS" /etc/hosts
-exec "$0" "$@"`
-	if out, err := exec.Command("unshare", "-r", "-n", "-m", "sh", "-c", "HOSTS="+hosts+"\n"+setup, "true").CombinedOutput(); err != nil {
-		t.Skipf("cannot make a network namespace here: %v %s", err, out)
-	}
+	inNS, hostsEnv := metadataNamespace(t)
 	refused := []string{
 		"http://[fe80::1%25lo]/latest/meta-data/", // a zoned link-local literal
 		"http://[fe80::1%25lo]:8080/",
@@ -56,9 +45,8 @@ exec "$0" "$@"`
 	}
 	turns = append(turns, map[string]any{"events": []any{map[string]any{"text": "done"}}})
 	script := writeScript(t, map[string]any{"turns": turns})
-	cmd := exec.Command("unshare", "-r", "-n", "-m", "sh", "-c", setup, agentBin,
-		"--model", "replay/"+script, "--mode", "full-access", "--sandbox", "off")
-	p := startAgentCmd(t, cmd, []string{"HOSTS=" + hosts})
+	cmd := inNS(agentBin, "--model", "replay/"+script, "--mode", "full-access", "--sandbox", "off")
+	p := startAgentCmd(t, cmd, []string{hostsEnv})
 	p.Initialize(nil)
 	sid := p.NewSession(t.TempDir())
 	for i, u := range append(refused, allowed...) {
@@ -270,6 +258,71 @@ func TestBinaryWebFetchReachesThisMachineOnlyByAURLNamingIt(t *testing.T) {
 			assert.Contains(t, text, want, u)
 		} else {
 			assert.NotContains(t, text, "on this machine", "%s: named, so not refused", u)
+		}
+	}
+}
+
+// metadataNamespace is a network namespace (unshare) where the metadata
+// address 100.100.100.200, its neighbour 100.100.100.201 and fe80::1 are
+// on the loopback interface and /etc/hosts names the first two
+// metadata.test and neighbour.test: nothing leaves the machine, and a
+// connection that is not refused before it is made is answered
+// "connection refused" there. inNS makes the command that runs argv
+// there (its environment must hold env). The test is skipped where no
+// such namespace can be made.
+func metadataNamespace(t *testing.T) (inNS func(argv ...string) *exec.Cmd, env string) {
+	t.Helper()
+	hosts := filepath.Join(t.TempDir(), "hosts")
+	require.NoError(t, os.WriteFile(hosts, []byte("127.0.0.1 localhost\n100.100.100.200 metadata.test\n100.100.100.201 neighbour.test\n"), 0o644))
+	const setup = `set -e
+ip link set lo up
+ip addr add 100.100.100.200/32 dev lo
+ip addr add 100.100.100.201/32 dev lo
+ip -6 addr add fe80::1/64 dev lo
+mount --bind "$HOSTS" /etc/hosts
+exec "$0" "$@"`
+	if out, err := exec.Command("unshare", "-r", "-n", "-m", "sh", "-c", "HOSTS="+hosts+"\n"+setup, "true").CombinedOutput(); err != nil {
+		t.Skipf("cannot make a network namespace here: %v %s", err, out)
+	}
+	return func(argv ...string) *exec.Cmd {
+		return exec.Command("unshare", append([]string{"-r", "-n", "-m", "sh", "-c", setup}, argv...)...)
+	}, "HOSTS=" + hosts
+}
+
+// TestBinaryRoutedProviderNeverReachesMetadataAddresses: a client routes
+// a provider to an endpoint of its choice with headers of its choice
+// (providers/set; over serve, a remote client). No model provider
+// answers at a metadata address, and the machine's credentials do
+// (Google's want only a Metadata-Flavor header), so the model requests
+// of such a route are refused before they are made, by address or by a
+// name resolving there, whatever the sandbox's network rule; a neighbour
+// address is dialled.
+func TestBinaryRoutedProviderNeverReachesMetadataAddresses(t *testing.T) {
+	inNS, hostsEnv := metadataNamespace(t)
+	cmd := inNS(agentBin, "--model", "openai/test-model", "--sandbox", "off")
+	p := startAgentCmd(t, cmd, []string{hostsEnv, "ACP_AGENT_MAX_RETRIES=0", "ACP_AGENT_DISCOVER_MODELS=false"})
+	p.Initialize(nil)
+	for _, tc := range []struct {
+		base    string
+		refused bool
+	}{
+		{"http://100.100.100.200/latest/meta-data/iam/security-credentials/role#", true},
+		{"http://metadata.test/computeMetadata/v1/instance/service-accounts/default/token#", true},
+		{"http://[fe80::1%25lo]/v1", true},
+		{"http://[::ffff:100.100.100.200]/v1", true},
+		{"http://100.100.100.201/v1", false},
+	} {
+		resp, _ := p.Call(acp.MethodProvidersSet, &acp.SetProviderRequest{ProviderID: "openai", APIType: "openai", BaseURL: tc.base,
+			Headers: map[string]string{"Metadata-Flavor": "Google", "Metadata": "true"}})
+		require.Nil(t, resp.Error, "%s: %s", tc.base, resp.Raw)
+		sid := p.NewSession(t.TempDir())
+		resp, _ = p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("hi")}})
+		require.NotNil(t, resp.Error, tc.base)
+		if tc.refused {
+			assert.Contains(t, resp.Error.Message, "link-local or cloud metadata address", tc.base)
+			assert.NotContains(t, resp.Error.Message, "connection refused", "%s: never dialled", tc.base)
+		} else {
+			assert.Contains(t, resp.Error.Message, "connection refused", "%s: dialled", tc.base)
 		}
 	}
 }
