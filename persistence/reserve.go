@@ -318,6 +318,7 @@ func (r *Reservation) Release() error {
 	var errs []error
 	if r.prepared != "" {
 		if err := os.Remove(r.prepared); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			r.s.leftBehind()
 			errs = append(errs, fmt.Errorf("persistence: release session %q: %w", r.id, err))
 		}
 		r.prepared = ""
