@@ -108,6 +108,14 @@ func TestBinarySessionNeverSavedLeavesNothingVisible(t *testing.T) {
 // strace is missing or cannot attach.
 func killAtSyscall(t *testing.T, pid int, path, call string) {
 	t.Helper()
+	killAtNthSyscall(t, pid, []string{path}, call, 1, "")
+}
+
+// killAtNthSyscall is killAtSyscall at the nth call on any of paths;
+// with errno (say "ENOENT") that call fails with it instead of running,
+// so the kill surely lands before it.
+func killAtNthSyscall(t *testing.T, pid int, paths []string, call string, n int, errno string) {
+	t.Helper()
 	strace, err := exec.LookPath("strace")
 	if err != nil {
 		t.Skip("strace is not installed (.ci/run installs it): the kill cannot be placed")
@@ -117,8 +125,15 @@ func killAtSyscall(t *testing.T, pid int, path, call string) {
 		calls = "rename,renameat,renameat2"
 	}
 	var straceErr syncWriter
-	tracer := exec.Command(strace, "-f", "-o", "/dev/null", "-p", strconv.Itoa(pid), "-e", "trace="+calls, "-P", path,
-		"-e", "inject="+calls+":signal=KILL:when=1")
+	args := []string{"-f", "-o", "/dev/null", "-p", strconv.Itoa(pid), "-e", "trace=" + calls}
+	for _, p := range paths {
+		args = append(args, "-P", p)
+	}
+	inject := "inject=" + calls + ":signal=KILL:when=" + strconv.Itoa(n)
+	if errno != "" {
+		inject += ":error=" + errno
+	}
+	tracer := exec.Command(strace, append(args, "-e", inject)...)
 	tracer.Stderr = &straceErr
 	require.NoError(t, tracer.Start())
 	traced := make(chan struct{})
