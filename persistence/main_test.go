@@ -50,6 +50,8 @@ func runChild(mode string) int {
 		err = holdChild(dir, id)
 	case "try":
 		err = tryChild(dir, id)
+	case "reserve", "release":
+		err = reserveChild(dir, id, mode == "release")
 	default:
 		err = fmt.Errorf("unknown child mode %q", mode)
 	}
