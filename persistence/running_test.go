@@ -50,13 +50,21 @@ func reserveChild(dir, id string, release bool) error {
 // runningEntries lists RunningDir.
 func runningEntries(t *testing.T, s *Store) []string {
 	t.Helper()
-	ents, err := os.ReadDir(filepath.Join(s.Dir(), RunningDir))
+	_, err := os.Stat(filepath.Join(s.Dir(), RunningDir))
 	require.NoError(t, err)
-	var out []string
-	for _, e := range ents {
-		out = append(out, e.Name())
-	}
-	return out
+	return dirNamesOf(filepath.Join(s.Dir(), RunningDir))
+}
+
+// nextStart is the clean-up of an agent that starts on dir, with a Store
+// of its own that exits cleanly after it.
+func nextStart(t *testing.T, dir string) ([]string, bool) {
+	t.Helper()
+	st, err := OpenStore(dir)
+	require.NoError(t, err)
+	removed, full, err := st.RemoveStaleAtStart()
+	require.NoError(t, err)
+	require.NoError(t, st.Close())
+	return removed, full
 }
 
 // A start lists the whole directory only when an agent may have left
@@ -67,19 +75,11 @@ func TestRemoveStaleAtStartListsTheDirectoryOnlyAfterAnAgentStoppedUncleanly(t *
 	dir := s.Dir()
 	createWith(t, s, "saved", recs(0, 1))
 	require.NoError(t, s.Close())
-	// Each start is a new agent's Store, which exits cleanly after.
-	start := func() ([]string, bool, error) {
-		st, err := OpenStore(dir)
-		require.NoError(t, err)
-		defer func() { require.NoError(t, st.Close()) }()
-		return st.RemoveStaleAtStart()
-	}
 
 	// No agent of this version has used the directory: a full pass.
 	require.NoError(t, os.Remove(filepath.Join(dir, RunningDir)))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "old.lock"), nil, 0o600))
-	removed, full, err := start()
-	require.NoError(t, err)
+	removed, full := nextStart(t, dir)
 	assert.True(t, full, "no %s yet", RunningDir)
 	assert.Equal(t, []string{"old.lock"}, removed)
 	assert.Empty(t, runningEntries(t, s), "made, empty")
@@ -89,8 +89,7 @@ func TestRemoveStaleAtStartListsTheDirectoryOnlyAfterAnAgentStoppedUncleanly(t *
 	require.Equal(t, "released", c.readLine(t))
 	require.NoError(t, c.wait())
 	assert.Empty(t, runningEntries(t, s), "a clean exit takes its entry")
-	removed, full, err = start()
-	require.NoError(t, err)
+	removed, full = nextStart(t, dir)
 	assert.False(t, full, "nothing can have been left")
 	assert.Empty(t, removed)
 
@@ -99,8 +98,7 @@ func TestRemoveStaleAtStartListsTheDirectoryOnlyAfterAnAgentStoppedUncleanly(t *
 	c = startChild(t, "reserve", dir, "killed")
 	require.Equal(t, "reserved", c.readLine(t))
 	require.Len(t, runningEntries(t, s), 1)
-	removed, full, err = start()
-	require.NoError(t, err)
+	removed, full = nextStart(t, dir)
 	assert.False(t, full, "the agent runs")
 	assert.Empty(t, removed)
 
@@ -110,16 +108,14 @@ func TestRemoveStaleAtStartListsTheDirectoryOnlyAfterAnAgentStoppedUncleanly(t *
 	left := dirNames(t, s)
 	require.Contains(t, left, "killed.lock")
 	require.Contains(t, left, "killed")
-	removed, full, err = start()
-	require.NoError(t, err)
+	removed, full = nextStart(t, dir)
 	assert.True(t, full, "an agent was killed")
 	assert.Contains(t, removed, "killed.lock")
 	assert.Contains(t, removed, "killed/")
 	assert.Len(t, removed, 3, "and its prepared file: %v", removed)
 	assert.ElementsMatch(t, []string{".reserved", "saved.jsonl", "saved.lock"}, filterNames(dirNames(t, s), ".reserved"))
 	assert.Empty(t, runningEntries(t, s), "the dead entry goes once the pass is done")
-	_, full, err = start()
-	require.NoError(t, err)
+	_, full = nextStart(t, dir)
 	assert.False(t, full, "once")
 }
 
@@ -144,10 +140,7 @@ func TestCloseKeepsTheEntryWhenSomethingMayBeLeft(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, s.Close())
 		require.NoError(t, r.Release())
-		other, err := OpenStore(s.Dir())
-		require.NoError(t, err)
-		_, full, err := other.RemoveStaleAtStart()
-		require.NoError(t, err)
+		_, full := nextStart(t, s.Dir())
 		assert.True(t, full)
 	})
 	t.Run("a directory left", func(t *testing.T) {
@@ -157,10 +150,7 @@ func TestCloseKeepsTheEntryWhenSomethingMayBeLeft(t *testing.T) {
 		require.NoError(t, os.MkdirAll(filepath.Join(s.Dir(), "unsaved", "offloaded"), 0o700))
 		require.NoError(t, r.Release())
 		require.NoError(t, s.Close())
-		other, err := OpenStore(s.Dir())
-		require.NoError(t, err)
-		removed, full, err := other.RemoveStaleAtStart()
-		require.NoError(t, err)
+		removed, full := nextStart(t, s.Dir())
 		assert.True(t, full)
 		assert.Equal(t, []string{"unsaved/"}, removed)
 	})
@@ -172,10 +162,7 @@ func TestCloseKeepsTheEntryWhenSomethingMayBeLeft(t *testing.T) {
 		require.NoError(t, r.Release())
 		createWith(t, s, "saved", nil)
 		require.NoError(t, s.Close())
-		other, err := OpenStore(s.Dir())
-		require.NoError(t, err)
-		_, full, err := other.RemoveStaleAtStart()
-		require.NoError(t, err)
+		_, full := nextStart(t, s.Dir())
 		assert.False(t, full)
 	})
 }
