@@ -154,10 +154,11 @@ func ValidateID(id string) error {
 	return nil
 }
 
-// Store is a directory of session files. It holds no state besides the
-// directory, so any number of Stores, in any number of processes, may share
-// one; the per-session locks keep them apart. A Store is safe for
-// concurrent use.
+// Store is a directory of session files. Any number of Stores, in any
+// number of processes, may share one; the per-session locks keep them
+// apart. Besides the directory a Store holds only its entry in RunningDir
+// (from its first session lock; Close ends it) and what it tells the
+// start after it. A Store is safe for concurrent use.
 type Store struct {
 	dir string
 	// unsafeNoSync skips every fsync. Only tests that build large
