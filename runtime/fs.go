@@ -864,7 +864,15 @@ func (f *LocalFS) confirm(file *os.File, path, lexical string, a policy.Access) 
 // resolved with EvalSymlinks and accepted only if it names the very inode
 // we hold, which defeats a symlink swapped between open and check.
 func (f *LocalFS) realPath(file *os.File, lexical string) (string, error) {
-	if p, ok := f.fdPath(file); ok {
+	return heldPath(file, lexical, f.fdPath)
+}
+
+// heldPath is the real path of the file held, opened as lexical: the
+// kernel's name for it where it has one (kernel: fdPath, or a test's
+// stand-in), else lexical resolved with EvalSymlinks, accepted only if it
+// names the very file held.
+func heldPath(file *os.File, lexical string, kernel func(*os.File) (string, bool)) (string, error) {
+	if p, ok := kernel(file); ok {
 		return p, nil
 	}
 	p, err := filepath.EvalSymlinks(lexical)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -107,7 +106,7 @@ func readRegular(path, within, root string, denied []string, limit int64) (data 
 		// A directory on the checked path may have been swapped for a
 		// symlink (to ~/.ssh, say) between the check and the open, which
 		// O_NOFOLLOW does not see: the file held is checked again.
-		real, err := heldPath(f, open)
+		real, err := heldPath(f, open, fdPath)
 		if err != nil {
 			return nil, 0, fmt.Errorf("%w: %v", ErrOutside, err)
 		}
@@ -143,29 +142,4 @@ func inside(real, within, root string, denied []string) error {
 		return underRoot(real, root, denied)
 	}
 	return nil
-}
-
-// heldPath is the real path of the file f holds, opened as path: the
-// kernel's name for it where there is one (fdPath), else path resolved
-// again, accepted only if it names the very file held.
-func heldPath(f *os.File, path string) (string, error) {
-	if p, ok := fdPath(f); ok {
-		return p, nil
-	}
-	p, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return "", err
-	}
-	held, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	named, err := os.Stat(p)
-	if err != nil {
-		return "", err
-	}
-	if !os.SameFile(held, named) {
-		return "", errors.New("the file changed while it was opened")
-	}
-	return p, nil
 }

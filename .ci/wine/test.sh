@@ -73,8 +73,13 @@ if want cmd/acp-agent; then
   # The slow tests (tens of seconds under Wine) are dealt first, so that
   # each shard gets its share of them.
   slow='Rewind|Kill9|ForkListDelete|Golden|Racing|Concurrent|EveryEdit'
+  # The tests that store a key with acp-agent login share Windows'
+  # credential store (one per Wine prefix, whatever HOME says): they run
+  # in one shard, one after the other, so none reads another's key.
+  together='Login'
   for shard in 0 1; do
-    re=$({ grep -E "$slow" "$out/tests" || true; grep -vE "$slow" "$out/tests" || true; } | awk -v s=$shard 'NR % 2 == s' | paste -sd'|')
+    re=$({ grep -E "$slow" "$out/tests" || true; grep -vE "$slow" "$out/tests" || true; } |
+      awk -v s=$shard -v t="$together" '$0 ~ t { if (s == 0) print; next } { n++ } n % 2 == s' | paste -sd'|')
     run "cmd_acp-agent_$shard" cmd/acp-agent -test.v -test.run "^($re)\$" &
     lanes+=($!)
   done
