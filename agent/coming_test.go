@@ -47,7 +47,8 @@ func (m *heldCallModel) Stream(ctx context.Context, _ *llm.Request) iter.Seq2[ll
 			yield(llm.Event{}, ctx.Err())
 			return
 		}
-		if yield(llm.Event{Kind: llm.EventToolCallDelta, ToolCall: &llm.ToolCallDelta{ArgumentsDelta: `1}`}}, nil) {
+		// Some servers name the tool again in every fragment.
+		if yield(llm.Event{Kind: llm.EventToolCallDelta, ToolCall: &llm.ToolCallDelta{Name: "run", ArgumentsDelta: `1}`}}, nil) {
 			yield(llm.Event{Kind: llm.EventFinish, Finish: llm.FinishToolCalls}, nil)
 		}
 	}

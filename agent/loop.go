@@ -362,6 +362,7 @@ func (s *Session) callModel(ctx context.Context, opt callOptions) (resp modelRes
 	defer func() {
 		resp.text, resp.reasoning, resp.calls = acc.Text(), acc.Reasoning(), acc.ToolCalls()
 	}()
+	named := map[int]bool{} // the calls whose tool's Coming was called
 	for ev, err := range s.cfg.Retry.withRetries(ctx, model.Model, req, s.onRetry) {
 		if err != nil {
 			return resp, err
@@ -385,9 +386,11 @@ func (s *Session) callModel(ctx context.Context, opt callOptions) (resp modelRes
 			resp.finish = ev.Finish
 		case llm.EventToolCallDelta:
 			// A call's first fragment names its tool: what the tool
-			// needs can start while the rest streams.
-			if ev.ToolCall != nil && ev.ToolCall.Name != "" {
-				if coming := s.tools.coming(ev.ToolCall.Name, s.offered); coming != nil {
+			// needs can start while the rest streams. Some servers name
+			// it in every fragment; Coming is called once per call.
+			if tc := ev.ToolCall; tc != nil && tc.Name != "" && !named[tc.Index] {
+				named[tc.Index] = true
+				if coming := s.tools.coming(tc.Name, s.offered); coming != nil {
 					coming()
 				}
 			}

@@ -18,6 +18,18 @@ type readOnlyRule struct {
 	// (which would reach .git or .env inside it) never get the wide
 	// scope.
 	dirsOK bool
+	// lists: the program shows what is inside its directory operands
+	// (ls lists one, ls -R and find walk them): a directory holding one
+	// of the paths the file tools never list (OperandInfo.HoldsDenied)
+	// is refused, and so is the working directory when the program
+	// lists it for want of an operand (ls alone, find -name x).
+	lists bool
+	// pathsFirst: the directories are the operands before the first
+	// option or expression word (find); without one, "." is walked.
+	pathsFirst bool
+	// valueLetters are the short options that take the next word as
+	// their value (ls -I pattern): that word names nothing listed.
+	valueLetters string
 	// singleDash: options are whole words (find's -name), not clusters.
 	singleDash bool
 	// banLetters are short option letters refused anywhere in a cluster.
@@ -39,11 +51,11 @@ var readOnlyPrograms = map[string]readOnlyRule{
 	"head":  {},
 	"tail":  {},
 	"wc":    {ban: []string{"--files0-from"}},
-	"ls":    {dirsOK: true, banLetters: "L", ban: []string{"--dereference"}},
+	"ls":    {dirsOK: true, lists: true, valueLetters: "ITwD", banLetters: "L", ban: []string{"--dereference"}},
 	"grep":  {banLetters: "rRdf", ban: []string{"--recursive", "--dereference-recursive", "--directories", "--file", "--exclude-from"}},
 	"egrep": {banLetters: "rRdf", ban: []string{"--recursive", "--dereference-recursive", "--directories", "--file", "--exclude-from"}},
 	"fgrep": {banLetters: "rRdf", ban: []string{"--recursive", "--dereference-recursive", "--directories", "--file", "--exclude-from"}},
-	"find": {dirsOK: true, singleDash: true, ban: []string{"-L", "-follow", "-files0-from",
+	"find": {dirsOK: true, lists: true, pathsFirst: true, singleDash: true, ban: []string{"-L", "-follow", "-files0-from",
 		"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}},
 	"stat": {dirsOK: true},
 	"file": {dirsOK: true, banLetters: "fCzZ", ban: []string{"--files-from", "--compile", "--uncompress", "--uncompress-noreport"}},
@@ -63,21 +75,31 @@ func (r readOnlyRule) accepts(args []string, ctx CommandContext) bool {
 			return true // stdin, which is /dev/null
 		}
 		info := ctx.operand(w)
-		return info.Inside && (r.dirsOK || !info.Dir)
+		return info.Inside && (r.dirsOK || !info.Dir) && !(r.lists && info.Dir && info.HoldsDenied)
 	}
-	operandsOnly := false
-	for _, a := range args {
+	// named: an operand surely names what is listed; a word after an
+	// option that may take it as its value (ls -I x, ls --sort size)
+	// does not, and "." is listed then.
+	operandsOnly, named, maybeValue := false, false, false
+	for i, a := range args {
 		if operandsOnly || len(a) < 2 || a[0] != '-' {
 			if !pathOK(a) {
 				return false
 			}
+			if r.pathsFirst {
+				named = named || (i == 0 && a != "(" && a != "!")
+			} else {
+				named = named || !maybeValue
+			}
+			maybeValue = false
 			continue
 		}
 		if a == "--" && !r.singleDash {
-			operandsOnly = true
+			operandsOnly, maybeValue = true, false
 			continue
 		}
 		name, value, hasValue := strings.Cut(a, "=")
+		maybeValue = !hasValue && (strings.HasPrefix(name, "--") || strings.ContainsAny(name[1:], r.valueLetters))
 		if !isOptionName(name) {
 			return false
 		}
@@ -92,6 +114,10 @@ func (r readOnlyRule) accepts(args []string, ctx CommandContext) bool {
 		if hasValue && !pathOK(value) {
 			return false
 		}
+	}
+	// ls with no operand lists ".", find with none walks it.
+	if r.lists && !named && ctx.operand(".").HoldsDenied {
+		return false
 	}
 	return true
 }

@@ -37,7 +37,8 @@
 // functions, non-literal names). CommandMemory remembers allow_always per
 // simple command exactly (program, arguments, working directory), more
 // widely only for read-only programs while their path operands stay inside
-// the workspace and for git's read-only subcommands in one folder, so an
+// the workspace (and the directories ls and find list hold no denied
+// path) and for git's read-only subcommands in one folder, so an
 // approval of "git status" never covers "git status; rm -rf ~" or
 // "git stash clear", and DescribeApproval names that scope in words.
 package policy

@@ -225,6 +225,32 @@ func (p FS) ChildrenByName(dir string) bool {
 	return true
 }
 
+// DeniedBelow finds a denied path (DeniedPaths) strictly inside the
+// absolute directory dir that Resolve refuses: a command that lists or
+// walks dir would show names (or contents) under it that the file tools
+// never show. One that Resolve allows (a root is that denied path: the
+// user's choice) does not count. A relative dir fails closed. Lexical, as
+// Resolve: callers ask again with the real path of dir.
+func (p FS) DeniedBelow(dir string) (string, bool) {
+	if !filepath.IsAbs(dir) {
+		return dir, true
+	}
+	cdir := CanonicalPath(filepath.Clean(dir))
+	for _, d := range p.DeniedPaths {
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		cd := CanonicalPath(filepath.Clean(d))
+		if !insidePath(cd, cdir) || insidePath(cdir, cd) {
+			continue // not below dir, or dir itself (Resolve's to judge)
+		}
+		if _, _, err := p.Resolve(cd, AccessRead); err != nil {
+			return d, true
+		}
+	}
+	return "", false
+}
+
 // ChildNameAllowed is Resolve's answer for an entry name of a directory
 // for which ChildrenByName holds: a single component, valid UTF-8, no
 // NUL, not "." or "..", and not a name DeniedName refuses.

@@ -87,6 +87,51 @@ func TestChildrenByNameDeclinesDirectoriesHoldingADeniedPath(t *testing.T) {
 	}
 }
 
+// TestDeniedBelowFindsDeniedPathsInsideADirectory: a directory a command
+// would list or walk holds a denied path when one lies strictly below it
+// and Resolve refuses it there: the home directory and every directory
+// on the way to ~/.ssh or the state directory do; a project directory, a
+// sibling that only starts like one (~/.sshx), the kept outputs' root
+// inside the state directory and a root opened at a denied path do not.
+func TestDeniedBelowFindsDeniedPathsInsideADirectory(t *testing.T) {
+	skipOnWindows(t)
+	p := FS{
+		Roots: []string{"/home/u", "/home/u/.local/state/acp/sessions/s1/offloaded", "/home/u/keys"},
+		DeniedPaths: []string{"/home/u/.ssh", "/home/u/.local/state/acp", "/home/u/keys", "/home/u/.aws/credentials",
+			"relative/ignored"},
+	}
+	tests := []struct {
+		dir  string
+		want string // the denied path found, "" for none
+	}{
+		{"/home/u", "/home/u/.ssh"},
+		{"/home/u/", "/home/u/.ssh"},
+		{"/home/u/proj/..", "/home/u/.ssh"},
+		{"/HOME/U", "/home/u/.ssh"},
+		{"/home", "/home/u/.ssh"},
+		{"/", "/home/u/.ssh"},
+		{"/home/u/.local", "/home/u/.local/state/acp"},
+		{"/home/u/.local/state", "/home/u/.local/state/acp"},
+		{"/home/u/.aws", "/home/u/.aws/credentials"},
+		{"/home/u/proj", ""},
+		{"/home/u/.sshx", ""},
+		{"/home/u/.ssh", ""}, // the denied path itself is Resolve's to refuse
+		{"/home/u/.local/state/acp/sessions/s1/offloaded", ""},
+		{"/home/u/relative", ""},
+	}
+	for _, tt := range tests {
+		d, found := p.DeniedBelow(tt.dir)
+		assert.Equal(t, tt.want != "", found, tt.dir)
+		assert.Equal(t, tt.want, d, tt.dir)
+	}
+	// ~/keys is a root of its own (the user opened it): not refused.
+	q := FS{Roots: []string{"/home/u", "/home/u/keys"}, DeniedPaths: []string{"/home/u/keys"}}
+	_, found := q.DeniedBelow("/home/u")
+	assert.False(t, found, "a denied path the user opened as a root")
+	_, found = p.DeniedBelow("relative/dir")
+	assert.True(t, found, "a relative directory fails closed")
+}
+
 // BenchmarkResolveWithDeniedPaths is BenchmarkResolve with the list of
 // denied paths a session gets with the home directory as its workspace
 // (the credentials and the agent's own files, as given and resolved).

@@ -42,6 +42,11 @@ type OperandInfo struct {
 	Inside bool
 	// Dir is true when it names an existing directory.
 	Dir bool
+	// HoldsDenied is true for a directory with one of the paths the file
+	// tools never read or list (FS.DeniedBelow: ~/.ssh, the agent's state
+	// directory, ...) below it, as written or resolved: a program that
+	// lists or walks it would show what those tools hide.
+	HoldsDenied bool
 }
 
 // CommandContext is what a remembered command decision depends on besides
@@ -57,6 +62,13 @@ type CommandContext struct {
 	// Operand judges a path-like word; nil means no word is inside, so
 	// nothing gets a scope wider than its exact arguments.
 	Operand func(dir, word string) OperandInfo
+	// RepoHoldsDenied reports whether the git repository that holds dir
+	// has a denied path inside its working tree (the home directory as a
+	// repository, with ~/.ssh in it): git's read-only subcommands show the
+	// whole tree (status -uall lists every untracked name, diff and show
+	// print tracked contents), so there git lines are remembered exactly.
+	// nil means no.
+	RepoHoldsDenied func(dir string) bool
 }
 
 func (ctx CommandContext) operand(word string) OperandInfo {
@@ -124,10 +136,13 @@ func (a Approval) key() string {
 //   - for the read-only programs of readOnlyPrograms (cat, head, ls,
 //     grep, find, …), the program with any arguments its rule accepts
 //     (no writing or command-running options), as long as every
-//     path-like word resolves inside the workspace;
+//     path-like word resolves inside the workspace, outside the denied
+//     paths, and no directory ls or find lists or walks holds a denied
+//     path (OperandInfo.HoldsDenied);
 //   - for git's read-only subcommands (status, diff, log, show, and
 //     listing branch, tag, remote -v), the subcommand with any read-only
-//     options, in the same directory;
+//     options, in the same directory, unless its repository holds a
+//     denied path (CommandContext.RepoHoldsDenied);
 //   - a line that changes directory (cd, pushd, popd) only as the exact
 //     line in the same directory.
 //
@@ -438,7 +453,7 @@ func scopeOf(c SimpleCommand, ctx CommandContext) Approval {
 		if rule, ok := readOnlyPrograms[base]; ok && rule.accepts(c.Args, ctx) {
 			return Approval{Kind: ApprovalProgram, Program: base, Target: linkTarget(c)}
 		}
-		if base == "git" {
+		if base == "git" && (ctx.RepoHoldsDenied == nil || !ctx.RepoHoldsDenied(ctx.Dir)) {
 			if sub, ok := gitReadOnly(c.Args, ctx); ok {
 				return Approval{Kind: ApprovalGit, Dir: ctx.Dir, Program: sub, Target: linkTarget(c)}
 			}

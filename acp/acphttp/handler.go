@@ -155,6 +155,7 @@ type conn interface {
 type handlerCounters struct {
 	connectionsTotal, messagesOut, resumes, drops, refused atomic.Int64
 	streamsOpen                                            atomic.Int64
+	streamSlots                                            atomic.Int64 // event streams being served, counted against MaxStreams
 }
 
 // ErrClosed is returned by Accept once the handler is closed.
@@ -613,6 +614,10 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusAccepted)
 }
 
+// streamAdmitted is called when an event stream is admitted under the
+// limit, before it is opened (tests hold streams there).
+var streamAdmitted = func() {}
+
 // events serves an SSE GET: the connection stream (Acp-Connection-Id
 // only) or a session's (with Acp-Session-Id), resumed after Last-Event-ID
 // if one is given.
@@ -625,12 +630,17 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if n := h.stats.streamsOpen.Load(); n >= int64(h.opts.MaxStreams) {
+	// A slot is taken before the stream is: a check of the open count
+	// followed by the attach let concurrent GETs past the limit.
+	if h.stats.streamSlots.Add(1) > int64(h.opts.MaxStreams) {
+		h.stats.streamSlots.Add(-1)
 		h.stats.refused.Add(1)
 		w.Header().Set("Retry-After", "10")
 		httpError(w, fmt.Sprintf("too many open event streams: %d, the limit (--max-streams)", h.opts.MaxStreams), http.StatusServiceUnavailable)
 		return
 	}
+	defer h.stats.streamSlots.Add(-1)
+	streamAdmitted()
 	s, err := c.stream(sid)
 	if err != nil {
 		httpError(w, err.Error(), http.StatusServiceUnavailable)

@@ -483,7 +483,7 @@ func (w *Workspace) runCommandTool() agent.Tool {
 				info.Title = "In the background: " + info.Title
 			}
 			info.Command = &c.parsed
-			info.CommandContext = &policy.CommandContext{Dir: c.cwd, Path: w.cfg.PATH, Operand: w.operandInfo}
+			info.CommandContext = &policy.CommandContext{Dir: c.cwd, Path: w.cfg.PATH, Operand: w.operandInfo, RepoHoldsDenied: w.repoHoldsDenied}
 			info.CommandFolder = w.display(c.cwd)
 			if c.cwd != w.roots[0] {
 				info.Locations = location(c.cwd, 0)

@@ -16,7 +16,8 @@ import (
 // resolved through every symlink, is inside the workspace roots and not
 // under a denied name, and is not a file with several hard links (one
 // can be a link to a file outside). "~…" is never inside: the shell
-// expands it to the home directory.
+// expands it to the home directory. A directory also says whether a
+// denied path lies below it (holdsDenied).
 func (w *Workspace) operandInfo(dir, word string) policy.OperandInfo {
 	if word == "" || strings.HasPrefix(word, "~") || strings.IndexByte(word, 0) >= 0 {
 		return policy.OperandInfo{}
@@ -37,7 +38,41 @@ func (w *Workspace) operandInfo(dir, word string) policy.OperandInfo {
 	if fi.Mode().IsRegular() && runtime.LinkCount(fi) > 1 {
 		return policy.OperandInfo{}
 	}
-	return policy.OperandInfo{Inside: true, Dir: fi.IsDir()}
+	info := policy.OperandInfo{Inside: true, Dir: fi.IsDir()}
+	if info.Dir {
+		info.HoldsDenied = w.holdsDenied(p, real)
+	}
+	return info
+}
+
+// holdsDenied reports whether a directory, as written (p) or resolved
+// (real), has one of the denied paths the file tools never list below
+// it (policy.FS.DeniedBelow: ~/.ssh or the state directory under the
+// home directory as the workspace). The policy holds each denied path as
+// configured and as resolved; below a real path outside the roots (a
+// root reached through a symlink), any of them counts.
+func (w *Workspace) holdsDenied(p, real string) bool {
+	pol := w.local.Policy()
+	_, below := pol.DeniedBelow(p)
+	if !below {
+		_, below = pol.DeniedBelow(real)
+	}
+	return below
+}
+
+// repoHoldsDenied reports whether the git repository holding dir (the
+// nearest directory at or above it with a .git) has a denied path below
+// its top, as holdsDenied judges a directory; false outside a repository.
+func (w *Workspace) repoHoldsDenied(dir string) bool {
+	top, _ := gitState(dir)
+	if top == "" {
+		return false
+	}
+	real, err := realPath(top)
+	if err != nil {
+		return true
+	}
+	return w.holdsDenied(top, real)
 }
 
 // protectedName reports whether a component of p is .git, .env or
