@@ -178,7 +178,7 @@ func (s *Store) writeBroken(id string, data []byte) error {
 	}
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
-		os.Remove(tmp.Name())
+		s.removeOrMark(tmp.Name())
 		return fmt.Errorf("persistence: write %s: %w", tmp.Name(), err)
 	}
 	_, err = s.publish(tmp, s.brokenPath(id))

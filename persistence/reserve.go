@@ -125,7 +125,7 @@ func (r *Reservation) Prepare() error {
 		return err
 	}
 	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
+		r.s.removeOrMark(tmp.Name())
 		return fmt.Errorf("persistence: prepare the file of session %q: %w", r.id, err)
 	}
 	r.prepared = tmp.Name()

@@ -131,8 +131,9 @@ func filterNames(names []string, want string) []string {
 }
 
 // Close keeps the entry (so the next start lists the directory) when the
-// Store may have left something: a lock still held, or an id it locked
-// that has no file but has a lock file or directory left.
+// Store may have left something: a lock still held, an id it locked that
+// has no file but has a lock file or directory left, or a removal that
+// failed.
 func TestCloseKeepsTheEntryWhenSomethingMayBeLeft(t *testing.T) {
 	t.Run("a lock held", func(t *testing.T) {
 		s := newStore(t)
@@ -153,6 +154,20 @@ func TestCloseKeepsTheEntryWhenSomethingMayBeLeft(t *testing.T) {
 		removed, full := nextStart(t, s.Dir())
 		assert.True(t, full)
 		assert.Equal(t, []string{"unsaved/"}, removed)
+	})
+	t.Run("a removal failed", func(t *testing.T) {
+		s := newStore(t)
+		r, err := s.ReserveNew("unsaved")
+		require.NoError(t, err)
+		require.NoError(t, r.Prepare())
+		// The prepared file cannot be removed: a directory that is not
+		// empty stands in its place (root ignores permissions).
+		require.NoError(t, os.Remove(r.prepared))
+		require.NoError(t, os.MkdirAll(filepath.Join(r.prepared, "x"), 0o700))
+		require.Error(t, r.Release())
+		require.NoError(t, s.Close())
+		_, full := nextStart(t, s.Dir())
+		assert.True(t, full)
 	})
 	t.Run("nothing left", func(t *testing.T) {
 		s := newStore(t)
