@@ -135,49 +135,47 @@ func filterNames(names []string, want string) []string {
 // has no file but has a lock file or directory left, or a removal that
 // failed.
 func TestCloseKeepsTheEntryWhenSomethingMayBeLeft(t *testing.T) {
-	t.Run("a lock held", func(t *testing.T) {
-		s := newStore(t)
-		r, err := s.ReserveNew("open")
-		require.NoError(t, err)
-		require.NoError(t, s.Close())
-		require.NoError(t, r.Release())
-		_, full := nextStart(t, s.Dir())
-		assert.True(t, full)
-	})
-	t.Run("a directory left", func(t *testing.T) {
-		s := newStore(t)
-		r, err := s.ReserveNew("unsaved")
-		require.NoError(t, err)
-		require.NoError(t, os.MkdirAll(filepath.Join(s.Dir(), "unsaved", "offloaded"), 0o700))
-		require.NoError(t, r.Release())
-		require.NoError(t, s.Close())
-		removed, full := nextStart(t, s.Dir())
-		assert.True(t, full)
-		assert.Equal(t, []string{"unsaved/"}, removed)
-	})
-	t.Run("a removal failed", func(t *testing.T) {
-		s := newStore(t)
-		r, err := s.ReserveNew("unsaved")
-		require.NoError(t, err)
-		require.NoError(t, r.Prepare())
-		// The prepared file cannot be removed: a directory that is not
-		// empty stands in its place (root ignores permissions).
-		require.NoError(t, os.Remove(r.prepared))
-		require.NoError(t, os.MkdirAll(filepath.Join(r.prepared, "x"), 0o700))
-		require.Error(t, r.Release())
-		require.NoError(t, s.Close())
-		_, full := nextStart(t, s.Dir())
-		assert.True(t, full)
-	})
-	t.Run("nothing left", func(t *testing.T) {
-		s := newStore(t)
-		r, err := s.ReserveNew("unsaved")
-		require.NoError(t, err)
-		require.NoError(t, r.Prepare())
-		require.NoError(t, r.Release())
-		createWith(t, s, "saved", nil)
-		require.NoError(t, s.Close())
-		_, full := nextStart(t, s.Dir())
-		assert.False(t, full)
-	})
+	for _, tc := range []struct {
+		name string
+		// end ends the Store's use of the reserved session "s" its way,
+		// and the Store's (Close).
+		end     func(t *testing.T, s *Store, r *Reservation)
+		full    bool
+		removed []string // by the next start
+	}{
+		{"a lock held", func(t *testing.T, s *Store, r *Reservation) {
+			require.NoError(t, s.Close())
+			require.NoError(t, r.Release())
+		}, true, nil},
+		{"a directory left", func(t *testing.T, s *Store, r *Reservation) {
+			require.NoError(t, os.MkdirAll(filepath.Join(s.Dir(), "s", "offloaded"), 0o700))
+			require.NoError(t, r.Release())
+			require.NoError(t, s.Close())
+		}, true, []string{"s/"}},
+		{"a removal failed", func(t *testing.T, s *Store, r *Reservation) {
+			require.NoError(t, r.Prepare())
+			// The prepared file cannot be removed: a directory that is
+			// not empty stands in its place (root ignores permissions).
+			require.NoError(t, os.Remove(r.prepared))
+			require.NoError(t, os.MkdirAll(filepath.Join(r.prepared, "x"), 0o700))
+			require.Error(t, r.Release())
+			require.NoError(t, s.Close())
+		}, true, nil},
+		{"nothing left", func(t *testing.T, s *Store, r *Reservation) {
+			require.NoError(t, r.Prepare())
+			require.NoError(t, r.Release())
+			createWith(t, s, "saved", nil)
+			require.NoError(t, s.Close())
+		}, false, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStore(t)
+			r, err := s.ReserveNew("s")
+			require.NoError(t, err)
+			tc.end(t, s, r)
+			removed, full := nextStart(t, s.Dir())
+			assert.Equal(t, tc.full, full, "the next start lists the directory")
+			assert.Equal(t, tc.removed, removed)
+		})
+	}
 }
