@@ -38,17 +38,7 @@ func TestBinaryWebFetchRefusesMetadataAddresses(t *testing.T) {
 		"http://169.254.169.254/",
 	}
 	allowed := []string{"http://100.100.100.201/", "http://neighbour.test/"} // neighbours are fine
-	var turns []any
-	for i, u := range append(refused, allowed...) {
-		turns = append(turns, map[string]any{"match": fmt.Sprintf("[fetch %d]", i), "events": []any{
-			map[string]any{"toolCall": map[string]any{"id": fmt.Sprintf("f%d", i), "name": "web_fetch", "arguments": map[string]any{"url": u}}}}})
-	}
-	turns = append(turns, map[string]any{"events": []any{map[string]any{"text": "done"}}})
-	script := writeScript(t, map[string]any{"turns": turns})
-	cmd := inNS(agentBin, "--model", "replay/"+script, "--mode", "full-access", "--sandbox", "off")
-	p := startAgentCmd(t, cmd, []string{hostsEnv})
-	p.Initialize(nil)
-	sid := p.NewSession(t.TempDir())
+	p, sid := fetchingAgent(t, inNS, hostsEnv, append(refused, allowed...))
 	for i, u := range append(refused, allowed...) {
 		resp, before := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock(fmt.Sprintf("[fetch %d]", i))}})
 		require.Nil(t, resp.Error)
@@ -230,17 +220,7 @@ func TestBinaryWebFetchReachesThisMachineOnlyByAURLNamingIt(t *testing.T) {
 	for u := range fetched {
 		urls = append(urls, u)
 	}
-	var turns []any
-	for i, u := range urls {
-		turns = append(turns, map[string]any{"match": fmt.Sprintf("[fetch %d]", i), "events": []any{
-			map[string]any{"toolCall": map[string]any{"id": fmt.Sprintf("f%d", i), "name": "web_fetch", "arguments": map[string]any{"url": u}}}}})
-	}
-	turns = append(turns, map[string]any{"events": []any{map[string]any{"text": "done"}}})
-	script := writeScript(t, map[string]any{"turns": turns})
-	cmd := inNS(agentBin, "--model", "replay/"+script, "--mode", "full-access", "--sandbox", "off")
-	p := startAgentCmd(t, cmd, []string{hostsEnv})
-	p.Initialize(nil)
-	sid := p.NewSession(t.TempDir())
+	p, sid := fetchingAgent(t, inNS, hostsEnv, urls)
 	for i, u := range urls {
 		resp, before := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock(fmt.Sprintf("[fetch %d]", i))}})
 		require.Nil(t, resp.Error)
@@ -260,6 +240,23 @@ func TestBinaryWebFetchReachesThisMachineOnlyByAURLNamingIt(t *testing.T) {
 			assert.NotContains(t, text, "on this machine", "%s: named, so not refused", u)
 		}
 	}
+}
+
+// fetchingAgent starts the agent (full-access, no sandbox) through inNS
+// on a script whose prompt "[fetch i]" makes it call web_fetch (call id
+// fi) on urls[i], and opens a session.
+func fetchingAgent(t *testing.T, inNS func(argv ...string) *exec.Cmd, env string, urls []string) (*proc, string) {
+	t.Helper()
+	var turns []any
+	for i, u := range urls {
+		turns = append(turns, map[string]any{"match": fmt.Sprintf("[fetch %d]", i), "events": []any{
+			map[string]any{"toolCall": map[string]any{"id": fmt.Sprintf("f%d", i), "name": "web_fetch", "arguments": map[string]any{"url": u}}}}})
+	}
+	turns = append(turns, map[string]any{"events": []any{map[string]any{"text": "done"}}})
+	script := writeScript(t, map[string]any{"turns": turns})
+	p := startAgentCmd(t, inNS(agentBin, "--model", "replay/"+script, "--mode", "full-access", "--sandbox", "off"), []string{env})
+	p.Initialize(nil)
+	return p, p.NewSession(t.TempDir())
 }
 
 // metadataNamespace is a network namespace (unshare) where the metadata
