@@ -5,13 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"net"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/llm"
+	"github.com/acp-agent/acp-agent/policy"
 )
 
 // Routes are the model endpoints a client chose for its sessions (ACP's
@@ -279,7 +283,7 @@ func (rt *route) model(h *Host, e *modelEntry) (agent.Model, error) {
 	if !ok || p.OpenEndpoint == nil {
 		return nil, fmt.Errorf("provider %q cannot be routed", e.spec.Provider)
 	}
-	m, err := p.OpenEndpoint(e.spec.Model, rt.endpoint, h.cfg.HTTPClient)
+	m, err := p.OpenEndpoint(e.spec.Model, rt.endpoint, routedClient(h.cfg.HTTPClient))
 	if err != nil {
 		return nil, err
 	}
@@ -321,4 +325,34 @@ func (rt *route) redactErr(err error) error {
 // failed is a stream that fails at once with err.
 func failed(err error) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) { yield(llm.Event{}, err) }
+}
+
+// routedClient is base (nil: a default client) with a transport that
+// never connects to a link-local or cloud metadata address
+// (policy.CheckDialAddress), for the endpoints a client routes a provider
+// to. The client chose the URL and the headers (over serve, a remote
+// client), no model provider answers at those addresses, and the
+// machine's credentials do: a request there (Google's wants only a
+// Metadata-Flavor header) would read them from the agent, whatever the
+// sandbox's network rule. A proxy from the environment still carries the
+// requests it is set for. A base client with a transport of another kind
+// is its owner's to guard.
+func routedClient(base *http.Client) *http.Client {
+	c := &http.Client{}
+	if base != nil {
+		*c = *base
+	}
+	var tr *http.Transport
+	switch t := c.Transport.(type) {
+	case nil:
+		tr = http.DefaultTransport.(*http.Transport).Clone()
+	case *http.Transport:
+		tr = t.Clone()
+	default:
+		return c
+	}
+	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: policy.DialControl}
+	tr.DialContext = d.DialContext
+	c.Transport = tr
+	return c
 }
