@@ -231,6 +231,12 @@ func (h *Host) newHostSession(s *agent.Session, c Client, j *journal, extra []st
 // (bindSessionTools).
 func (h *Host) wrapSession(s *agent.Session, c Client, j *journal, extra []string, w agent.Workspace) *Session {
 	ws, _ := w.(*tools.Workspace)
+	if ws != nil {
+		// The helper is warmed only where a command can run.
+		ws.WarmCommands(func() bool {
+			return s.Mode() != policy.ModeReadOnly && slices.Contains(s.ActiveToolNames(), tools.ToolRunCommand)
+		})
+	}
 	return &Session{s: s, h: h, c: c, j: j, extra: extra, ws: ws, log: h.log.With("session", s.ID()),
 		subSem: make(chan struct{}, MaxParallelSubagents)}
 }
