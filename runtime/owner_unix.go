@@ -3,6 +3,7 @@
 package runtime
 
 import (
+	"io/fs"
 	"os"
 	"syscall"
 )
@@ -18,4 +19,15 @@ func OwnedByUser(path string) bool {
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	return ok && int(st.Uid) == os.Getuid()
+}
+
+// FileOwner returns the uid owning the file info describes (from an
+// fstat of a file already open: no second lookup by name), and false
+// where info carries none.
+func FileOwner(info fs.FileInfo) (uid int, ok bool) {
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int(st.Uid), true
 }
