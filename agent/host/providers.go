@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/llm"
@@ -351,8 +349,7 @@ func routedClient(base *http.Client) *http.Client {
 	default:
 		return c
 	}
-	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: policy.DialControl}
-	tr.DialContext = d.DialContext
+	tr.DialContext = policy.Dialer().DialContext
 	c.Transport = tr
 	return c
 }
