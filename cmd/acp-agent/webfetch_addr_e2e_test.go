@@ -304,8 +304,8 @@ func TestBinaryRoutedProviderNeverReachesMetadataAddresses(t *testing.T) {
 		base    string
 		refused bool
 	}{
-		{"http://100.100.100.200/latest/meta-data/iam/security-credentials/role#", true},
-		{"http://metadata.test/computeMetadata/v1/instance/service-accounts/default/token#", true},
+		{"http://100.100.100.200/latest/meta-data/iam/security-credentials/role", true},
+		{"http://metadata.test/computeMetadata/v1/instance/service-accounts/default/token", true},
 		{"http://[fe80::1%25lo]/v1", true},
 		{"http://[::ffff:100.100.100.200]/v1", true},
 		{"http://100.100.100.201/v1", false},
