@@ -176,6 +176,11 @@ func (h *Host) reserveFile(cfg *agent.SessionConfig, extra []string, res *persis
 	if h.store == nil {
 		return nil, nil
 	}
+	if h.cfg.OneShot {
+		// Prompted at once: a record to open it again by would be
+		// removed before anyone could.
+		res.Unrecorded()
+	}
 	j, err := h.startJournal(cfg, newUnsavedJournal(res, persistence.Header{ID: cfg.ID, CWD: cfg.CWD,
 		AdditionalDirectories: extra, Timestamp: time.Now()}, h.log))
 	if err == nil {
