@@ -125,6 +125,35 @@ func TestBinaryMCPServersNeverReachMetadataAddresses(t *testing.T) {
 	}
 }
 
+// Over serve the client is a remote one, and the rule is the same: the
+// serve process refuses the metadata servers a remote client names and
+// dials the others. serve and connect run in one network namespace the
+// test makes; the test speaks to connect's stdio. serve dies with the
+// shell that started it (pdeathsig), so nothing outlives the test.
+func TestServeMCPServersNeverReachMetadataAddresses(t *testing.T) {
+	inNS, hostsEnv := metadataNamespace(t)
+	root, state := t.TempDir(), t.TempDir()
+	const script = `setpriv --pdeathsig KILL "$AGENT" serve --listen 127.0.0.1:7420 --root "$ROOT" --token-file "$STATE/token" \
+	--model replay/default --sandbox off --session-dir "$STATE/sessions" 2>"$STATE/serve.log" &
+serve=$!
+until grep -q "listening on" "$STATE/serve.log"; do
+	kill -0 $serve || { cat "$STATE/serve.log" >&2; exit 1; }
+	sleep 0.05
+done
+"$AGENT" connect --token-file "$STATE/token" http://127.0.0.1:7420/acp
+rc=$?
+kill $serve; wait $serve
+cat "$STATE/serve.log" >&2
+exit $rc`
+	p := startAgentCmd(t, inNS("sh", "-c", script), []string{hostsEnv, "AGENT=" + agentBin, "ROOT=" + root, "STATE=" + state})
+	p.Client.AnnouncesCommands = false
+	p.Initialize(nil)
+	servers, refused := metadataMCPServers()
+	resp, before := p.Call(acp.MethodSessionNew, &acp.NewSessionRequest{CWD: root, MCPServers: servers})
+	acptest.MustResult(t, resp, nil)
+	checkMetadataFailures(t, mcpFailures(t, p, before, len(servers)), refused)
+}
+
 // The rule keeps the MCP servers users run: one on this machine's
 // loopback, streamable HTTP and SSE, connects, and its tool answers the
 // model.
