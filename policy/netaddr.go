@@ -2,9 +2,11 @@ package policy
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"slices"
 	"syscall"
+	"time"
 )
 
 // metadataAddresses are the cloud metadata services (they hand out
@@ -57,4 +59,12 @@ func DialControl(_, address string, _ syscall.RawConn) error {
 		return fmt.Errorf("dialling %q, not an address: %w", address, err)
 	}
 	return CheckDialAddress(ap.Addr())
+}
+
+// Dialer is a net.Dialer like http.DefaultTransport's (30 s to connect,
+// 30 s keep-alive) whose Control is DialControl: for the transports of
+// connections a client or a model chose the address of (routed model
+// endpoints, MCP http and sse servers).
+func Dialer() *net.Dialer {
+	return &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: DialControl}
 }

@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/llm"
@@ -137,9 +135,8 @@ func (h *Host) SetProvider(r *Routes, id, protocol, baseURL string, headers map[
 	if p := routable()[i]; protocol != p.Protocol {
 		return fmt.Errorf("%w: apiType: provider %q speaks %q, not %q", ErrInvalidParams, id, p.Protocol, protocol)
 	}
-	u, err := url.Parse(baseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%w: baseUrl: must be an absolute http or https URL", ErrInvalidParams)
+	if err := checkBaseURL(baseURL); err != nil {
+		return fmt.Errorf("%w: baseUrl: %w", ErrInvalidParams, err)
 	}
 	rt := &route{endpoint: llm.Endpoint{BaseURL: baseURL, Headers: maps(headers)}}
 	for _, v := range headers {
@@ -150,9 +147,6 @@ func (h *Host) SetProvider(r *Routes, id, protocol, baseURL string, headers map[
 			}
 		}
 	}
-	if u.User != nil {
-		rt.secrets = append(rt.secrets, u.User.String())
-	}
 	// Longest first: a whole header value goes before its words.
 	slices.SortFunc(rt.secrets, func(a, b string) int { return len(b) - len(a) })
 	r.set(id, rt)
@@ -162,6 +156,25 @@ func (h *Host) SetProvider(r *Routes, id, protocol, baseURL string, headers map[
 	}
 	slices.Sort(names)
 	h.log.Info("model provider routed by the client", "provider", id, "baseUrl", shownURL(baseURL), "headers", names)
+	return nil
+}
+
+// checkBaseURL refuses a base URL a client routes a provider to that is
+// not the root its paths are appended to: a query or fragment ("?", "#"
+// anywhere: "http://h/reset#" sends the requests to /reset) would let
+// the client choose the exact path and query of the agent's requests,
+// and user information is a credential in a URL (the headers carry
+// those), which errors and logs could show. The URL is never echoed.
+func checkBaseURL(s string) error {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return errors.New("must be an absolute http or https URL")
+	case strings.ContainsAny(s, "?#"):
+		return errors.New("must not have a query or fragment (\"?\", \"#\"): the provider's paths are appended to it")
+	case u.User != nil:
+		return errors.New("must not hold user information (\"user:password@\"): send credentials in headers")
+	}
 	return nil
 }
 
@@ -351,8 +364,7 @@ func routedClient(base *http.Client) *http.Client {
 	default:
 		return c
 	}
-	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: policy.DialControl}
-	tr.DialContext = d.DialContext
+	tr.DialContext = policy.Dialer().DialContext
 	c.Transport = tr
 	return c
 }

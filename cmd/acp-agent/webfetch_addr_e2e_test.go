@@ -260,8 +260,8 @@ func fetchingAgent(t *testing.T, inNS func(argv ...string) *exec.Cmd, env string
 }
 
 // metadataNamespace is a network namespace (unshare) where the metadata
-// address 100.100.100.200, its neighbour 100.100.100.201 and fe80::1 are
-// on the loopback interface and /etc/hosts names the first two
+// address 100.100.100.200, its neighbour 100.100.100.201, the private
+// 10.1.2.3 and fe80::1 are on the loopback interface and /etc/hosts names the first two
 // metadata.test and neighbour.test: nothing leaves the machine, and a
 // connection that is not refused before it is made is answered
 // "connection refused" there. inNS makes the command that runs argv
@@ -275,6 +275,7 @@ func metadataNamespace(t *testing.T) (inNS func(argv ...string) *exec.Cmd, env s
 ip link set lo up
 ip addr add 100.100.100.200/32 dev lo
 ip addr add 100.100.100.201/32 dev lo
+ip addr add 10.1.2.3/32 dev lo
 ip -6 addr add fe80::1/64 dev lo
 mount --bind "$HOSTS" /etc/hosts
 exec "$0" "$@"`
@@ -303,8 +304,8 @@ func TestBinaryRoutedProviderNeverReachesMetadataAddresses(t *testing.T) {
 		base    string
 		refused bool
 	}{
-		{"http://100.100.100.200/latest/meta-data/iam/security-credentials/role#", true},
-		{"http://metadata.test/computeMetadata/v1/instance/service-accounts/default/token#", true},
+		{"http://100.100.100.200/latest/meta-data/iam/security-credentials/role", true},
+		{"http://metadata.test/computeMetadata/v1/instance/service-accounts/default/token", true},
 		{"http://[fe80::1%25lo]/v1", true},
 		{"http://[::ffff:100.100.100.200]/v1", true},
 		{"http://100.100.100.201/v1", false},
