@@ -125,7 +125,7 @@ func (r *Reservation) Prepare() error {
 		return err
 	}
 	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
+		r.s.removeOrMark(tmp.Name())
 		return fmt.Errorf("persistence: prepare the file of session %q: %w", r.id, err)
 	}
 	r.prepared = tmp.Name()
@@ -318,6 +318,7 @@ func (r *Reservation) Release() error {
 	var errs []error
 	if r.prepared != "" {
 		if err := os.Remove(r.prepared); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			r.s.leftBehind()
 			errs = append(errs, fmt.Errorf("persistence: release session %q: %w", r.id, err))
 		}
 		r.prepared = ""

@@ -494,7 +494,10 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 		// directory takes milliseconds to list. The agent's exit waits
 		// (cleanup).
 		st.startWork.add(func() {
-			removed, err := store.RemoveStale()
+			// Only after an agent stopped without saying it left
+			// nothing does this list the whole directory.
+			removed, full, err := store.RemoveStaleAtStart()
+			log.Debug("session directory clean-up", "listed", full)
 			if err != nil {
 				log.Warn("removing stale files of the session directory", "error", err)
 			}
@@ -502,6 +505,9 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 				log.Info("removed what stopped agents left in the session directory", "files", removed)
 			}
 		})
+		// Runs after the work above ends (closers run in reverse):
+		// records that this agent left nothing, if so.
+		closers = append(closers, store)
 	}
 	closers = append(closers, closerFunc(st.startWork.wait))
 	// One list for the sandbox and the file tools, sandbox or not.
