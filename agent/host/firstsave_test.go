@@ -138,11 +138,27 @@ func (c *diskClient) onDiskAtFirstChunk() string {
 	return c.atFirst
 }
 
-// closeThenFree closes s at the test's end, after save is freed: a test
+// heldSession is a new session, for c, of a host storing sessions in dir
+// whose model is m and whose first save is held (save) until freed. The
+// session is closed at the test's end, after the save is freed: a test
 // that fails while the save is held ends instead of waiting for it.
-func closeThenFree(t *testing.T, s *host.Session, save *heldSave) {
+func heldSession(t *testing.T, m *chatModel, dir, cwd string, c host.Client) (*host.Host, *host.Session, *heldSave) {
+	save := newHeldSave()
+	h := heldHost(t, m, dir, save)
+	s, err := h.NewSession(context.Background(), host.NewRequest{CWD: cwd}, c)
+	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	t.Cleanup(save.free) // runs first
+	return h, s, save
+}
+
+// promptHeld starts a prompt of text on s and waits until its save is
+// held and the model was asked (asked: the model's signal).
+func promptHeld(t *testing.T, s *host.Session, save *heldSave, asked <-chan struct{}, text string) <-chan promptOutcome {
+	done := startPrompt(t, s, text)
+	await(t, save.held, "the first save to start")
+	await(t, asked, "the model to be asked while the save is held")
+	return done
 }
 
 type promptOutcome struct {
@@ -195,17 +211,10 @@ func TestFirstAnswerIsHeldUntilTheFirstMessageIsSaved(t *testing.T) {
 		writeChunks(w, chunks...)
 		answered <- struct{}{}
 	})
-	save := newHeldSave()
-	h := heldHost(t, m, dir, save)
 	c := &diskClient{client: &client{}}
-	s, err := h.NewSession(context.Background(), host.NewRequest{CWD: cwd}, c)
-	require.NoError(t, err)
-	closeThenFree(t, s, save)
-	c.file = filepath.Join(dir, s.ID()+".jsonl")
-
-	done := startPrompt(t, s, "Fix the build")
-	await(t, save.held, "the first save to start")
-	await(t, answered, "the model to be asked and answer while the save is held")
+	h, s, save := heldSession(t, m, dir, cwd, c)
+	c.file = filepath.Join(dir, s.ID()+".jsonl") // before the prompt: Update reads it
+	done := promptHeld(t, s, save, answered, "Fix the build")
 	assert.Contains(t, m.body(0), "Fix the build")
 	assert.True(t, quietFor(c.client, 300*time.Millisecond), "nothing of the answer is shown before the message is saved")
 	assert.NoFileExists(t, c.file)
@@ -268,16 +277,9 @@ func TestFirstSaveThatFailsCancelsTheModelCall(t *testing.T) {
 		case <-time.After(waitTimeout): // not cancelled: the test fails, and ends
 		}
 	})
-	save := newHeldSave()
-	h := heldHost(t, m, dir, save)
 	c := &client{}
-	s, err := h.NewSession(context.Background(), host.NewRequest{CWD: cwd}, c)
-	require.NoError(t, err)
-	closeThenFree(t, s, save)
-
-	done := startPrompt(t, s, "lost")
-	await(t, save.held, "the first save to start")
-	await(t, asked, "the model to be asked while the save is held")
+	_, s, save := heldSession(t, m, dir, cwd, c)
+	done := promptHeld(t, s, save, asked, "lost")
 	// The disk fails the save: the store's directory is gone.
 	require.NoError(t, os.Rename(dir, dir+".away"))
 	save.free()
@@ -346,16 +348,9 @@ func TestFirstSaveOutlivesACancelAndAFastModelError(t *testing.T) {
 				asked <- struct{}{}
 				tc.first(w, r)
 			})
-			save := newHeldSave()
-			h := heldHost(t, m, dir, save)
 			c := &client{}
-			s, err := h.NewSession(context.Background(), host.NewRequest{CWD: cwd}, c)
-			require.NoError(t, err)
-			closeThenFree(t, s, save)
-
-			done := startPrompt(t, s, "first words")
-			await(t, save.held, "the first save to start")
-			await(t, asked, "the model to be asked while the save is held")
+			_, s, save := heldSession(t, m, dir, cwd, c)
+			done := promptHeld(t, s, save, asked, "first words")
 			if tc.cancel {
 				require.True(t, s.Core().CancelActivePrompt())
 			}
