@@ -209,6 +209,10 @@ type settings struct {
 	startWork      startWork
 	deferStartWork bool
 
+	// oneShot: the process runs one turn of one session (exec):
+	// host.Config.OneShot.
+	oneShot bool
+
 	// recorder is the telemetry newAgent sets up (serve's transport
 	// reports to it too).
 	recorder *telemetry.Recorder
@@ -543,7 +547,7 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 		PromptTimeout: st.promptTimeout,
 		Workspace:     st.workspace, Mode: st.mode, PermissionPolicy: st.permission, Store: store,
 		StopHooks: st.stopHooks, Hooks: st.hooks, HooksTrustFile: hooksTrustFile(st.getenv), OffloadThreshold: st.offload, ModelTitles: st.modelTitles, Resize: st.resize, MaxTurnRequests: st.maxTurnRequests,
-		StreamLimits: st.streamLimits, SetupError: setupErr,
+		StreamLimits: st.streamLimits, SetupError: setupErr, OneShot: st.oneShot,
 		Notices: func() []acpagent.Notice { return append(slices.Clone(st.notices), st.userPath.notices()...) }}})
 	if !st.deferStartWork {
 		st.startWork.start()
