@@ -46,7 +46,13 @@
 // completion callback (PromptOptions.OnComplete) is called by it after the
 // turn's last update and before any update of a later turn. Subscribers
 // (Subscribe) get the output stream through their own buffers; the session
-// never waits for a subscriber, and one that falls behind is dropped.
+// never waits for a subscriber, and one that falls behind is dropped. A
+// session's first message is saved (a Journal with SaveWith: the file made
+// with the message in it) on a goroutine the worker starts beside the
+// model call that answers it and waits for before it handles anything of
+// the answer (the stream is not read meanwhile): nothing of it is shown,
+// run or recorded before the message is durable, and a save that fails
+// cancels the call and fails the turn, recording nothing.
 //
 // Models are providers registered with package llm (llm.RegisterProvider;
 // importing agent/llm/providers registers the built-in openai, anthropic

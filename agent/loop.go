@@ -40,23 +40,49 @@ func (s *Session) runTurn(ctx context.Context, it *item) (PromptResult, []*item,
 	s.mu.Lock()
 	s.guard = nil
 	s.mu.Unlock()
-	if err := s.appendUser(ctx, it, s.reminder()); err != nil {
+	saving, err := s.appendUser(ctx, it, s.reminder())
+	if err != nil {
 		// The session's file could not be created for its first message:
 		// the turn's result could not be kept either.
 		return PromptResult{}, nil, err
+	}
+	if saving != nil {
+		// The first message is being saved beside the first model call;
+		// every way out of the turn waits for the save (its goroutine's
+		// owner). Settled twice is settled once.
+		ps := saving
+		defer func() {
+			s.settleSave(ps)
+			ps.cancel(nil) // the model call beside it has returned
+		}()
 	}
 	var steered []*item
 	var res PromptResult
 	overflowRetried := false
 	for requests := 0; ; requests++ {
 		if requests == s.cfg.MaxTurnRequests {
+			if saving != nil {
+				if err := s.settleSave(saving); err != nil {
+					return PromptResult{}, nil, err
+				}
+				saving = nil
+			}
 			s.finishAtLimit(ctx, &res)
 			return res, steered, nil
 		}
 		// Errors are logged inside: the request goes on with the history
 		// as it is.
 		_ = s.keepWithinContext(ctx, compactAuto)
-		resp, err := s.callModel(ctx, callOptions{})
+		resp, err := s.callModel(ctx, callOptions{saving: saving})
+		if saving != nil {
+			// callModel settled it before anything of the answer was
+			// shown: a message that could not be saved fails the turn,
+			// which recorded nothing (the model call was cancelled).
+			if saving.err != nil {
+				return PromptResult{}, nil, saving.err
+			}
+			saving = nil
+		}
 		if err != nil && !overflowRetried && llm.IsContextOverflow(err) && resp.text == "" && len(resp.calls) == 0 {
 			// The provider refused the prompt as longer than the model's
 			// window (the estimate was off, or the window smaller than
@@ -152,7 +178,7 @@ func (s *Session) runTurn(ctx context.Context, it *item) (PromptResult, []*item,
 		// A model-call boundary: steer messages go to the model now.
 		if st := s.takeSteer(); len(st) > 0 {
 			for _, m := range st {
-				_ = s.appendUser(ctx, m, "") // a steer: the session is saved by now
+				_, _ = s.appendUser(ctx, m, "") // a steer: the session is saved by now (and recorded here)
 			}
 			steered = append(steered, st...)
 			continue
@@ -214,7 +240,14 @@ func textContent(text string) []llm.Part {
 // to the client. It fails, recording nothing, when the session's file
 // cannot be created for the message (the journal tries again at the
 // next one).
-func (s *Session) appendUser(ctx context.Context, it *item, reminder string) error {
+//
+// A prompt that is the session's first message (its journal has no file
+// yet, firstSaver) is not recorded here: its save, the file's creation
+// with the message in it (fsyncs, a rename, the directory's fsync), is
+// started on a goroutine and returned, to run beside the model call that
+// answers it (callOptions.saving) rather than before it; settleSave ends
+// it, and the message joins the transcript only once it is durable.
+func (s *Session) appendUser(ctx context.Context, it *item, reminder string) (*pendingSave, error) {
 	source := string(it.source)
 	if source == "" {
 		source = "prompt"
@@ -227,17 +260,76 @@ func (s *Session) appendUser(ctx context.Context, it *item, reminder string) err
 	// its first message, and puts a title it knows by then in the file's
 	// header rather than rewriting the file for it.
 	s.setTitleFrom(ctx, it.text)
-	if err := s.saveJournal(); err != nil {
-		return err
+	e := Entry{Kind: EntryUser, Content: it.content, Source: source, Reminder: reminder, MessageID: id}
+	echo := it.source == SourceSteer || it.source == SourceFollowUp
+	if fs, ok := s.cfg.Journal.(firstSaver); ok && !echo && !fs.Saved() {
+		return s.startSave(ctx, fs, e), nil
 	}
-	s.appendEntry(Entry{Kind: EntryUser, Content: it.content, Source: source, Reminder: reminder, MessageID: id})
-	if it.source == SourceSteer || it.source == SourceFollowUp {
+	if err := s.saveJournal(); err != nil {
+		return nil, err
+	}
+	s.appendEntry(e)
+	if echo {
 		for _, p := range it.content {
 			if p.Type == llm.PartText {
 				s.update(ctx, Update{Kind: UpdateUserMessage, Text: p.Text, MessageID: id})
 			}
 		}
 	}
+	return nil, nil
+}
+
+// pendingSave is a session's first message being saved with the session's
+// file, beside the model call that answers it. The session's worker owns
+// it: it started the save (startSave) and settles it (settleSave) before
+// anything of the model's answer is shown, run or recorded.
+type pendingSave struct {
+	entry    Entry
+	messages []llm.Message // the entry as the model is sent it
+	// ctx is the model call's: the turn's, and cancelled by a save that
+	// fails, at once, whatever the call is waiting for.
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	done    chan struct{} // closed when the save returned
+	err     error         // the save's error, set before done closes
+	settled bool          // settleSave has seen done
+}
+
+// startSave saves e, the session's first message, with the session's
+// file on a goroutine settleSave waits for.
+func (s *Session) startSave(ctx context.Context, fs firstSaver, e Entry) *pendingSave {
+	// As the transcript will hold it, and the file with the same time.
+	var one transcript
+	one.append(e)
+	ps := &pendingSave{entry: *one.entries[0], messages: one.messages(), done: make(chan struct{})}
+	ps.ctx, ps.cancel = context.WithCancelCause(ctx)
+	go func() {
+		defer close(ps.done)
+		if ps.err = fs.SaveWith(ps.entry); ps.err != nil {
+			ps.cancel(ps.err)
+		}
+	}()
+	return ps
+}
+
+// settleSave waits for ps's save. Saved, the message joins the
+// transcript (its record is in the file already); not saved, nothing is
+// recorded and the model call beside the save is cancelled. It returns
+// the save's error, the same at every call.
+func (s *Session) settleSave(ps *pendingSave) error {
+	if ps.settled {
+		return ps.err
+	}
+	<-ps.done
+	ps.settled = true
+	if ps.err != nil {
+		return ps.err
+	}
+	s.appendMu.Lock()
+	s.mu.Lock()
+	s.tr.append(ps.entry)
+	s.mu.Unlock()
+	s.appendMu.Unlock()
 	return nil
 }
 
@@ -327,10 +419,15 @@ type modelResponse struct {
 }
 
 // callOptions change one model request: messages added after the
-// conversation (not recorded), and no tool calls.
+// conversation (not recorded), and no tool calls. saving is the
+// session's first message while it is being saved (appendUser): it ends
+// the conversation sent, and nothing of the answer is handled before the
+// save is settled; a save that fails cancels the request, and callModel
+// returns the save's error.
 type callOptions struct {
 	extra   []llm.Message
 	noTools bool
+	saving  *pendingSave
 }
 
 func (s *Session) callModel(ctx context.Context, opt callOptions) (resp modelResponse, err error) {
@@ -339,6 +436,29 @@ func (s *Session) callModel(ctx context.Context, opt callOptions) (resp modelRes
 	msgs := s.tr.messages()
 	model := s.model
 	s.mu.Unlock()
+	onRetry := s.onRetry
+	ps := opt.saving
+	if ps != nil && ps.settled {
+		ps = nil // in the transcript, or failed and never sent
+	}
+	if ps != nil {
+		msgs = append(msgs, ps.messages...)
+		ctx = ps.ctx
+		// A retry notice is the model's too: shown once the message is
+		// saved, never for a request the failed save cancelled.
+		onRetry = func(n RetryNotice) {
+			if s.settleSave(ps) == nil {
+				s.onRetry(n)
+			}
+		}
+		// Run last: a failed save is the call's outcome, whatever the
+		// model did meanwhile (nothing of it was handled).
+		defer func() {
+			if serr := s.settleSave(ps); serr != nil {
+				resp, err = modelResponse{messageID: resp.messageID}, serr
+			}
+		}()
+	}
 	msgs = append(msgs, opt.extra...)
 	if !model.AcceptsImages() {
 		msgs = withoutToolImages(msgs, model.ID)
@@ -359,7 +479,15 @@ func (s *Session) callModel(ctx context.Context, opt callOptions) (resp modelRes
 		resp.text, resp.reasoning, resp.calls = acc.Text(), acc.Reasoning(), acc.ToolCalls()
 	}()
 	named := map[int]bool{} // the calls whose tool's Coming was called
-	for ev, err := range s.cfg.Retry.withRetries(ctx, model.Model, req, s.onRetry) {
+	for ev, err := range s.cfg.Retry.withRetries(ctx, model.Model, req, onRetry) {
+		if ps != nil {
+			// The answer's first event, or its error, waits here, held
+			// (the stream is not read meanwhile), until the message it
+			// answers is saved.
+			if serr := s.settleSave(ps); serr != nil {
+				return resp, serr
+			}
+		}
 		if err != nil {
 			return resp, err
 		}

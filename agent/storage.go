@@ -44,6 +44,21 @@ type savingJournal interface {
 	Save() error
 }
 
+// firstSaver is a savingJournal that saves a session's first message with
+// its file (appendUser): SaveWith creates the file, as Save does, holding
+// e as its last record, so that the message and the file are durable
+// together, or appends e as AppendEntry does (and syncs it) when the file
+// exists by then. A failure records nothing, to be tried again at the
+// next message. The session calls SaveWith on a goroutine of its own,
+// beside the model call that answers e, and shows nothing of the answer
+// before it returns; SaveWith must not call back into the session.
+type firstSaver interface {
+	savingJournal
+	// Saved reports whether the session's file exists.
+	Saved() bool
+	SaveWith(e Entry) error
+}
+
 // saveJournal saves the session's journal if it saves on demand.
 func (s *Session) saveJournal() error {
 	if j, ok := s.cfg.Journal.(savingJournal); ok {

@@ -601,16 +601,25 @@ func MustResult(t testing.TB, m Message, v any) {
 }
 
 // ExpectEOF waits until the agent's output ends.
-func (c *Client) ExpectEOF(d time.Duration) {
+func (c *Client) ExpectEOF(d time.Duration) { c.Rest(d) }
+
+// Rest waits until the agent's output ends and returns the messages it
+// wrote until then (those not read yet): what a client was shown before
+// the agent was killed, say.
+func (c *Client) Rest(d time.Duration) []Message {
 	c.t.Helper()
+	c.mu.Lock()
+	rest := c.held
+	c.held = nil
+	c.mu.Unlock()
 	deadline := time.After(d)
 	for {
 		select {
 		case m, ok := <-c.msgs:
 			if !ok {
-				return
+				return rest
 			}
-			_ = m
+			rest = append(rest, m)
 		case <-deadline:
 			c.t.Fatalf("agent output did not end within %s", d)
 		}

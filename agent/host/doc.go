@@ -48,8 +48,11 @@
 // (started by the first session, ended and waited for by Close). A
 // Session is safe for concurrent use; its turns run on the core's worker,
 // which calls the Client's Update in order; a session's first prompt
-// creates its file there too (Submit does not: its caller may be a read
-// loop that other sessions' prompts wait behind). The host calls Post and the
+// creates its file from there too (Submit does not: its caller may be a
+// read loop that other sessions' prompts wait behind), on a goroutine
+// the worker starts and waits for, beside the model call (the journal's
+// SaveWith, which calls nothing back; the answer is held until it
+// returns). The host calls Post and the
 // *Changed methods from whoever changes the session (a protocol's read
 // loop among them), so they must not block. A subagent runs as its own
 // Session, on its own worker, while its parent's tool call waits for it;

@@ -25,7 +25,7 @@ import (
 // prompts arriving together would each wait for the fsyncs of those
 // before it. While the turn has not started (a prompt hook holds it),
 // Prompt has returned and the file does not exist yet; once it runs, the
-// file is there, titled from the message, before the model answers.
+// file is there, titled from the message, before the answer is shown.
 func TestFirstPromptSavesTheSessionOnItsTurnNotOnTheCaller(t *testing.T) {
 	dir, cwd := t.TempDir(), t.TempDir()
 	hookStarted, release := make(chan struct{}), make(chan struct{})
@@ -66,9 +66,10 @@ func TestFirstPromptSavesTheSessionOnItsTurnNotOnTheCaller(t *testing.T) {
 }
 
 // A first prompt whose session cannot be saved (the store directory is
-// gone) fails, and the model is never called: a turn whose conversation
-// could not be kept is not run.
-func TestFirstPromptThatCannotBeSavedFailsBeforeTheModel(t *testing.T) {
+// gone) fails, and nothing of the model's answer is shown (the request,
+// sent beside the save, is cancelled: TestFirstSaveThatFailsCancelsTheModelCall):
+// a turn whose conversation could not be kept is not run.
+func TestFirstPromptThatCannotBeSavedShowsNoAnswer(t *testing.T) {
 	dir, cwd := t.TempDir(), t.TempDir()
 	h := newHost(t, script(t, says("", "hello there")), dir)
 	c := &client{}
@@ -86,7 +87,7 @@ func TestFirstPromptThatCannotBeSavedFailsBeforeTheModel(t *testing.T) {
 	case <-time.After(waitTimeout):
 		t.Fatal("the prompt did not complete")
 	}
-	assert.NotContains(t, c.messages(), "hello there", "the model was not called")
+	assert.NotContains(t, c.messages(), "hello there", "nothing of the answer was shown")
 }
 
 // TestFirstPromptThatCannotBeSavedLeavesTheSessionUsable: once the store

@@ -102,6 +102,10 @@ type Config struct {
 	// (the session directory cannot be used, the login shell did not
 	// answer); the first session started tells them, once.
 	Notices func() []Notice
+
+	// saveHook, set by tests only (export_test.go), runs when a session's
+	// first message starts being saved with its file (journal.beforeSave).
+	saveHook func()
 }
 
 // Host owns what the agent is, whatever protocol serves it: the live

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -251,6 +252,10 @@ type journal struct {
 	// clientPrompt is the client's system prompt last recorded, which a
 	// rewrite keeps; nil: none.
 	clientPrompt *agent.ClientPrompt
+	// beforeSave, when set (tests: Config.saveHook), runs at the start of
+	// SaveWith, before its lock: a test holds a first save there, as a
+	// slow disk would, or makes it fail.
+	beforeSave func()
 }
 
 func newJournal(f *persistence.File, log *slog.Logger, entryStart []int, early []json.RawMessage) *journal {
@@ -271,7 +276,12 @@ func (j *journal) save() error {
 	return j.saveLocked()
 }
 
-func (j *journal) saveLocked() error {
+func (j *journal) saveLocked() error { return j.createLocked(nil) }
+
+// createLocked creates the session's file, if it has none yet, with
+// entry (nil: none) after the state records: a first message saved with
+// the file (SaveWith).
+func (j *journal) createLocked(entry json.RawMessage) error {
 	if j.f != nil {
 		return nil
 	}
@@ -280,16 +290,23 @@ func (j *journal) saveLocked() error {
 	}
 	// The state records are written with the header and fsynced with
 	// it, rather than appended after.
-	f, err := j.res.Create(j.hdr, j.pending...)
+	recs := j.pending
+	if entry != nil {
+		recs = append(slices.Clip(recs), entry)
+	}
+	f, err := j.res.Create(j.hdr, recs...)
 	if err != nil {
 		return fmt.Errorf("creating the session file: %w", err)
 	}
 	j.f, j.res = f, nil
+	if entry != nil {
+		j.entryStart = append(j.entryStart, len(j.pending))
+	}
 	// A title given before the file existed (the first message's) is in
 	// its header already: nothing to rewrite for it.
 	j.titled = j.hdr.Title != ""
 	if !j.titled {
-		j.early = j.pending
+		j.early = recs
 	}
 	j.pending = nil
 	return nil
@@ -383,6 +400,52 @@ func (j *journal) keepOnce(record func()) {
 func (j *journal) Save() error {
 	if err := j.save(); err != nil {
 		return fmt.Errorf("saving the session: %w", err)
+	}
+	return nil
+}
+
+// Saved implements agent's firstSaver: whether the session has its file.
+func (j *journal) Saved() bool { return j.saved() }
+
+// SaveWith implements agent's firstSaver: the session's first message
+// (e, a user entry) is saved with the session's file, in one creation
+// (written after the header and the state records, fsynced, renamed into
+// place, the directory fsynced), so that the message and the file are on
+// disk together. The session runs it beside the model call that answers
+// e. A failure records nothing (the next message tries again); a file
+// made meanwhile (a title the user set) gets e appended and synced.
+func (j *journal) SaveWith(e agent.Entry) error {
+	if j.beforeSave != nil {
+		j.beforeSave()
+	}
+	rec := entryRecord(&e)
+	if rec.Time.IsZero() {
+		rec.Time = time.Now()
+	}
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("saving the session: %w", err)
+	}
+	j.mu.Lock()
+	created := j.f == nil
+	if created {
+		err = j.createLocked(data)
+	}
+	cp := j.cp
+	j.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("saving the session: %w", err)
+	}
+	if !created {
+		j.AppendEntry(e)
+		return j.Sync()
+	}
+	if cp != nil {
+		// As AppendEntry: each user message is a checkpoint the files
+		// can go back to. No tool runs before this returns.
+		if err := cp.startTurn(e.Time); err != nil {
+			j.log.Error("saving a file checkpoint", "error", err)
+		}
 	}
 	return nil
 }

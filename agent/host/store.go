@@ -181,12 +181,20 @@ func (h *Host) reserveFile(cfg *agent.SessionConfig, extra []string, res *persis
 		// removed before anyone could.
 		res.Unrecorded()
 	}
-	j, err := h.startJournal(cfg, newUnsavedJournal(res, persistence.Header{ID: cfg.ID, CWD: cfg.CWD,
-		AdditionalDirectories: extra, Timestamp: time.Now()}, h.log))
+	j, err := h.startJournal(cfg, h.unsavedJournal(res, persistence.Header{ID: cfg.ID, CWD: cfg.CWD,
+		AdditionalDirectories: extra, Timestamp: time.Now()}))
 	if err == nil {
 		h.prepareFile(res)
 	}
 	return j, err
+}
+
+// unsavedJournal is newUnsavedJournal with the host's logger and test
+// hook.
+func (h *Host) unsavedJournal(res *persistence.Reservation, hdr persistence.Header) *journal {
+	j := newUnsavedJournal(res, hdr, h.log)
+	j.beforeSave = h.cfg.saveHook
+	return j
 }
 
 // prepareFile has the file a reserved session's first prompt saves it
@@ -693,7 +701,7 @@ func (h *Host) openReserved(id, cwd string, extra []string, cp *agent.ClientProm
 	}
 	cfg.Title, cfg.TitleByUser = hdr.Title, hdr.TitleByUser
 	cp = h.applyStored(&cfg, st, cp, routes)
-	j := newUnsavedJournal(res, hdr, h.log)
+	j := h.unsavedJournal(res, hdr)
 	j.pending = recs
 	j.clientPrompt = st.clientPrompt
 	if cp != nil && (st.clientPrompt != nil || cp.Text != "") {
