@@ -24,8 +24,8 @@
 //	Host:    NewSession, LoadSession, ForkSession, ListSessions,
 //	         DeleteSession, SetTitle, Archive, Status, Session (live),
 //	         Usable, Stored, ProbeModel, Close
-//	Session: Prompt (commands included) or Command/RunCommand and Submit,
-//	         RefreshCommands, Commands, Options, SetOption, SetMode,
+//	Session: Prompt (commands included) or PromptCommand/RunCommand and
+//	         Submit, Commands, Options, SetOption, SetMode,
 //	         Rewind, History (for a replay), Core (the agent.Session:
 //	         queue, cancel, stats, tools, events), Close
 //
@@ -49,9 +49,12 @@
 // Session is safe for concurrent use; its turns run on the core's worker,
 // which calls the Client's Update in order; a session's first prompt
 // creates its file there too (Submit does not: its caller may be a read
-// loop that other sessions' prompts wait behind). The host calls Post and the
-// *Changed methods from whoever changes the session (a protocol's read
-// loop among them), so they must not block. A subagent runs as its own
+// loop that other sessions' prompts wait behind), and so does the look at
+// the command and skill files a prompt asks for (PromptCommand), shared by
+// the sessions of a workspace (prompts.Cache, one per Host). The host
+// calls Post and the *Changed methods from whoever changes the session (a
+// protocol's read loop and the session's worker among them), so they must
+// not block. A subagent runs as its own
 // Session, on its own worker, while its parent's tool call waits for it;
 // its parent's Close closes it (through the SubagentClient for one the
 // client opened). MCP connections and the file history end with their

@@ -56,7 +56,7 @@ var builtins = []struct {
 	{ToolWebFetch, (*Workspace).webFetchTool, nil},
 	{ToolAskUser, (*Workspace).askUserTool, nil},
 	// Only where there are skills: its description points at them.
-	{ToolSkill, (*Workspace).skillTool, func(w *Workspace) bool { return len(w.loadedPrompts().Skills) > 0 }},
+	{ToolSkill, (*Workspace).skillTool, func(w *Workspace) bool { return len(w.Prompts().Skills) > 0 }},
 }
 
 // BuiltinToolNames lists the names of every built-in tool, in the order
@@ -100,7 +100,7 @@ type skillArgs struct {
 // context until then.
 func (w *Workspace) skillTool() agent.Tool {
 	find := func(name string) (prompts.Skill, error) {
-		lib := w.loadedPrompts()
+		lib := w.Prompts()
 		for _, sk := range lib.Skills {
 			if sk.Name == name {
 				return sk, nil
