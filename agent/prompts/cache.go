@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -17,8 +18,8 @@ type Snapshot struct {
 
 // Cache shares the libraries of sets of directories among the sessions
 // that use them: the sessions of one workspace read its commands and
-// skills once per change, not once each, and a check of the directories
-// done for one session serves every session whose prompt arrived before
+// skills once per change, not once each, and a look at the directories
+// made for one session serves every session whose prompt arrived before
 // it started. Safe for concurrent use; the zero value is not usable
 // (NewCache).
 type Cache struct {
@@ -52,65 +53,60 @@ type Shared struct {
 	dirs Dirs
 	refs int // under c.mu
 
-	mu sync.Mutex
-	// snap is the newest library found, by the check that started at
-	// checked; nil before the first.
-	snap    *Snapshot
-	checked time.Time
-	// running is the newest check running now (nil: none).
-	running *check
+	// latest is the newest look's result: taking it is one atomic load,
+	// so the sessions of a burst of prompts never queue on a lock.
+	latest atomic.Pointer[look]
+	// loadMu makes the files of one signature read once, however many
+	// looks find it at once.
+	loadMu sync.Mutex
+	loaded *Snapshot // the last library read, under loadMu
 }
 
-// check is one look at the directories: its result is ready when done
-// is closed.
-type check struct {
+// look is what one look at the directories found, and when it started.
+type look struct {
+	snap    *Snapshot
 	started time.Time
-	done    chan struct{}
-	snap    *Snapshot
 }
 
-// Since returns the library as a check that started at t or later found
-// it (what the directories held at t, or later), and when that check
-// started. A check already done or running that started at t or later is
-// shared; otherwise one starts now (the directories' signature, and a
-// read of the files only if it changed). A zero t takes any check done,
-// so the library is read once until something asks for a newer look.
+// Since returns the library as a look that started at t or later found
+// it (what the directories held at t, or later), and when that look
+// started. The newest look is shared if it started at t or later;
+// otherwise the caller looks now, without waiting for anyone's look: the
+// directories' signature, and a read of the files if it is one no look
+// has read yet. A zero t takes any look, so the library is read once
+// until something asks for a newer one.
 func (s *Shared) Since(t time.Time) (*Snapshot, time.Time) {
-	s.mu.Lock()
-	if s.snap != nil && !s.checked.Before(t) {
-		snap, at := s.snap, s.checked
-		s.mu.Unlock()
-		return snap, at
+	if l := s.latest.Load(); l != nil && !l.started.Before(t) {
+		return l.snap, l.started
 	}
-	if r := s.running; r != nil && !r.started.Before(t) {
-		s.mu.Unlock()
-		<-r.done
-		return r.snap, r.started
-	}
-	// A check that started before t may have missed a file written
-	// just before it: this one does not wait for it.
-	r := &check{started: time.Now(), done: make(chan struct{})}
-	s.running = r
-	prev := s.snap
-	s.mu.Unlock()
-
+	// A look that started before t may have missed a file written just
+	// before it, and one running now may be such a look.
+	l := &look{started: time.Now()}
 	sig := Signature(s.dirs)
-	if prev != nil && prev.Signature == sig {
-		r.snap = prev
+	if prev := s.latest.Load(); prev != nil && prev.snap.Signature == sig {
+		l.snap = prev.snap
 	} else {
-		r.snap = &Snapshot{Library: Load(s.dirs), Signature: sig}
+		l.snap = s.load(sig)
 	}
+	for {
+		// The newest look wins; two looks may end out of order.
+		cur := s.latest.Load()
+		if cur != nil && !cur.started.Before(l.started) || s.latest.CompareAndSwap(cur, l) {
+			return l.snap, l.started
+		}
+	}
+}
 
-	s.mu.Lock()
-	if s.snap == nil || s.checked.Before(r.started) {
-		s.snap, s.checked = r.snap, r.started
+// load reads the library of signature sig, once: looks that find the
+// same signature at once share the read.
+func (s *Shared) load(sig string) *Snapshot {
+	s.loadMu.Lock()
+	defer s.loadMu.Unlock()
+	if s.loaded != nil && s.loaded.Signature == sig {
+		return s.loaded
 	}
-	if s.running == r {
-		s.running = nil
-	}
-	s.mu.Unlock()
-	close(r.done)
-	return r.snap, r.started
+	s.loaded = &Snapshot{Library: Load(s.dirs), Signature: sig}
+	return s.loaded
 }
 
 // Close releases the library: the cache forgets it when nobody has it
