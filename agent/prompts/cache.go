@@ -53,61 +53,46 @@ type Shared struct {
 	dirs Dirs
 	refs int // under c.mu
 
-	// latest is the newest look that ended, running the newest that
-	// started (it may have ended too): taking either is one atomic load,
+	// latest is the newest look's result: taking it is one atomic load,
 	// so the sessions of a burst of prompts never queue on a lock.
-	latest, running atomic.Pointer[look]
+	latest atomic.Pointer[look]
 	// loadMu makes the files of one signature read once, however many
 	// looks find it at once.
 	loadMu sync.Mutex
 	loaded *Snapshot // the last library read, under loadMu
 }
 
-// look is one look at the directories: when it started, and what it
-// found once done is closed.
+// look is what one look at the directories found, and when it started.
 type look struct {
-	started time.Time
-	done    chan struct{}
 	snap    *Snapshot
+	started time.Time
 }
 
 // Since returns the library as a look that started at t or later found
 // it (what the directories held at t, or later), and when that look
-// started. The newest look that ended is taken if it started at t or
-// later, else the newest running one is waited for if it did; otherwise
-// the caller looks now: the directories' signature, and a read of the
-// files if it is one no look has read yet. A zero t takes any look, so
-// the library is read once until something asks for a newer one.
+// started. The newest look is shared if it started at t or later;
+// otherwise the caller looks now, without waiting for anyone's look: the
+// directories' signature, and a read of the files if it is one no look
+// has read yet. A zero t takes any look, so the library is read once
+// until something asks for a newer one.
 func (s *Shared) Since(t time.Time) (*Snapshot, time.Time) {
 	if l := s.latest.Load(); l != nil && !l.started.Before(t) {
 		return l.snap, l.started
 	}
-	if r := s.running.Load(); r != nil && !r.started.Before(t) {
-		<-r.done
-		return r.snap, r.started
-	}
 	// A look that started before t may have missed a file written just
-	// before it: this one does not wait for it.
-	l := &look{started: time.Now(), done: make(chan struct{})}
-	newest(&s.running, l)
+	// before it, and one running now may be such a look.
+	l := &look{started: time.Now()}
 	sig := Signature(s.dirs)
 	if prev := s.latest.Load(); prev != nil && prev.snap.Signature == sig {
 		l.snap = prev.snap
 	} else {
 		l.snap = s.load(sig)
 	}
-	close(l.done)
-	newest(&s.latest, l)
-	return l.snap, l.started
-}
-
-// newest stores l in p unless p holds a look that started later (looks
-// end out of order).
-func newest(p *atomic.Pointer[look], l *look) {
 	for {
-		cur := p.Load()
-		if cur != nil && !cur.started.Before(l.started) || p.CompareAndSwap(cur, l) {
-			return
+		// The newest look wins; two looks may end out of order.
+		cur := s.latest.Load()
+		if cur != nil && !cur.started.Before(l.started) || s.latest.CompareAndSwap(cur, l) {
+			return l.snap, l.started
 		}
 	}
 }

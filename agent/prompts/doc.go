@@ -23,7 +23,6 @@
 // nobody may change), reads the files again only when their Signature
 // changed, and lets one look at the directories serve every caller that
 // asked for a look no older than its start (Shared.Since); its methods
-// are safe for concurrent use, and a caller waits for another's look
-// only if it started late enough for it, on a channel, never on a lock
-// the others hold.
+// are safe for concurrent use, and a caller never waits for another's
+// look (only for a read of files that changed).
 package prompts
