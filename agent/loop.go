@@ -89,13 +89,9 @@ func (s *Session) runTurn(ctx context.Context, it *item) (PromptResult, []*item,
 		res.StopReason = stopReason(resp.finish)
 		hadCalls := len(resp.calls) > 0
 		if hadCalls {
-			// Give every call its id before recording it, so the calls
-			// and their outputs match.
-			for i := range resp.calls {
-				if resp.calls[i].ID == "" {
-					resp.calls[i].ID = "call_" + uuid.NewString()
-				}
-			}
+			// Give every call its id, unique in the session, before
+			// recording it, so the calls and their outputs match.
+			s.uniqueToolCallIDs(resp.calls)
 			s.redactCalls(resp.calls)
 			var cut *llm.ToolCall
 			if last := &resp.calls[len(resp.calls)-1]; resp.finish == llm.FinishLength &&
@@ -577,6 +573,7 @@ func (s *Session) prepareTool(call llm.ToolCall) (rt registeredTool, info ToolCa
 		return rt, info, ToolResult{Text: fmt.Sprintf("Error: invalid arguments for %s: %v", call.Name, err), IsError: true}, false
 	}
 	info, err = rt.tool.describe(args)
+	info.Title = visibleLine(info.Title)
 	if err != nil {
 		return rt, ToolCallInfo{Kind: cmp.Or(info.Kind, ToolKindOther), Title: cmp.Or(info.Title, call.Name)},
 			ToolResult{Text: "Error: " + err.Error(), IsError: true}, false
@@ -682,10 +679,8 @@ func (s *Session) refuseCalls(ctx context.Context, calls []llm.ToolCall, tooLarg
 	if tooLarge.ToolCall != nil {
 		cut = tooLarge.Position // the call streaming when the limit was passed
 	}
+	s.uniqueToolCallIDs(calls)
 	for i := range calls {
-		if calls[i].ID == "" {
-			calls[i].ID = "call_" + uuid.NewString()
-		}
 		if i == cut || !isJSONObjectText(calls[i].Arguments) {
 			// Cut off (or, if the text passed its cap first, unfinished):
 			// not JSON, which would make the sanitizer drop the step.

@@ -123,18 +123,22 @@ type RewindFile struct {
 	To   *string `json:"to"`
 }
 
-// OpenCheckpoints opens (creating) the checkpoint store in dir and reads
-// its log.
+// OpenCheckpoints opens the checkpoint store in dir and reads its log. A
+// store not made yet is made at its first write (Append, Put, PutAll,
+// TakeScan): a session's start creates no directory for it (a new
+// session's start waited for two directories and a file), and a session
+// that changes no file has none.
 func OpenCheckpoints(dir string) (*Checkpoints, error) {
-	if err := os.MkdirAll(filepath.Join(dir, "objects"), 0o700); err != nil {
-		return nil, fmt.Errorf("checkpoints: %w", err)
+	c := &Checkpoints{dir: dir, packed: map[string]packLoc{}, durable: map[string]bool{}}
+	f, err := os.OpenFile(filepath.Join(dir, "log.jsonl"), os.O_RDWR|os.O_APPEND, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		c.readPacks()
+		return c, nil
 	}
-	path := filepath.Join(dir, "log.jsonl")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoints: %w", err)
 	}
-	c := &Checkpoints{dir: dir, log: f, packed: map[string]packLoc{}, durable: map[string]bool{}}
+	c.log = f
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 256<<20)
 	for sc.Scan() {
@@ -179,8 +183,39 @@ func (c *Checkpoints) noteDurable(r CheckpointRecord) {
 	}
 }
 
-// Close closes the log.
-func (c *Checkpoints) Close() error { return c.log.Close() }
+// makeStoreLocked makes the store's directories and its log, if they are not
+// made yet (OpenCheckpoints). c.mu is held.
+func (c *Checkpoints) makeStoreLocked() error {
+	if c.log != nil {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Join(c.dir, "objects"), 0o700); err != nil {
+		return fmt.Errorf("checkpoints: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(c.dir, "log.jsonl"), os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("checkpoints: %w", err)
+	}
+	c.log = f
+	return nil
+}
+
+// makeStore is makeStoreLocked for a caller that does not hold c.mu.
+func (c *Checkpoints) makeStore() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.makeStoreLocked()
+}
+
+// Close closes the log (if the store was made).
+func (c *Checkpoints) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.log == nil {
+		return nil
+	}
+	return c.log.Close()
+}
 
 // Compact keeps what the log still needs and drops the packs: every
 // content a record names (a file's content before, a rewind's contents,
@@ -305,6 +340,9 @@ func (c *Checkpoints) Append(recs ...CheckpointRecord) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err := c.makeStoreLocked(); err != nil {
+		return err
+	}
 	if _, err := c.log.Write(b.Bytes()); err != nil {
 		return fmt.Errorf("checkpoints: %w", err)
 	}
@@ -443,6 +481,9 @@ func (c *Checkpoints) PutAll(contents map[string][]byte) error {
 		return err
 	}
 	line = append(line, '\n')
+	if err := c.makeStore(); err != nil {
+		return err
+	}
 	dir := filepath.Join(c.dir, "objects")
 	tmp, err := os.CreateTemp(dir, ".tmp-pack-*")
 	if err != nil {

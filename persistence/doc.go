@@ -20,6 +20,10 @@
 // in flight or after a crash during one, <id>.jsonl.tmp<digits>; a session
 // reserved and not saved yet has one too, empty, made early
 // (Reservation.Prepare) so that its first save does not create a file.
+// A Store that takes a session lock keeps an entry in .running/ (RunningDir)
+// locked until Close: an entry left unlocked tells the next start
+// (RemoveStaleAtStart) that an agent stopped without cleaning up, and only
+// then does it list the whole directory (RemoveStale).
 //
 // # Writing
 //

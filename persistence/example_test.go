@@ -21,6 +21,9 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	// At exit, once its files are closed: the next start need not list
+	// the directory (Store.RemoveStaleAtStart).
+	defer store.Close()
 
 	f, err := store.Create(persistence.Header{ID: "s1", CWD: "/project"})
 	if err != nil {

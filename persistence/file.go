@@ -285,7 +285,7 @@ func (f *File) Rewrite(h Header, records []json.RawMessage) error {
 	ends, err := writeLines(tmp, line, norm)
 	if err != nil {
 		tmp.Close()
-		os.Remove(tmp.Name())
+		f.store.removeOrMark(tmp.Name())
 		return fmt.Errorf("persistence: write %s: %w", tmp.Name(), err)
 	}
 	if closeBeforeReplace {

@@ -104,12 +104,12 @@ func (s *Store) publishFile(tmp *os.File, dst string, closeFirst bool) (renamed 
 	name := tmp.Name()
 	if err := s.fsync(tmp); err != nil {
 		tmp.Close()
-		os.Remove(name)
+		s.removeOrMark(name)
 		return false, fmt.Errorf("persistence: sync %s: %w", name, err)
 	}
 	if closeFirst {
 		if err := tmp.Close(); err != nil {
-			os.Remove(name)
+			s.removeOrMark(name)
 			return false, fmt.Errorf("persistence: close %s: %w", name, err)
 		}
 	}
@@ -117,7 +117,7 @@ func (s *Store) publishFile(tmp *os.File, dst string, closeFirst bool) (renamed 
 		if !closeFirst {
 			tmp.Close()
 		}
-		os.Remove(name)
+		s.removeOrMark(name)
 		return false, fmt.Errorf("persistence: rename %s to %s: %w", name, dst, err)
 	}
 	return true, s.syncDir()
@@ -178,7 +178,7 @@ func (s *Store) writeBroken(id string, data []byte) error {
 	}
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
-		os.Remove(tmp.Name())
+		s.removeOrMark(tmp.Name())
 		return fmt.Errorf("persistence: write %s: %w", tmp.Name(), err)
 	}
 	_, err = s.publish(tmp, s.brokenPath(id))

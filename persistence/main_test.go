@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
@@ -50,6 +51,8 @@ func runChild(mode string) int {
 		err = holdChild(dir, id)
 	case "try":
 		err = tryChild(dir, id)
+	case "reserve", "release":
+		err = reserveChild(dir, id, mode == "release")
 	default:
 		err = fmt.Errorf("unknown child mode %q", mode)
 	}
@@ -163,8 +166,19 @@ func (c *child) wait() error {
 
 func newStore(t testing.TB) *Store {
 	t.Helper()
-	s, err := OpenStore(t.TempDir())
+	return openStore(t, t.TempDir())
+}
+
+// openStore opens a Store on dir that the test closes when it ends, as
+// an agent does at exit: Close lets go of the Store's entry in
+// RunningDir, which Windows cannot delete with its directory (t.TempDir's
+// clean-up) while the Store holds it open where deletion waits for the
+// last handle (Wine, FAT, network shares; newer NTFS deletes it at once).
+func openStore(t testing.TB, dir string) *Store {
+	t.Helper()
+	s, err := OpenStore(dir)
 	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, s.Close(), "closing the store") })
 	return s
 }
 
@@ -226,13 +240,17 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// dirNames lists the store directory.
+// dirNames lists the store directory, but for RunningDir, where every
+// Store that takes a lock keeps its entry (running_test.go tests it).
 func dirNames(t testing.TB, s *Store) []string {
 	t.Helper()
 	ents, err := os.ReadDir(s.Dir())
 	require.NoError(t, err)
 	var out []string
 	for _, e := range ents {
+		if e.Name() == RunningDir {
+			continue
+		}
 		out = append(out, e.Name())
 	}
 	return out

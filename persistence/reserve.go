@@ -52,6 +52,9 @@ type Reservation struct {
 	// prepared is the path of the empty file Prepare made for Create to
 	// fill and publish ("" if none).
 	prepared string
+	// unrecorded: Keep writes no record (Unrecorded); kept: Keep wrote
+	// one.
+	unrecorded, kept bool
 }
 
 // Reserve takes the lock of a new session id. An id that has a file
@@ -125,7 +128,7 @@ func (r *Reservation) Prepare() error {
 		return err
 	}
 	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
+		r.s.removeOrMark(tmp.Name())
 		return fmt.Errorf("persistence: prepare the file of session %q: %w", r.id, err)
 	}
 	r.prepared = tmp.Name()
@@ -190,8 +193,10 @@ func (r *Reservation) Create(h Header, records ...json.RawMessage) (*File, error
 	// The file is the session now. Its record goes at the File's first
 	// Sync or Close, not on the way to the model: nothing reads it while
 	// the file exists, and RemoveStale removes it if it is left.
-	rec := r.s.reservedPath(r.id)
-	f.record.Store(&rec)
+	if !r.unrecorded {
+		rec := r.s.reservedPath(r.id)
+		f.record.Store(&rec)
+	}
 	return f, nil
 }
 
@@ -225,6 +230,9 @@ func (r *Reservation) Keep(h Header, records []json.RawMessage) error {
 	if h.ID != r.id {
 		return fmt.Errorf("persistence: keep a reservation of %q with the header of %q", r.id, h.ID)
 	}
+	if r.unrecorded {
+		return nil
+	}
 	line, err := h.encode()
 	if err != nil {
 		return err
@@ -248,6 +256,7 @@ func (r *Reservation) Keep(h Header, records []json.RawMessage) error {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("persistence: keep reservation of session %q: %w", r.id, err)
 	}
+	r.kept = true
 	return nil
 }
 
@@ -318,6 +327,7 @@ func (r *Reservation) Release() error {
 	var errs []error
 	if r.prepared != "" {
 		if err := os.Remove(r.prepared); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			r.s.leftBehind()
 			errs = append(errs, fmt.Errorf("persistence: release session %q: %w", r.id, err))
 		}
 		r.prepared = ""

@@ -43,6 +43,9 @@ const (
 // scan's index and the hashes of the contents taken. With nothing kept
 // there, or when another session took it first, the index is nil.
 func (c *Checkpoints) TakeScan(dir string) ([]byte, map[string]bool, error) {
+	if err := c.makeStore(); err != nil {
+		return nil, nil, err
+	}
 	objects := filepath.Join(c.dir, "objects")
 	claim, err := os.MkdirTemp(objects, ".scan-")
 	if err != nil {

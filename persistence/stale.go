@@ -35,7 +35,9 @@ import (
 // and temporary files; it returns those as ".reserved/<name>".
 //
 // It is safe to call while the store is in use, also from another
-// process.
+// process. It lists the whole directory, which grows with every session:
+// an agent's start calls RemoveStaleAtStart, which calls it only when an
+// agent may have left something.
 func (s *Store) RemoveStale() ([]string, error) {
 	ents, err := os.ReadDir(s.dir)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	goruntime "runtime"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -154,10 +154,11 @@ func ValidateID(id string) error {
 	return nil
 }
 
-// Store is a directory of session files. It holds no state besides the
-// directory, so any number of Stores, in any number of processes, may share
-// one; the per-session locks keep them apart. A Store is safe for
-// concurrent use.
+// Store is a directory of session files. Any number of Stores, in any
+// number of processes, may share one; the per-session locks keep them
+// apart. Besides the directory a Store holds only its entry in RunningDir
+// (from its first session lock; Close ends it) and what it tells the
+// start after it. A Store is safe for concurrent use.
 type Store struct {
 	dir string
 	// unsafeNoSync skips every fsync. Only tests that build large
@@ -178,12 +179,25 @@ type Store struct {
 	dirSynced  uint64
 	dirSyncing chan struct{}
 	dirSyncs   atomic.Int64
+
+	// The Store's entry in RunningDir (register, Close): reg is nil
+	// until the first session lock. touched (under mu) holds the ids
+	// locked since, and dirty says a removal failed: Close checks both
+	// before it says the Store left nothing.
+	regMu      sync.Mutex
+	reg        *fileLock
+	regCleanup runtime.Cleanup
+	touched    map[string]struct{}
+	dirty      atomic.Bool
 }
 
 // lock takes session id's lock (acquireLock) for this Store. It is
 // counted from before the attempt to after the release, so that Holds
 // covers every moment the process-wide registry may name it.
 func (s *Store) lock(id string) (*fileLock, error) {
+	if err := s.register(); err != nil {
+		return nil, err
+	}
 	s.count(id, 1)
 	l, err := acquireLock(s.lockPath(id), id)
 	if err != nil {
@@ -195,6 +209,9 @@ func (s *Store) lock(id string) (*fileLock, error) {
 // unlock releases a lock this Store took (with remove, its file too).
 func (s *Store) unlock(id string, l *fileLock, remove bool) error {
 	err := l.release(remove)
+	if err != nil && remove {
+		s.leftBehind()
+	}
 	s.count(id, -1)
 	return err
 }
@@ -204,6 +221,12 @@ func (s *Store) count(id string, d int) {
 	defer s.mu.Unlock()
 	if s.holding == nil {
 		s.holding = map[string]int{}
+	}
+	if d > 0 {
+		if s.touched == nil {
+			s.touched = map[string]struct{}{}
+		}
+		s.touched[id] = struct{}{}
 	}
 	if s.holding[id] += d; s.holding[id] <= 0 {
 		delete(s.holding, id)
@@ -250,7 +273,7 @@ func DefaultDir(getenv func(string) string) string {
 	if x := getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
 		return filepath.Join(x, "acp-agent", "sessions")
 	}
-	if x := getenv("LOCALAPPDATA"); x != "" && filepath.IsAbs(x) && goruntime.GOOS == "windows" {
+	if x := getenv("LOCALAPPDATA"); x != "" && filepath.IsAbs(x) && runtime.GOOS == "windows" {
 		return filepath.Join(x, "acp-agent", "sessions")
 	}
 	if home := getenv("HOME"); home != "" {
@@ -307,7 +330,7 @@ func (s *Store) create(lock *fileLock, h Header, headerLine []byte, clean bool, 
 	discard := func() {
 		if tmp != nil {
 			tmp.Close()
-			os.Remove(tmp.Name())
+			s.removeOrMark(tmp.Name())
 		}
 	}
 	if !clean {

@@ -234,8 +234,7 @@ func TestSecondOpenInProcessIsLocked(t *testing.T) {
 	f, err := s.Create(header("busy"))
 	require.NoError(t, err)
 
-	other, err := OpenStore(s.Dir()) // a second Store on the same directory
-	require.NoError(t, err)
+	other := openStore(t, s.Dir()) // a second Store on the same directory
 	for name, try := range map[string]func() error{
 		"Open":                 func() error { _, _, err := s.Open("busy"); return err },
 		"Open via other Store": func() error { _, _, err := other.Open("busy"); return err },
@@ -558,8 +557,7 @@ func TestCloseReleasesLockWhileProcessesAreForked(t *testing.T) {
 }
 
 func TestRewriteHeaderKeepsEveryRecord(t *testing.T) {
-	s, err := OpenStore(t.TempDir())
-	require.NoError(t, err)
+	s := newStore(t)
 	f, err := s.Create(Header{ID: "retitle", CWD: "/w", Title: "first line"})
 	require.NoError(t, err)
 	for i := range 5 {
@@ -585,8 +583,7 @@ func TestRewriteHeaderKeepsEveryRecord(t *testing.T) {
 func TestRepairSavesTheFileAsBrokenFirst(t *testing.T) {
 	for _, torn := range []bool{false, true} {
 		t.Run(fmt.Sprintf("torn=%v", torn), func(t *testing.T) {
-			s, err := OpenStore(t.TempDir())
-			require.NoError(t, err)
+			s := newStore(t)
 			f, err := s.Create(Header{ID: "r", CWD: "/w"})
 			require.NoError(t, err)
 			require.NoError(t, f.Append(json.RawMessage(`{"type":"a"}`), json.RawMessage(`{"type":"b"}`)))

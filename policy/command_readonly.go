@@ -104,7 +104,10 @@ func (r readOnlyRule) accepts(args []string, ctx CommandContext) bool {
 			return false
 		}
 		for _, b := range r.ban {
-			if name == b {
+			// GNU getopt_long takes any unambiguous prefix of a long
+			// option (grep --recurs is --recursive): a prefix of a
+			// banned one is refused too.
+			if name == b || (strings.HasPrefix(name, "--") && len(name) > 2 && strings.HasPrefix(b, name)) {
 				return false
 			}
 		}
@@ -250,7 +253,11 @@ func gitReadOnly(args []string, ctx CommandContext) (string, bool) {
 		return "", false
 	}
 	for _, w := range words {
-		if !ctx.operand(w).Inside {
+		// A ':' makes a word a revision:path (HEAD:.env, :.env) or a
+		// pathspec with magic (:/, :(top)x): git reads it from its
+		// objects or from the repository's top, beyond what the path
+		// checks see (a tracked .env the sandbox masks on disk).
+		if strings.Contains(w, ":") || !ctx.operand(w).Inside {
 			return "", false
 		}
 	}

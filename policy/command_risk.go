@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -219,11 +220,11 @@ var argRules = map[string]func(args []string) string{
 	"npx":    npmRisk,
 	"pnpm":   npmRisk,
 	"yarn":   npmRisk,
-	"tar": longVeto("tar", "--to-command", "--checkpoint-action", "--use-compress-program",
+	"tar": gnuVeto("tar", []string{"--checkpoint"}, "--to-command", "--checkpoint-action", "--use-compress-program",
 		"--rsh-command", "--rmt-command", "--info-script", "--new-volume-script", "-I", "-F"),
-	"bsdtar": longVeto("bsdtar", "--use-compress-program", "-I"),
+	"bsdtar": gnuVeto("bsdtar", nil, "--use-compress-program", "-I"),
 	"zip":    longVeto("zip", "-TT", "--unzip-command"),
-	"man":    longVeto("man", "-P", "--pager", "-H", "--html", "--browser"),
+	"man":    gnuVeto("man", nil, "-P", "--pager", "-H", "--html", "--browser"),
 	"ssh":    sshRisk("ssh", "oF"),
 	"scp":    sshRisk("scp", "oFS"),
 	"sftp":   sshRisk("sftp", "oFSD"),
@@ -317,7 +318,7 @@ func awkRisk(args []string) string {
 		if o, short := shortOption(a); short && strings.ContainsAny(o[:1], "fiEl") {
 			return fmt.Sprintf("awk %s loads program text from a file or extension", a)
 		}
-		if hasLongOption(a, "--file", "--include", "--load", "--exec", "--source") {
+		if gnuLongOption(a, nil, "--file", "--include", "--load", "--exec", "--source") {
 			return fmt.Sprintf("awk %s loads program text from a file or extension", a)
 		}
 		for _, bad := range []string{"system", "|", ">", "getline", "@load", "ENVIRON"} {
@@ -342,11 +343,11 @@ func sedRisk(args []string) string {
 		switch {
 		case a == "--":
 			continue
-		case hasLongOption(a, "--file"):
+		case gnuLongOption(a, nil, "--file"):
 			return "sed --file reads its script from a file"
-		case hasLongOption(a, "--expression"):
+		case gnuLongOption(a, nil, "--expression"):
 			explicit = true
-			if v, ok := strings.CutPrefix(a, "--expression="); ok {
+			if _, v, ok := strings.Cut(a, "="); ok {
 				scripts = append(scripts, v)
 			} else if i+1 < len(args) {
 				i++
@@ -396,7 +397,7 @@ func makeRisk(args []string) string {
 		if !strings.HasPrefix(a, "-") && strings.Contains(a, "=") {
 			return fmt.Sprintf("make variable override %q can replace SHELL or any recipe command", a)
 		}
-		if a == "-f" || a == "-E" || hasLongOption(a, "--file", "--makefile", "--eval") ||
+		if a == "-f" || a == "-E" || gnuLongOption(a, nil, "--file", "--makefile", "--eval") ||
 			(strings.HasPrefix(a, "-f") && !strings.HasPrefix(a, "--")) {
 			return fmt.Sprintf("make %s reads rules from elsewhere", a)
 		}
@@ -451,6 +452,41 @@ func longVeto(name string, opts ...string) func([]string) string {
 		}
 		return ""
 	}
+}
+
+// gnuVeto is longVeto for a program that reads its options with GNU
+// getopt_long or argp, which take any unambiguous prefix of a long option
+// (tar --to-comm is --to-command): see gnuLongOption.
+func gnuVeto(name string, exact []string, opts ...string) func([]string) string {
+	return func(args []string) string {
+		for _, a := range args {
+			for _, o := range opts {
+				if gnuLongOption(a, exact, o) || (len(o) == 2 && o[0] == '-' && strings.HasPrefix(a, o)) {
+					return fmt.Sprintf("%s %s runs a program given in its arguments or writes files", name, a)
+				}
+			}
+		}
+		return ""
+	}
+}
+
+// gnuLongOption reports whether a names one of opts as GNU getopt_long
+// reads it: --name or --name=value where name is the option or any
+// prefix of it (an unambiguous prefix is that option; an ambiguous one
+// is an error, so counting it costs nothing), unless name is exactly one
+// of exact, the program's own options that a longer vetoed one begins
+// with (tar --checkpoint, beside --checkpoint-action).
+func gnuLongOption(a string, exact []string, opts ...string) bool {
+	name, _, _ := strings.Cut(a, "=")
+	if len(name) < 3 || !strings.HasPrefix(name, "--") || slices.Contains(exact, name) {
+		return false
+	}
+	for _, o := range opts {
+		if strings.HasPrefix(o, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // hasLongOption reports whether a is one of opts or opt=value.

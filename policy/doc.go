@@ -41,4 +41,11 @@
 // path) and for git's read-only subcommands in one folder, so an
 // approval of "git status" never covers "git status; rm -rf ~" or
 // "git stash clear", and DescribeApproval names that scope in words.
+//
+// Network: CheckDialAddress refuses the addresses the agent never
+// connects to for a model (web_fetch) or a client (a provider endpoint it
+// routes to, an MCP http or sse server it names): link-local and cloud
+// metadata addresses, however written (ReachedAddress: zones, IPv4-mapped
+// IPv6, NAT64); DialControl applies it to every connection a net.Dialer
+// makes, and Dialer is such a dialer.
 package policy

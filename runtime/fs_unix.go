@@ -3,6 +3,7 @@
 package runtime
 
 import (
+	"bytes"
 	"io"
 	"io/fs"
 	"os"
@@ -71,23 +72,44 @@ func (w *walk) readEntry(e entry, buf *[]byte) ([]byte, bool) {
 	// Exactly the size fstat gave: a file searched is the file as that
 	// fstat saw it (bytes appended since are not searched), and no read
 	// is spent to learn that EOF has come. A file that shrank ends early.
+	// A file larger than sniffReadLen is read in two: its start, which
+	// must not be binary (a NUL in its first binarySniffLen bytes, as
+	// readInto checks), then the rest; a binary file (a tree's archives,
+	// images, object files) is neither read whole nor grows the buffer.
 	size := int(st.Size)
-	b := growBuf(buf, size)
+	first := min(size, sniffReadLen)
+	b := growBuf(buf, first)
+	n, ok := readFull(fd, b)
+	if !ok || n < first || size == first || bytes.IndexByte(b[:min(n, binarySniffLen)], 0) >= 0 {
+		return b[:n], ok
+	}
+	b = growBufKeep(buf, size, n)
+	m, ok := readFull(fd, b[n:])
+	return b[:n+m], ok
+}
+
+// sniffReadLen is how much of a larger file readEntry reads before it
+// checks that the file is not binary: one read for most source files.
+const sniffReadLen = 64 << 10
+
+// readFull reads into b until it is full or the file ends, and reports
+// how much it read; false on a read error.
+func readFull(fd int, b []byte) (int, bool) {
 	n := 0
-	for n < size {
+	for n < len(b) {
 		m, err := unix.Read(fd, b[n:])
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return nil, false
+			return n, false
 		}
 		if m == 0 {
 			break
 		}
 		n += m
 	}
-	return b[:n], true
+	return n, true
 }
 
 // openNoFollow opens path for reading, refusing a final symlink

@@ -690,6 +690,17 @@ func growBuf(buf *[]byte, n int) []byte {
 	return (*buf)[:n]
 }
 
+// growBufKeep is growBuf keeping the first keep bytes of *buf.
+func growBufKeep(buf *[]byte, n, keep int) []byte {
+	if cap(*buf) >= n {
+		return (*buf)[:n]
+	}
+	old := *buf
+	b := growBuf(buf, n)
+	copy(b, old[:keep])
+	return b
+}
+
 // putBuf returns a read buffer to readBufs, unless it is over
 // pooledBufMax.
 func putBuf(bp *[]byte) {

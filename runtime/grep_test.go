@@ -155,9 +155,22 @@ func TestGrepSkipsBinaryAndNonUTF8Files(t *testing.T) {
 	writeFile(t, dir, "latin1.txt", "caf\xe9 needle\n")
 	writeFile(t, dir, "nul-after-sniff.txt", strings.Repeat("x\n", binarySniffLen)+"\x00\nneedle\n")
 	writeFile(t, dir, "text.txt", "a needle\n")
+	// Larger than a first read (sniffReadLen): a binary one is skipped
+	// on its start; a text one is searched whole, across the two reads
+	// (a needle cut in two by them), and a NUL after the first 8 KiB
+	// but within the first read does not make it binary.
+	writeFile(t, dir, "z-bin-big.dat", "\x00"+strings.Repeat("needle\n", 3*sniffReadLen/7))
+	head := "needle first\n" + strings.Repeat("x\n", binarySniffLen) + "\x00\n"
+	fill := (sniffReadLen - 3 - len(head)) / 2 // "needle cut" starts 3 bytes before the cut
+	head += strings.Repeat("x\n", fill)
+	require.Equal(t, sniffReadLen-3, len(head))
+	writeFile(t, dir, "z-text-big.txt", head+"needle cut\n"+strings.Repeat("y\n", sniffReadLen)+"needle last\n")
 	got, _, err := tr.fs.Grep(context.Background(), dir, GrepOptions{Pattern: "needle"})
 	require.NoError(t, err)
-	require.Equal(t, []grepLine{{"nul-after-sniff.txt", binarySniffLen + 2, "needle"}, {"text.txt", 1, "a needle"}}, grepLines(t, dir, got))
+	cutLine := binarySniffLen + 2 + fill + 1
+	require.Equal(t, []grepLine{{"nul-after-sniff.txt", binarySniffLen + 2, "needle"}, {"text.txt", 1, "a needle"},
+		{"z-text-big.txt", 1, "needle first"}, {"z-text-big.txt", cutLine, "needle cut"},
+		{"z-text-big.txt", cutLine + sniffReadLen + 1, "needle last"}}, grepLines(t, dir, got))
 }
 
 // Long lines: a match's text is cut to 300 bytes on a rune boundary

@@ -358,6 +358,17 @@ var tokenParams = map[string]bool{"token": true, "access_token": true, "accessto
 // is the HTTP status to refuse it with. The token must come in the
 // Authorization header; one in the URL is refused even when it is right.
 func (h *Handler) Authorize(w http.ResponseWriter, r *http.Request) (int, string) {
+	if code, msg := h.RefuseURLCredentials(r); code != 0 {
+		return code, msg
+	}
+	return h.authorizeHeader(w, r)
+}
+
+// RefuseURLCredentials answers 400 to a request whose URL carries
+// credentials (a parameter named like one, or the token as a parameter's
+// value or name): what Authorize refuses first, for endpoints that do
+// not need the token (/healthz).
+func (h *Handler) RefuseURLCredentials(r *http.Request) (int, string) {
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return http.StatusBadRequest, "malformed query string"
@@ -375,6 +386,11 @@ func (h *Handler) Authorize(w http.ResponseWriter, r *http.Request) (int, string
 			return http.StatusBadRequest, "credentials in the URL are refused: send the token as Authorization: Bearer TOKEN (if it was the real token, rotate it: URLs end up in logs)"
 		}
 	}
+	return 0, ""
+}
+
+// authorizeHeader checks the Origin and the Authorization header.
+func (h *Handler) authorizeHeader(w http.ResponseWriter, r *http.Request) (int, string) {
 	if origin := r.Header.Get("Origin"); origin != "" && !h.origins[strings.ToLower(strings.TrimRight(origin, "/"))] {
 		return http.StatusForbidden, fmt.Sprintf("Origin %q is not allowed (serve --allow-origin)", origin)
 	}

@@ -122,11 +122,16 @@ type pinner struct {
 	files       map[string]*pinnedFile
 	visiting    map[string]bool
 	depth       int
+	// denied are the paths the file tools never read
+	// (policy.FS.DeniedPaths): a pinned file is read by the agent,
+	// shown in the question and copied where confined commands can
+	// read it, so it is read under the file tools' rules.
+	denied []string
 }
 
-func newPinner(cwd string, writable []string, pathList string) *pinner {
+func newPinner(cwd string, writable []string, pathList string, denied []string) *pinner {
 	p := &pinner{cwd: cwd, writable: writable, lookPath: policy.NewLookPath(pathList, cwd),
-		files: map[string]*pinnedFile{}, visiting: map[string]bool{}}
+		files: map[string]*pinnedFile{}, visiting: map[string]bool{}, denied: denied}
 	for _, d := range filepath.SplitList(pathList) {
 		if d == "" || !filepath.IsAbs(d) || p.inWritable(filepath.Clean(d)) != "" {
 			p.pathReaches = true
@@ -563,7 +568,12 @@ func (p *pinner) pin(abs string, kind pinKind) (*pinnedFile, error) {
 	if len(p.files) >= maxPinnedFiles {
 		return nil, unpinnable("the hooks run more than %d workspace files", maxPinnedFiles)
 	}
-	data, size, err := runtime.ReadRegularFile(abs, p.inWritable(abs), maxPinnedFileBytes+1)
+	// Read as the file tools read: no .git or .env on the real path, not
+	// under a denied path (~/.ssh with the home directory as the
+	// workspace), one link; else the copy would carry what the sandbox
+	// keeps from commands to where they can read it.
+	w := p.inWritable(abs)
+	data, size, err := runtime.ReadWorkspaceFile(abs, w, w, p.denied, maxPinnedFileBytes+1)
 	if err != nil {
 		return nil, unpinnable("%s cannot be read (%v); a file made later would run unseen", abs, err)
 	}

@@ -103,7 +103,7 @@ func TestPinnerPinsWhatAHookRunsAndRefusesTheRest(t *testing.T) {
 		{line: "source <(cat scripts/helper.sh)", refuse: true},
 		{line: "ls 'unterminated", refuse: true},
 	} {
-		p := newPinner(ws, []string{ws}, "/usr/local/bin:/usr/bin:/bin")
+		p := newPinner(ws, []string{ws}, "/usr/local/bin:/usr/bin:/bin", nil)
 		_, err := p.line(tc.line)
 		if tc.refuse {
 			assert.ErrorIs(t, err, errUnpinnable, "%s", tc.line)
@@ -120,7 +120,7 @@ func TestPinnerPinsWhatAHookRunsAndRefusesTheRest(t *testing.T) {
 	}
 
 	// A PATH the workspace can fill fixes no bare name.
-	p := newPinner(ws, []string{ws}, filepath.Join(ws, "scripts")+":/usr/bin")
+	p := newPinner(ws, []string{ws}, filepath.Join(ws, "scripts")+":/usr/bin", nil)
 	_, err := p.line("helper.sh")
 	assert.ErrorIs(t, err, errUnpinnable)
 }
@@ -133,7 +133,7 @@ func TestPinnedLinesNameTheCopies(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "s", "a.sh"), []byte("./s/b.sh x\n"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "s", "b.sh"), []byte("echo b\n"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "Makefile"), []byte("t:\n\t@./s/b.sh\n"), 0o644))
-	p := newPinner(ws, []string{ws}, "/usr/bin:/bin")
+	p := newPinner(ws, []string{ws}, "/usr/bin:/bin", nil)
 	line, err := p.line("./s/a.sh; bash -c './s/b.sh'; make t")
 	require.NoError(t, err)
 	paths := map[string]string{}
@@ -155,5 +155,21 @@ func TestPinnedLinesNameTheCopies(t *testing.T) {
 		case "Makefile":
 			assert.Equal(t, "t:\n\t@/pins/b.sh\n", body)
 		}
+	}
+}
+
+// The trust question spells out what would display otherwise than it
+// runs, and leaves ordinary text (CRLF line ends, tabs, non-Latin
+// letters) as it is.
+func TestVisibleSpellsOutInvisibleCharacters(t *testing.T) {
+	for in, want := range map[string]string{
+		"echo ok\n\tmake\r\n":         "echo ok\n\tmake\r\n",
+		"printf 'héllo, мир'\n":       "printf 'héllo, мир'\n",
+		"echo a \u202e; rm x #\u202c": "echo a <U+202E>; rm x #<U+202C>",
+		"a\u200bb\u2066c":             "a<U+200B>b<U+2066>c",
+		"safe\rrm -rf x":              "safe<U+000D>rm -rf x",
+		"# \x1b[2K\x1b[1A":            "# <U+001B>[2K<U+001B>[1A",
+	} {
+		assert.Equal(t, want, visible(in), "%q", in)
 	}
 }

@@ -63,6 +63,11 @@ type Config struct {
 	PermissionPolicy policy.PolicyMode
 	// NoBuiltinTools leaves sessions without the built-in coding tools.
 	NoBuiltinTools bool
+	// OneShot says every new session is prompted as soon as it starts,
+	// by a process that ends with the turn (acp-agent exec): a session
+	// keeps no reservation record (persistence.Reservation.Unrecorded),
+	// which nothing would read before the prompt saves it.
+	OneShot bool
 	// StopHooks run when a turn ends normally (seed 003).
 	StopHooks []agent.StopHook
 	// Hooks run before and after tool calls, when a prompt is submitted

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/acp-agent/acp-agent/agent"
@@ -131,7 +132,7 @@ type hookWorkspace interface {
 // in, run nothing, and the user is told why.
 func (h *Host) loadProjectHooks(cwd string, perms agent.PermissionRequester, ws hookWorkspace) []agent.Hook {
 	path := filepath.Join(cwd, ProjectHooksFile)
-	data, err := readProjectHooks(path)
+	data, err := readProjectHooks(path, cwd, h.cfg.Workspace.DeniedPaths)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -158,7 +159,7 @@ func (h *Host) loadProjectHooks(cwd string, perms agent.PermissionRequester, ws 
 		return nil
 	}
 	ph := &projectHooks{file: path, data: data, perms: perms, store: &h.trust, ws: ws, confinement: ws.HookConfinement()}
-	pin := newPinner(cwd, ws.Writable(), ws.HookPath())
+	pin := newPinner(cwd, ws.Writable(), ws.HookPath(), h.cfg.Workspace.DeniedPaths)
 	for _, r := range specs {
 		t, err := pin.line(r.Spec.Command)
 		if err != nil {
@@ -183,9 +184,17 @@ func (h *Host) loadProjectHooks(cwd string, perms agent.PermissionRequester, ws 
 	return out
 }
 
-// readProjectHooks reads a regular file, never through a final symlink.
-func readProjectHooks(path string) ([]byte, error) {
-	data, size, err := runtime.ReadRegularFile(path, "", maxProjectHooksBytes)
+// readProjectHooks reads a regular file, never through a final symlink,
+// under the file tools' rules for the workspace root cwd
+// (runtime.ReadWorkspaceFile): a .acp-agent directory that is a symlink
+// into ~/.ssh or out of the workspace is not followed.
+func readProjectHooks(path, cwd string, denied []string) ([]byte, error) {
+	if fi, err := os.Lstat(path); err != nil {
+		return nil, err
+	} else if fi.Mode()&os.ModeSymlink != 0 {
+		return nil, errors.New("it is a symlink")
+	}
+	data, size, err := runtime.ReadWorkspaceFile(path, "", cwd, denied, maxProjectHooksBytes)
 	if err == nil && size > maxProjectHooksBytes {
 		err = fmt.Errorf("%d bytes, more than %d", size, maxProjectHooksBytes)
 	}
@@ -393,10 +402,42 @@ func (p *projectHooks) allowOutside(ctx context.Context, h projectHook) bool {
 // or for binary content its size and hash.
 func shown(data []byte) string {
 	if utf8.Valid(data) && bytes.IndexByte(data, 0) < 0 {
-		return string(data)
+		return visible(string(data))
 	}
 	sum := sha256.Sum256(data)
 	return fmt.Sprintf("(binary, %d bytes, sha256 %s)", len(data), hex.EncodeToString(sum[:]))
+}
+
+// visible spells out, as <U+XXXX>, the characters that would make text
+// display otherwise than it runs ("Trojan Source"): bidi overrides and
+// isolates, zero-width and other format characters, and control
+// characters but tab, newline and the CR of a CRLF (a terminal escape
+// can erase a line, a lone CR overwrite one). What is trusted and run are
+// the bytes; this is only what is shown.
+func visible(s string) string {
+	hidden := func(r rune) bool {
+		return unicode.Is(unicode.Cf, r) || (unicode.IsControl(r) && r != '\n' && r != '\t')
+	}
+	crlf := func(i int) bool { return s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' }
+	clean := true
+	for i, r := range s {
+		if hidden(r) && !crlf(i) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i, r := range s {
+		if hidden(r) && !crlf(i) {
+			fmt.Fprintf(&b, "<U+%04X>", r)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // fenced puts text in a Markdown code fence longer than any run of

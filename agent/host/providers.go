@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/llm"
+	"github.com/acp-agent/acp-agent/policy"
 )
 
 // Routes are the model endpoints a client chose for its sessions (ACP's
@@ -133,9 +135,8 @@ func (h *Host) SetProvider(r *Routes, id, protocol, baseURL string, headers map[
 	if p := routable()[i]; protocol != p.Protocol {
 		return fmt.Errorf("%w: apiType: provider %q speaks %q, not %q", ErrInvalidParams, id, p.Protocol, protocol)
 	}
-	u, err := url.Parse(baseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%w: baseUrl: must be an absolute http or https URL", ErrInvalidParams)
+	if err := checkBaseURL(baseURL); err != nil {
+		return fmt.Errorf("%w: baseUrl: %w", ErrInvalidParams, err)
 	}
 	rt := &route{endpoint: llm.Endpoint{BaseURL: baseURL, Headers: maps(headers)}}
 	for _, v := range headers {
@@ -146,9 +147,6 @@ func (h *Host) SetProvider(r *Routes, id, protocol, baseURL string, headers map[
 			}
 		}
 	}
-	if u.User != nil {
-		rt.secrets = append(rt.secrets, u.User.String())
-	}
 	// Longest first: a whole header value goes before its words.
 	slices.SortFunc(rt.secrets, func(a, b string) int { return len(b) - len(a) })
 	r.set(id, rt)
@@ -158,6 +156,25 @@ func (h *Host) SetProvider(r *Routes, id, protocol, baseURL string, headers map[
 	}
 	slices.Sort(names)
 	h.log.Info("model provider routed by the client", "provider", id, "baseUrl", shownURL(baseURL), "headers", names)
+	return nil
+}
+
+// checkBaseURL refuses a base URL a client routes a provider to that is
+// not the root its paths are appended to: a query or fragment ("?", "#"
+// anywhere: "http://h/reset#" sends the requests to /reset) would let
+// the client choose the exact path and query of the agent's requests,
+// and user information is a credential in a URL (the headers carry
+// those), which errors and logs could show. The URL is never echoed.
+func checkBaseURL(s string) error {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return errors.New("must be an absolute http or https URL")
+	case strings.ContainsAny(s, "?#"):
+		return errors.New("must not have a query or fragment (\"?\", \"#\"): the provider's paths are appended to it")
+	case u.User != nil:
+		return errors.New("must not hold user information (\"user:password@\"): send credentials in headers")
+	}
 	return nil
 }
 
@@ -279,7 +296,7 @@ func (rt *route) model(h *Host, e *modelEntry) (agent.Model, error) {
 	if !ok || p.OpenEndpoint == nil {
 		return nil, fmt.Errorf("provider %q cannot be routed", e.spec.Provider)
 	}
-	m, err := p.OpenEndpoint(e.spec.Model, rt.endpoint, h.cfg.HTTPClient)
+	m, err := p.OpenEndpoint(e.spec.Model, rt.endpoint, routedClient(h.cfg.HTTPClient))
 	if err != nil {
 		return nil, err
 	}
@@ -321,4 +338,33 @@ func (rt *route) redactErr(err error) error {
 // failed is a stream that fails at once with err.
 func failed(err error) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) { yield(llm.Event{}, err) }
+}
+
+// routedClient is base (nil: a default client) with a transport that
+// never connects to a link-local or cloud metadata address
+// (policy.CheckDialAddress), for the endpoints a client routes a provider
+// to. The client chose the URL and the headers (over serve, a remote
+// client), no model provider answers at those addresses, and the
+// machine's credentials do: a request there (Google's wants only a
+// Metadata-Flavor header) would read them from the agent, whatever the
+// sandbox's network rule. A proxy from the environment still carries the
+// requests it is set for. A base client with a transport of another kind
+// is its owner's to guard.
+func routedClient(base *http.Client) *http.Client {
+	c := &http.Client{}
+	if base != nil {
+		*c = *base
+	}
+	var tr *http.Transport
+	switch t := c.Transport.(type) {
+	case nil:
+		tr = http.DefaultTransport.(*http.Transport).Clone()
+	case *http.Transport:
+		tr = t.Clone()
+	default:
+		return c
+	}
+	tr.DialContext = policy.Dialer().DialContext
+	c.Transport = tr
+	return c
 }

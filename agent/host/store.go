@@ -176,6 +176,11 @@ func (h *Host) reserveFile(cfg *agent.SessionConfig, extra []string, res *persis
 	if h.store == nil {
 		return nil, nil
 	}
+	if h.cfg.OneShot {
+		// Prompted at once: a record to open it again by would be
+		// removed before anyone could.
+		res.Unrecorded()
+	}
 	j, err := h.startJournal(cfg, newUnsavedJournal(res, persistence.Header{ID: cfg.ID, CWD: cfg.CWD,
 		AdditionalDirectories: extra, Timestamp: time.Now()}, h.log))
 	if err == nil {
@@ -226,6 +231,12 @@ func (h *Host) newHostSession(s *agent.Session, c Client, j *journal, extra []st
 // (bindSessionTools).
 func (h *Host) wrapSession(s *agent.Session, c Client, j *journal, extra []string, w agent.Workspace) *Session {
 	ws, _ := w.(*tools.Workspace)
+	if ws != nil {
+		// The helper is warmed only where a command can run.
+		ws.WarmCommands(func() bool {
+			return s.Mode() != policy.ModeReadOnly && slices.Contains(s.ActiveToolNames(), tools.ToolRunCommand)
+		})
+	}
 	hs := &Session{s: s, h: h, c: c, j: j, extra: extra, ws: ws, log: h.log.With("session", s.ID()),
 		subSem: make(chan struct{}, MaxParallelSubagents)}
 	if ws != nil {

@@ -45,7 +45,12 @@
 // ...), which keep the SDK's value. A redirect within that origin is
 // followed; a redirect to another origin is refused
 // ([ErrCrossOriginRedirect], naming the target), since the request would
-// still carry the SDK's session id and, for 307/308, its body. Servers of any other type fail with an "unsupported transport"
+// still carry the SDK's session id and, for 307/308, its body. No
+// connection goes to a link-local or cloud metadata address
+// (policy.CheckDialAddress: an address in the URL before anything is
+// sent, every address the Manager's own transport dials, so names
+// resolving there too); loopback and private addresses are allowed.
+// Servers of any other type fail with an "unsupported transport"
 // [Failure].
 //
 // The client advertises no optional capabilities (no roots, sampling or

@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/runtime"
 )
 
@@ -56,7 +57,9 @@ type Options struct {
 	// HTTPClient is the base client for http and sse servers; its Transport
 	// is wrapped to add each server's headers. Its Timeout must be zero, as
 	// it would cut long-lived streams. Nil means a client with a transport
-	// of the Manager's own, whose idle connections Close closes.
+	// of the Manager's own, whose idle connections Close closes and which
+	// never connects to a link-local or cloud metadata address
+	// (policy.Dialer); a client given here is its owner's to guard so.
 	HTTPClient *http.Client
 	// Dir is the working directory of stdio servers; empty means ours.
 	Dir string
@@ -241,6 +244,11 @@ func newManager(opts Options) *Manager {
 	m.httpBase = opts.HTTPClient
 	if m.httpBase == nil {
 		m.ownHTTP = http.DefaultTransport.(*http.Transport).Clone()
+		// The client names the server, and over serve it is a remote
+		// one: the agent dials it itself, outside any sandbox, with the
+		// client's headers. By address or by a name resolving there, no
+		// connection goes where the machine's credentials are handed out.
+		m.ownHTTP.DialContext = policy.Dialer().DialContext
 		m.httpBase = &http.Client{Transport: m.ownHTTP}
 	}
 	return m

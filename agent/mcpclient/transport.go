@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/runtime"
 )
 
@@ -202,6 +204,13 @@ func httpClientFor(life context.Context, base *http.Client, rawURL string, heade
 	}
 	if u.Host == "" {
 		return nil, fmt.Errorf("invalid url %q: no host", rawURL)
+	}
+	// An address in the URL is checked before anything is sent, so no
+	// proxy connects there either.
+	if a, err := netip.ParseAddr(u.Hostname()); err == nil {
+		if err := policy.CheckDialAddress(a); err != nil {
+			return nil, err
+		}
 	}
 	rt := base.Transport
 	if rt == nil {

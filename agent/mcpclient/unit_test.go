@@ -189,6 +189,30 @@ func TestHTTPClientForRejectsBadURLs(t *testing.T) {
 	}
 }
 
+// An address in the URL is checked before anything is sent (a proxy
+// would otherwise be asked to go there): metadata ones are refused,
+// loopback and private ones are not.
+func TestHTTPClientForRefusesMetadataAddresses(t *testing.T) {
+	for u, refused := range map[string]bool{
+		"http://169.254.169.254/latest/meta-data/": true,
+		"http://[fe80::1%25eth0]:8080/mcp":         true,
+		"http://[::ffff:100.100.100.200]/":         true,
+		"https://[fd00:ec2::254]/":                 true,
+		"http://127.0.0.1:3000/mcp":                false,
+		"http://[::1]:3000/mcp":                    false,
+		"http://10.0.0.7/mcp":                      false,
+		"http://100.100.100.201/":                  false,
+		"http://metadata.google.internal/":         false, // a name: the dialler's to check
+	} {
+		_, err := httpClientFor(context.Background(), &http.Client{}, u, nil)
+		if refused {
+			assert.ErrorContains(t, err, "link-local or cloud metadata address", u)
+		} else {
+			assert.NoError(t, err, u)
+		}
+	}
+}
+
 func TestConvertResult(t *testing.T) {
 	size := int64(3)
 	tests := []struct {

@@ -126,10 +126,17 @@ func (s *Set) rootOf(real string) (root, boundary string) {
 	return "", ""
 }
 
-// repositoryRoot is the nearest directory at or above dir holding .git.
+// repositoryRoot is the nearest directory at or above dir holding .git;
+// "" when there is none, or when the nearest one above dir is another
+// user's (git's safe.directory rule): any local user can make /tmp/.git
+// and /tmp/AGENTS.md, which would put their instructions into the system
+// prompt of every workspace under /tmp.
 func repositoryRoot(dir string) string {
 	for d := dir; ; d = filepath.Dir(d) {
 		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			if d != dir && !runtime.OwnedByUser(filepath.Join(d, ".git")) {
+				return ""
+			}
 			return d
 		}
 		if filepath.Dir(d) == d {

@@ -3,6 +3,7 @@ package tools
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -35,28 +36,42 @@ const (
 )
 
 // builtins is the one list of the built-in tools, in the order they are
-// offered: each name with the method that makes the tool, and whether a
-// workspace offers it at all (nil: always).
+// offered: each name with the method that makes the tool, whether a
+// workspace offers it at all (nil: always), and the schema of its
+// arguments (agent.SchemaFor of the type the tool takes: what
+// PrepareSchemas infers ahead of the first session).
 var builtins = []struct {
 	name    string
 	make    func(*Workspace) agent.Tool
 	offered func(*Workspace) bool
+	schema  func() json.RawMessage
 }{
-	{ToolReadFile, (*Workspace).readFileTool, nil},
-	{ToolWriteFile, (*Workspace).writeFileTool, nil},
-	{ToolEditFile, (*Workspace).editFileTool, nil},
-	{ToolMultiEdit, (*Workspace).multiEditTool, nil},
-	{ToolApplyPatch, (*Workspace).applyPatchTool, nil},
-	{ToolListDirectory, (*Workspace).listDirectoryTool, nil},
-	{ToolGlob, (*Workspace).globTool, nil},
-	{ToolGrep, (*Workspace).grepTool, nil},
-	{ToolRunCommand, (*Workspace).runCommandTool, nil},
-	{ToolBackground, (*Workspace).backgroundTool, nil},
-	{ToolUpdatePlan, (*Workspace).updatePlanTool, nil},
-	{ToolWebFetch, (*Workspace).webFetchTool, nil},
-	{ToolAskUser, (*Workspace).askUserTool, nil},
+	{ToolReadFile, (*Workspace).readFileTool, nil, agent.SchemaFor[readArgs]},
+	{ToolWriteFile, (*Workspace).writeFileTool, nil, agent.SchemaFor[writeArgs]},
+	{ToolEditFile, (*Workspace).editFileTool, nil, agent.SchemaFor[editArgs]},
+	{ToolMultiEdit, (*Workspace).multiEditTool, nil, agent.SchemaFor[multiEditArgs]},
+	{ToolApplyPatch, (*Workspace).applyPatchTool, nil, agent.SchemaFor[patchArgs]},
+	{ToolListDirectory, (*Workspace).listDirectoryTool, nil, agent.SchemaFor[pathArgs]},
+	{ToolGlob, (*Workspace).globTool, nil, agent.SchemaFor[globArgs]},
+	{ToolGrep, (*Workspace).grepTool, nil, agent.SchemaFor[grepArgs]},
+	{ToolRunCommand, (*Workspace).runCommandTool, nil, agent.SchemaFor[commandArgs]},
+	{ToolBackground, (*Workspace).backgroundTool, nil, agent.SchemaFor[backgroundArgs]},
+	{ToolUpdatePlan, (*Workspace).updatePlanTool, nil, agent.SchemaFor[planArgs]},
+	{ToolWebFetch, (*Workspace).webFetchTool, nil, agent.SchemaFor[fetchArgs]},
+	{ToolAskUser, (*Workspace).askUserTool, nil, agent.SchemaFor[askArgs]},
 	// Only where there are skills: its description points at them.
-	{ToolSkill, (*Workspace).skillTool, func(w *Workspace) bool { return len(w.Prompts().Skills) > 0 }},
+	{ToolSkill, (*Workspace).skillTool, func(w *Workspace) bool { return len(w.Prompts().Skills) > 0 }, agent.SchemaFor[skillArgs]},
+}
+
+// PrepareSchemas infers the argument schemas of the built-in tools,
+// which the process keeps (agent.SchemaFor): 1.5–2 ms of reflection and
+// JSON that the first session's start would otherwise spend while its
+// client waits. A program calls it at start-up, beside other work. Safe
+// for concurrent use, with sessions starting too.
+func PrepareSchemas() {
+	for _, b := range builtins {
+		b.schema()
+	}
 }
 
 // BuiltinToolNames lists the names of every built-in tool, in the order

@@ -27,15 +27,28 @@ type warmer struct {
 }
 
 // start runs the warm-up goroutine, which calls warm (a terminal's Warm)
-// once: when soon is called or after delay, whichever comes first, unless
-// close comes before. close ends it and waits for it.
-func (wm *warmer) start(warm func(), delay time.Duration) {
+// once: when soon is called, or after delay if wanted says a command can
+// run then (the session offers run_command in a mode that runs
+// commands), whichever comes first, unless close comes before. A session
+// where no command can run starts no helper until a call is named. close
+// ends it and waits for it. A second start does nothing.
+func (wm *warmer) start(warm func(), delay time.Duration, wanted func() bool) {
+	if wm.now != nil {
+		return
+	}
 	wm.now, wm.stop = make(chan struct{}, 1), make(chan struct{})
 	wm.wg.Go(func() {
 		t := time.NewTimer(delay)
 		defer t.Stop()
 		select {
 		case <-t.C:
+			if wanted != nil && !wanted() {
+				select {
+				case <-wm.now:
+				case <-wm.stop:
+					return
+				}
+			}
 		case <-wm.now:
 		case <-wm.stop:
 			return

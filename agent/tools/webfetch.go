@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -57,7 +56,7 @@ func checkFetchURL(raw string) (*url.URL, error) {
 		return nil, errors.New("the URL has no host")
 	}
 	if a, err := netip.ParseAddr(u.Hostname()); err == nil {
-		if err := checkAddress(a); err != nil {
+		if err := policy.CheckDialAddress(a); err != nil {
 			return nil, err
 		}
 	}
@@ -84,52 +83,95 @@ func redactUserinfo(raw string) string {
 	return raw[:start] + "xxxxx" + raw[start+at:]
 }
 
-// metadataAddresses are the cloud metadata services (they hand out
-// credentials) outside the link-local ranges: Alibaba Cloud's, AWS's and
-// Google Cloud's IPv6 ones, and Azure's WireServer.
-var metadataAddresses = []netip.Addr{
-	netip.MustParseAddr("100.100.100.200"),
-	netip.MustParseAddr("fd00:ec2::254"),
-	netip.MustParseAddr("fd20:ce::254"),
-	netip.MustParseAddr("168.63.129.16"),
+// cgnat is the shared address space of carrier-grade NAT (RFC 6598):
+// private networks in all but name (a Tailscale network's addresses).
+var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+
+// fetchGuard keeps one fetch to what its URL names. An address on this
+// machine (loopback, or unspecified, which reaches it) or on a private
+// network (RFC 1918, IPv6 unique local, CGNAT) is connected to only for
+// the host and port the URL names, and one on this machine only when the
+// URL names it so (an address literal there, localhost, *.localhost): a
+// redirect to another host, or a public-looking name that resolves
+// there (DNS rebinding, at the moment of the connection), would take
+// the approval of "Fetch https://example.com/" to the user's own
+// services (a dev server, an admin page, acp-agent serve).
+type fetchGuard struct {
+	host, port string // of the URL, as dialled: no brackets, default port
 }
 
-// nat64 is the well-known NAT64 prefix: 64:ff9b::a9fe:a9fe reaches
-// 169.254.169.254 through a NAT64 gateway.
-var nat64 = netip.MustParsePrefix("64:ff9b::/96")
-
-// checkAddress refuses the addresses web_fetch never connects to: the
-// link-local ones (169.254.0.0/16, fe80::/10; where cloud metadata
-// services answer) and the metadata addresses outside them, however they
-// are written: with an IPv6 zone ("fe80::1%lo"), as IPv4-mapped IPv6, or
-// through NAT64.
-func checkAddress(a netip.Addr) error {
-	b := a.WithZone("").Unmap()
-	if b.Is6() && nat64.Contains(b) {
-		raw := b.As16()
-		b = netip.AddrFrom4([4]byte(raw[12:]))
+func newFetchGuard(u *url.URL) fetchGuard {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
 	}
-	if b.IsLinkLocalUnicast() || b.IsLinkLocalMulticast() || slices.Contains(metadataAddresses, b) {
-		return fmt.Errorf("%s is a link-local or cloud metadata address; web_fetch does not connect there", a)
+	return fetchGuard{host: u.Hostname(), port: port}
+}
+
+// check is the rule for a connection to a, dialled for host:port.
+func (g fetchGuard) check(host, port string, a netip.Addr) error {
+	if err := policy.CheckDialAddress(a); err != nil {
+		return err
+	}
+	b := policy.ReachedAddress(a)
+	local := b.IsLoopback() || b.IsUnspecified()
+	if !local && !b.IsPrivate() && !cgnat.Contains(b) {
+		return nil
+	}
+	where := "a private network"
+	if local {
+		where = "this machine"
+	}
+	if !strings.EqualFold(host, g.host) || port != g.port {
+		return fmt.Errorf("%s (%s) is on %s, and the URL fetched names %s: web_fetch does not follow a redirect there", net.JoinHostPort(host, port), a, where, net.JoinHostPort(g.host, g.port))
+	}
+	if local && !namesThisMachine(host) {
+		return fmt.Errorf("%s resolves to %s, on this machine, which its name does not say: web_fetch fetches this machine only by a URL naming it (localhost, 127.0.0.1)", host, a)
 	}
 	return nil
+}
+
+// namesThisMachine reports whether host says it is this machine: an
+// address literal of loopback (or unspecified), localhost or a name under
+// .localhost (RFC 6761).
+func namesThisMachine(host string) bool {
+	h := strings.ToLower(strings.TrimSuffix(host, "."))
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(h)
+	if err != nil {
+		return false
+	}
+	a = a.WithZone("").Unmap()
+	return a.IsLoopback() || a.IsUnspecified()
 }
 
 // fetchClient sends no cookies and no credentials (a fresh client with
 // no jar; only the URL the model gave, which holds none), follows at
 // most webFetchRedirects redirects and only to http(s) URLs without
-// credentials, and never connects to an address checkAddress refuses:
-// the check is made on the address each connection is dialled to, so
-// names that resolve there (DNS, /etc/hosts) and redirects are covered.
-func fetchClient() *http.Client {
-	dialer := &net.Dialer{Timeout: 10 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
-		ap, err := netip.ParseAddrPort(address)
+// credentials, and never connects to an address policy.CheckDialAddress refuses,
+// nor to this machine or a private network beyond what u names
+// (fetchGuard): the check is made on the address each connection is
+// dialled to, so names that resolve there (DNS, /etc/hosts) and
+// redirects are covered.
+func fetchClient(u *url.URL) *http.Client {
+	guard := newFetchGuard(u)
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		host, port, err := net.SplitHostPort(addr)
 		if err != nil {
-			return fmt.Errorf("web_fetch dials addresses only, not %q: %w", address, err)
+			return nil, err
 		}
-		return checkAddress(ap.Addr())
-	}}
-	tr := &http.Transport{DialContext: dialer.DialContext, Proxy: nil, TLSHandshakeTimeout: 10 * time.Second,
+		dialer := &net.Dialer{Timeout: 10 * time.Second, Control: func(_, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil {
+				return fmt.Errorf("web_fetch dials addresses only, not %q: %w", address, err)
+			}
+			return guard.check(host, port, ap.Addr())
+		}}
+		return dialer.DialContext(ctx, network, addr)
+	}
+	tr := &http.Transport{DialContext: dial, Proxy: nil, TLSHandshakeTimeout: 10 * time.Second,
 		ResponseHeaderTimeout: 20 * time.Second, MaxResponseHeaderBytes: 64 << 10}
 	return &http.Client{Transport: tr, Timeout: webFetchTimeout, CheckRedirect: func(req *http.Request, via []*http.Request) error {
 		if len(via) >= webFetchRedirects {
@@ -183,7 +225,7 @@ func (w *Workspace) webFetchTool() agent.Tool {
 			}
 			req.Header.Set("User-Agent", "acp-agent web_fetch")
 			req.Header.Set("Accept", "text/html, text/markdown, text/plain, application/json;q=0.9, */*;q=0.1")
-			resp, err := fetchClient().Do(req)
+			resp, err := fetchClient(u).Do(req)
 			if err != nil {
 				return agent.ToolResult{}, fmt.Errorf("fetching %s: %w", u.Redacted(), err)
 			}

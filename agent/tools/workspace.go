@@ -285,12 +285,25 @@ func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, editor Editor
 		if opts.Sandbox != nil {
 			// Escalations the user allowed run here, unconfined.
 			w.escapeTerm = runtime.NewLocalTerminal(runtime.TerminalOptions{Env: opts.Env})
-			w.warm.start(w.localTerm.Warm, warmDelay)
 		}
 	}
 	// Last: nothing can fail after it, and Close gives it back.
 	w.promptLib = cfg.PromptCache.Open(w.promptDirs)
 	return w, nil
+}
+
+// WarmCommands starts the sandbox helper of the workspace's confined
+// terminal ahead of its first command: when the model names a
+// run_command call, or warmDelay from now if wanted (the session's
+// question, asked then: does it offer run_command in a mode that runs
+// commands?) says yes. It does nothing without a confined local terminal
+// (the editor runs the commands, or no sandbox), or when called again.
+// The session calls it once it is made, so that a session where no
+// command can run never starts a helper on a timer.
+func (w *Workspace) WarmCommands(wanted func() bool) {
+	if w.localTerm != nil && w.cfg.Sandbox != nil {
+		w.warm.start(w.localTerm.Warm, warmDelay, wanted)
+	}
 }
 
 // terminalOptions are the options of a local terminal: confined by the
@@ -665,7 +678,9 @@ func (w *Workspace) Describe(policy.Mode) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "- Shell: run_command runs command lines with %s\n", w.shellInvocation())
 	fmt.Fprintf(&b, "- Workspace root (the current directory): %s", w.roots[0])
-	if top, branch := gitState(w.roots[0]); top == "" {
+	// A repository above the root that is another user's (/tmp/.git) is
+	// not named: git refuses it too (safe.directory).
+	if top, branch := gitState(w.roots[0]); top == "" || (top != w.roots[0] && !runtime.OwnedByUser(filepath.Join(top, ".git"))) {
 		b.WriteString(" (not a git repository)")
 	} else {
 		fmt.Fprintf(&b, " (in a git repository at %s, %s)", top, branch)
@@ -780,16 +795,16 @@ func gitState(dir string) (top, branch string) {
 }
 
 // readSmall is the first line of a small file, trimmed ("" when it cannot
-// be read).
+// be read). Only a regular file is read, never through a final symlink
+// and never waiting on a FIFO: a planted .git/HEAD (here or in a
+// directory above, /tmp/.git say) that leads to the agent's stdin or is
+// a FIFO would hold the session and swallow the client's next message.
 func readSmall(path string) string {
-	f, err := os.Open(path)
+	data, _, err := runtime.ReadRegularFile(path, "", 256)
 	if err != nil {
 		return ""
 	}
-	defer f.Close()
-	buf := make([]byte, 256)
-	n, _ := f.Read(buf)
-	line, _, _ := strings.Cut(string(buf[:n]), "\n")
+	line, _, _ := strings.Cut(string(data), "\n")
 	return strings.TrimSpace(line)
 }
 

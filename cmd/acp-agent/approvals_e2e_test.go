@@ -155,7 +155,15 @@ func TestBinaryDeniedCommandsRefuseTrampolines(t *testing.T) {
 	require.NoError(t, os.Symlink(rm, filepath.Join(dir, "rmlink")))
 	config := filepath.Join(t.TempDir(), "config.json")
 	require.NoError(t, os.WriteFile(config, []byte(`{"deniedCommands":["rm"]}`), 0o600))
-	lines := []string{"env rm victim", "bash -c 'rm victim'", "$(echo rm) victim", "x=rm; $x victim", "./rmlink victim", "command rm victim"}
+	// GNU tools take any unambiguous prefix of a long option:
+	// sed --expression, awk --exec, tar --to-command.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("line\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.awk"), []byte(`BEGIN { system("rm victim") }`), 0o644))
+	tarball := exec.Command("tar", "-cf", "x.tar", "a.txt")
+	tarball.Dir = dir
+	require.NoError(t, tarball.Run())
+	lines := []string{"env rm victim", "bash -c 'rm victim'", "$(echo rm) victim", "x=rm; $x victim", "./rmlink victim", "command rm victim",
+		"sed -n --expr='1e rm victim' a.txt", "awk --exe=p.awk", "tar -xf x.tar --to-comm='rm victim'"}
 	calls := map[string][]modelCall{}
 	for i, l := range lines {
 		calls[fmt.Sprintf("[t%d]", i)] = []modelCall{{"run_command", map[string]any{"command": l}}}

@@ -381,6 +381,16 @@ func parseConfig(data []byte) (*fileConfig, error) {
 			return nil, at(fmt.Errorf(`"readOnlyRoots": %q is not an absolute path`, r), "readOnlyRoots")
 		}
 	}
+	if cfg.Sandbox != nil {
+		// The file tools keep out of these in every sandbox mode (off
+		// included), so a relative one matters everywhere: the file
+		// cannot be used, and sessions say where and why.
+		for i, d := range cfg.Sandbox.DeniedPaths {
+			if !filepath.IsAbs(d) {
+				return nil, at(fmt.Errorf(`"sandbox.deniedPaths": %q is not an absolute path (it applies to the file tools in every sandbox mode; ~ is not expanded)`, d), "sandbox", "deniedPaths", strconv.Itoa(i))
+			}
+		}
+	}
 	if err := cfg.Terminal.check(); err != nil {
 		return nil, at(err, "terminal")
 	}

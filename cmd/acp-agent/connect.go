@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
-	"strings"
 
 	"github.com/coder/websocket"
 
@@ -26,6 +26,7 @@ func runConnect(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	fs.SetOutput(stderr)
 	tokenFile := fs.String("token-file", os.Getenv("ACP_AGENT_TOKEN_FILE"), "file holding the server's bearer token (env ACP_AGENT_TOKEN_FILE; or the token itself in ACP_AGENT_TOKEN)")
 	maxLine := fs.Int("max-message-bytes", acp.DefaultMaxMessageBytes, "longest message accepted from either side")
+	insecure := fs.Bool("insecure", false, "send the token over plain http:// (ws://) to a host that is not loopback (a private network only)")
 	fs.Usage = func() {
 		fmt.Fprint(stdout, "Usage: acp-agent connect [flags] https://HOST/acp\n\nSpeaks ACP on stdin/stdout and forwards it to a remote acp-agent serve over WebSocket\n(docs/remote.md): an editor starts it like a local agent.\n\nFlags:\n")
 		fs.SetOutput(stdout)
@@ -39,23 +40,27 @@ func runConnect(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	}
 	token := os.Getenv("ACP_AGENT_TOKEN")
 	if *tokenFile != "" {
-		data, err := os.ReadFile(*tokenFile)
+		// Private, as serve's own (readToken): the token drives the agent.
+		t, err := readToken(*tokenFile)
 		if err != nil {
 			return err
 		}
-		token = strings.TrimSpace(string(data))
+		token = t
 	}
 	if token == "" {
 		return errors.New("no token: give --token-file (or ACP_AGENT_TOKEN)")
 	}
-	u := fs.Arg(0)
-	switch {
-	case strings.HasPrefix(u, "https://"):
-		u = "wss://" + strings.TrimPrefix(u, "https://")
-	case strings.HasPrefix(u, "http://"):
-		u = "ws://" + strings.TrimPrefix(u, "http://")
+	u, err := connectURL(fs.Arg(0), *insecure)
+	if err != nil {
+		return err
 	}
-	ws, resp, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}})
+	// No redirect is followed: Go's client keeps the Authorization header
+	// on a redirect to the same host name, https to plain http included.
+	noRedirects := &http.Client{CheckRedirect: func(req *http.Request, _ []*http.Request) error {
+		return fmt.Errorf("the server redirected to %s: connect follows no redirects (the token would go along); give that URL if it is the server's", req.URL.Redacted())
+	}}
+	ws, resp, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPClient: noRedirects,
+		HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}})
 	if err != nil {
 		if resp != nil {
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
@@ -109,4 +114,30 @@ func runConnect(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 		return fmt.Errorf("the server closed the connection: %w", err)
 	}
 	return nil
+}
+
+// connectURL is the WebSocket URL of the server's http(s) or ws(s) URL.
+// Plain HTTP beyond loopback is refused unless insecure, as serve refuses
+// to listen there: the bearer token would cross the network in clear.
+func connectURL(raw string, insecure bool) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("the server's URL: %w", err)
+	}
+	plain := false
+	switch u.Scheme {
+	case "https", "wss":
+		u.Scheme = "wss"
+	case "http", "ws":
+		u.Scheme, plain = "ws", true
+	default:
+		return "", fmt.Errorf("the server's URL %q: give an https:// (or http:// on loopback) URL", u.Redacted())
+	}
+	if u.User != nil {
+		return "", errors.New("the server's URL carries credentials: give the token with --token-file (or ACP_AGENT_TOKEN)")
+	}
+	if plain && !insecure && !isLoopback(u.Hostname()) {
+		return "", fmt.Errorf("refusing to send the token over plain HTTP to %s, which is not loopback: use https:// (serve --tls-cert and --tls-key, or a TLS proxy), an SSH tunnel to 127.0.0.1, or --insecure on a private network (docs/remote.md)", u.Host)
+	}
+	return u.String(), nil
 }

@@ -6,6 +6,9 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -65,4 +68,55 @@ func TestKillBetweenDeleteRemovalsNeverReopensTheSessionEmpty(t *testing.T) {
 	assert.NoFileExists(t, record)
 	p.stdin.Close()
 	require.NoError(t, p.waitExit(t, 10*time.Second))
+}
+
+// A start lists the whole session directory (the stale-file clean-up's
+// full pass, whose cost grows with every session) only after an agent
+// stopped without cleaning up: not after one that exited, even with a
+// session it never prompted, and after a kill -9 once.
+func TestStartListsTheSessionDirectoryOnlyAfterAnUncleanStop(t *testing.T) {
+	model := newCountingModel(t)
+	dir, cwd := t.TempDir(), t.TempDir()
+	// listed starts an agent and returns it with what its clean-up said.
+	listed := func() (*proc, string) {
+		p := startAgent(t, []string{"OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1", "ACP_AGENT_SESSION_DIR=" + dir},
+			"--model", "openai/test-model", "--log-level", "debug")
+		p.Initialize(nil)
+		deadline := time.Now().Add(waitBudget(t))
+		for {
+			log := p.stderr.String()
+			if i := strings.Index(log, `msg="session directory clean-up" listed=`); i >= 0 {
+				rest := log[i+len(`msg="session directory clean-up" listed=`):]
+				return p, rest[:strings.IndexAny(rest+"\n", " \n")]
+			}
+			require.True(t, time.Now().Before(deadline), "no clean-up logged: %s", log)
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	exit := func(p *proc) {
+		p.stdin.Close()
+		require.NoError(t, p.waitExit(t, 10*time.Second))
+	}
+	p, full := listed()
+	assert.Equal(t, "true", full, "the first start in a directory")
+	saved := p.NewSession(cwd)
+	askText(t, p, saved, "hello")
+	p.NewSession(cwd) // never prompted: ended at exit
+	exit(p)
+
+	p, full = listed()
+	assert.Equal(t, "false", full, "after an agent that exited")
+	p.NewSession(cwd)
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
+	require.Error(t, p.waitExit(t, 10*time.Second))
+
+	p, full = listed()
+	assert.Equal(t, "true", full, "after a kill -9")
+	want := []string{".reserved", saved, saved + ".jsonl", saved + ".lock"}
+	awaitDir(t, dir, func(names []string) bool { return slices.Equal(names, want) },
+		"the killed agent's session (its lock, prepared file, directory) is cleaned up; its record stays")
+	exit(p)
+	p, full = listed()
+	assert.Equal(t, "false", full, "once")
+	exit(p)
 }

@@ -11,10 +11,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/agent/tools"
 	"github.com/acp-agent/acp-agent/internal/unidiff"
 )
 
@@ -50,6 +52,21 @@ const (
 // capabilities (so tools use the local runtimes) that answers permission
 // requests from --allow.
 func runExec(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []string) error {
+	// The built-in tools' schemas are inferred on another core while the
+	// flags, the config and the agent are set up, rather than in
+	// session/new.
+	var prep sync.WaitGroup
+	prep.Go(tools.PrepareSchemas)
+	defer prep.Wait()
+	// One turn, then the process ends: the heap may grow further between
+	// collections (GOGC 800: a minimum goal of 32 MB, not 4), so that a
+	// search over a large tree (15 MB of read buffers and listings) runs
+	// no collection of what the process will soon drop: GOGC 400 still
+	// ran one, at its end, 2-5 ms of the turn. The GOGC environment
+	// variable still rules.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(execGCPercent)
+	}
 	var (
 		jsonOut bool
 		allow   string
@@ -104,6 +121,7 @@ func runExec(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, arg
 		return &exitError{exitUsage, fmt.Errorf("--cwd: %s is not a directory", cwd)}
 	}
 	st.discover = false // one turn on one model: no picker to fill
+	st.oneShot = true   // its session is prompted at once
 	a, log, cleanup, err := st.newAgent(stderr)
 	if err != nil {
 		return &exitError{exitUsage, err}
@@ -142,6 +160,9 @@ func runExec(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, arg
 	}
 	return nil
 }
+
+// execGCPercent is exec's GOGC (runExec).
+const execGCPercent = 800
 
 // errSilent is the error of an exit status that was already explained on
 // stderr.

@@ -210,6 +210,9 @@ func TestConfigFileErrorsAreAnsweredAtSessionNew(t *testing.T) {
 		{"bad timeout", `{"mode": "default", "promptTimeout": "forever"}`, `"promptTimeout" "forever"`, `"promptTimeout"`},
 		{"wrong type", `{"maxRetries": "two"}`, `"maxRetries": expected int`, `"maxRetries"`},
 		{"terminal", `{"terminal": {"path": ["bin"]}}`, `"terminal.path": "bin" is not an absolute directory`, `"terminal"`},
+		// The file tools keep out of the denied paths with the sandbox off
+		// too: a relative one no longer stops the agent before initialize.
+		{"relative denied path", "{\"sandbox\": {\"mode\": \"off\",\n  \"deniedPaths\": [\"vault\"]}}", `"sandbox.deniedPaths": "vault" is not an absolute path`, `"vault"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

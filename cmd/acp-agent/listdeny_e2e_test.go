@@ -46,8 +46,11 @@ func TestBinaryRememberedListingsNeverReachTheDeniedPaths(t *testing.T) {
 	require.NoError(t, os.Symlink(filepath.Join(home, ".ssh"), filepath.Join(home, "proj", "sshdir")))
 	require.NoError(t, os.Symlink("..", filepath.Join(home, "proj", "up"))) // the home directory again
 
-	approve := []string{"ls proj", "find proj -name '*.md'", "cat proj/readme.md", "head -n 1 proj/readme.md", "wc -c proj/readme.md"}
-	covered := []string{"ls -la proj/sub", "ls -R proj", "find proj -type f", "cat proj/sub/inner.txt", "wc -l proj/sub/inner.txt"}
+	w("proj/names", filepath.Join(home, ".ssh", "id_rsa")+"\x00")
+	approve := []string{"ls proj", "find proj -name '*.md'", "cat proj/readme.md", "head -n 1 proj/readme.md", "wc -c proj/readme.md",
+		"grep -n ORDINARY proj/readme.md", "egrep -c ORDINARY proj/readme.md", "fgrep -c ORDINARY proj/readme.md", "file proj/readme.md"}
+	covered := []string{"ls -la proj/sub", "ls -R proj", "find proj -type f", "cat proj/sub/inner.txt", "wc -l proj/sub/inner.txt",
+		"grep --count INNER proj/sub/inner.txt", "grep --ignore-case inner proj/sub/inner.txt"}
 	base := filepath.Base(home)
 	asks := []struct{ line, cwd string }{
 		{line: "ls -R " + home},
@@ -77,6 +80,26 @@ func TestBinaryRememberedListingsNeverReachTheDeniedPaths(t *testing.T) {
 		{line: "wc -c .ssh/id_rsa"},
 		{line: "cat .local/state/acp-agent/serve-token"},
 		{line: "head -c 100 ../sshdir/id_rsa", cwd: "proj/sub"},
+		// GNU getopt_long takes any unambiguous prefix of a long option:
+		// these are --recursive, --directories=recurse,
+		// --dereference-recursive and --files0-from, which read every
+		// file below the working directory or the files a list names.
+		{line: "grep --recurs SSH_KEY"},
+		{line: "grep --recursiv -n SSH_KEY"},
+		{line: "grep --dir=recurse SSH_KEY"},
+		{line: "grep --deref SSH_KEY"},
+		{line: "egrep --recu SSH_KEY"},
+		{line: "fgrep --dereference-r SSH_KEY"},
+		{line: "wc --files0=proj/names"},
+		// What bash expands when the line runs: globs, braces, ~+.
+		{line: "cat .ss?/id_rsa"},
+		{line: "cat .[s]sh/id_rsa"},
+		{line: "head .ssh*/id_rsa"},
+		{line: "cat {.ssh,proj}/id_rsa"},
+		{line: "cat ~+/.ssh/id_rsa"},
+		{line: "cat proj/../.ss*/id_rsa"},
+		{line: "cat */../.ssh/id_rsa"},
+		{line: "file --files-f proj/names"},
 	}
 	calls := map[string][]modelCall{}
 	tag := func(kind string, i int) string { return fmt.Sprintf("[%s%d]", kind, i) }
@@ -200,13 +223,7 @@ func TestBinaryRememberedGitStatusNeverListsTheDeniedPathsOfAHomeRepository(t *t
 	cmd := exec.Command(agentBin, "--model", "openai/test-model", "--sandbox", "off")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + home, "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
 	conn, sid := startE2EWith(t, cmd, client, home, sdk.ClientCapabilities{})
-	// asks runs the turn of tag, answering answer, and says whether it asked.
-	asks := func(tag, answer string) bool {
-		client.setAnswer(answer)
-		before := client.asked()
-		promptE2E(t, conn, sid, tag)
-		return client.asked() > before
-	}
+	asks := turnAsks(t, conn, sid, client)
 	require.True(t, asks("[approve]", "allow_always"))
 	assert.False(t, asks("[again]", "reject_once"), "the approved line itself is remembered")
 	assert.True(t, asks("[all]", "reject_once"), "git status -uall in a home repository asks")
@@ -235,4 +252,65 @@ func TestBinaryRememberedGitStatusNeverListsTheDeniedPathsOfAHomeRepository(t *t
 		bodies := model.all()
 		assert.Contains(t, lastToolResult(t, bodies[len(bodies)-1]), "untracked_OK.txt")
 	})
+}
+
+// A remembered "Always allow `git show` in this folder" never covers a
+// revision:path word naming a tracked .env (git show HEAD:.env, :.env,
+// HEAD:.env.production): the sandbox masks the .env on disk, but git
+// reads the committed one from its objects, which no mask can cover, and
+// approvals never widen to .env. Such a line asks, in every sandbox mode:
+// a revision:path or pathspec-magic word (one with a ':') is remembered
+// exactly. The control: git show with output options stays covered.
+func TestBinaryRememberedGitShowNeverReadsATrackedEnvFile(t *testing.T) {
+	needsBash(t)
+	for _, mode := range []string{"auto", "off"} {
+		t.Run("sandbox "+mode, func(t *testing.T) {
+			if mode == "auto" {
+				requireSandbox(t)
+			}
+			dir := t.TempDir()
+			write(t, filepath.Join(dir, ".env"), "API_TOKEN=TRACKED_ENV_SECRET\n")
+			write(t, filepath.Join(dir, ".env.production"), "DB=TRACKED_PROD_SECRET\n")
+			write(t, filepath.Join(dir, "readme.md"), "ORDINARY_OK\n")
+			for _, args := range [][]string{{"init", "-q", "."}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"}} {
+				git := exec.Command("git", args...)
+				git.Dir, git.Env = dir, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+				require.NoError(t, git.Run(), "git %v", args)
+			}
+			model := promptModel(t, map[string][]modelCall{
+				"[approve]": {{"run_command", map[string]any{"command": "git show HEAD --stat"}}},
+				"[covered]": {{"run_command", map[string]any{"command": "git show HEAD --name-only"}}},
+				"[env]":     {{"run_command", map[string]any{"command": "git show HEAD:.env"}}},
+				"[index]":   {{"run_command", map[string]any{"command": "git show :.env"}}},
+				"[prod]":    {{"run_command", map[string]any{"command": "git show HEAD:.env.production"}}},
+				"[format]":  {{"run_command", map[string]any{"command": "git show --format=%h HEAD:.env"}}},
+			})
+			client := &answeringClient{toolClient: newToolClient(dir, ""), answer: "allow_always"}
+			conn, sid := e2eSessionWith(t, model, client, "--sandbox", mode)
+			asks := turnAsks(t, conn, sid, client)
+			require.True(t, asks("[approve]", "allow_always"))
+			assert.False(t, asks("[covered]", "reject_once"), "git show with output options is covered (control)")
+			for _, tag := range []string{"[env]", "[index]", "[prod]", "[format]"} {
+				assert.True(t, asks(tag, "reject_once"), "%s ran under the remembered git show", tag)
+			}
+			for _, b := range model.all() {
+				for _, m := range chatMessages(t, b) {
+					if text, _ := m.Content.(string); m.Role != "assistant" && strings.Contains(text, "TRACKED_") {
+						t.Errorf("the model saw a tracked .env in a %s message", m.Role)
+					}
+				}
+			}
+		})
+	}
+}
+
+// turnAsks returns a function that runs the turn of tag, answering
+// answer, and says whether it asked.
+func turnAsks(t *testing.T, conn *sdk.ClientSideConnection, sid sdk.SessionId, client *answeringClient) func(tag, answer string) bool {
+	return func(tag, answer string) bool {
+		client.setAnswer(answer)
+		before := client.asked()
+		promptE2E(t, conn, sid, tag)
+		return client.asked() > before
+	}
 }

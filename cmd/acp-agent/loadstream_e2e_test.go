@@ -43,6 +43,7 @@ func writeLongSession(t *testing.T, dir, cwd string, n int) string {
 	}
 	require.NoError(t, f.Append(recs...))
 	require.NoError(t, f.Close())
+	require.NoError(t, store.Close())
 	return id
 }
 

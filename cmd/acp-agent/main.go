@@ -209,6 +209,10 @@ type settings struct {
 	startWork      startWork
 	deferStartWork bool
 
+	// oneShot: the process runs one turn of one session (exec):
+	// host.Config.OneShot.
+	oneShot bool
+
 	// recorder is the telemetry newAgent sets up (serve's transport
 	// reports to it too).
 	recorder *telemetry.Recorder
@@ -494,7 +498,10 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 		// directory takes milliseconds to list. The agent's exit waits
 		// (cleanup).
 		st.startWork.add(func() {
-			removed, err := store.RemoveStale()
+			// Only after an agent stopped without saying it left
+			// nothing does this list the whole directory.
+			removed, full, err := store.RemoveStaleAtStart()
+			log.Debug("session directory clean-up", "listed", full)
 			if err != nil {
 				log.Warn("removing stale files of the session directory", "error", err)
 			}
@@ -502,6 +509,9 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 				log.Info("removed what stopped agents left in the session directory", "files", removed)
 			}
 		})
+		// Runs after the work above ends (closers run in reverse):
+		// records that this agent left nothing, if so.
+		closers = append(closers, store)
 	}
 	closers = append(closers, closerFunc(st.startWork.wait))
 	// One list for the sandbox and the file tools, sandbox or not.
@@ -537,7 +547,7 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 		PromptTimeout: st.promptTimeout,
 		Workspace:     st.workspace, Mode: st.mode, PermissionPolicy: st.permission, Store: store,
 		StopHooks: st.stopHooks, Hooks: st.hooks, HooksTrustFile: hooksTrustFile(st.getenv), OffloadThreshold: st.offload, ModelTitles: st.modelTitles, Resize: st.resize, MaxTurnRequests: st.maxTurnRequests,
-		StreamLimits: st.streamLimits, SetupError: setupErr,
+		StreamLimits: st.streamLimits, SetupError: setupErr, OneShot: st.oneShot,
 		Notices: func() []acpagent.Notice { return append(slices.Clone(st.notices), st.userPath.notices()...) }}})
 	if !st.deferStartWork {
 		st.startWork.start()

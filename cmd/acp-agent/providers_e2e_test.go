@@ -204,3 +204,59 @@ func TestBinaryProvidersNeverSendTheConfiguredKeyElsewhere(t *testing.T) {
 	_, bodies := chosen.requests()
 	require.NoError(t, json.Unmarshal([]byte(bodies[0]), &body))
 }
+
+// providers/set takes a base URL the provider's paths are appended to.
+// A query or a fragment would let a client choose the exact path and
+// query of the agent's requests (".../reset#" sends them to /reset, not
+// /reset/chat/completions), and user information is a credential in a
+// URL (the headers carry those): all are refused with -32602 naming
+// baseUrl, the credential not echoed, the route unchanged and nothing
+// sent. A plain base URL is taken, and its paths appended.
+func TestBinaryProvidersSetRefusesQueryFragmentAndUserInfo(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.URL.RequestURI())
+		mu.Unlock()
+		http.NotFound(w, r)
+	}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	p := startAgent(t, []string{"ACP_AGENT_MAX_RETRIES=0", "ACP_AGENT_DISCOVER_MODELS=false"}, "--model", "openai/test-model", "--log-level", "debug")
+	p.Initialize(nil)
+	for base, says := range map[string]string{
+		srv.URL + "/admin/reset#":               "query or fragment",
+		srv.URL + "/admin/reset#x":              "query or fragment",
+		srv.URL + "/admin/reset?":               "query or fragment",
+		srv.URL + "/v1?api-version=2024-10-21":  "query or fragment",
+		srv.URL + "?":                           "query or fragment",
+		"http://alice:SECRETPW@" + host + "/v1": "user information",
+		"http://SECRETTOKEN@" + host + "/v1":    "user information",
+		"http://:SECRETPW@" + host + "/v1":      "user information",
+	} {
+		resp, _ := p.Call(acp.MethodProvidersSet, &acp.SetProviderRequest{ProviderID: "openai", APIType: "openai", BaseURL: base})
+		require.NotNil(t, resp.Error, base)
+		assert.Equal(t, acp.CodeInvalidParams, resp.Error.Code, base)
+		assert.Contains(t, resp.Error.Message, "baseUrl", base)
+		assert.Contains(t, resp.Error.Message, says, base)
+		assert.NotContains(t, string(resp.Raw), "SECRET", base)
+	}
+	var list acp.ListProvidersResponse
+	resp, _ := p.Call(acp.MethodProvidersList, map[string]any{})
+	acptest.MustResult(t, resp, &list)
+	assert.Contains(t, string(resp.Raw), `"baseUrl":"https://api.openai.com/v1"`, "the route is unchanged")
+	mu.Lock()
+	assert.Empty(t, got, "nothing was sent")
+	mu.Unlock()
+
+	resp, _ = p.Call(acp.MethodProvidersSet, &acp.SetProviderRequest{ProviderID: "openai", APIType: "openai", BaseURL: srv.URL + "/v1/"})
+	acptest.MustResult(t, resp, nil)
+	sid := p.NewSession(t.TempDir())
+	resp, _ = p.Call(acp.MethodSessionPrompt, promptReq(sid, "hi"))
+	require.NotNil(t, resp.Error, "the server answers 404")
+	mu.Lock()
+	assert.Equal(t, []string{"/v1/chat/completions"}, got)
+	mu.Unlock()
+	assert.NotContains(t, p.stderr.String(), "SECRET")
+}

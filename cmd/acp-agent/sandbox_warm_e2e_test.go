@@ -4,12 +4,14 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	sdk "github.com/coder/acp-go-sdk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -59,4 +61,76 @@ func TestBinaryFirstCommandFindsItsSandboxHelperStarted(t *testing.T) {
 	require.NoError(t, err)
 	assert.Eventually(t, func() bool { return !processAlive(pid) }, waitBudget(t), 10*time.Millisecond,
 		"the sandbox helper %d outlived exec", pid)
+}
+
+// agentChildren are the pids of pid's children named acp-agent (the
+// sandbox helpers are the agent's binary re-executed).
+func agentChildren(t *testing.T, pid int) []int {
+	t.Helper()
+	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	if err != nil {
+		return nil // the agent is gone
+	}
+	var out []int
+	for _, task := range tasks {
+		data, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + task.Name() + "/children")
+		for _, f := range strings.Fields(string(data)) {
+			comm, _ := os.ReadFile("/proc/" + f + "/comm")
+			if strings.TrimSpace(string(comm)) == "acp-agent" {
+				n, _ := strconv.Atoi(f)
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// The sandbox helper is started ahead of a first command only where a
+// command can run: not in a read-only session (commands are refused
+// there) nor where the editor's terminal runs the commands. A read-only
+// session switched to full-access still runs its first command confined
+// (the helper starts when the call is named). The control: a default
+// session starts one 200 ms after it opens.
+func TestBinarySandboxHelperIsWarmedOnlyWhereCommandsRun(t *testing.T) {
+	requireSandbox(t)
+	for _, v := range []struct {
+		name string
+		mode string
+		caps sdk.ClientCapabilities
+		want bool
+	}{
+		{name: "default mode", mode: "default", want: true},
+		{name: "read-only mode", mode: "read-only"},
+		{name: "editor terminal", mode: "default", caps: sdk.ClientCapabilities{Terminal: true}},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			dir := t.TempDir()
+			model := stepModel(t,
+				calls(modelCall{"run_command", map[string]any{"command": "echo ran > marker"}}),
+				says("done"))
+			cmd := exec.Command(agentBin, "--model", "openai/test-model", "--sandbox", "on", "--mode", v.mode)
+			cmd.Env = append(agentEnv(t), "OPENAI_API_KEY=k", "OPENAI_BASE_URL="+model.URL+"/v1")
+			client := newToolClient(dir, "allow_once")
+			conn, sid := startE2EWith(t, cmd, client, dir, v.caps)
+			pid := cmd.Process.Pid
+			if v.want {
+				assert.Eventually(t, func() bool { return len(agentChildren(t, pid)) > 0 }, waitBudget(t), 10*time.Millisecond,
+					"the helper is started ahead of the first command (control)")
+				return
+			}
+			// Five times the warm-up delay: a timer that fires late on a
+			// loaded machine could hide a helper, never make one appear.
+			time.Sleep(5 * 200 * time.Millisecond)
+			assert.Empty(t, agentChildren(t, pid), "a helper was started in a session where no command can run")
+			if v.mode != "read-only" {
+				return
+			}
+			_, err := conn.SetSessionMode(waitCtx(t), sdk.SetSessionModeRequest{SessionId: sid, ModeId: "full-access"})
+			require.NoError(t, err)
+			assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "go"))
+			data, err := os.ReadFile(filepath.Join(dir, "marker"))
+			require.NoError(t, err, "the first command ran after the mode changed")
+			assert.Equal(t, "ran\n", string(data))
+		})
+	}
 }

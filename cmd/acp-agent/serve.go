@@ -209,6 +209,10 @@ func healthz(h *acphttp.Handler) http.HandlerFunc {
 	started := time.Now()
 	return func(w http.ResponseWriter, r *http.Request) {
 		body := map[string]any{"status": "ok", "uptimeSeconds": int(time.Since(started).Seconds())}
+		if code, msg := h.RefuseURLCredentials(r); code != 0 {
+			http.Error(w, msg, code)
+			return
+		}
 		if r.Header.Get("Authorization") != "" {
 			if code, msg := h.Authorize(w, r); code != 0 {
 				http.Error(w, msg, code)
@@ -261,31 +265,15 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// loadOrCreateToken reads the token file, or creates it with a new
-// random token. An existing file must be private (no group or other
-// access), like an SSH key.
+// loadOrCreateToken reads the token file (readToken), or creates it with
+// a new random token.
 func loadOrCreateToken(path string) (token string, created bool, err error) {
-	data, err := os.ReadFile(path)
+	token, err = readToken(path)
 	switch {
 	case err == nil:
-		info, err := os.Stat(path)
-		if err != nil {
-			return "", false, err
-		}
-		// Windows has no mode bits (Stat says 0666 for every file): there
-		// the folder's ACL keeps the file private, and the default one is
-		// in the user's profile (%LOCALAPPDATA%), which only the user,
-		// administrators and SYSTEM can read.
-		if perm := info.Mode().Perm(); perm&0o077 != 0 && !onWindows {
-			return "", false, fmt.Errorf("token file %s is readable by others (mode %#o): chmod 600 %s", path, perm, path)
-		}
-		token = strings.TrimSpace(string(data))
-		if len(token) < 16 {
-			return "", false, fmt.Errorf("token file %s: the token is shorter than 16 characters", path)
-		}
 		return token, false, nil
 	case !errors.Is(err, fs.ErrNotExist):
-		return "", false, fmt.Errorf("token file: %w", err)
+		return "", false, err
 	}
 	raw := make([]byte, 32)
 	if _, err := rand.Read(raw); err != nil {
@@ -307,4 +295,47 @@ func loadOrCreateToken(path string) (token string, created bool, err error) {
 		return "", false, fmt.Errorf("token file: %w", err)
 	}
 	return token, true, nil
+}
+
+// readToken reads a bearer token from path, which must be private like an
+// SSH key: a regular file (a FIFO would hold the reader for ever), of
+// this user (root reads a file another user planted at the path, mode
+// 0600 and all, whose token that user knows), with no group or other
+// access. The checks hold for the file opened, whatever the path names
+// by then. A missing file is fs.ErrNotExist.
+func readToken(path string) (string, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("token file: %w", err)
+	}
+	if !info.Mode().IsRegular() {
+		return "", fmt.Errorf("token file %s is not a regular file (%s)", path, info.Mode().Type())
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("token file: %w", err)
+	}
+	defer fh.Close()
+	if info, err = fh.Stat(); err != nil {
+		return "", fmt.Errorf("token file: %w", err)
+	}
+	// Windows has no mode bits (Stat says 0666 for every file): there
+	// the folder's ACL keeps the file private, and the default one is
+	// in the user's profile (%LOCALAPPDATA%), which only the user,
+	// administrators and SYSTEM can read.
+	if perm := info.Mode().Perm(); perm&0o077 != 0 && !onWindows {
+		return "", fmt.Errorf("token file %s is readable by others (mode %#o): chmod 600 %s", path, perm, path)
+	}
+	if err := ownedByThisUser(info); err != nil {
+		return "", fmt.Errorf("token file %s: %w", path, err)
+	}
+	data, err := io.ReadAll(io.LimitReader(fh, 64<<10))
+	if err != nil {
+		return "", fmt.Errorf("token file: %w", err)
+	}
+	token := strings.TrimSpace(string(data))
+	if len(token) < 16 {
+		return "", fmt.Errorf("token file %s: the token is shorter than 16 characters", path)
+	}
+	return token, nil
 }

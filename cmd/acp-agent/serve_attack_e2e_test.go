@@ -148,6 +148,17 @@ func TestServeRefusesBadCredentials(t *testing.T) {
 			assert.Equal(t, tc.status, resp.StatusCode)
 		})
 	}
+	// /healthz too: a probe configured with the token in its URL is told
+	// so, with or without the header, not answered as if nothing was
+	// wrong while its URL goes into logs.
+	healthz := strings.TrimSuffix(s.url, "/acp") + "/healthz"
+	for _, u := range []string{healthz + "?token=" + s.token, healthz + "?access_token=x", healthz + "?" + s.token} {
+		for _, hdr := range []map[string]string{nil, {"Authorization": ""}} { // with the token, without
+			status, body, _ := rawRequestURL(t, u, s.token, http.MethodGet, "", hdr)
+			assert.Equal(t, http.StatusBadRequest, status, "%s: %s", u, body)
+			assert.Contains(t, body, "credentials in the URL are refused")
+		}
+	}
 	assert.EqualValues(t, 0, healthzOf(t, s, true)["transport"].(map[string]any)["connections"])
 	checkSurvived(t, s, sid)
 }

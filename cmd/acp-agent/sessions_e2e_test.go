@@ -20,6 +20,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acptest"
+	"github.com/acp-agent/acp-agent/persistence"
 )
 
 // usageModel is an OpenAI-compatible server that answers "ok" with usage:
@@ -188,13 +189,17 @@ func TestLoadOfASessionOpenElsewhereSaysSo(t *testing.T) {
 	acptest.MustResult(t, resp, nil)
 }
 
-// sessionDirNames lists the session directory.
+// sessionDirNames lists the session directory, but for the running
+// agents' entries (persistence.RunningDir: no session's).
 func sessionDirNames(t *testing.T, dir string) []string {
 	t.Helper()
 	ents, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	var out []string
 	for _, e := range ents {
+		if e.Name() == persistence.RunningDir {
+			continue
+		}
 		out = append(out, e.Name())
 	}
 	return out

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,18 +25,7 @@ import (
 // names them: nothing leaves the machine, and a fetch the agent does not
 // refuse is answered "connection refused" there.
 func TestBinaryWebFetchRefusesMetadataAddresses(t *testing.T) {
-	hosts := filepath.Join(t.TempDir(), "hosts")
-	require.NoError(t, os.WriteFile(hosts, []byte("127.0.0.1 localhost\n100.100.100.200 metadata.test\n100.100.100.201 neighbour.test\n"), 0o644))
-	const setup = `set -e
-ip link set lo up
-ip addr add 100.100.100.200/32 dev lo
-ip addr add 100.100.100.201/32 dev lo
-ip -6 addr add fe80::1/64 dev lo
-mount --bind "$HOSTS" /etc/hosts
-exec "$0" "$@"`
-	if out, err := exec.Command("unshare", "-r", "-n", "-m", "sh", "-c", "HOSTS="+hosts+"\n"+setup, "true").CombinedOutput(); err != nil {
-		t.Skipf("cannot make a network namespace here: %v %s", err, out)
-	}
+	inNS, hostsEnv := metadataNamespace(t)
 	refused := []string{
 		"http://[fe80::1%25lo]/latest/meta-data/", // a zoned link-local literal
 		"http://[fe80::1%25lo]:8080/",
@@ -47,18 +38,7 @@ exec "$0" "$@"`
 		"http://169.254.169.254/",
 	}
 	allowed := []string{"http://100.100.100.201/", "http://neighbour.test/"} // neighbours are fine
-	var turns []any
-	for i, u := range append(refused, allowed...) {
-		turns = append(turns, map[string]any{"match": fmt.Sprintf("[fetch %d]", i), "events": []any{
-			map[string]any{"toolCall": map[string]any{"id": fmt.Sprintf("f%d", i), "name": "web_fetch", "arguments": map[string]any{"url": u}}}}})
-	}
-	turns = append(turns, map[string]any{"events": []any{map[string]any{"text": "done"}}})
-	script := writeScript(t, map[string]any{"turns": turns})
-	cmd := exec.Command("unshare", "-r", "-n", "-m", "sh", "-c", setup, agentBin,
-		"--model", "replay/"+script, "--mode", "full-access", "--sandbox", "off")
-	p := startAgentCmd(t, cmd, []string{"HOSTS=" + hosts})
-	p.Initialize(nil)
-	sid := p.NewSession(t.TempDir())
+	p, sid := fetchingAgent(t, inNS, hostsEnv, append(refused, allowed...))
 	for i, u := range append(refused, allowed...) {
 		resp, before := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock(fmt.Sprintf("[fetch %d]", i))}})
 		require.Nil(t, resp.Error)
@@ -184,4 +164,183 @@ func TestBinaryWebFetchNeverShowsURLCredentials(t *testing.T) {
 	out, _ := cmd.CombinedOutput()
 	assert.Contains(t, string(out), "xxxxx@127.0.0.1:9")
 	noSecret("exec's output", string(out))
+}
+
+// web_fetch reaches this machine only by a URL that names it, and never
+// through a redirect to another host or a name that resolves there (DNS
+// rebinding): the approval of "Fetch http://a-page/" must not fetch the
+// user's own services. The agent runs in a mount namespace the test
+// makes, where /etc/hosts sends rebind.test to 127.0.0.1; its servers
+// are the test's, on loopback.
+func TestBinaryWebFetchReachesThisMachineOnlyByAURLNamingIt(t *testing.T) {
+	const secretText = "INTERNAL-ONLY-7f3a"
+	secret := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprint(w, secretText)
+	}))
+	defer secret.Close()
+	secretPort := secret.URL[strings.LastIndex(secret.URL, ":")+1:]
+	var pagePort string
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/to-secret": // another host of this machine
+			http.Redirect(w, r, "http://127.0.0.1:"+secretPort+"/", http.StatusFound)
+		case "/to-zero": // 0.0.0.0 connects to this machine too
+			http.Redirect(w, r, "http://0.0.0.0:"+secretPort+"/", http.StatusFound)
+		case "/same": // the same host and port: fine
+			http.Redirect(w, r, "http://localhost:"+pagePort+"/ok", http.StatusFound)
+		default:
+			w.Header().Set("Content-Type", "text/plain")
+			fmt.Fprint(w, "the page itself")
+		}
+	}))
+	defer page.Close()
+	pagePort = page.URL[strings.LastIndex(page.URL, ":")+1:]
+
+	inNS, hostsEnv := hostsNamespace(t, "127.0.0.1 localhost\n127.0.0.1 rebind.test\n")
+	refused := map[string]string{
+		"http://rebind.test:" + secretPort + "/":      "which its name does not say",
+		"http://localhost:" + pagePort + "/to-secret": "does not follow a redirect there",
+		"http://localhost:" + pagePort + "/to-zero":   "does not follow a redirect there",
+		// Spellings of 127.0.0.1 that getaddrinfo (the cgo resolver)
+		// reads as addresses: names, so never this machine's.
+		"http://0x7f.1:" + secretPort + "/":       "",
+		"http://2130706433:" + secretPort + "/":   "",
+		"http://017700000001:" + secretPort + "/": "",
+	}
+	fetched := map[string]string{
+		"http://127.0.0.1:" + secretPort + "/":   secretText, // named: the user saw it
+		"http://[::1]:" + secretPort + "/":       "",         // (when the machine has IPv6)
+		"http://localhost:" + pagePort + "/same": "the page itself",
+	}
+	var urls []string
+	for u := range refused {
+		urls = append(urls, u)
+	}
+	for u := range fetched {
+		urls = append(urls, u)
+	}
+	p, sid := fetchingAgent(t, inNS, hostsEnv, urls)
+	for i, u := range urls {
+		resp, before := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock(fmt.Sprintf("[fetch %d]", i))}})
+		require.Nil(t, resp.Error)
+		text, status := toolResultText(t, before, fmt.Sprintf("f%d", i))
+		if says, ok := refused[u]; ok {
+			assert.Equal(t, "failed", status, u)
+			if says != "" {
+				assert.Contains(t, text, says, u)
+			}
+			assert.NotContains(t, text, secretText, u)
+			continue
+		}
+		if want := fetched[u]; want != "" {
+			assert.Equal(t, "completed", status, "%s: %s", u, text)
+			assert.Contains(t, text, want, u)
+		} else {
+			assert.NotContains(t, text, "on this machine", "%s: named, so not refused", u)
+		}
+	}
+}
+
+// fetchingAgent starts the agent (full-access, no sandbox) through inNS
+// on a script whose prompt "[fetch i]" makes it call web_fetch (call id
+// fi) on urls[i], and opens a session.
+func fetchingAgent(t *testing.T, inNS func(argv ...string) *exec.Cmd, env string, urls []string) (*proc, string) {
+	t.Helper()
+	var turns []any
+	for i, u := range urls {
+		turns = append(turns, map[string]any{"match": fmt.Sprintf("[fetch %d]", i), "events": []any{
+			map[string]any{"toolCall": map[string]any{"id": fmt.Sprintf("f%d", i), "name": "web_fetch", "arguments": map[string]any{"url": u}}}}})
+	}
+	turns = append(turns, map[string]any{"events": []any{map[string]any{"text": "done"}}})
+	script := writeScript(t, map[string]any{"turns": turns})
+	p := startAgentCmd(t, inNS(agentBin, "--model", "replay/"+script, "--mode", "full-access", "--sandbox", "off"), []string{env})
+	p.Initialize(nil)
+	return p, p.NewSession(t.TempDir())
+}
+
+// metadataNamespace is a network namespace (unshare) where the metadata
+// address 100.100.100.200, its neighbour 100.100.100.201, the private
+// 10.1.2.3 and fe80::1 are on the loopback interface and /etc/hosts names the first two
+// metadata.test and neighbour.test: nothing leaves the machine, and a
+// connection that is not refused before it is made is answered
+// "connection refused" there. inNS makes the command that runs argv
+// there (its environment must hold env). The test is skipped where no
+// such namespace can be made.
+func metadataNamespace(t *testing.T) (inNS func(argv ...string) *exec.Cmd, env string) {
+	t.Helper()
+	hosts := filepath.Join(t.TempDir(), "hosts")
+	require.NoError(t, os.WriteFile(hosts, []byte("127.0.0.1 localhost\n100.100.100.200 metadata.test\n100.100.100.201 neighbour.test\n"), 0o644))
+	const setup = `set -e
+ip link set lo up
+ip addr add 100.100.100.200/32 dev lo
+ip addr add 100.100.100.201/32 dev lo
+ip addr add 10.1.2.3/32 dev lo
+ip -6 addr add fe80::1/64 dev lo
+mount --bind "$HOSTS" /etc/hosts
+exec "$0" "$@"`
+	if out, err := exec.Command("unshare", "-r", "-n", "-m", "sh", "-c", "HOSTS="+hosts+"\n"+setup, "true").CombinedOutput(); err != nil {
+		t.Skipf("cannot make a network namespace here: %v %s", err, out)
+	}
+	return func(argv ...string) *exec.Cmd {
+		return exec.Command("unshare", append([]string{"-r", "-n", "-m", "sh", "-c", setup}, argv...)...)
+	}, "HOSTS=" + hosts
+}
+
+// TestBinaryRoutedProviderNeverReachesMetadataAddresses: a client routes
+// a provider to an endpoint of its choice with headers of its choice
+// (providers/set; over serve, a remote client). No model provider
+// answers at a metadata address, and the machine's credentials do
+// (Google's want only a Metadata-Flavor header), so the model requests
+// of such a route are refused before they are made, by address or by a
+// name resolving there, whatever the sandbox's network rule; a neighbour
+// address is dialled.
+func TestBinaryRoutedProviderNeverReachesMetadataAddresses(t *testing.T) {
+	inNS, hostsEnv := metadataNamespace(t)
+	cmd := inNS(agentBin, "--model", "openai/test-model", "--sandbox", "off")
+	p := startAgentCmd(t, cmd, []string{hostsEnv, "ACP_AGENT_MAX_RETRIES=0", "ACP_AGENT_DISCOVER_MODELS=false"})
+	p.Initialize(nil)
+	for _, tc := range []struct {
+		base    string
+		refused bool
+	}{
+		{"http://100.100.100.200/latest/meta-data/iam/security-credentials/role", true},
+		{"http://metadata.test/computeMetadata/v1/instance/service-accounts/default/token", true},
+		{"http://[fe80::1%25lo]/v1", true},
+		{"http://[::ffff:100.100.100.200]/v1", true},
+		{"http://100.100.100.201/v1", false},
+	} {
+		resp, _ := p.Call(acp.MethodProvidersSet, &acp.SetProviderRequest{ProviderID: "openai", APIType: "openai", BaseURL: tc.base,
+			Headers: map[string]string{"Metadata-Flavor": "Google", "Metadata": "true"}})
+		require.Nil(t, resp.Error, "%s: %s", tc.base, resp.Raw)
+		sid := p.NewSession(t.TempDir())
+		resp, _ = p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("hi")}})
+		require.NotNil(t, resp.Error, tc.base)
+		if tc.refused {
+			assert.Contains(t, resp.Error.Message, "link-local or cloud metadata address", tc.base)
+			assert.NotContains(t, resp.Error.Message, "connection refused", "%s: never dialled", tc.base)
+		} else {
+			assert.Contains(t, resp.Error.Message, "connection refused", "%s: dialled", tc.base)
+		}
+	}
+}
+
+// hostsNamespace is where a test's programs see /etc/hosts as lines say,
+// the network being this machine's: a mount namespace (unshare) whose
+// setup reads the variable env. inNS makes the command that runs argv
+// there (its environment must hold env). The test is skipped where no
+// such namespace can be made.
+func hostsNamespace(t *testing.T, lines string) (inNS func(argv ...string) *exec.Cmd, env string) {
+	t.Helper()
+	hosts := filepath.Join(t.TempDir(), "hosts")
+	require.NoError(t, os.WriteFile(hosts, []byte(lines), 0o644))
+	const setup = `set -e
+mount --bind "$HOSTS" /etc/hosts
+exec "$0" "$@"`
+	if out, err := exec.Command("unshare", "-r", "-m", "sh", "-c", "HOSTS="+hosts+"\n"+setup, "true").CombinedOutput(); err != nil {
+		t.Skipf("cannot make a mount namespace here: %v %s", err, out)
+	}
+	return func(argv ...string) *exec.Cmd {
+		return exec.Command("unshare", append([]string{"-r", "-m", "sh", "-c", setup}, argv...)...)
+	}, "HOSTS=" + hosts
 }
