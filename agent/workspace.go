@@ -31,9 +31,21 @@ type noticer interface {
 	Notices() []string
 }
 
-// workspaceNotices tells the user what the workspace has to say, as a
-// note in the conversation (every client shows agent messages).
+// turnStarter is a Workspace that looks at something again when a turn
+// starts, before its notices and the model's request (the command and
+// skill files, for a prompt that arrived since it last looked).
+type turnStarter interface {
+	TurnStarts()
+}
+
+// workspaceNotices is the workspace's part of a turn's start: it is told
+// the turn starts (turnStarter), then what it has to say goes to the
+// user as a note in the conversation (every client shows agent
+// messages).
 func (s *Session) workspaceNotices(ctx context.Context) {
+	if ts, ok := s.cfg.Workspace.(turnStarter); ok {
+		ts.TurnStarts()
+	}
 	n, ok := s.cfg.Workspace.(noticer)
 	if !ok {
 		return

@@ -66,12 +66,11 @@ func (a *acpSession) SetConfigOption(_ context.Context, req *acp.SetSessionConfi
 // prompt that arrives while the session is busy is queued as a follow-up
 // and answered when it has run. A slash command runs in its place.
 func (a *acpSession) Prompt(ctx context.Context, req *acp.PromptRequest, finish func(*acp.PromptResponse, error)) error {
-	a.hs.RefreshCommands()
 	var first string
 	if len(req.Prompt) > 0 && req.Prompt[0].Text != nil {
 		first = req.Prompt[0].Text.Text
 	}
-	c, args := a.hs.Command(first)
+	c, args := a.hs.PromptCommand(first)
 	if c != nil && c.Runs() {
 		return a.hs.RunCommand(ctx, c, args, func(res agent.PromptResult, err error) {
 			if err != nil {

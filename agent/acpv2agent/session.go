@@ -99,12 +99,11 @@ func (s *v2Session) prepare(prompt []acpv2.ContentBlock) (*insertion, error) {
 		return nil, fmt.Errorf("%w: %v", acp.ErrInvalidParams, err)
 	}
 	in := &insertion{prompt: prompt, content: content}
-	s.hs.RefreshCommands()
 	var first string
 	if content[0].Type == llm.PartText {
 		first = content[0].Text
 	}
-	c, args := s.hs.Command(first)
+	c, args := s.hs.PromptCommand(first)
 	switch {
 	case c != nil && c.Runs():
 		in.command, in.args = c, args

@@ -58,7 +58,7 @@ func (s *Session) sessionCommands() []slashCommand {
 	for _, c := range cmds {
 		seen[c.name] = true
 	}
-	lib, _ := s.ws.Prompts()
+	lib := s.ws.Prompts()
 	for _, fc := range lib.Commands {
 		if seen[fc.Name] {
 			continue
@@ -146,36 +146,76 @@ func (s *Session) Commands() []Command {
 	return out
 }
 
-// RefreshCommands tells the client the session's commands again if its
-// command or skill files changed since it last read them.
-func (s *Session) RefreshCommands() {
-	if s.ws == nil {
-		return
-	}
-	if _, changed := s.ws.Prompts(); changed {
-		// A command or skill file changed: the menu follows.
+// refreshCommands looks at the command and skill files now and tells
+// the client the session's commands again if they changed since the
+// session last had them.
+func (s *Session) refreshCommands() {
+	if s.ws != nil && s.ws.RefreshPrompts() {
 		s.c.CommandsChanged(s.Commands())
 	}
 }
 
-// Command finds the command text starts with: "/name args" (the
-// arguments are the rest of the text, lines included); nil when text is
-// not a command of the session.
-func (s *Session) Command(text string) (*Command, string) {
-	text = strings.TrimSpace(text)
-	if !strings.HasPrefix(text, "/") {
+// commandsChanged is the workspace's OnPromptsChanged: the look a turn
+// made found the files changed.
+func (s *Session) commandsChanged() { s.c.CommandsChanged(s.Commands()) }
+
+// PromptCommand is what a user's prompt starting with text asks for:
+// the command it names ("/name args"; the arguments are the rest of the
+// text, lines included), or nil for a prompt that goes to the model. The
+// command and skill files are looked at again for every prompt, and the
+// client told the commands again when they changed: for a prompt naming
+// a command that is not built in, now (a command file just added or
+// edited is found); for any other, when its turn starts, on the
+// session's worker, where the sessions of a workspace share one look at
+// the directories (tools.Workspace.PromptArrived), not on the connection
+// that brought the prompt.
+func (s *Session) PromptCommand(text string) (*Command, string) {
+	if s.ws != nil {
+		s.ws.PromptArrived()
+	}
+	name, args, ok := commandName(text)
+	if !ok {
 		return nil, ""
 	}
-	name, args := text[1:], ""
-	if i := strings.IndexAny(name, " \t\n"); i >= 0 {
-		name, args = name[:i], name[i+1:]
+	// A built-in name always means the built-in: no file can change it.
+	for _, c := range s.h.slashCommands() {
+		if c.name == name {
+			return &Command{Name: c.name, Description: c.description, Hint: c.hint, c: c}, args
+		}
+	}
+	s.refreshCommands()
+	return s.Command(text)
+}
+
+// Command finds the command text starts with: "/name args" (the
+// arguments are the rest of the text, lines included); nil when text is
+// not a command of the session. The files are not looked at again
+// (PromptCommand does).
+func (s *Session) Command(text string) (*Command, string) {
+	name, args, ok := commandName(text)
+	if !ok {
+		return nil, ""
 	}
 	for _, c := range s.Commands() {
 		if c.Name == name {
-			return &c, strings.TrimSpace(args)
+			return &c, args
 		}
 	}
 	return nil, ""
+}
+
+// commandName splits "/name args" (leading and trailing space ignored);
+// ok is false when text does not start with "/".
+func commandName(text string) (name, args string, ok bool) {
+	text = strings.TrimSpace(text)
+	if !strings.HasPrefix(text, "/") {
+		return "", "", false
+	}
+	name = text[1:]
+	if i := strings.IndexAny(name, " \t\n"); i >= 0 {
+		name, args = name[:i], name[i+1:]
+	}
+	return name, strings.TrimSpace(args), true
 }
 
 func (h *Host) modelCommand(s *Session, args string) (string, error) {
@@ -237,6 +277,10 @@ func (s *Session) RunCommand(ctx context.Context, c *Command, args string, onCom
 	return s.s.Submit(ctx, nil, agent.PromptOptions{
 		Behavior: agent.FollowUp,
 		Run: func(ctx context.Context) (agent.PromptResult, error) {
+			if s.ws != nil {
+				// What a turn would look at first (PromptCommand).
+				s.ws.TurnStarts()
+			}
 			out, err := c.c.run(ctx, s, args)
 			if err != nil {
 				out = "/" + c.Name + ": " + err.Error()

@@ -24,8 +24,8 @@
 //	Host:    NewSession, LoadSession, ForkSession, ListSessions,
 //	         DeleteSession, SetTitle, Archive, Status, Session (live),
 //	         Usable, Stored, ProbeModel, Close
-//	Session: Prompt (commands included) or Command/RunCommand and Submit,
-//	         RefreshCommands, Commands, Options, SetOption, SetMode,
+//	Session: Prompt (commands included) or PromptCommand/RunCommand and
+//	         Submit, Commands, Options, SetOption, SetMode,
 //	         Rewind, History (for a replay), Core (the agent.Session:
 //	         queue, cancel, stats, tools, events), Close
 //
@@ -52,9 +52,12 @@
 // read loop that other sessions' prompts wait behind), on a goroutine
 // the worker starts and waits for, beside the model call (the journal's
 // SaveWith, which calls nothing back; the answer is held until it
-// returns). The host calls Post and the
-// *Changed methods from whoever changes the session (a protocol's read
-// loop among them), so they must not block. A subagent runs as its own
+// returns), and so does the look at the command and skill files a prompt
+// asks for (PromptCommand), shared by the sessions of a workspace
+// (prompts.Cache, one per Host). The host calls Post and the *Changed
+// methods from whoever changes the session (a protocol's read loop and
+// the session's worker among them), so they must not block. A subagent
+// runs as its own
 // Session, on its own worker, while its parent's tool call waits for it;
 // its parent's Close closes it (through the SubagentClient for one the
 // client opened). MCP connections and the file history end with their

@@ -13,6 +13,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/compact"
 	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/agent/pricing"
+	"github.com/acp-agent/acp-agent/agent/prompts"
 	"github.com/acp-agent/acp-agent/agent/tools"
 	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/policy"
@@ -152,6 +153,10 @@ func New(cfg Config) *Host {
 	}
 	if cfg.Models == nil {
 		cfg.Models = pricing.Default()
+	}
+	if cfg.Workspace.PromptCache == nil {
+		// The sessions of a workspace share its commands and skills.
+		cfg.Workspace.PromptCache = prompts.NewCache()
 	}
 	h := &Host{cfg: cfg, log: cfg.Logger, sessions: make(map[string]*Session), store: cfg.Store}
 	h.trust.path = cfg.HooksTrustFile

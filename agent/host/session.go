@@ -90,14 +90,14 @@ func (s *Session) SubmitMessage(ctx context.Context, id string, content []llm.Pa
 // Prompt is Submit for a user's prompt: a slash command at its start
 // ("/name args" in the first part) runs in the prompt's place, or
 // (a command or skill defined in a file) its prompt replaces the first
-// part. The commands are told again first if their files changed.
+// part. The commands are told again if their files changed
+// (PromptCommand).
 func (s *Session) Prompt(ctx context.Context, content []llm.Part, onComplete func(agent.PromptResult, error)) error {
-	s.RefreshCommands()
 	var first string
 	if len(content) > 0 && content[0].Type == llm.PartText {
 		first = content[0].Text
 	}
-	c, args := s.Command(first)
+	c, args := s.PromptCommand(first)
 	if c != nil && c.Runs() {
 		return s.RunCommand(ctx, c, args, onComplete)
 	}

@@ -245,8 +245,12 @@ func (h *Host) wrapSession(s *agent.Session, c Client, j *journal, extra []strin
 			return s.Mode() != policy.ModeReadOnly && slices.Contains(s.ActiveToolNames(), tools.ToolRunCommand)
 		})
 	}
-	return &Session{s: s, h: h, c: c, j: j, extra: extra, ws: ws, log: h.log.With("session", s.ID()),
+	hs := &Session{s: s, h: h, c: c, j: j, extra: extra, ws: ws, log: h.log.With("session", s.ID()),
 		subSem: make(chan struct{}, MaxParallelSubagents)}
+	if ws != nil {
+		ws.OnPromptsChanged(hs.commandsChanged)
+	}
+	return hs
 }
 
 // sessionBoundTools are the tools whose work is one session's own: task

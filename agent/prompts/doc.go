@@ -17,5 +17,12 @@
 // Expansion substitutes arguments in one pass, so arguments are never
 // expanded again.
 //
-// Functions here keep no state and are safe for concurrent use.
+// Functions here keep no state and are safe for concurrent use. A Cache
+// (one per process, or per host) is the only state: it shares what a set
+// of directories defines among the sessions using it (a Snapshot, which
+// nobody may change), reads the files again only when their Signature
+// changed, and lets one look at the directories serve every caller that
+// asked for a look no older than its start (Shared.Since); its methods
+// are safe for concurrent use, and a caller never waits for another's
+// look (only for a read of files that changed).
 package prompts

@@ -60,7 +60,7 @@ var builtins = []struct {
 	{ToolWebFetch, (*Workspace).webFetchTool, nil, agent.SchemaFor[fetchArgs]},
 	{ToolAskUser, (*Workspace).askUserTool, nil, agent.SchemaFor[askArgs]},
 	// Only where there are skills: its description points at them.
-	{ToolSkill, (*Workspace).skillTool, func(w *Workspace) bool { return len(w.loadedPrompts().Skills) > 0 }, agent.SchemaFor[skillArgs]},
+	{ToolSkill, (*Workspace).skillTool, func(w *Workspace) bool { return len(w.Prompts().Skills) > 0 }, agent.SchemaFor[skillArgs]},
 }
 
 // PrepareSchemas infers the argument schemas of the built-in tools,
@@ -115,7 +115,7 @@ type skillArgs struct {
 // context until then.
 func (w *Workspace) skillTool() agent.Tool {
 	find := func(name string) (prompts.Skill, error) {
-		lib := w.loadedPrompts()
+		lib := w.Prompts()
 		for _, sk := range lib.Skills {
 			if sk.Name == name {
 				return sk, nil

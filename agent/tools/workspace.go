@@ -137,6 +137,11 @@ type WorkspaceConfig struct {
 	// UserPrompts are the user's own command and skill directories
 	// (prompts.UserDirs), after the workspace root's own.
 	UserPrompts prompts.Dirs
+	// PromptCache shares the command and skill libraries with the other
+	// workspaces of the process (a host's sessions): the sessions of one
+	// workspace read its files once per change, and one look at the
+	// directories serves them all. Nil: the workspace reads its own.
+	PromptCache *prompts.Cache
 	// KeptOutputDir is where the whole text of long tool results is kept
 	// (the session's offload directory, a read-only root): the system
 	// prompt names it as such rather than as a workspace directory.
@@ -186,14 +191,21 @@ type Workspace struct {
 	scan scanState
 	// rules are the session's rules files (nil with NoRules).
 	rules *rules.Set
-	// promptDirs are where commands and skills are defined; lib is what
-	// they held when libSig was taken.
+	// promptDirs are where commands and skills are defined; promptLib
+	// is their library, shared with the other workspaces of the cache.
 	promptDirs prompts.Dirs
+	promptLib  *prompts.Shared
+	closeLib   sync.Once
 	libMu      sync.Mutex
-	lib        prompts.Library
-	libSig     string
-	libLoaded  bool
-	libNotices []string // what the last reads skipped, for Notices
+	lib        *prompts.Snapshot // the session's library (nil: not read yet)
+	libAt      time.Time         // when the look that found lib started
+	libNotices []string          // what the reads skipped, for Notices
+	// libWanted is when a prompt arrived whose turn must look at the
+	// directories again (PromptArrived; zero: none waits).
+	libWanted time.Time
+	// libChanged is called when a look before a turn finds the library
+	// changed (OnPromptsChanged).
+	libChanged func()
 	// ask is the editor's question form (nil: none).
 	ask func(ctx context.Context, q Question) (Answer, error)
 	// viaEditor says which operations go through the client.
@@ -250,6 +262,9 @@ func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, editor Editor
 	}
 	w.promptDirs = prompts.ProjectDirs(cwd).Join(cfg.UserPrompts)
 	w.promptDirs.Denied = cfg.DeniedPaths
+	if cfg.PromptCache == nil {
+		cfg.PromptCache = prompts.NewCache()
+	}
 	if editor.Reads != nil || editor.Writes != nil {
 		w.files = &splitFiles{read: pick(editor.Reads, local), write: pick(editor.Writes, local)}
 		w.readsViaEditor, w.writesViaEditor = editor.Reads != nil, editor.Writes != nil
@@ -272,6 +287,8 @@ func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, editor Editor
 			w.escapeTerm = runtime.NewLocalTerminal(runtime.TerminalOptions{Env: opts.Env})
 		}
 	}
+	// Last: nothing can fail after it, and Close gives it back.
+	w.promptLib = cfg.PromptCache.Open(w.promptDirs)
 	return w, nil
 }
 
@@ -464,6 +481,7 @@ func (w *Workspace) Close() error {
 		errs = append(errs, os.RemoveAll(w.tempDir))
 	}
 	errs = append(errs, w.local.Close())
+	w.closeLib.Do(w.promptLib.Close)
 	return errors.Join(errs...)
 }
 
@@ -544,33 +562,85 @@ func (w *Workspace) SandboxAutoApproves(mode policy.Mode) bool {
 	return w.Sandboxed() && w.cfg.SandboxAutoApprove && mode != policy.ModeReadOnly
 }
 
-// Prompts returns the commands and skills defined in the workspace's and
-// the user's directories, read again when those changed, and whether they
-// changed since the last call.
-func (w *Workspace) Prompts() (prompts.Library, bool) {
-	sig := prompts.Signature(w.promptDirs)
+// Prompts returns the commands and skills the session has: what the
+// workspace's and the user's directories defined when they were last
+// looked at for it (now, the first time). RefreshPrompts and a turn after
+// PromptArrived look again; the system prompt, built for every model
+// request, and the skill tool do not.
+func (w *Workspace) Prompts() prompts.Library {
 	w.libMu.Lock()
-	defer w.libMu.Unlock()
-	if w.libLoaded && sig == w.libSig {
-		return w.lib, false
+	snap := w.lib
+	w.libMu.Unlock()
+	if snap == nil {
+		w.refreshPrompts(time.Now())
+		w.libMu.Lock()
+		snap = w.lib
+		w.libMu.Unlock()
 	}
-	w.lib, w.libSig, w.libLoaded = prompts.Load(w.promptDirs), sig, true
-	w.libNotices = append(w.libNotices, w.lib.Notices...)
-	return w.lib, true
+	return snap.Library
 }
 
-// loadedPrompts is the library as last read (read now if never): the
-// system prompt, built for every model request, does not look at the
-// directories again; Prompts, called once per prompt, does.
-func (w *Workspace) loadedPrompts() prompts.Library {
+// RefreshPrompts looks at the command and skill directories again (a
+// look that starts now, or another session's of the same directories
+// that started since) and reports whether what they define changed since
+// the session last had it.
+func (w *Workspace) RefreshPrompts() bool { return w.refreshPrompts(time.Now()) }
+
+// PromptArrived notes that a user's prompt arrived: its turn looks at the
+// command and skill directories again when it starts (TurnStarts), off
+// the connection that brought it, with a look that started after now,
+// which one look can make for every session of the workspace.
+func (w *Workspace) PromptArrived() {
+	now := time.Now()
 	w.libMu.Lock()
-	loaded, lib := w.libLoaded, w.lib
-	w.libMu.Unlock()
-	if loaded {
-		return lib
+	if now.After(w.libWanted) {
+		w.libWanted = now
 	}
-	lib, _ = w.Prompts()
-	return lib
+	w.libMu.Unlock()
+}
+
+// OnPromptsChanged sets f, called by TurnStarts when its look finds the
+// commands or skills changed (the host tells the client). f runs on the
+// session's worker, under no lock of the workspace.
+func (w *Workspace) OnPromptsChanged(f func()) {
+	w.libMu.Lock()
+	w.libChanged = f
+	w.libMu.Unlock()
+}
+
+// TurnStarts implements the session's turn-start hook: for a prompt that
+// arrived since the directories were last looked at (PromptArrived) they
+// are looked at again before the turn's skills are described to the
+// model, and OnPromptsChanged's f is called if the library changed.
+func (w *Workspace) TurnStarts() {
+	w.libMu.Lock()
+	since, changed := w.libWanted, w.libChanged
+	w.libMu.Unlock()
+	if since.IsZero() {
+		return
+	}
+	if w.refreshPrompts(since) && changed != nil {
+		changed()
+	}
+}
+
+// refreshPrompts takes the library as found by a look that started at t
+// or later, and reports whether the session's changed. A look older than
+// the one the session has is not taken (two refreshes of a session may
+// end out of order).
+func (w *Workspace) refreshPrompts(t time.Time) bool {
+	snap, at := w.promptLib.Since(t)
+	w.libMu.Lock()
+	defer w.libMu.Unlock()
+	if !w.libWanted.IsZero() && !w.libWanted.After(at) {
+		w.libWanted = time.Time{}
+	}
+	if w.lib != nil && (w.lib.Signature == snap.Signature || at.Before(w.libAt)) {
+		return false
+	}
+	w.lib, w.libAt = snap, at
+	w.libNotices = append(w.libNotices, snap.Library.Notices...)
+	return true
 }
 
 // touchRules adds the rules files of the directories down to path (once)
@@ -676,7 +746,7 @@ func (w *Workspace) deniedInRoots() []string {
 // a session: the skills defined in files (the session tells the model of a
 // change in a reminder).
 func (w *Workspace) LiveDescription() string {
-	lib := w.loadedPrompts()
+	lib := w.Prompts()
 	if len(lib.Skills) == 0 {
 		return ""
 	}

@@ -18,12 +18,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// commandsClient is a messageClient that keeps the last command list.
+// commandsClient is a messageClient that keeps the last command list, of
+// any session and of each.
 type commandsClient struct {
 	*messageClient
-	cmu     sync.Mutex
-	updates int
-	last    []sdk.AvailableCommand
+	cmu       sync.Mutex
+	updates   int
+	last      []sdk.AvailableCommand
+	bySession map[sdk.SessionId][]sdk.AvailableCommand
 }
 
 func (c *commandsClient) SessionUpdate(ctx context.Context, n sdk.SessionNotification) error {
@@ -31,6 +33,10 @@ func (c *commandsClient) SessionUpdate(ctx context.Context, n sdk.SessionNotific
 		c.cmu.Lock()
 		c.updates++
 		c.last = u.AvailableCommands
+		if c.bySession == nil {
+			c.bySession = map[sdk.SessionId][]sdk.AvailableCommand{}
+		}
+		c.bySession[n.SessionId] = u.AvailableCommands
 		c.cmu.Unlock()
 	}
 	return c.messageClient.SessionUpdate(ctx, n)
@@ -39,11 +45,22 @@ func (c *commandsClient) SessionUpdate(ctx context.Context, n sdk.SessionNotific
 func (c *commandsClient) commands() (map[string]sdk.AvailableCommand, int) {
 	c.cmu.Lock()
 	defer c.cmu.Unlock()
+	return commandMap(c.last), c.updates
+}
+
+// commandsOf is the last command list session sid was told.
+func (c *commandsClient) commandsOf(sid sdk.SessionId) map[string]sdk.AvailableCommand {
+	c.cmu.Lock()
+	defer c.cmu.Unlock()
+	return commandMap(c.bySession[sid])
+}
+
+func commandMap(list []sdk.AvailableCommand) map[string]sdk.AvailableCommand {
 	out := map[string]sdk.AvailableCommand{}
-	for _, ac := range c.last {
+	for _, ac := range list {
 		out[ac.Name] = ac
 	}
-	return out, c.updates
+	return out
 }
 
 // lastUserMessage is the text of the last user message of a recorded
@@ -169,4 +186,91 @@ func TestBinaryFileCommandsAndSkills(t *testing.T) {
 	promptE2E(t, conn, sid, "/fresh")
 	b = bodies()
 	assert.True(t, strings.HasPrefix(lastUserMessage(t, b[len(b)-1]), "FRESH"))
+
+	// Edited, then named by the very next prompt: the new text runs, and
+	// the menu is told again before its turn.
+	write(t, filepath.Join(ws, ".claude", "commands", "fresh.md"), "---\ndescription: Edited later\n---\nFRESH-EDITED $ARGUMENTS")
+	promptE2E(t, conn, sid, "/fresh now")
+	b = bodies()
+	assert.Equal(t, "FRESH-EDITED now", lastUserMessage(t, b[len(b)-1]), "an edited command runs its new text at once")
+	cmds, _ = client.commands()
+	assert.Equal(t, "Edited later", cmds["fresh"].Description)
+	// Added, then named by the very next prompt.
+	write(t, filepath.Join(ws, ".acp-agent", "commands", "later.md"), "LATER-BODY $1")
+	promptE2E(t, conn, sid, "/later x")
+	b = bodies()
+	assert.Equal(t, "LATER-BODY x", lastUserMessage(t, b[len(b)-1]), "a command added just before the prompt naming it is found")
+
+	// A skill added between two prompts reaches the model with the next
+	// prompt, whatever it says (the files are looked at before its turn
+	// describes the skills), and the menu gets it too.
+	write(t, filepath.Join(ws, ".agents", "skills", "csv", "SKILL.md"), "---\nname: csv\ndescription: Work with CSV files\n---\nCSV-BODY")
+	_, before = client.commands()
+	promptE2E(t, conn, sid, "plain words")
+	b = bodies()
+	assert.True(t, strings.Contains(b[len(b)-1], "- csv: Work with CSV files"), "the new skill is described to the model at the next prompt")
+	assert.False(t, strings.Contains(b[len(b)-2], "- csv: Work with CSV files"))
+	cmds, after = client.commands()
+	assert.Greater(t, after, before)
+	assert.Contains(t, cmds, "csv")
+}
+
+// Two sessions of one workspace (one connection, one agent) share what
+// the workspace's command files define while they are unchanged, and an
+// edit made between two prompts is seen by the next prompt of each: by
+// one that names the command (its new text runs) and by a plain prompt
+// (the session's menu is told again before its turn), whichever session
+// looked first.
+func TestBinaryTwoSessionsOfAWorkspaceSeeACommandEditedBetweenPrompts(t *testing.T) {
+	ws, home := t.TempDir(), t.TempDir()
+	greet := filepath.Join(ws, ".claude", "commands", "greet.md")
+	write(t, greet, "---\ndescription: v1\n---\nGREET-V1 $ARGUMENTS")
+	model := promptModel(t, nil)
+	client := &commandsClient{messageClient: &messageClient{toolClient: newToolClient(ws, "allow_once")}}
+	cmd := exec.Command(agentBin, "--model", "openai/test-model")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + home, "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
+	conn, a := startE2EWith(t, cmd, client, ws, sdk.ClientCapabilities{})
+	described := func(sid sdk.SessionId) string { return client.commandsOf(sid)["greet"].Description }
+	require.Eventually(t, func() bool { return described(a) == "v1" }, waitBudget(t), 10*time.Millisecond)
+
+	// The proof that the sessions share what A's look read: a rewrite that
+	// keeps the file's size and time is no change to the directories'
+	// signature (names, sizes, times), so B, opened after it, gets the
+	// library A read, not the file's new text.
+	fi, err := os.Stat(greet)
+	require.NoError(t, err)
+	write(t, greet, "---\ndescription: vX\n---\nGREET-VX $ARGUMENTS")
+	require.NoError(t, os.Chtimes(greet, fi.ModTime(), fi.ModTime()))
+	sb, err := conn.NewSession(waitCtx(t), sdk.NewSessionRequest{Cwd: ws, McpServers: []sdk.McpServer{}})
+	require.NoError(t, err)
+	b := sb.SessionId
+	lastSent := func() string {
+		model.mu.Lock()
+		defer model.mu.Unlock()
+		return lastUserMessage(t, model.bodies[len(model.bodies)-1])
+	}
+	require.Eventually(t, func() bool { return described(b) != "" }, waitBudget(t), 10*time.Millisecond)
+	assert.Equal(t, "v1", described(b), "the second session shares the library the first read")
+
+	promptE2E(t, conn, a, "/greet x")
+	assert.Equal(t, "GREET-V1 x", lastSent())
+	promptE2E(t, conn, b, "/greet y")
+	assert.Equal(t, "GREET-V1 y", lastSent())
+
+	write(t, greet, "---\ndescription: v2\n---\nGREET-V2-LONGER $ARGUMENTS")
+	promptE2E(t, conn, a, "/greet x")
+	assert.Equal(t, "GREET-V2-LONGER x", lastSent(), "the session that looks first reads the edit")
+	assert.Equal(t, "v2", described(a))
+	assert.Equal(t, "v1", described(b), "the other is told at its own next prompt")
+	promptE2E(t, conn, b, "hello")
+	assert.Equal(t, "v2", described(b), "a plain prompt tells the other session's menu again")
+	promptE2E(t, conn, b, "/greet y")
+	assert.Equal(t, "GREET-V2-LONGER y", lastSent())
+
+	write(t, greet, "---\ndescription: v3\n---\nGREET-V3-LONGER-STILL $ARGUMENTS")
+	promptE2E(t, conn, b, "hi")
+	assert.Equal(t, "v3", described(b), "the session that looks first with a plain prompt reads the edit")
+	promptE2E(t, conn, a, "/greet z")
+	assert.Equal(t, "GREET-V3-LONGER-STILL z", lastSent(), "and the other's next prompt finds it")
+	assert.Equal(t, "v3", described(a))
 }
