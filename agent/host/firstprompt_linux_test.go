@@ -16,7 +16,7 @@ import (
 // A first prompt publishes the session's file once, with the title taken
 // from the message already in its header: not created and then rewritten
 // for the title (a second temporary file, fsync, rename and directory
-// fsync before the model is called). The renames into the store
+// fsync before the answer is shown). The renames into the store
 // directory are watched with inotify.
 func TestFirstPromptPublishesTheSessionFileOnceWithItsTitle(t *testing.T) {
 	dir, cwd := t.TempDir(), t.TempDir()

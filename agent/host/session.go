@@ -68,7 +68,8 @@ func (s *Session) post(u agent.Update) {
 // the session's worker after its last update. The first prompt saves
 // the session (until then it is nobody's): its file is created, with the
 // title taken from the message, by the session's worker when it records
-// the message, before the model is called. Not here: the caller is the
+// the message, beside the model call and before any of its answer is
+// shown. Not here: the caller is the
 // connection's read loop, and 200 sessions' first prompts would wait for
 // each other's fsyncs on it; a file that cannot be created fails the
 // prompt then.

@@ -74,15 +74,18 @@ func TestExecSessionHasNoReservationRecordAndSurvivesAKill(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("exec never asked the model")
 	}
-	// The prompt was saved before the model was asked: the file is in
-	// place, and no record was made for it.
+	// The prompt is saved beside the model call, before its answer is
+	// shown (the model is held here): the file comes into place, and no
+	// record was made for it.
 	var sid string
-	for _, n := range sessionDirNames(t, dir) {
-		if id, ok := strings.CutSuffix(n, ".jsonl"); ok {
-			sid = id
+	require.Eventually(t, func() bool {
+		for _, n := range sessionDirNames(t, dir) {
+			if id, ok := strings.CutSuffix(n, ".jsonl"); ok {
+				sid = id
+			}
 		}
-	}
-	require.NotEmpty(t, sid, "the session's file exists before the model answers: %v", sessionDirNames(t, dir))
+		return sid != ""
+	}, waitBudget(t), 10*time.Millisecond, "the session's file exists before the model answers: %v", sessionDirNames(t, dir))
 	records, err := os.ReadDir(filepath.Join(dir, persistence.ReservedDir))
 	if err == nil {
 		assert.Empty(t, records, "exec's session keeps no reservation record")

@@ -418,7 +418,7 @@ func TestServeConcurrentConnections(t *testing.T) {
 // ms), reported beside it. It reports chunks/s, chunks per CPU-second of
 // the agent process (throughput per core), p50/p99 time to the first
 // update, the p99 of the sessions' first prompts alone (they save the
-// session: its file is created before the model is called) and the
+// session: its file is made durable before the answer is shown) and the
 // agent's peak RSS.
 func BenchmarkServeLoad(b *testing.B) {
 	const conns, chunks = 200, 1000
