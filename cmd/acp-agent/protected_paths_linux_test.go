@@ -187,44 +187,53 @@ func TestBinaryFileToolsRefuseProtectedPaths(t *testing.T) {
 			}
 			require.NoError(t, os.Symlink(filepath.Join(home, "dotfiles", "zshrc"), filepath.Join(home, ".zshrc")))
 			if v.config != "" {
-				write(t, filepath.Join(home, ".config", "acp-agent", "config.json"), strings.ReplaceAll(v.config, "HOME", home))
+				// The config is where XDG_CONFIG_HOME (below) puts it.
+				write(t, filepath.Join(home, "xdg", "acp-agent", "config.json"), strings.ReplaceAll(v.config, "HOME", home))
 			}
+			// Read first: write_file refuses to overwrite a file the
+			// model has not read, whatever its path.
 			cs := []modelCall{
+				{"read_file", map[string]any{"path": ".bashrc"}},
+				{"read_file", map[string]any{"path": ".gitconfig"}},
 				{"write_file", map[string]any{"path": ".bashrc", "content": "PLANTED"}},
 				{"edit_file", map[string]any{"path": ".gitconfig", "old_string": "original", "new_string": "PLANTED"}},
 				{"write_file", map[string]any{"path": ".bash_profile", "content": "PLANTED"}},
 				{"write_file", map[string]any{"path": ".config/git/config", "content": "PLANTED"}},
 				{"write_file", map[string]any{"path": ".config/autostart/x.desktop", "content": "PLANTED"}},
 				{"multi_edit", map[string]any{"path": ".profile", "edits": []map[string]any{{"old_string": "ORIGINAL", "new_string": "PLANTED"}}}},
-				{"write_file", map[string]any{"path": ".config/fish/config.fish", "content": "PLANTED"}},
-				{"write_file", map[string]any{"path": "dotfiles/zshrc", "content": "PLANTED"}},
-				{"write_file", map[string]any{"path": "proj/Makefile", "content": "PLANTED"}},
-				{"read_file", map[string]any{"path": ".bashrc"}},
-				{"read_file", map[string]any{"path": ".gitconfig"}},
+				{"edit_file", map[string]any{"path": ".config/fish/config.fish", "old_string": "ORIGINAL", "new_string": "PLANTED"}},
+				{"edit_file", map[string]any{"path": "dotfiles/zshrc", "old_string": "ORIGINAL", "new_string": "PLANTED"}},
+				{"edit_file", map[string]any{"path": "proj/Makefile", "old_string": "all", "new_string": "PLANTED"}},
 				{"edit_file", map[string]any{"path": "notes.txt", "old_string": "NOTES", "new_string": "NOTES-OK"}},
+				{"read_file", map[string]any{"path": ".gitconfig"}},
+				{"write_file", map[string]any{"path": "xdg/git/config", "content": "PLANTED"}},
 			}
 			model := stepModel(t, calls(cs...), says("done"))
 			cmd := exec.Command(agentBin, append([]string{"--model", "openai/test-model"}, v.args...)...)
-			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + home, "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, "xdg"),
+				"OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
 			conn, sid := startE2EWith(t, cmd, newToolClient(home, "allow_once"), home, sdk.ClientCapabilities{})
 			assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "[go]"))
 			results := toolMessages(t, model.body(t, 1))
 			require.Len(t, results, len(cs))
-			for i, c := range cs[:9] {
+			assert.Contains(t, results[0], "ORIGINAL-BASHRC", "protected files stay readable")
+			assert.Contains(t, results[1], "name = original", "protected files stay readable")
+			for i := 2; i <= 10; i++ {
 				refused := strings.Contains(results[i], "Permission denied") && strings.Contains(results[i], "protected start-up or configuration file")
 				want := v.name != "opted out"
-				if i == 8 { // proj/Makefile: protected only by the config
+				if i == 10 { // proj/Makefile: protected only by the config
 					want = v.name == "configured"
 				}
-				assert.Equal(t, want, refused, "%s %v: %s", c.Name, c.Args["path"], results[i])
-			}
-			assert.Contains(t, results[9], "ORIGINAL-BASHRC", "protected files stay readable")
-			if v.name == "opted out" {
-				assert.Contains(t, results[10], "name = PLANTED", "opted out: the edit landed")
-			} else {
-				assert.Contains(t, results[10], "name = original", "protected files stay readable")
+				assert.Equal(t, want, refused, "%s %v: %s", cs[i].Name, cs[i].Args["path"], results[i])
 			}
 			assert.NotContains(t, results[11], "Permission denied", "~/notes.txt stays writable (control)")
+			if v.name == "opted out" {
+				assert.Contains(t, results[12], "name = PLANTED", "opted out: the edit landed")
+			} else {
+				assert.Contains(t, results[12], "name = original")
+			}
+			// $XDG_CONFIG_HOME's git directory, where git looks too.
+			assert.Equal(t, v.name != "opted out", strings.Contains(results[13], "protected start-up or configuration file"), results[13])
 			data, err := os.ReadFile(filepath.Join(home, "notes.txt"))
 			require.NoError(t, err)
 			assert.Equal(t, "NOTES-OK\n", string(data))
@@ -239,7 +248,7 @@ func TestBinaryFileToolsRefuseProtectedPaths(t *testing.T) {
 				require.NoError(t, err, p)
 				assert.Equal(t, c, string(data), "%s was changed", p)
 			}
-			for _, p := range []string{".bash_profile", ".config/git", ".config/autostart"} {
+			for _, p := range []string{".bash_profile", ".config/git", ".config/autostart", "xdg/git"} {
 				assert.NoFileExists(t, filepath.Join(home, p))
 				assert.NoDirExists(t, filepath.Join(home, p))
 			}
