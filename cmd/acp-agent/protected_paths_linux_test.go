@@ -255,3 +255,29 @@ func TestBinaryFileToolsRefuseProtectedPaths(t *testing.T) {
 		})
 	}
 }
+
+// A workspace opened inside a protected directory (~/.config/fish/
+// functions) is read-only to commands, as it is to the file tools: the
+// protected directory holds the root, so the root is protected whole.
+func TestBinarySandboxKeepsAWorkspaceInsideAProtectedDirectoryReadOnly(t *testing.T) {
+	requireSandbox(t)
+	for _, m := range sandboxModes(t) {
+		t.Run(m.name, func(t *testing.T) {
+			home := userDir(t, m)
+			dir := filepath.Join(home, ".config", "fish", "functions")
+			write(t, filepath.Join(dir, "greet.fish"), "ORIGINAL\n")
+			chownTree(t, m, home)
+			model := promptModel(t, map[string][]modelCall{"[go]": {{"run_command", map[string]any{
+				"command": "echo evil >> greet.fish; echo evil > new.fish; cat greet.fish; echo DONE"}}}})
+			conn, sid, _ := sandboxSessionAs(t, m, model, dir, home, "--session-dir", userDir(t, m))
+			assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "[go]"))
+			out := lastToolResult(t, model.body(t, 1))
+			require.Contains(t, out, "DONE")
+			assert.Contains(t, out, "ORIGINAL", "the files stay readable")
+			data, err := os.ReadFile(filepath.Join(dir, "greet.fish"))
+			require.NoError(t, err)
+			assert.Equal(t, "ORIGINAL\n", string(data))
+			assert.NoFileExists(t, filepath.Join(dir, "new.fish"))
+		})
+	}
+}

@@ -153,10 +153,7 @@ func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv 
 // and the helpers take absolute paths only and would refuse every
 // command.
 func deniedPaths(file *sandboxFile, getenv func(string) string, sessionDir string, agentPaths []string) ([]string, error) {
-	home := getenv("HOME")
-	if home == "" && onWindows {
-		home = getenv("USERPROFILE")
-	}
+	home := userHome(getenv)
 	out := sandbox.DefaultDeniedPaths(home)
 	if dir := defaultConfigPath(getenv); dir != "" {
 		out = append(out, absPath(filepath.Dir(dir)))
@@ -168,10 +165,8 @@ func deniedPaths(file *sandboxFile, getenv func(string) string, sessionDir strin
 		out = append(out, absPath(l))
 	}
 	if file != nil {
-		for _, x := range file.DeniedPaths {
-			if !filepath.IsAbs(x) {
-				return nil, fmt.Errorf("sandbox: %q is not an absolute path", x)
-			}
+		if err := allAbsolute(file.DeniedPaths); err != nil {
+			return nil, err
 		}
 		out = append(out, file.DeniedPaths...)
 	}
@@ -186,23 +181,38 @@ func deniedPaths(file *sandboxFile, getenv func(string) string, sessionDir strin
 // config's sandbox.protectedPaths, which must be absolute. HOME is the
 // agent's own: it is where the user's shell and git look.
 func protectedPaths(file *sandboxFile, getenv func(string) string) ([]string, error) {
-	home := getenv("HOME")
-	if home == "" && onWindows {
-		home = getenv("USERPROFILE")
-	}
+	home := userHome(getenv)
 	var out []string
 	if file == nil || file.ProtectStartupFiles == nil || *file.ProtectStartupFiles {
 		out = sandbox.DefaultProtectedPaths(home, getenv("XDG_CONFIG_HOME"))
 	}
 	if file != nil {
-		for _, x := range file.ProtectedPaths {
-			if !filepath.IsAbs(x) {
-				return nil, fmt.Errorf("sandbox: %q is not an absolute path", x)
-			}
+		if err := allAbsolute(file.ProtectedPaths); err != nil {
+			return nil, err
 		}
 		out = append(out, file.ProtectedPaths...)
 	}
 	return out, nil
+}
+
+// userHome is the home directory the agent's environment names
+// (USERPROFILE on Windows when HOME is unset).
+func userHome(getenv func(string) string) string {
+	home := getenv("HOME")
+	if home == "" && onWindows {
+		home = getenv("USERPROFILE")
+	}
+	return home
+}
+
+// allAbsolute refuses a configured sandbox path that is not absolute.
+func allAbsolute(paths []string) error {
+	for _, x := range paths {
+		if !filepath.IsAbs(x) {
+			return fmt.Errorf("sandbox: %q is not an absolute path", x)
+		}
+	}
+	return nil
 }
 
 // absPath is x made absolute against the agent's directory (x itself if

@@ -587,13 +587,14 @@ func restrictThread(p Policy, withSeccomp, mounts bool) (masks bool, err error) 
 }
 
 // protectedIn are the protected paths, as written and resolved, cleaned,
-// that lie in one of writable (their real paths): the others are
-// read-only already.
+// that lie in one of writable (their real paths) or hold one (a root
+// opened inside ~/.config/fish stays read-only, as the file tools keep
+// it): the others are read-only already.
 func protectedIn(writable, protected []string) []string {
 	var out []string
 	for _, x := range append(slices.Clone(protected), realPaths(protected)...) {
 		x = filepath.Clean(x)
-		if !slices.Contains(out, x) && slices.ContainsFunc(writable, func(w string) bool { return within(w, x) }) {
+		if !slices.Contains(out, x) && slices.ContainsFunc(writable, func(w string) bool { return within(w, x) || within(x, w) }) {
 			out = append(out, x)
 		}
 	}
