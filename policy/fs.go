@@ -43,6 +43,14 @@ type FS struct {
 	// ignore), so "~/.sshx" is not "~/.ssh". Lexical only: whoever
 	// checks real paths adds each one's real path too (runtime does).
 	DeniedPaths []string
+	// ProtectedPaths are absolute paths never written, created or removed
+	// (AccessWrite), and read like any other: the user's start-up and
+	// configuration files that other programs later run unconfined
+	// (~/.bashrc, ~/.gitconfig, ...), the list the sandbox keeps
+	// commands from writing. Unlike DeniedPaths they hold whatever root
+	// contains them. Compared as DeniedPaths are; lexical only (runtime
+	// adds the real paths).
+	ProtectedPaths []string
 }
 
 // Access says what an operation will do with a path.
@@ -77,6 +85,7 @@ const (
 	ReasonReadOnlyRoot = "read-only root"
 	reasonDeniedPrefix = "denied prefix "
 	reasonDeniedPath   = "denied path "
+	reasonProtected    = "protected path "
 )
 
 // PathError is a refusal. Its message is the seed's "Permission denied:
@@ -85,14 +94,24 @@ const (
 type PathError struct {
 	Path   string
 	Reason string
+	// Hint, when set, follows the message in parentheses: what the model
+	// should know about a refusal it cannot work around by another path.
+	Hint string
 }
 
 // Error returns "Permission denied: <path>". A path holding a NUL, a
 // control character or invalid UTF-8 is shown Go-quoted so the message
 // itself stays printable and valid UTF-8.
 func (e *PathError) Error() string {
+	if e.Hint != "" {
+		return "Permission denied: " + displayPath(e.Path) + " (" + e.Hint + ")"
+	}
 	return "Permission denied: " + displayPath(e.Path)
 }
+
+// protectedHint is the Hint of a refusal by ProtectedPaths.
+const protectedHint = "a protected start-up or configuration file of the user's, which other programs run outside the sandbox: " +
+	"the agent never writes it; ask the user to change it"
 
 // Unwrap returns ErrPermissionDenied.
 func (e *PathError) Unwrap() error { return ErrPermissionDenied }
@@ -128,7 +147,8 @@ func DefaultDeniedPrefixes() []string {
 //     (see DeniedRel);
 //  4. it must not be one of DeniedPaths or under one, unless the root
 //     returned is that denied path or inside it (see DeniedPaths);
-//  5. for AccessWrite, it must not be a read-only root or under one.
+//  5. for AccessWrite, it must not be a read-only root or under one,
+//     nor one of ProtectedPaths or under one.
 //
 // Every refusal is a *PathError naming path as given. Because step 2
 // cleans before it compares, "/w/root/sub/../../x" is judged as "/w/x" and
@@ -173,6 +193,11 @@ func (p FS) Resolve(path string, a Access) (root, rel string, err error) {
 		for _, r := range p.ReadOnlyRoots {
 			if _, _, ok := within(r, clean); ok {
 				return "", "", &PathError{Path: path, Reason: ReasonReadOnlyRoot}
+			}
+		}
+		for _, x := range p.ProtectedPaths {
+			if filepath.IsAbs(x) && insidePath(clean, CanonicalPath(filepath.Clean(x))) {
+				return "", "", &PathError{Path: path, Reason: reasonProtected + x, Hint: protectedHint}
 			}
 		}
 	}

@@ -154,3 +154,45 @@ func BenchmarkResolveWithDeniedPaths(b *testing.B) {
 		p.Resolve(paths[i%len(paths)], AccessRead)
 	}
 }
+
+// TestFSProtectedPaths: a protected path and what is below it are refused
+// for writes (creating included) whatever root holds them, even a root
+// opened inside one, with a hint in the message; reads are allowed; a
+// name that only starts like one (~/.bashrc.bak) is not protected, and
+// case variants are the same path.
+func TestFSProtectedPaths(t *testing.T) {
+	skipOnWindows(t)
+	p := FS{
+		Roots:          []string{"/home/u", "/home/u/.config/fish"},
+		ProtectedPaths: []string{"/home/u/.bashrc", "/home/u/.config/git", "/home/u/.config/fish", "relative/ignored"},
+	}
+	tests := []struct {
+		name    string
+		path    string
+		access  Access
+		refused bool
+	}{
+		{name: "written", path: "/home/u/.bashrc", access: AccessWrite, refused: true},
+		{name: "read", path: "/home/u/.bashrc"},
+		{name: "created below a protected directory", path: "/home/u/.config/git/config", access: AccessWrite, refused: true},
+		{name: "the directory itself", path: "/home/u/.config/git", access: AccessWrite, refused: true},
+		{name: "read below it", path: "/home/u/.config/git/ignore"},
+		{name: "a root inside one", path: "/home/u/.config/fish/config.fish", access: AccessWrite, refused: true},
+		{name: "prefix but not the file", path: "/home/u/.bashrc.bak", access: AccessWrite},
+		{name: "case variant", path: "/home/u/.BASHRC", access: AccessWrite, refused: true},
+		{name: "dotdot into it", path: "/home/u/proj/../.bashrc", access: AccessWrite, refused: true},
+		{name: "an ordinary file", path: "/home/u/notes.txt", access: AccessWrite},
+		{name: "relative entries protect nothing", path: "/home/u/relative/ignored", access: AccessWrite},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := p.Resolve(tt.path, tt.access)
+			if !tt.refused {
+				assert.NoError(t, err)
+				return
+			}
+			assert.ErrorIs(t, err, ErrPermissionDenied)
+			assert.Contains(t, err.Error(), "protected start-up or configuration file")
+		})
+	}
+}

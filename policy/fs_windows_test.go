@@ -85,3 +85,17 @@ func TestWindowsDeniedPaths(t *testing.T) {
 		assert.NoError(t, err, path)
 	}
 }
+
+// The protected paths hold on Windows too, under the user's profile:
+// writes refused whatever the case or spelling, reads allowed.
+func TestWindowsProtectedPaths(t *testing.T) {
+	p := FS{Roots: []string{`C:\Users\me`}, ProtectedPaths: []string{`C:\Users\me\.gitconfig`, `C:\Users\me\.config\git`}}
+	for _, path := range []string{`C:\Users\me\.gitconfig`, `c:\users\ME\.GITCONFIG`, `\\?\C:\Users\me\.gitconfig`, `C:\Users\me\.config\git\config`, `C:\Users\me\.gitconfig.`} {
+		_, _, err := p.Resolve(path, AccessWrite)
+		assert.ErrorIs(t, err, ErrPermissionDenied, path)
+		_, _, err = p.Resolve(path, AccessRead)
+		assert.NoError(t, err, path)
+	}
+	_, _, err := p.Resolve(`C:\Users\me\notes.txt`, AccessWrite)
+	require.NoError(t, err)
+}

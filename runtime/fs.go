@@ -145,6 +145,15 @@ func NewLocalFS(p policy.FS, opts ...FSOption) (*LocalFS, error) {
 	// the real path of what was opened alike, as the sandbox does.
 	f.policy.DeniedPaths = deniedSpellings(p.DeniedPaths)
 	f.real.DeniedPaths = f.policy.DeniedPaths
+	for _, x := range p.ProtectedPaths {
+		if err := checkConfigPath("protected path", x); err != nil {
+			return nil, err
+		}
+	}
+	// The same for the protected paths: ~/.bashrc may be a link into a
+	// dotfiles repository.
+	f.policy.ProtectedPaths = deniedSpellings(p.ProtectedPaths)
+	f.real.ProtectedPaths = f.policy.ProtectedPaths
 
 	for _, r := range p.Roots {
 		if err := checkConfigPath("root", r); err != nil {
@@ -220,6 +229,7 @@ func (f *LocalFS) Policy() policy.FS {
 		ReadOnlyRoots:      append([]string(nil), f.policy.ReadOnlyRoots...),
 		DeniedPathPrefixes: append([]string(nil), f.policy.DeniedPathPrefixes...),
 		DeniedPaths:        append([]string(nil), f.policy.DeniedPaths...),
+		ProtectedPaths:     append([]string(nil), f.policy.ProtectedPaths...),
 	}
 }
 
@@ -910,7 +920,7 @@ func noFDPath(*os.File) (string, bool) { return "", false }
 func realRefusal(path string, err error) error {
 	var pe *policy.PathError
 	if errors.As(err, &pe) {
-		return &policy.PathError{Path: path, Reason: "real path " + pe.Path + ": " + pe.Reason}
+		return &policy.PathError{Path: path, Reason: "real path " + pe.Path + ": " + pe.Reason, Hint: pe.Hint}
 	}
 	return &policy.PathError{Path: path, Reason: err.Error()}
 }

@@ -92,6 +92,10 @@ type WorkspaceConfig struct {
 	// DeniedPaths are absolute paths the tools never read, write or list
 	// (policy.FS.DeniedPaths): the list the sandbox denies to commands.
 	DeniedPaths []string
+	// ProtectedPaths are absolute paths the tools read but never write,
+	// create or remove (policy.FS.ProtectedPaths): the list the sandbox
+	// keeps commands from writing.
+	ProtectedPaths []string
 	// Terminal is the command allow/deny list and the longest run.
 	Terminal policy.Terminal
 	// CommandTimeout is a command's default timeout (the model may ask for
@@ -232,7 +236,8 @@ func NewWorkspace(cwd string, extra []string, cfg WorkspaceConfig, editor Editor
 	if denied == nil {
 		denied = policy.DefaultDeniedPrefixes()
 	}
-	local, err := runtime.NewLocalFS(policy.FS{Roots: roots, ReadOnlyRoots: cfg.ReadOnlyRoots, DeniedPathPrefixes: denied, DeniedPaths: cfg.DeniedPaths})
+	local, err := runtime.NewLocalFS(policy.FS{Roots: roots, ReadOnlyRoots: cfg.ReadOnlyRoots, DeniedPathPrefixes: denied, DeniedPaths: cfg.DeniedPaths,
+		ProtectedPaths: cfg.ProtectedPaths})
 	if err != nil {
 		return nil, err
 	}

@@ -390,6 +390,11 @@ func parseConfig(data []byte) (*fileConfig, error) {
 				return nil, at(fmt.Errorf(`"sandbox.deniedPaths": %q is not an absolute path (it applies to the file tools in every sandbox mode; ~ is not expanded)`, d), "sandbox", "deniedPaths", strconv.Itoa(i))
 			}
 		}
+		for i, d := range cfg.Sandbox.ProtectedPaths {
+			if !filepath.IsAbs(d) {
+				return nil, at(fmt.Errorf(`"sandbox.protectedPaths": %q is not an absolute path (it applies to the file tools in every sandbox mode; ~ is not expanded)`, d), "sandbox", "protectedPaths", strconv.Itoa(i))
+			}
+		}
 	}
 	if err := cfg.Terminal.check(); err != nil {
 		return nil, at(err, "terminal")

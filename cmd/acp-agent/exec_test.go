@@ -213,6 +213,7 @@ func TestConfigFileErrorsAreAnsweredAtSessionNew(t *testing.T) {
 		// The file tools keep out of the denied paths with the sandbox off
 		// too: a relative one no longer stops the agent before initialize.
 		{"relative denied path", "{\"sandbox\": {\"mode\": \"off\",\n  \"deniedPaths\": [\"vault\"]}}", `"sandbox.deniedPaths": "vault" is not an absolute path`, `"vault"`},
+		{"relative protected path", "{\"sandbox\": {\"mode\": \"off\",\n  \"protectedPaths\": [\".bashrc\"]}}", `"sandbox.protectedPaths": ".bashrc" is not an absolute path`, `".bashrc"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

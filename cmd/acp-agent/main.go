@@ -521,7 +521,13 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 		return nil, nil, nil, err
 	}
 	st.workspace.DeniedPaths = denied
-	sb, netInFullAccess, unavailable, err := resolveSandbox(st.sandboxFlags, st.fs, st.sandboxFile, st.getenv, st.sessionDir, denied, log)
+	protected, err := protectedPaths(st.sandboxFile, st.getenv)
+	if err != nil {
+		cleanup()
+		return nil, nil, nil, err
+	}
+	st.workspace.ProtectedPaths = protected
+	sb, netInFullAccess, unavailable, err := resolveSandbox(st.sandboxFlags, st.fs, st.sandboxFile, st.getenv, st.sessionDir, denied, protected, log)
 	if err != nil {
 		cleanup()
 		return nil, nil, nil, err

@@ -26,6 +26,11 @@ type sandboxFile struct {
 	AutoApprove   *bool    `json:"autoApprove"`
 	ExtraWritable []string `json:"extraWritable"`
 	DeniedPaths   []string `json:"deniedPaths"`
+	// ProtectedPaths are more paths no confined command and no file tool
+	// may write (protectedPaths); ProtectStartupFiles false drops the
+	// default list (sandbox.DefaultProtectedPaths).
+	ProtectedPaths      []string `json:"protectedPaths"`
+	ProtectStartupFiles *bool    `json:"protectStartupFiles"`
 }
 
 type sandboxFlags struct {
@@ -60,8 +65,10 @@ func (f sandboxFlags) autoApproveSetting(fs *flag.FlagSet, file *sandboxFile, ge
 // reason commands cannot be confined (sessions then ask for every
 // command). Mode off gives neither.
 //
-// denied is deniedPaths' list, which the file tools keep out of too.
-func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv func(string) string, sessionDir string, denied []string, log *slog.Logger) (sb *runtime.Sandbox, netInFullAccess bool, unavailable string, err error) {
+// denied is deniedPaths' list, which the file tools keep out of too;
+// protected is protectedPaths' list, which the file tools do not write
+// either.
+func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv func(string) string, sessionDir string, denied, protected []string, log *slog.Logger) (sb *runtime.Sandbox, netInFullAccess bool, unavailable string, err error) {
 	if file == nil {
 		file = &sandboxFile{}
 	}
@@ -106,8 +113,9 @@ func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv 
 		}
 	}
 	p := sandbox.Policy{
-		DeniedPaths:   denied,
-		ExtraWritable: append(sandbox.DefaultCaches(home), file.ExtraWritable...),
+		DeniedPaths:    denied,
+		ProtectedPaths: protected,
+		ExtraWritable:  append(sandbox.DefaultCaches(home), file.ExtraWritable...),
 	}
 	if sessionDir != "" {
 		// Under a denied path, where no command can write it.
@@ -145,10 +153,7 @@ func resolveSandbox(f sandboxFlags, fs *flag.FlagSet, file *sandboxFile, getenv 
 // and the helpers take absolute paths only and would refuse every
 // command.
 func deniedPaths(file *sandboxFile, getenv func(string) string, sessionDir string, agentPaths []string) ([]string, error) {
-	home := getenv("HOME")
-	if home == "" && onWindows {
-		home = getenv("USERPROFILE")
-	}
+	home := userHome(getenv)
 	out := sandbox.DefaultDeniedPaths(home)
 	if dir := defaultConfigPath(getenv); dir != "" {
 		out = append(out, absPath(filepath.Dir(dir)))
@@ -160,14 +165,54 @@ func deniedPaths(file *sandboxFile, getenv func(string) string, sessionDir strin
 		out = append(out, absPath(l))
 	}
 	if file != nil {
-		for _, x := range file.DeniedPaths {
-			if !filepath.IsAbs(x) {
-				return nil, fmt.Errorf("sandbox: %q is not an absolute path", x)
-			}
+		if err := allAbsolute(file.DeniedPaths); err != nil {
+			return nil, err
 		}
 		out = append(out, file.DeniedPaths...)
 	}
 	return out, nil
+}
+
+// protectedPaths are the paths no confined command and no file tool may
+// write, create or remove, while both read them: the home directory's
+// start-up and configuration files that the user's other programs run
+// unconfined (sandbox.DefaultProtectedPaths, under $HOME and
+// $XDG_CONFIG_HOME; sandbox.protectStartupFiles false drops them) and the
+// config's sandbox.protectedPaths, which must be absolute. HOME is the
+// agent's own: it is where the user's shell and git look.
+func protectedPaths(file *sandboxFile, getenv func(string) string) ([]string, error) {
+	home := userHome(getenv)
+	var out []string
+	if file == nil || file.ProtectStartupFiles == nil || *file.ProtectStartupFiles {
+		out = sandbox.DefaultProtectedPaths(home, getenv("XDG_CONFIG_HOME"))
+	}
+	if file != nil {
+		if err := allAbsolute(file.ProtectedPaths); err != nil {
+			return nil, err
+		}
+		out = append(out, file.ProtectedPaths...)
+	}
+	return out, nil
+}
+
+// userHome is the home directory the agent's environment names
+// (USERPROFILE on Windows when HOME is unset).
+func userHome(getenv func(string) string) string {
+	home := getenv("HOME")
+	if home == "" && onWindows {
+		home = getenv("USERPROFILE")
+	}
+	return home
+}
+
+// allAbsolute refuses a configured sandbox path that is not absolute.
+func allAbsolute(paths []string) error {
+	for _, x := range paths {
+		if !filepath.IsAbs(x) {
+			return fmt.Errorf("sandbox: %q is not an absolute path", x)
+		}
+	}
+	return nil
 }
 
 // absPath is x made absolute against the agent's directory (x itself if

@@ -516,13 +516,14 @@ func restrictThread(p Policy, withSeccomp, mounts bool) (masks bool, err error) 
 		writable = append(writable, p.TempDir)
 	}
 	denied := append(slices.Clone(p.DeniedPaths), realPaths(p.DeniedPaths)...)
+	protected := protectedIn(writable, p.ProtectedPaths)
 	secrets := helperSecrets.find(p.WritableRoots, secretsCacheDir(p))
-	masked := maskedPolicy{gitReadOnly: map[string]bool{}}
-	if !needsMasks(denied, secrets, p) {
+	masked := maskedPolicy{gitReadOnly: map[string]bool{}, unprotected: protected}
+	if !needsMasks(denied, secrets, p) && !slices.ContainsFunc(protected, exists) {
 		// Nothing to hide: no mount namespace either.
 	} else if m, err := maskerIf(mounts); err == nil {
 		masks = true
-		masked, err = m.apply(denied, secrets, p.WritableRoots, writable, p.AllowGitWrites)
+		masked, err = m.apply(denied, protected, secrets, p.WritableRoots, writable, p.AllowGitWrites)
 		m.close()
 		if err != nil {
 			return masks, err
@@ -552,13 +553,15 @@ func restrictThread(p Policy, withSeccomp, mounts bool) (masks bool, err error) 
 	// holding an excluded entry is replaced by its other entries, and
 	// nothing new can be created directly in it: where masks work, only
 	// what could not be masked is excluded.
+	// The protected paths that are not read-only by mount are gone
+	// around too, the missing ones included: nothing can create them.
 	notWritable := slices.Clone(denied)
 	for _, r := range p.WritableRoots {
 		if !p.AllowGitWrites && !masked.gitReadOnly[r] {
 			notWritable = append(notWritable, filepath.Join(r, ".git"))
 		}
 	}
-	writes, _ := grantsAround(writable, notWritable)
+	writes, _ := grantsAroundAll(writable, notWritable, masked.unprotected)
 	for _, g := range writes {
 		rules[g] |= all
 	}
@@ -581,6 +584,26 @@ func restrictThread(p Policy, withSeccomp, mounts bool) (masks bool, err error) 
 		return masks, nil
 	}
 	return masks, loadSeccomp(p.Network)
+}
+
+// protectedIn are the protected paths, as written and resolved, cleaned,
+// that lie in one of writable (their real paths) or hold one (a root
+// opened inside ~/.config/fish stays read-only, as the file tools keep
+// it): the others are read-only already.
+func protectedIn(writable, protected []string) []string {
+	var out []string
+	for _, x := range append(slices.Clone(protected), realPaths(protected)...) {
+		x = filepath.Clean(x)
+		if !slices.Contains(out, x) && slices.ContainsFunc(writable, func(w string) bool { return within(w, x) || within(x, w) }) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }
 
 // needsMasks reports whether anything is to be kept from the command: a

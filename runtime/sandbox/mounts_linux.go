@@ -320,6 +320,25 @@ func (m *masker) readOnly(root string) bool {
 	return false
 }
 
+// protect makes the file or directory at path (never through a final
+// symlink) a read-only bind mount of itself and reports whether it did.
+func (m *masker) protect(path string) bool {
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return false
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR, unix.S_IFREG:
+		return bindOnto(fd, unix.MOUNT_ATTR_RDONLY) == nil
+	}
+	return false
+}
+
 // bindOnto mounts a recursive clone of what fd names onto it, with attr
 // set on every mount of the clone.
 func bindOnto(fd int, attr uint64) error {
@@ -352,6 +371,10 @@ type maskedPolicy struct {
 	unmasked []string
 	// gitReadOnly are the roots whose .git is read-only by mount.
 	gitReadOnly map[string]bool
+	// unprotected are the protected paths not made read-only by mount
+	// (missing, a symlink, or a mount that failed): Landlock grants write
+	// around them.
+	unprotected []string
 }
 
 // apply masks the denied paths (configured, as written and resolved),
@@ -368,7 +391,7 @@ type maskedPolicy struct {
 // bound onto itself, so renaming it fails (EBUSY) in every command that
 // had that path masked. Moving a file across such a directory's edge
 // with rename(2) gets EXDEV (mv copies instead).
-func (m *masker) apply(denied []string, secrets []secretFile, roots, writable []string, allowGit bool) (maskedPolicy, error) {
+func (m *masker) apply(denied, protected []string, secrets []secretFile, roots, writable []string, allowGit bool) (maskedPolicy, error) {
 	out := maskedPolicy{gitReadOnly: map[string]bool{}}
 	pinned := map[string]bool{}
 	// pinAbove pins the directories above path that a command could
@@ -403,6 +426,16 @@ func (m *masker) apply(denied []string, secrets []secretFile, roots, writable []
 		// next one; masked or not, grant around it then.
 		if !pinAbove(real) || m.maskPath(d) != nil {
 			out.unmasked = append(out.unmasked, d, real)
+		}
+	}
+	// A protected path (in a writable path) that exists becomes a
+	// read-only bind mount of itself, its directories that a command
+	// could rename pinned: it cannot be written, replaced, removed or
+	// renamed (a mount point: EBUSY). A mount cannot cover a name that
+	// is missing or a symlink; those are granted around.
+	for _, x := range protected {
+		if !pinAbove(x) || !m.protect(x) {
+			out.unprotected = append(out.unprotected, x)
 		}
 	}
 	for round := 1; ; round++ {

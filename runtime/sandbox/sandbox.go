@@ -24,6 +24,13 @@ type Policy struct {
 	// The secrets files under the writable roots (.env, .env.* at any
 	// depth, templates excepted) are always denied too.
 	DeniedPaths []string `json:"deniedPaths,omitempty"`
+	// ProtectedPaths stay readable but are never written, created,
+	// renamed, removed or replaced (the user's shell start-up files, git's
+	// global config: what the user's programs later run unconfined). Only
+	// those inside a writable path matter (everything else is read-only
+	// already); one that does not exist yet keeps the directory where it
+	// would be created from getting new entries (Linux).
+	ProtectedPaths []string `json:"protectedPaths,omitempty"`
 	// Network allows endpoints: sockets of every family, TCP bind and
 	// connect, SysV IPC and POSIX message queues. Without it a command
 	// has AF_UNIX stream and seqpacket pairs only.
@@ -90,6 +97,34 @@ func DefaultDeniedPaths(home string) []string {
 	return out
 }
 
+// DefaultProtectedPaths are the start-up and configuration files under
+// home that the user's other programs run or obey unconfined: the shells'
+// start-up files, git's global configuration (core.hooksPath and aliases
+// run on the next git command anywhere), systemd user units and
+// environment, desktop autostart entries and fish's configuration; also
+// under xdgConfig ($XDG_CONFIG_HOME) when it is set elsewhere.
+func DefaultProtectedPaths(home, xdgConfig string) []string {
+	if home == "" || home == "/" {
+		return nil
+	}
+	var out []string
+	for _, p := range []string{".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+		".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".gitconfig", ".pam_environment",
+		".xprofile", ".xsessionrc"} {
+		out = append(out, filepath.Join(home, p))
+	}
+	configs := []string{filepath.Join(home, ".config")}
+	if xdgConfig != "" && filepath.IsAbs(xdgConfig) && filepath.Clean(xdgConfig) != configs[0] {
+		configs = append(configs, filepath.Clean(xdgConfig))
+	}
+	for _, c := range configs {
+		for _, p := range []string{"git", "systemd", "environment.d", "autostart", "fish"} {
+			out = append(out, filepath.Join(c, p))
+		}
+	}
+	return out
+}
+
 // DefaultCaches are the toolchain caches a confined build may write, under
 // home, so go test, npm test, pytest and cargo test work inside.
 func DefaultCaches(home string) []string {
@@ -128,7 +163,7 @@ func (r Request) validate() error {
 		return fmt.Errorf("sandbox request: working directory %q is not absolute", r.Dir)
 	}
 	p := r.Policy
-	for _, list := range [][]string{p.WritableRoots, p.ExtraWritable, p.DeniedPaths} {
+	for _, list := range [][]string{p.WritableRoots, p.ExtraWritable, p.DeniedPaths, p.ProtectedPaths} {
 		for _, x := range list {
 			if !filepath.IsAbs(x) {
 				return fmt.Errorf("sandbox policy: %q is not absolute", x)
@@ -153,15 +188,23 @@ func within(dir, p string) bool {
 // an excluded path is dropped. Missing excluded paths exclude nothing.
 // expanded are the directories so replaced.
 func grantsAround(bases, excluded []string) (grants, expanded []string) {
+	return grantsAroundAll(bases, excluded, nil)
+}
+
+// grantsAroundAll is grantsAround where the paths of absentToo are
+// excluded even while missing: the directory that would hold one (or the
+// missing directory leading to it) is replaced by its entries, so that
+// nothing new, that path included, can be created directly in it.
+func grantsAroundAll(bases, excluded, absentToo []string) (grants, expanded []string) {
 	set := map[string]bool{}
 	for _, b := range bases {
 		set[filepath.Clean(b)] = true
 	}
 	exp := map[string]bool{}
 	gone := map[string]bool{}
-	for _, d := range excluded {
+	for _, d := range append(slices.Clone(excluded), absentToo...) {
 		d = filepath.Clean(d)
-		if _, err := os.Lstat(d); err != nil {
+		if _, err := os.Lstat(d); err != nil && !slices.Contains(absentToo, d) {
 			continue
 		}
 		gone[d] = true

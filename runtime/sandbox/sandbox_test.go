@@ -3,6 +3,7 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"testing"
 
@@ -53,4 +54,22 @@ func TestRequestsWithRelativePathsAreRefused(t *testing.T) {
 		mutate(&r)
 		assert.Error(t, r.validate(), name)
 	}
+}
+
+// The default protected paths are under home, and under
+// $XDG_CONFIG_HOME too when it is elsewhere; no home, none.
+func TestDefaultProtectedPathsFollowXDGConfigHome(t *testing.T) {
+	if goruntime.GOOS == "windows" {
+		t.Skip("Unix paths")
+	}
+	got := DefaultProtectedPaths("/home/u", "/srv/cfg")
+	for _, want := range []string{"/home/u/.bashrc", "/home/u/.profile", "/home/u/.zshrc", "/home/u/.gitconfig",
+		"/home/u/.config/git", "/home/u/.config/systemd", "/home/u/.config/autostart", "/home/u/.config/fish",
+		"/srv/cfg/git", "/srv/cfg/systemd", "/srv/cfg/autostart", "/srv/cfg/fish"} {
+		assert.Contains(t, got, filepath.FromSlash(want))
+	}
+	assert.Equal(t, DefaultProtectedPaths("/home/u", ""), DefaultProtectedPaths("/home/u", "/home/u/.config"))
+	assert.Equal(t, DefaultProtectedPaths("/home/u", ""), DefaultProtectedPaths("/home/u", "relative"))
+	assert.Empty(t, DefaultProtectedPaths("", "/srv/cfg"))
+	assert.Empty(t, DefaultProtectedPaths("/", ""))
 }

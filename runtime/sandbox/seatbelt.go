@@ -15,7 +15,7 @@ import (
 //   - reads everywhere except the denied paths (and what is below them);
 //   - writes only in the writable roots (not their .git unless
 //     AllowGitWrites), the extra writable paths and the temporary
-//     directory, never in a denied path, plus a few character devices
+//     directory, never in a denied or protected path, plus a few character devices
 //     (/dev/null, ...);
 //   - network only when Network is set;
 //   - signals and process inspection only within the sandbox.
@@ -31,7 +31,7 @@ import (
 // The profile is a pure function of p: golden files pin it. It has not
 // been run on macOS by this repository's tests, which run on Linux.
 func SeatbeltProfile(p Policy) (string, error) {
-	for _, list := range [][]string{p.WritableRoots, p.ExtraWritable, p.DeniedPaths, {p.TempDir}} {
+	for _, list := range [][]string{p.WritableRoots, p.ExtraWritable, p.DeniedPaths, p.ProtectedPaths, {p.TempDir}} {
 		for _, x := range list {
 			if x == "" {
 				continue
@@ -41,7 +41,7 @@ func SeatbeltProfile(p Policy) (string, error) {
 			}
 		}
 	}
-	denied := cleanAll(p.DeniedPaths)
+	denied, protected := cleanAll(p.DeniedPaths), cleanAll(p.ProtectedPaths)
 	var b strings.Builder
 	b.WriteString(seatbeltBase)
 
@@ -63,6 +63,10 @@ func SeatbeltProfile(p Policy) (string, error) {
 		}
 		for _, d := range denied {
 			fmt.Fprintf(&b, "\n    (require-not %s)", ciPathRegex(d))
+		}
+		// Protected paths stay readable, never written or created.
+		for _, x := range protected {
+			fmt.Fprintf(&b, "\n    (require-not %s)", ciPathRegex(x))
 		}
 		b.WriteString("))\n")
 	}
@@ -222,6 +226,7 @@ func SeatbeltPolicy(p Policy, evalSymlinks func(string) (string, error)) Policy 
 	q.WritableRoots = real(p.WritableRoots)
 	q.ExtraWritable = real(p.ExtraWritable)
 	q.DeniedPaths = append(slices.Clone(p.DeniedPaths), real(p.DeniedPaths)...)
+	q.ProtectedPaths = append(slices.Clone(p.ProtectedPaths), real(p.ProtectedPaths)...)
 	if p.TempDir != "" {
 		q.TempDir = real([]string{p.TempDir})[0]
 	}

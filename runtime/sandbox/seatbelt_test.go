@@ -92,6 +92,27 @@ func TestSeatbeltProfileGrantsWhatThePolicySays(t *testing.T) {
 		assert.Equal(t, c.write, sb.allows("file-write-data", c.path), "write %s", c.path)
 	}
 	assert.False(t, sb.allows("network-outbound", ""), "network off")
+	// Protected paths: read, never written or created, in a root too.
+	q := goldenPolicy()
+	q.WritableRoots = append(q.WritableRoots, "/Users/dev")
+	q.ProtectedPaths = []string{"/Users/dev/.zshrc", "/Users/dev/.config/git"}
+	prof, err = SeatbeltProfile(q)
+	require.NoError(t, err)
+	sb, err = parseSBPL(prof)
+	require.NoError(t, err)
+	for _, c := range []struct {
+		path  string
+		write bool
+	}{
+		{"/Users/dev/.zshrc", false},
+		{"/Users/dev/.ZSHRC", false},
+		{"/Users/dev/.config/git/config", false},
+		{"/Users/dev/.zshrc.bak", true},
+		{"/Users/dev/notes.txt", true},
+	} {
+		assert.True(t, sb.allows("file-read-data", c.path), "read %s", c.path)
+		assert.Equal(t, c.write, sb.allows("file-write-data", c.path), "write %s", c.path)
+	}
 	p.Network = true
 	prof, _ = SeatbeltProfile(p)
 	sb, _ = parseSBPL(prof)
