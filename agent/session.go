@@ -225,6 +225,7 @@ type Session struct {
 
 	mu      sync.Mutex
 	tr      transcript
+	callIDs callIDs // the tool call ids the session has used (uniqueToolCallIDs)
 	queue   []*item
 	history []finished
 	working bool // the worker goroutine is running

@@ -220,11 +220,11 @@ var argRules = map[string]func(args []string) string{
 	"npx":    npmRisk,
 	"pnpm":   npmRisk,
 	"yarn":   npmRisk,
-	"tar": gnuVeto("tar", []string{"--checkpoint"}, "--to-command", "--checkpoint-action", "--use-compress-program",
+	"tar": gnuVeto("tar", true, []string{"--checkpoint"}, "--to-command", "--checkpoint-action", "--use-compress-program",
 		"--rsh-command", "--rmt-command", "--info-script", "--new-volume-script", "-I", "-F"),
-	"bsdtar": gnuVeto("bsdtar", nil, "--use-compress-program", "-I"),
+	"bsdtar": gnuVeto("bsdtar", true, nil, "--use-compress-program", "-I"),
 	"zip":    longVeto("zip", "-TT", "--unzip-command"),
-	"man":    gnuVeto("man", nil, "-P", "--pager", "-H", "--html", "--browser"),
+	"man":    gnuVeto("man", false, nil, "-P", "--pager", "-H", "--html", "--browser"),
 	"ssh":    sshRisk("ssh", "oF"),
 	"scp":    sshRisk("scp", "oFS"),
 	"sftp":   sshRisk("sftp", "oFSD"),
@@ -456,12 +456,23 @@ func longVeto(name string, opts ...string) func([]string) string {
 
 // gnuVeto is longVeto for a program that reads its options with GNU
 // getopt_long or argp, which take any unambiguous prefix of a long option
-// (tar --to-comm is --to-command): see gnuLongOption.
-func gnuVeto(name string, exact []string, opts ...string) func([]string) string {
+// (tar --to-comm is --to-command): see gnuLongOption. A single-letter
+// opt is found anywhere in a cluster of short options (tar -xvIevil is
+// -x -v -I evil), and, for a program that reads old-style options
+// (oldStyle: tar xIf evil x.tar), in its first argument without a dash.
+// A letter that is part of another option's value counts too: that
+// only asks.
+func gnuVeto(name string, oldStyle bool, exact []string, opts ...string) func([]string) string {
 	return func(args []string) string {
-		for _, a := range args {
+		for i, a := range args {
+			cluster := ""
+			if strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") {
+				cluster = a[1:]
+			} else if oldStyle && i == 0 && !strings.HasPrefix(a, "-") {
+				cluster = a
+			}
 			for _, o := range opts {
-				if gnuLongOption(a, exact, o) || (len(o) == 2 && o[0] == '-' && strings.HasPrefix(a, o)) {
+				if gnuLongOption(a, exact, o) || (len(o) == 2 && o[0] == '-' && strings.Contains(cluster, o[1:])) {
 					return fmt.Sprintf("%s %s runs a program given in its arguments or writes files", name, a)
 				}
 			}

@@ -156,14 +156,17 @@ func TestBinaryDeniedCommandsRefuseTrampolines(t *testing.T) {
 	config := filepath.Join(t.TempDir(), "config.json")
 	require.NoError(t, os.WriteFile(config, []byte(`{"deniedCommands":["rm"]}`), 0o600))
 	// GNU tools take any unambiguous prefix of a long option:
-	// sed --expression, awk --exec, tar --to-command.
+	// sed --expression, awk --exec, tar --to-command; and a short
+	// option's value from the rest of a cluster (tar -xvIprog).
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("line\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.awk"), []byte(`BEGIN { system("rm victim") }`), 0o644))
 	tarball := exec.Command("tar", "-cf", "x.tar", "a.txt")
 	tarball.Dir = dir
 	require.NoError(t, tarball.Run())
 	lines := []string{"env rm victim", "bash -c 'rm victim'", "$(echo rm) victim", "x=rm; $x victim", "./rmlink victim", "command rm victim",
-		"sed -n --expr='1e rm victim' a.txt", "awk --exe=p.awk", "tar -xf x.tar --to-comm='rm victim'"}
+		"sed -n --expr='1e rm victim' a.txt", "awk --exe=p.awk", "tar -xf x.tar --to-comm='rm victim'",
+		// A short option's value from the rest of its cluster.
+		"tar -xvI'rm victim' -f x.tar"}
 	calls := map[string][]modelCall{}
 	for i, l := range lines {
 		calls[fmt.Sprintf("[t%d]", i)] = []modelCall{{"run_command", map[string]any{"command": l}}}

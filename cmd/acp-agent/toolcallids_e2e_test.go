@@ -37,29 +37,9 @@ func TestBinaryToolCallIDsStayUniqueWhenTheModelRepeatsThem(t *testing.T) {
 	p.Initialize(nil)
 	sid := p.NewSession(ws)
 
-	var titles = map[string][]string{} // tool_call id → titles announced with it
-	var asked []string                 // the toolCallIds of permission questions
-	run := func(text string) {
-		id := p.Request(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock(text)}})
-		for {
-			m := p.Next()
-			if m.IsResponse() && string(m.ID) == id {
-				require.Nil(t, m.Error, "%s", m.Raw)
-				return
-			}
-			switch m.Method {
-			case acp.MethodSessionUpdate:
-				if tc := m.Update(t).Update.ToolCall; tc != nil {
-					titles[string(tc.ToolCallID)] = append(titles[string(tc.ToolCallID)], tc.Title)
-				}
-			case acp.MethodSessionRequestPermission:
-				var req acp.RequestPermissionRequest
-				require.NoError(t, json.Unmarshal(m.Params, &req))
-				asked = append(asked, string(req.ToolCall.ToolCallID))
-				p.Respond(m.ID, map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow_once"}})
-			}
-		}
-	}
+	titles := map[string][]string{} // tool_call id → titles announced with it
+	var asked []string              // the toolCallIds of permission questions
+	run := func(text string) { promptNotingToolCalls(t, p, sid, text, titles, &asked) }
 	run("[one]")
 	run("[two]")
 
@@ -75,4 +55,53 @@ func TestBinaryToolCallIDsStayUniqueWhenTheModelRepeatsThem(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(ws, "b.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, "BBB\n", string(data))
+}
+
+// TestBinaryToolCallIDsStayUniqueAcrossAClear: a /clear empties the
+// context, not the client's view of the session: a call of the next turn
+// that repeats an id of a call before the /clear gets a fresh one too.
+func TestBinaryToolCallIDsStayUniqueAcrossAClear(t *testing.T) {
+	ws := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "a.txt"), []byte("AAA\n"), 0o644))
+	read := map[string]any{"toolCall": map[string]any{"id": "dup", "name": "read_file", "arguments": map[string]any{"path": "a.txt"}}}
+	script := writeScript(t, map[string]any{"turns": []any{
+		map[string]any{"match": "[one]", "events": []any{read}},
+		map[string]any{"match": "[two]", "events": []any{read}},
+		map[string]any{"events": []any{map[string]any{"text": "done"}}},
+	}})
+	p := startAgent(t, nil, "--model", "replay/"+script, "--sandbox", "off")
+	p.Initialize(nil)
+	sid := p.NewSession(ws)
+	titles := map[string][]string{}
+	var asked []string
+	for _, text := range []string{"[one]", "/clear", "[two]"} {
+		promptNotingToolCalls(t, p, sid, text, titles, &asked)
+	}
+	assert.Len(t, titles, 2, "two calls, two ids: %v", titles)
+}
+
+// promptNotingToolCalls sends text as a prompt and waits for its
+// response, noting the titles each tool call id was announced with and
+// the ids of the permission questions (each allowed once).
+func promptNotingToolCalls(t *testing.T, p *proc, sid string, text string, titles map[string][]string, asked *[]string) {
+	t.Helper()
+	id := p.Request(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock(text)}})
+	for {
+		m := p.Next()
+		if m.IsResponse() && string(m.ID) == id {
+			require.Nil(t, m.Error, "%s", m.Raw)
+			return
+		}
+		switch m.Method {
+		case acp.MethodSessionUpdate:
+			if tc := m.Update(t).Update.ToolCall; tc != nil {
+				titles[string(tc.ToolCallID)] = append(titles[string(tc.ToolCallID)], tc.Title)
+			}
+		case acp.MethodSessionRequestPermission:
+			var req acp.RequestPermissionRequest
+			require.NoError(t, json.Unmarshal(m.Params, &req))
+			*asked = append(*asked, string(req.ToolCall.ToolCallID))
+			p.Respond(m.ID, map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow_once"}})
+		}
+	}
 }
