@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -104,7 +103,9 @@ func TestExecSessionHasNoReservationRecordAndSurvivesAKill(t *testing.T) {
 	errs := bufio.NewScanner(stderr)
 	for errs.Scan() && !strings.HasPrefix(errs.Text(), "stop: end_turn") {
 	}
-	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	// The process may have exited on its own by now (Windows then
+	// refuses to terminate it): the session must survive either way.
+	_ = cmd.Process.Kill()
 	<-done
 	done <- nil // for the cleanup
 
