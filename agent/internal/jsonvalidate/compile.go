@@ -16,6 +16,11 @@ import (
 // validation explode (allOf of the same $ref, nested).
 const maxExpansion = 4096
 
+// MaxDepth bounds the nesting of a schema's subschemas and of a value:
+// the library's error for a value n levels down names every schema on
+// the way (n² bytes), and deeper is no tool's argument.
+const MaxDepth = 100
+
 // Schema is a compiled JSON Schema. It is immutable.
 type Schema struct {
 	root      *jsonschema.Schema
@@ -36,6 +41,11 @@ const (
 // Compile reads and checks a JSON Schema. It never loads anything: a
 // reference that does not point into the schema is an error.
 func Compile(raw []byte) (*Schema, error) {
+	// Checked on the text first: the library's checks take time
+	// quadratic in the depth (3,000 levels took seconds).
+	if jsonDepth(raw) > 2*MaxDepth+2 {
+		return nil, fmt.Errorf("not a usable JSON schema: subschemas nested more than %d levels deep", MaxDepth)
+	}
 	raw, draft, err := normalize(raw)
 	if err != nil {
 		return nil, err
@@ -57,7 +67,7 @@ func Compile(raw []byte) (*Schema, error) {
 	if s.resolved, err = root.Resolve(nil); err != nil {
 		return nil, fmt.Errorf("not a valid JSON schema: %w", err)
 	}
-	if err := s.index(root, root, "", draft); err != nil {
+	if err := s.index(root, root, "", draft, 0); err != nil {
 		return nil, fmt.Errorf("not a valid JSON schema: %w", err)
 	}
 	for from := range s.base {
@@ -76,6 +86,34 @@ func Compile(raw []byte) (*Schema, error) {
 		return nil, fmt.Errorf("not a usable JSON schema: %w", err)
 	}
 	return s, nil
+}
+
+// jsonDepth is the deepest nesting of arrays and objects in a JSON text
+// (a subschema is one or two levels below its parent).
+func jsonDepth(raw []byte) int {
+	depth, deepest := 0, 0
+	inString, escaped := false, false
+	for _, c := range raw {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
 }
 
 // normalize reads draft-04, -06 and 2019-09 schemas as the library's
@@ -177,7 +215,10 @@ var jsonTypes = map[string]bool{"null": true, "boolean": true, "object": true, "
 
 // index records each subschema's resource, anchors and $ids, and checks
 // what a meta-schema would have refused and the library does not check.
-func (s *Schema) index(sc, base *jsonschema.Schema, at, draft string) error {
+func (s *Schema) index(sc, base *jsonschema.Schema, at, draft string, depth int) error {
+	if depth > MaxDepth {
+		return fmt.Errorf("subschemas nested more than %d levels deep", MaxDepth)
+	}
 	if sc.ID != "" {
 		base = sc
 		s.ids[sc.ID] = sc
@@ -222,7 +263,7 @@ func (s *Schema) index(sc, base *jsonschema.Schema, at, draft string) error {
 		if key != "" {
 			p += "/" + escape(key)
 		}
-		err = s.index(c, base, p, draft)
+		err = s.index(c, base, p, draft, depth+1)
 		return err == nil
 	})
 	return err

@@ -58,6 +58,9 @@ func (e *Error) Unwrap() error { return e.Cause }
 // bool, nil, []any, map[string]any), against the schema. A failure is an
 // *Error naming every problem the walk of the schema finds.
 func (s *Schema) Validate(v any) error {
+	if deeperThan(v, MaxDepth) {
+		return &Error{Problems: []Problem{{Message: fmt.Sprintf("the value is nested more than %d levels deep", MaxDepth)}}}
+	}
 	cause := s.resolved.Validate(v)
 	if cause == nil && !s.hasFormat {
 		return nil
@@ -84,6 +87,31 @@ func (s *Schema) Validate(v any) error {
 		return strings.Compare(a.Message, b.Message)
 	})
 	return &Error{Problems: slices.Compact(problems), Cause: cause}
+}
+
+// deeperThan reports whether v nests arrays and objects more than n deep.
+func deeperThan(v any, n int) bool {
+	switch x := v.(type) {
+	case []any:
+		if n == 0 {
+			return true
+		}
+		for _, c := range x {
+			if deeperThan(c, n-1) {
+				return true
+			}
+		}
+	case map[string]any:
+		if n == 0 {
+			return true
+		}
+		for _, c := range x {
+			if deeperThan(c, n-1) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 type walker struct {
