@@ -25,11 +25,18 @@ func compileToolSchema(name string, params json.RawMessage) (*jsonvalidate.Schem
 	if s, ok := schemaCache.Load(string(params)); ok {
 		return s.(*jsonvalidate.Schema), nil
 	}
+	s, err := compileToolSchemaUncached(name, params)
+	if err == nil {
+		schemaCache.Store(string(params), s)
+	}
+	return s, err
+}
+
+func compileToolSchemaUncached(name string, params json.RawMessage) (*jsonvalidate.Schema, error) {
 	s, err := jsonvalidate.Compile(params)
 	if err != nil {
 		return nil, fmt.Errorf("agent: tool %q: parameters: %w", name, err)
 	}
-	schemaCache.Store(string(params), s)
 	return s, nil
 }
 
