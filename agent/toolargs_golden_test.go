@@ -1,7 +1,6 @@
 package agent_test
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"path/filepath"
@@ -48,14 +47,7 @@ func TestBadToolArgumentsNameEachProblemGolden(t *testing.T) {
 	}
 	got := map[string]string{}
 	for _, c := range cases {
-		rt := &recordingTool{}
-		m := newFakeModel(calls(call("c1", "create_issue", c.args)), says("done"))
-		s := newSession(t, m)
-		tool := rt.Tool("create_issue", nil)
-		tool.Parameters = json.RawMessage(issueSchema)
-		require.NoError(t, s.Tools().Register(tool))
-		_, err := s.Prompt(context.Background(), "file it")
-		require.NoError(t, err)
+		rt, m, _ := callOnce(t, "create_issue", issueSchema, c.args)
 		require.Empty(t, rt.Calls(), "%s: the tool must not run", c.name)
 		last := m.Request(t, 1).Messages
 		got[c.name] = last[len(last)-1].Text()

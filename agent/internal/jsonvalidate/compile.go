@@ -140,12 +140,12 @@ func normalize(raw []byte) ([]byte, string, error) {
 		obj["$schema"] = draft07
 	case "json-schema.org/draft-04/schema":
 		obj["$schema"] = draft07
-		draft04Bounds(obj)
+		eachSchemaObject(obj, draft04Bounds)
 	case "json-schema.org/draft/2020-12/schema":
 		obj["$schema"] = draft2020
 	case "json-schema.org/draft/2019-09/schema":
 		obj["$schema"] = draft2020
-		tupleItems(obj)
+		eachSchemaObject(obj, tupleItems)
 	default:
 		return nil, "", fmt.Errorf("not a usable JSON schema: $schema %q is not draft-04, -06, -07, 2019-09 or 2020-12", uri)
 	}
@@ -159,54 +159,48 @@ func normalize(raw []byte) ([]byte, string, error) {
 // valueKeywords hold JSON values, not schemas: rewrites stay out of them.
 var valueKeywords = map[string]bool{"enum": true, "const": true, "default": true, "examples": true}
 
-// draft04Bounds rewrites draft-04's boolean exclusiveMinimum and
-// exclusiveMaximum (modifiers of minimum and maximum) as the numbers later
-// drafts use.
-func draft04Bounds(v any) {
+// eachSchemaObject calls fn for every object of a schema document
+// outside valueKeywords, parents first.
+func eachSchemaObject(v any, fn func(map[string]any)) {
 	switch x := v.(type) {
 	case map[string]any:
-		for _, b := range [][2]string{{"exclusiveMinimum", "minimum"}, {"exclusiveMaximum", "maximum"}} {
-			if excl, ok := x[b[0]].(bool); ok {
-				delete(x, b[0])
-				if bound, ok := x[b[1]]; ok && excl {
-					x[b[0]] = bound
-					delete(x, b[1])
-				}
-			}
-		}
+		fn(x)
 		for k, c := range x {
 			if !valueKeywords[k] {
-				draft04Bounds(c)
+				eachSchemaObject(c, fn)
 			}
 		}
 	case []any:
 		for _, c := range x {
-			draft04Bounds(c)
+			eachSchemaObject(c, fn)
+		}
+	}
+}
+
+// draft04Bounds rewrites draft-04's boolean exclusiveMinimum and
+// exclusiveMaximum (modifiers of minimum and maximum) as the numbers later
+// drafts use.
+func draft04Bounds(x map[string]any) {
+	for _, b := range [][2]string{{"exclusiveMinimum", "minimum"}, {"exclusiveMaximum", "maximum"}} {
+		if excl, ok := x[b[0]].(bool); ok {
+			delete(x, b[0])
+			if bound, ok := x[b[1]]; ok && excl {
+				x[b[0]] = bound
+				delete(x, b[1])
+			}
 		}
 	}
 }
 
 // tupleItems rewrites 2019-09's tuple form of items (an array, with
 // additionalItems for the rest) as 2020-12's prefixItems and items.
-func tupleItems(v any) {
-	switch x := v.(type) {
-	case map[string]any:
-		if tuple, ok := x["items"].([]any); ok {
-			x["prefixItems"] = tuple
-			delete(x, "items")
-			if rest, ok := x["additionalItems"]; ok {
-				x["items"] = rest
-				delete(x, "additionalItems")
-			}
-		}
-		for k, c := range x {
-			if !valueKeywords[k] {
-				tupleItems(c)
-			}
-		}
-	case []any:
-		for _, c := range x {
-			tupleItems(c)
+func tupleItems(x map[string]any) {
+	if tuple, ok := x["items"].([]any); ok {
+		x["prefixItems"] = tuple
+		delete(x, "items")
+		if rest, ok := x["additionalItems"]; ok {
+			x["items"] = rest
+			delete(x, "additionalItems")
 		}
 	}
 }
