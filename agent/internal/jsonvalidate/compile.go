@@ -156,17 +156,25 @@ func normalize(raw []byte) ([]byte, string, error) {
 	return out, obj["$schema"].(string), nil
 }
 
-// valueKeywords hold JSON values, not schemas: rewrites stay out of them.
-var valueKeywords = map[string]bool{"enum": true, "const": true, "default": true, "examples": true}
+// valueKeyword reports whether a keyword holds JSON values, not schemas:
+// rewrites stay out of them. (Switches, not maps: nothing at package
+// init.)
+func valueKeyword(k string) bool {
+	switch k {
+	case "enum", "const", "default", "examples":
+		return true
+	}
+	return false
+}
 
 // eachSchemaObject calls fn for every object of a schema document
-// outside valueKeywords, parents first.
+// outside value keywords, parents first.
 func eachSchemaObject(v any, fn func(map[string]any)) {
 	switch x := v.(type) {
 	case map[string]any:
 		fn(x)
 		for k, c := range x {
-			if !valueKeywords[k] {
+			if !valueKeyword(k) {
 				eachSchemaObject(c, fn)
 			}
 		}
@@ -205,7 +213,13 @@ func tupleItems(x map[string]any) {
 	}
 }
 
-var jsonTypes = map[string]bool{"null": true, "boolean": true, "object": true, "array": true, "number": true, "string": true, "integer": true}
+func jsonType(t string) bool {
+	switch t {
+	case "null", "boolean", "object", "array", "number", "string", "integer":
+		return true
+	}
+	return false
+}
 
 // index records each subschema's resource, anchors and $ids, and checks
 // what a meta-schema would have refused and the library does not check.
@@ -231,7 +245,7 @@ func (s *Schema) index(sc, base *jsonschema.Schema, at, draft string, depth int)
 		where = "the root"
 	}
 	for _, t := range append([]string{sc.Type}, sc.Types...) {
-		if t != "" && !jsonTypes[t] {
+		if t != "" && !jsonType(t) {
 			return fmt.Errorf("at %s: type %q is not a JSON type", where, t)
 		}
 	}
