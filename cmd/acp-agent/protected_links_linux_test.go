@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -62,6 +63,85 @@ echo SCRIPT-DONE
 			data, err := os.ReadFile(filepath.Join(home, ".bashrc"))
 			require.NoError(t, err)
 			assert.Equal(t, "ORIGINAL-BASHRC\n", string(data))
+		})
+	}
+}
+
+// With the home directory as the workspace, the private bin directories
+// a login shell puts first on PATH (~/bin and ~/.local/bin, missing or
+// not: Debian's ~/.profile adds them when they exist), the per-user tool
+// directories on the agent's PATH (~/go/bin here) and the editors'
+// start-up files (vim, Neovim, Emacs) are protected from confined
+// commands and the file tools: a program planted there as "git" would
+// run, unconfined, the next time the user types git. A project's
+// node_modules/.bin on PATH and ~/go/src stay writable (the controls).
+func TestBinaryProtectsTheLoginPathAndEditorStartupFiles(t *testing.T) {
+	requireSandbox(t)
+	for _, m := range sandboxModes(t) {
+		t.Run(m.name, func(t *testing.T) {
+			home := userDir(t, m)
+			for p, c := range map[string]string{
+				".vimrc":                      "ORIGINAL-VIMRC\n",
+				".emacs.d/init.el":            "ORIGINAL-EMACS\n",
+				"go/bin/tool":                 "ORIGINAL-TOOL\n",
+				"go/src/keep":                 "x\n",
+				"proj/node_modules/.bin/keep": "x\n",
+				".local/share/keep":           "x\n",
+			} {
+				write(t, filepath.Join(home, p), c)
+			}
+			m.env = append(slices.Clone(m.env), "PATH="+filepath.Join(home, "go", "bin")+":"+filepath.Join(home, "proj", "node_modules", ".bin")+":"+os.Getenv("PATH"))
+			script := `cd "$HOME"
+try() { if (eval "$2") >/dev/null 2>&1; then echo "LANDED:$1"; fi; }
+try local-bin 'mkdir -p .local/bin && echo evil > .local/bin/git'
+try home-bin 'mkdir -p bin && echo evil > bin/git'
+try go-bin 'echo evil > go/bin/git'
+try go-bin-tool 'echo evil >> go/bin/tool'
+try vimrc 'echo evil >> .vimrc'
+try nvim 'mkdir -p .config/nvim && echo evil > .config/nvim/init.lua'
+try emacs 'echo evil >> .emacs.d/init.el'
+echo x > proj/node_modules/.bin/new && echo NODE-BIN-WRITTEN
+echo x > go/src/new && echo GO-SRC-WRITTEN
+echo SCRIPT-DONE
+`
+			write(t, filepath.Join(home, "scratch", "attack.sh"), script)
+			chownTree(t, m, home)
+			files := []modelCall{
+				{"write_file", map[string]any{"path": ".local/bin/git", "content": "PLANTED"}},
+				{"write_file", map[string]any{"path": "bin/git", "content": "PLANTED"}},
+				{"write_file", map[string]any{"path": "go/bin/git", "content": "PLANTED"}},
+				{"write_file", map[string]any{"path": ".config/nvim/init.lua", "content": "PLANTED"}},
+				{"write_file", map[string]any{"path": "proj/node_modules/.bin/other", "content": "OK"}},
+			}
+			model := promptModel(t, map[string][]modelCall{
+				"[attack]": {{"run_command", map[string]any{"command": "bash scratch/attack.sh", "timeout_seconds": 120}}},
+				"[files]":  files,
+			})
+			conn, sid, _ := sandboxSessionAs(t, m, model, home, home, "--session-dir", userDir(t, m))
+			assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "[attack]"))
+			out := lastToolResult(t, model.body(t, 1))
+			require.Contains(t, out, "SCRIPT-DONE", "the script ran: %s", out)
+			assert.NotContains(t, out, "LANDED:", "a protected path was written: %s", out)
+			assert.Contains(t, out, "NODE-BIN-WRITTEN", "a project's node_modules/.bin on PATH stays writable (control)")
+			assert.Contains(t, out, "GO-SRC-WRITTEN", "~/go/src stays writable (control)")
+
+			assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "[files]"))
+			results := toolMessages(t, model.body(t, 3))
+			require.GreaterOrEqual(t, len(results), len(files))
+			results = results[len(results)-len(files):]
+			for i, r := range results[:4] {
+				assert.Contains(t, r, "protected start-up or configuration file", "%v: %s", files[i].Args["path"], r)
+			}
+			assert.NotContains(t, results[4], "Permission denied", "node_modules/.bin stays writable to the file tools (control)")
+			for _, p := range []string{".local/bin", "bin", "go/bin/git", ".config/nvim"} {
+				_, err := os.Lstat(filepath.Join(home, p))
+				assert.True(t, os.IsNotExist(err), "%s was created", p)
+			}
+			for p, c := range map[string]string{".vimrc": "ORIGINAL-VIMRC\n", ".emacs.d/init.el": "ORIGINAL-EMACS\n", "go/bin/tool": "ORIGINAL-TOOL\n"} {
+				data, err := os.ReadFile(filepath.Join(home, p))
+				require.NoError(t, err)
+				assert.Equal(t, c, string(data), p)
+			}
 		})
 	}
 }

@@ -65,7 +65,7 @@ func protectedStartupFiles(t *testing.T, m sandboxMode, allPresent bool) {
 	}
 	missing := []string{".bash_profile", ".zshenv"}
 	if allPresent {
-		for _, p := range sandbox.DefaultProtectedPaths(home, "") {
+		for _, p := range sandbox.DefaultProtectedPaths(home, "", "") {
 			rel, err := filepath.Rel(home, p)
 			require.NoError(t, err)
 			if _, ok := files[rel]; !ok && !strings.HasPrefix(rel, ".config") {
