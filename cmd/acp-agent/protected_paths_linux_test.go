@@ -1,9 +1,11 @@
 package main
 
 import (
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -70,6 +72,8 @@ func protectedStartupFiles(t *testing.T, m sandboxMode, allPresent bool) {
 			require.NoError(t, err)
 			if _, ok := files[rel]; !ok && !strings.HasPrefix(rel, ".config") {
 				files[rel] = "ORIGINAL " + rel + "\n"
+			} else if !ok && !slices.ContainsFunc(slices.Collect(maps.Keys(files)), func(f string) bool { return strings.HasPrefix(f, rel+"/") }) {
+				files[rel+"/keep"] = "ORIGINAL " + rel + "\n" // ~/.config/nvim and the like, present
 			}
 		}
 		missing = nil
