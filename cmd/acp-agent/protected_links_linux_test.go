@@ -2,8 +2,10 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -143,5 +145,62 @@ echo SCRIPT-DONE
 				assert.Equal(t, c, string(data), p)
 			}
 		})
+	}
+}
+
+// apply_patch never takes a protected file away, renames another file
+// over one or creates one, with the home directory as the workspace and
+// the sandbox off (only the file tools' rule in the way): moves and
+// deletes are refused as unsupported (a patch tool that learns them must
+// keep this), an added protected file as protected; nothing changes. No
+// bug found; the test keeps it so.
+func TestBinaryApplyPatchNeverMovesOrDeletesProtectedFiles(t *testing.T) {
+	home := testHome(t)
+	files := map[string]string{
+		".bashrc":        "ORIGINAL-BASHRC\n",
+		".profile":       "ORIGINAL-PROFILE\n",
+		".zshrc":         "ORIGINAL-ZSHRC\n",
+		"notes.txt":      "NOTES\n",
+		"dotfiles/vimrc": "ORIGINAL-VIMRC\n",
+	}
+	for p, c := range files {
+		write(t, filepath.Join(home, p), c)
+	}
+	require.NoError(t, os.Symlink(filepath.Join(home, "dotfiles", "vimrc"), filepath.Join(home, ".vimrc")))
+	patch := func(body string) modelCall {
+		return modelCall{"apply_patch", map[string]any{"patch": "*** Begin Patch\n" + body + "*** End Patch"}}
+	}
+	cs := []modelCall{
+		patch("*** Update File: .profile\n*** Move to: moved-profile\n@@\n-ORIGINAL-PROFILE\n+ORIGINAL-PROFILE\n"),
+		patch("*** Update File: notes.txt\n*** Move to: .bashrc\n@@\n-NOTES\n+PLANTED\n"),
+		patch("*** Delete File: .zshrc\n"),
+		patch("*** Add File: .bash_profile\n+PLANTED\n"),
+		patch("*** Update File: notes.txt\n*** Move to: .local/bin/git\n@@\n-NOTES\n+PLANTED\n"),
+		patch("*** Update File: dotfiles/vimrc\n*** Move to: dotfiles/vimrc-old\n@@\n-ORIGINAL-VIMRC\n+ORIGINAL-VIMRC\n"),
+		patch("*** Update File: notes.txt\n@@\n-NOTES\n+NOTES-OK\n"),
+	}
+	model := stepModel(t, calls(cs...), says("done"))
+	cmd := exec.Command(agentBin, "--model", "openai/gpt-5", "--mode", "full-access", "--sandbox", "off")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + home, "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
+	conn, sid := startE2EWith(t, cmd, newToolClient(home, "allow_once"), home, sdk.ClientCapabilities{})
+	assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "[go]"))
+	results := toolMessages(t, model.body(t, 1))
+	require.Len(t, results, len(cs))
+	for i, r := range results[:len(cs)-1] {
+		assert.True(t, strings.Contains(r, "protected start-up or configuration file") || strings.Contains(r, "moving files is not supported"), "patch %d: %s", i, r)
+	}
+	assert.Contains(t, results[3], "protected start-up or configuration file", results[3])
+	assert.NotContains(t, results[len(cs)-1], "Permission denied", "notes.txt stays writable (control)")
+	for p, c := range files {
+		if p == "notes.txt" {
+			c = "NOTES-OK\n"
+		}
+		data, err := os.ReadFile(filepath.Join(home, p))
+		require.NoError(t, err, p)
+		assert.Equal(t, c, string(data), p)
+	}
+	for _, p := range []string{"moved-profile", ".bash_profile", ".local/bin", "dotfiles/vimrc-old"} {
+		_, err := os.Lstat(filepath.Join(home, p))
+		assert.True(t, os.IsNotExist(err), "%s was created", p)
 	}
 }
