@@ -224,11 +224,13 @@ var argRules = map[string]func(args []string) string{
 		"--rsh-command", "--rmt-command", "--info-script", "--new-volume-script", "-I", "-F"),
 	"bsdtar": gnuVeto("bsdtar", true, nil, "--use-compress-program", "-I"),
 	"zip":    longVeto("zip", "-TT", "--unzip-command"),
-	"man":    gnuVeto("man", false, nil, "-P", "--pager", "-H", "--html", "--browser"),
-	"ssh":    sshRisk("ssh", "oF"),
-	"scp":    sshRisk("scp", "oFS"),
-	"sftp":   sshRisk("sftp", "oFSD"),
-	"rsync":  rsyncRisk,
+	// man-db runs the programs its configuration file DEFINEs (pager,
+	// tbl, nroff, ...): -C/--config-file names one.
+	"man":   gnuVeto("man", false, nil, "-P", "--pager", "-H", "--html", "--browser", "-C", "--config-file"),
+	"ssh":   sshRisk("ssh", "oF"),
+	"scp":   sshRisk("scp", "oFS"),
+	"sftp":  sshRisk("sftp", "oFSD"),
+	"rsync": rsyncRisk,
 }
 
 func findRisk(args []string) string {
