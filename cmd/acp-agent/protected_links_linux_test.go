@@ -73,8 +73,9 @@ echo SCRIPT-DONE
 // a login shell puts first on PATH (~/bin and ~/.local/bin, missing or
 // not: Debian's ~/.profile adds them when they exist), the per-user tool
 // directories on the agent's PATH (~/go/bin here) and the editors'
-// start-up files (vim, Neovim, Emacs) are protected from confined
-// commands and the file tools: a program planted there as "git" would
+// start-up files (vim, Neovim, Emacs) and tools' configuration that
+// names programs (~/.manpath, ~/.tmux.conf, ~/.cargo/config.toml) are
+// protected from confined commands and the file tools: a program planted there as "git" would
 // run, unconfined, the next time the user types git. A project's
 // node_modules/.bin on PATH and ~/go/src stay writable (the controls).
 func TestBinaryProtectsTheLoginPathAndEditorStartupFiles(t *testing.T) {
@@ -102,6 +103,8 @@ try go-bin-tool 'echo evil >> go/bin/tool'
 try vimrc 'echo evil >> .vimrc'
 try nvim 'mkdir -p .config/nvim && echo evil > .config/nvim/init.lua'
 try emacs 'echo evil >> .emacs.d/init.el'
+try manpath 'echo "DEFINE pager evil" > .manpath'
+try tmux 'echo "run-shell evil" > .tmux.conf'
 echo x > proj/node_modules/.bin/new && echo NODE-BIN-WRITTEN
 echo x > go/src/new && echo GO-SRC-WRITTEN
 echo SCRIPT-DONE
@@ -113,6 +116,7 @@ echo SCRIPT-DONE
 				{"write_file", map[string]any{"path": "bin/git", "content": "PLANTED"}},
 				{"write_file", map[string]any{"path": "go/bin/git", "content": "PLANTED"}},
 				{"write_file", map[string]any{"path": ".config/nvim/init.lua", "content": "PLANTED"}},
+				{"write_file", map[string]any{"path": ".cargo/config.toml", "content": "[build]\nrustc-wrapper = \"evil\"\n"}},
 				{"write_file", map[string]any{"path": "proj/node_modules/.bin/other", "content": "OK"}},
 			}
 			model := promptModel(t, map[string][]modelCall{
@@ -131,11 +135,11 @@ echo SCRIPT-DONE
 			results := toolMessages(t, model.body(t, 3))
 			require.GreaterOrEqual(t, len(results), len(files))
 			results = results[len(results)-len(files):]
-			for i, r := range results[:4] {
+			for i, r := range results[:5] {
 				assert.Contains(t, r, "protected start-up or configuration file", "%v: %s", files[i].Args["path"], r)
 			}
-			assert.NotContains(t, results[4], "Permission denied", "node_modules/.bin stays writable to the file tools (control)")
-			for _, p := range []string{".local/bin", "bin", "go/bin/git", ".config/nvim"} {
+			assert.NotContains(t, results[5], "Permission denied", "node_modules/.bin stays writable to the file tools (control)")
+			for _, p := range []string{".local/bin", "bin", "go/bin/git", ".config/nvim", ".manpath", ".tmux.conf", ".cargo/config.toml"} {
 				_, err := os.Lstat(filepath.Join(home, p))
 				assert.True(t, os.IsNotExist(err), "%s was created", p)
 			}

@@ -104,12 +104,13 @@ func DefaultDeniedPaths(home string) []string {
 // environment, desktop autostart entries, fish's configuration, the
 // private bin directories a login shell puts first on PATH when they
 // exist (~/bin, ~/.local/bin: Debian's and Fedora's ~/.profile and
-// ~/.bashrc), and the start-up files of vim, Neovim, Emacs and Zed,
-// which run code when the user opens the editor; also under xdgConfig
-// ($XDG_CONFIG_HOME) when it is set elsewhere. pathList (the agent's
-// PATH, the user's login PATH as the editor passed it on) adds its
-// entries that are per-user tool directories under home
-// (PathProtectedPaths).
+// ~/.bashrc), the start-up files of vim, Neovim, Emacs and Zed, which
+// run code when the user opens the editor, and the configuration files
+// of man, tmux, screen, gdb, cargo and Mercurial, which name programs
+// those run; also under xdgConfig ($XDG_CONFIG_HOME) when it is set
+// elsewhere. pathList (the agent's PATH, the user's login PATH as the
+// editor passed it on) adds its entries that are per-user tool
+// directories under home (PathProtectedPaths).
 func DefaultProtectedPaths(home, xdgConfig, pathList string) []string {
 	if home == "" || home == "/" {
 		return nil
@@ -117,7 +118,11 @@ func DefaultProtectedPaths(home, xdgConfig, pathList string) []string {
 	var out []string
 	for _, p := range []string{".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
 		".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".gitconfig", ".pam_environment",
-		".xprofile", ".xsessionrc", "bin", ".local/bin", ".vimrc", ".gvimrc", ".vim", ".emacs", ".emacs.el", ".emacs.d"} {
+		".xprofile", ".xsessionrc", ".xinitrc", "bin", ".local/bin", ".vimrc", ".gvimrc", ".vim", ".emacs", ".emacs.el", ".emacs.d",
+		// Configuration that names programs the tool runs: man-db's
+		// DEFINE, tmux's run-shell, screen's exec, gdb's shell, cargo's
+		// rustc-wrapper and runners, Mercurial's hooks.
+		".manpath", ".tmux.conf", ".screenrc", ".gdbinit", ".cargo/config.toml", ".cargo/config", ".hgrc"} {
 		out = append(out, filepath.Join(home, filepath.FromSlash(p)))
 	}
 	configs := []string{filepath.Join(home, ".config")}
@@ -125,7 +130,7 @@ func DefaultProtectedPaths(home, xdgConfig, pathList string) []string {
 		configs = append(configs, filepath.Clean(xdgConfig))
 	}
 	for _, c := range configs {
-		for _, p := range []string{"git", "systemd", "environment.d", "autostart", "fish", "nvim", "emacs", "zed"} {
+		for _, p := range []string{"git", "systemd", "environment.d", "autostart", "fish", "nvim", "emacs", "zed", "tmux", "gdb"} {
 			out = append(out, filepath.Join(c, p))
 		}
 	}
