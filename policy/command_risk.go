@@ -226,11 +226,76 @@ var argRules = map[string]func(args []string) string{
 	"zip":    longVeto("zip", "-TT", "--unzip-command"),
 	// man-db runs the programs its configuration file DEFINEs (pager,
 	// tbl, nroff, ...): -C/--config-file names one.
-	"man":   gnuVeto("man", false, nil, "-P", "--pager", "-H", "--html", "--browser", "-C", "--config-file"),
-	"ssh":   sshRisk("ssh", "oF"),
-	"scp":   sshRisk("scp", "oFS"),
-	"sftp":  sshRisk("sftp", "oFSD"),
-	"rsync": rsyncRisk,
+	"man": gnuVeto("man", false, nil, "-P", "--pager", "-H", "--html", "--browser", "-C", "--config-file"),
+	// Programs that run a program or shell command named in an option:
+	// sort's compressor (fed the data: --compress-program=sh runs the
+	// sorted lines), split's filter ($SHELL -c), the diff program of
+	// sdiff and diff3, wget's askpass and its -e wgetrc commands
+	// (use_askpass=...).
+	"sort":    gnuVeto("sort", false, nil, "--compress-program"),
+	"split":   gnuVeto("split", false, nil, "--filter"),
+	"sdiff":   gnuVeto("sdiff", false, nil, "--diff-program"),
+	"diff3":   gnuVeto("diff3", false, nil, "--diff-program"),
+	"wget":    gnuVeto("wget", false, nil, "--use-askpass", "--execute", "-e"),
+	"ed":      edRisk,
+	"sqlite3": sqliteRisk,
+	"psql":    psqlRisk,
+	"ssh":     sshRisk("ssh", "oF"),
+	"scp":     sshRisk("scp", "oFS"),
+	"sftp":    sshRisk("sftp", "oFSD"),
+	"rsync":   rsyncRisk,
+}
+
+// edRisk: ed reads its commands from stdin, and "!cmd" runs a shell
+// command (printf '!rm x\n' | ed f), as a shell reading stdin does.
+func edRisk([]string) string {
+	return "ed reads editing commands from stdin, and ! runs shell commands"
+}
+
+// sqliteRisk: the sqlite3 shell runs dot-commands given as arguments or
+// with -cmd (.shell and .system run programs, .load loads code, .output
+// and .once write files), and load_extension() loads code from SQL.
+//
+// Every word counts, the database file's too: which words are option
+// values is the shell's to know (-bail takes none, -cmd one), and a
+// database named ".x.db" only asks.
+func sqliteRisk(args []string) string {
+	for _, a := range args {
+		for _, line := range strings.Split(a, "\n") {
+			if l := strings.TrimLeft(line, " \t;"); len(l) > 1 && l[0] == '.' && l[1] >= 'a' && l[1] <= 'z' {
+				return fmt.Sprintf("sqlite3 %s runs a dot-command given in its arguments (.shell and .system run programs)", a)
+			}
+		}
+		if strings.Contains(strings.ToLower(a), "load_extension") {
+			return fmt.Sprintf("sqlite3 %s loads code (load_extension)", a)
+		}
+	}
+	return ""
+}
+
+// psqlRisk: a psql -c/--command holding a backslash meta-command (\!
+// runs a shell command, \o |cmd and \copy ... program pipe to one).
+func psqlRisk(args []string) string {
+	for i, a := range args {
+		v, ok := "", false
+		switch {
+		case a == "-c" || a == "--command":
+			if i+1 < len(args) {
+				v, ok = args[i+1], true
+			}
+		case strings.HasPrefix(a, "-c"):
+			v, ok = a[2:], true
+		case gnuLongOption(a, nil, "--command"):
+			_, v, ok = strings.Cut(a, "=")
+			if !ok && i+1 < len(args) {
+				v, ok = args[i+1], true
+			}
+		}
+		if ok && strings.Contains(v, `\`) {
+			return fmt.Sprintf(`psql %s runs a meta-command given in its arguments (\! runs a shell command)`, a)
+		}
+	}
+	return ""
 }
 
 func findRisk(args []string) string {
