@@ -13,6 +13,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// A protected path that does not exist yet is protected where it would
+// be created: ~/.config linked to dotfiles/config (a dotfiles manager's
+// layout) puts ~/.config/git at dotfiles/config/git, and a dangling
+// ~/.bash_profile link at its target. Confined commands (every sandbox
+// mode) and the file tools created both before the fix. Hard links to
+// ~/.bashrc and writes through /proc/self/root are tried too (they held).
 func TestBinaryProtectedPathsBehindSymlinks(t *testing.T) {
 	requireSandbox(t)
 	for _, m := range sandboxModes(t) {
@@ -23,40 +29,19 @@ func TestBinaryProtectedPathsBehindSymlinks(t *testing.T) {
 			write(t, filepath.Join(home, "scratch", "x"), "x\n")
 			require.NoError(t, os.Symlink("dotfiles/config", filepath.Join(home, ".config")))
 			require.NoError(t, os.Symlink("dotfiles/bash_profile", filepath.Join(home, ".bash_profile")))
-			script := `cd "$HOME"
-try() { if (eval "$2") >/dev/null 2>&1; then echo "LANDED:$1"; fi; }
-try git-through-config-link 'mkdir -p dotfiles/config/git && echo evil > dotfiles/config/git/config'
+			script := `try git-through-config-link 'mkdir -p dotfiles/config/git && echo evil > dotfiles/config/git/config'
 try autostart-through-config-link 'mkdir -p dotfiles/config/autostart && echo evil > dotfiles/config/autostart/e.desktop'
 try dangling-bash-profile 'echo evil > dotfiles/bash_profile'
 try hardlink-bashrc 'ln .bashrc scratch/hl && echo evil >> scratch/hl'
 try proc-root 'echo evil >> /proc/self/root'"$HOME"'/.bashrc'
-echo SCRIPT-DONE
 `
-			write(t, filepath.Join(home, "scratch", "attack.sh"), script)
-			chownTree(t, m, home)
 			files := []modelCall{
 				{"write_file", map[string]any{"path": "dotfiles/config/git/config", "content": "PLANTED"}},
 				{"write_file", map[string]any{"path": "dotfiles/bash_profile", "content": "PLANTED"}},
 				{"write_file", map[string]any{"path": "dotfiles/config/autostart/e.desktop", "content": "PLANTED"}},
 				{"write_file", map[string]any{"path": "dotfiles/config/other/ok.txt", "content": "OK"}},
 			}
-			model := promptModel(t, map[string][]modelCall{
-				"[attack]": {{"run_command", map[string]any{"command": "bash scratch/attack.sh", "timeout_seconds": 120}}},
-				"[files]":  files,
-			})
-			conn, sid, _ := sandboxSessionAs(t, m, model, home, home, "--session-dir", userDir(t, m))
-			assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "[attack]"))
-			out := lastToolResult(t, model.body(t, 1))
-			require.Contains(t, out, "SCRIPT-DONE", "the script ran: %s", out)
-			assert.NotContains(t, out, "LANDED:", "a protected file was changed: %s", out)
-
-			assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "[files]"))
-			results := toolMessages(t, model.body(t, 3))
-			require.GreaterOrEqual(t, len(results), len(files))
-			results = results[len(results)-len(files):]
-			for i, r := range results[:3] {
-				assert.Contains(t, r, "protected start-up or configuration file", "%v: %s", files[i].Args["path"], r)
-			}
+			_, results := attackHome(t, m, home, script, files, 3)
 			assert.NotContains(t, results[3], "Permission denied", "an unprotected directory under the linked ~/.config stays writable (control)")
 			for _, p := range []string{"dotfiles/config/git", "dotfiles/bash_profile", "dotfiles/config/autostart", "scratch/hl"} {
 				_, err := os.Lstat(filepath.Join(home, p))
@@ -67,6 +52,37 @@ echo SCRIPT-DONE
 			assert.Equal(t, "ORIGINAL-BASHRC\n", string(data))
 		})
 	}
+}
+
+// attackHome runs script (bash, with "try NAME CMD" printing LANDED:NAME
+// for a command that worked) as a confined command in a session with
+// home as the workspace and HOME, asserts nothing landed, then makes
+// the file tool calls files in one turn and asserts the first refused of
+// them were refused as protected. It returns the script's output and
+// the calls' results.
+func attackHome(t *testing.T, m sandboxMode, home, script string, files []modelCall, refused int) (string, []string) {
+	t.Helper()
+	write(t, filepath.Join(home, "scratch", "attack.sh"), `cd "$HOME"
+try() { if (eval "$2") >/dev/null 2>&1; then echo "LANDED:$1"; fi; }
+`+script+"echo SCRIPT-DONE\n")
+	chownTree(t, m, home)
+	model := promptModel(t, map[string][]modelCall{
+		"[attack]": {{"run_command", map[string]any{"command": "bash scratch/attack.sh", "timeout_seconds": 120}}},
+		"[files]":  files,
+	})
+	conn, sid, _ := sandboxSessionAs(t, m, model, home, home, "--session-dir", userDir(t, m))
+	assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "[attack]"))
+	out := lastToolResult(t, model.body(t, 1))
+	require.Contains(t, out, "SCRIPT-DONE", "the script ran: %s", out)
+	assert.NotContains(t, out, "LANDED:", "a protected path was written: %s", out)
+	assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "[files]"))
+	results := toolMessages(t, model.body(t, 3))
+	require.GreaterOrEqual(t, len(results), len(files))
+	results = results[len(results)-len(files):]
+	for i, r := range results[:refused] {
+		assert.Contains(t, r, "protected start-up or configuration file", "%v: %s", files[i].Args["path"], r)
+	}
+	return out, results
 }
 
 // With the home directory as the workspace, the private bin directories
@@ -94,9 +110,7 @@ func TestBinaryProtectsTheLoginPathAndEditorStartupFiles(t *testing.T) {
 				write(t, filepath.Join(home, p), c)
 			}
 			m.env = append(slices.Clone(m.env), "PATH="+filepath.Join(home, "go", "bin")+":"+filepath.Join(home, "proj", "node_modules", ".bin")+":"+os.Getenv("PATH"))
-			script := `cd "$HOME"
-try() { if (eval "$2") >/dev/null 2>&1; then echo "LANDED:$1"; fi; }
-try local-bin 'mkdir -p .local/bin && echo evil > .local/bin/git'
+			script := `try local-bin 'mkdir -p .local/bin && echo evil > .local/bin/git'
 try home-bin 'mkdir -p bin && echo evil > bin/git'
 try go-bin 'echo evil > go/bin/git'
 try go-bin-tool 'echo evil >> go/bin/tool'
@@ -107,10 +121,7 @@ try manpath 'echo "DEFINE pager evil" > .manpath'
 try tmux 'echo "run-shell evil" > .tmux.conf'
 echo x > proj/node_modules/.bin/new && echo NODE-BIN-WRITTEN
 echo x > go/src/new && echo GO-SRC-WRITTEN
-echo SCRIPT-DONE
 `
-			write(t, filepath.Join(home, "scratch", "attack.sh"), script)
-			chownTree(t, m, home)
 			files := []modelCall{
 				{"write_file", map[string]any{"path": ".local/bin/git", "content": "PLANTED"}},
 				{"write_file", map[string]any{"path": "bin/git", "content": "PLANTED"}},
@@ -119,25 +130,9 @@ echo SCRIPT-DONE
 				{"write_file", map[string]any{"path": ".cargo/config.toml", "content": "[build]\nrustc-wrapper = \"evil\"\n"}},
 				{"write_file", map[string]any{"path": "proj/node_modules/.bin/other", "content": "OK"}},
 			}
-			model := promptModel(t, map[string][]modelCall{
-				"[attack]": {{"run_command", map[string]any{"command": "bash scratch/attack.sh", "timeout_seconds": 120}}},
-				"[files]":  files,
-			})
-			conn, sid, _ := sandboxSessionAs(t, m, model, home, home, "--session-dir", userDir(t, m))
-			assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "[attack]"))
-			out := lastToolResult(t, model.body(t, 1))
-			require.Contains(t, out, "SCRIPT-DONE", "the script ran: %s", out)
-			assert.NotContains(t, out, "LANDED:", "a protected path was written: %s", out)
+			out, results := attackHome(t, m, home, script, files, 5)
 			assert.Contains(t, out, "NODE-BIN-WRITTEN", "a project's node_modules/.bin on PATH stays writable (control)")
 			assert.Contains(t, out, "GO-SRC-WRITTEN", "~/go/src stays writable (control)")
-
-			assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "[files]"))
-			results := toolMessages(t, model.body(t, 3))
-			require.GreaterOrEqual(t, len(results), len(files))
-			results = results[len(results)-len(files):]
-			for i, r := range results[:5] {
-				assert.Contains(t, r, "protected start-up or configuration file", "%v: %s", files[i].Args["path"], r)
-			}
 			assert.NotContains(t, results[5], "Permission denied", "node_modules/.bin stays writable to the file tools (control)")
 			for _, p := range []string{".local/bin", "bin", "go/bin/git", ".config/nvim", ".manpath", ".tmux.conf", ".cargo/config.toml"} {
 				_, err := os.Lstat(filepath.Join(home, p))

@@ -8,9 +8,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
-	"github.com/acp-agent/acp-agent/acp"
 )
 
 // A client routes a provider to a metadata address while the agent's
@@ -49,12 +46,7 @@ func TestBinaryRoutedProviderNeverAsksAProxyForMetadataAddresses(t *testing.T) {
 		mu.Lock()
 		asked = nil
 		mu.Unlock()
-		resp, _ := p.Call(acp.MethodProvidersSet, &acp.SetProviderRequest{ProviderID: "openai", APIType: "openai", BaseURL: tc.base,
-			Headers: map[string]string{"Metadata-Flavor": "Google", "Metadata": "true"}})
-		require.Nil(t, resp.Error, "%s: %s", tc.base, resp.Raw)
-		sid := p.NewSession(t.TempDir())
-		resp, _ = p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("hi")}})
-		require.NotNil(t, resp.Error, tc.base)
+		resp := promptThroughRoute(t, p, tc.base)
 		mu.Lock()
 		got := append([]string(nil), asked...)
 		mu.Unlock()
