@@ -223,7 +223,7 @@ var argRules = map[string]func(args []string) string{
 	"tar": gnuVeto("tar", true, []string{"--checkpoint"}, "--to-command", "--checkpoint-action", "--use-compress-program",
 		"--rsh-command", "--rmt-command", "--info-script", "--new-volume-script", "-I", "-F"),
 	"bsdtar": gnuVeto("bsdtar", true, nil, "--use-compress-program", "-I"),
-	"zip":    longVeto("zip", "-TT", "--unzip-command"),
+	"zip":    zipRisk,
 	// man-db runs the programs its configuration file DEFINEs (pager,
 	// tbl, nroff, ...): -C/--config-file names one.
 	"man": gnuVeto("man", false, nil, "-P", "--pager", "-H", "--html", "--browser", "-C", "--config-file"),
@@ -244,6 +244,18 @@ var argRules = map[string]func(args []string) string{
 	"scp":     sshRisk("scp", "oFS"),
 	"sftp":    sshRisk("sftp", "oFSD"),
 	"rsync":   rsyncRisk,
+}
+
+// zipRisk: zip -T runs the command -TT or --unzip-command names, and
+// Info-ZIP takes an abbreviated long option (zip -T --unzip-comm=cmd
+// ran cmd, checked).
+func zipRisk(args []string) string {
+	for _, a := range args {
+		if strings.HasPrefix(a, "-TT") || gnuLongOption(a, nil, "--unzip-command") {
+			return fmt.Sprintf("zip %s runs a program given in its arguments", a)
+		}
+	}
+	return ""
 }
 
 // edRisk: ed reads its commands from stdin, and "!cmd" runs a shell
