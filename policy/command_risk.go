@@ -495,7 +495,9 @@ func npmRisk(args []string) string {
 
 func rsyncRisk(args []string) string {
 	for _, a := range args {
-		if hasLongOption(a, "--rsh", "--rsync-path") {
+		// Any prefix counts: whether rsync's popt takes abbreviations
+		// is its version's to say, and "--rs" names nothing else.
+		if gnuLongOption(a, nil, "--rsh", "--rsync-path") {
 			return fmt.Sprintf("rsync %s runs a program given in its arguments", a)
 		}
 		if o, short := shortOption(a); short && strings.Contains(o, "e") {
