@@ -190,6 +190,9 @@ func programRisk(base string, args []string) string {
 		if fam == "deno" && (ops[0] == "eval" || ops[0] == "repl") {
 			return fmt.Sprintf("deno %s runs program text given on the command line", ops[0])
 		}
+		if fam == "bun" && ops[0] == "exec" {
+			return "bun exec runs a shell script given in its arguments (Bun Shell)"
+		}
 		return ""
 	}
 	if rule, ok := argRules[base]; ok {
@@ -232,18 +235,22 @@ var argRules = map[string]func(args []string) string{
 	// sorted lines), split's filter ($SHELL -c), the diff program of
 	// sdiff and diff3, wget's askpass and its -e wgetrc commands
 	// (use_askpass=...).
-	"sort":    gnuVeto("sort", false, nil, "--compress-program"),
-	"split":   gnuVeto("split", false, nil, "--filter"),
-	"sdiff":   gnuVeto("sdiff", false, nil, "--diff-program"),
-	"diff3":   gnuVeto("diff3", false, nil, "--diff-program"),
-	"wget":    gnuVeto("wget", false, nil, "--use-askpass", "--execute", "-e"),
-	"ed":      edRisk,
-	"sqlite3": sqliteRisk,
-	"psql":    psqlRisk,
-	"ssh":     sshRisk("ssh", "oF"),
-	"scp":     sshRisk("scp", "oFS"),
-	"sftp":    sshRisk("sftp", "oFSD"),
-	"rsync":   rsyncRisk,
+	"sort":  gnuVeto("sort", false, nil, "--compress-program"),
+	"split": gnuVeto("split", false, nil, "--filter"),
+	"sdiff": gnuVeto("sdiff", false, nil, "--diff-program"),
+	"diff3": gnuVeto("diff3", false, nil, "--diff-program"),
+	"wget":  gnuVeto("wget", false, nil, "--use-askpass", "--execute", "-e"),
+	"ed":    edRisk,
+	// A shell string or command given to run in an environment:
+	// nix-shell --run 'rm x', nix develop -c rm x (bun exec: above).
+	"nix-shell": longVeto("nix-shell", "--run", "--command"),
+	"nix":       longVeto("nix", "-c", "--command"),
+	"sqlite3":   sqliteRisk,
+	"psql":      psqlRisk,
+	"ssh":       sshRisk("ssh", "oF"),
+	"scp":       sshRisk("scp", "oFS"),
+	"sftp":      sshRisk("sftp", "oFSD"),
+	"rsync":     rsyncRisk,
 }
 
 // zipRisk: zip -T runs the command -TT or --unzip-command names, and

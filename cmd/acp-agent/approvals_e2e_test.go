@@ -179,7 +179,9 @@ func TestBinaryDeniedCommandsRefuseTrampolines(t *testing.T) {
 		// an argument, or read editing commands from stdin.
 		"sort -S 64K --compress-prog=sh cmds.txt", "split --filter='rm victim' a.txt", "sdiff --diff-program=rm a.txt victim",
 		"sqlite3 :memory: '.shell rm victim'", "printf '!rm victim\\nq\\n' | ed a.txt", "psql -c '\\! rm victim'",
-		"wget -e use_askpass=rm http://127.0.0.1:1/", "zip -qT --unzip-comm='rm victim' x.zip a.txt"}
+		"wget -e use_askpass=rm http://127.0.0.1:1/", "zip -qT --unzip-comm='rm victim' x.zip a.txt",
+		// A runner's command is any program on the PATH.
+		"npm exec --offline -- rm victim", "npx --offline rm victim"}
 	calls := map[string][]modelCall{}
 	for i, l := range lines {
 		calls[fmt.Sprintf("[t%d]", i)] = []modelCall{{"run_command", map[string]any{"command": l}}}
