@@ -414,21 +414,7 @@ func (s *Schema) sameValue(sc *jsonschema.Schema) []*jsonschema.Schema {
 	if to := s.refs[sc]; to != nil {
 		out = append(out, to)
 	}
-	out = append(out, sc.AllOf...)
-	out = append(out, sc.AnyOf...)
-	out = append(out, sc.OneOf...)
-	for _, c := range []*jsonschema.Schema{sc.Not, sc.If, sc.Then, sc.Else} {
-		if c != nil {
-			out = append(out, c)
-		}
-	}
-	for _, c := range sc.DependentSchemas {
-		out = append(out, c)
-	}
-	for _, c := range sc.DependencySchemas {
-		out = append(out, c)
-	}
-	return out
+	return append(out, sameValueNoRef(sc)...)
 }
 
 func escape(key string) string {

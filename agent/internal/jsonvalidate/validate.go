@@ -61,6 +61,9 @@ func (s *Schema) Validate(v any) error {
 	if deeperThan(v, MaxDepth) {
 		return &Error{Problems: []Problem{{Message: fmt.Sprintf("the value is nested more than %d levels deep", MaxDepth)}}}
 	}
+	if s.tooCostly(v, maxApplications) {
+		return &Error{Problems: []Problem{{Message: fmt.Sprintf("checking the value against the schema would take more than %d steps", maxApplications)}}}
+	}
 	cause := s.resolved.Validate(v)
 	if cause == nil && !s.hasFormat {
 		return nil
