@@ -167,6 +167,7 @@ func TestBinaryDeniedCommandsRefuseTrampolines(t *testing.T) {
 	// sort feeds its temporary data to the compressor: with a small
 	// buffer, --compress-program=sh runs the sorted lines.
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "cmds.txt"), []byte(strings.Repeat("rm -f victim\n", 30000)), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "init.sql"), []byte(".shell rm victim\n"), 0o644))
 	tarball := exec.Command("tar", "-cf", "x.tar", "a.txt")
 	tarball.Dir = dir
 	require.NoError(t, tarball.Run())
@@ -181,7 +182,12 @@ func TestBinaryDeniedCommandsRefuseTrampolines(t *testing.T) {
 		"sqlite3 :memory: '.shell rm victim'", "printf '!rm victim\\nq\\n' | ed a.txt", "psql -c '\\! rm victim'",
 		"wget -e use_askpass=rm http://127.0.0.1:1/", "zip -qT --unzip-comm='rm victim' x.zip a.txt",
 		// A runner's command is any program on the PATH.
-		"npm exec --offline -- rm victim", "npx --offline rm victim"}
+		"npm exec --offline -- rm victim", "npx --offline rm victim",
+		// The sqlite3 shell reads dot-commands from stdin with no SQL in
+		// its arguments, and from an -init file.
+		"printf '.shell rm victim\\n' | sqlite3 :memory:", "sqlite3 -init init.sql :memory: 'select 1'",
+		// A runner's own option with a value before its subcommand.
+		"npm --loglevel silent exec --offline -- rm victim"}
 	calls := map[string][]modelCall{}
 	for i, l := range lines {
 		calls[fmt.Sprintf("[t%d]", i)] = []modelCall{{"run_command", map[string]any{"command": l}}}
