@@ -23,13 +23,19 @@ const MaxDepth = 100
 
 // Schema is a compiled JSON Schema. It is immutable.
 type Schema struct {
-	root      *jsonschema.Schema
-	resolved  *jsonschema.Resolved
-	base      map[*jsonschema.Schema]*jsonschema.Schema // each schema's resource (the nearest $id, or the root)
-	anchors   map[*jsonschema.Schema]map[string]*jsonschema.Schema
-	ids       map[string]*jsonschema.Schema
-	refs      map[*jsonschema.Schema]*jsonschema.Schema // $ref and $dynamicRef targets
-	hasFormat bool
+	root     *jsonschema.Schema
+	resolved *jsonschema.Resolved
+	base     map[*jsonschema.Schema]*jsonschema.Schema // each schema's resource (the nearest $id, or the root)
+	anchors  map[*jsonschema.Schema]map[string]*jsonschema.Schema
+	ids      map[string]*jsonschema.Schema
+	refs     map[*jsonschema.Schema]*jsonschema.Schema // $ref and $dynamicRef targets
+	// multipleOf holds each schema's multipleOf, taken from the library:
+	// it divides floats (0.07 is not a multiple of 0.01 there), the walk
+	// divides the decimals as written.
+	multipleOf map[*jsonschema.Schema]float64
+	// ownChecks: the walk asserts a keyword the library does not (format,
+	// multipleOf), so it runs on every value.
+	ownChecks bool
 }
 
 // The "$schema" values of the drafts this package reads.
@@ -55,11 +61,12 @@ func Compile(raw []byte) (*Schema, error) {
 		return nil, fmt.Errorf("not a JSON schema: %w", err)
 	}
 	s := &Schema{
-		root:    root,
-		base:    map[*jsonschema.Schema]*jsonschema.Schema{},
-		anchors: map[*jsonschema.Schema]map[string]*jsonschema.Schema{},
-		ids:     map[string]*jsonschema.Schema{},
-		refs:    map[*jsonschema.Schema]*jsonschema.Schema{},
+		root:       root,
+		base:       map[*jsonschema.Schema]*jsonschema.Schema{},
+		anchors:    map[*jsonschema.Schema]map[string]*jsonschema.Schema{},
+		ids:        map[string]*jsonschema.Schema{},
+		refs:       map[*jsonschema.Schema]*jsonschema.Schema{},
+		multipleOf: map[*jsonschema.Schema]float64{},
 	}
 	// The library checks that the subschemas form a tree (a JSON document
 	// always does) and resolves the references; without a loader, one
@@ -262,8 +269,13 @@ func (s *Schema) index(sc, base *jsonschema.Schema, at, draft string, depth int)
 	if draft == draft2020 && sc.ItemsArray != nil {
 		return fmt.Errorf("at %s: items must be a schema (a tuple is prefixItems since 2020-12)", where)
 	}
+	if sc.MultipleOf != nil {
+		s.multipleOf[sc] = *sc.MultipleOf
+		sc.MultipleOf = nil
+		s.ownChecks = true
+	}
 	if sc.Format != "" {
-		s.hasFormat = true
+		s.ownChecks = true
 	}
 	var err error
 	eachChild(sc, func(kw, key string, c *jsonschema.Schema) bool {
