@@ -60,6 +60,11 @@ type SimpleCommand struct {
 	// conservative: "ls -la" and "ls -l -a" are different keys, which
 	// costs a question, never a bypass.
 	Key string
+	// runner is, for the command a runner runs (npx prettier), 1 + the
+	// index in CommandLine.Commands of the runner's command, and runnerAt
+	// the index in its Args where this command's name is: an allow entry
+	// that names it there ("npx prettier") allows it (Terminal.Check).
+	runner, runnerAt int
 }
 
 // CommandLine is a parsed shell line.
@@ -529,7 +534,7 @@ func (p *lineParser) runnerCommand(base string, args []string, home []int) {
 	if i >= len(args) {
 		return
 	}
-	nested := SimpleCommand{Name: args[i], Args: args[i+1:]}
+	nested := SimpleCommand{Name: args[i], Args: args[i+1:], runner: len(p.cl.Commands), runnerAt: i}
 	for _, h := range home {
 		if h > i {
 			nested.HomeArgs = append(nested.HomeArgs, h-i-1)

@@ -440,3 +440,40 @@ func TestParseCommandLineMarksChainedLines(t *testing.T) {
 		require.Equal(t, want, fs.parse(t, line).Chained, line)
 	}
 }
+
+// An allow entry that names a runner's command ("npx prettier", "uv run
+// pytest") allows it: the project's program is often on no PATH, so no
+// entry of its own could. An entry that stops before it ("npx", "uv
+// run") allows the runner with no command of its own; deny still wins.
+func TestTerminalCheckAllowEntriesNameARunnersCommand(t *testing.T) {
+	fs := newFakeSystem(t)
+	for _, b := range []string{"npx", "uv", "bundle"} {
+		require.NoError(t, os.WriteFile(filepath.Join(fs.bin, b), []byte("#!/bin/sh\n"), 0o755))
+	}
+	for _, tt := range []struct {
+		allow, deny []string
+		line        string
+		deniedN     string
+	}{
+		{[]string{"npx prettier"}, nil, "npx prettier --write .", ""},
+		{[]string{"npx -y create-vite"}, nil, "npx -y create-vite app", ""},
+		{[]string{"uv run pytest"}, nil, "uv run pytest -x", ""},
+		{[]string{"bundle exec rspec"}, nil, "bundle exec rspec spec/a_spec.rb", ""},
+		{[]string{"npx"}, nil, "npx prettier --write .", "prettier"},
+		{[]string{"uv run"}, nil, "uv run pytest", "pytest"},
+		{[]string{"npx prettier"}, nil, "npx rm x", "npx"},
+		{[]string{"npx prettier"}, nil, "npx prettier && rm x", "rm"},
+		{[]string{"npx prettier"}, []string{"prettier"}, "npx prettier --write .", "prettier"},
+		{[]string{"uv run --with"}, nil, "uv run --with rm pytest", "pytest"},
+	} {
+		err := Terminal{AllowedCommands: tt.allow, DeniedCommands: tt.deny, Path: fs.bin}.Check(fs.parse(t, tt.line))
+		if tt.deniedN == "" {
+			assert.NoError(t, err, "%q with %q", tt.line, tt.allow)
+			continue
+		}
+		var de *CommandDeniedError
+		if assert.ErrorAs(t, err, &de, "%q with %q", tt.line, tt.allow) {
+			assert.Equal(t, tt.deniedN, de.Name, "%q with %q", tt.line, tt.allow)
+		}
+	}
+}

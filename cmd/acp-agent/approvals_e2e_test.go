@@ -239,3 +239,38 @@ func TestBinaryPermissionPolicyAllowAndDeny(t *testing.T) {
 		assert.NoFileExists(t, filepath.Join(dir, "made"))
 	})
 }
+
+// allowedCommands entries that name a runner's command allow it: a
+// project's prettier, in node_modules/.bin and on no PATH, runs through
+// "npx prettier" (the runner's command is a command of the line, which
+// no entry of its own could name); "npx" alone and another command
+// through the same runner stay refused.
+func TestBinaryAllowedCommandsNameARunnersCommand(t *testing.T) {
+	needsBash(t)
+	if _, err := exec.LookPath("npx"); err != nil {
+		t.Skip("npx not installed")
+	}
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "node_modules", ".bin"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "node_modules", ".bin", "prettier"), []byte("#!/bin/sh\ntouch ran-prettier\n"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "package.json"), []byte("{}"), 0o644))
+	victim := filepath.Join(dir, "victim")
+	require.NoError(t, os.WriteFile(victim, []byte("x"), 0o644))
+	config := filepath.Join(t.TempDir(), "config.json")
+	require.NoError(t, os.WriteFile(config, []byte(`{"allowedCommands":["npx --offline prettier"]}`), 0o600))
+	lines := []string{"npx --offline prettier --write .", "npx --offline rm victim"}
+	calls := map[string][]modelCall{}
+	for i, l := range lines {
+		calls[fmt.Sprintf("[t%d]", i)] = []modelCall{{"run_command", map[string]any{"command": l}}}
+	}
+	model := promptModel(t, calls)
+	client := &answeringClient{toolClient: newToolClient(dir, ""), answer: "allow_once"}
+	conn, sid := e2eSessionWith(t, model, client, "--config", config, "--mode", "full-access")
+	for i := range lines {
+		assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, fmt.Sprintf("[t%d]", i)))
+	}
+	assert.FileExists(t, filepath.Join(dir, "ran-prettier"), "npx prettier ran")
+	assert.False(t, strings.Contains(model.body(t, 1), "Command denied"), "npx prettier was refused")
+	assert.FileExists(t, victim)
+	assert.True(t, strings.Contains(model.body(t, 3), "Command denied: npx"), "npx rm was not refused")
+}
