@@ -77,6 +77,12 @@ func TestValidationAgreesWithTheValidatorItReplaced(t *testing.T) {
 		{`{"$schema":"http://json-schema.org/draft-07/schema","type":"object"}`, []string{`{}`}},
 		{`{"$schema":"https://json-schema.org/draft/2020-12/schema#","type":"object"}`, []string{`{}`}},
 		{`{"type":"object","properties":{"amount":{"type":"number","multipleOf":0.01,"minimum":0},"qty":{"type":"integer","multipleOf":5}}}`, []string{`{"amount":19.99,"qty":10}`, `{"amount":0.001}`, `{"qty":7}`, `{"amount":1e300}`}},
+		// multipleOf where a failure is not the value's: the library's
+		// float division stays (19.99 fails an anyOf branch of 0.01).
+		{`{"not":{"multipleOf":2}}`, []string{`3`, `4`, `"x"`}},
+		{`{"anyOf":[{"multipleOf":2},{"type":"string"}]}`, []string{`3`, `4`, `"x"`}},
+		{`{"if":{"multipleOf":2},"then":{"minimum":10}}`, []string{`4`, `3`, `12`}},
+		{`{"$defs":{"even":{"multipleOf":2}},"not":{"$ref":"#/$defs/even"},"properties":{"a":{"$ref":"#/$defs/even"}}}`, []string{`3`, `{"a":3}`, `{"a":4}`}},
 		// zod-to-json-schema (Playwright's and the filesystem server's tools).
 		{`{"type":"object","properties":{"element":{"type":"string","description":"x"},"ref":{"type":"string"},"values":{"type":"array","items":{"type":"string"}},"opts":{"$ref":"#/definitions/Opts"},"again":{"$ref":"#/properties/opts"}},"required":["element","ref"],"additionalProperties":false,"definitions":{"Opts":{"type":"object","properties":{"timeout":{"type":["number","null"]},"mode":{"type":"string","enum":["a","b"],"default":"a"}},"additionalProperties":false}},"$schema":"http://json-schema.org/draft-07/schema#"}`,
 			[]string{`{"element":"e","ref":"r"}`, `{"element":"e","ref":"r","opts":{"timeout":null,"mode":"b"},"again":{"timeout":5}}`, `{"element":"e","ref":"r","opts":{"mode":"c"}}`, `{"element":"e"}`, `{"element":"e","ref":"r","x":1}`}},

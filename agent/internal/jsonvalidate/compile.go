@@ -29,9 +29,12 @@ type Schema struct {
 	anchors  map[*jsonschema.Schema]map[string]*jsonschema.Schema
 	ids      map[string]*jsonschema.Schema
 	refs     map[*jsonschema.Schema]*jsonschema.Schema // $ref and $dynamicRef targets
-	// multipleOf holds each schema's multipleOf, taken from the library:
-	// it divides floats (0.07 is not a multiple of 0.01 there), the walk
-	// divides the decimals as written.
+	// multipleOf holds the multipleOf of the schemas that apply to a
+	// value only as its must (not under not, if, anyOf, oneOf or
+	// contains), taken from the library: it divides floats (0.07 is not
+	// a multiple of 0.01 there), the walk divides the decimals as
+	// written. Elsewhere a failure is not a problem of the value (a
+	// branch of anyOf may fail) and the library keeps it.
 	multipleOf map[*jsonschema.Schema]float64
 	// ownChecks: the walk asserts a keyword the library does not (format,
 	// multipleOf), so it runs on every value.
@@ -92,7 +95,44 @@ func Compile(raw []byte) (*Schema, error) {
 	if err := s.checkExpansion(); err != nil {
 		return nil, fmt.Errorf("not a usable JSON schema: %w", err)
 	}
+	s.takeMultipleOf()
 	return s, nil
+}
+
+// takeMultipleOf moves into s.multipleOf the multipleOf of every schema
+// no not, if, anyOf, oneOf or contains reaches, through references too.
+func (s *Schema) takeMultipleOf() {
+	maybe := map[*jsonschema.Schema]bool{}
+	var mark func(sc *jsonschema.Schema)
+	mark = func(sc *jsonschema.Schema) {
+		if sc == nil || maybe[sc] {
+			return
+		}
+		maybe[sc] = true
+		if to := s.refs[sc]; to != nil {
+			mark(to)
+		}
+		eachChild(sc, func(_, _ string, c *jsonschema.Schema) bool {
+			mark(c)
+			return true
+		})
+	}
+	for sc := range s.base {
+		eachChild(sc, func(kw, _ string, c *jsonschema.Schema) bool {
+			switch kw {
+			case "not", "if", "anyOf", "oneOf", "contains":
+				mark(c)
+			}
+			return true
+		})
+	}
+	for sc := range s.base {
+		if sc.MultipleOf != nil && !maybe[sc] {
+			s.multipleOf[sc] = *sc.MultipleOf
+			sc.MultipleOf = nil
+			s.ownChecks = true
+		}
+	}
 }
 
 // jsonDepth is the deepest nesting of arrays and objects in a JSON text
@@ -268,11 +308,6 @@ func (s *Schema) index(sc, base *jsonschema.Schema, at, draft string, depth int)
 	}
 	if draft == draft2020 && sc.ItemsArray != nil {
 		return fmt.Errorf("at %s: items must be a schema (a tuple is prefixItems since 2020-12)", where)
-	}
-	if sc.MultipleOf != nil {
-		s.multipleOf[sc] = *sc.MultipleOf
-		sc.MultipleOf = nil
-		s.ownChecks = true
 	}
 	if sc.Format != "" {
 		s.ownChecks = true

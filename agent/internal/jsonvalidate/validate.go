@@ -228,6 +228,11 @@ func (w *walker) number(x float64, sc *jsonschema.Schema, path string) {
 			w.out = append(w.out, Problem{Path: path, Message: fmt.Sprintf("%v is not a multiple of %v", x, m), own: true})
 		}
 	}
+	if m := sc.MultipleOf; m != nil {
+		if _, f := math.Modf(x / *m); f != 0 { // as the library: see Schema.multipleOf
+			w.add(path, "%v is not a multiple of %v", x, *m)
+		}
+	}
 	if b := sc.Minimum; b != nil && x < *b {
 		w.add(path, "must be >= %v but found %v", *b, x)
 	}
