@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/acp-agent/acp-agent/runtime"
 )
 
 // How the edit tools find the text to replace. Models copy text from
@@ -169,6 +171,16 @@ func stripLineNumbers(s string) (string, bool) {
 	return strings.Join(lines, "\n"), some
 }
 
+// maxEditedSize bounds an edit's result: past the size cap of the files
+// the workspace writes, the write would be refused anyway, and a
+// replace_all (or a multi_edit's chain of them) could otherwise make the
+// agent build a result of terabytes.
+const maxEditedSize = runtime.DefaultMaxFileSize
+
+func errEditTooLarge(size, n, grow int) error {
+	return fmt.Errorf("the edited file would pass the size limit of the files the agent writes (%d bytes): %d bytes and %d replacements each %d bytes longer; nothing was written", maxEditedSize, size, n, grow)
+}
+
 // findAndReplace is replaceText on LF text.
 func findAndReplace(work, oldS, newS string, all bool) (editOutcome, error) {
 	if n := strings.Count(work, oldS); n > 0 {
@@ -176,9 +188,12 @@ func findAndReplace(work, oldS, newS string, all bool) (editOutcome, error) {
 			return editOutcome{}, fmt.Errorf("%w: old_string occurs %d times", errAmbiguous, n)
 		}
 		first := strings.Index(work, oldS)
-		limit := 1
+		limit, replaced := 1, 1
 		if all {
-			limit = -1
+			limit, replaced = -1, n
+		}
+		if grow := len(newS) - len(oldS); grow > 0 && replaced > (maxEditedSize-len(work))/grow {
+			return editOutcome{}, errEditTooLarge(len(work), replaced, grow)
 		}
 		return editOutcome{content: strings.Replace(work, oldS, newS, limit), count: n,
 			line: 1 + strings.Count(work[:first], "\n")}, nil
@@ -209,6 +224,9 @@ func findAndReplace(work, oldS, newS string, all bool) (editOutcome, error) {
 			region := lines[at : at+len(pat)]
 			b.WriteString(replacement(region, pat, newS, level))
 			prev = at + len(pat)
+			if b.Len() > maxEditedSize {
+				return editOutcome{}, fmt.Errorf("the edited file would pass %d bytes, the size limit of the files the agent writes; nothing was written", maxEditedSize)
+			}
 		}
 		for _, l := range lines[prev:] {
 			b.WriteString(l)

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -68,4 +69,23 @@ func TestApplyHunksPlacesLooselyButUniquely(t *testing.T) {
 
 	_, _, err = applyHunks("\tx\n  x\n", patch("-x\n+y"), "a")
 	assert.ErrorContains(t, err, "occur 2 times when ignoring indentation")
+}
+
+// An edit's result is bounded whichever way its text was found (exactly,
+// or loosely: here ignoring the trailing space the model added): past the
+// size cap it is refused before it is built.
+func TestReplaceTextRefusesAResultPastTheSizeCap(t *testing.T) {
+	for _, tc := range []struct{ name, content, old string }{
+		{"exact", strings.Repeat("  a\n", 1_000_000), "a"},
+		{"loose", strings.Repeat("  a\n", 1_000_000), "a "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := replaceText(tc.content, tc.old, strings.Repeat("b", 100), true)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "the edited file would pass")
+			out, err := replaceText(tc.content, tc.old, "b", true)
+			require.NoError(t, err, "a result within the cap")
+			assert.Equal(t, 1_000_000, out.count)
+		})
+	}
 }
