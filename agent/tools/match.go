@@ -46,16 +46,20 @@ func (l matchLevel) String() string {
 }
 
 // equal compares a file line with a pattern line at level l.
-func (l matchLevel) equal(line, pat string) bool {
+func (l matchLevel) equal(line, pat string) bool { return l.key(line) == l.key(pat) }
+
+// key is what of a line counts at level l: two lines are equal at l when
+// their keys are.
+func (l matchLevel) key(line string) string {
 	switch l {
 	case matchTrailingSpace:
-		return strings.TrimRight(line, " \t\r") == strings.TrimRight(pat, " \t\r")
+		return strings.TrimRight(line, " \t\r")
 	case matchIndentation:
-		return strings.TrimSpace(line) == strings.TrimSpace(pat)
+		return strings.TrimSpace(line)
 	case matchUnicode:
-		return normalizePunctuation(strings.TrimSpace(line)) == normalizePunctuation(strings.TrimSpace(pat))
+		return normalizePunctuation(strings.TrimSpace(line))
 	}
-	return line == pat
+	return line
 }
 
 // punctuation maps typographic characters to the ASCII ones models type.
@@ -238,20 +242,44 @@ func findAndReplace(work, oldS, newS string, all bool) (editOutcome, error) {
 }
 
 // findLines returns where pat occurs as whole consecutive lines of lines
-// (each keeping its "\n") at or after from, at level, without overlaps.
+// (each keeping its "\n") at or after from, at level, without overlaps,
+// leftmost first. It compares each line's key once and searches with
+// Knuth-Morris-Pratt: the naive scan compared up to len(lines)*len(pat)
+// lines, so an old_string of 200,000 lines that almost matches
+// everywhere in a file of 2,000,000 never ended.
 func findLines(lines, pat []string, from int, level matchLevel) []int {
-	var out []int
-	for i := from; i+len(pat) <= len(lines); i++ {
-		ok := true
-		for j, p := range pat {
-			if !level.equal(strings.TrimSuffix(lines[i+j], "\n"), p) {
-				ok = false
-				break
-			}
+	if len(pat) == 0 || len(lines)-from < len(pat) {
+		return nil
+	}
+	keys := make([]string, len(pat))
+	for j, p := range pat {
+		keys[j] = level.key(p)
+	}
+	// fail[j]: the length of the longest proper prefix of keys[:j+1]
+	// that is also its suffix.
+	fail := make([]int, len(keys))
+	for j, k := 1, 0; j < len(keys); j++ {
+		for k > 0 && keys[j] != keys[k] {
+			k = fail[k-1]
 		}
-		if ok {
-			out = append(out, i)
-			i += len(pat) - 1
+		if keys[j] == keys[k] {
+			k++
+		}
+		fail[j] = k
+	}
+	var out []int
+	k := 0
+	for i := from; i < len(lines); i++ {
+		line := level.key(strings.TrimSuffix(lines[i], "\n"))
+		for k > 0 && line != keys[k] {
+			k = fail[k-1]
+		}
+		if line == keys[k] {
+			k++
+		}
+		if k == len(keys) {
+			out = append(out, i-len(keys)+1)
+			k = 0 // no overlaps: the next match starts after this one
 		}
 	}
 	return out

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -87,5 +88,43 @@ func TestReplaceTextRefusesAResultPastTheSizeCap(t *testing.T) {
 			require.NoError(t, err, "a result within the cap")
 			assert.Equal(t, 1_000_000, out.count)
 		})
+	}
+}
+
+// findLines finds what the naive scan finds (leftmost, without overlaps),
+// on random lines over a small alphabet where near-matches abound.
+func TestFindLinesMatchesTheNaiveScan(t *testing.T) {
+	naive := func(lines, pat []string, from int, level matchLevel) []int {
+		var out []int
+		for i := from; i+len(pat) <= len(lines); i++ {
+			ok := true
+			for j, p := range pat {
+				if !level.equal(strings.TrimSuffix(lines[i+j], "\n"), p) {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				out = append(out, i)
+				i += len(pat) - 1
+			}
+		}
+		return out
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	alphabet := []string{"a\n", " a\n", "a \n", "b\n", "\u2013\n", "-\n"}
+	for range 20000 {
+		lines := make([]string, r.IntN(12))
+		for i := range lines {
+			lines[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		pat := make([]string, 1+r.IntN(4))
+		for i := range pat {
+			pat[i] = strings.TrimSuffix(alphabet[r.IntN(len(alphabet))], "\n")
+		}
+		from := r.IntN(len(lines) + 1)
+		for _, level := range append([]matchLevel{matchExact}, loose...) {
+			require.Equal(t, naive(lines, pat, from, level), findLines(lines, pat, from, level), "%q in %q from %d at %v", pat, lines, from, level)
+		}
 	}
 }

@@ -54,3 +54,29 @@ func TestBinaryEditsCannotGrowAFileWithoutBound(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "y\n", string(data), "the agent goes on")
 }
+
+// An old_string that almost matches everywhere costs time linear in the
+// file and the text, not their product: 200,000 lines of "a" then "b"
+// against a file of 2,000,000 lines of "a" compared 4*10^11 lines at each
+// loose level (the call never answered). It answers "not found" at once.
+func TestBinaryLooseEditMatchingIsLinear(t *testing.T) {
+	ws := t.TempDir()
+	file := filepath.Join(ws, "many.txt")
+	orig := strings.Repeat("a\n", 2_000_000)
+	require.NoError(t, os.WriteFile(file, []byte(orig), 0o644))
+	model := promptModel(t, map[string][]modelCall{
+		"[near]": {{"edit_file", map[string]any{"path": "many.txt", "old_string": strings.Repeat("a\n", 200_000) + "b", "new_string": "c"}}},
+	})
+	client := newToolClient(ws, "allow_once")
+	cmd := exec.Command(agentBin, "--model", "openai/test-model", "--mode", "accept-edits")
+	cmd.Env = append(agentEnv(t), "OPENAI_API_KEY=k", "OPENAI_BASE_URL="+model.URL+"/v1")
+	conn, sid := startE2EWith(t, cmd, client, ws, sdk.ClientCapabilities{})
+	promptE2E(t, conn, sid, "[near]")
+	model.mu.Lock()
+	last := model.bodies[len(model.bodies)-1]
+	model.mu.Unlock()
+	assert.Contains(t, last, "old_string was not found")
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.True(t, string(data) == orig, "nothing written")
+}
