@@ -32,8 +32,8 @@ type Limits struct {
 	MaxToolCalls int
 }
 
-func (l Limits) args() int { return limit(l.MaxToolArgumentBytes, DefaultMaxToolArgumentBytes) }
-func (l Limits) text() int { return limit(l.MaxTextBytes, DefaultMaxTextBytes) }
+func (l Limits) args() int  { return limit(l.MaxToolArgumentBytes, DefaultMaxToolArgumentBytes) }
+func (l Limits) text() int  { return limit(l.MaxTextBytes, DefaultMaxTextBytes) }
 func (l Limits) calls() int { return limit(l.MaxToolCalls, DefaultMaxToolCalls) }
 
 func limit(v, def int) int {
