@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -79,4 +80,52 @@ func TestBinaryLooseEditMatchingIsLinear(t *testing.T) {
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
 	assert.True(t, string(data) == orig, "nothing written")
+}
+
+// A patch's hunks of one file are capped (1000): each is sought from the
+// previous one to the end of the file, so 20,000 one-line hunks against
+// a file of a million lines took hours (the call never answered). Such a
+// patch is refused at once, nothing written; 1000 hunks still apply.
+func TestBinaryApplyPatchHunksAreCapped(t *testing.T) {
+	ws := t.TempDir()
+	var big, small strings.Builder
+	for i := range 1_000_000 {
+		fmt.Fprintf(&big, "l%d\n", i)
+	}
+	for i := range 2000 {
+		fmt.Fprintf(&small, "s%d\n", i)
+	}
+	write(t, filepath.Join(ws, "big.txt"), big.String())
+	write(t, filepath.Join(ws, "small.txt"), small.String())
+	patch := func(name, prefix string, hunks, step int) string {
+		var b strings.Builder
+		b.WriteString("*** Begin Patch\n*** Update File: " + name + "\n")
+		for i := range hunks {
+			fmt.Fprintf(&b, "@@\n-%s%d\n+x%d\n", prefix, i*step, i)
+		}
+		b.WriteString("*** End Patch")
+		return b.String()
+	}
+	model := promptModel(t, map[string][]modelCall{
+		"[many]": {{"apply_patch", map[string]any{"patch": patch("big.txt", "l", 20_000, 50)}}},
+		"[ok]":   {{"apply_patch", map[string]any{"patch": patch("small.txt", "s", 1000, 2)}}},
+	})
+	client := newToolClient(ws, "allow_once")
+	cmd := exec.Command(agentBin, "--model", "openai/gpt-5", "--mode", "accept-edits")
+	cmd.Env = append(agentEnv(t), "OPENAI_API_KEY=k", "OPENAI_BASE_URL="+model.URL+"/v1")
+	conn, sid := startE2EWith(t, cmd, client, ws, sdk.ClientCapabilities{})
+
+	promptE2E(t, conn, sid, "[many]")
+	model.mu.Lock()
+	last := model.bodies[len(model.bodies)-1]
+	model.mu.Unlock()
+	assert.Contains(t, last, "20000 hunks, more than the 1000")
+	data, err := os.ReadFile(filepath.Join(ws, "big.txt"))
+	require.NoError(t, err)
+	assert.True(t, string(data) == big.String(), "nothing written")
+
+	promptE2E(t, conn, sid, "[ok]")
+	data, err = os.ReadFile(filepath.Join(ws, "small.txt"))
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(data), "x0\ns1\nx1\ns3\n"), "1000 hunks apply: %.40q", data)
 }
