@@ -35,10 +35,7 @@ func TestBinaryEditsCannotGrowAFileWithoutBound(t *testing.T) {
 		"[small]":  {{"edit_file", map[string]any{"path": "small.txt", "old_string": "x", "new_string": "y"}}},
 	})
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "small.txt"), []byte("x\n"), 0o644))
-	client := newToolClient(ws, "allow_once")
-	cmd := exec.Command(agentBin, "--model", "openai/test-model", "--mode", "accept-edits")
-	cmd.Env = append(agentEnv(t), "OPENAI_API_KEY=k", "OPENAI_BASE_URL="+model.URL+"/v1")
-	conn, sid := startE2EWith(t, cmd, client, ws, sdk.ClientCapabilities{})
+	conn, sid := editingAgent(t, ws, model, "openai/test-model")
 
 	for _, key := range []string{"[all]", "[double]"} {
 		promptE2E(t, conn, sid, key)
@@ -68,10 +65,7 @@ func TestBinaryLooseEditMatchingIsLinear(t *testing.T) {
 	model := promptModel(t, map[string][]modelCall{
 		"[near]": {{"edit_file", map[string]any{"path": "many.txt", "old_string": strings.Repeat("a\n", 200_000) + "b", "new_string": "c"}}},
 	})
-	client := newToolClient(ws, "allow_once")
-	cmd := exec.Command(agentBin, "--model", "openai/test-model", "--mode", "accept-edits")
-	cmd.Env = append(agentEnv(t), "OPENAI_API_KEY=k", "OPENAI_BASE_URL="+model.URL+"/v1")
-	conn, sid := startE2EWith(t, cmd, client, ws, sdk.ClientCapabilities{})
+	conn, sid := editingAgent(t, ws, model, "openai/test-model")
 	promptE2E(t, conn, sid, "[near]")
 	model.mu.Lock()
 	last := model.bodies[len(model.bodies)-1]
@@ -110,10 +104,7 @@ func TestBinaryApplyPatchHunksAreCapped(t *testing.T) {
 		"[many]": {{"apply_patch", map[string]any{"patch": patch("big.txt", "l", 20_000, 50)}}},
 		"[ok]":   {{"apply_patch", map[string]any{"patch": patch("small.txt", "s", 1000, 2)}}},
 	})
-	client := newToolClient(ws, "allow_once")
-	cmd := exec.Command(agentBin, "--model", "openai/gpt-5", "--mode", "accept-edits")
-	cmd.Env = append(agentEnv(t), "OPENAI_API_KEY=k", "OPENAI_BASE_URL="+model.URL+"/v1")
-	conn, sid := startE2EWith(t, cmd, client, ws, sdk.ClientCapabilities{})
+	conn, sid := editingAgent(t, ws, model, "openai/gpt-5")
 
 	promptE2E(t, conn, sid, "[many]")
 	model.mu.Lock()
@@ -128,4 +119,13 @@ func TestBinaryApplyPatchHunksAreCapped(t *testing.T) {
 	data, err = os.ReadFile(filepath.Join(ws, "small.txt"))
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(string(data), "x0\ns1\nx1\ns3\n"), "1000 hunks apply: %.40q", data)
+}
+
+// editingAgent starts the agent on model (an OpenAI-format server, as
+// modelName) in accept-edits mode, in ws, and opens a session.
+func editingAgent(t *testing.T, ws string, model *scriptedModel, modelName string) (*sdk.ClientSideConnection, sdk.SessionId) {
+	t.Helper()
+	cmd := exec.Command(agentBin, "--model", modelName, "--mode", "accept-edits")
+	cmd.Env = append(agentEnv(t), "OPENAI_API_KEY=k", "OPENAI_BASE_URL="+model.URL+"/v1")
+	return startE2EWith(t, cmd, newToolClient(ws, "allow_once"), ws, sdk.ClientCapabilities{})
 }
