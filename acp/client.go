@@ -159,7 +159,8 @@ func textChunk(u *SessionUpdate) (c *ContentChunk, thought bool) {
 }
 
 // mergeLocked merges it, a plain text chunk, into the last queued item if
-// that is a plain text chunk of the same kind and message that the
+// that is a plain text chunk of the same kind and message (the same
+// non-empty messageId) that the
 // outbox's writer has not taken yet: the client gets their texts, in
 // order, in one notification instead of two. It reports whether it did.
 // Nothing waits for a merge: an item is merged only into one already
@@ -178,7 +179,9 @@ func (o *outbox) mergeLocked(it *outItem) bool {
 		return false
 	}
 	lc, lthought := textChunk(&last.update)
-	if lc == nil || lthought != thought || lc.MessageID != c.MessageID {
+	// The same message only if an id says so: chunks without one (the
+	// agent's notices) each stay a message of their own.
+	if lc == nil || lthought != thought || c.MessageID == "" || lc.MessageID != c.MessageID {
 		return false
 	}
 	if last.merged == nil {

@@ -140,9 +140,10 @@ func slowClientUpdates(t *testing.T, script []acp.SessionUpdate) []wireUpdate {
 // TestSlowClientGetsAdjacentTextChunksMerged: the chunks that queue while
 // the client is not reading reach it in fewer notifications, with the same
 // text in the same order; a chunk is merged only into the one just before
-// it, of the same kind and message, plain text on both sides, so tool
-// calls, thoughts, other messages and chunks with annotations or _meta
-// keep their places and their fields.
+// it, of the same kind and message (the same messageId), plain text on
+// both sides, so tool calls, thoughts, other messages, chunks without a
+// message id and chunks with annotations or _meta keep their places and
+// their fields.
 func TestSlowClientGetsAdjacentTextChunksMerged(t *testing.T) {
 	var script []acp.SessionUpdate
 	var wantA, wantB strings.Builder
@@ -163,7 +164,8 @@ func TestSlowClientGetsAdjacentTextChunksMerged(t *testing.T) {
 	annotated.AgentMessageChunk.Content.Text.Annotations = &acp.Annotations{Priority: new(0.5)}
 	withMeta := msgChunk("m1", "meta ")
 	withMeta.AgentMessageChunk.Meta = json.RawMessage(`{"x":1}`)
-	script = append(script, annotated, msgChunk("m1", "after "), msgChunk("m2", "other "), msgChunk("m2", "message "), withMeta)
+	script = append(script, annotated, msgChunk("m1", "after "), msgChunk("m2", "other "), msgChunk("m2", "message "), withMeta,
+		msgChunk("", "notice one "), msgChunk("", "notice two "))
 
 	got := slowClientUpdates(t, script)
 	// The writer took what was queued when it woke (the first chunk and
@@ -189,6 +191,9 @@ func TestSlowClientGetsAdjacentTextChunksMerged(t *testing.T) {
 		{kind: "agent_message_chunk", messageID: "m1", text: "after "},
 		{kind: "agent_message_chunk", messageID: "m2", text: "other message "},
 		{kind: "agent_message_chunk", messageID: "m1", text: "meta ", extra: true},
+		// Chunks without a message id are not known to be one message.
+		{kind: "agent_message_chunk", text: "notice one "},
+		{kind: "agent_message_chunk", text: "notice two "},
 	}
 	assert.Equal(t, want, got[head:])
 }
