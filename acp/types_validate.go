@@ -3,6 +3,8 @@ package acp
 import (
 	"fmt"
 	"path/filepath"
+
+	"github.com/acp-agent/acp-agent/internal/sessionid"
 )
 
 // Validate methods check the required members of the requests an agent
@@ -21,7 +23,9 @@ const MaxSessionIDLen = 128
 
 // ValidateSessionID checks the syntax of a session id a client sent: 1 to
 // MaxSessionIDLen bytes of ASCII letters, digits, '-', '_' and '.', not
-// starting with '.' and not containing "..". The agent mints UUIDs; an id
+// starting with '.' and not containing "..", and not spelled like a
+// session store's file or a Windows device (sessionid.NameClash). The
+// agent mints UUIDs; an id
 // outside this syntax can never name one of its sessions, and the check
 // runs at decoding, before anything looks the id up, so a hostile id
 // ("../x", "/etc", "a\x00b") never reaches the session store or the
@@ -50,6 +54,9 @@ func ValidateSessionID(id SessionId) error {
 		default:
 			return bad("allowed are ASCII letters, digits, '-', '_' and '.'")
 		}
+	}
+	if why := sessionid.NameClash(string(id)); why != "" {
+		return bad(why)
 	}
 	return nil
 }

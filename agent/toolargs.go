@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
-	"github.com/santhosh-tekuri/jsonschema/v5"
+	"github.com/acp-agent/acp-agent/agent/internal/jsonvalidate"
 )
 
 // compileToolSchema compiles a tool's parameter schema once: at
@@ -17,14 +16,14 @@ import (
 // schemaCache holds compiled tool schemas by their text, for the whole
 // process: every session registers the same built-in tools, and a
 // compiled schema is immutable (safe to share and to use concurrently).
-var schemaCache sync.Map // string -> *jsonschema.Schema
+var schemaCache sync.Map // string -> *jsonvalidate.Schema
 
-func compileToolSchema(name string, params json.RawMessage) (*jsonschema.Schema, error) {
+func compileToolSchema(name string, params json.RawMessage) (*jsonvalidate.Schema, error) {
 	if len(bytes.TrimSpace(params)) == 0 {
 		return nil, nil
 	}
 	if s, ok := schemaCache.Load(string(params)); ok {
-		return s.(*jsonschema.Schema), nil
+		return s.(*jsonvalidate.Schema), nil
 	}
 	s, err := compileToolSchemaUncached(name, params)
 	if err == nil {
@@ -33,25 +32,22 @@ func compileToolSchema(name string, params json.RawMessage) (*jsonschema.Schema,
 	return s, err
 }
 
-func compileToolSchemaUncached(name string, params json.RawMessage) (*jsonschema.Schema, error) {
-	c := jsonschema.NewCompiler()
-	c.Draft = jsonschema.Draft2020
-	url := "tool:///" + name + ".json"
-	if err := c.AddResource(url, bytes.NewReader(params)); err != nil {
-		return nil, fmt.Errorf("agent: tool %q: parameters are not a JSON schema: %w", name, err)
-	}
-	s, err := c.Compile(url)
+func compileToolSchemaUncached(name string, params json.RawMessage) (*jsonvalidate.Schema, error) {
+	s, err := jsonvalidate.Compile(params)
 	if err != nil {
-		return nil, fmt.Errorf("agent: tool %q: parameters are not a valid JSON schema: %w", name, err)
+		return nil, fmt.Errorf("agent: tool %q: parameters: %w", name, err)
 	}
 	return s, nil
 }
 
+// maxArgProblems bounds the problems told to the model for one call.
+const maxArgProblems = 8
+
 // checkToolArgs checks the model's (untrusted) arguments against the
-// tool's schema. The error names what is wrong and where, for the model.
-func checkToolArgs(schema *jsonschema.Schema, args json.RawMessage) error {
+// tool's schema. The error names every failing argument (its JSON
+// Pointer) and why, for the model to fix the call.
+func checkToolArgs(schema *jsonvalidate.Schema, args json.RawMessage) error {
 	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
 		return fmt.Errorf("the arguments are not valid JSON: %v", err)
@@ -66,32 +62,12 @@ func checkToolArgs(schema *jsonschema.Schema, args json.RawMessage) error {
 		return nil
 	}
 	err := schema.Validate(v)
-	var ve *jsonschema.ValidationError
+	var ve *jsonvalidate.Error
 	if !errors.As(err, &ve) {
 		return err
 	}
-	var problems []string
-	for _, leaf := range leafErrors(ve) {
-		at := leaf.InstanceLocation
-		if at == "" {
-			at = "/"
-		}
-		problems = append(problems, fmt.Sprintf("at %s: %s", at, leaf.Message))
+	if len(ve.Problems) > maxArgProblems {
+		ve = &jsonvalidate.Error{Problems: ve.Problems[:maxArgProblems]}
 	}
-	return fmt.Errorf("the arguments do not match the tool's schema: %s", strings.Join(problems, "; "))
-}
-
-// leafErrors returns the most specific validation errors (at most 8).
-func leafErrors(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
-	if len(ve.Causes) == 0 {
-		return []*jsonschema.ValidationError{ve}
-	}
-	var out []*jsonschema.ValidationError
-	for _, c := range ve.Causes {
-		out = append(out, leafErrors(c)...)
-		if len(out) >= 8 {
-			return out[:8]
-		}
-	}
-	return out
+	return fmt.Errorf("the arguments do not match the tool's schema: %v", ve)
 }

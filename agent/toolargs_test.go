@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/internal/testkit"
 )
 
 const readFileSchema = `{"type":"object","properties":{"path":{"type":"string","minLength":1},"limit":{"type":"integer","minimum":1}},"required":["path"],"additionalProperties":false}`
@@ -34,16 +35,7 @@ func TestToolArgumentsAreValidatedBeforeTheToolRuns(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rt := &recordingTool{}
-			m := newFakeModel(calls(call("c1", "read_file", tt.args)), says("done"))
-			s := newSession(t, m)
-			tool := rt.Tool("read_file", nil)
-			tool.Parameters = json.RawMessage(readFileSchema)
-			require.NoError(t, s.Tools().Register(tool))
-
-			res, err := s.Prompt(context.Background(), "read it")
-			require.NoError(t, err)
-			assert.Equal(t, "done", res.Text)
+			rt, m, s := callOnce(t, "read_file", readFileSchema, tt.args)
 			var out agent.Entry
 			for _, e := range s.Transcript() {
 				if e.Kind == agent.EntryToolOutput {
@@ -65,6 +57,22 @@ func TestToolArgumentsAreValidatedBeforeTheToolRuns(t *testing.T) {
 			assert.Contains(t, last[len(last)-1].Text(), tt.wantErr[0])
 		})
 	}
+}
+
+// callOnce registers a recording tool with the schema in a session whose
+// model calls it once with args, then says "done", and runs that turn.
+func callOnce(t *testing.T, name, schema, args string) (*recordingTool, *testkit.FakeModel, *agent.Session) {
+	t.Helper()
+	rt := &recordingTool{}
+	m := newFakeModel(calls(call("c1", name, args)), says("done"))
+	s := newSession(t, m)
+	tool := rt.Tool(name, nil)
+	tool.Parameters = json.RawMessage(schema)
+	require.NoError(t, s.Tools().Register(tool))
+	res, err := s.Prompt(context.Background(), "go")
+	require.NoError(t, err)
+	assert.Equal(t, "done", res.Text)
+	return rt, m, s
 }
 
 func TestRegisterRefusesAnInvalidSchema(t *testing.T) {

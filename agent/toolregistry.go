@@ -9,7 +9,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/santhosh-tekuri/jsonschema/v5"
+	"github.com/acp-agent/acp-agent/agent/internal/jsonvalidate"
 
 	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/policy"
@@ -160,7 +160,7 @@ var (
 
 type registeredTool struct {
 	tool    Tool
-	schema  *jsonschema.Schema // compiled Parameters; nil: any object, or not compiled yet (tool.inferred)
+	schema  *jsonvalidate.Schema // compiled Parameters; nil: any object, or not compiled yet (tool.inferred)
 	enabled bool
 }
 
@@ -169,7 +169,7 @@ type registeredTool struct {
 // compiled schemas are shared), not when it is registered, since most
 // sessions call few of their tools and a compile takes a fraction of a
 // millisecond each.
-func (rt registeredTool) compiled() (*jsonschema.Schema, error) {
+func (rt registeredTool) compiled() (*jsonvalidate.Schema, error) {
 	if rt.schema != nil || !rt.tool.inferred {
 		return rt.schema, nil
 	}
@@ -204,7 +204,7 @@ func (r *ToolRegistry) Register(t Tool) error {
 	if t.ShortDescription == "" {
 		t.ShortDescription = t.Description
 	}
-	var schema *jsonschema.Schema
+	var schema *jsonvalidate.Schema
 	if !t.inferred {
 		var err error
 		if schema, err = compileToolSchema(t.Name, t.Parameters); err != nil {

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/acp-agent/acp-agent/internal/sessionid"
 )
 
 // FormatVersion is the version of the file format this package writes,
@@ -129,7 +131,9 @@ func (s *Store) Exists(id string) bool {
 
 // ValidateID reports whether id can name a session: 1 to 128 bytes of
 // ASCII letters, digits, '-', '_' and '.', not starting with '.' and not
-// containing "..". UUIDs qualify. The error wraps ErrInvalidID.
+// containing "..", and not spelled like another session's file or a
+// Windows device (sessionid.NameClash). UUIDs qualify. The error wraps
+// ErrInvalidID.
 func ValidateID(id string) error {
 	switch {
 	case id == "":
@@ -150,6 +154,9 @@ func ValidateID(id string) error {
 		default:
 			return fmt.Errorf("%w: %q contains %q; allowed are letters, digits, '-', '_' and '.'", ErrInvalidID, id, rune(c))
 		}
+	}
+	if why := sessionid.NameClash(id); why != "" {
+		return fmt.Errorf("%w: %q: %s", ErrInvalidID, id, why)
 	}
 	return nil
 }

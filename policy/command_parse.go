@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -446,7 +447,93 @@ func (p *lineParser) call(c *syntax.CallExpr) {
 	}
 	sc.Key = commandKey(sc)
 	p.cl.Commands = append(p.cl.Commands, sc)
+	if nameOK {
+		p.runnerCommand(filepath.Base(name), args, home)
+	}
 }
+
+// runnerCommand adds the command a runner runs (npx prettier, uv run
+// pytest, bundle exec rspec, npm exec -- rm x) as a simple command of the
+// line: it is any program on the PATH (npm exec -- touch x ran touch), so
+// the lists and every rule judge it as they judge the runner. When the
+// runner's options before it may take a value, which word is the command
+// is not known: that is opaque.
+func (p *lineParser) runnerCommand(base string, args []string, home []int) {
+	i := 0
+	if subs, ok := execRunners[base]; ok {
+		for ; i < len(args) && strings.HasPrefix(args[i], "-"); i++ {
+		}
+		if i == len(args) || !subs.has(args[i]) {
+			return
+		}
+		i++
+		switch base {
+		case "direnv":
+			i++ // direnv exec DIR command
+		case "mise":
+			// mise exec TOOL@VERSION... -- command
+			j := slices.Index(args[i:], "--")
+			if j < 0 {
+				p.opaque("mise %s without --: the program it runs is not known", args[i-1])
+				return
+			}
+			i += j
+		}
+	} else if !directRunners.has(base) {
+		return
+	}
+	for ; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			i++
+			break
+		}
+		if !strings.HasPrefix(a, "-") {
+			break
+		}
+		if !strings.Contains(a, "=") && !runnerFlags.has(a) {
+			p.opaque("%s %s: the program it runs is not known (the option may take the next word as its value)", base, a)
+			return
+		}
+	}
+	if i >= len(args) {
+		return
+	}
+	nested := SimpleCommand{Name: args[i], Args: args[i+1:]}
+	for _, h := range home {
+		if h > i {
+			nested.HomeArgs = append(nested.HomeArgs, h-i-1)
+		}
+	}
+	p.checkName(nested.Name, nested.Args)
+	if p.lookPath != nil && !isShellBuiltin(nested.Name) {
+		if r, err := p.lookPath(nested.Name); err == nil {
+			nested.Resolved = r
+		}
+	}
+	nested.Key = commandKey(nested)
+	p.cl.Commands = append(p.cl.Commands, nested)
+	p.runnerCommand(filepath.Base(nested.Name), nested.Args, nested.HomeArgs) // corepack pnpm exec x
+}
+
+// execRunners are the programs whose subcommand runs the command that
+// follows it: any program, not only a script of the project (npm run).
+var execRunners = map[string]*nameSet{
+	"npm": setOf("exec", "x"), "pnpm": setOf("exec", "dlx"), "yarn": setOf("exec", "dlx"), "bun": setOf("x"),
+	"uv": setOf("run"), "poetry": setOf("run"), "pipenv": setOf("run"), "pdm": setOf("run"), "hatch": setOf("run"),
+	"rye": setOf("run"), "pipx": setOf("run"), "bundle": setOf("exec"), "bundler": setOf("exec"),
+	"conda": setOf("run"), "mamba": setOf("run"), "micromamba": setOf("run"), "pyenv": setOf("exec"),
+	"rbenv": setOf("exec"), "nodenv": setOf("exec"), "asdf": setOf("exec"), "mise": setOf("exec", "x"),
+	"direnv": setOf("exec"),
+}
+
+// directRunners run the command that is their first operand.
+var directRunners = setOf("npx", "pnpx", "bunx", "uvx", "corepack")
+
+// runnerFlags are runner options known to take no value, so the word
+// after them is still the command.
+var runnerFlags = setOf("-y", "--yes", "--no", "--offline", "--prefer-offline", "-q", "--quiet", "--silent",
+	"-s", "--frozen", "--locked", "--no-sync", "--isolated", "--no-project", "--all-extras", "--no-dev", "--exact")
 
 // commandKey builds SimpleCommand.Key; see its documentation.
 func commandKey(sc SimpleCommand) string {

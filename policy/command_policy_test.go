@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -45,6 +46,16 @@ func TestTerminalCheckAppliesDenyThenAllowToEveryCommand(t *testing.T) {
 		{"deny args match in order only", Terminal{DeniedCommands: []string{"git push origin"}}, "git origin push", ""},
 		{"deny by absolute path", Terminal{DeniedCommands: []string{filepath.Join(fs.bin, "rm")}}, "rm x", "rm"},
 		{"deny checks nested commands", Terminal{DeniedCommands: []string{"rm"}}, "if ls; then rm x; fi", "rm"},
+		// A runner's command is a command of the line: npm exec -- touch x
+		// ran touch.
+		{"deny sees npx's command", Terminal{DeniedCommands: []string{"rm"}}, "npx rm x", "rm"},
+		{"deny sees npm exec's command after --", Terminal{DeniedCommands: []string{"rm"}}, "npm exec --offline -- rm x", "rm"},
+		{"deny sees uv run's command", Terminal{DeniedCommands: []string{"rm"}}, "uv run rm x", "rm"},
+		{"deny sees bundle exec's command", Terminal{DeniedCommands: []string{"rm"}}, "bundle exec rm x", "rm"},
+		{"deny sees direnv exec's command", Terminal{DeniedCommands: []string{"rm"}}, "direnv exec . rm x", "rm"},
+		{"deny sees a runner's runner", Terminal{DeniedCommands: []string{"rm"}}, "corepack pnpm exec rm x", "rm"},
+		{"a runner's other command runs", Terminal{DeniedCommands: []string{"rm"}}, "npx -y prettier --write .", ""},
+		{"npm run runs a script, not a command", Terminal{DeniedCommands: []string{"rm"}}, "npm run rm", ""},
 		{"blank entries match nothing", Terminal{AllowedCommands: []string{"  "}}, "ls", "ls"},
 		{"empty line runs nothing", Terminal{AllowedCommands: []string{}}, "", ""},
 	}
@@ -63,6 +74,27 @@ func TestTerminalCheckAppliesDenyThenAllowToEveryCommand(t *testing.T) {
 			require.ErrorAs(t, err, &de)
 			require.Equal(t, tt.deniedN, de.Name)
 		})
+	}
+}
+
+// A runner's command that is itself a trampoline, or hidden behind an
+// option that may take a value, is opaque: with a list, the line is
+// refused with the reason.
+func TestTerminalCheckRunnerCommandsThatAreNotKnown(t *testing.T) {
+	fs := newFakeSystem(t)
+	for line, why := range map[string]string{
+		"npx sh -c 'rm x'":          "-c runs a command",
+		"uv run --with x rm y":      "uv --with: the program it runs is not known",
+		"uv run -- bash -c 'rm x'":  "bash with options",
+		"nix-shell --run 'rm x'":    "nix-shell --run",
+		"nix develop -c rm x":       "nix -c",
+		"bun exec 'rm x'":           "bun exec runs a shell script",
+		"mise exec node@20 -- rm x": "", // the command after -- is rm
+		"pipenv run --verbose rm x": "pipenv --verbose: the program it runs is not known",
+	} {
+		err := Terminal{DeniedCommands: []string{"rm"}, Path: fs.bin}.Check(fs.parse(t, line))
+		require.Error(t, err, line)
+		assert.Contains(t, err.Error(), why, line)
 	}
 }
 

@@ -190,6 +190,9 @@ func programRisk(base string, args []string) string {
 		if fam == "deno" && (ops[0] == "eval" || ops[0] == "repl") {
 			return fmt.Sprintf("deno %s runs program text given on the command line", ops[0])
 		}
+		if fam == "bun" && ops[0] == "exec" {
+			return "bun exec runs a shell script given in its arguments (Bun Shell)"
+		}
 		return ""
 	}
 	if rule, ok := argRules[base]; ok {
@@ -223,12 +226,95 @@ var argRules = map[string]func(args []string) string{
 	"tar": gnuVeto("tar", true, []string{"--checkpoint"}, "--to-command", "--checkpoint-action", "--use-compress-program",
 		"--rsh-command", "--rmt-command", "--info-script", "--new-volume-script", "-I", "-F"),
 	"bsdtar": gnuVeto("bsdtar", true, nil, "--use-compress-program", "-I"),
-	"zip":    longVeto("zip", "-TT", "--unzip-command"),
-	"man":    gnuVeto("man", false, nil, "-P", "--pager", "-H", "--html", "--browser"),
-	"ssh":    sshRisk("ssh", "oF"),
-	"scp":    sshRisk("scp", "oFS"),
-	"sftp":   sshRisk("sftp", "oFSD"),
-	"rsync":  rsyncRisk,
+	"zip":    zipRisk,
+	// man-db runs the programs its configuration file DEFINEs (pager,
+	// tbl, nroff, ...): -C/--config-file names one.
+	"man": gnuVeto("man", false, nil, "-P", "--pager", "-H", "--html", "--browser", "-C", "--config-file"),
+	// Programs that run a program or shell command named in an option:
+	// sort's compressor (fed the data: --compress-program=sh runs the
+	// sorted lines), split's filter ($SHELL -c), the diff program of
+	// sdiff and diff3, wget's askpass and its -e wgetrc commands
+	// (use_askpass=...).
+	"sort":  gnuVeto("sort", false, nil, "--compress-program"),
+	"split": gnuVeto("split", false, nil, "--filter"),
+	"sdiff": gnuVeto("sdiff", false, nil, "--diff-program"),
+	"diff3": gnuVeto("diff3", false, nil, "--diff-program"),
+	"wget":  gnuVeto("wget", false, nil, "--use-askpass", "--execute", "-e"),
+	"ed":    edRisk,
+	// A shell string or command given to run in an environment:
+	// nix-shell --run 'rm x', nix develop -c rm x (bun exec: above).
+	"nix-shell": longVeto("nix-shell", "--run", "--command"),
+	"nix":       longVeto("nix", "-c", "--command"),
+	"sqlite3":   sqliteRisk,
+	"psql":      psqlRisk,
+	"ssh":       sshRisk("ssh", "oF"),
+	"scp":       sshRisk("scp", "oFS"),
+	"sftp":      sshRisk("sftp", "oFSD"),
+	"rsync":     rsyncRisk,
+}
+
+// zipRisk: zip -T runs the command -TT or --unzip-command names, and
+// Info-ZIP takes an abbreviated long option (zip -T --unzip-comm=cmd
+// ran cmd, checked).
+func zipRisk(args []string) string {
+	for _, a := range args {
+		if strings.HasPrefix(a, "-TT") || gnuLongOption(a, nil, "--unzip-command") {
+			return fmt.Sprintf("zip %s runs a program given in its arguments", a)
+		}
+	}
+	return ""
+}
+
+// edRisk: ed reads its commands from stdin, and "!cmd" runs a shell
+// command (printf '!rm x\n' | ed f), as a shell reading stdin does.
+func edRisk([]string) string {
+	return "ed reads editing commands from stdin, and ! runs shell commands"
+}
+
+// sqliteRisk: the sqlite3 shell runs dot-commands given as arguments or
+// with -cmd (.shell and .system run programs, .load loads code, .output
+// and .once write files), and load_extension() loads code from SQL.
+//
+// Every word counts, the database file's too: which words are option
+// values is the shell's to know (-bail takes none, -cmd one), and a
+// database named ".x.db" only asks.
+func sqliteRisk(args []string) string {
+	for _, a := range args {
+		for _, line := range strings.Split(a, "\n") {
+			if l := strings.TrimLeft(line, " \t;"); len(l) > 1 && l[0] == '.' && l[1] >= 'a' && l[1] <= 'z' {
+				return fmt.Sprintf("sqlite3 %s runs a dot-command given in its arguments (.shell and .system run programs)", a)
+			}
+		}
+		if strings.Contains(strings.ToLower(a), "load_extension") {
+			return fmt.Sprintf("sqlite3 %s loads code (load_extension)", a)
+		}
+	}
+	return ""
+}
+
+// psqlRisk: a psql -c/--command holding a backslash meta-command (\!
+// runs a shell command, \o |cmd and \copy ... program pipe to one).
+func psqlRisk(args []string) string {
+	for i, a := range args {
+		v, ok := "", false
+		switch {
+		case a == "-c" || a == "--command":
+			if i+1 < len(args) {
+				v, ok = args[i+1], true
+			}
+		case strings.HasPrefix(a, "-c"):
+			v, ok = a[2:], true
+		case gnuLongOption(a, nil, "--command"):
+			_, v, ok = strings.Cut(a, "=")
+			if !ok && i+1 < len(args) {
+				v, ok = args[i+1], true
+			}
+		}
+		if ok && strings.Contains(v, `\`) {
+			return fmt.Sprintf(`psql %s runs a meta-command given in its arguments (\! runs a shell command)`, a)
+		}
+	}
+	return ""
 }
 
 func findRisk(args []string) string {
@@ -416,7 +502,9 @@ func npmRisk(args []string) string {
 
 func rsyncRisk(args []string) string {
 	for _, a := range args {
-		if hasLongOption(a, "--rsh", "--rsync-path") {
+		// Any prefix counts: whether rsync's popt takes abbreviations
+		// is its version's to say, and "--rs" names nothing else.
+		if gnuLongOption(a, nil, "--rsh", "--rsync-path") {
 			return fmt.Sprintf("rsync %s runs a program given in its arguments", a)
 		}
 		if o, short := shortOption(a); short && strings.Contains(o, "e") {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
 	"slices"
 	"syscall"
 	"time"
@@ -46,6 +47,17 @@ func CheckDialAddress(a netip.Addr) error {
 	b := ReachedAddress(a)
 	if b.IsLinkLocalUnicast() || b.IsLinkLocalMulticast() || slices.Contains(metadataAddresses, b) {
 		return fmt.Errorf("%s is a link-local or cloud metadata address; acp-agent does not connect there", a)
+	}
+	return nil
+}
+
+// CheckURLAddress applies CheckDialAddress to u's host when it is an
+// address (a name is resolved, and checked, where it is dialled). A
+// request sent through a proxy is dialled by the proxy, not by the
+// agent's dialler: transports that may use one check the URL first.
+func CheckURLAddress(u *url.URL) error {
+	if a, err := netip.ParseAddr(u.Hostname()); err == nil {
+		return CheckDialAddress(a)
 	}
 	return nil
 }

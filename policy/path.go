@@ -95,9 +95,12 @@ func RealPath(p string) string { return CanonicalPath(realPath(p, filepath.EvalS
 
 // realPath resolves the symlinks of p's longest existing ancestor and
 // joins the rest: a directory that does not exist yet still resolves to
-// where it would be created.
+// where it would be created. A dangling symlink on the way is followed
+// too (~/.bash_profile -> dotfiles/bash_profile, not there yet): creating
+// the path creates its target, so the target is where the path would be.
 func realPath(p string, evalSymlinks func(string) (string, error)) string {
 	rest := ""
+	hops := 0
 	for cur := p; ; {
 		real, err := evalSymlinks(cur)
 		if err == nil {
@@ -105,6 +108,14 @@ func realPath(p string, evalSymlinks func(string) (string, error)) string {
 		}
 		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, os.ErrNotExist) {
 			return p
+		}
+		if target, err := os.Readlink(cur); err == nil && hops < 40 {
+			hops++
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(filepath.Dir(cur), target)
+			}
+			cur = filepath.Clean(target)
+			continue
 		}
 		parent := filepath.Dir(cur)
 		if parent == cur {

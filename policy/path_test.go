@@ -3,9 +3,11 @@ package policy
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -136,4 +138,33 @@ func TestCommandMemorySymlinkSwappedInAUserDirectoryIsAnotherProgram(t *testing.
 	require.NoError(t, os.Symlink(filepath.Join(fs.bin, "rm"), filepath.Join(user, "git")))
 	err := Terminal{DeniedCommands: []string{"rm"}, Path: path}.Check(parse("git status"))
 	require.ErrorIs(t, err, ErrCommandDenied)
+}
+
+// RealPath says where a path would be created: a missing one under a
+// symlinked directory is under the link's target, and a dangling link
+// (a chain of them, relative or absolute) is its final target.
+func TestRealPathOfAMissingPathIsWhereItWouldBeCreated(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symlinks need privileges on Windows")
+	}
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "dotfiles", "config"), 0o755))
+	require.NoError(t, os.Symlink("dotfiles/config", filepath.Join(dir, ".config")))
+	require.NoError(t, os.Symlink("dotfiles/bash_profile", filepath.Join(dir, ".bash_profile")))
+	require.NoError(t, os.Symlink(filepath.Join(dir, ".bash_profile"), filepath.Join(dir, "chain")))
+	require.NoError(t, os.Symlink("loop2", filepath.Join(dir, "loop1")))
+	require.NoError(t, os.Symlink("loop1", filepath.Join(dir, "loop2")))
+	for in, want := range map[string]string{
+		".config/git":        "dotfiles/config/git",
+		".config/git/config": "dotfiles/config/git/config",
+		".bash_profile":      "dotfiles/bash_profile",
+		"chain":              "dotfiles/bash_profile",
+		"missing/x":          "missing/x",
+		".config":            "dotfiles/config",
+	} {
+		assert.Equal(t, filepath.Join(dir, want), RealPath(filepath.Join(dir, in)), in)
+	}
+	// A loop ends (at the hop limit) somewhere inside dir.
+	assert.Contains(t, RealPath(filepath.Join(dir, "loop1")), dir)
 }

@@ -348,7 +348,7 @@ func failed(err error) iter.Seq2[llm.Event, error] {
 // machine's credentials do: a request there (Google's wants only a
 // Metadata-Flavor header) would read them from the agent, whatever the
 // sandbox's network rule. A proxy from the environment still carries the
-// requests it is set for. A base client with a transport of another kind
+// requests it is set for, but never one to such an address. A base client with a transport of another kind
 // is its owner's to guard.
 func routedClient(base *http.Client) *http.Client {
 	c := &http.Client{}
@@ -365,6 +365,17 @@ func routedClient(base *http.Client) *http.Client {
 		return c
 	}
 	tr.DialContext = policy.Dialer().DialContext
+	// A proxy dials for the agent: the dialler never sees the address,
+	// so an address in the URL is checked before the proxy is asked (a
+	// name is the proxy's to resolve).
+	if proxy := tr.Proxy; proxy != nil {
+		tr.Proxy = func(r *http.Request) (*url.URL, error) {
+			if err := policy.CheckURLAddress(r.URL); err != nil {
+				return nil, err
+			}
+			return proxy(r)
+		}
+	}
 	c.Transport = tr
 	return c
 }

@@ -792,8 +792,11 @@ func (h *Host) DeleteSession(ctx context.Context, id string) error {
 	case err != nil:
 		return fmt.Errorf("%w: deleting session %s: %v", ErrInternal, id, err)
 	}
-	if err := os.RemoveAll(filepath.Join(h.store.Dir(), id)); err != nil {
-		h.log.Warn("removing the session's offloaded files", "session", id, "error", err)
+	// Only a directory: a file of that name is not the session's.
+	if fi, err := os.Lstat(filepath.Join(h.store.Dir(), id)); err == nil && fi.IsDir() {
+		if err := os.RemoveAll(filepath.Join(h.store.Dir(), id)); err != nil {
+			h.log.Warn("removing the session's offloaded files", "session", id, "error", err)
+		}
 	}
 	if h.cfg.Telemetry != nil {
 		h.cfg.Telemetry.Emit(ctx, telemetry.EventSessionDelete, id, h.requestID(ctx))

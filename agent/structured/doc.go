@@ -22,7 +22,8 @@
 //   - OutputModel (model.go) parses an answer: it extracts the JSON (from
 //     a ```json fence or after leading prose), coerces it to the schema
 //     (single values wrapped into lists, "456" → 456, 1 → "1",
-//     "true" → true) and validates it with santhosh-tekuri/jsonschema; a
+//     "true" → true) and validates it (agent/internal/jsonvalidate, over
+//     google/jsonschema-go); a
 //     *ValidationError names the JSON path of each problem.
 //
 //   - Parser (parser.go) parses JSON incrementally from chunks of any

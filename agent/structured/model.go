@@ -6,12 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 
-	"github.com/santhosh-tekuri/jsonschema/v5"
+	"github.com/acp-agent/acp-agent/agent/internal/jsonvalidate"
 )
 
 // ErrSchemaMismatch is wrapped by every *ValidationError.
@@ -50,7 +48,7 @@ func (e *ValidationError) Error() string {
 }
 
 // Unwrap returns ErrSchemaMismatch and the underlying
-// *jsonschema.ValidationError.
+// *jsonvalidate.Error.
 func (e *ValidationError) Unwrap() []error { return []error{ErrSchemaMismatch, e.cause} }
 
 // OutputModel parses, coerces and validates a model's answer against an
@@ -58,7 +56,7 @@ func (e *ValidationError) Unwrap() []error { return []error{ErrSchemaMismatch, e
 type OutputModel struct {
 	node   *Node
 	raw    []byte
-	schema *jsonschema.Schema
+	schema *jsonvalidate.Schema
 }
 
 // ErrNoOutput is returned by Prompt.OutputModel when the prompt has no
@@ -73,8 +71,6 @@ func (p *Prompt) OutputModel() (*OutputModel, error) {
 	return NewOutputModel(p.Output)
 }
 
-var schemaSeq atomic.Uint64
-
 // NewOutputModel compiles the JSON Schema (draft 2020-12) of n.
 func NewOutputModel(n *Node) (*OutputModel, error) {
 	if n == nil {
@@ -84,14 +80,7 @@ func NewOutputModel(n *Node) (*OutputModel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("structured: encode output schema: %w", err)
 	}
-	c := jsonschema.NewCompiler()
-	c.Draft = jsonschema.Draft2020
-	// Each model gets its own resource name: the compiler caches by URL.
-	url := fmt.Sprintf("mem://structured/output-%d.json", schemaSeq.Add(1))
-	if err := c.AddResource(url, bytes.NewReader(raw)); err != nil {
-		return nil, fmt.Errorf("structured: add output schema: %w", err)
-	}
-	s, err := c.Compile(url)
+	s, err := jsonvalidate.Compile(raw)
 	if err != nil {
 		return nil, fmt.Errorf("structured: compile output schema: %w", err)
 	}
@@ -136,40 +125,22 @@ func (m *OutputModel) ParseInto(text string, dst any) error {
 }
 
 // Validate checks v (with encoding/json's types) against the schema. A
-// failure is a *ValidationError listing the deepest problems, sorted by
-// JSON path.
+// failure is a *ValidationError listing every problem, sorted by JSON
+// path.
 func (m *OutputModel) Validate(v any) error {
 	err := m.schema.Validate(v)
 	if err == nil {
 		return nil
 	}
-	var ve *jsonschema.ValidationError
+	var ve *jsonvalidate.Error
 	if !errors.As(err, &ve) {
 		return fmt.Errorf("structured: validate output: %w", err)
 	}
 	out := &ValidationError{cause: ve}
-	collectProblems(ve, &out.Problems)
-	// The validator visits properties in map order: sort for stable text.
-	slices.SortStableFunc(out.Problems, func(a, b Problem) int {
-		if c := strings.Compare(a.Path, b.Path); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Message, b.Message)
-	})
-	out.Problems = slices.Compact(out.Problems)
+	for _, p := range ve.Problems {
+		out.Problems = append(out.Problems, Problem{Path: p.Path, Message: p.Message})
+	}
 	return out
-}
-
-// collectProblems gathers the leaves of the error tree: they name the
-// exact values that broke, where the inner nodes only repeat the schema.
-func collectProblems(ve *jsonschema.ValidationError, out *[]Problem) {
-	if len(ve.Causes) == 0 {
-		*out = append(*out, Problem{Path: ve.InstanceLocation, Message: ve.Message})
-		return
-	}
-	for _, c := range ve.Causes {
-		collectProblems(c, out)
-	}
 }
 
 // Coerce adapts v to the schema where the intent is unambiguous, returning

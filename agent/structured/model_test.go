@@ -5,9 +5,10 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/acp-agent/acp-agent/agent/internal/jsonvalidate"
 )
 
 func mustModel(t *testing.T, n *Node) *OutputModel {
@@ -125,7 +126,7 @@ func TestValidationErrors(t *testing.T) {
 			assert.ErrorIs(t, err, ErrSchemaMismatch)
 			var ve *ValidationError
 			require.ErrorAs(t, err, &ve)
-			var sve *jsonschema.ValidationError
+			var sve *jsonvalidate.Error
 			assert.ErrorAs(t, err, &sve, "the validator's error is wrapped too")
 			require.Len(t, ve.Problems, len(tt.want), "%v", ve.Problems)
 			for i, w := range tt.want {

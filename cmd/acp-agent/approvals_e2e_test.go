@@ -160,13 +160,28 @@ func TestBinaryDeniedCommandsRefuseTrampolines(t *testing.T) {
 	// option's value from the rest of a cluster (tar -xvIprog).
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("line\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.awk"), []byte(`BEGIN { system("rm victim") }`), 0o644))
+	// man-db runs the programs a configuration file DEFINEs (its pager,
+	// tbl, nroff, ...): man -C names one.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "man.conf"), []byte("MANDATORY_MANPATH /usr/share/man\nDEFINE tbl rm -f victim\nDEFINE pager rm -f victim\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "x.1"), []byte(".TH X 1\n.SH NAME\nx \\- y\n"), 0o644))
+	// sort feeds its temporary data to the compressor: with a small
+	// buffer, --compress-program=sh runs the sorted lines.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cmds.txt"), []byte(strings.Repeat("rm -f victim\n", 30000)), 0o644))
 	tarball := exec.Command("tar", "-cf", "x.tar", "a.txt")
 	tarball.Dir = dir
 	require.NoError(t, tarball.Run())
 	lines := []string{"env rm victim", "bash -c 'rm victim'", "$(echo rm) victim", "x=rm; $x victim", "./rmlink victim", "command rm victim",
 		"sed -n --expr='1e rm victim' a.txt", "awk --exe=p.awk", "tar -xf x.tar --to-comm='rm victim'",
 		// A short option's value from the rest of its cluster.
-		"tar -xvI'rm victim' -f x.tar"}
+		"tar -xvI'rm victim' -f x.tar",
+		"man -C man.conf -l x.1", "man --conf=man.conf -l x.1", "man -lCman.conf x.1",
+		// Programs that run a program or command given in an option or
+		// an argument, or read editing commands from stdin.
+		"sort -S 64K --compress-prog=sh cmds.txt", "split --filter='rm victim' a.txt", "sdiff --diff-program=rm a.txt victim",
+		"sqlite3 :memory: '.shell rm victim'", "printf '!rm victim\\nq\\n' | ed a.txt", "psql -c '\\! rm victim'",
+		"wget -e use_askpass=rm http://127.0.0.1:1/", "zip -qT --unzip-comm='rm victim' x.zip a.txt",
+		// A runner's command is any program on the PATH.
+		"npm exec --offline -- rm victim", "npx --offline rm victim"}
 	calls := map[string][]modelCall{}
 	for i, l := range lines {
 		calls[fmt.Sprintf("[t%d]", i)] = []modelCall{{"run_command", map[string]any{"command": l}}}

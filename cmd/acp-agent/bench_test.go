@@ -26,8 +26,9 @@ const initializeLine = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{
 // nothing else), built here. It reports the medians (ms), their ratio, and
 // the largest peak RSS (VmHWM, MB) of each. A third program, started in
 // the same loop, answers initialize linking only jsonschema/v5
-// (testdata/startfloor): the floor with that fixed dependency's package
-// init (js5-floor-ms-median).
+// (testdata/startfloor): what that dependency's package init alone costs
+// (js5-floor-ms-median); acp-agent links it no more (tests only), so the
+// figure shows what the removal saved.
 // Both are built as releases are (static, CGO_ENABLED=0, -trimpath,
 // -ldflags "-s -w": internal/release, the Dockerfile): a binary linked
 // against libc pays for the dynamic loader at every start.

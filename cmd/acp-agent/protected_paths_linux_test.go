@@ -1,9 +1,11 @@
 package main
 
 import (
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -65,11 +67,13 @@ func protectedStartupFiles(t *testing.T, m sandboxMode, allPresent bool) {
 	}
 	missing := []string{".bash_profile", ".zshenv"}
 	if allPresent {
-		for _, p := range sandbox.DefaultProtectedPaths(home, "") {
+		for _, p := range sandbox.DefaultProtectedPaths(home, "", "") {
 			rel, err := filepath.Rel(home, p)
 			require.NoError(t, err)
 			if _, ok := files[rel]; !ok && !strings.HasPrefix(rel, ".config") {
 				files[rel] = "ORIGINAL " + rel + "\n"
+			} else if !ok && !slices.ContainsFunc(slices.Collect(maps.Keys(files)), func(f string) bool { return strings.HasPrefix(f, rel+"/") }) {
+				files[rel+"/keep"] = "ORIGINAL " + rel + "\n" // ~/.config/nvim and the like, present
 			}
 		}
 		missing = nil

@@ -184,7 +184,7 @@ func protectedPaths(file *sandboxFile, getenv func(string) string) ([]string, er
 	home := userHome(getenv)
 	var out []string
 	if file == nil || file.ProtectStartupFiles == nil || *file.ProtectStartupFiles {
-		out = sandbox.DefaultProtectedPaths(home, getenv("XDG_CONFIG_HOME"))
+		out = sandbox.DefaultProtectedPaths(home, getenv("XDG_CONFIG_HOME"), getenv("PATH"))
 	}
 	if file != nil {
 		if err := allAbsolute(file.ProtectedPaths); err != nil {

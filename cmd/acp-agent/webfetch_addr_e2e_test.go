@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/acp/acptest"
 )
 
 // Issue 24 (8): web_fetch never connects to a link-local or cloud
@@ -310,12 +311,7 @@ func TestBinaryRoutedProviderNeverReachesMetadataAddresses(t *testing.T) {
 		{"http://[::ffff:100.100.100.200]/v1", true},
 		{"http://100.100.100.201/v1", false},
 	} {
-		resp, _ := p.Call(acp.MethodProvidersSet, &acp.SetProviderRequest{ProviderID: "openai", APIType: "openai", BaseURL: tc.base,
-			Headers: map[string]string{"Metadata-Flavor": "Google", "Metadata": "true"}})
-		require.Nil(t, resp.Error, "%s: %s", tc.base, resp.Raw)
-		sid := p.NewSession(t.TempDir())
-		resp, _ = p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("hi")}})
-		require.NotNil(t, resp.Error, tc.base)
+		resp := promptThroughRoute(t, p, tc.base)
 		if tc.refused {
 			assert.Contains(t, resp.Error.Message, "link-local or cloud metadata address", tc.base)
 			assert.NotContains(t, resp.Error.Message, "connection refused", "%s: never dialled", tc.base)
@@ -323,6 +319,21 @@ func TestBinaryRoutedProviderNeverReachesMetadataAddresses(t *testing.T) {
 			assert.Contains(t, resp.Error.Message, "connection refused", "%s: dialled", tc.base)
 		}
 	}
+}
+
+// promptThroughRoute routes the openai provider to base with the
+// headers a metadata service wants (providers/set, which must succeed)
+// and prompts a new session, whose answer must be an error: it returns
+// the prompt's response.
+func promptThroughRoute(t *testing.T, p *proc, base string) acptest.Message {
+	t.Helper()
+	resp, _ := p.Call(acp.MethodProvidersSet, &acp.SetProviderRequest{ProviderID: "openai", APIType: "openai", BaseURL: base,
+		Headers: map[string]string{"Metadata-Flavor": "Google", "Metadata": "true"}})
+	require.Nil(t, resp.Error, "%s: %s", base, resp.Raw)
+	sid := p.NewSession(t.TempDir())
+	resp, _ = p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("hi")}})
+	require.NotNil(t, resp.Error, base)
+	return resp
 }
 
 // hostsNamespace is where a test's programs see /etc/hosts as lines say,

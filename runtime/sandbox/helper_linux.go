@@ -16,6 +16,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/acp-agent/acp-agent/policy"
 )
 
 // Probe reports whether the kernel confines commands: Landlock at ABI 4
@@ -592,7 +594,14 @@ func restrictThread(p Policy, withSeccomp, mounts bool) (masks bool, err error) 
 // it): the others are read-only already.
 func protectedIn(writable, protected []string) []string {
 	var out []string
-	for _, x := range append(slices.Clone(protected), realPaths(protected)...) {
+	// Where each would be, for a missing one too: ~/.config/git is
+	// created in dotfiles/config when ~/.config links there, and a
+	// dangling ~/.bash_profile link by creating its target.
+	resolved := make([]string, len(protected))
+	for i, x := range protected {
+		resolved[i] = policy.RealPath(filepath.Clean(x))
+	}
+	for _, x := range append(slices.Clone(protected), resolved...) {
 		x = filepath.Clean(x)
 		if !slices.Contains(out, x) && slices.ContainsFunc(writable, func(w string) bool { return within(w, x) || within(x, w) }) {
 			out = append(out, x)

@@ -101,25 +101,73 @@ func DefaultDeniedPaths(home string) []string {
 // home that the user's other programs run or obey unconfined: the shells'
 // start-up files, git's global configuration (core.hooksPath and aliases
 // run on the next git command anywhere), systemd user units and
-// environment, desktop autostart entries and fish's configuration; also
-// under xdgConfig ($XDG_CONFIG_HOME) when it is set elsewhere.
-func DefaultProtectedPaths(home, xdgConfig string) []string {
+// environment, desktop autostart entries, fish's configuration, the
+// private bin directories a login shell puts first on PATH when they
+// exist (~/bin, ~/.local/bin: Debian's and Fedora's ~/.profile and
+// ~/.bashrc), the start-up files of vim, Neovim, Emacs and Zed, which
+// run code when the user opens the editor, and the configuration files
+// of man, tmux, screen, gdb, cargo and Mercurial, which name programs
+// those run; also under xdgConfig ($XDG_CONFIG_HOME) when it is set
+// elsewhere. pathList (the agent's PATH, the user's login PATH as the
+// editor passed it on) adds its entries that are per-user tool
+// directories under home (PathProtectedPaths).
+func DefaultProtectedPaths(home, xdgConfig, pathList string) []string {
 	if home == "" || home == "/" {
 		return nil
 	}
 	var out []string
 	for _, p := range []string{".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
 		".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".gitconfig", ".pam_environment",
-		".xprofile", ".xsessionrc"} {
-		out = append(out, filepath.Join(home, p))
+		".xprofile", ".xsessionrc", ".xinitrc", "bin", ".local/bin", ".vimrc", ".gvimrc", ".vim", ".emacs", ".emacs.el", ".emacs.d",
+		// Configuration that names programs the tool runs: man-db's
+		// DEFINE, tmux's run-shell, screen's exec, gdb's shell, cargo's
+		// rustc-wrapper and runners, Mercurial's hooks.
+		".manpath", ".tmux.conf", ".screenrc", ".gdbinit", ".cargo/config.toml", ".cargo/config", ".hgrc"} {
+		out = append(out, filepath.Join(home, filepath.FromSlash(p)))
 	}
 	configs := []string{filepath.Join(home, ".config")}
 	if xdgConfig != "" && filepath.IsAbs(xdgConfig) && filepath.Clean(xdgConfig) != configs[0] {
 		configs = append(configs, filepath.Clean(xdgConfig))
 	}
 	for _, c := range configs {
-		for _, p := range []string{"git", "systemd", "environment.d", "autostart", "fish"} {
+		for _, p := range []string{"git", "systemd", "environment.d", "autostart", "fish", "nvim", "emacs", "zed", "tmux", "gdb"} {
 			out = append(out, filepath.Join(c, p))
+		}
+	}
+	for _, p := range PathProtectedPaths(home, pathList) {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// PathProtectedPaths are the entries of pathList (a PATH) that are
+// per-user tool directories under home: a program written there runs
+// instead of the system's the next time the user's shell looks a name
+// up. Taken are an entry right below home (~/bin, ~/scripts) and one
+// two levels down under a dot-directory or ~/go (~/.cargo/bin,
+// ~/go/bin, ~/.deno/bin, ~/.npm-global/bin); not entries deeper in a
+// project (~/proj/node_modules/.bin, which npm install must write), and
+// never home itself.
+func PathProtectedPaths(home, pathList string) []string {
+	if home == "" || !filepath.IsAbs(home) {
+		return nil
+	}
+	home = filepath.Clean(home)
+	var out []string
+	for _, e := range filepath.SplitList(pathList) {
+		if !filepath.IsAbs(e) {
+			continue
+		}
+		e = filepath.Clean(e)
+		rel, err := filepath.Rel(home, e)
+		if err != nil || rel == "." || !filepath.IsLocal(rel) {
+			continue
+		}
+		parts := strings.Split(filepath.ToSlash(rel), "/")
+		if (len(parts) == 1 || len(parts) == 2 && (strings.HasPrefix(parts[0], ".") || parts[0] == "go")) && !slices.Contains(out, e) {
+			out = append(out, e)
 		}
 	}
 	return out

@@ -62,14 +62,35 @@ func TestDefaultProtectedPathsFollowXDGConfigHome(t *testing.T) {
 	if goruntime.GOOS == "windows" {
 		t.Skip("Unix paths")
 	}
-	got := DefaultProtectedPaths("/home/u", "/srv/cfg")
+	got := DefaultProtectedPaths("/home/u", "/srv/cfg", "")
 	for _, want := range []string{"/home/u/.bashrc", "/home/u/.profile", "/home/u/.zshrc", "/home/u/.gitconfig",
 		"/home/u/.config/git", "/home/u/.config/systemd", "/home/u/.config/autostart", "/home/u/.config/fish",
 		"/srv/cfg/git", "/srv/cfg/systemd", "/srv/cfg/autostart", "/srv/cfg/fish"} {
 		assert.Contains(t, got, filepath.FromSlash(want))
 	}
-	assert.Equal(t, DefaultProtectedPaths("/home/u", ""), DefaultProtectedPaths("/home/u", "/home/u/.config"))
-	assert.Equal(t, DefaultProtectedPaths("/home/u", ""), DefaultProtectedPaths("/home/u", "relative"))
-	assert.Empty(t, DefaultProtectedPaths("", "/srv/cfg"))
-	assert.Empty(t, DefaultProtectedPaths("/", ""))
+	assert.Equal(t, DefaultProtectedPaths("/home/u", "", ""), DefaultProtectedPaths("/home/u", "/home/u/.config", ""))
+	assert.Equal(t, DefaultProtectedPaths("/home/u", "", ""), DefaultProtectedPaths("/home/u", "relative", ""))
+	assert.Empty(t, DefaultProtectedPaths("", "/srv/cfg", ""))
+	assert.Empty(t, DefaultProtectedPaths("/", "", ""))
+}
+
+// The PATH entries protected are per-user tool directories under home:
+// right below it, or two levels down under a dot-directory or ~/go; not
+// a project's deeper directories, not home itself, not relative or
+// outside entries.
+func TestPathProtectedPathsAreTheUsersToolDirectories(t *testing.T) {
+	if goruntime.GOOS == "windows" {
+		t.Skip("Unix paths")
+	}
+	path := "/home/u/bin:/home/u/.cargo/bin:/home/u/go/bin:/home/u/proj/node_modules/.bin:/home/u/proj/bin:" +
+		"/home/u:/usr/bin:bin:/home/u/.local/bin/:/home/u/../x/bin:/home/u/.cargo/bin"
+	assert.Equal(t, []string{"/home/u/bin", "/home/u/.cargo/bin", "/home/u/go/bin", "/home/u/.local/bin"},
+		PathProtectedPaths("/home/u", path))
+	assert.Empty(t, PathProtectedPaths("", path))
+	got := DefaultProtectedPaths("/home/u", "", path)
+	for _, want := range []string{"/home/u/bin", "/home/u/.local/bin", "/home/u/.cargo/bin", "/home/u/go/bin",
+		"/home/u/.vimrc", "/home/u/.emacs.d", "/home/u/.config/nvim", "/home/u/.config/zed"} {
+		assert.Contains(t, got, want)
+	}
+	assert.NotContains(t, got, "/home/u/proj/bin")
 }

@@ -6,6 +6,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/acp-agent/acp-agent/policy"
 )
 
 // SeatbeltProfile is the macOS Seatbelt profile (SBPL, the language of
@@ -227,6 +229,13 @@ func SeatbeltPolicy(p Policy, evalSymlinks func(string) (string, error)) Policy 
 	q.ExtraWritable = real(p.ExtraWritable)
 	q.DeniedPaths = append(slices.Clone(p.DeniedPaths), real(p.DeniedPaths)...)
 	q.ProtectedPaths = append(slices.Clone(p.ProtectedPaths), real(p.ProtectedPaths)...)
+	// Where a missing one would be created (through a symlinked parent
+	// or a dangling link), as the Landlock rules do.
+	for _, x := range p.ProtectedPaths {
+		if r := policy.RealPath(path.Clean(x)); !slices.Contains(q.ProtectedPaths, r) {
+			q.ProtectedPaths = append(q.ProtectedPaths, r)
+		}
+	}
 	if p.TempDir != "" {
 		q.TempDir = real([]string{p.TempDir})[0]
 	}
