@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
@@ -129,6 +130,83 @@ type outItem struct {
 	update SessionUpdate
 	v2     *acpv2.SessionUpdate
 	fn     func()
+	// merged is the text of update's chunk followed by the text of the
+	// chunks merged into it while it waited (mergeLocked); nil if none
+	// was.
+	merged *strings.Builder
+}
+
+// textChunk is u's chunk if u is an agent_message_chunk or an
+// agent_thought_chunk of plain text: a text block with no annotations and
+// no _meta, on the chunk or on the block. Only such chunks are merged: the
+// client sees the same text whether it comes in one notification or in
+// several, and nothing else of the chunk could differ.
+func textChunk(u *SessionUpdate) (c *ContentChunk, thought bool) {
+	switch {
+	case u.AgentMessageChunk != nil:
+		c = u.AgentMessageChunk
+	case u.AgentThoughtChunk != nil:
+		c, thought = u.AgentThoughtChunk, true
+	default:
+		return nil, false
+	}
+	b := &c.Content
+	if len(c.Meta) != 0 || b.Text == nil || b.Image != nil || b.Audio != nil || b.ResourceLink != nil || b.Resource != nil ||
+		b.Unknown != nil || b.Text.Annotations != nil || len(b.Text.Meta) != 0 {
+		return nil, false
+	}
+	return c, thought
+}
+
+// mergeLocked merges it, a plain text chunk, into the last queued item if
+// that is a plain text chunk of the same kind and message (the same
+// non-empty messageId) that the
+// outbox's writer has not taken yet: the client gets their texts, in
+// order, in one notification instead of two. It reports whether it did.
+// Nothing waits for a merge: an item is merged only into one already
+// waiting for the writer, and the writer takes whatever is queued when it
+// is free, so a client that keeps up gets every chunk as it was sent.
+func (o *outbox) mergeLocked(it *outItem) bool {
+	if it.v2 != nil || it.fn != nil || len(o.items) == 0 {
+		return false
+	}
+	c, thought := textChunk(&it.update)
+	if c == nil {
+		return false
+	}
+	last := &o.items[len(o.items)-1]
+	if last.v2 != nil || last.fn != nil {
+		return false
+	}
+	lc, lthought := textChunk(&last.update)
+	// The same message only if an id says so: chunks without one (the
+	// agent's notices) each stay a message of their own.
+	if lc == nil || lthought != thought || c.MessageID == "" || lc.MessageID != c.MessageID {
+		return false
+	}
+	if last.merged == nil {
+		if len(lc.Content.Text.Text)+len(c.Content.Text.Text) > mergeBytes {
+			return false
+		}
+		last.merged = new(strings.Builder)
+		last.merged.WriteString(lc.Content.Text.Text)
+	} else if last.merged.Len()+len(c.Content.Text.Text) > mergeBytes {
+		return false
+	}
+	last.merged.WriteString(c.Content.Text.Text)
+	return true
+}
+
+// mergedUpdate is it's update with its merged text, in new values: the
+// caller's update is not changed.
+func (it *outItem) mergedUpdate() SessionUpdate {
+	c, thought := textChunk(&it.update)
+	m := *c
+	m.Content = ContentBlock{Text: &TextContent{Text: it.merged.String()}}
+	if thought {
+		return SessionUpdate{AgentThoughtChunk: &m}
+	}
+	return SessionUpdate{AgentMessageChunk: &m}
 }
 
 // outbox is the single writer of one session's updates and prompt
@@ -138,7 +216,10 @@ type outItem struct {
 // are queued from places that must not block (the connection's read loop
 // handles session/cancel inline). Updates queued together are written
 // together: run encodes a burst into one buffer and writes it with one
-// system call, which lets a fast model stream at full speed.
+// system call, which lets a fast model stream at full speed. A text chunk
+// queued behind another of the same message that the writer has not taken
+// yet joins it (mergeLocked): a client that falls behind gets fewer, longer
+// chunks of the same text, in the same order, and never waits for it.
 type outbox struct {
 	rpc       *rpcConn
 	log       *slog.Logger
@@ -147,11 +228,15 @@ type outbox struct {
 	mu       sync.Mutex
 	stopOnce sync.Once
 	items    []outItem
-	closed   bool
-	wake     chan struct{} // capacity 1: there are items
-	space    chan struct{} // capacity 1: there is room for updates
-	quit     chan struct{}
-	ended    chan struct{} // closed when run returns
+	// queued counts what was queued since the writer last took the items:
+	// merged chunks too, so that merging never lets producers run further
+	// ahead of the connection (outboxSize) than without it.
+	queued int
+	closed bool
+	wake   chan struct{} // capacity 1: there are items
+	space  chan struct{} // capacity 1: there is room for updates
+	quit   chan struct{}
+	ended  chan struct{} // closed when run returns
 
 	buf  []byte    // run's write buffer: the burst's lines
 	msgs []Message // scratch for rpcConn.writeLines
@@ -163,6 +248,8 @@ const (
 	outboxSize = 1024
 	// burstBytes is the most run buffers before it writes.
 	burstBytes = 64 << 10
+	// mergeBytes is the most text a chunk gets by merging (mergeLocked).
+	mergeBytes = 16 << 10
 )
 
 func newOutbox(rpc *rpcConn, log *slog.Logger) *outbox {
@@ -190,9 +277,12 @@ func (o *outbox) send(ctx context.Context, it outItem) error {
 			o.mu.Unlock()
 			return ErrClosed
 		}
-		if len(o.items) < outboxSize {
-			o.items = append(o.items, it)
-			room := len(o.items) < outboxSize
+		if o.queued < outboxSize {
+			if !o.mergeLocked(&it) {
+				o.items = append(o.items, it)
+			}
+			o.queued++
+			room := o.queued < outboxSize
 			o.mu.Unlock()
 			signal(o.wake)
 			if room {
@@ -218,7 +308,10 @@ func (o *outbox) post(it outItem) error {
 		o.mu.Unlock()
 		return ErrClosed
 	}
-	o.items = append(o.items, it)
+	if !o.mergeLocked(&it) {
+		o.items = append(o.items, it)
+	}
+	o.queued++
 	o.mu.Unlock()
 	signal(o.wake)
 	return nil
@@ -247,6 +340,7 @@ func (o *outbox) do(fn func()) {
 		return
 	}
 	o.items = append(o.items, outItem{fn: fn})
+	o.queued++
 	o.mu.Unlock()
 	signal(o.wake)
 }
@@ -264,13 +358,13 @@ func (o *outbox) run() {
 		case <-o.quit:
 			o.mu.Lock()
 			o.closed = true
-			batch, o.items = o.items, nil
+			batch, o.items, o.queued = o.items, nil, 0
 			o.mu.Unlock()
 			o.deliver(batch)
 			return
 		}
 		o.mu.Lock()
-		batch, o.items = o.items, batch[:0]
+		batch, o.items, o.queued = o.items, batch[:0], 0
 		o.mu.Unlock()
 		signal(o.space)
 		o.deliver(batch)
@@ -293,6 +387,9 @@ func (o *outbox) deliver(batch []outItem) {
 		var err error
 		if it.v2 != nil {
 			buf, err = appendUpdateLineV2(buf, o.sessionID, it.v2)
+		} else if it.merged != nil {
+			u := it.mergedUpdate()
+			buf, err = appendUpdateLine(buf, o.sessionID, &u)
 		} else {
 			buf, err = appendUpdateLine(buf, o.sessionID, &it.update)
 		}

@@ -93,7 +93,12 @@
 // of the turn follows it. Updates are bounded (a client that reads slowly
 // slows the model stream, not the read loop); responses never wait.
 // Updates queued together are handed to the Stream in one Write (one
-// system call on a pipe).
+// system call on a pipe). A plain text agent_message_chunk or
+// agent_thought_chunk queued right behind one of the same kind and message
+// (the same non-empty messageId) that the outbox has not taken yet is
+// merged into it (the same text, in order, in fewer notifications), so a
+// client that falls behind gets fewer and longer chunks; nothing waits for
+// a merge, and merged chunks count against the bound as before.
 //
 // Requests to the client (ClientConn.Call, RequestPermission) may be made
 // from inside a running prompt: their responses are read by the same

@@ -130,7 +130,7 @@ type RewindFile struct {
 // that changes no file has none.
 func OpenCheckpoints(dir string) (*Checkpoints, error) {
 	c := &Checkpoints{dir: dir, packed: map[string]packLoc{}, durable: map[string]bool{}}
-	f, err := os.OpenFile(filepath.Join(dir, "log.jsonl"), os.O_RDWR|os.O_APPEND, 0)
+	f, _, err := openRegular(filepath.Join(dir, "log.jsonl"), os.O_RDWR|os.O_APPEND)
 	if errors.Is(err, fs.ErrNotExist) {
 		c.readPacks()
 		return c, nil
@@ -192,7 +192,7 @@ func (c *Checkpoints) makeStoreLocked() error {
 	if err := os.MkdirAll(filepath.Join(c.dir, "objects"), 0o700); err != nil {
 		return fmt.Errorf("checkpoints: %w", err)
 	}
-	f, err := os.OpenFile(filepath.Join(c.dir, "log.jsonl"), os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := openNoFollow(filepath.Join(c.dir, "log.jsonl"), os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("checkpoints: %w", err)
 	}
@@ -602,7 +602,7 @@ func parsePackHeader(b []byte) (h packHeader, ok bool) {
 // indexPack adds a pack's contents to the index (c.mu held).
 func (c *Checkpoints) indexPack(path string, objects []packEntry, off int64) {
 	for _, o := range objects {
-		if o.N < 0 {
+		if o.N < 0 || o.N > MaxObjectSize {
 			return
 		}
 		if _, ok := c.packed[o.H]; !ok && len(o.H) == 64 {
@@ -618,11 +618,11 @@ func (c *Checkpoints) readPacks() {
 	dir := filepath.Join(c.dir, "objects")
 	names, _ := filepath.Glob(filepath.Join(dir, "pack-*"))
 	for _, path := range names {
-		f, err := os.Open(path)
+		f, _, err := openRegular(path, os.O_RDONLY)
 		if err != nil {
 			continue
 		}
-		r := bufio.NewReaderSize(f, 64<<10)
+		r := bufio.NewReaderSize(io.LimitReader(f, maxPackHeader), 64<<10)
 		line, err := r.ReadBytes('\n')
 		f.Close()
 		if err != nil {
@@ -636,6 +636,59 @@ func (c *Checkpoints) readPacks() {
 		c.indexPack(path, header.Objects, int64(len(line)))
 		c.mu.Unlock()
 	}
+}
+
+// Bounds on what the store reads back: a session directory may have been
+// planted or damaged, so what it holds is input.
+const (
+	// MaxObjectSize bounds a stored content: the workspace's files are
+	// capped at 10 MiB (runtime.DefaultMaxFileSize), so a larger object,
+	// or a pack entry claiming one, is damage, not history.
+	MaxObjectSize = 256 << 20
+	// maxPackHeader bounds a pack's first line (a pack of a scan's 2,000
+	// contents has about 200 KB).
+	maxPackHeader = 16 << 20
+)
+
+// openRegular opens path with flag as a regular file, and its FileInfo: a
+// final symlink is refused (not followed), and so is a FIFO or a device,
+// without waiting on its open (O_NONBLOCK) or blocking on its reads.
+func openRegular(path string, flag int) (*os.File, fs.FileInfo, error) {
+	f, err := openNoFollow(path, flag|openNonblock, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s: not a regular file (%s)", path, fi.Mode().Type())
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+// ReadRegularFile returns the contents of the regular file at path, at
+// most max bytes of them (a larger file is an error): not a link, a FIFO
+// or a device, whose reads could block or never end.
+func ReadRegularFile(path string, max int64) ([]byte, error) {
+	f, fi, err := openRegular(path, os.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi.Size() > max {
+		return nil, fmt.Errorf("%s: %d bytes, over the limit of %d", path, fi.Size(), max)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(data)) > max {
+		err = fmt.Errorf("%s: over the limit of %d bytes", path, max)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return data, nil
 }
 
 // ErrObjectMissing means a stored content is gone or damaged.
@@ -675,12 +728,7 @@ func matches(data []byte, hash string) bool {
 }
 
 func (c *Checkpoints) readObject(hash string) ([]byte, error) {
-	f, err := os.Open(c.objectPath(hash))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(f)
+	return ReadRegularFile(c.objectPath(hash), MaxObjectSize)
 }
 
 func (c *Checkpoints) readPacked(hash string) ([]byte, error) {
@@ -690,11 +738,14 @@ func (c *Checkpoints) readPacked(hash string) ([]byte, error) {
 	if !ok {
 		return nil, fs.ErrNotExist
 	}
-	p, err := os.Open(loc.path)
+	p, fi, err := openRegular(loc.path, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
 	defer p.Close()
+	if loc.n > MaxObjectSize || loc.off+loc.n > fi.Size() {
+		return nil, fmt.Errorf("%s: an entry of %d bytes at %d, past the pack's end or the limit", loc.path, loc.n, loc.off)
+	}
 	data := make([]byte, loc.n)
 	if _, err := p.ReadAt(data, loc.off); err != nil {
 		return nil, err

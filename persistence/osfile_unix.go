@@ -15,6 +15,11 @@ func openNoFollow(path string, flag int, perm os.FileMode) (*os.File, error) {
 	return os.OpenFile(path, flag|syscall.O_NOFOLLOW, perm)
 }
 
+// openNonblock is added to opens of files that must be regular: a FIFO
+// (or device) opened with it does not wait for a writer, so the caller's
+// fstat can refuse it.
+const openNonblock = syscall.O_NONBLOCK
+
 // lockFile takes an exclusive flock(2) on f without blocking; errLockHeld
 // when another open file description holds it.
 func lockFile(f *os.File) error {

@@ -11,6 +11,9 @@ import (
 	"golang.org/x/sys/windows"
 )
 
+// openNonblock: Windows has no FIFOs in the file system.
+const openNonblock = 0
+
 // openNoFollow opens path as os.OpenFile would, with two differences
 // Windows needs:
 //

@@ -59,7 +59,7 @@ func (c *Checkpoints) TakeScan(dir string) ([]byte, map[string]bool, error) {
 		}
 		return nil, nil, fmt.Errorf("checkpoints: taking the kept scan: %w", err)
 	}
-	index, err := os.ReadFile(filepath.Join(taken, scanIndexName))
+	index, err := ReadRegularFile(filepath.Join(taken, scanIndexName), maxKeptPack)
 	if err != nil {
 		return nil, nil, fmt.Errorf("checkpoints: taking the kept scan: %w", err)
 	}
@@ -103,7 +103,7 @@ func (c *Checkpoints) TakeScan(dir string) ([]byte, map[string]bool, error) {
 // checkPack reads the pack at path and returns where each content that
 // matches its hash lies in it.
 func checkPack(path string) (map[string]packLoc, bool) {
-	f, err := os.Open(path)
+	f, _, err := openRegular(path, os.O_RDONLY)
 	if err != nil {
 		return nil, false
 	}

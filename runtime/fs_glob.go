@@ -143,7 +143,12 @@ func (g *globPattern) mayMatchUnder(dir []string) bool {
 	return false
 }
 
+// matchComponents reports whether the path with components name matches
+// the pattern pat.
 func matchComponents(pat, name []string) bool {
+	if countStars(pat) > 1 {
+		return matchComponentsTable(pat, name)
+	}
 	for len(pat) > 0 {
 		if pat[0] == "**" {
 			rest := pat[1:]
@@ -166,6 +171,50 @@ func matchComponents(pat, name []string) bool {
 		pat, name = pat[1:], name[1:]
 	}
 	return len(name) == 0
+}
+
+func countStars(pat []string) int {
+	n := 0
+	for _, c := range pat {
+		if c == "**" {
+			n++
+		}
+	}
+	return n
+}
+
+// matchComponentsTable is matchComponents for patterns with several "**":
+// trying each way of splitting name among them (as the loop does) is
+// exponential ("**/*/" twenty times against a path forty deep is about
+// 10^11 ways), so whether pat[i:] matches name[j:] is computed once for
+// each i and j, from the pattern's end: len(pat)*len(name) steps.
+func matchComponentsTable(pat, name []string) bool {
+	n := len(name)
+	next := make([]bool, n+1) // next[j]: pat[i+1:] matches name[j:]
+	cur := make([]bool, n+1)
+	next[n] = true // the empty pattern matches the empty rest only
+	for i := len(pat) - 1; i >= 0; i-- {
+		if pat[i] == "**" {
+			// Zero or more components: any rest at or after j.
+			found := false
+			for j := n; j >= 0; j-- {
+				found = found || next[j]
+				cur[j] = found
+			}
+		} else {
+			cur[n] = false
+			for j := n - 1; j >= 0; j-- {
+				if next[j+1] {
+					ok, _ := path.Match(pat[i], name[j])
+					cur[j] = ok
+				} else {
+					cur[j] = false
+				}
+			}
+		}
+		cur, next = next, cur
+	}
+	return next[0]
 }
 
 func prefixMatches(pat, dir []string) bool {

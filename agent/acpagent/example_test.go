@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/acpagent"
@@ -40,8 +41,10 @@ func Example() {
 	lines := bufio.NewScanner(agentOut)
 	lines.Buffer(nil, 1<<20)
 	// call sends a request and reads up to its response, printing the
-	// text the agent streams meanwhile.
+	// text the agent streams meanwhile (in one or more chunks: those that
+	// wait for a client that has not read yet are sent merged).
 	call := func(id int, method string, params any) json.RawMessage {
+		var text strings.Builder
 		req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 		fmt.Fprintf(agentIn, "%s\n", req)
 		for lines.Scan() {
@@ -59,10 +62,13 @@ func Example() {
 				panic(err)
 			}
 			if msg.ID != nil && *msg.ID == id {
+				if text.Len() > 0 {
+					fmt.Printf("agent: %q\n", text.String())
+				}
 				return msg.Result
 			}
 			if msg.Params.Update.SessionUpdate == "agent_message_chunk" {
-				fmt.Printf("agent: %q\n", msg.Params.Update.Content.Text)
+				text.WriteString(msg.Params.Update.Content.Text)
 			}
 		}
 		panic("the connection ended")
@@ -85,8 +91,7 @@ func Example() {
 	agentOut.Close()
 	// Output:
 	// initialized: acp-agent example
-	// agent: "Hello"
-	// agent: " from the replay model."
+	// agent: "Hello from the replay model."
 	// stop reason: end_turn
 	// served: <nil>
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -323,8 +324,8 @@ const UnavailableFormat = "[Content unavailable: %s]"
 // Restore returns msgs with every offloaded tool result that Dir holds put
 // back as a single text part; msgs is not modified. References to paths
 // outside Dir, or to names OffloadIfNeeded does not give, are left as
-// they are. A file that cannot be read (deleted, not a regular file)
-// becomes "[Content unavailable: <path>]", so the result is always usable.
+// they are. A file that cannot be read (deleted, not a regular file, over
+// MaxRestoreBytes) becomes "[Content unavailable: <path>]", so the result is always usable.
 // When nothing is a reference, msgs itself is returned.
 func (o *Offloader) Restore(msgs []llm.Message) []llm.Message {
 	dir, err := o.dir()
@@ -339,10 +340,8 @@ func (o *Offloader) Restore(msgs []llm.Message) []llm.Message {
 			continue
 		}
 		text := fmt.Sprintf(UnavailableFormat, p)
-		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
-			if b, err := os.ReadFile(p); err == nil {
-				text = string(b)
-			}
+		if b, err := readOffloaded(p); err == nil {
+			text = string(b)
 		}
 		if !copied {
 			out, copied = append([]llm.Message(nil), msgs...), true
@@ -350,6 +349,35 @@ func (o *Offloader) Restore(msgs []llm.Message) []llm.Message {
 		out[i].Content = []llm.Part{llm.TextPart(text)}
 	}
 	return out
+}
+
+// MaxRestoreBytes bounds an offloaded file Restore reads back: what was
+// offloaded is a tool result (cut to tens of KiB for the model), so a
+// larger file there (a planted session directory; a sparse file of a
+// terabyte) is not one, and reading it whole would exhaust memory.
+const MaxRestoreBytes = 16 << 20
+
+// readOffloaded reads the regular file p if it is at most MaxRestoreBytes
+// long: not a link, a FIFO or a device (checked before and after it is
+// opened).
+func readOffloaded(p string) ([]byte, error) {
+	if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > MaxRestoreBytes {
+		return nil, errors.New("not a regular file within the size limit")
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxRestoreBytes+1))
+	if err == nil && len(b) > MaxRestoreBytes {
+		err = errors.New("over the size limit")
+	}
+	return b, err
 }
 
 // Cleanup deletes the files in Dir that no tool message in msgs refers

@@ -419,3 +419,23 @@ func TestParseReference(t *testing.T) {
 		assert.Equal(t, want != "", ok, "%q", text)
 	}
 }
+
+// An offloaded file Restore reads back is bounded: one past
+// MaxRestoreBytes (here sparse, 4 times the cap; a planted session could
+// hold a terabyte) becomes the unavailable marker instead of being read
+// whole into memory.
+func TestRestoreDoesNotReadAnOversizedFile(t *testing.T) {
+	o := testOffloader(t)
+	o.ScanRatio = 1
+	msgs := history(2)
+	res, err := o.OffloadIfNeeded(msgs, 5000)
+	require.NoError(t, err)
+	require.Equal(t, 2, res.OffloadedCount)
+	f, err := os.OpenFile(res.Paths[0], os.O_WRONLY, 0)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(4*MaxRestoreBytes))
+	require.NoError(t, f.Close())
+	restored := o.Restore(res.Messages)
+	assert.Equal(t, "[Content unavailable: "+res.Paths[0]+"]", restored[2].Text())
+	assert.Equal(t, msgs[5], restored[5], "the other file is read back")
+}

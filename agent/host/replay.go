@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"math"
-	"os"
 	"path/filepath"
 
 	"github.com/acp-agent/acp-agent/agent"
@@ -269,7 +268,7 @@ func lastClearLine(data []byte, headerEnd int64) int64 {
 // persistence.OpenCheckpoints reads it; when it cannot be read, a rewind
 // is assumed.
 func (h *Host) rewindPending(id string) bool {
-	data, err := os.ReadFile(filepath.Join(checkpointDir(h.store.Dir(), id), "log.jsonl"))
+	data, err := persistence.ReadRegularFile(filepath.Join(checkpointDir(h.store.Dir(), id), "log.jsonl"), persistence.MaxFileSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false
 	}

@@ -12,6 +12,12 @@ import (
 const (
 	DefaultMaxToolArgumentBytes = 8 << 20
 	DefaultMaxTextBytes         = 8 << 20
+	// DefaultMaxToolCalls caps the tool calls of one response: their
+	// arguments' bytes alone do not bound them (a call of read_file takes
+	// 20 bytes of arguments and gives up to 28 KiB; one with no
+	// arguments takes none), and a model asks for a few at a time, tens
+	// at most.
+	DefaultMaxToolCalls = 256
 )
 
 // Limits caps what one streamed model response may hold. Zero fields take
@@ -22,10 +28,13 @@ type Limits struct {
 	MaxToolArgumentBytes int
 	// MaxTextBytes caps the response's text and reasoning together.
 	MaxTextBytes int
+	// MaxToolCalls caps the number of the response's tool calls.
+	MaxToolCalls int
 }
 
-func (l Limits) args() int { return limit(l.MaxToolArgumentBytes, DefaultMaxToolArgumentBytes) }
-func (l Limits) text() int { return limit(l.MaxTextBytes, DefaultMaxTextBytes) }
+func (l Limits) args() int  { return limit(l.MaxToolArgumentBytes, DefaultMaxToolArgumentBytes) }
+func (l Limits) text() int  { return limit(l.MaxTextBytes, DefaultMaxTextBytes) }
+func (l Limits) calls() int { return limit(l.MaxToolCalls, DefaultMaxToolCalls) }
 
 func limit(v, def int) int {
 	switch {
@@ -50,9 +59,15 @@ type LimitError struct {
 	// Accumulator.ToolCalls.
 	ToolCall *ToolCall
 	Position int
+	// Calls: the number of tool calls passed Limit (ToolCall is nil).
+	Calls bool
 }
 
 func (e *LimitError) Error() string {
+	if e.Calls {
+		return fmt.Sprintf("%v: its tool calls passed the limit of %d calls in one response; the response was cut off there",
+			ErrResponseTooLarge, e.Limit)
+	}
 	what := "its text"
 	if e.ToolCall != nil {
 		what = fmt.Sprintf("the arguments of its tool call %q", e.ToolCall.Name)
@@ -109,6 +124,10 @@ func (a *Accumulator) Add(ev Event) error {
 		d := ev.ToolCall
 		c := a.byIndex[d.Index]
 		if c == nil {
+			if len(a.calls) >= a.limits.calls() {
+				a.limitExceeded = true
+				return &LimitError{Limit: a.limits.calls(), Calls: true}
+			}
 			c = &callBuffer{pos: len(a.calls)}
 			a.byIndex[d.Index] = c
 			a.calls = append(a.calls, c)

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/acp-agent/acp-agent/runtime"
 )
 
 // How the edit tools find the text to replace. Models copy text from
@@ -44,16 +46,20 @@ func (l matchLevel) String() string {
 }
 
 // equal compares a file line with a pattern line at level l.
-func (l matchLevel) equal(line, pat string) bool {
+func (l matchLevel) equal(line, pat string) bool { return l.key(line) == l.key(pat) }
+
+// key is what of a line counts at level l: two lines are equal at l when
+// their keys are.
+func (l matchLevel) key(line string) string {
 	switch l {
 	case matchTrailingSpace:
-		return strings.TrimRight(line, " \t\r") == strings.TrimRight(pat, " \t\r")
+		return strings.TrimRight(line, " \t\r")
 	case matchIndentation:
-		return strings.TrimSpace(line) == strings.TrimSpace(pat)
+		return strings.TrimSpace(line)
 	case matchUnicode:
-		return normalizePunctuation(strings.TrimSpace(line)) == normalizePunctuation(strings.TrimSpace(pat))
+		return normalizePunctuation(strings.TrimSpace(line))
 	}
-	return line == pat
+	return line
 }
 
 // punctuation maps typographic characters to the ASCII ones models type.
@@ -169,6 +175,16 @@ func stripLineNumbers(s string) (string, bool) {
 	return strings.Join(lines, "\n"), some
 }
 
+// maxEditedSize bounds an edit's result: past the size cap of the files
+// the workspace writes, the write would be refused anyway, and a
+// replace_all (or a multi_edit's chain of them) could otherwise make the
+// agent build a result of terabytes.
+const maxEditedSize = runtime.DefaultMaxFileSize
+
+func errEditTooLarge(size, n, grow int) error {
+	return fmt.Errorf("the edited file would pass the size limit of the files the agent writes (%d bytes): %d bytes and %d replacements each %d bytes longer; nothing was written", maxEditedSize, size, n, grow)
+}
+
 // findAndReplace is replaceText on LF text.
 func findAndReplace(work, oldS, newS string, all bool) (editOutcome, error) {
 	if n := strings.Count(work, oldS); n > 0 {
@@ -176,9 +192,12 @@ func findAndReplace(work, oldS, newS string, all bool) (editOutcome, error) {
 			return editOutcome{}, fmt.Errorf("%w: old_string occurs %d times", errAmbiguous, n)
 		}
 		first := strings.Index(work, oldS)
-		limit := 1
+		limit, replaced := 1, 1
 		if all {
-			limit = -1
+			limit, replaced = -1, n
+		}
+		if grow := len(newS) - len(oldS); grow > 0 && replaced > (maxEditedSize-len(work))/grow {
+			return editOutcome{}, errEditTooLarge(len(work), replaced, grow)
 		}
 		return editOutcome{content: strings.Replace(work, oldS, newS, limit), count: n,
 			line: 1 + strings.Count(work[:first], "\n")}, nil
@@ -209,6 +228,9 @@ func findAndReplace(work, oldS, newS string, all bool) (editOutcome, error) {
 			region := lines[at : at+len(pat)]
 			b.WriteString(replacement(region, pat, newS, level))
 			prev = at + len(pat)
+			if b.Len() > maxEditedSize {
+				return editOutcome{}, fmt.Errorf("the edited file would pass %d bytes, the size limit of the files the agent writes; nothing was written", maxEditedSize)
+			}
 		}
 		for _, l := range lines[prev:] {
 			b.WriteString(l)
@@ -220,20 +242,44 @@ func findAndReplace(work, oldS, newS string, all bool) (editOutcome, error) {
 }
 
 // findLines returns where pat occurs as whole consecutive lines of lines
-// (each keeping its "\n") at or after from, at level, without overlaps.
+// (each keeping its "\n") at or after from, at level, without overlaps,
+// leftmost first. It compares each line's key once and searches with
+// Knuth-Morris-Pratt: the naive scan compared up to len(lines)*len(pat)
+// lines, so an old_string of 200,000 lines that almost matches
+// everywhere in a file of 2,000,000 never ended.
 func findLines(lines, pat []string, from int, level matchLevel) []int {
-	var out []int
-	for i := from; i+len(pat) <= len(lines); i++ {
-		ok := true
-		for j, p := range pat {
-			if !level.equal(strings.TrimSuffix(lines[i+j], "\n"), p) {
-				ok = false
-				break
-			}
+	if len(pat) == 0 || len(lines)-from < len(pat) {
+		return nil
+	}
+	keys := make([]string, len(pat))
+	for j, p := range pat {
+		keys[j] = level.key(p)
+	}
+	// fail[j]: the length of the longest proper prefix of keys[:j+1]
+	// that is also its suffix.
+	fail := make([]int, len(keys))
+	for j, k := 1, 0; j < len(keys); j++ {
+		for k > 0 && keys[j] != keys[k] {
+			k = fail[k-1]
 		}
-		if ok {
-			out = append(out, i)
-			i += len(pat) - 1
+		if keys[j] == keys[k] {
+			k++
+		}
+		fail[j] = k
+	}
+	var out []int
+	k := 0
+	for i := from; i < len(lines); i++ {
+		line := level.key(strings.TrimSuffix(lines[i], "\n"))
+		for k > 0 && line != keys[k] {
+			k = fail[k-1]
+		}
+		if line == keys[k] {
+			k++
+		}
+		if k == len(keys) {
+			out = append(out, i-len(keys)+1)
+			k = 0 // no overlaps: the next match starts after this one
 		}
 	}
 	return out

@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -68,4 +70,61 @@ func TestApplyHunksPlacesLooselyButUniquely(t *testing.T) {
 
 	_, _, err = applyHunks("\tx\n  x\n", patch("-x\n+y"), "a")
 	assert.ErrorContains(t, err, "occur 2 times when ignoring indentation")
+}
+
+// An edit's result is bounded whichever way its text was found (exactly,
+// or loosely: here ignoring the trailing space the model added): past the
+// size cap it is refused before it is built.
+func TestReplaceTextRefusesAResultPastTheSizeCap(t *testing.T) {
+	for _, tc := range []struct{ name, content, old string }{
+		{"exact", strings.Repeat("  a\n", 1_000_000), "a"},
+		{"loose", strings.Repeat("  a\n", 1_000_000), "a "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := replaceText(tc.content, tc.old, strings.Repeat("b", 100), true)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "the edited file would pass")
+			out, err := replaceText(tc.content, tc.old, "b", true)
+			require.NoError(t, err, "a result within the cap")
+			assert.Equal(t, 1_000_000, out.count)
+		})
+	}
+}
+
+// findLines finds what the naive scan finds (leftmost, without overlaps),
+// on random lines over a small alphabet where near-matches abound.
+func TestFindLinesMatchesTheNaiveScan(t *testing.T) {
+	naive := func(lines, pat []string, from int, level matchLevel) []int {
+		var out []int
+		for i := from; i+len(pat) <= len(lines); i++ {
+			ok := true
+			for j, p := range pat {
+				if !level.equal(strings.TrimSuffix(lines[i+j], "\n"), p) {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				out = append(out, i)
+				i += len(pat) - 1
+			}
+		}
+		return out
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	alphabet := []string{"a\n", " a\n", "a \n", "b\n", "\u2013\n", "-\n"}
+	for range 20000 {
+		lines := make([]string, r.IntN(12))
+		for i := range lines {
+			lines[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		pat := make([]string, 1+r.IntN(4))
+		for i := range pat {
+			pat[i] = strings.TrimSuffix(alphabet[r.IntN(len(alphabet))], "\n")
+		}
+		from := r.IntN(len(lines) + 1)
+		for _, level := range append([]matchLevel{matchExact}, loose...) {
+			require.Equal(t, naive(lines, pat, from, level), findLines(lines, pat, from, level), "%q in %q from %d at %v", pat, lines, from, level)
+		}
+	}
 }

@@ -50,6 +50,13 @@ type hunkOp struct {
 
 var errPatchFormat = errors.New("not a patch in the apply_patch format (*** Begin Patch, *** Add File:/*** Update File:, *** End Patch)")
 
+// maxPatchHunks bounds the hunks of one file's part of a patch: each is
+// sought from the previous one to the end of the file (it must be unique
+// there), so a patch's cost is its hunks times the file's lines; 400,000
+// one-line hunks (8 MiB of arguments) against a file of a million lines
+// never ended.
+const maxPatchHunks = 1000
+
 // parsePatch reads a patch; an empty or malformed one is an error that
 // says where.
 func parsePatch(text string) ([]filePatch, error) {
@@ -115,6 +122,9 @@ func parsePatch(text string) ([]filePatch, error) {
 		if !f.add && len(f.hunks) == 0 {
 			return nil, fmt.Errorf("%s: an update with no change", f.path)
 		}
+		if len(f.hunks) > maxPatchHunks {
+			return nil, fmt.Errorf("%s: %d hunks, more than the %d one patch may apply to a file; split the change over several patches, or rewrite the file with write_file", f.path, len(f.hunks), maxPatchHunks)
+		}
 	}
 	return out, nil
 }
@@ -131,7 +141,12 @@ func applyHunks(content string, hunks []hunk, path string) (string, []string, er
 		content = strings.ReplaceAll(content, "\r\n", "\n")
 	}
 	lines := strings.Split(content, "\n")
-	pos := 0
+	// out is built as the hunks go (lines[done:] is not copied yet): each
+	// hunk's lines are sought in the original lines after the previous
+	// hunk, which are what the patched text holds there, so no hunk
+	// splices the whole file.
+	var out []string
+	pos, done := 0, 0
 	var notes []string
 	for i, h := range hunks {
 		if h.anchor != "" {
@@ -154,15 +169,15 @@ func applyHunks(content string, hunks []hunk, path string) (string, []string, er
 		if level != matchExact {
 			notes = append(notes, fmt.Sprintf("%s: hunk %d was placed %s", path, i+1, level))
 		}
-		repl := hunkLines(h, lines[at:at+len(h.old)], level)
-		lines = append(lines[:at], append(repl, lines[at+len(h.old):]...)...)
-		pos = at + len(repl)
+		out = append(out, lines[done:at]...)
+		out = append(out, hunkLines(h, lines[at:at+len(h.old)], level)...)
+		pos, done = at+len(h.old), at+len(h.old)
 	}
-	out := strings.Join(lines, "\n")
+	text := strings.Join(append(out, lines[done:]...), "\n")
 	if crlf {
-		out = strings.ReplaceAll(out, "\n", "\r\n")
+		text = strings.ReplaceAll(text, "\n", "\r\n")
 	}
-	return out, notes, nil
+	return text, notes, nil
 }
 
 // hunkLines are the lines that replace a hunk's matched region: its

@@ -141,8 +141,14 @@ func runExec(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, arg
 		}
 		agentOut.Close()
 	})
+	// What the model and the workspace wrote is read in a terminal; --json
+	// keeps stdout exact (JSON escapes the controls).
+	var out io.Writer = terminalText{stdout}
+	if jsonOut {
+		out = stdout
+	}
 	c := &execClient{w: toAgent, r: bufio.NewReaderSize(fromAgent, 1<<20), log: log,
-		out: stdout, errOut: stderr, json: jsonOut, allow: allow, cwd: cwd, rejected: map[string]bool{}}
+		out: out, errOut: terminalText{stderr}, json: jsonOut, allow: allow, cwd: cwd, rejected: map[string]bool{}}
 	lines := make(chan []byte, 256)
 	wg.Go(func() { c.readLines(lines) })
 	code, runErr := c.run(ctx, lines, cwd, text)

@@ -268,7 +268,9 @@ func TestBinaryReplayExchange(t *testing.T) {
 }
 
 // TestBinaryStreamsChunksInOrder streams 10,000 numbered chunks from a
-// replay script through the real binary and pipes.
+// replay script through the real binary and pipes: the text arrives whole
+// and in order (in fewer notifications when chunks waited for the pipe and
+// were merged).
 func TestBinaryStreamsChunksInOrder(t *testing.T) {
 	t.Parallel()
 	const n = 10000
@@ -282,11 +284,17 @@ func TestBinaryStreamsChunksInOrder(t *testing.T) {
 	sid := p.NewSession(t.TempDir())
 	resp, updates := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("go")}})
 	acptest.MustResult(t, resp, nil)
-	require.Len(t, updates, n+1)
+	require.GreaterOrEqual(t, len(updates), 2)
+	require.LessOrEqual(t, len(updates), n+1)
 	require.NotNil(t, updates[0].Update(t).Update.SessionInfoUpdate, "the title comes first")
-	for i, m := range updates[1:] {
-		require.Equal(t, fmt.Sprintf("%d,", i), m.Update(t).Update.AgentMessageChunk.Content.Text.Text)
+	var want, got strings.Builder
+	for i := range n {
+		fmt.Fprintf(&want, "%d,", i)
 	}
+	for _, m := range updates[1:] {
+		got.WriteString(m.Update(t).Update.AgentMessageChunk.Content.Text.Text)
+	}
+	require.Equal(t, want.String(), got.String())
 	if m, ok := p.NextWithin(100 * time.Millisecond); ok {
 		t.Fatalf("message after the prompt response: %s", m.Raw)
 	}

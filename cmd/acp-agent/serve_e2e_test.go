@@ -483,7 +483,7 @@ func TestServeRoutesAnswersAsTheSDK(t *testing.T) {
 	ss := openRawStream(t, s, conn, sid)
 	defer ss.Close()
 	post(sid, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"`+sid+`","prompt":[{"type":"text","text":"stream"}]}}`)
-	ss.next(t, `"c49 "`)
+	ss.next(t, `c49 "`) // the last chunk's text ends an event (merged or not)
 	assert.Contains(t, ss.next(t, `"id":3`), `"end_turn"`)
 	post(sid, `{"jsonrpc":"2.0","id":4,"method":"session/load","params":{"sessionId":"`+sid+`","cwd":"`+jsonText(s.root)+`","mcpServers":[]}}`)
 	ss.next(t, `c49 "`) // the replay, on the session's stream

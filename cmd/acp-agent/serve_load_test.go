@@ -26,6 +26,9 @@ import (
 
 // loadResult is what one load run measured.
 type loadResult struct {
+	// chunks are the model's chunks the client got, counted by their
+	// "tN " texts: the agent merges the chunks that wait for a slow
+	// connection, so a notification may carry several.
 	chunks  int
 	elapsed time.Duration
 	cpu     time.Duration // the agent process's user+system time during the run
@@ -133,12 +136,13 @@ func serveLoad(t testing.TB, transport string, conns, prompts, chunks int, paced
 	hc := &http.Client{Transport: tr}
 
 	type conn struct {
-		c     *acphttp.Client
-		sid   string
-		first chan struct{}
-		mu    sync.Mutex
-		text  strings.Builder
-		n     int
+		c   *acphttp.Client
+		sid string
+		mu  sync.Mutex
+		// firstAt is when the prompt's first chunk was decoded.
+		firstAt time.Time
+		text    strings.Builder
+		n       int
 	}
 	cs := make([]*conn, conns)
 	var dialWG sync.WaitGroup
@@ -152,14 +156,17 @@ func serveLoad(t testing.TB, transport string, conns, prompts, chunks int, paced
 						return
 					}
 					cn.mu.Lock()
-					cn.n++
-					if cn.n == 1 && cn.first != nil {
-						close(cn.first)
+					if cn.firstAt.IsZero() {
+						cn.firstAt = time.Now()
 					}
-					// The text, cheaply: the chunk's text is "tN ".
+					// The text, cheaply: the chunk's text is "tN ", or
+					// several of them when the agent merged chunks that
+					// waited for the connection.
 					if i := bytes.Index(params, []byte(`"text":"`)); i >= 0 {
 						rest := params[i+8:]
-						cn.text.Write(rest[:bytes.IndexByte(rest, '"')])
+						text := rest[:bytes.IndexByte(rest, '"')]
+						cn.n += bytes.Count(text, []byte(" "))
+						cn.text.Write(text)
 					}
 					cn.mu.Unlock()
 				}}
@@ -191,11 +198,10 @@ func serveLoad(t testing.TB, transport string, conns, prompts, chunks int, paced
 	}()
 	runs := make([]promptRun, len(cs))
 	for i, cn := range cs {
-		runs[i] = func() (<-chan struct{}, func() (bool, int, string)) {
+		runs[i] = func() func() (bool, int, string, time.Time) {
 			cn.mu.Lock()
-			cn.n, cn.first = 0, make(chan struct{})
+			cn.n, cn.firstAt = 0, time.Time{}
 			cn.text.Reset()
-			first := cn.first
 			cn.mu.Unlock()
 			done := make(chan bool, 1)
 			go func() {
@@ -206,20 +212,23 @@ func serveLoad(t testing.TB, transport string, conns, prompts, chunks int, paced
 					"prompt": []any{map[string]any{"type": "text", "text": "go"}}}, &r)
 				done <- err == nil && r.StopReason == "end_turn"
 			}()
-			return first, func() (bool, int, string) {
+			return func() (bool, int, string, time.Time) {
 				ok := <-done
 				cn.mu.Lock()
 				defer cn.mu.Unlock()
-				return ok, cn.n, cn.text.String()
+				return ok, cn.n, cn.text.String(), cn.firstAt
 			}
 		}
 	}
 	return measure(runs, prompts, wantLoadText(chunks), cmd.Process.Pid, stagger)
 }
 
-// promptRun starts one prompt of one session: first is closed at its
-// first chunk, wait returns whether it ended well, its chunks and text.
-type promptRun func() (first <-chan struct{}, wait func() (ok bool, chunks int, text string))
+// promptRun starts one prompt of one session; wait returns whether it
+// ended well, its chunks and text, and when the client decoded its first
+// chunk (zero if none came). The time is taken where the client decodes
+// the notification, not by another goroutine told of it, which would add
+// its own wait for a CPU to the figure.
+type promptRun func() (wait func() (ok bool, chunks int, text string, first time.Time))
 
 // measure runs prompts prompts on every session at once (with stagger,
 // session i sends its first prompt i*stagger after the first) and
@@ -237,23 +246,12 @@ func measure(runs []promptRun, prompts int, want string, pid int, stagger time.D
 			}
 			for k := range prompts {
 				sent := time.Now()
-				first, wait := run()
-				ended := make(chan struct{})
-				firstAt := make(chan time.Duration, 1)
-				go func() {
-					select {
-					case <-first:
-						firstAt <- time.Since(sent)
-					case <-ended:
-						firstAt <- 0
-					}
-				}()
-				ok, got, text := wait()
-				close(ended)
-				ttfu := <-firstAt
+				wait := run()
+				ok, got, text, firstAt := wait()
 				mu.Lock()
 				res.chunks += got
-				if ttfu > 0 {
+				if !firstAt.IsZero() {
+					ttfu := firstAt.Sub(sent)
 					res.ttfu = append(res.ttfu, ttfu)
 					if k == 0 {
 						res.first = append(res.first, ttfu)
@@ -280,10 +278,9 @@ func stdioLoad(t testing.TB, conns, prompts, chunks int, paced bool, stagger tim
 	defer func() { stdin.Close(); cmd.Wait() }()
 	root := t.TempDir()
 	type sess struct {
-		first chan struct{}
-		n     int
-		text  strings.Builder
-		done  chan string
+		firstAt time.Time
+		n       int
+		text    strings.Builder
 	}
 	var mu sync.Mutex
 	bySID := map[string]*sess{}
@@ -307,13 +304,14 @@ func stdioLoad(t testing.TB, conns, prompts, chunks int, paced bool, stagger tim
 				sid := string(rest[:bytes.IndexByte(rest, '"')])
 				mu.Lock()
 				s := bySID[sid]
-				s.n++
-				if s.n == 1 {
-					close(s.first)
+				if s.firstAt.IsZero() {
+					s.firstAt = time.Now()
 				}
 				j := bytes.Index(line, []byte(`"text":"`))
 				rest = line[j+8:]
-				s.text.Write(rest[:bytes.IndexByte(rest, '"')])
+				text := rest[:bytes.IndexByte(rest, '"')]
+				s.n += bytes.Count(text, []byte(" ")) // its "tN " chunks
+				s.text.Write(text)
 				mu.Unlock()
 				continue
 			}
@@ -367,22 +365,21 @@ func stdioLoad(t testing.TB, conns, prompts, chunks int, paced bool, stagger tim
 	}
 	runs := make([]promptRun, len(sids))
 	for i, sid := range sids {
-		runs[i] = func() (<-chan struct{}, func() (bool, int, string)) {
+		runs[i] = func() func() (bool, int, string, time.Time) {
 			mu.Lock()
 			s := bySID[sid]
-			s.n, s.first = 0, make(chan struct{})
+			s.n, s.firstAt = 0, time.Time{}
 			s.text.Reset()
-			first := s.first
 			mu.Unlock()
 			done := make(chan []byte, 1)
 			go func() {
 				done <- call("session/prompt", fmt.Sprintf(`{"sessionId":%q,"prompt":[{"type":"text","text":"go"}]}`, sid))
 			}()
-			return first, func() (bool, int, string) {
+			return func() (bool, int, string, time.Time) {
 				line := <-done
 				mu.Lock()
 				defer mu.Unlock()
-				return bytes.Contains(line, []byte(`"stopReason":"end_turn"`)), s.n, s.text.String()
+				return bytes.Contains(line, []byte(`"stopReason":"end_turn"`)), s.n, s.text.String(), s.firstAt
 			}
 		}
 	}
