@@ -109,7 +109,7 @@ func (t Terminal) Check(cl CommandLine) error {
 		}
 		allowed := false
 		for _, e := range t.AllowedCommands {
-			if entryMatches(e, c, dirs, false) {
+			if entryMatches(e, c, dirs, false) || runnerEntryNames(e, c, cl, dirs) {
 				allowed = true
 				break
 			}
@@ -182,6 +182,18 @@ func pathDirs(path string) map[string]bool {
 
 // entryMatches reports whether list entry e ("prog [args…]") matches c.
 // broad selects the deny-list reading (see Terminal.DeniedCommands).
+// runnerEntryNames reports whether allow entry e names c as the command
+// of the runner that runs it: "npx prettier" allows the prettier of npx
+// prettier --write . (a program of the project, often on no PATH, so no
+// entry of its own could name it), "uv run pytest" the pytest of uv run
+// pytest -x; "npx" and "uv run" name no command and allow none.
+func runnerEntryNames(e string, c SimpleCommand, cl CommandLine, dirs map[string]bool) bool {
+	if c.runner < 1 || c.runner > len(cl.Commands) {
+		return false
+	}
+	return len(strings.Fields(e)) > c.runnerAt+1 && entryMatches(e, cl.Commands[c.runner-1], dirs, false)
+}
+
 func entryMatches(e string, c SimpleCommand, dirs map[string]bool, broad bool) bool {
 	words := strings.Fields(e)
 	if len(words) == 0 {

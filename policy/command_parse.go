@@ -60,6 +60,11 @@ type SimpleCommand struct {
 	// conservative: "ls -la" and "ls -l -a" are different keys, which
 	// costs a question, never a bypass.
 	Key string
+	// runner is, for the command a runner runs (npx prettier), 1 + the
+	// index in CommandLine.Commands of the runner's command, and runnerAt
+	// the index in its Args where this command's name is: an allow entry
+	// that names it there ("npx prettier") allows it (Terminal.Check).
+	runner, runnerAt int
 }
 
 // CommandLine is a parsed shell line.
@@ -461,10 +466,36 @@ func (p *lineParser) call(c *syntax.CallExpr) {
 func (p *lineParser) runnerCommand(base string, args []string, home []int) {
 	i := 0
 	if subs, ok := execRunners[base]; ok {
-		for ; i < len(args) && strings.HasPrefix(args[i], "-"); i++ {
-		}
-		if i == len(args) || !subs.has(args[i]) {
-			return
+		// The runner's own options come first, and some take a value
+		// (npm --prefix x exec -- rm y, uv --directory x run rm y): a
+		// word after an option may be its value, so the subcommand is
+		// looked for past it.
+		// A word after an option not known to take none may be its value
+		// or the subcommand: uv --directory run run rm y runs rm, so a
+		// subcommand's name there is opaque.
+		for value := false; ; i++ {
+			if i == len(args) {
+				return
+			}
+			a := args[i]
+			switch {
+			case strings.HasPrefix(a, "-") && runnerValues[base].has(a):
+				i++ // its value, whatever it is
+				value = false
+				continue
+			case strings.HasPrefix(a, "-"):
+				value = !strings.Contains(a, "=") && !runnerFlags.has(a)
+				continue
+			case subs.has(a) && value:
+				p.opaque("%s %s %s: the program it runs is not known (the option may take the next word as its value)", base, args[i-1], a)
+				return
+			case !value && !subs.has(a):
+				return
+			}
+			if subs.has(a) {
+				break
+			}
+			value = false
 		}
 		i++
 		switch base {
@@ -491,6 +522,10 @@ func (p *lineParser) runnerCommand(base string, args []string, home []int) {
 		if !strings.HasPrefix(a, "-") {
 			break
 		}
+		if !strings.Contains(a, "=") && runnerValues[base].has(a) {
+			i++ // uv run --with pkg pytest: pkg is the option's
+			continue
+		}
 		if !strings.Contains(a, "=") && !runnerFlags.has(a) {
 			p.opaque("%s %s: the program it runs is not known (the option may take the next word as its value)", base, a)
 			return
@@ -499,7 +534,7 @@ func (p *lineParser) runnerCommand(base string, args []string, home []int) {
 	if i >= len(args) {
 		return
 	}
-	nested := SimpleCommand{Name: args[i], Args: args[i+1:]}
+	nested := SimpleCommand{Name: args[i], Args: args[i+1:], runner: len(p.cl.Commands), runnerAt: i}
 	for _, h := range home {
 		if h > i {
 			nested.HomeArgs = append(nested.HomeArgs, h-i-1)
@@ -530,10 +565,28 @@ var execRunners = map[string]*nameSet{
 // directRunners run the command that is their first operand.
 var directRunners = setOf("npx", "pnpx", "bunx", "uvx", "corepack")
 
+// runnerValues are, for each runner, options known to take exactly one
+// value (the next word), so the word after that is the command: uv run
+// --with pkg pytest runs pytest. Only options each runner documents so;
+// any other option before the command leaves the line opaque. (npx -c,
+// pnpm dlx -c run a shell string: not here.)
+var runnerValues = map[string]*nameSet{
+	"npx": setOf("-p", "--package"), "npm": setOf("-p", "--package", "--prefix"),
+	"pnpm": setOf("--package", "-C", "--dir"), "yarn": setOf("-p", "--package", "--cwd"),
+	"uv": setOf("--with", "--with-editable", "--with-requirements", "-p", "--python", "--directory", "--project",
+		"--env-file", "--extra", "--group", "--package", "--index", "--default-index"),
+	"uvx":   setOf("--from", "--with", "--with-editable", "--with-requirements", "-p", "--python", "--index", "--default-index"),
+	"pipx":  setOf("--spec", "--python", "--index-url", "--pip-args"),
+	"conda": setOf("-n", "--name", "-p", "--prefix"), "mamba": setOf("-n", "--name", "-p", "--prefix"),
+	"micromamba": setOf("-n", "--name", "-p", "--prefix"),
+	"poetry":     setOf("-C", "--directory", "-P", "--project"),
+}
+
 // runnerFlags are runner options known to take no value, so the word
 // after them is still the command.
 var runnerFlags = setOf("-y", "--yes", "--no", "--offline", "--prefer-offline", "-q", "--quiet", "--silent",
-	"-s", "--frozen", "--locked", "--no-sync", "--isolated", "--no-project", "--all-extras", "--no-dev", "--exact")
+	"-s", "--frozen", "--locked", "--no-sync", "--isolated", "--no-project", "--all-extras", "--no-dev", "--exact",
+	"--no-cache", "-v", "--verbose")
 
 // commandKey builds SimpleCommand.Key; see its documentation.
 func commandKey(sc SimpleCommand) string {

@@ -55,6 +55,17 @@ func TestTerminalCheckAppliesDenyThenAllowToEveryCommand(t *testing.T) {
 		{"deny sees direnv exec's command", Terminal{DeniedCommands: []string{"rm"}}, "direnv exec . rm x", "rm"},
 		{"deny sees a runner's runner", Terminal{DeniedCommands: []string{"rm"}}, "corepack pnpm exec rm x", "rm"},
 		{"a runner's other command runs", Terminal{DeniedCommands: []string{"rm"}}, "npx -y prettier --write .", ""},
+		// A runner option known to take a value: the word after the
+		// value is the command.
+		{"deny sees uv run's command after --with's value", Terminal{DeniedCommands: []string{"rm"}}, "uv run --with pkg rm x", "rm"},
+		{"deny sees npx's command after -p's value", Terminal{DeniedCommands: []string{"rm"}}, "npx -p pkg rm x", "rm"},
+		{"deny sees conda run's command after -n's value", Terminal{DeniedCommands: []string{"rm"}}, "conda run -n env rm x", "rm"},
+		{"a value-taking runner option's value is not the command", Terminal{DeniedCommands: []string{"rm"}}, "uv run --with rm pytest", ""},
+		// The runner's own options before its subcommand, one with a
+		// value named like the subcommand.
+		{"deny sees npm exec's command after npm --prefix", Terminal{DeniedCommands: []string{"rm"}}, "npm --prefix d exec -- rm x", "rm"},
+		{"deny sees uv run's command after a value named run", Terminal{DeniedCommands: []string{"rm"}}, "uv --directory run run rm x", "rm"},
+		{"deny sees pnpm exec's command after -C", Terminal{DeniedCommands: []string{"rm"}}, "pnpm -C d exec rm x", "rm"},
 		{"npm run runs a script, not a command", Terminal{DeniedCommands: []string{"rm"}}, "npm run rm", ""},
 		{"blank entries match nothing", Terminal{AllowedCommands: []string{"  "}}, "ls", "ls"},
 		{"empty line runs nothing", Terminal{AllowedCommands: []string{}}, "", ""},
@@ -84,17 +95,69 @@ func TestTerminalCheckRunnerCommandsThatAreNotKnown(t *testing.T) {
 	fs := newFakeSystem(t)
 	for line, why := range map[string]string{
 		"npx sh -c 'rm x'":          "-c runs a command",
-		"uv run --with x rm y":      "uv --with: the program it runs is not known",
+		"uv run --frob x rm y":      "uv --frob: the program it runs is not known",
+		"uv --frob run rm y":        "uv --frob run: the program it runs is not known",
+		"npm --frob x exec rm y":    "npm --frob x: the program it runs is not known",
 		"uv run -- bash -c 'rm x'":  "bash with options",
 		"nix-shell --run 'rm x'":    "nix-shell --run",
 		"nix develop -c rm x":       "nix -c",
 		"bun exec 'rm x'":           "bun exec runs a shell script",
 		"mise exec node@20 -- rm x": "", // the command after -- is rm
-		"pipenv run --verbose rm x": "pipenv --verbose: the program it runs is not known",
+		"pipenv run --frob rm x":    "pipenv --frob: the program it runs is not known",
 	} {
 		err := Terminal{DeniedCommands: []string{"rm"}, Path: fs.bin}.Check(fs.parse(t, line))
 		require.Error(t, err, line)
 		assert.Contains(t, err.Error(), why, line)
+	}
+}
+
+// Everyday runner lines are remembered by "Always allow" (the runner's
+// options that take a value are known), and what an approval covers is
+// the runner's command exactly: approving npx prettier approves neither
+// npx rm nor prettier with other arguments.
+func TestCommandMemoryRemembersRunnerLinesExactly(t *testing.T) {
+	fs := newFakeSystem(t)
+	for line, notCovered := range map[string][]string{
+		"npx prettier --write .":          {"npx rm -rf .", "npx prettier --write /", "prettier --write ..", "npx -y rm x"},
+		"uv run --with pkg pytest -x":     {"uv run --with pkg rm -x", "uv run --with rm pytest -x"},
+		"npx -p typescript tsc --noEmit":  {"npx -p typescript rm --noEmit", "npx -p rm tsc --noEmit"},
+		"conda run -n env pytest":         {"conda run -n env rm"},
+		"bundle exec rspec":               {"bundle exec rm", "bundle exec rspec x"},
+		"npm --prefix web exec -- eslint": {"npm --prefix web exec -- rm"},
+	} {
+		m := &CommandMemory{}
+		cl := fs.parse(t, line)
+		require.Empty(t, cl.Risks, line)
+		m.Remember(cl, fs.ctx(), DecisionAllow)
+		require.Equal(t, DecisionAllow, m.Lookup(fs.parse(t, line), fs.ctx()), line)
+		for _, other := range notCovered {
+			require.NotEqual(t, DecisionAllow, m.Lookup(fs.parse(t, other), fs.ctx()), "%q approved %q", line, other)
+		}
+	}
+}
+
+// The sqlite3 shell, psql and wget run what a file or stdin says, not
+// only their arguments; wget's other -e commands run nothing.
+func TestProgramsReadingCommandsFromFilesOrStdin(t *testing.T) {
+	fs := newFakeSystem(t)
+	for line, risky := range map[string]bool{
+		"printf '.shell rm x' | sqlite3 db": true, "sqlite3 db": true, "sqlite3 -init x.sql db 'select 1'": true,
+		"sqlite3 --init x.sql db 'select 1'": true, "sqlite3 -cmd 'pragma x' db": true, "sqlite3 -separator , db": true,
+		"sqlite3 db 'select 1'": false, "sqlite3 -bail db 'select 1'": false, "sqlite3 -separator , db 'select 1'": false,
+		"sqlite3 -version": false,
+		"psql -f x.sql":    true, "psql --file=x.sql": true, "psql --fi x.sql": true, "psql -Xf x.sql": true,
+		"psql -c 'select 1'":          false,
+		"wget --config=x.rc http://x": true, "wget --conf x.rc http://x": true, "wget -e use_askpass=x http://x": true,
+		"wget -e Use-AskPass=x http://x": true, "wget -qeuse_askpass=x http://x": true, "wget --exec 'useaskpass = x' http://x": true,
+		"wget -e robots=off -r http://x": false, "wget -q -e https_proxy=http://p:3128 http://x": false,
+		"wget --execute=robots=off http://x": false, "wget -O out http://x": false,
+	} {
+		cl := fs.parse(t, line)
+		if risky {
+			assert.NotEmpty(t, cl.Risks, line)
+		} else {
+			assert.Empty(t, cl.Risks, line)
+		}
 	}
 }
 
@@ -375,5 +438,42 @@ func TestParseCommandLineMarksChainedLines(t *testing.T) {
 		"ls": false, "ls | wc": false, "ls; ls": true, "ls && ls": true, "ls || ls": true, "ls\nls": true,
 	} {
 		require.Equal(t, want, fs.parse(t, line).Chained, line)
+	}
+}
+
+// An allow entry that names a runner's command ("npx prettier", "uv run
+// pytest") allows it: the project's program is often on no PATH, so no
+// entry of its own could. An entry that stops before it ("npx", "uv
+// run") allows the runner with no command of its own; deny still wins.
+func TestTerminalCheckAllowEntriesNameARunnersCommand(t *testing.T) {
+	fs := newFakeSystem(t)
+	for _, b := range []string{"npx", "uv", "bundle"} {
+		require.NoError(t, os.WriteFile(filepath.Join(fs.bin, b), []byte("#!/bin/sh\n"), 0o755))
+	}
+	for _, tt := range []struct {
+		allow, deny []string
+		line        string
+		deniedN     string
+	}{
+		{[]string{"npx prettier"}, nil, "npx prettier --write .", ""},
+		{[]string{"npx -y create-vite"}, nil, "npx -y create-vite app", ""},
+		{[]string{"uv run pytest"}, nil, "uv run pytest -x", ""},
+		{[]string{"bundle exec rspec"}, nil, "bundle exec rspec spec/a_spec.rb", ""},
+		{[]string{"npx"}, nil, "npx prettier --write .", "prettier"},
+		{[]string{"uv run"}, nil, "uv run pytest", "pytest"},
+		{[]string{"npx prettier"}, nil, "npx rm x", "npx"},
+		{[]string{"npx prettier"}, nil, "npx prettier && rm x", "rm"},
+		{[]string{"npx prettier"}, []string{"prettier"}, "npx prettier --write .", "prettier"},
+		{[]string{"uv run --with"}, nil, "uv run --with rm pytest", "pytest"},
+	} {
+		err := Terminal{AllowedCommands: tt.allow, DeniedCommands: tt.deny, Path: fs.bin}.Check(fs.parse(t, tt.line))
+		if tt.deniedN == "" {
+			assert.NoError(t, err, "%q with %q", tt.line, tt.allow)
+			continue
+		}
+		var de *CommandDeniedError
+		if assert.ErrorAs(t, err, &de, "%q with %q", tt.line, tt.allow) {
+			assert.Equal(t, tt.deniedN, de.Name, "%q with %q", tt.line, tt.allow)
+		}
 	}
 }

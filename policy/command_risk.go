@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 )
 
 // This file holds the per-program knowledge of the command parser: which
@@ -239,7 +240,7 @@ var argRules = map[string]func(args []string) string{
 	"split": gnuVeto("split", false, nil, "--filter"),
 	"sdiff": gnuVeto("sdiff", false, nil, "--diff-program"),
 	"diff3": gnuVeto("diff3", false, nil, "--diff-program"),
-	"wget":  gnuVeto("wget", false, nil, "--use-askpass", "--execute", "-e"),
+	"wget":  wgetRisk,
 	"ed":    edRisk,
 	// A shell string or command given to run in an environment:
 	// nix-shell --run 'rm x', nix develop -c rm x (bun exec: above).
@@ -265,6 +266,50 @@ func zipRisk(args []string) string {
 	return ""
 }
 
+// wgetRisk: wget runs the program --use-askpass names, or a wgetrc
+// command sets (use_askpass, through -e/--execute or a --config file).
+// Other -e commands (-e robots=off) change what wget fetches and writes,
+// as its options do: not a program.
+func wgetRisk(args []string) string {
+	for i, a := range args {
+		if gnuLongOption(a, nil, "--use-askpass", "--config") {
+			return fmt.Sprintf("wget %s runs a program given in its arguments", a)
+		}
+		v, ok := "", false
+		if gnuLongOption(a, nil, "--execute") {
+			if _, v, ok = strings.Cut(a, "="); !ok && i+1 < len(args) {
+				v, ok = args[i+1], true
+			}
+		} else if o, short := shortOption(a); short {
+			// The rest of the cluster after e, or the next word; an e
+			// inside another option's value only asks.
+			if _, rest, found := strings.Cut(o, "e"); found {
+				if v, ok = rest, true; rest == "" && i+1 < len(args) {
+					v = args[i+1]
+				}
+			}
+		}
+		if ok && wgetrcRunsProgram(v) {
+			return fmt.Sprintf("wget %s runs a program given in its arguments", a)
+		}
+	}
+	return ""
+}
+
+// wgetrcRunsProgram reports whether a wgetrc command names a program:
+// wget reads the command's name without case, dashes or underscores
+// (Use-AskPass is use_askpass).
+func wgetrcRunsProgram(cmd string) bool {
+	name, _, _ := strings.Cut(cmd, "=")
+	name = strings.ToLower(strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || unicode.IsSpace(r) {
+			return -1
+		}
+		return r
+	}, name))
+	return name == "useaskpass"
+}
+
 // edRisk: ed reads its commands from stdin, and "!cmd" runs a shell
 // command (printf '!rm x\n' | ed f), as a shell reading stdin does.
 func edRisk([]string) string {
@@ -279,6 +324,27 @@ func edRisk([]string) string {
 // values is the shell's to know (-bail takes none, -cmd one), and a
 // database named ".x.db" only asks.
 func sqliteRisk(args []string) string {
+	operands, stdin := 0, true
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			operands++
+			continue
+		}
+		switch o := "-" + strings.TrimLeft(a, "-"); o {
+		case "-init":
+			return fmt.Sprintf("sqlite3 %s reads dot-commands from a file (.shell and .system run programs)", a)
+		case "-version", "-help":
+			stdin = false
+		default:
+			i += sqliteValues[o]
+		}
+	}
+	// With no SQL after the database, the shell reads its commands from
+	// stdin: printf '.shell x' | sqlite3 db ran x.
+	if stdin && operands < 2 {
+		return "sqlite3 reads dot-commands from stdin without SQL in its arguments (.shell and .system run programs)"
+	}
 	for _, a := range args {
 		for _, line := range strings.Split(a, "\n") {
 			if l := strings.TrimLeft(line, " \t;"); len(l) > 1 && l[0] == '.' && l[1] >= 'a' && l[1] <= 'z' {
@@ -292,10 +358,22 @@ func sqliteRisk(args []string) string {
 	return ""
 }
 
+// sqliteValues are how many words the sqlite3 shell's options take
+// (the rest take none); an option it does not know is an error.
+var sqliteValues = map[string]int{
+	"-cmd": 1, "-separator": 1, "-newline": 1, "-nullvalue": 1, "-escape": 1, "-maxsize": 1, "-mmap": 1,
+	"-vfs": 1, "-heap": 1, "-nonce": 1, "-pagecache": 2, "-lookaside": 2,
+}
+
 // psqlRisk: a psql -c/--command holding a backslash meta-command (\!
 // runs a shell command, \o |cmd and \copy ... program pipe to one).
 func psqlRisk(args []string) string {
 	for i, a := range args {
+		// -f/--file reads the commands, meta-commands included, from a
+		// file (an f inside another option's cluster value only asks).
+		if o, short := shortOption(a); gnuLongOption(a, nil, "--file") || short && strings.Contains(o, "f") && !strings.HasPrefix(o, "c") {
+			return fmt.Sprintf(`psql %s reads meta-commands from a file (\! runs a shell command)`, a)
+		}
 		v, ok := "", false
 		switch {
 		case a == "-c" || a == "--command":

@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -55,11 +57,56 @@ func CheckDialAddress(a netip.Addr) error {
 // address (a name is resolved, and checked, where it is dialled). A
 // request sent through a proxy is dialled by the proxy, not by the
 // agent's dialler: transports that may use one check the URL first.
+//
+// A host the C library reads as an IPv4 address counts as one: a proxy
+// resolves names with getaddrinfo, which takes inet_aton's forms
+// (2852039166, 0xA9FEA9FE, 0251.0376.0251.0376, 169.254.43518, and a
+// trailing dot: all 169.254.169.254).
 func CheckURLAddress(u *url.URL) error {
 	if a, err := netip.ParseAddr(u.Hostname()); err == nil {
 		return CheckDialAddress(a)
 	}
+	if a, ok := inetAton(u.Hostname()); ok {
+		return CheckDialAddress(a)
+	}
 	return nil
+}
+
+// inetAton reads s as inet_aton does: one to four parts separated by
+// dots (one trailing dot allowed), each decimal, octal (leading 0) or
+// hexadecimal (0x), the last filling the bytes the others leave.
+func inetAton(s string) (netip.Addr, bool) {
+	s = strings.TrimSuffix(s, ".")
+	parts := strings.Split(s, ".")
+	if s == "" || len(parts) > 4 {
+		return netip.Addr{}, false
+	}
+	var v uint64
+	for i, p := range parts {
+		digits, base := p, 10
+		switch {
+		case len(p) > 2 && (p[:2] == "0x" || p[:2] == "0X"):
+			digits, base = p[2:], 16
+		case len(p) > 1 && p[0] == '0':
+			digits, base = p[1:], 8
+		}
+		n, err := strconv.ParseUint(digits, base, 32)
+		if err != nil || digits == "" || digits[0] == '+' {
+			return netip.Addr{}, false
+		}
+		if i < len(parts)-1 {
+			if n > 0xff {
+				return netip.Addr{}, false
+			}
+			v |= n << (8 * (3 - i))
+			continue
+		}
+		if n >= 1<<(8*(4-i)) {
+			return netip.Addr{}, false
+		}
+		v |= n
+	}
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), true
 }
 
 // DialControl is a net.Dialer Control that applies CheckDialAddress to

@@ -41,6 +41,14 @@ func TestMCPToolSchemasAreUntrustedInput(t *testing.T) {
 	add("old", `{"$schema":"http://json-schema.org/draft-04/schema#","type":"object","properties":{"n":{"type":"number","minimum":0,"exclusiveMinimum":true}},"required":["n"]}`)
 	add("loop", `{"type":"object","properties":{"n":{"type":"string"}},"allOf":[{"$ref":"#"}]}`)
 	add("remote", `{"type":"object","properties":{"n":{"$ref":"`+remote.URL+`/n.json"}}}`)
+	// A schema that applies itself twice to each member: on a value 60
+	// deep, 2^60 checks, which no cancel would stop.
+	add("twice", `{"type":"object","$defs":{"n":{"type":"object","properties":{"a":{"allOf":[{"$ref":"#/$defs/n"},{"$ref":"#/$defs/n"}]}}}},"$ref":"#/$defs/n"}`)
+	add("price", `{"type":"object","properties":{"amount":{"type":"number","multipleOf":0.01}},"required":["amount"]}`)
+	deep := map[string]any{}
+	for range 60 {
+		deep = map[string]any{"a": deep}
+	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close) // after the agent's own clean-up (registered later) ends its MCP stream
@@ -51,6 +59,8 @@ func TestMCPToolSchemasAreUntrustedInput(t *testing.T) {
 		[2]any{"mcp__odd__loop", map[string]any{"n": 5}},
 		[2]any{"mcp__odd__remote", map[string]any{"n": 5}},
 		[2]any{"mcp__odd__remote", []any{"not an object"}},
+		[2]any{"mcp__odd__twice", deep},
+		[2]any{"mcp__odd__price", map[string]any{"amount": 19.99}},
 	), textTurn("done"))
 	sid, _ := newSessionWithMCP(t, c, t.TempDir(), acp.McpServer{HTTP: &acp.McpServerHttp{Name: "odd", URL: ts.URL, Headers: []acp.HttpHeader{}}})
 	r := runPrompt(t, c, sid, "go", answerPermission("allow_once"))
@@ -64,12 +74,14 @@ func TestMCPToolSchemasAreUntrustedInput(t *testing.T) {
 		"call_mcp__odd__loop_2":   {acp.ToolCallStatusCompleted, "ran loop"},
 		"call_mcp__odd__remote_3": {acp.ToolCallStatusCompleted, "ran remote"},
 		"call_mcp__odd__remote_4": {acp.ToolCallStatusFailed, "the arguments must be a JSON object"},
+		"call_mcp__odd__twice_5":  {acp.ToolCallStatusFailed, "checking the value against the schema would take more than"},
+		"call_mcp__odd__price_6":  {acp.ToolCallStatusCompleted, "ran price"},
 	}
 	for id, w := range want {
 		require.NotNil(t, finals[id], id)
 		assert.Equal(t, w.status, finals[id].Status, id)
 		assert.Contains(t, contentText(finals[id].Content), w.text, id)
 	}
-	assert.Equal(t, []string{`old:{"n":2}`, `loop:{"n":5}`, `remote:{"n":5}`}, got)
+	assert.Equal(t, []string{`old:{"n":2}`, `loop:{"n":5}`, `remote:{"n":5}`, `price:{"amount":19.99}`}, got)
 	assert.Zero(t, fetched.Load(), "a remote $ref of a tool schema was fetched")
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"os"
 	"os/exec"
@@ -207,10 +206,8 @@ func httpClientFor(life context.Context, base *http.Client, rawURL string, heade
 	}
 	// An address in the URL is checked before anything is sent, so no
 	// proxy connects there either.
-	if a, err := netip.ParseAddr(u.Hostname()); err == nil {
-		if err := policy.CheckDialAddress(a); err != nil {
-			return nil, err
-		}
+	if err := policy.CheckURLAddress(u); err != nil {
+		return nil, err
 	}
 	rt := base.Transport
 	if rt == nil {

@@ -167,6 +167,7 @@ func TestBinaryDeniedCommandsRefuseTrampolines(t *testing.T) {
 	// sort feeds its temporary data to the compressor: with a small
 	// buffer, --compress-program=sh runs the sorted lines.
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "cmds.txt"), []byte(strings.Repeat("rm -f victim\n", 30000)), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "init.sql"), []byte(".shell rm victim\n"), 0o644))
 	tarball := exec.Command("tar", "-cf", "x.tar", "a.txt")
 	tarball.Dir = dir
 	require.NoError(t, tarball.Run())
@@ -181,7 +182,12 @@ func TestBinaryDeniedCommandsRefuseTrampolines(t *testing.T) {
 		"sqlite3 :memory: '.shell rm victim'", "printf '!rm victim\\nq\\n' | ed a.txt", "psql -c '\\! rm victim'",
 		"wget -e use_askpass=rm http://127.0.0.1:1/", "zip -qT --unzip-comm='rm victim' x.zip a.txt",
 		// A runner's command is any program on the PATH.
-		"npm exec --offline -- rm victim", "npx --offline rm victim"}
+		"npm exec --offline -- rm victim", "npx --offline rm victim",
+		// The sqlite3 shell reads dot-commands from stdin with no SQL in
+		// its arguments, and from an -init file.
+		"printf '.shell rm victim\\n' | sqlite3 :memory:", "sqlite3 -init init.sql :memory: 'select 1'",
+		// A runner's own option with a value before its subcommand.
+		"npm --loglevel silent exec --offline -- rm victim"}
 	calls := map[string][]modelCall{}
 	for i, l := range lines {
 		calls[fmt.Sprintf("[t%d]", i)] = []modelCall{{"run_command", map[string]any{"command": l}}}
@@ -232,4 +238,39 @@ func TestBinaryPermissionPolicyAllowAndDeny(t *testing.T) {
 		assert.Zero(t, client.asked())
 		assert.NoFileExists(t, filepath.Join(dir, "made"))
 	})
+}
+
+// allowedCommands entries that name a runner's command allow it: a
+// project's prettier, in node_modules/.bin and on no PATH, runs through
+// "npx prettier" (the runner's command is a command of the line, which
+// no entry of its own could name); "npx" alone and another command
+// through the same runner stay refused.
+func TestBinaryAllowedCommandsNameARunnersCommand(t *testing.T) {
+	needsBash(t)
+	if _, err := exec.LookPath("npx"); err != nil {
+		t.Skip("npx not installed")
+	}
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "node_modules", ".bin"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "node_modules", ".bin", "prettier"), []byte("#!/bin/sh\ntouch ran-prettier\n"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "package.json"), []byte("{}"), 0o644))
+	victim := filepath.Join(dir, "victim")
+	require.NoError(t, os.WriteFile(victim, []byte("x"), 0o644))
+	config := filepath.Join(t.TempDir(), "config.json")
+	require.NoError(t, os.WriteFile(config, []byte(`{"allowedCommands":["npx --offline prettier"]}`), 0o600))
+	lines := []string{"npx --offline prettier --write .", "npx --offline rm victim"}
+	calls := map[string][]modelCall{}
+	for i, l := range lines {
+		calls[fmt.Sprintf("[t%d]", i)] = []modelCall{{"run_command", map[string]any{"command": l}}}
+	}
+	model := promptModel(t, calls)
+	client := &answeringClient{toolClient: newToolClient(dir, ""), answer: "allow_once"}
+	conn, sid := e2eSessionWith(t, model, client, "--config", config, "--mode", "full-access")
+	for i := range lines {
+		assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, fmt.Sprintf("[t%d]", i)))
+	}
+	assert.FileExists(t, filepath.Join(dir, "ran-prettier"), "npx prettier ran")
+	assert.False(t, strings.Contains(model.body(t, 1), "Command denied"), "npx prettier was refused")
+	assert.FileExists(t, victim)
+	assert.True(t, strings.Contains(model.body(t, 3), "Command denied: npx"), "npx rm was not refused")
 }

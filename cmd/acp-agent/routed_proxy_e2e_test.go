@@ -41,6 +41,11 @@ func TestBinaryRoutedProviderNeverAsksAProxyForMetadataAddresses(t *testing.T) {
 		{"http://[::ffff:169.254.169.254]/v1", true},
 		{"http://[fd00:ec2::254]/v1", true},
 		{"https://169.254.169.254/v1", true},
+		// The C library's forms of 169.254.169.254, which a proxy's
+		// getaddrinfo reads as the address.
+		{"http://2852039166/latest/meta-data", true},
+		{"http://0xA9FEA9FE/latest/meta-data", true},
+		{"http://169.254.43518/latest/meta-data", true},
 		{"http://100.100.100.201/v1", false},
 	} {
 		mu.Lock()

@@ -23,13 +23,22 @@ const MaxDepth = 100
 
 // Schema is a compiled JSON Schema. It is immutable.
 type Schema struct {
-	root      *jsonschema.Schema
-	resolved  *jsonschema.Resolved
-	base      map[*jsonschema.Schema]*jsonschema.Schema // each schema's resource (the nearest $id, or the root)
-	anchors   map[*jsonschema.Schema]map[string]*jsonschema.Schema
-	ids       map[string]*jsonschema.Schema
-	refs      map[*jsonschema.Schema]*jsonschema.Schema // $ref and $dynamicRef targets
-	hasFormat bool
+	root     *jsonschema.Schema
+	resolved *jsonschema.Resolved
+	base     map[*jsonschema.Schema]*jsonschema.Schema // each schema's resource (the nearest $id, or the root)
+	anchors  map[*jsonschema.Schema]map[string]*jsonschema.Schema
+	ids      map[string]*jsonschema.Schema
+	refs     map[*jsonschema.Schema]*jsonschema.Schema // $ref and $dynamicRef targets
+	// multipleOf holds the multipleOf of the schemas that apply to a
+	// value only as its must (not under not, if, anyOf, oneOf or
+	// contains), taken from the library: it divides floats (0.07 is not
+	// a multiple of 0.01 there), the walk divides the decimals as
+	// written. Elsewhere a failure is not a problem of the value (a
+	// branch of anyOf may fail) and the library keeps it.
+	multipleOf map[*jsonschema.Schema]float64
+	// ownChecks: the walk asserts a keyword the library does not (format,
+	// multipleOf), so it runs on every value.
+	ownChecks bool
 }
 
 // The "$schema" values of the drafts this package reads.
@@ -55,11 +64,12 @@ func Compile(raw []byte) (*Schema, error) {
 		return nil, fmt.Errorf("not a JSON schema: %w", err)
 	}
 	s := &Schema{
-		root:    root,
-		base:    map[*jsonschema.Schema]*jsonschema.Schema{},
-		anchors: map[*jsonschema.Schema]map[string]*jsonschema.Schema{},
-		ids:     map[string]*jsonschema.Schema{},
-		refs:    map[*jsonschema.Schema]*jsonschema.Schema{},
+		root:       root,
+		base:       map[*jsonschema.Schema]*jsonschema.Schema{},
+		anchors:    map[*jsonschema.Schema]map[string]*jsonschema.Schema{},
+		ids:        map[string]*jsonschema.Schema{},
+		refs:       map[*jsonschema.Schema]*jsonschema.Schema{},
+		multipleOf: map[*jsonschema.Schema]float64{},
 	}
 	// The library checks that the subschemas form a tree (a JSON document
 	// always does) and resolves the references; without a loader, one
@@ -85,7 +95,44 @@ func Compile(raw []byte) (*Schema, error) {
 	if err := s.checkExpansion(); err != nil {
 		return nil, fmt.Errorf("not a usable JSON schema: %w", err)
 	}
+	s.takeMultipleOf()
 	return s, nil
+}
+
+// takeMultipleOf moves into s.multipleOf the multipleOf of every schema
+// no not, if, anyOf, oneOf or contains reaches, through references too.
+func (s *Schema) takeMultipleOf() {
+	maybe := map[*jsonschema.Schema]bool{}
+	var mark func(sc *jsonschema.Schema)
+	mark = func(sc *jsonschema.Schema) {
+		if sc == nil || maybe[sc] {
+			return
+		}
+		maybe[sc] = true
+		if to := s.refs[sc]; to != nil {
+			mark(to)
+		}
+		eachChild(sc, func(_, _ string, c *jsonschema.Schema) bool {
+			mark(c)
+			return true
+		})
+	}
+	for sc := range s.base {
+		eachChild(sc, func(kw, _ string, c *jsonschema.Schema) bool {
+			switch kw {
+			case "not", "if", "anyOf", "oneOf", "contains":
+				mark(c)
+			}
+			return true
+		})
+	}
+	for sc := range s.base {
+		if sc.MultipleOf != nil && !maybe[sc] {
+			s.multipleOf[sc] = *sc.MultipleOf
+			sc.MultipleOf = nil
+			s.ownChecks = true
+		}
+	}
 }
 
 // jsonDepth is the deepest nesting of arrays and objects in a JSON text
@@ -263,7 +310,7 @@ func (s *Schema) index(sc, base *jsonschema.Schema, at, draft string, depth int)
 		return fmt.Errorf("at %s: items must be a schema (a tuple is prefixItems since 2020-12)", where)
 	}
 	if sc.Format != "" {
-		s.hasFormat = true
+		s.ownChecks = true
 	}
 	var err error
 	eachChild(sc, func(kw, key string, c *jsonschema.Schema) bool {
@@ -414,21 +461,7 @@ func (s *Schema) sameValue(sc *jsonschema.Schema) []*jsonschema.Schema {
 	if to := s.refs[sc]; to != nil {
 		out = append(out, to)
 	}
-	out = append(out, sc.AllOf...)
-	out = append(out, sc.AnyOf...)
-	out = append(out, sc.OneOf...)
-	for _, c := range []*jsonschema.Schema{sc.Not, sc.If, sc.Then, sc.Else} {
-		if c != nil {
-			out = append(out, c)
-		}
-	}
-	for _, c := range sc.DependentSchemas {
-		out = append(out, c)
-	}
-	for _, c := range sc.DependencySchemas {
-		out = append(out, c)
-	}
-	return out
+	return append(out, sameValueNoRef(sc)...)
 }
 
 func escape(key string) string {

@@ -20,6 +20,13 @@
 //   - a schema whose references loop without consuming the value
 //     ({"$ref":"#"}), or expand to too many subschemas for one value, does
 //     not compile: validating it would never end;
+//   - a value whose check would apply more than 2^20 subschemas (a schema
+//     that applies itself twice to each member, on a deep value: 2^depth)
+//     is refused before the library sees it, from a count that takes one
+//     pass per part of the value and subschema;
+//   - multipleOf divides the decimals as written (0.07 is a multiple of
+//     0.01), where the library divides floats; under not, if, anyOf,
+//     oneOf and contains the library's division stays;
 //   - every problem, not only the first: when the library rejects a
 //     value, a walk of the schema collects each failing value's location
 //     and reason, sorted by location;

@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/big"
 	"net/mail"
 	"net/netip"
 	"net/url"
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,7 +29,7 @@ type Problem struct {
 	Path string
 	// Message says what was wrong, e.g. "expected integer, but got string".
 	Message string
-	format  bool
+	own     bool // a keyword only the walk asserts (format, multipleOf)
 }
 
 // Error lists the problems of a value that does not match its schema,
@@ -35,8 +37,8 @@ type Problem struct {
 type Error struct {
 	Problems []Problem
 	// Cause is the library's own error: its first problem only, located
-	// in the schema rather than in the value. Nil when only a format was
-	// wrong.
+	// in the schema rather than in the value. Nil when only a format or a
+	// multipleOf was wrong.
 	Cause error
 }
 
@@ -61,16 +63,20 @@ func (s *Schema) Validate(v any) error {
 	if deeperThan(v, MaxDepth) {
 		return &Error{Problems: []Problem{{Message: fmt.Sprintf("the value is nested more than %d levels deep", MaxDepth)}}}
 	}
+	if s.tooCostly(v, maxApplications) {
+		return &Error{Problems: []Problem{{Message: fmt.Sprintf("checking the value against the schema would take more than %d steps", maxApplications)}}}
+	}
 	cause := s.resolved.Validate(v)
-	if cause == nil && !s.hasFormat {
+	if cause == nil && !s.ownChecks {
 		return nil
 	}
 	w := walker{s: s}
 	w.walk(v, s.root, "")
 	problems := w.out
 	if cause == nil {
-		// The library does not assert formats: keep only those problems.
-		problems = slices.DeleteFunc(problems, func(p Problem) bool { return !p.format })
+		// The library does not assert formats and multipleOf: keep only
+		// those problems.
+		problems = slices.DeleteFunc(problems, func(p Problem) bool { return !p.own })
 		if len(problems) == 0 {
 			return nil
 		}
@@ -217,8 +223,13 @@ func (w *walker) types(v any, sc *jsonschema.Schema, path string) bool {
 }
 
 func (w *walker) number(x float64, sc *jsonschema.Schema, path string) {
+	if m, ok := w.s.multipleOf[sc]; ok && !multipleOf(x, m) {
+		if len(w.out) < maxProblems {
+			w.out = append(w.out, Problem{Path: path, Message: fmt.Sprintf("%v is not a multiple of %v", x, m), own: true})
+		}
+	}
 	if m := sc.MultipleOf; m != nil {
-		if _, f := math.Modf(x / *m); f != 0 {
+		if _, f := math.Modf(x / *m); f != 0 { // as the library: see Schema.multipleOf
 			w.add(path, "%v is not a multiple of %v", x, *m)
 		}
 	}
@@ -234,6 +245,23 @@ func (w *walker) number(x float64, sc *jsonschema.Schema, path string) {
 	if b := sc.ExclusiveMaximum; b != nil && x >= *b {
 		w.add(path, "must be < %v but found %v", *b, x)
 	}
+}
+
+// multipleOf reports whether x is a whole multiple of m, both read as the
+// shortest decimals that are those floats (as JSON text writes them: 0.07
+// and 0.01), divided exactly.
+func multipleOf(x, m float64) bool {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return false
+	}
+	var a, b big.Rat
+	if _, ok := a.SetString(strconv.FormatFloat(x, 'g', -1, 64)); !ok {
+		return false
+	}
+	if _, ok := b.SetString(strconv.FormatFloat(m, 'g', -1, 64)); !ok || b.Sign() == 0 {
+		return false
+	}
+	return a.Quo(&a, &b).IsInt()
 }
 
 func (w *walker) str(x string, sc *jsonschema.Schema, path string) {
@@ -252,7 +280,7 @@ func (w *walker) str(x string, sc *jsonschema.Schema, path string) {
 	}
 	if sc.Format != "" && !formatOK(sc.Format, x) {
 		if len(w.out) < maxProblems {
-			w.out = append(w.out, Problem{Path: path, Message: fmt.Sprintf("%s is not a valid %s", show(x), sc.Format), format: true})
+			w.out = append(w.out, Problem{Path: path, Message: fmt.Sprintf("%s is not a valid %s", show(x), sc.Format), own: true})
 		}
 	}
 }
@@ -440,18 +468,28 @@ var hostnameRE = sync.OnceValue(func() *regexp.Regexp {
 })
 
 // formatOK asserts the common formats; others are annotations.
+// leapSecond reads a time's second 60 (RFC 3339 allows it, in the last
+// minute of an hour in some offset; time.Parse does not) as 59; the time
+// starts at index at of x.
+func leapSecond(x string, at int) string {
+	if len(x) >= at+8 && x[at+3:at+5] == "59" && x[at+6:at+8] == "60" {
+		return x[:at+6] + "59" + x[at+8:]
+	}
+	return x
+}
+
 func formatOK(format, x string) bool {
 	switch format {
 	case "date-time":
-		_, err := time.Parse(time.RFC3339Nano, strings.Replace(strings.Replace(x, "t", "T", 1), "z", "Z", 1))
+		_, err := time.Parse(time.RFC3339Nano, strings.Replace(strings.Replace(leapSecond(x, 11), "t", "T", 1), "z", "Z", 1))
 		return err == nil
 	case "date":
 		_, err := time.Parse(time.DateOnly, x)
 		return err == nil
 	case "time":
-		_, err := time.Parse("15:04:05Z07:00", strings.ToUpper(x))
+		_, err := time.Parse("15:04:05Z07:00", strings.ToUpper(leapSecond(x, 0)))
 		if err != nil {
-			_, err = time.Parse("15:04:05.999999999Z07:00", strings.ToUpper(x))
+			_, err = time.Parse("15:04:05.999999999Z07:00", strings.ToUpper(leapSecond(x, 0)))
 		}
 		return err == nil
 	case "email":
@@ -464,7 +502,7 @@ func formatOK(format, x string) bool {
 		return err == nil && a.Is4()
 	case "ipv6":
 		a, err := netip.ParseAddr(x)
-		return err == nil && a.Is6()
+		return err == nil && a.Is6() && a.Zone() == "" // RFC 4291: no zone
 	case "uri":
 		u, err := url.Parse(x)
 		return err == nil && u.Scheme != ""
