@@ -681,7 +681,13 @@ func ReadRegularFile(path string, max int64) ([]byte, error) {
 	if fi.Size() > max {
 		return nil, fmt.Errorf("%s: %d bytes, over the limit of %d", path, fi.Size(), max)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	// Sized from the stat, as os.ReadFile does: io.ReadAll alone grows its
+	// buffer from 512 bytes, copying a kept scan of a large repository
+	// (megabytes) a dozen times on every command.
+	var buf bytes.Buffer
+	buf.Grow(int(fi.Size()) + bytes.MinRead)
+	_, err = buf.ReadFrom(io.LimitReader(f, max+1))
+	data := buf.Bytes()
 	if err == nil && int64(len(data)) > max {
 		err = fmt.Errorf("%s: over the limit of %d bytes", path, max)
 	}
