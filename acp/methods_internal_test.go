@@ -171,10 +171,10 @@ var notInTableV2 = map[string]string{
 func TestMethodTableV2CoversTheSchema(t *testing.T) {
 	for _, sm := range acpv2.SchemaMethods() {
 		if why := notInTableV2[sm.Name]; why != "" {
-			assert.Nil(t, methodIndexV2[sm.Name], "%s is in the table, and in notInTableV2", sm.Name)
+			assert.Nil(t, tableV2().index[sm.Name], "%s is in the table, and in notInTableV2", sm.Name)
 			continue
 		}
-		m := methodIndexV2[sm.Name]
+		m := tableV2().index[sm.Name]
 		if !assert.NotNil(t, m, "%s (%s) is not in the v2 method table", sm.Name, sm.Params) {
 			continue
 		}
@@ -195,7 +195,7 @@ func TestMethodTableV2CoversTheSchema(t *testing.T) {
 			assert.Equal(t, ToAgent|ToClient, m.Direction, "%s goes both ways", sm.Name)
 		}
 	}
-	for _, m := range methodsV2 {
+	for _, m := range tableV2().rows {
 		if !m.Extension {
 			assert.Contains(t, schemaMethodNames(), m.Name, "a v2 row for a method the schema does not have")
 		}
@@ -214,7 +214,7 @@ func schemaMethodNames() []string {
 // handler its kind needs; the capabilities of the table are set only when
 // the agent serves their method, and cleared otherwise.
 func TestMethodTableV2Rows(t *testing.T) {
-	for _, m := range methodsV2 {
+	for _, m := range tableV2().rows {
 		if m.Direction&ToAgent == 0 {
 			assert.True(t, m.handle == nil && m.notify == nil, "%s is the client's", m.Name)
 			continue
@@ -230,7 +230,7 @@ func TestMethodTableV2Rows(t *testing.T) {
 		}
 	}
 	var caps acpv2.AgentCapabilities
-	for _, m := range methodsV2 {
+	for _, m := range tableV2().rows {
 		if m.capability != nil {
 			m.capability(&caps, true)
 		}
@@ -238,7 +238,7 @@ func TestMethodTableV2Rows(t *testing.T) {
 	on, err := json.Marshal(caps)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"auth":{"status":{}},"providers":{},"session":{"delete":{},"fork":{},"title":{},"status":{},"archive":{}}}`, string(on))
-	for _, m := range methodsV2 {
+	for _, m := range tableV2().rows {
 		if m.capability != nil {
 			m.capability(&caps, false)
 		}

@@ -1,6 +1,8 @@
 package acp
 
 import (
+	"sync"
+
 	"github.com/acp-agent/acp-agent/acp/acpv2"
 )
 
@@ -8,15 +10,24 @@ import (
 // v2 agent's interfaces and capabilities.
 type methodV2 = methodRow[AgentV2, acpv2.AgentCapabilities]
 
-// methodsV2 is the v2 method table: every method a v2 connection serves
+// methodTableV2 is the v2 method table: every method a v2 connection serves
 // or calls. As with v1's, dispatch, the known-method check, the
 // capabilities of initialize and acptest's schema checks come from it.
-var (
-	methodsV2     []*methodV2
-	methodIndexV2 map[string]*methodV2
-)
+// It is built on first use (tableV2): a v1 connection never needs it, and
+// building it at package init cost every start.
+type methodTableV2 struct {
+	rows  []*methodV2
+	index map[string]*methodV2
+}
 
-func init() {
+var tableV2 func() methodTableV2
+
+// Set in init, not in tableV2's declaration, because handlers look
+// methods up (an initialization cycle otherwise); sync.OnceValue only
+// wraps the function here.
+func init() { tableV2 = sync.OnceValue(buildMethodsV2) }
+
+func buildMethodsV2() methodTableV2 {
 	stable, unstable := SchemaV2|SchemaV2Unstable, SchemaV2Unstable
 	session := func(c *acpv2.AgentCapabilities) *acpv2.SessionCapabilities {
 		if c.Session == nil {
@@ -24,7 +35,7 @@ func init() {
 		}
 		return c.Session
 	}
-	methodsV2 = []*methodV2{
+	methodsV2 := []*methodV2{
 		{MethodSpec: agentMethod(acpv2.MethodInitialize, "InitializeRequest", "InitializeResponse", stable),
 			handle: (*serverConn).initializeV2},
 		{MethodSpec: agentMethod(acpv2.MethodAuthLogin, "LoginAuthRequest", "LoginAuthResponse", stable),
@@ -104,7 +115,7 @@ func init() {
 		clientMethodV2(acpv2.MethodElicitationComplete, "CompleteElicitationNotification", "", stable),
 		clientMethodV2(acpv2.MethodAuthStatusUpdate, "AuthStatusUpdateNotification", "", unstable),
 	)
-	methodIndexV2 = indexTable(methodsV2, "v2 method")
+	return methodTableV2{rows: methodsV2, index: indexTable(methodsV2, "v2 method")}
 }
 
 func clientMethodV2(name, params, result string, schemas Schemas) *methodV2 {
@@ -113,9 +124,9 @@ func clientMethodV2(name, params, result string, schemas Schemas) *methodV2 {
 
 // MethodsV2 returns the v2 method table: the methods a v2 connection
 // serves and the ones the agent calls on it, in a fixed order.
-func MethodsV2() []MethodSpec { return specsOf(methodsV2) }
+func MethodsV2() []MethodSpec { return specsOf(tableV2().rows) }
 
 // ExtensionMethodsV2 returns the acp-agent extension methods (ExtPrefix)
 // a v2 connection serves, in order: what a v2 agent advertises in its
 // initialize response's _meta["acp-agent"].extensionMethods.
-func ExtensionMethodsV2() []string { return extensionNames(methodsV2) }
+func ExtensionMethodsV2() []string { return extensionNames(tableV2().rows) }

@@ -73,7 +73,7 @@ func (c *serverConn) speaksV2(req *request) bool {
 
 // dispatchV2 is dispatch for a v2 connection.
 func (c *serverConn) dispatchV2(ctx context.Context, req *request) (func(), error) {
-	m := methodIndexV2[req.Method]
+	m := tableV2().index[req.Method]
 	if req.Method == MethodInitialize {
 		return c.initializeV2(ctx, req)
 	}
@@ -98,7 +98,7 @@ func (c *serverConn) dispatchV2(ctx context.Context, req *request) (func(), erro
 
 // notifyV2 serves a notification on a v2 connection.
 func (c *serverConn) notifyV2(req *request) {
-	if m := methodIndexV2[req.Method]; m != nil && m.notify != nil {
+	if m := tableV2().index[req.Method]; m != nil && m.notify != nil {
 		m.notify(c, req)
 		return
 	}
@@ -149,7 +149,7 @@ func (c *serverConn) initializeV2(ctx context.Context, req *request) (func(), er
 		return nil, err
 	}
 	resp.ProtocolVersion = acpv2.ProtocolVersion(ProtocolVersionV2)
-	for _, m := range methodsV2 {
+	for _, m := range tableV2().rows {
 		if m.capability != nil {
 			m.capability(&resp.Capabilities, serves(agent, m))
 		}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -465,7 +466,7 @@ func (p *lineParser) call(c *syntax.CallExpr) {
 // is not known: that is opaque.
 func (p *lineParser) runnerCommand(base string, args []string, home []int) {
 	i := 0
-	if subs, ok := execRunners[base]; ok {
+	if subs, ok := execRunners()[base]; ok {
 		// The runner's own options come first, and some take a value
 		// (npm --prefix x exec -- rm y, uv --directory x run rm y): a
 		// word after an option may be its value, so the subcommand is
@@ -479,7 +480,7 @@ func (p *lineParser) runnerCommand(base string, args []string, home []int) {
 			}
 			a := args[i]
 			switch {
-			case strings.HasPrefix(a, "-") && runnerValues[base].has(a):
+			case strings.HasPrefix(a, "-") && runnerValues()[base].has(a):
 				i++ // its value, whatever it is
 				value = false
 				continue
@@ -522,7 +523,7 @@ func (p *lineParser) runnerCommand(base string, args []string, home []int) {
 		if !strings.HasPrefix(a, "-") {
 			break
 		}
-		if !strings.Contains(a, "=") && runnerValues[base].has(a) {
+		if !strings.Contains(a, "=") && runnerValues()[base].has(a) {
 			i++ // uv run --with pkg pytest: pkg is the option's
 			continue
 		}
@@ -553,14 +554,16 @@ func (p *lineParser) runnerCommand(base string, args []string, home []int) {
 
 // execRunners are the programs whose subcommand runs the command that
 // follows it: any program, not only a script of the project (npm run).
-var execRunners = map[string]*nameSet{
-	"npm": setOf("exec", "x"), "pnpm": setOf("exec", "dlx"), "yarn": setOf("exec", "dlx"), "bun": setOf("x"),
-	"uv": setOf("run"), "poetry": setOf("run"), "pipenv": setOf("run"), "pdm": setOf("run"), "hatch": setOf("run"),
-	"rye": setOf("run"), "pipx": setOf("run"), "bundle": setOf("exec"), "bundler": setOf("exec"),
-	"conda": setOf("run"), "mamba": setOf("run"), "micromamba": setOf("run"), "pyenv": setOf("exec"),
-	"rbenv": setOf("exec"), "nodenv": setOf("exec"), "asdf": setOf("exec"), "mise": setOf("exec", "x"),
-	"direnv": setOf("exec"),
-}
+var execRunners = sync.OnceValue(func() map[string]*nameSet {
+	return map[string]*nameSet{
+		"npm": setOf("exec", "x"), "pnpm": setOf("exec", "dlx"), "yarn": setOf("exec", "dlx"), "bun": setOf("x"),
+		"uv": setOf("run"), "poetry": setOf("run"), "pipenv": setOf("run"), "pdm": setOf("run"), "hatch": setOf("run"),
+		"rye": setOf("run"), "pipx": setOf("run"), "bundle": setOf("exec"), "bundler": setOf("exec"),
+		"conda": setOf("run"), "mamba": setOf("run"), "micromamba": setOf("run"), "pyenv": setOf("exec"),
+		"rbenv": setOf("exec"), "nodenv": setOf("exec"), "asdf": setOf("exec"), "mise": setOf("exec", "x"),
+		"direnv": setOf("exec"),
+	}
+})
 
 // directRunners run the command that is their first operand.
 var directRunners = setOf("npx", "pnpx", "bunx", "uvx", "corepack")
@@ -570,17 +573,19 @@ var directRunners = setOf("npx", "pnpx", "bunx", "uvx", "corepack")
 // --with pkg pytest runs pytest. Only options each runner documents so;
 // any other option before the command leaves the line opaque. (npx -c,
 // pnpm dlx -c run a shell string: not here.)
-var runnerValues = map[string]*nameSet{
-	"npx": setOf("-p", "--package"), "npm": setOf("-p", "--package", "--prefix"),
-	"pnpm": setOf("--package", "-C", "--dir"), "yarn": setOf("-p", "--package", "--cwd"),
-	"uv": setOf("--with", "--with-editable", "--with-requirements", "-p", "--python", "--directory", "--project",
-		"--env-file", "--extra", "--group", "--package", "--index", "--default-index"),
-	"uvx":   setOf("--from", "--with", "--with-editable", "--with-requirements", "-p", "--python", "--index", "--default-index"),
-	"pipx":  setOf("--spec", "--python", "--index-url", "--pip-args"),
-	"conda": setOf("-n", "--name", "-p", "--prefix"), "mamba": setOf("-n", "--name", "-p", "--prefix"),
-	"micromamba": setOf("-n", "--name", "-p", "--prefix"),
-	"poetry":     setOf("-C", "--directory", "-P", "--project"),
-}
+var runnerValues = sync.OnceValue(func() map[string]*nameSet {
+	return map[string]*nameSet{
+		"npx": setOf("-p", "--package"), "npm": setOf("-p", "--package", "--prefix"),
+		"pnpm": setOf("--package", "-C", "--dir"), "yarn": setOf("-p", "--package", "--cwd"),
+		"uv": setOf("--with", "--with-editable", "--with-requirements", "-p", "--python", "--directory", "--project",
+			"--env-file", "--extra", "--group", "--package", "--index", "--default-index"),
+		"uvx":   setOf("--from", "--with", "--with-editable", "--with-requirements", "-p", "--python", "--index", "--default-index"),
+		"pipx":  setOf("--spec", "--python", "--index-url", "--pip-args"),
+		"conda": setOf("-n", "--name", "-p", "--prefix"), "mamba": setOf("-n", "--name", "-p", "--prefix"),
+		"micromamba": setOf("-n", "--name", "-p", "--prefix"),
+		"poetry":     setOf("-C", "--directory", "-P", "--project"),
+	}
+})
 
 // runnerFlags are runner options known to take no value, so the word
 // after them is still the command.
@@ -603,7 +608,7 @@ func commandKey(sc SimpleCommand) string {
 			break
 		}
 	}
-	if i < len(sc.Args) && runnerSubcommands[filepath.Base(sc.Name)].has(sc.Args[i]) {
+	if i < len(sc.Args) && runnerSubcommands()[filepath.Base(sc.Name)].has(sc.Args[i]) {
 		// "npm run build" and "npm run deploy" are different approvals.
 		for _, a := range sc.Args[i+1:] {
 			parts = append(parts, a)
@@ -617,21 +622,23 @@ func commandKey(sc SimpleCommand) string {
 
 // runnerSubcommands are subcommands whose next operand names what runs (a
 // script, a package, a module); Key includes that operand.
-var runnerSubcommands = map[string]*nameSet{
-	"npm":    setOf("run", "run-script", "exec", "x"),
-	"pnpm":   setOf("run", "exec", "dlx"),
-	"yarn":   setOf("run", "exec", "dlx"),
-	"bun":    setOf("run", "x"),
-	"go":     setOf("run", "tool"),
-	"cargo":  setOf("run"),
-	"uv":     setOf("run", "tool"),
-	"poetry": setOf("run"),
-	"pipx":   setOf("run"),
-	"bundle": setOf("exec"),
-	"dotnet": setOf("run", "tool"),
-	"docker": setOf("run", "exec"),
-	"podman": setOf("run", "exec"),
-}
+var runnerSubcommands = sync.OnceValue(func() map[string]*nameSet {
+	return map[string]*nameSet{
+		"npm":    setOf("run", "run-script", "exec", "x"),
+		"pnpm":   setOf("run", "exec", "dlx"),
+		"yarn":   setOf("run", "exec", "dlx"),
+		"bun":    setOf("run", "x"),
+		"go":     setOf("run", "tool"),
+		"cargo":  setOf("run"),
+		"uv":     setOf("run", "tool"),
+		"poetry": setOf("run"),
+		"pipx":   setOf("run"),
+		"bundle": setOf("exec"),
+		"dotnet": setOf("run", "tool"),
+		"docker": setOf("run", "exec"),
+		"podman": setOf("run", "exec"),
+	}
+})
 
 // checkName records risks that depend on which program runs.
 func (p *lineParser) checkName(name string, args []string) {

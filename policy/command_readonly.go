@@ -1,6 +1,9 @@
 package policy
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // This file holds the read-only rules of CommandMemory's wide approvals:
 // which programs only read and print, with which arguments they stay
@@ -46,23 +49,25 @@ type readOnlyRule struct {
 // (a second operand is written), tee, less/more (run commands), rg
 // (searches hidden files an .ignore file whitelists, -z runs
 // decompressors), tree (-o writes), du, awk, sed, xargs.
-var readOnlyPrograms = map[string]readOnlyRule{
-	"cat":   {},
-	"head":  {},
-	"tail":  {},
-	"wc":    {ban: []string{"--files0-from"}},
-	"ls":    {dirsOK: true, lists: true, valueLetters: "ITwD", banLetters: "L", ban: []string{"--dereference"}},
-	"grep":  {banLetters: "rRdf", ban: []string{"--recursive", "--dereference-recursive", "--directories", "--file", "--exclude-from"}},
-	"egrep": {banLetters: "rRdf", ban: []string{"--recursive", "--dereference-recursive", "--directories", "--file", "--exclude-from"}},
-	"fgrep": {banLetters: "rRdf", ban: []string{"--recursive", "--dereference-recursive", "--directories", "--file", "--exclude-from"}},
-	"find": {dirsOK: true, lists: true, pathsFirst: true, singleDash: true, ban: []string{"-L", "-follow", "-files0-from",
-		"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}},
-	"stat": {dirsOK: true},
-	"file": {dirsOK: true, banLetters: "fCzZ", ban: []string{"--files-from", "--compile", "--uncompress", "--uncompress-noreport"}},
-	"diff": {banLetters: "r", ban: []string{"--recursive", "--exclude-from"}},
-	"echo": {noPaths: true},
-	"pwd":  {noPaths: true},
-}
+var readOnlyPrograms = sync.OnceValue(func() map[string]readOnlyRule {
+	return map[string]readOnlyRule{
+		"cat":   {},
+		"head":  {},
+		"tail":  {},
+		"wc":    {ban: []string{"--files0-from"}},
+		"ls":    {dirsOK: true, lists: true, valueLetters: "ITwD", banLetters: "L", ban: []string{"--dereference"}},
+		"grep":  {banLetters: "rRdf", ban: []string{"--recursive", "--dereference-recursive", "--directories", "--file", "--exclude-from"}},
+		"egrep": {banLetters: "rRdf", ban: []string{"--recursive", "--dereference-recursive", "--directories", "--file", "--exclude-from"}},
+		"fgrep": {banLetters: "rRdf", ban: []string{"--recursive", "--dereference-recursive", "--directories", "--file", "--exclude-from"}},
+		"find": {dirsOK: true, lists: true, pathsFirst: true, singleDash: true, ban: []string{"-L", "-follow", "-files0-from",
+			"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}},
+		"stat": {dirsOK: true},
+		"file": {dirsOK: true, banLetters: "fCzZ", ban: []string{"--files-from", "--compile", "--uncompress", "--uncompress-noreport"}},
+		"diff": {banLetters: "r", ban: []string{"--recursive", "--exclude-from"}},
+		"echo": {noPaths: true},
+		"pwd":  {noPaths: true},
+	}
+})
 
 // accepts reports whether args keep the program read-only and every
 // path-like word inside the workspace (see readOnlyRule).

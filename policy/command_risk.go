@@ -115,13 +115,15 @@ var shells = setOf(
 
 // inlineCode maps interpreters to the short option letters that take
 // program text (or load code) from the command line.
-var inlineCode = map[string]string{
-	"python": "c", "pypy": "c",
-	"node": "eprc", "nodejs": "eprc", "bun": "epr", "deno": "",
-	"perl": "eEMmdxI", "ruby": "erIxS", "php": "radBRFE",
-	"lua": "el", "luajit": "elj", "rscript": "e", "r": "e", "osascript": "e",
-	"tclsh": "", "wish": "", "jshell": "", "irb": "r", "julia": "eEL",
-}
+var inlineCode = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"python": "c", "pypy": "c",
+		"node": "eprc", "nodejs": "eprc", "bun": "epr", "deno": "",
+		"perl": "eEMmdxI", "ruby": "erIxS", "php": "radBRFE",
+		"lua": "el", "luajit": "elj", "rscript": "e", "r": "e", "osascript": "e",
+		"tclsh": "", "wish": "", "jshell": "", "irb": "r", "julia": "eEL",
+	}
+})
 
 // inlineCodeLong are long options with the same effect.
 var inlineCodeLong = []string{
@@ -133,10 +135,10 @@ var inlineCodeLong = []string{
 // python3.12 -> python, perl5.36 -> perl, nodejs -> nodejs.
 func interpreterFamily(base string) (string, bool) {
 	lower := strings.ToLower(base)
-	if _, ok := inlineCode[lower]; ok {
+	if _, ok := inlineCode()[lower]; ok {
 		return lower, true
 	}
-	for fam := range inlineCode {
+	for fam := range inlineCode() {
 		if len(fam) > 1 && strings.HasPrefix(lower, fam) && isVersionSuffix(lower[len(fam):]) {
 			return fam, true
 		}
@@ -175,7 +177,7 @@ func programRisk(base string, args []string) string {
 		return ""
 	}
 	if fam, ok := interpreterFamily(base); ok {
-		letters := inlineCode[fam]
+		letters := inlineCode()[fam]
 		for _, a := range args {
 			if o, short := shortOption(a); short && strings.ContainsAny(o, letters) && letters != "" {
 				return fmt.Sprintf("%s %s runs program text given on the command line", base, a)
@@ -196,7 +198,7 @@ func programRisk(base string, args []string) string {
 		}
 		return ""
 	}
-	if rule, ok := argRules[base]; ok {
+	if rule, ok := argRules()[base]; ok {
 		return rule(args)
 	}
 	return ""
@@ -204,55 +206,57 @@ func programRisk(base string, args []string) string {
 
 // argRules veto the arguments that turn an otherwise ordinary program into
 // a trampoline or a file writer (codex's per-tool flag vetoes).
-var argRules = map[string]func(args []string) string{
-	"find":   findRisk,
-	"fd":     fdRisk,
-	"fdfind": fdRisk,
-	"git":    gitRisk,
-	"go":     goRisk,
-	"awk":    awkRisk,
-	"gawk":   awkRisk,
-	"mawk":   awkRisk,
-	"nawk":   awkRisk,
-	"sed":    sedRisk,
-	"gsed":   sedRisk,
-	"make":   makeRisk,
-	"gmake":  makeRisk,
-	"rg":     longVeto("rg", "--pre", "--hostname-bin"),
-	"cargo":  longVeto("cargo", "--config"),
-	"npm":    npmRisk,
-	"npx":    npmRisk,
-	"pnpm":   npmRisk,
-	"yarn":   npmRisk,
-	"tar": gnuVeto("tar", true, []string{"--checkpoint"}, "--to-command", "--checkpoint-action", "--use-compress-program",
-		"--rsh-command", "--rmt-command", "--info-script", "--new-volume-script", "-I", "-F"),
-	"bsdtar": gnuVeto("bsdtar", true, nil, "--use-compress-program", "-I"),
-	"zip":    zipRisk,
-	// man-db runs the programs its configuration file DEFINEs (pager,
-	// tbl, nroff, ...): -C/--config-file names one.
-	"man": gnuVeto("man", false, nil, "-P", "--pager", "-H", "--html", "--browser", "-C", "--config-file"),
-	// Programs that run a program or shell command named in an option:
-	// sort's compressor (fed the data: --compress-program=sh runs the
-	// sorted lines), split's filter ($SHELL -c), the diff program of
-	// sdiff and diff3, wget's askpass and its -e wgetrc commands
-	// (use_askpass=...).
-	"sort":  gnuVeto("sort", false, nil, "--compress-program"),
-	"split": gnuVeto("split", false, nil, "--filter"),
-	"sdiff": gnuVeto("sdiff", false, nil, "--diff-program"),
-	"diff3": gnuVeto("diff3", false, nil, "--diff-program"),
-	"wget":  wgetRisk,
-	"ed":    edRisk,
-	// A shell string or command given to run in an environment:
-	// nix-shell --run 'rm x', nix develop -c rm x (bun exec: above).
-	"nix-shell": longVeto("nix-shell", "--run", "--command"),
-	"nix":       longVeto("nix", "-c", "--command"),
-	"sqlite3":   sqliteRisk,
-	"psql":      psqlRisk,
-	"ssh":       sshRisk("ssh", "oF"),
-	"scp":       sshRisk("scp", "oFS"),
-	"sftp":      sshRisk("sftp", "oFSD"),
-	"rsync":     rsyncRisk,
-}
+var argRules = sync.OnceValue(func() map[string]func(args []string) string {
+	return map[string]func(args []string) string{
+		"find":   findRisk,
+		"fd":     fdRisk,
+		"fdfind": fdRisk,
+		"git":    gitRisk,
+		"go":     goRisk,
+		"awk":    awkRisk,
+		"gawk":   awkRisk,
+		"mawk":   awkRisk,
+		"nawk":   awkRisk,
+		"sed":    sedRisk,
+		"gsed":   sedRisk,
+		"make":   makeRisk,
+		"gmake":  makeRisk,
+		"rg":     longVeto("rg", "--pre", "--hostname-bin"),
+		"cargo":  longVeto("cargo", "--config"),
+		"npm":    npmRisk,
+		"npx":    npmRisk,
+		"pnpm":   npmRisk,
+		"yarn":   npmRisk,
+		"tar": gnuVeto("tar", true, []string{"--checkpoint"}, "--to-command", "--checkpoint-action", "--use-compress-program",
+			"--rsh-command", "--rmt-command", "--info-script", "--new-volume-script", "-I", "-F"),
+		"bsdtar": gnuVeto("bsdtar", true, nil, "--use-compress-program", "-I"),
+		"zip":    zipRisk,
+		// man-db runs the programs its configuration file DEFINEs (pager,
+		// tbl, nroff, ...): -C/--config-file names one.
+		"man": gnuVeto("man", false, nil, "-P", "--pager", "-H", "--html", "--browser", "-C", "--config-file"),
+		// Programs that run a program or shell command named in an option:
+		// sort's compressor (fed the data: --compress-program=sh runs the
+		// sorted lines), split's filter ($SHELL -c), the diff program of
+		// sdiff and diff3, wget's askpass and its -e wgetrc commands
+		// (use_askpass=...).
+		"sort":  gnuVeto("sort", false, nil, "--compress-program"),
+		"split": gnuVeto("split", false, nil, "--filter"),
+		"sdiff": gnuVeto("sdiff", false, nil, "--diff-program"),
+		"diff3": gnuVeto("diff3", false, nil, "--diff-program"),
+		"wget":  wgetRisk,
+		"ed":    edRisk,
+		// A shell string or command given to run in an environment:
+		// nix-shell --run 'rm x', nix develop -c rm x (bun exec: above).
+		"nix-shell": longVeto("nix-shell", "--run", "--command"),
+		"nix":       longVeto("nix", "-c", "--command"),
+		"sqlite3":   sqliteRisk,
+		"psql":      psqlRisk,
+		"ssh":       sshRisk("ssh", "oF"),
+		"scp":       sshRisk("scp", "oFS"),
+		"sftp":      sshRisk("sftp", "oFSD"),
+		"rsync":     rsyncRisk,
+	}
+})
 
 // zipRisk: zip -T runs the command -TT or --unzip-command names, and
 // Info-ZIP takes an abbreviated long option (zip -T --unzip-comm=cmd
@@ -337,7 +341,7 @@ func sqliteRisk(args []string) string {
 		case "-version", "-help":
 			stdin = false
 		default:
-			i += sqliteValues[o]
+			i += sqliteValues()[o]
 		}
 	}
 	// With no SQL after the database, the shell reads its commands from
@@ -360,10 +364,12 @@ func sqliteRisk(args []string) string {
 
 // sqliteValues are how many words the sqlite3 shell's options take
 // (the rest take none); an option it does not know is an error.
-var sqliteValues = map[string]int{
-	"-cmd": 1, "-separator": 1, "-newline": 1, "-nullvalue": 1, "-escape": 1, "-maxsize": 1, "-mmap": 1,
-	"-vfs": 1, "-heap": 1, "-nonce": 1, "-pagecache": 2, "-lookaside": 2,
-}
+var sqliteValues = sync.OnceValue(func() map[string]int {
+	return map[string]int{
+		"-cmd": 1, "-separator": 1, "-newline": 1, "-nullvalue": 1, "-escape": 1, "-maxsize": 1, "-mmap": 1,
+		"-vfs": 1, "-heap": 1, "-nonce": 1, "-pagecache": 2, "-lookaside": 2,
+	}
+})
 
 // psqlRisk: a psql -c/--command holding a backslash meta-command (\!
 // runs a shell command, \o |cmd and \copy ... program pipe to one).

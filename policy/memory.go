@@ -335,7 +335,7 @@ func DescribeApproval(cl CommandLine, ctx CommandContext, folder string) (string
 		var p string
 		switch a.Kind {
 		case ApprovalProgram:
-			rule := readOnlyPrograms[a.Program]
+			rule := readOnlyPrograms()[a.Program]
 			if rule.noPaths {
 				p = fmt.Sprintf("`%s` (any arguments)", a.Program)
 			} else {
@@ -450,7 +450,7 @@ func scopeOf(c SimpleCommand, ctx CommandContext) Approval {
 	// The working directory itself must resolve inside: "ls" with no
 	// operand lists it.
 	if base, ok := trustedProgram(c, ctx.Path); ok && ctx.operand(".").Inside {
-		if rule, ok := readOnlyPrograms[base]; ok && rule.accepts(c.Args, ctx) {
+		if rule, ok := readOnlyPrograms()[base]; ok && rule.accepts(c.Args, ctx) {
 			return Approval{Kind: ApprovalProgram, Program: base, Target: linkTarget(c)}
 		}
 		if base == "git" && (ctx.RepoHoldsDenied == nil || !ctx.RepoHoldsDenied(ctx.Dir)) {

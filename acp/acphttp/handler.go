@@ -348,11 +348,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// tokenParams are query parameters that carry credentials in common
-// APIs: a token there ends up in proxy and server logs and in browser
-// history, so it is refused, never read.
-var tokenParams = map[string]bool{"token": true, "access_token": true, "accesstoken": true, "auth": true,
-	"authorization": true, "bearer": true, "api_key": true, "apikey": true, "key": true, "acp_token": true}
+// tokenParam reports whether the query parameter k (lower case) carries
+// credentials in common APIs: a token there ends up in proxy and server
+// logs and in browser history, so it is refused, never read. (Switches
+// here, not maps: nothing to build at package init for a stdio start.)
+func tokenParam(k string) bool {
+	switch k {
+	case "token", "access_token", "accesstoken", "auth", "authorization", "bearer", "api_key", "apikey", "key", "acp_token":
+		return true
+	}
+	return false
+}
 
 // Authorize checks a request's credentials and origin; a non-zero code
 // is the HTTP status to refuse it with. The token must come in the
@@ -374,7 +380,7 @@ func (h *Handler) RefuseURLCredentials(r *http.Request) (int, string) {
 		return http.StatusBadRequest, "malformed query string"
 	}
 	for k, vs := range q {
-		leaked := tokenParams[strings.ToLower(k)]
+		leaked := tokenParam(strings.ToLower(k))
 		// The token as a value, or as a name (?TOKEN, ?TOKEN=1): in the
 		// URL either way.
 		for _, v := range append([]string{k}, vs...) {
@@ -451,13 +457,17 @@ func (e *envelope) paramsSessionID() string {
 	return s
 }
 
-// sessionScoped are the methods whose POST must name the session in
-// Acp-Session-Id (the TypeScript SDK's list).
-var sessionScoped = map[string]bool{
-	acp.MethodSessionCancel: true, acp.MethodSessionClose: true, acp.MethodSessionDelete: true,
-	acp.MethodSessionFork: true, acp.MethodSessionLoad: true, acp.MethodSessionPrompt: true,
-	acp.MethodSessionResume: true, acp.MethodSessionSetConfigOption: true, acp.MethodSessionSetMode: true,
-	"session/set_model": true,
+// sessionScoped reports whether a POST of method must name the session
+// in Acp-Session-Id (the TypeScript SDK's list).
+func sessionScoped(method string) bool {
+	switch method {
+	case acp.MethodSessionCancel, acp.MethodSessionClose, acp.MethodSessionDelete,
+		acp.MethodSessionFork, acp.MethodSessionLoad, acp.MethodSessionPrompt,
+		acp.MethodSessionResume, acp.MethodSessionSetConfigOption, acp.MethodSessionSetMode,
+		"session/set_model":
+		return true
+	}
+	return false
 }
 
 // readBody reads a POST's body within the size limit and the body
@@ -520,7 +530,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	psid := env.paramsSessionID()
 	switch {
-	case sid == "" && (psid != "" || sessionScoped[env.Method]):
+	case sid == "" && (psid != "" || sessionScoped(env.Method)):
 		httpError(w, "Missing "+HeaderSessionID+": it must name the session of this "+env.Method, http.StatusBadRequest)
 		return
 	case sid != "" && psid != "" && sid != psid:

@@ -1,5 +1,7 @@
 package acpv2
 
+import "sync"
+
 // MethodInfo is one method of the v2 schema, as its definitions say
 // ("x-method", "x-side").
 type MethodInfo struct {
@@ -21,9 +23,17 @@ func SchemaMethods() []MethodInfo { return append([]MethodInfo(nil), schemaMetho
 
 // IsUnstable reports whether the definition def is only in the unstable
 // schema.
-func IsUnstable(def string) bool { return unstableDefs[def] }
+func IsUnstable(def string) bool { return unstableDefs()[def] }
 
 // IsUnstableVariant reports whether tag is a variant of the stable union
 // that only the unstable schema has (a session/update "plan_removed", a
 // state "unknown").
-func IsUnstableVariant(union, tag string) bool { return unstableVariants[union][tag] }
+func IsUnstableVariant(union, tag string) bool { return unstableVariants()[union][tag] }
+
+// The generated tables (types_gen.go) are maps built on first use: a
+// start that speaks only v1 never needs them.
+var (
+	unstableDefs     = sync.OnceValue(newUnstableDefs)
+	unstableVariants = sync.OnceValue(newUnstableVariants)
+	requiredMembers  = sync.OnceValue(newRequiredMembers)
+)

@@ -22,7 +22,7 @@ func Decode(def string, raw []byte, p any) error {
 	if err := json.Unmarshal(raw, &members); err != nil {
 		return errors.New("params: must be an object")
 	}
-	for _, r := range requiredMembers[def] {
+	for _, r := range requiredMembers()[def] {
 		if v, ok := members[r]; !ok || isNull(v) {
 			return errRequired(r)
 		}

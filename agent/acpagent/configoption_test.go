@@ -118,6 +118,11 @@ func TestConfigOptionsSwitchModelAndThoughtLevelMidSession(t *testing.T) {
 	acptest.MustResult(t, setOption(c, sid, "model", "anthropic/claude-sonnet-4-5"), &set)
 	assert.Equal(t, []optionView{mode, {"model", "model", "anthropic/claude-sonnet-4-5", models},
 		{"thought_level", "thought_level", "low", []string{"off", "low", "medium", "high"}}}, optionViews(set.ConfigOptions))
+	var levelNames []string
+	for _, o := range set.ConfigOptions[2].Select.Options.Options {
+		levelNames = append(levelNames, o.Name)
+	}
+	assert.Equal(t, []string{"Off", "Low", "Medium", "High"}, levelNames, "each level has its name for the user")
 	assert.Equal(t, "from anthropic", say("three"))
 	req := ab.Request(t, 0)
 	assert.Equal(t, "claude-sonnet-4-5", req["model"])

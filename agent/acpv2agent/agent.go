@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/acp-agent/acp-agent/acp"
@@ -60,7 +61,7 @@ func (a *Agent) Initialize(context.Context, *acpv2.InitializeRequest) (*acpv2.In
 			AdditionalDirectories: &acpv2.SessionAdditionalDirectoriesCapabilities{},
 		}},
 		AuthMethods: []acpv2.AuthMethod{{Agent: &acpv2.AuthMethodAgent{MethodID: authMethodID, Name: "Configure a model"}}},
-		Meta:        initializeMeta,
+		Meta:        initializeMeta(),
 	}
 	if err := a.h.Usable(); err != nil && a.h.SetupBroken() {
 		resp.AuthMethods[0].Agent.Name = "Fix the config file"
@@ -69,8 +70,10 @@ func (a *Agent) Initialize(context.Context, *acpv2.InitializeRequest) (*acpv2.In
 }
 
 // initializeMeta advertises what acp-agent adds to ACP v2: prompts held
-// while a turn runs, and the extension methods v2 connections serve.
-var initializeMeta = func() json.RawMessage {
+// while a turn runs, and the extension methods v2 connections serve. It is
+// built by the first v2 initialize (it needs the v2 method table, which a
+// v1 start never builds), not at package init.
+var initializeMeta = sync.OnceValue(func() json.RawMessage {
 	meta, err := json.Marshal(map[string]any{"acp-agent": map[string]any{
 		"promptQueueing": true, "extensionMethods": acp.ExtensionMethodsV2(),
 	}})
@@ -78,7 +81,7 @@ var initializeMeta = func() json.RawMessage {
 		panic(err)
 	}
 	return meta
-}()
+})
 
 // ServesMethod implements acp.MethodGate: the methods of stored sessions
 // are served only with a store. (session/list and session/resume are

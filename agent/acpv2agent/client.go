@@ -60,12 +60,17 @@ func (a *Agent) client(conn *acp.ClientConnV2) *v2Client {
 	return c
 }
 
-// inTurn are the updates that only a running turn sends: one of them
-// while idle means a turn started that the session did not submit (a
-// follow-up queued by an extension method), and running comes first.
-var inTurn = map[agent.UpdateKind]bool{
-	agent.UpdateUserMessage: true, agent.UpdateMessage: true, agent.UpdateThought: true,
-	agent.UpdateToolCall: true, agent.UpdateToolCallProgress: true, agent.UpdatePlan: true,
+// inTurn reports whether only a running turn sends updates of kind k:
+// one of them while idle means a turn started that the session did not
+// submit (a follow-up queued by an extension method), and running comes
+// first. (A switch, not a map: nothing to build at package init.)
+func inTurn(k agent.UpdateKind) bool {
+	switch k {
+	case agent.UpdateUserMessage, agent.UpdateMessage, agent.UpdateThought,
+		agent.UpdateToolCall, agent.UpdateToolCallProgress, agent.UpdatePlan:
+		return true
+	}
+	return false
 }
 
 // Update implements agent.UpdateSink: called by the session's worker, in
@@ -78,7 +83,7 @@ func (c *v2Client) Update(ctx context.Context, u agent.Update) error {
 		}
 		return err
 	}
-	if inTurn[u.Kind] {
+	if inTurn(u.Kind) {
 		if su, ok := c.enter(stateRunning, false); ok {
 			if err := c.send(ctx, su); err != nil {
 				return err

@@ -256,7 +256,7 @@ func (h *Host) modeCommand(s *Session, args string) (string, error) {
 			if m == s.s.Mode() {
 				mark = "* "
 			}
-			fmt.Fprintf(&b, "%s%s — %s\n", mark, m, modeInfo[m][1])
+			fmt.Fprintf(&b, "%s%s — %s\n", mark, m, modeInfo(m)[1])
 		}
 		return b.String(), nil
 	}

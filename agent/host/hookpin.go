@@ -234,27 +234,33 @@ func span(w *syntax.Word) (int, int) { return int(w.Pos().Offset()), int(w.End()
 
 // runners run code a workspace defines in files of their own (package
 // scripts, tasks, tests); nil: any use, else the subcommands that do.
-var runners = map[string][]string{
-	"npm": nil, "npx": nil, "pnpm": nil, "pnpx": nil, "yarn": nil, "bun": nil, "bunx": nil, "deno": nil,
-	"cargo": nil, "just": nil, "task": nil, "mage": nil, "rake": nil, "invoke": nil, "inv": nil,
-	"gradle": nil, "gradlew": nil, "mvn": nil, "mvnw": nil, "ant": nil, "sbt": nil, "bazel": nil,
-	"bazelisk": nil, "buck": nil, "buck2": nil, "pants": nil, "nx": nil, "turbo": nil, "lerna": nil,
-	"composer": nil, "poetry": nil, "uv": nil, "uvx": nil, "pipenv": nil, "hatch": nil, "pdm": nil,
-	"tox": nil, "nox": nil, "pytest": nil, "py.test": nil, "jest": nil, "vitest": nil, "mocha": nil,
-	"pre-commit": nil, "lefthook": nil, "cmake": nil, "ctest": nil, "meson": nil, "ninja": nil,
-	"scons": nil, "bundle": nil, "rails": nil, "rspec": nil, "dotnet": nil, "swift": nil,
-	"go": {"run", "test", "generate", "tool"},
-}
+// Built on first use, as interpreterOptions: hooks are pinned long after
+// start, if ever.
+var runners = sync.OnceValue(func() map[string][]string {
+	return map[string][]string{
+		"npm": nil, "npx": nil, "pnpm": nil, "pnpx": nil, "yarn": nil, "bun": nil, "bunx": nil, "deno": nil,
+		"cargo": nil, "just": nil, "task": nil, "mage": nil, "rake": nil, "invoke": nil, "inv": nil,
+		"gradle": nil, "gradlew": nil, "mvn": nil, "mvnw": nil, "ant": nil, "sbt": nil, "bazel": nil,
+		"bazelisk": nil, "buck": nil, "buck2": nil, "pants": nil, "nx": nil, "turbo": nil, "lerna": nil,
+		"composer": nil, "poetry": nil, "uv": nil, "uvx": nil, "pipenv": nil, "hatch": nil, "pdm": nil,
+		"tox": nil, "nox": nil, "pytest": nil, "py.test": nil, "jest": nil, "vitest": nil, "mocha": nil,
+		"pre-commit": nil, "lefthook": nil, "cmake": nil, "ctest": nil, "meson": nil, "ninja": nil,
+		"scons": nil, "bundle": nil, "rails": nil, "rspec": nil, "dotnet": nil, "swift": nil,
+		"go": {"run", "test", "generate", "tool"},
+	}
+})
 
 // Interpreter options: the letters that take program text from the
 // command line (nothing to pin), those that load code from elsewhere (a
 // module, a library: unpinnable), and those taking a value.
-var interpreterOptions = map[string]struct{ inline, load, value string }{
-	"python": {"c", "m", "WXQ"}, "pypy": {"c", "m", "WX"},
-	"node": {"ep", "r", ""}, "nodejs": {"ep", "r", ""},
-	"perl": {"eE", "MmIdx", ""}, "ruby": {"e", "rIx", ""}, "php": {"r", "dcf", ""},
-	"lua": {"e", "l", ""}, "luajit": {"e", "lj", ""}, "rscript": {"e", "", ""}, "r": {"e", "", ""},
-}
+var interpreterOptions = sync.OnceValue(func() map[string]struct{ inline, load, value string } {
+	return map[string]struct{ inline, load, value string }{
+		"python": {"c", "m", "WXQ"}, "pypy": {"c", "m", "WX"},
+		"node": {"ep", "r", ""}, "nodejs": {"ep", "r", ""},
+		"perl": {"eE", "MmIdx", ""}, "ruby": {"e", "rIx", ""}, "php": {"r", "dcf", ""},
+		"lua": {"e", "l", ""}, "luajit": {"e", "lj", ""}, "rscript": {"e", "", ""}, "r": {"e", "", ""},
+	}
+})
 
 var interpreterLongLoad = []string{"--require", "--import", "--loader", "--experimental-loader", "--env-file"}
 
@@ -310,7 +316,7 @@ func (p *pinner) call(t *pinTemplate, args []*syntax.Word) error {
 			}
 		}
 	}
-	if subs, ok := runners[base]; ok {
+	if subs, ok := runners()[base]; ok {
 		if subs == nil {
 			return unpinnable("%s runs code the workspace defines (package scripts, tasks, tests, build files)", base)
 		}
@@ -428,7 +434,7 @@ func (p *pinner) shell(t *pinTemplate, args []*syntax.Word, vals []string, liter
 // interpreter handles an interpreter's arguments: inline code, or the
 // script to run.
 func (p *pinner) interpreter(t *pinTemplate, args []*syntax.Word, vals []string, literal []bool, fam, base string) error {
-	opt := interpreterOptions[fam]
+	opt := interpreterOptions()[fam]
 	for i := 1; i < len(args); i++ {
 		if !literal[i] {
 			return unpinnable("%s's arguments are chosen when the hook runs", base)

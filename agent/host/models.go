@@ -67,8 +67,20 @@ type Choice struct {
 	Value, Name, Description string
 }
 
-var levelNames = map[string]string{
-	llm.EffortOff: "Off", llm.EffortLow: "Low", llm.EffortMedium: "Medium", llm.EffortHigh: "High",
+// levelName is a thought level's name for the user ("" and false for no
+// level of ours). Switches here, not maps: nothing to build at package init.
+func levelName(l string) (string, bool) {
+	switch l {
+	case llm.EffortOff:
+		return "Off", true
+	case llm.EffortLow:
+		return "Low", true
+	case llm.EffortMedium:
+		return "Medium", true
+	case llm.EffortHigh:
+		return "High", true
+	}
+	return "", false
 }
 
 // modelEntry is a usable (or not) model choice.
@@ -129,7 +141,7 @@ func (e *modelEntry) setLevels() error {
 	switch {
 	case e.choice.ThoughtLevels != nil:
 		for _, l := range e.choice.ThoughtLevels {
-			if _, ok := levelNames[l]; !ok {
+			if _, ok := levelName(l); !ok {
 				return fmt.Errorf("%w: model %s: unknown thought level %q (use off, low, medium or high)", agent.ErrNoModel, e.choice.Spec, l)
 			}
 		}
@@ -213,7 +225,8 @@ func (h *Host) modelOptions(id, level string) []Option {
 		tl := Option{ID: OptionThoughtLevel, Name: "Thought level", Category: OptionThoughtLevel,
 			Description: "How much the model reasons before it answers.", Current: level}
 		for _, l := range cur.levels {
-			tl.Choices = append(tl.Choices, Choice{Value: l, Name: levelNames[l]})
+			name, _ := levelName(l)
+			tl.Choices = append(tl.Choices, Choice{Value: l, Name: name})
 		}
 		opts = append(opts, tl)
 	}
@@ -226,19 +239,27 @@ type ModeInfo struct {
 	Name, Description string
 }
 
-// modeInfo describes the session modes to the user.
-var modeInfo = map[policy.Mode][2]string{
-	policy.ModeReadOnly:    {"Read only", "Plan: read and search; no edits, no commands."},
-	policy.ModeDefault:     {"Default", "Read freely; ask before edits and commands."},
-	policy.ModeAcceptEdits: {"Accept edits", "Edit files freely; ask before commands."},
-	policy.ModeFullAccess:  {"Full access", "Edit and run commands without asking."},
+// modeInfo describes a session mode to the user: its name and
+// description.
+func modeInfo(m policy.Mode) [2]string {
+	switch m {
+	case policy.ModeReadOnly:
+		return [2]string{"Read only", "Plan: read and search; no edits, no commands."}
+	case policy.ModeDefault:
+		return [2]string{"Default", "Read freely; ask before edits and commands."}
+	case policy.ModeAcceptEdits:
+		return [2]string{"Accept edits", "Edit files freely; ask before commands."}
+	case policy.ModeFullAccess:
+		return [2]string{"Full access", "Edit and run commands without asking."}
+	}
+	return [2]string{}
 }
 
 // Modes are the session modes, in order.
 func Modes() []ModeInfo {
 	out := make([]ModeInfo, len(policy.Modes))
 	for i, m := range policy.Modes {
-		out[i] = ModeInfo{ID: m, Name: modeInfo[m][0], Description: modeInfo[m][1]}
+		out[i] = ModeInfo{ID: m, Name: modeInfo(m)[0], Description: modeInfo(m)[1]}
 	}
 	return out
 }

@@ -439,6 +439,9 @@ func TestServeRefusesMalformedRequests(t *testing.T) {
 		{"garbage connection id", http.MethodPost, prompt(sid), map[string]string{"Acp-Connection-Id": "../../etc/passwd", "Acp-Session-Id": sid}, 404, "Unknown Acp-Connection-Id"},
 		{"initialize on a connection", http.MethodPost, initBody, map[string]string{"Acp-Connection-Id": conn}, 400, "Initialize not allowed"},
 		{"no session header", http.MethodPost, prompt(sid), map[string]string{"Acp-Connection-Id": conn}, 400, "Missing Acp-Session-Id"},
+		// A session-scoped method must name its session in the header
+		// even when its params name none.
+		{"no session anywhere", http.MethodPost, `{"jsonrpc":"2.0","id":8,"method":"session/prompt","params":{"prompt":[]}}`, map[string]string{"Acp-Connection-Id": conn}, 400, "Missing Acp-Session-Id"},
 		{"mismatched session header", http.MethodPost, prompt(sid), map[string]string{"Acp-Connection-Id": conn, "Acp-Session-Id": "other"}, 400, "Mismatched Acp-Session-Id"},
 		{"malformed session header", http.MethodPost, prompt("../x"), map[string]string{"Acp-Connection-Id": conn, "Acp-Session-Id": "../x"}, 400, "malformed Acp-Session-Id"},
 		{"a huge session header", http.MethodGet, "", map[string]string{"Acp-Connection-Id": conn, "Acp-Session-Id": strings.Repeat("a", 5000), "Accept": "text/event-stream"}, 400, "malformed Acp-Session-Id"},

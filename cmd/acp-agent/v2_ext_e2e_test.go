@@ -28,9 +28,11 @@ func TestBinaryV2ServesTheExtensions(t *testing.T) {
 	p := startAgent(t, nil, "--model", "replay/"+script)
 	init := p.InitializeV2(nil)
 	var meta map[string]struct {
+		PromptQueueing   bool     `json:"promptQueueing"`
 		ExtensionMethods []string `json:"extensionMethods"`
 	}
 	require.NoError(t, json.Unmarshal(init.Meta, &meta))
+	assert.True(t, meta["acp-agent"].PromptQueueing, "v2 initialize advertises prompt queueing")
 	assert.Equal(t, acp.ExtensionMethodsV2(), meta["acp-agent"].ExtensionMethods)
 	for _, m := range []string{acp.MethodExtSessionRewind, acp.MethodExtStructured, acp.MethodExtSessionFork, acp.MethodExtSessionSteer} {
 		assert.Contains(t, meta["acp-agent"].ExtensionMethods, m)

@@ -650,14 +650,14 @@ func methodConst(method string) string {
 
 // unstableTable lists the unstable definitions and union variants.
 func (g *generator) unstableTable(names []string) {
-	g.printf("// unstableDefs are the definitions only the unstable schema has.\nvar unstableDefs = map[string]bool{\n")
+	g.printf("// newUnstableDefs returns the definitions only the unstable schema has.\nfunc newUnstableDefs() map[string]bool {\n\treturn map[string]bool{\n")
 	for _, name := range names {
 		if g.stable[name] == nil && skipped[name] == "" {
 			g.printf("\t%q: true,\n", name)
 		}
 	}
-	g.printf("}\n\n")
-	g.printf("// unstableVariants are the variants of stable unions only the unstable\n// schema has, by union.\nvar unstableVariants = map[string]map[string]bool{\n")
+	g.printf("}\n}\n\n")
+	g.printf("// newUnstableVariants returns the variants of stable unions only the\n// unstable schema has, by union.\nfunc newUnstableVariants() map[string]map[string]bool {\n\treturn map[string]map[string]bool{\n")
 	for _, name := range names {
 		s := g.stable[name]
 		if s == nil || shapeOf(g.defs[name]) != shapeUnion || handWritten[name] != "" {
@@ -689,13 +689,13 @@ func (g *generator) unstableTable(names []string) {
 			g.printf("},\n")
 		}
 	}
-	g.printf("}\n")
+	g.printf("}\n}\n")
 }
 
 // requiredTable lists the required members of the params of the
 // methods the agent serves, for Decode.
 func (g *generator) requiredTable(names []string) {
-	g.printf("\n// requiredMembers are the members the params of each agent method\n// require.\nvar requiredMembers = map[string][]string{\n")
+	g.printf("\n// newRequiredMembers returns the members the params of each agent\n// method require.\nfunc newRequiredMembers() map[string][]string {\n\treturn map[string][]string{\n")
 	for _, name := range names {
 		n := g.defs[name]
 		if n["x-side"] != "agent" || strings.HasSuffix(name, "Response") || skipped[name] != "" {
@@ -710,7 +710,7 @@ func (g *generator) requiredTable(names []string) {
 		}
 		g.printf("},\n")
 	}
-	g.printf("}\n")
+	g.printf("}\n}\n")
 }
 
 func asStrings(v any) []string {
