@@ -168,22 +168,15 @@ func TestSlowClientGetsAdjacentTextChunksMerged(t *testing.T) {
 		msgChunk("", "notice one "), msgChunk("", "notice two "))
 
 	got := slowClientUpdates(t, script)
-	// The writer took what was queued when it woke (the first chunk and
-	// maybe some of the next, merged already) and blocked writing it;
-	// everything after waited behind it.
-	require.NotEmpty(t, got)
-	head := 1
-	if len(got) > 1 && got[1].kind == "agent_message_chunk" {
-		head = 2
-	}
-	var a strings.Builder
-	for _, u := range got[:head] {
-		assert.Equal(t, "m1", u.messageID)
-		assert.False(t, u.extra)
-		a.WriteString(u.text)
-	}
-	assert.Equal(t, "first "+wantA.String(), a.String(), "the first 101 chunks' text, whole and in order")
+	// The connection's writer may take a few updates before it blocks on
+	// the pipe nobody reads (it buffers its writes), and those go out as
+	// they were when it took them; everything after waits and is merged.
+	// So the notifications are compared after joining the adjacent ones
+	// that the rule allows to be merged: a wrong merge (another kind,
+	// message, an annotated chunk, a notice) still shows as a difference.
+	assert.Less(t, len(got), 80, "161 updates reached the client in %d notifications: too few merged", len(got))
 	want := []wireUpdate{
+		{kind: "agent_message_chunk", messageID: "m1", text: "first " + wantA.String()},
 		{kind: "tool_call"},
 		{kind: "agent_thought_chunk", messageID: "m1", text: "hmm yes "},
 		{kind: "agent_message_chunk", messageID: "m1", text: wantB.String()},
@@ -195,7 +188,26 @@ func TestSlowClientGetsAdjacentTextChunksMerged(t *testing.T) {
 		{kind: "agent_message_chunk", text: "notice one "},
 		{kind: "agent_message_chunk", text: "notice two "},
 	}
-	assert.Equal(t, want, got[head:])
+	assert.Equal(t, want, joinMergeable(got))
+}
+
+// joinMergeable joins adjacent updates the merge rule allows to be one:
+// text chunks of the same kind and the same non-empty message id, neither
+// with annotations or _meta.
+func joinMergeable(us []wireUpdate) []wireUpdate {
+	var out []wireUpdate
+	for _, u := range us {
+		if n := len(out); n > 0 {
+			p := &out[n-1]
+			text := u.kind == "agent_message_chunk" || u.kind == "agent_thought_chunk"
+			if text && p.kind == u.kind && u.messageID != "" && p.messageID == u.messageID && !p.extra && !u.extra {
+				p.text += u.text
+				continue
+			}
+		}
+		out = append(out, u)
+	}
+	return out
 }
 
 // TestSlowClientMergedChunksStayBounded: a chunk grows by merging only up
