@@ -3,7 +3,6 @@ package main
 import (
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"sync"
 	"testing"
 
@@ -28,8 +27,12 @@ func TestBinaryRoutedProviderNeverAsksAProxyForMetadataAddresses(t *testing.T) {
 		http.Error(w, "proxy says no", http.StatusBadGateway)
 	}))
 	t.Cleanup(proxy.Close)
-	cmd := exec.Command(agentBin, "--model", "openai/test-model", "--sandbox", "off")
-	p := startAgentCmd(t, cmd, []string{"HTTP_PROXY=" + proxy.URL, "HTTPS_PROXY=" + proxy.URL, "NO_PROXY=",
+	// The control is a name that this test's /etc/hosts puts on loopback:
+	// were the proxy ever bypassed, its direct dial would stay on this
+	// machine (an ordinary address would not).
+	inNS, hostsEnv := hostsNamespace(t, "127.0.0.1 localhost\n127.0.0.2 neighbour.test\n")
+	cmd := inNS(agentBin, "--model", "openai/test-model", "--sandbox", "off")
+	p := startAgentCmd(t, cmd, []string{hostsEnv, "HTTP_PROXY=" + proxy.URL, "HTTPS_PROXY=" + proxy.URL, "NO_PROXY=",
 		"ACP_AGENT_MAX_RETRIES=0", "ACP_AGENT_DISCOVER_MODELS=false"})
 	p.Initialize(nil)
 	for _, tc := range []struct {
@@ -46,7 +49,7 @@ func TestBinaryRoutedProviderNeverAsksAProxyForMetadataAddresses(t *testing.T) {
 		{"http://2852039166/latest/meta-data", true},
 		{"http://0xA9FEA9FE/latest/meta-data", true},
 		{"http://169.254.43518/latest/meta-data", true},
-		{"http://100.100.100.201/v1", false},
+		{"http://neighbour.test/v1", false},
 	} {
 		mu.Lock()
 		asked = nil
