@@ -101,6 +101,10 @@ func (a *acpSession) Prompt(ctx context.Context, req *acp.PromptRequest, finish 
 			finish(nil, fmt.Errorf("%w: %v", acp.ErrInternal, err))
 		case errors.Is(err, context.Canceled) || errors.Is(err, agent.ErrSessionClosed):
 			finish(&acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil)
+		case llm.IsAuthFailure(err):
+			// A wrong or revoked key: auth_required, so the editor offers
+			// to log in instead of showing an internal error.
+			finish(nil, fmt.Errorf("%w: model %s: %v (%s)", acp.ErrAuthRequired, a.s.CurrentModel().Name, err, a.hs.KeyAdvice()))
 		default:
 			finish(nil, fmt.Errorf("%w: model %s: %v", acp.ErrInternal, a.s.CurrentModel().Name, err))
 		}

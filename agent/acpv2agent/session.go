@@ -166,6 +166,10 @@ func (s *v2Session) completed(res agent.PromptResult, err error) {
 		}
 	case errors.Is(err, context.Canceled) || errors.Is(err, agent.ErrSessionClosed):
 		idle.StopReason = acpv2.StopReasonCancelled
+	case llm.IsAuthFailure(err):
+		// As v1 answers: the editor offers to log in.
+		idle.StopReason, idle.Error = acpv2.StopReasonError, &acpv2.Error{Code: acpv2.ErrorCodeAuthRequired,
+			Message: fmt.Sprintf("authentication required: model %s: %v (%s)", s.s.CurrentModel().Name, err, s.hs.KeyAdvice())}
 	default:
 		msg := err.Error()
 		if !errors.Is(err, agent.ErrPromptTimedOut) {

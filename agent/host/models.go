@@ -336,3 +336,26 @@ func (s *Session) SetOption(id, value string) ([]Option, error) {
 	}
 	return s.Options(), nil
 }
+
+// KeyAdvice says where the key of the session's current model comes
+// from, for the error of a provider that refused it: the variable the
+// agent read (the model's own in the config file, else the provider's),
+// or the client's providers/set when the client routed the provider.
+func (s *Session) KeyAdvice() string {
+	e, ok := s.h.modelByID(s.s.CurrentModel().ID)
+	if !ok {
+		return "check the model's API key"
+	}
+	if s.routes.Routed(e.spec.Provider) {
+		return "check the key the editor set for " + e.spec.Provider + " (providers/set)"
+	}
+	if env := e.choice.APIKeyEnv; env != "" {
+		// The config file's own variable: acp-agent login does not set it.
+		return "check " + env + " in the environment the editor starts acp-agent with"
+	}
+	p, _ := llm.LookupProvider(e.spec.Provider)
+	if p.APIKeyEnv == "" {
+		return "check the model's API key"
+	}
+	return "check " + p.APIKeyEnv + " in the environment the editor starts acp-agent with, or run acp-agent login"
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+
+	sdk "github.com/coder/acp-go-sdk"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Rough edges a user meets in an editor, found by using the agent through
+// real clients (the ux-review round); each test drives the built binary.
+
+// promptErr sends one prompt and returns the JSON-RPC error the client
+// got (nil when the turn ended normally).
+func promptErr(t *testing.T, conn *sdk.ClientSideConnection, sid sdk.SessionId, text string) *sdk.RequestError {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
+	defer cancel()
+	_, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: sid, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
+	if err == nil {
+		return nil
+	}
+	var re *sdk.RequestError
+	require.True(t, errors.As(err, &re), "a JSON-RPC error, got %v", err)
+	return re
+}
+
+// A provider that refuses the API key (a typo in it, a revoked key)
+// answers auth_required (-32000), as ACP asks, so the editor offers to log
+// in, and the message names the variable to fix; it is not an internal
+// error. Another failure of the provider stays -32603, and the session
+// works once the server takes the key.
+func TestBinaryRefusedAPIKeyAsksToLogIn(t *testing.T) {
+	for _, tc := range []struct {
+		provider, body, env, said string
+		stream                    func(string) (int, string)
+	}{
+		{"openai", `{"error":{"message":"Incorrect API key provided: sk-bad. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`,
+			"OPENAI_API_KEY", "Incorrect API key provided", says("key fixed")},
+		{"anthropic", `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"},"request_id":"req_011CSHoEeqs5C35K2UUqR7Fy"}`,
+			"ANTHROPIC_API_KEY", "invalid x-api-key", func(string) (int, string) { return http.StatusOK, anthropicStream(nil, true) }},
+	} {
+		t.Run(tc.provider, func(t *testing.T) {
+			model := stepModel(t,
+				func(string) (int, string) { return http.StatusUnauthorized, tc.body },
+				func(string) (int, string) {
+					return http.StatusInternalServerError, `{"error":{"message":"The server had an error while processing your request.","type":"server_error"}}`
+				},
+				tc.stream,
+			)
+			conn, sid := e2eSession(t, tc.provider, model, newToolClient(t.TempDir(), "allow_once"), sdk.ClientCapabilities{}, "--max-retries", "0")
+			re := promptErr(t, conn, sid, "hello")
+			require.NotNil(t, re, "the refused key fails the turn")
+			assert.Equal(t, -32000, re.Code, "auth_required: %s", re.Message)
+			assert.Contains(t, re.Message, tc.said, "the provider's own words")
+			assert.Contains(t, re.Message, tc.env, "the variable to fix")
+			assert.Contains(t, re.Message, "acp-agent login")
+
+			re = promptErr(t, conn, sid, "hello again")
+			require.NotNil(t, re)
+			assert.Equal(t, -32603, re.Code, "a server error is not a key problem: %s", re.Message)
+
+			assert.Nil(t, promptErr(t, conn, sid, "and again"), "the session goes on")
+		})
+	}
+}
