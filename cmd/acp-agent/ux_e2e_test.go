@@ -9,6 +9,9 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/acp/acptest"
 )
 
 // Rough edges a user meets in an editor, found by using the agent through
@@ -66,5 +69,35 @@ func TestBinaryRefusedAPIKeyAsksToLogIn(t *testing.T) {
 
 			assert.Nil(t, promptErr(t, conn, sid, "and again"), "the session goes on")
 		})
+	}
+}
+
+// A slash command with a wrong argument answers in words a person reads,
+// with the choices, and no protocol field names ("invalid params: value:
+// ..."); the same mistake in session/set_config_option is -32602 naming
+// the field and the choices too.
+func TestBinaryBadOptionValuesSayWhatTheChoicesAre(t *testing.T) {
+	p := startAgent(t, []string{"ACP_AGENT_SESSION_DIR=" + t.TempDir()}, "--model", "replay/default")
+	p.Initialize(nil)
+	sid := p.NewSession(t.TempDir())
+	for _, tc := range []struct{ prompt, want string }{
+		{"/model openai/gpt-99", `/model: unknown model "openai/gpt-99"; the models are replay/default`},
+		{"/mode plan", `/mode: unknown mode "plan"; modes are read-only, default, accept-edits, full-access`},
+	} {
+		resp, updates := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: acp.SessionId(sid), Prompt: []acp.ContentBlock{acp.TextBlock(tc.prompt)}})
+		acptest.MustResult(t, resp, nil)
+		assert.Equal(t, tc.want, textOf(t, updates), "%s", tc.prompt)
+	}
+	for _, tc := range []struct{ id, value, want string }{
+		{"model", "openai/gpt-99", `invalid params: value: unknown model "openai/gpt-99"; the models are replay/default`},
+		{"mode", "plan", `invalid params: value: unknown mode "plan"; modes are read-only, default, accept-edits, full-access`},
+		{"temperature", "1", `invalid params: configId: unknown config option "temperature"; the options are mode, model`},
+	} {
+		v := acp.SessionConfigValueId(tc.value)
+		resp, _ := p.Call(acp.MethodSessionSetConfigOption, &acp.SetSessionConfigOptionRequest{
+			SessionID: acp.SessionId(sid), ConfigID: acp.SessionConfigId(tc.id), Value: acp.SessionConfigOptionValue{ValueID: &v}})
+		require.NotNil(t, resp.Error, "%s=%s", tc.id, tc.value)
+		assert.Equal(t, acp.CodeInvalidParams, resp.Error.Code)
+		assert.Equal(t, tc.want, resp.Error.Message)
 	}
 }
