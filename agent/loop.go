@@ -641,7 +641,10 @@ func (s *Session) runTool(ctx context.Context, it *item, call llm.ToolCall) (say
 			}
 		case permissionCancelled:
 			s.denied(it, call.Name, why)
-			result, err = ToolResult{Text: cancelledToolResult, IsError: true}, ErrPermissionCancelled
+			if msg == "" {
+				msg = cancelledToolResult
+			}
+			result, err = ToolResult{Text: msg, IsError: true}, ErrPermissionCancelled
 		default:
 			s.denied(it, call.Name, why)
 			result = ToolResult{Text: msg, IsError: true}

@@ -92,6 +92,18 @@ func permissionOptions(tool string, info ToolCallInfo) []PermissionOption {
 	return []PermissionOption{optAllowOnce, always, optRejectOnce, optRejectAlways}
 }
 
+// rejectScope names what a remembered reject_always covers, for the
+// result of a call it stopped.
+func rejectScope(tool string, info ToolCallInfo) string {
+	switch {
+	case info.Action == policy.ActionEdit:
+		return "file edits"
+	case info.Action == policy.ActionExecute && info.Command != nil:
+		return "commands like this one"
+	}
+	return fmt.Sprintf("the tool `%s`", tool)
+}
+
 func commandContext(info ToolCallInfo) policy.CommandContext {
 	if info.CommandContext == nil {
 		return policy.CommandContext{}
@@ -203,7 +215,8 @@ const (
 func (s *Session) authorize(ctx context.Context, call toolCallView, info ToolCallInfo) (permit, string) {
 	mode := s.perms.Mode()
 	risky := info.Command != nil && (len(info.Command.Risks) > 0 || info.Command.Chained)
-	v := policy.Decide(mode, s.cfg.PermissionPolicy, info.Action, s.perms.remembered(call.name, info), risky)
+	remembered := s.perms.remembered(call.name, info)
+	v := policy.Decide(mode, s.cfg.PermissionPolicy, info.Action, remembered, risky)
 	if info.Escalation != "" && v != policy.Deny {
 		// Outside the sandbox: only the user, every time.
 		v = policy.Ask
@@ -228,7 +241,12 @@ func (s *Session) authorize(ctx context.Context, call toolCallView, info ToolCal
 	case policy.Deny:
 		return deniedByMode, fmt.Sprintf("Error: the session is in %s mode, which does not allow %s tool calls. Do not retry; describe what you would do instead, or ask the user to switch modes.", mode, info.Action)
 	case policy.Cancel:
-		return permissionCancelled, ""
+		// The turn ends as if cancelled (seed 002); the call says why, so
+		// the user sees it was their standing answer, not a cancel.
+		if remembered == policy.DecisionReject {
+			return permissionCancelled, fmt.Sprintf("Error: not run: the user chose \"Always reject\" for %s in this session, so the turn stopped. Do not retry it; say what you would have done instead.", rejectScope(call.name, info))
+		}
+		return permissionCancelled, "Error: not run: the agent runs with --permission deny, which rejects every tool call that would ask the user, so the turn stopped. Do not retry it; say what you would have done instead."
 	}
 	if s.cfg.Permissions == nil {
 		return rejectedByUser, "Error: this tool call needs the user's permission, and there is no client to ask. It was not run."

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -99,5 +102,44 @@ func TestBinaryBadOptionValuesSayWhatTheChoicesAre(t *testing.T) {
 		require.NotNil(t, resp.Error, "%s=%s", tc.id, tc.value)
 		assert.Equal(t, acp.CodeInvalidParams, resp.Error.Code)
 		assert.Equal(t, tc.want, resp.Error.Message)
+	}
+}
+
+// A call stopped by a standing answer (the user's "Always reject", or
+// --permission deny) ends the turn cancelled, as seed 002 says; the tool
+// call the editor shows, and the model reads next turn, says why instead
+// of a bare "Error: cancelled.".
+func TestBinaryAStandingRejectSaysWhyTheTurnStopped(t *testing.T) {
+	for _, tc := range []struct {
+		name, answer string
+		args         []string
+		want         string
+	}{
+		{"always reject", "reject_always", nil, `the user chose "Always reject" for file edits in this session`},
+		{"permission deny", "allow_once", []string{"--permission", "deny"}, "the agent runs with --permission deny"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := t.TempDir()
+			model := newScriptedModel(t, "openai", modelCall{Name: "write_file", Args: map[string]any{"path": "new.txt", "content": "hi\n"}})
+			client := newToolClient(ws, tc.answer)
+			conn, sid := e2eSession(t, "openai", model, client, sdk.ClientCapabilities{}, tc.args...)
+			if tc.answer == "reject_always" {
+				assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "write new.txt"), "the answer itself rejects only the call")
+			}
+			assert.Equal(t, sdk.StopReasonCancelled, promptE2E(t, conn, sid, "write new.txt"))
+			// The second turn's call has an id of its own (the model
+			// reused call_0): the last call to fail is the one stopped.
+			var said []string
+			client.mu.Lock()
+			for _, u := range client.finals {
+				if u.Status != nil && *u.Status == sdk.ToolCallStatusFailed {
+					said = append(said, toolText(u))
+				}
+			}
+			client.mu.Unlock()
+			require.NotEmpty(t, said)
+			assert.True(t, slices.ContainsFunc(said, func(s string) bool { return strings.Contains(s, tc.want) }), "the call says why: %q", said)
+			assert.NoFileExists(t, filepath.Join(ws, "new.txt"))
+		})
 	}
 }
