@@ -143,3 +143,33 @@ func TestBinaryAStandingRejectSaysWhyTheTurnStopped(t *testing.T) {
 		})
 	}
 }
+
+// Every command's --help goes to stdout and exits 0; a mistyped flag is
+// said once on stderr, with where the usage is, and nothing on stdout
+// (connect and login used to dump their usage, connect's on stdout, the
+// protocol's stream); the top-level usage lists every command; a command
+// after a flag says it must come first.
+func TestBinaryEveryCommandsHelpAndTypos(t *testing.T) {
+	stdout, _, _ := runBin(t, t.TempDir(), nil, "--help")
+	for _, sub := range subcommands {
+		assert.Contains(t, stdout, "\n       acp-agent "+sub+" ", "acp-agent --help lists %s", sub)
+	}
+	for _, sub := range append([]string{""}, subcommands...) {
+		name := strings.TrimSpace("acp-agent " + sub)
+		args := strings.Fields(sub)
+		t.Run(name, func(t *testing.T) {
+			stdout, stderr, code := runBin(t, t.TempDir(), nil, append(args, "--help")...)
+			assert.Equal(t, 0, code)
+			assert.Empty(t, stderr)
+			assert.True(t, strings.HasPrefix(stdout, "Usage: "+name+" "), "%q", stdout)
+
+			stdout, stderr, code = runBin(t, t.TempDir(), nil, append(args, "--bogus")...)
+			assert.Equal(t, exitUsage, code)
+			assert.Empty(t, stdout, "stdout is the protocol's")
+			assert.Equal(t, "flag provided but not defined: -bogus\nRun "+name+" --help for the usage.\n", stderr, "said once, with where the usage is")
+		})
+	}
+	_, stderr, code := runBin(t, t.TempDir(), nil, "--model", "replay/default", "exec", "hi")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, `"exec" must come first, before its flags: acp-agent exec [flags]`)
+}
