@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -63,4 +64,30 @@ func IsCertificateError(err error) bool {
 	)
 	return errors.As(err, &verify) || errors.As(err, &unknown) ||
 		errors.As(err, &invalid) || errors.As(err, &hostname)
+}
+
+// PageError is the message of an error answered with an HTML page (a
+// proxy's or a web server's, not the API's): the page's title or the
+// status text instead of the markup, and for a 404 or 405 (a path the
+// server has no API at) the variable that sets the base URL.
+// ok is false when body is not a page.
+func PageError(status int, contentType string, body []byte, baseURLEnv string) (msg string, ok bool) {
+	head := strings.TrimSpace(string(body[:min(len(body), 512)]))
+	if !strings.HasPrefix(strings.ToLower(contentType), "text/html") && !strings.HasPrefix(head, "<") {
+		return "", false
+	}
+	msg = http.StatusText(status)
+	lower := strings.ToLower(string(body))
+	if i := strings.Index(lower, "<title>"); i >= 0 {
+		if j := strings.Index(lower[i:], "</title>"); j > len("<title>") {
+			if title := strings.Join(strings.Fields(string(body[i+len("<title>"):i+j])), " "); title != "" {
+				msg = Truncate(title, 200)
+			}
+		}
+	}
+	msg += " (the server answered with an HTML page, not an API error"
+	if status == http.StatusNotFound || status == http.StatusMethodNotAllowed {
+		msg += "; is " + baseURLEnv + " right?"
+	}
+	return msg + ")", true
 }

@@ -173,3 +173,29 @@ func TestBinaryEveryCommandsHelpAndTypos(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, `"exec" must come first, before its flags: acp-agent exec [flags]`)
 }
+
+// A server that answers with a web page (a base URL without /v1, a proxy
+// in front of the provider) fails the turn with the page's title, not
+// its markup, and a 404 asks whether the base URL is right.
+func TestBinaryAnHTMLErrorPageIsNamedNotDumped(t *testing.T) {
+	for _, tc := range []struct {
+		provider string
+		status   int
+		page     string
+		want     string
+	}{
+		{"openai", http.StatusNotFound, "<!DOCTYPE html>\n<html lang=en>\n<head><title>404 Not Found</title></head>\n<body><h1>Not Found</h1><p>The requested URL was not found on this server.</p></body></html>\n",
+			"HTTP 404: 404 Not Found (the server answered with an HTML page, not an API error; is OPENAI_BASE_URL right?)"},
+		{"anthropic", http.StatusBadGateway, "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx/1.24.0</center>\r\n</body>\r\n</html>\r\n",
+			"HTTP 502: 502 Bad Gateway (the server answered with an HTML page, not an API error)"},
+	} {
+		t.Run(tc.provider, func(t *testing.T) {
+			model := stepModel(t, func(string) (int, string) { return tc.status, tc.page })
+			conn, sid := e2eSession(t, tc.provider, model, newToolClient(t.TempDir(), "allow_once"), sdk.ClientCapabilities{}, "--max-retries", "0")
+			re := promptErr(t, conn, sid, "hello")
+			require.NotNil(t, re)
+			assert.Contains(t, re.Message, tc.want)
+			assert.NotContains(t, re.Message, "<")
+		})
+	}
+}

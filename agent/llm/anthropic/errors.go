@@ -70,6 +70,8 @@ func (p *Provider) httpError(resp *http.Response) error {
 	if ok {
 		pe.Type = e.Type
 		pe.Message = e.Message
+	} else if msg, page := llm.PageError(resp.StatusCode, resp.Header.Get("Content-Type"), data, EnvBaseURL); page {
+		pe.Message = msg
 	} else {
 		pe.Message = strings.TrimSpace(string(data))
 	}
