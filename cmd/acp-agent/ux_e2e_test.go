@@ -199,3 +199,31 @@ func TestBinaryAnHTMLErrorPageIsNamedNotDumped(t *testing.T) {
 		})
 	}
 }
+
+// A session/new (or load, resume) whose cwd or one of whose
+// additionalDirectories is not a directory names that field and says
+// what is wrong with it; a missing additional directory used to be
+// reported as the cwd, with the runtime's wording.
+func TestBinaryASessionDirectoryThatIsNoneIsNamed(t *testing.T) {
+	p := startAgent(t, []string{"ACP_AGENT_SESSION_DIR=" + t.TempDir()}, "--model", "replay/default")
+	p.Initialize(nil)
+	ws := t.TempDir()
+	file := filepath.Join(ws, "main.go")
+	write(t, file, "package main\n")
+	gone := filepath.Join(ws, "gone")
+	for _, tc := range []struct {
+		cwd   string
+		extra []string
+		want  string
+	}{
+		{gone, nil, "invalid params: cwd: " + gone + " does not exist"},
+		{file, nil, "invalid params: cwd: " + file + " is not a directory"},
+		{ws, []string{ws, gone}, "invalid params: additionalDirectories[1]: " + gone + " does not exist"},
+	} {
+		resp, _ := p.Call(acp.MethodSessionNew, &acp.NewSessionRequest{CWD: tc.cwd, AdditionalDirectories: tc.extra, MCPServers: []acp.McpServer{}})
+		require.NotNil(t, resp.Error, "%s %v", tc.cwd, tc.extra)
+		assert.Equal(t, acp.CodeInvalidParams, resp.Error.Code)
+		assert.Equal(t, tc.want, resp.Error.Message)
+	}
+	assert.NotEmpty(t, p.NewSession(ws), "a directory opens")
+}
