@@ -794,7 +794,9 @@ func (h *Host) ListSessions(_ context.Context, req ListRequest) (*SessionList, e
 	}
 	page, err := h.store.List(persistence.ListOptions{CWD: req.CWD, Cursor: req.Cursor, Archived: filter})
 	if errors.Is(err, persistence.ErrInvalidCursor) {
-		return nil, fmt.Errorf("%w: cursor: %v", ErrInvalidParams, err)
+		// The store's words ("persistence: ... unknown version") mean
+		// nothing to a client; what it can do does.
+		return nil, fmt.Errorf("%w: cursor: %q is not a cursor session/list gave; list again without one", ErrInvalidParams, req.Cursor)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: listing sessions: %v", ErrInternal, err)

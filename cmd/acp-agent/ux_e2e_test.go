@@ -227,3 +227,15 @@ func TestBinaryASessionDirectoryThatIsNoneIsNamed(t *testing.T) {
 	}
 	assert.NotEmpty(t, p.NewSession(ws), "a directory opens")
 }
+
+// A session/list cursor the agent did not give (a stale one from another
+// version, a client's bug) is -32602 saying what to do, without the
+// store's internals.
+func TestBinaryABadListCursorSaysWhatToDo(t *testing.T) {
+	p := startAgent(t, []string{"ACP_AGENT_SESSION_DIR=" + t.TempDir()}, "--model", "replay/default")
+	p.Initialize(nil)
+	resp, _ := p.Call(acp.MethodSessionList, map[string]any{"cursor": "garbage"})
+	require.NotNil(t, resp.Error)
+	assert.Equal(t, acp.CodeInvalidParams, resp.Error.Code)
+	assert.Equal(t, `invalid params: cursor: "garbage" is not a cursor session/list gave; list again without one`, resp.Error.Message)
+}
