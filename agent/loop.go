@@ -110,6 +110,11 @@ func (s *Session) runTurn(ctx context.Context, it *item) (PromptResult, []*item,
 			if errors.As(err, &tooLarge) && len(resp.calls) > 0 {
 				s.refuseCalls(ctx, resp.calls, tooLarge)
 			}
+			if llm.IsContextOverflow(err) {
+				// Compacting did not help (or there was nothing to
+				// compact): say what the user can do.
+				err = fmt.Errorf("%w (%s)", err, contextOverflowAdvice)
+			}
 			return res, steered, err
 		}
 		res.StopReason = stopReason(resp.finish)
@@ -854,6 +859,11 @@ func (s *Session) cancelCalls(calls []llm.ToolCall) {
 		s.appendEntry(Entry{Kind: EntryToolOutput, ToolCallID: c.ID, ToolName: c.Name, Text: cancelledToolResult, IsError: true})
 	}
 }
+
+// contextOverflowAdvice ends the error of a turn whose prompt the model
+// refused as too long even after compacting.
+const contextOverflowAdvice = "the conversation does not fit the model's context window, even compacted: /clear starts a new context, " +
+	"or choose a model with a larger window; a local server's is its own setting, such as Ollama's num_ctx"
 
 // cancelledToolResult is the result of a tool call cut short (or never
 // run) because its turn was cancelled.

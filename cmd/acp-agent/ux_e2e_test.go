@@ -239,3 +239,18 @@ func TestBinaryABadListCursorSaysWhatToDo(t *testing.T) {
 	assert.Equal(t, acp.CodeInvalidParams, resp.Error.Code)
 	assert.Equal(t, `invalid params: cursor: "garbage" is not a cursor session/list gave; list again without one`, resp.Error.Message)
 }
+
+// A prompt the model refuses as longer than its window, when compacting
+// cannot help (the first prompt, a window smaller than the system prompt
+// and tools, as a local server's default often is), fails with the
+// provider's words and what the user can do about it.
+func TestBinaryAPromptTooLongEvenCompactedSaysWhatToDo(t *testing.T) {
+	overflow := `{"error":{"message":"This model's maximum context length is 4096 tokens. However, your messages resulted in 9001 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}`
+	model := stepModel(t, func(string) (int, string) { return http.StatusBadRequest, overflow })
+	conn, sid := e2eSession(t, "openai", model, newToolClient(t.TempDir(), "allow_once"), sdk.ClientCapabilities{})
+	re := promptErr(t, conn, sid, "hello")
+	require.NotNil(t, re)
+	assert.Equal(t, -32603, re.Code)
+	assert.Contains(t, re.Message, "maximum context length is 4096 tokens")
+	assert.Contains(t, re.Message, "does not fit the model's context window, even compacted: /clear starts a new context, or choose a model with a larger window")
+}
