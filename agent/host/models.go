@@ -369,5 +369,6 @@ func (s *Session) KeyAdvice() string {
 	if p.APIKeyEnv == "" {
 		return "check the model's API key"
 	}
-	return "check " + p.APIKeyEnv + " in the environment the editor starts acp-agent with, or run acp-agent login"
+	// The environment's variable beats what acp-agent login stored.
+	return "check the API key: " + p.APIKeyEnv + " in the environment the editor starts acp-agent with, else the one acp-agent login stored"
 }
