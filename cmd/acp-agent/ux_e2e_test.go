@@ -15,6 +15,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acptest"
+	"github.com/acp-agent/acp-agent/acp/acpv2"
 )
 
 // Rough edges a user meets in an editor, found by using the agent through
@@ -253,4 +254,31 @@ func TestBinaryAPromptTooLongEvenCompactedSaysWhatToDo(t *testing.T) {
 	assert.Equal(t, -32603, re.Code)
 	assert.Contains(t, re.Message, "maximum context length is 4096 tokens")
 	assert.Contains(t, re.Message, "does not fit the model's context window, even compacted: /clear starts a new context, or choose a model with a larger window")
+}
+
+// ACP v2 ends the turn whose key the provider refused with an idle
+// state whose error is auth_required too, with the variable to fix.
+func TestBinaryV2RefusedAPIKeyAsksToLogIn(t *testing.T) {
+	model := stepModel(t, func(string) (int, string) {
+		return http.StatusUnauthorized, `{"error":{"message":"Incorrect API key provided: sk-bad.","type":"invalid_request_error","code":"invalid_api_key"}}`
+	})
+	p := startAgent(t, []string{"OPENAI_API_KEY=sk-bad", "OPENAI_BASE_URL=" + model.URL + "/v1", "ACP_AGENT_SESSION_DIR=" + t.TempDir()},
+		"--model", "openai/test-model", "--max-retries", "0")
+	p.InitializeV2(nil)
+	sid := p.NewSessionV2(t.TempDir())
+	turn := promptV2(t, p, sid, "hello", false)
+	assert.Equal(t, acpv2.StopReasonError, turn.stop)
+	var idle *acpv2.IdleStateUpdate
+	for _, m := range turn.msgs {
+		if m.Method == acpv2.MethodSessionUpdate {
+			if s := m.UpdateV2(t).Update.StateUpdate; s != nil && s.Idle != nil {
+				idle = s.Idle
+			}
+		}
+	}
+	require.NotNil(t, idle)
+	require.NotNil(t, idle.Error)
+	assert.Equal(t, acpv2.ErrorCodeAuthRequired, idle.Error.Code)
+	assert.Contains(t, idle.Error.Message, "Incorrect API key provided")
+	assert.Contains(t, idle.Error.Message, "OPENAI_API_KEY")
 }
