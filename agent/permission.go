@@ -59,7 +59,8 @@ type PermissionAnswer struct {
 var ErrPermissionCancelled = fmt.Errorf("agent: permission cancelled: %w", context.Canceled)
 
 // The permission options offered (seed 002). Their ids equal their kinds.
-// The allow_always option names what it will cover (permissionOptions).
+// The allow_always and reject_always options name what they will cover
+// (permissionOptions).
 var (
 	optAllowOnce    = PermissionOption{ID: "allow_once", Name: "Allow once", Kind: PermissionAllowOnce}
 	optAllowAlways  = PermissionOption{ID: "allow_always", Name: "Always allow", Kind: PermissionAllowAlways}
@@ -68,11 +69,13 @@ var (
 )
 
 // permissionOptions are the options offered for a call: allow_always
-// names its scope in words ("Always allow `git status` in this folder",
+// and reject_always name their scope in words ("Always allow `git status` in this folder",
 // "Always allow edits in this session"), and is left out for a command
 // line that memory never allows (one with Risks), so nothing offered
 // promises more than it does.
 func permissionOptions(tool string, info ToolCallInfo) []PermissionOption {
+	never := optRejectAlways
+	never.Name = "Always reject " + rejectScope(tool, info) + " in this session"
 	always := optAllowAlways
 	switch info.Action {
 	case policy.ActionEdit:
@@ -83,13 +86,13 @@ func permissionOptions(tool string, info ToolCallInfo) []PermissionOption {
 		}
 		name, ok := policy.DescribeApproval(*info.Command, commandContext(info), info.CommandFolder)
 		if !ok {
-			return []PermissionOption{optAllowOnce, optRejectOnce, optRejectAlways}
+			return []PermissionOption{optAllowOnce, optRejectOnce, never}
 		}
 		always.Name = name
 	default:
 		always.Name = fmt.Sprintf("Always allow the tool `%s` in this session", tool)
 	}
-	return []PermissionOption{optAllowOnce, always, optRejectOnce, optRejectAlways}
+	return []PermissionOption{optAllowOnce, always, optRejectOnce, never}
 }
 
 // rejectScope names what a remembered reject_always covers, for the

@@ -126,6 +126,15 @@ func TestBinaryAStandingRejectSaysWhyTheTurnStopped(t *testing.T) {
 			conn, sid := e2eSession(t, "openai", model, client, sdk.ClientCapabilities{}, tc.args...)
 			if tc.answer == "reject_always" {
 				assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "write new.txt"), "the answer itself rejects only the call")
+				client.mu.Lock()
+				require.Len(t, client.permissions, 1)
+				names := map[sdk.PermissionOptionKind]string{}
+				for _, o := range client.permissions[0].Options {
+					names[o.Kind] = o.Name
+				}
+				client.mu.Unlock()
+				assert.Equal(t, "Always reject file edits in this session", names[sdk.PermissionOptionKindRejectAlways], "the option names what it covers, as allow_always does")
+				assert.Equal(t, "Always allow file edits in this session", names[sdk.PermissionOptionKindAllowAlways])
 			}
 			assert.Equal(t, sdk.StopReasonCancelled, promptE2E(t, conn, sid, "write new.txt"))
 			// The second turn's call has an id of its own (the model
