@@ -466,7 +466,7 @@ func (s *Session) callModel(ctx context.Context, opt callOptions) (resp modelRes
 	}
 	msgs = append(msgs, opt.extra...)
 	if !model.AcceptsImages() {
-		msgs = withoutToolImages(msgs, model.ID)
+		msgs = withoutImages(msgs, model.ID)
 	}
 	req := &llm.Request{Model: model.Name, System: sys, Messages: msgs, ReasoningEffort: model.ReasoningEffort, NoToolCalls: opt.noTools}
 	for _, t := range s.tools.specs(s.offered) {

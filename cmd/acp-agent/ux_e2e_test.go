@@ -291,3 +291,40 @@ func TestBinaryV2RefusedAPIKeyAsksToLogIn(t *testing.T) {
 	assert.Contains(t, idle.Error.Message, "Incorrect API key provided")
 	assert.Contains(t, idle.Error.Message, "OPENAI_API_KEY")
 }
+
+// An image the user attaches, for a model that does not read images (a
+// local model, DeepSeek), goes to it as a note, not as an image part the
+// server refuses: that refusal failed the turn and, the image being kept
+// in the history, every later turn of the session. A model that reads
+// images still gets the image.
+func TestBinaryAnImageForAModelWithoutVisionDoesNotBreakTheSession(t *testing.T) {
+	const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+	refusesImages := func(body string) (int, string) {
+		if strings.Contains(body, "image_url") {
+			return http.StatusBadRequest, `{"error":{"message":"Failed to deserialize the JSON body into the target type: messages[1]: unknown variant ` + "`image_url`" + `, expected ` + "`text`" + `","type":"invalid_request_error"}}`
+		}
+		return says("ok")(body)
+	}
+	withImage := []sdk.ContentBlock{sdk.TextBlock("what is this"), sdk.ImageBlock(png, "image/png")}
+
+	ws := t.TempDir()
+	model := stepModel(t, refusesImages)
+	conn, sid := qualityAgent(t, model, newToolClient(ws, "allow_once"), ws, "openai/test-model", "", "--max-retries", "0")
+	ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
+	defer cancel()
+	resp, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: sid, Prompt: withImage})
+	require.NoError(t, err)
+	assert.Equal(t, sdk.StopReasonEndTurn, resp.StopReason)
+	assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "never mind"), "the session goes on")
+	bodies := model.all()
+	require.Len(t, bodies, 2)
+	assert.Contains(t, bodies[0], "The user attached an image (image/png), which is not shown: the model openai/test-model does not accept image input")
+	assert.NotContains(t, bodies[1], "image_url")
+
+	vision := stepModel(t, says("a pixel"))
+	conn, sid = qualityAgent(t, vision, newToolClient(ws, "allow_once"), ws, "openai/gpt-4.1", "")
+	resp, err = conn.Prompt(ctx, sdk.PromptRequest{SessionId: sid, Prompt: withImage})
+	require.NoError(t, err)
+	assert.Equal(t, sdk.StopReasonEndTurn, resp.StopReason)
+	assert.Contains(t, vision.all()[0], `"image_url"`, "a model that reads images gets it")
+}
