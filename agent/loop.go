@@ -264,7 +264,7 @@ func (s *Session) appendUser(ctx context.Context, it *item, reminder string) (*p
 	// The title before the message: a store creates a session's file at
 	// its first message, and puts a title it knows by then in the file's
 	// header rather than rewriting the file for it.
-	s.setTitleFrom(ctx, it.text)
+	s.setTitleFrom(ctx, cmp.Or(it.title, it.text))
 	e := Entry{Kind: EntryUser, Content: it.content, Source: source, Reminder: reminder, MessageID: id}
 	echo := it.source == SourceSteer || it.source == SourceFollowUp
 	if fs, ok := s.cfg.Journal.(firstSaver); ok && !echo && !fs.Saved() {

@@ -328,3 +328,47 @@ func TestBinaryAnImageForAModelWithoutVisionDoesNotBreakTheSession(t *testing.T)
 	assert.Equal(t, sdk.StopReasonEndTurn, resp.StopReason)
 	assert.Contains(t, vision.all()[0], `"image_url"`, "a model that reads images gets it")
 }
+
+// A session started with a command from a file is titled with the
+// command as the user typed it, not with the command's template (every
+// "/review" session was titled "You are a careful reviewer. Review ..."
+// and could not be told apart in session/list); the model still gets
+// the expansion.
+func TestBinaryAFileCommandTitlesTheSessionAsTyped(t *testing.T) {
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, ".acp-agent", "commands", "review.md"),
+		"---\ndescription: Review a file\nargument-hint: FILE\n---\nYou are a careful reviewer. Review $1 for bugs.\n")
+	for _, v2 := range []bool{false, true} {
+		p := startAgent(t, []string{"ACP_AGENT_SESSION_DIR=" + t.TempDir()}, "--model", "replay/default")
+		var title string
+		if v2 {
+			p.InitializeV2(nil)
+			sid := p.NewSessionV2(ws)
+			turn := promptV2(t, p, sid, "/review calc.go", false)
+			for _, m := range turn.msgs {
+				if m.Method == acpv2.MethodSessionUpdate {
+					if info := m.UpdateV2(t).Update.SessionInfoUpdate; info != nil {
+						if v, ok := info.Title.Get(); ok {
+							title = v
+						}
+					}
+				}
+			}
+		} else {
+			p.Initialize(nil)
+			sid := p.NewSession(ws)
+			resp, updates := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: acp.SessionId(sid), Prompt: []acp.ContentBlock{acp.TextBlock("/review calc.go")}})
+			acptest.MustResult(t, resp, nil)
+			for _, m := range updates {
+				if m.Method == acp.MethodSessionUpdate {
+					if info := m.Update(t).Update.SessionInfoUpdate; info != nil {
+						if v, ok := info.Title.Get(); ok {
+							title = v
+						}
+					}
+				}
+			}
+		}
+		assert.Equal(t, "/review calc.go", title, "v2: %v", v2)
+	}
+}
