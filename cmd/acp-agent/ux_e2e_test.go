@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -371,4 +374,43 @@ func TestBinaryAFileCommandTitlesTheSessionAsTyped(t *testing.T) {
 		}
 		assert.Equal(t, "/review calc.go", title, "v2: %v", v2)
 	}
+}
+
+// A 429 whose retry-after is an hour (a quota that resets later) fails
+// the turn at once, saying how long the server asked to wait, instead of
+// an hour of silence; a short retry-after is still waited for and the
+// call retried.
+func TestBinaryALongRetryAfterIsNotWaitedForInSilence(t *testing.T) {
+	var mu sync.Mutex
+	var calls int
+	wait := "3600"
+	srv := httptest.NewServer(chatOnly(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls++
+		n, after := calls, wait
+		mu.Unlock()
+		if n%2 == 1 {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("retry-after", after)
+			w.WriteHeader(http.StatusTooManyRequests)
+			io.WriteString(w, `{"error":{"message":"Rate limit reached for requests per day (RPD): Limit 200, Used 200. Please try again in 1h.","type":"requests","code":"rate_limit_exceeded"}}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, textStream("retried", "stop"))
+	}))
+	t.Cleanup(srv.Close)
+	conn, sid := e2eSession(t, "openai", &scriptedModel{Server: srv}, newToolClient(t.TempDir(), "allow_once"), sdk.ClientCapabilities{})
+	re := promptErr(t, conn, sid, "hello")
+	require.NotNil(t, re)
+	assert.Contains(t, re.Message, "Please try again in 1h")
+	assert.Contains(t, re.Message, "the server asks to wait 1h0m0s before trying again, too long to wait for: not retried")
+	mu.Lock()
+	assert.Equal(t, 1, calls, "not retried")
+	calls, wait = 2, "0.1" // the next call is refused, asking for 100 ms
+	mu.Unlock()
+	assert.Nil(t, promptErr(t, conn, sid, "again"), "a short wait is waited for and retried")
+	mu.Lock()
+	assert.Equal(t, 4, calls)
+	mu.Unlock()
 }
