@@ -414,3 +414,11 @@ func TestBinaryALongRetryAfterIsNotWaitedForInSilence(t *testing.T) {
 	assert.Equal(t, 4, calls)
 	mu.Unlock()
 }
+
+// exec - with nothing on stdin says stdin was empty, not that no "-" was
+// given.
+func TestBinaryExecFromAnEmptyStdinSaysSo(t *testing.T) {
+	_, stderr, code := runExecBin(t, t.TempDir(), "\n", nil, "--model", "replay/default", "-")
+	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, "acp-agent: no prompt: \"-\" reads it from stdin, which was empty\n", stderr)
+}
