@@ -422,3 +422,13 @@ func TestBinaryExecFromAnEmptyStdinSaysSo(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Equal(t, "acp-agent: no prompt: \"-\" reads it from stdin, which was empty\n", stderr)
 }
+
+// A misspelt member of the config file is answered with the member it
+// is a typo of, as a wrong case already was.
+func TestBinaryAConfigTypoSuggestsTheMember(t *testing.T) {
+	home := t.TempDir()
+	write(t, filepath.Join(home, ".config", "acp-agent", "config.json"), "{\n  \"maxRetires\": 3,\n  \"Mode\": \"default\",\n  \"zzzz\": 1\n}\n")
+	stdout, _, code := runBin(t, t.TempDir(), []string{"HOME=" + home, "XDG_CONFIG_HOME="}, "doctor", "--offline", "--model", "replay/default")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stdout, `unknown member "Mode" (did you mean "mode"? names are case-sensitive), "maxRetires" (did you mean "maxRetries"?), "zzzz";`)
+}
