@@ -99,6 +99,9 @@ func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []
 		if arg := st.fs.Arg(0); slices.Contains(subcommands, arg) {
 			return fmt.Errorf("%q must come first, before its flags: acp-agent %s [flags] (see acp-agent %s --help)", arg, arg, arg)
 		}
+		if n := nearestName(st.fs.Arg(0), subcommands); n != "" {
+			return fmt.Errorf("unexpected argument %q (did you mean acp-agent %s? see --help)", st.fs.Arg(0), n)
+		}
 		return fmt.Errorf("unexpected argument %q (see --help)", st.fs.Arg(0))
 	}
 	if st.version {

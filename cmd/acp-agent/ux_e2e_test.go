@@ -185,6 +185,9 @@ func TestBinaryEveryCommandsHelpAndTypos(t *testing.T) {
 	_, stderr, code := runBin(t, t.TempDir(), nil, "--model", "replay/default", "exec", "hi")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, `"exec" must come first, before its flags: acp-agent exec [flags]`)
+	_, stderr, code = runBin(t, t.TempDir(), nil, "srve")
+	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, "acp-agent: unexpected argument \"srve\" (did you mean acp-agent serve? see --help)\n", stderr)
 }
 
 // A server that answers with a web page (a base URL without /v1, a proxy
