@@ -5,9 +5,11 @@ import (
 	"crypto/x509"
 	"errors"
 	"math"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -90,4 +92,19 @@ func PageError(status int, contentType string, body []byte, baseURLEnv string) (
 		msg += "; is " + baseURLEnv + " right?"
 	}
 	return msg + ")", true
+}
+
+// ConnectionHint says what to check when a request got no answer because
+// nothing listens at the server's address (a local server not started)
+// or its host name is unknown: the server, and baseURLEnv, the variable
+// that sets the address. "" for other failures.
+func ConnectionHint(err error, baseURLEnv string) string {
+	var dns *net.DNSError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return " (nothing answers at that address: is the server running? " + baseURLEnv + " sets the address)"
+	case errors.As(err, &dns) && dns.IsNotFound:
+		return " (no such host: check " + baseURLEnv + ")"
+	}
+	return ""
 }

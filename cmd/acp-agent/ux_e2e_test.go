@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -434,4 +437,24 @@ func TestBinaryAConfigTypoSuggestsTheMember(t *testing.T) {
 	stdout, _, code := runBin(t, t.TempDir(), []string{"HOME=" + home, "XDG_CONFIG_HOME="}, "doctor", "--offline", "--model", "replay/default")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stdout, `unknown member "Mode" (did you mean "mode"? names are case-sensitive), "maxRetires" (did you mean "maxRetries"?), "zzzz";`)
+}
+
+// A model server that is not running (Ollama not started) fails the turn
+// saying so and naming the variable that sets its address, beside Go's
+// "connection refused".
+func TestBinaryAServerThatIsNotRunningIsSaidSo(t *testing.T) {
+	if goruntime.GOOS == "windows" {
+		t.Skip("Windows' refused connection is not syscall.ECONNREFUSED")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close()) // nothing listens there now
+	ws := t.TempDir()
+	cmd := exec.Command(agentBin, "--model", "openai/test-model", "--max-retries", "0")
+	cmd.Env = append(agentEnv(t), "OPENAI_API_KEY=k", "OPENAI_BASE_URL=http://"+addr+"/v1")
+	conn, sid := startE2EWith(t, cmd, newToolClient(ws, "allow_once"), ws, sdk.ClientCapabilities{})
+	re := promptErr(t, conn, sid, "hello")
+	require.NotNil(t, re)
+	assert.Contains(t, re.Message, "connection refused (nothing answers at that address: is the server running? OPENAI_BASE_URL sets the address)")
 }

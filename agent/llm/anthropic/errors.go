@@ -50,7 +50,7 @@ func (b *errorBody) parse() (apiError, bool) {
 func (p *Provider) connectionError(err error) error {
 	return &llm.ProviderError{
 		Provider: providerName,
-		Message:  p.redact(err.Error()),
+		Message:  p.redact(err.Error()) + llm.ConnectionHint(err, EnvBaseURL),
 		// Refused, reset and timed-out connections are transient; a
 		// rejected certificate will be rejected again.
 		Retryable: !llm.IsCertificateError(err),
