@@ -204,7 +204,7 @@ func TestBinaryAnHTMLErrorPageIsNamedNotDumped(t *testing.T) {
 		want     string
 	}{
 		{"openai", http.StatusNotFound, "<!DOCTYPE html>\n<html lang=en>\n<head><title>404 Not Found</title></head>\n<body><h1>Not Found</h1><p>The requested URL was not found on this server.</p></body></html>\n",
-			"HTTP 404: 404 Not Found (the server answered with an HTML page, not an API error; is OPENAI_BASE_URL right?)"},
+			"HTTP 404: 404 Not Found (the server answered with an HTML page, not an API error; is the base URL right? OPENAI_BASE_URL, or the model's baseUrl in the config file)"},
 		{"anthropic", http.StatusBadGateway, "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx/1.24.0</center>\r\n</body>\r\n</html>\r\n",
 			"HTTP 502: 502 Bad Gateway (the server answered with an HTML page, not an API error)"},
 	} {
@@ -456,5 +456,5 @@ func TestBinaryAServerThatIsNotRunningIsSaidSo(t *testing.T) {
 	conn, sid := startE2EWith(t, cmd, newToolClient(ws, "allow_once"), ws, sdk.ClientCapabilities{})
 	re := promptErr(t, conn, sid, "hello")
 	require.NotNil(t, re)
-	assert.Contains(t, re.Message, "connection refused (nothing answers at that address: is the server running? OPENAI_BASE_URL sets the address)")
+	assert.Contains(t, re.Message, "connection refused (nothing answers at that address: is the server running? Its address is the base URL: OPENAI_BASE_URL, or the model's baseUrl in the config file)")
 }
