@@ -458,3 +458,20 @@ func TestBinaryAServerThatIsNotRunningIsSaidSo(t *testing.T) {
 	require.NotNil(t, re)
 	assert.Contains(t, re.Message, "connection refused (nothing answers at that address: is the server running? Its address is the base URL: OPENAI_BASE_URL, or the model's baseUrl in the config file)")
 }
+
+// An MCP server that cannot start is told to the user once, without its
+// name said twice, and logged once on stderr.
+func TestBinaryAFailedMCPServerIsToldOnce(t *testing.T) {
+	p := startAgent(t, []string{"ACP_AGENT_SESSION_DIR=" + t.TempDir()}, "--model", "replay/default")
+	p.Initialize(nil)
+	missing := filepath.Join(t.TempDir(), "no-such-server")
+	resp, before := p.Call(acp.MethodSessionNew, &acp.NewSessionRequest{CWD: t.TempDir(),
+		MCPServers: []acp.McpServer{{Stdio: &acp.McpServerStdio{Name: "x", Command: missing, Args: []string{}, Env: []acp.EnvVariable{}}}}})
+	acptest.MustResult(t, resp, nil)
+	told := mcpFailures(t, p, before, 1)
+	assert.True(t, strings.HasPrefix(told["x"], "connecting: "), "the name is said once: %q", told["x"])
+	assert.Contains(t, told["x"], missing)
+	p.stdin.Close() // the log is whole once the agent has exited
+	require.NoError(t, p.waitExit(t, 0))
+	assert.Equal(t, 1, strings.Count(p.stderr.String(), missing), "logged once:\n%s", p.stderr.String())
+}
