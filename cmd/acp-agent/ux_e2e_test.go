@@ -475,3 +475,18 @@ func TestBinaryAFailedMCPServerIsToldOnce(t *testing.T) {
 	require.NoError(t, p.waitExit(t, 0))
 	assert.Equal(t, 1, strings.Count(p.stderr.String(), missing), "logged once:\n%s", p.stderr.String())
 }
+
+// /compact of a conversation too short to compact answers so in the chat
+// and puts no warning on stderr (editors show the agent's stderr as its
+// errors).
+func TestBinaryCompactOfAShortConversationWarnsNobody(t *testing.T) {
+	p := startAgent(t, []string{"ACP_AGENT_SESSION_DIR=" + t.TempDir()}, "--model", "replay/default")
+	p.Initialize(nil)
+	sid := p.NewSession(t.TempDir())
+	resp, updates := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: acp.SessionId(sid), Prompt: []acp.ContentBlock{acp.TextBlock("/compact")}})
+	acptest.MustResult(t, resp, nil)
+	assert.Equal(t, "/compact: the conversation is too short to compact", textOf(t, updates))
+	p.stdin.Close()
+	require.NoError(t, p.waitExit(t, 0))
+	assert.NotContains(t, p.stderr.String(), "compaction failed")
+}
