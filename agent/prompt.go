@@ -45,17 +45,32 @@ type modelTools interface {
 // offered reports whether the model is offered the tool now: allowed
 // for the session, meant for its mode and, for a workspace tool, meant
 // for its model.
-func (s *Session) offered(t *Tool) bool {
-	if !s.toolAllowed(t.Name) {
-		return false
+func (s *Session) offered(t *Tool) bool { return s.offeredNow()(t) }
+
+// offeredNow is offered with the session's mode and model taken once, for
+// a look at every tool (the list a model request offers).
+func (s *Session) offeredNow() func(*Tool) bool {
+	var mode policy.Mode
+	modeKnown := false
+	mt, perModel := s.cfg.Workspace.(modelTools)
+	var model string
+	if perModel {
+		model = s.CurrentModel().Name
 	}
-	if len(t.Modes) > 0 && !slices.Contains(t.Modes, s.Mode()) {
-		return false
+	return func(t *Tool) bool {
+		if !s.toolAllowed(t.Name) {
+			return false
+		}
+		if len(t.Modes) > 0 {
+			if !modeKnown {
+				mode, modeKnown = s.Mode(), true
+			}
+			if !slices.Contains(t.Modes, mode) {
+				return false
+			}
+		}
+		return !perModel || mt.OffersTool(model, t.Name)
 	}
-	if mt, ok := s.cfg.Workspace.(modelTools); ok {
-		return mt.OffersTool(s.CurrentModel().Name, t.Name)
-	}
-	return true
 }
 
 // systemPrompt is the session's system prompt: the configured one, or the
@@ -185,7 +200,7 @@ func (s *Session) defaultSystemPrompt(mode policy.Mode, now time.Time) string {
 // how it ends a turn.
 func (s *Session) instructions() string {
 	var names []string
-	for _, t := range s.tools.specs(s.offered) {
+	for _, t := range s.tools.specs(s.offeredNow()) {
 		names = append(names, t.name)
 	}
 	has := func(n string) bool { return slices.Contains(names, n) }
