@@ -62,6 +62,29 @@ try proc-root 'echo evil >> /proc/self/root'"$HOME"'/.bashrc'
 // the calls' results.
 func attackHome(t *testing.T, m sandboxMode, home, script string, files []modelCall, refused int) (string, []string) {
 	t.Helper()
+	out, results := attackHomeArgs(t, m, home, script, files)
+	for i, r := range results[:refused] {
+		assert.Contains(t, r, "protected start-up or configuration file", "%v: %s", files[i].Args["path"], r)
+	}
+	return out, results
+}
+
+// attackHomeDenied is attackHome for denied paths: every call of files
+// but the last is refused as one; args go to the agent.
+func attackHomeDenied(t *testing.T, m sandboxMode, home, script string, files []modelCall, args ...string) (string, []string) {
+	t.Helper()
+	out, results := attackHomeArgs(t, m, home, script, files, args...)
+	for i, r := range results[:len(files)-1] {
+		assert.Contains(t, r, "Permission denied", "%v: %s", files[i].Args["path"], r)
+	}
+	return out, results
+}
+
+// attackHomeArgs runs the script and the file tool calls of attackHome,
+// with args given to the agent, and returns the script's output and the
+// calls' results.
+func attackHomeArgs(t *testing.T, m sandboxMode, home, script string, files []modelCall, args ...string) (string, []string) {
+	t.Helper()
 	write(t, filepath.Join(home, "scratch", "attack.sh"), `cd "$HOME"
 try() { if (eval "$2") >/dev/null 2>&1; then echo "LANDED:$1"; fi; }
 `+script+"echo SCRIPT-DONE\n")
@@ -70,7 +93,7 @@ try() { if (eval "$2") >/dev/null 2>&1; then echo "LANDED:$1"; fi; }
 		"[attack]": {{"run_command", map[string]any{"command": "bash scratch/attack.sh", "timeout_seconds": 120}}},
 		"[files]":  files,
 	})
-	conn, sid, _ := sandboxSessionAs(t, m, model, home, home, "--session-dir", userDir(t, m))
+	conn, sid, _ := sandboxSessionAs(t, m, model, home, home, append([]string{"--session-dir", userDir(t, m)}, args...)...)
 	assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "[attack]"))
 	out := lastToolResult(t, model.body(t, 1))
 	require.Contains(t, out, "SCRIPT-DONE", "the script ran: %s", out)
@@ -78,11 +101,7 @@ try() { if (eval "$2") >/dev/null 2>&1; then echo "LANDED:$1"; fi; }
 	assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "[files]"))
 	results := toolMessages(t, model.body(t, 3))
 	require.GreaterOrEqual(t, len(results), len(files))
-	results = results[len(results)-len(files):]
-	for i, r := range results[:refused] {
-		assert.Contains(t, r, "protected start-up or configuration file", "%v: %s", files[i].Args["path"], r)
-	}
-	return out, results
+	return out, results[len(results)-len(files):]
 }
 
 // With the home directory as the workspace, the private bin directories

@@ -316,6 +316,16 @@ func expandAround(grants, expanded map[string]bool, dir, denied string) {
 	if dir == denied {
 		return
 	}
+	// A symlink on the way is not listed: its entries, granted by a
+	// spelling through it, would grant what it leads to whole, which
+	// may be a directory another excluded path's real spelling goes
+	// around (~/secrets linked to dotfiles, which holds docker/ with a
+	// missing config.json to keep) or one outside every base. Each
+	// excluded path's real spelling is excluded too, and goes around
+	// the directory itself.
+	if fi, err := os.Lstat(dir); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		return
+	}
 	expanded[dir] = true
 	rel, _ := filepath.Rel(dir, denied)
 	next := filepath.Join(dir, strings.Split(rel, string(filepath.Separator))[0])
