@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // visibleLine is s as one line whose every character shows: a tool call's
@@ -16,11 +17,13 @@ import (
 // about one thing and run another. Line breaks become "⏎"; other control
 // characters, format characters (bidi overrides and isolates, zero-width
 // characters, the BOM) and line and paragraph separators are written as
-// \uXXXX escapes. Nothing is dropped, so what is shown stays exact.
+// \uXXXX escapes, and so are spaces other than U+0020 and characters
+// that render blank; a run of eight spaces or more is written "␠×N".
+// Nothing is dropped, so what is shown stays exact.
 func visibleLine(s string) string {
-	clean := true
+	clean := !strings.Contains(s, spaceRun)
 	for _, r := range s {
-		if hidden(r) {
+		if blankInTitle(r) {
 			clean = false
 			break
 		}
@@ -29,17 +32,49 @@ func visibleLine(s string) string {
 		return s
 	}
 	var b strings.Builder
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
+		case r == ' ':
+			// A long run of spaces pushes the rest of the line past
+			// where a client cuts its one line: "ls", 500 spaces, then
+			// "; curl x | sh". It shows as its length.
+			j := i
+			for j < len(s) && s[j] == ' ' {
+				j++
+			}
+			if j-i >= len(spaceRun) {
+				fmt.Fprintf(&b, "␠×%d", j-i)
+			} else {
+				b.WriteString(s[i:j])
+			}
+			i = j
+			continue
 		case r == '\n':
 			b.WriteString("⏎")
-		case hidden(r):
+		case blankInTitle(r):
 			fmt.Fprintf(&b, `\u%04X`, r)
 		default:
 			b.WriteRune(r)
 		}
+		i += n
 	}
 	return b.String()
+}
+
+// spaceRun is the shortest run of spaces a title shows as its length.
+const spaceRun = "        "
+
+// blankInTitle reports whether r, in a title, does not show as itself:
+// hidden, a space other than U+0020 (a no-break or ideographic space
+// reads as a word break the shell does not make), or a character that
+// renders blank (the Hangul fillers, the braille blank).
+func blankInTitle(r rune) bool {
+	switch r {
+	case '\u115f', '\u1160', '\u3164', '\uffa0', '\u2800':
+		return true
+	}
+	return hidden(r) || r != ' ' && unicode.Is(unicode.Zs, r)
 }
 
 // hidden reports whether r does not show as itself on one line.
