@@ -255,7 +255,13 @@ var argRules = sync.OnceValue(func() map[string]func(args []string) string {
 		"mariadb":   mysqlRisk("mariadb"),
 		"ssh":       sshRisk("ssh", "oF"),
 		"scp":       sshRisk("scp", "oFS"),
-		"sftp":      sshRisk("sftp", "oFSD"),
+		"sftp":      sftpRisk,
+		// groff -U (unsafe mode) runs the shell commands of a document's
+		// .sy and .pso requests (groff -U -Tutf8 x.tr, with ".sy rm
+		// victim" in x.tr, removed it); nroff and troff pass it on.
+		"groffX": gnuVeto("groff", false, nil, "-U"),
+		"nroffX": gnuVeto("nroff", false, nil, "-U"),
+		"troff": gnuVeto("troff", false, nil, "-U"),
 		"rsync":     rsyncRisk,
 	}
 })
@@ -742,6 +748,16 @@ func sshRisk(name, letters string) func([]string) string {
 		}
 		return ""
 	}
+}
+
+// sftpRisk: sftp reads its commands from stdin, or a batch file (-b),
+// and "!cmd" runs a local shell command (printf '!rm x' | sftp host);
+// -o, -F, -S and -D can run a local program too.
+func sftpRisk(args []string) string {
+	if r := sshRisk("sftp", "oFSD")(args); r != "" {
+		return r
+	}
+	return "sftp reads its commands from stdin or a batch file (-b), and ! runs a local shell command"
 }
 
 // longVeto refuses any of opts, spelled exactly, as opt=value, or (for

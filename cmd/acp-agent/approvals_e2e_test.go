@@ -168,6 +168,7 @@ func TestBinaryDeniedCommandsRefuseTrampolines(t *testing.T) {
 	// buffer, --compress-program=sh runs the sorted lines.
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "cmds.txt"), []byte(strings.Repeat("rm -f victim\n", 30000)), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "init.sql"), []byte(".shell rm victim\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "sy.tr"), []byte(".sy rm victim\n"), 0o644))
 	tarball := exec.Command("tar", "-cf", "x.tar", "a.txt")
 	tarball.Dir = dir
 	require.NoError(t, tarball.Run())
@@ -192,7 +193,9 @@ func TestBinaryDeniedCommandsRefuseTrampolines(t *testing.T) {
 		// without -c or -e, and run \! and system wherever they read
 		// them; psql -Xc is -X -c, and -o '|cmd' pipes to a program.
 		"printf '\\\\! rm victim\\n' | psql", "psql -Xc '\\! rm victim'", "psql -c 'select 1' -o '|rm victim'",
-		"mysql -e 'system rm victim'", "printf 'system rm victim\\n' | mysql db", "mariadb --execute='\\! rm victim'"}
+		"mysql -e 'system rm victim'", "printf 'system rm victim\\n' | mysql db", "mariadb --execute='\\! rm victim'",
+		// groff's unsafe mode runs a document's .sy requests.
+		"groff -U -Tutf8 sy.tr", "printf '.sy rm victim\\n' | nroff -U"}
 	// The mysql clients are not installed here: these do what they do
 	// with a client command (system and \! run a shell command; no
 	// server is needed for that), from -e or stdin.
