@@ -161,6 +161,8 @@ func TestProgramsReadingCommandsFromFilesOrStdin(t *testing.T) {
 		"mariadb --execute='select 1'": false, "mysql --version": false,
 		"sftp -b cmds host": true, "printf '!rm x' | sftp host": true, "groff -U -Tutf8 x.tr": true, "nroff -U x.1": true,
 		"groff -UTutf8 x.tr": true, "groff -Tutf8 x.tr": false, "nroff -man x.1": false,
+		"apt-get -o APT::Update::Pre-Invoke::=x update": true, "apt-get update -oDPkg::Pre-Invoke::=x": true,
+		"apt --option=Dir::Bin::dpkg=x install y": true, "apt-get -c x.conf update": true, "apt-get -qy install y": false,
 		"wget --config=x.rc http://x": true, "wget --conf x.rc http://x": true, "wget -e use_askpass=x http://x": true,
 		"wget -e Use-AskPass=x http://x": true, "wget -qeuse_askpass=x http://x": true, "wget --exec 'useaskpass = x' http://x": true,
 		"wget -e robots=off -r http://x": false, "wget -q -e https_proxy=http://p:3128 http://x": false,

@@ -256,13 +256,20 @@ var argRules = sync.OnceValue(func() map[string]func(args []string) string {
 		"ssh":       sshRisk("ssh", "oF"),
 		"scp":       sshRisk("scp", "oFS"),
 		"sftp":      sftpRisk,
+		// apt's -o sets any configuration item, and some name commands
+		// (APT::Update::Pre-Invoke, DPkg::Pre-Invoke, Dir::Bin::dpkg);
+		// -c reads a configuration file that can set them.
+		"apt":       aptRisk("apt"),
+		"apt-get":   aptRisk("apt-get"),
+		"apt-cache": aptRisk("apt-cache"),
+		"aptitude":  aptRisk("aptitude"),
 		// groff -U (unsafe mode) runs the shell commands of a document's
 		// .sy and .pso requests (groff -U -Tutf8 x.tr, with ".sy rm
 		// victim" in x.tr, removed it); nroff and troff pass it on.
-		"groffX": gnuVeto("groff", false, nil, "-U"),
-		"nroffX": gnuVeto("nroff", false, nil, "-U"),
+		"groff": gnuVeto("groff", false, nil, "-U"),
+		"nroff": gnuVeto("nroff", false, nil, "-U"),
 		"troff": gnuVeto("troff", false, nil, "-U"),
-		"rsync":     rsyncRisk,
+		"rsync": rsyncRisk,
 	}
 })
 
@@ -744,6 +751,21 @@ func sshRisk(name, letters string) func([]string) string {
 		for _, a := range args {
 			if o, short := shortOption(a); short && strings.ContainsAny(o, letters) {
 				return fmt.Sprintf("%s %s can run a local program (ProxyCommand, LocalCommand, -S)", name, a)
+			}
+		}
+		return ""
+	}
+}
+
+// aptRisk: apt's configuration options (-o/--option, -c/--config-file)
+// can name programs it runs (APT::Update::Pre-Invoke::=cmd runs cmd
+// before an update).
+func aptRisk(name string) func([]string) string {
+	return func(args []string) string {
+		for _, a := range args {
+			o, short := shortOption(a)
+			if short && strings.ContainsAny(o, "oc") || gnuLongOption(a, nil, "--option", "--config-file") {
+				return fmt.Sprintf("%s %s sets configuration that can name programs it runs", name, a)
 			}
 		}
 		return ""
