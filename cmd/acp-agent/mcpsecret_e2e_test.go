@@ -55,6 +55,9 @@ func TestBinaryMCPServerURLTokensStayOutOfErrors(t *testing.T) {
 	// The live server goes away once connected: the call fails.
 	live.CloseClientConnections()
 	live.Close()
+	for ss := range srv.Sessions() {
+		_ = ss.Close() // its reading goroutine, left by the closed server
+	}
 	resp, more := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: ns.SessionID, Prompt: []acp.ContentBlock{acp.TextBlock("[call]")}})
 	require.Nil(t, resp.Error)
 	wire = append(wire, more...)
