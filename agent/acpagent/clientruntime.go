@@ -198,11 +198,23 @@ func (t *ClientTerminal) Run(ctx context.Context, spec runtime.CommandSpec, star
 }
 
 // secretNames are the names of the agent's environment variables that
-// look like they hold credentials (runtime.IsSecretName), sorted.
+// look like they hold credentials (runtime.IsSecretName), sorted. Names
+// that match only for an AUTHOR or an AUTH_SOCK (GIT_AUTHOR_NAME,
+// XAUTHORITY, SSH_AUTH_SOCK) hold none, and the editor's commands keep
+// them (git commits with the author, ssh reaches the user's agent, as
+// in the editor's own terminal).
 func secretNames() []string {
 	var out []string
 	for _, kv := range os.Environ() {
-		if name, _, ok := strings.Cut(kv, "="); ok && name != "" && runtime.IsSecretName(name) {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			continue
+		}
+		u := strings.ToUpper(name)
+		for _, notSecret := range []string{"AUTHOR", "AUTH_SOCK"} {
+			u = strings.ReplaceAll(u, notSecret, "")
+		}
+		if runtime.IsSecretName(u) {
 			out = append(out, name)
 		}
 	}
