@@ -464,8 +464,11 @@ func (s *Session) callModel(ctx context.Context, opt callOptions) (resp modelRes
 		msgs = withoutToolImages(msgs, model.ID)
 	}
 	req := &llm.Request{Model: model.Name, System: sys, Messages: msgs, ReasoningEffort: model.ReasoningEffort, NoToolCalls: opt.noTools}
-	for _, t := range s.tools.specs(s.offered) {
-		req.Tools = append(req.Tools, llm.ToolSpec{Name: t.name, Description: t.description, Parameters: t.parameters})
+	if specs := s.tools.specs(s.offeredNow()); len(specs) > 0 {
+		req.Tools = make([]llm.ToolSpec, 0, len(specs))
+		for _, t := range specs {
+			req.Tools = append(req.Tools, llm.ToolSpec{Name: t.name, Description: t.description, Parameters: t.parameters})
+		}
 	}
 	// acc collects the response in linear time and within the stream
 	// limits; a response past them ends here (breaking the range stops the
