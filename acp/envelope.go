@@ -92,8 +92,120 @@ func checkMessage(line []byte) (id json.RawMessage, isRequest bool, code int64, 
 // topLevelMembers splits a JSON object into its envelope members. It
 // rejects duplicate envelope keys and keys that fold to an envelope key
 // without being equal to it, but still returns what it read (so the reply
-// can carry the id).
+// can carry the id). obj must be valid JSON (json.Valid).
+//
+// It reads the object's members in place, without a json.Decoder: every
+// message the agent receives goes through here on its connection's read
+// loop (issue 30's burst: 200 prompts in a row on one stdio read loop). A
+// key written with an escape or a byte outside ASCII is left to
+// topLevelMembersDecoded, which unquotes keys as encoding/json does.
 func topLevelMembers(obj []byte) (map[string]json.RawMessage, error) {
+	members := make(map[string]json.RawMessage, 4)
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return topLevelMembersDecoded(obj)
+	}
+	var firstErr error
+	i = skipSpace(obj, i+1)
+	for i < len(obj) && obj[i] == '"' {
+		end := i + 1
+		for end < len(obj) && obj[end] != '"' {
+			if c := obj[end]; c == '\\' || c >= utf8.RuneSelf {
+				return topLevelMembersDecoded(obj)
+			}
+			end++
+		}
+		key := obj[i+1 : end]
+		i = skipSpace(obj, end+1) // at ':'
+		start := skipSpace(obj, i+1)
+		stop := skipValue(obj, start)
+		if stop <= start || stop > len(obj) {
+			return topLevelMembersDecoded(obj)
+		}
+		val := json.RawMessage(obj[start:stop])
+		if string(key) == "id" {
+			val = bytes.Clone(val) // returned to the caller, which may keep it past obj
+		}
+		for _, k := range envelopeKeys {
+			if string(key) == k {
+				if _, dup := members[k]; dup && firstErr == nil {
+					firstErr = fmt.Errorf("duplicate member %q", k)
+				}
+				members[k] = val
+				break
+			}
+			if firstErr == nil && len(key) == len(k) && strings.EqualFold(string(key), k) {
+				firstErr = fmt.Errorf("member %q is not %q (names are case-sensitive)", key, k)
+			}
+		}
+		i = skipSpace(obj, stop)
+		if i < len(obj) && obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+		}
+	}
+	return members, firstErr
+}
+
+// skipSpace returns the index of the first byte at or after i that is not
+// JSON whitespace.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the index just past the JSON value starting at i, in
+// valid JSON.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	}
+	// A number, true, false or null.
+	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just past the JSON string starting at i.
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return i
+}
+
+// topLevelMembersDecoded is topLevelMembers through encoding/json's
+// tokenizer, for the keys that need unquoting.
+func topLevelMembersDecoded(obj []byte) (map[string]json.RawMessage, error) {
 	dec := json.NewDecoder(bytes.NewReader(obj))
 	members := make(map[string]json.RawMessage, 4)
 	if _, err := dec.Token(); err != nil { // '{'

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -321,4 +322,45 @@ func TestUpdateLineV2MatchesGenericEncoding(t *testing.T) {
 		assert.JSONEq(t, string(want), string(line))
 		assert.True(t, utf8.Valid(line) || bytes.Contains(want, []byte(`\ufffd`)), "%q", line)
 	}
+}
+
+// FuzzTopLevelMembersAsTheDecoderReadsThem: the envelope's members read
+// in place (the read loop's fast path) are what encoding/json's tokenizer
+// reads, member for member, with the same error, for any valid JSON
+// object: keys with escapes, keys that fold to an envelope key, non-ASCII
+// keys, duplicates, nested values with brackets and quotes in strings,
+// and whitespace anywhere.
+func FuzzTopLevelMembersAsTheDecoderReadsThem(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"text","text":"go"}]}}`,
+		` { "jsonrpc" : "2.0" , "id" : "a\"b}" , "result" : [ 1 , { "x" : "]}" } ] } `,
+		"{\n\t\"jsonrpc\":\"2.0\",\r\n\"id\":-12.5e3,\"error\":{\"code\":-1,\"message\":\"\\\\\"}}",
+		`{"jsonrpc":"2.0","ID":1,"Method":"x","method":"y","method":"z"}`,
+		`{"jsonrpc":"2.0","\u0069d":7,"method":"x"}`,
+		`{"jsonrpc":"2.0","i\"d":7,"method":"x"}`,
+		`{"jſonrpc":"2.0","id":true,"method":"x","params":null}`,
+		"{\"jsonrpc\":\"2.0\",\"id\xff\":1,\"method\":\"x\"}",
+		`{"jsonrpc":"2.0","id":null,"method":"x","params":{"a":{"b":[[[]]],"c":"{[\"]}"}},"extra":false}`,
+		`{}`, `{ }`, `{"a":1}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, obj []byte) {
+		if !json.Valid(obj) || bytes.TrimLeft(obj, " \t\r\n")[0] != '{' {
+			return
+		}
+		got, gotErr := topLevelMembers(obj)
+		want, wantErr := topLevelMembersDecoded(obj)
+		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+			t.Fatalf("%q: error %v, the decoder's %v", obj, gotErr, wantErr)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%q: members %q, the decoder's %q", obj, got, want)
+		}
+		for k, v := range want {
+			if !bytes.Equal(got[k], v) {
+				t.Fatalf("%q: member %s is %q, the decoder's %q", obj, k, got[k], v)
+			}
+		}
+	})
 }

@@ -469,8 +469,11 @@ func (s *Session) callModel(ctx context.Context, opt callOptions) (resp modelRes
 		msgs = withoutImages(msgs, model.ID)
 	}
 	req := &llm.Request{Model: model.Name, System: sys, Messages: msgs, ReasoningEffort: model.ReasoningEffort, NoToolCalls: opt.noTools}
-	for _, t := range s.tools.specs(s.offered) {
-		req.Tools = append(req.Tools, llm.ToolSpec{Name: t.name, Description: t.description, Parameters: t.parameters})
+	if specs := s.tools.specs(s.offeredNow()); len(specs) > 0 {
+		req.Tools = make([]llm.ToolSpec, 0, len(specs))
+		for _, t := range specs {
+			req.Tools = append(req.Tools, llm.ToolSpec{Name: t.name, Description: t.description, Parameters: t.parameters})
+		}
 	}
 	// acc collects the response in linear time and within the stream
 	// limits; a response past them ends here (breaking the range stops the
@@ -710,6 +713,9 @@ func (s *Session) prepareTool(call llm.ToolCall) (rt registeredTool, info ToolCa
 	}
 	info, err = rt.tool.describe(args)
 	info.Title = visibleLine(info.Title)
+	if note := hiddenNote(info.Preview); note != "" {
+		info.Preview = append(info.Preview, TextContent(note))
+	}
 	if err != nil {
 		return rt, ToolCallInfo{Kind: cmp.Or(info.Kind, ToolKindOther), Title: cmp.Or(info.Title, call.Name)},
 			ToolResult{Text: "Error: " + err.Error(), IsError: true}, false

@@ -368,6 +368,21 @@ func TestScenario08_ToolDescriptorsAndActiveToolNames(t *testing.T) {
 
 	require.NoError(t, s.Tools().SetEnabled("write_file", true))
 	assert.Equal(t, []string{"mcp_search", "write_file"}, s.ActiveToolNames())
+
+	// Each model request offers the tools as they are then: added,
+	// disabled or removed since the last request.
+	m.Push(says("ok"), says("ok"), says("ok"))
+	_, err = s.Prompt(context.Background(), "again")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"mcp_search", "write_file"}, toolNames(m.Request(t, 2)))
+	require.NoError(t, s.Tools().Register(rt.Tool("glob", nil)))
+	_, err = s.Prompt(context.Background(), "once more")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"glob", "mcp_search", "write_file"}, toolNames(m.Request(t, 3)))
+	require.NoError(t, s.Tools().SetEnabled("mcp_search", false))
+	_, err = s.Prompt(context.Background(), "and again")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"glob", "write_file"}, toolNames(m.Request(t, 4)))
 }
 
 func TestScenario09_EventsCarrySourceAndSharedEntryIndex(t *testing.T) {

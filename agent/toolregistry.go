@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/acp-agent/acp-agent/agent/internal/jsonvalidate"
 
@@ -67,6 +68,13 @@ type ToolCallInfo struct {
 	// CommandContext is where Command runs and how its path operands
 	// are judged (remembered decisions depend on both).
 	CommandContext *policy.CommandContext
+	// ApprovalKey is what an "always" answer to a call that is neither an
+	// edit nor a command is remembered under; "" means the tool's name.
+	// An MCP tool's holds a digest of its definition, so a server that
+	// changes what a tool says it does after the user allowed it always
+	// (the same name, another description or schema) is asked about
+	// again.
+	ApprovalKey string
 	// CommandFolder is how the permission option names the directory
 	// ("." for the workspace root).
 	CommandFolder string
@@ -181,6 +189,11 @@ func (rt registeredTool) compiled() (*jsonvalidate.Schema, error) {
 type ToolRegistry struct {
 	mu    sync.RWMutex
 	tools map[string]registeredTool
+	// byName is the enabled tools sorted by name, built at the first
+	// specs after a change (every turn's model request lists them; a
+	// session registers its tools one by one, so not at each Register)
+	// and dropped by every change, under mu's write lock.
+	byName atomic.Pointer[[]*Tool]
 }
 
 // NewToolRegistry returns an empty registry.
@@ -217,6 +230,7 @@ func (r *ToolRegistry) Register(t Tool) error {
 		return fmt.Errorf("%w: %q", ErrToolExists, t.Name)
 	}
 	r.tools[t.Name] = registeredTool{tool: t, schema: schema, enabled: true}
+	r.byName.Store(nil)
 	return nil
 }
 
@@ -231,6 +245,7 @@ func (r *ToolRegistry) SetEnabled(name string, enabled bool) error {
 	}
 	rt.enabled = enabled
 	r.tools[name] = rt
+	r.byName.Store(nil)
 	return nil
 }
 
@@ -240,6 +255,7 @@ func (r *ToolRegistry) Unregister(name string) bool {
 	defer r.mu.Unlock()
 	_, ok := r.tools[name]
 	delete(r.tools, name)
+	r.byName.Store(nil)
 	return ok
 }
 
@@ -252,6 +268,7 @@ func (r *ToolRegistry) UnregisterMCP(name string) bool {
 		return false
 	}
 	delete(r.tools, name)
+	r.byName.Store(nil)
 	return true
 }
 
@@ -336,13 +353,26 @@ func (r *ToolRegistry) redactor(name string) func(json.RawMessage) json.RawMessa
 func (r *ToolRegistry) specs(allowed func(*Tool) bool) []toolSpec {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	var out []toolSpec
-	for name, rt := range r.tools {
-		if rt.enabled && allowed(&rt.tool) {
-			out = append(out, toolSpec{name: name, description: rt.tool.Description, short: rt.tool.ShortDescription, parameters: rt.tool.Parameters})
+	enabled := r.byName.Load()
+	if enabled == nil {
+		// Built under the read lock: no change can come in between, and
+		// readers that build it at once build the same.
+		list := make([]*Tool, 0, len(r.tools))
+		for _, rt := range r.tools {
+			if rt.enabled {
+				list = append(list, &rt.tool)
+			}
+		}
+		slices.SortFunc(list, func(a, b *Tool) int { return cmp.Compare(a.Name, b.Name) })
+		r.byName.Store(&list)
+		enabled = &list
+	}
+	out := make([]toolSpec, 0, len(*enabled))
+	for _, t := range *enabled {
+		if allowed(t) {
+			out = append(out, toolSpec{name: t.Name, description: t.Description, short: t.ShortDescription, parameters: t.Parameters})
 		}
 	}
-	slices.SortFunc(out, func(a, b toolSpec) int { return cmp.Compare(a.name, b.name) })
 	return out
 }
 

@@ -287,6 +287,7 @@ func (s *Session) SetMode(mode string) error {
 		return paramError("modeId", err)
 	}
 	s.s.SetMode(m)
+	s.narrowChildren(m)
 	s.c.ModeChanged(m)
 	s.c.OptionsChanged(s.Options())
 	return nil
@@ -314,6 +315,7 @@ func (s *Session) SetOption(id, value string) ([]Option, error) {
 			return nil, paramError("value", err)
 		}
 		s.s.SetMode(m)
+		s.narrowChildren(m)
 		// The answer carries the options; the mode itself is announced.
 		s.c.ModeChanged(m)
 	case OptionThoughtLevel:

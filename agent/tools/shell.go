@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
+	"sync"
 	"unicode/utf16"
 
 	"github.com/acp-agent/acp-agent/policy"
@@ -94,19 +95,56 @@ func (w *Workspace) commandShell() (string, shellKind) {
 	return "powershell", shellPowerShell
 }
 
-// shellInvocation is how run_command's description names the shell.
+// shellInvocation is how run_command's description and the system
+// prompt name the shell.
 func (w *Workspace) shellInvocation() string {
-	// One PATH search: each is a stat per PATH directory, at every
-	// session's first model request (the system prompt names the shell).
+	if goruntime.GOOS == "windows" {
+		// A shell chosen by name is named whatever the search finds.
+		switch w.cfg.Shell {
+		case ShellCmd:
+			return "cmd.exe /c"
+		case ShellPowerShell, ShellPwsh:
+			return "PowerShell"
+		}
+	}
+	// A PATH search is a stat per PATH directory before the one that has
+	// the shell (a dozen or more), at every session's start and first
+	// model request. What it found for this PATH is looked at again
+	// instead (one stat): while it is still there, a new search finds it
+	// or a shell of the same name earlier in the PATH, and names the
+	// shell the same. Only a search that found the shell it prefers is
+	// kept: the fallbacks (sh, cmd.exe) are searched for again each time,
+	// so a shell installed since is named.
+	key := shellKey{path: w.cfg.PATH, shell: w.cfg.Shell}
+	if v, ok := foundShells.Load(key); ok {
+		f := v.(foundShell)
+		if p, err := policy.NewLookPath("", "")(f.path); err == nil && p == f.path {
+			return f.invocation
+		}
+	}
 	p, kind := w.commandShell()
+	var inv string
 	switch kind {
 	case shellCmdExe:
-		return "cmd.exe /c"
+		inv = "cmd.exe /c"
 	case shellPowerShell:
-		return "PowerShell"
+		inv = "PowerShell"
+	default:
+		inv = filepath.Base(p) + " -c"
 	}
-	return filepath.Base(p) + " -c"
+	if preferred := (kind == shellBash && filepath.Base(p) == "bash") || kind == shellPowerShell; preferred && filepath.IsAbs(p) {
+		foundShells.Store(key, foundShell{path: p, invocation: inv})
+	}
+	return inv
 }
+
+// foundShells are shellInvocation's last searches that found the shell,
+// by PATH and configured shell (a process has one or two of them).
+var foundShells sync.Map // shellKey → foundShell
+
+type shellKey struct{ path, shell string }
+
+type foundShell struct{ path, invocation string }
 
 // shellName names the shell for the model and the user.
 func (w *Workspace) shellName() string {
