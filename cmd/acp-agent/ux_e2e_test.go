@@ -470,7 +470,8 @@ func TestBinaryAFailedMCPServerIsToldOnce(t *testing.T) {
 	acptest.MustResult(t, resp, nil)
 	told := mcpFailures(t, p, before, 1)
 	assert.True(t, strings.HasPrefix(told["x"], "connecting: "), "the name is said once: %q", told["x"])
-	assert.Contains(t, told["x"], "no-such-server") // Windows' exec error quotes the path
+	// Windows' exec error quotes the path: look for the file's name.
+	assert.Contains(t, told["x"], "no-such-server")
 	p.stdin.Close() // the log is whole once the agent has exited
 	require.NoError(t, p.waitExit(t, 0))
 	// By the file's name: a log quotes a Windows path's backslashes.
