@@ -52,7 +52,7 @@ func sandboxSessionRoots(t *testing.T, m sandboxMode, model *scriptedModel, dir 
 	t.Helper()
 	client := newToolClient(dir, "allow_once")
 	cmd := exec.Command(agentBin, append(args, "--model", "openai/test-model", "--mode", "full-access", "--sandbox", "on", "--sandbox-network=false")...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + home, "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + home, "TMPDIR=" + testTmp(t), "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
 	asUser(cmd, m)
 	conn, sid := startE2EWithRoots(t, cmd, client, dir, extra, sdk.ClientCapabilities{})
 	return conn, sid, cmd.Process.Pid
