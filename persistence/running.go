@@ -30,7 +30,10 @@ func (s *Store) register() error {
 		return nil
 	}
 	dir := filepath.Join(s.dir, RunningDir)
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+	made := true
+	if err := os.Mkdir(dir, 0o700); errors.Is(err, fs.ErrExist) {
+		made = false
+	} else if err != nil {
 		return fmt.Errorf("persistence: create %s: %w", dir, err)
 	}
 	var b [12]byte
@@ -38,6 +41,19 @@ func (s *Store) register() error {
 	name := fmt.Sprintf("%d-%s", os.Getpid(), hex.EncodeToString(b[:]))
 	l, err := acquireLock(filepath.Join(dir, name), RunningDir+"/"+name)
 	if err != nil {
+		return err
+	}
+	// The entry is durable before anything it stands for is made: after
+	// a power cut, a lost entry would leave what this agent made for no
+	// start to remove.
+	if !s.unsafeNoSync {
+		err = syncDirectory(dir)
+	}
+	if made && err == nil {
+		err = s.syncDir()
+	}
+	if err != nil {
+		l.release(true)
 		return err
 	}
 	s.reg = l
