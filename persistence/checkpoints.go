@@ -417,15 +417,18 @@ func (c *Checkpoints) Append(recs ...CheckpointRecord) error {
 	if err := c.makeStoreLocked(); err != nil {
 		return err
 	}
-	// The log's entry (and the directories above it) before the record.
-	if err := c.syncNewDirs(); err != nil {
-		return err
-	}
 	if _, err := c.log.Write(b.Bytes()); err != nil {
 		return fmt.Errorf("checkpoints: %w", err)
 	}
 	if err := c.log.Sync(); err != nil {
 		return fmt.Errorf("checkpoints: %w", err)
+	}
+	// The log's entry (and the directories above it), before the record
+	// counts as durable; after the log's fsync, which on a journalling
+	// file system committed their creation already, so these cost no
+	// second commit.
+	if err := c.syncNewDirs(); err != nil {
+		return err
 	}
 	c.recs = append(c.recs, recs...)
 	for _, r := range recs {
@@ -459,6 +462,11 @@ func (c *Checkpoints) Put(data []byte) (string, error) {
 // writeObject writes data as the loose object h (a temporary file
 // renamed; not synced).
 func (c *Checkpoints) writeObject(h string, data []byte) error {
+	// The store first (its log too): the directories and the log are
+	// then made, and later synced (syncNewDirs), together.
+	if err := c.makeStore(); err != nil {
+		return err
+	}
 	path := c.objectPath(h)
 	if err := c.mkdirAll(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("checkpoints: %w", err)
