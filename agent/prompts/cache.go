@@ -125,9 +125,16 @@ func (s *Shared) load(sig string, racy bool) *Snapshot {
 	if prev != nil && prev.stat == sig && !prev.racy {
 		return prev
 	}
-	next := &Snapshot{Library: Load(s.dirs), Signature: sig, stat: sig, racy: racy}
+	lib := Load(s.dirs)
+	next := &Snapshot{Library: lib, Signature: sig, stat: sig, racy: racy}
 	if prev != nil && prev.stat == sig {
-		if reflect.DeepEqual(prev.Library, next.Library) {
+		if reflect.DeepEqual(prev.Library, lib) {
+			if racy {
+				return prev // still shared
+			}
+			// The same library, no longer racy: shared from now on
+			// without reading again.
+			next.Library = prev.Library
 			next.Signature = prev.Signature
 		} else {
 			s.gen++
