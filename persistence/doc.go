@@ -37,10 +37,11 @@
 // the directory, so a session file under its final name is never partial.
 // Directory fsyncs are group-committed across the Store: one that started
 // after a caller's rename covers it, so sessions created at once share
-// them. Every other directory entry the package makes (the .running/
-// entry, .reserved/, a checkpoint store's directories and log) has its
-// parent fsynced before what depends on it is reported durable; a
-// Checkpoints syncs the directories its first write made together.
+// them, and the first one after a Store's entry in .running/ was made
+// fsyncs .running/ first (the entry is durable before anything it stands
+// for). A checkpoint store's directories and log have their parents
+// fsynced before what depends on them is reported durable, together,
+// after the first write's own fsync.
 // SyncDir does the same for files other packages keep beside a session
 // (offloaded tool results).
 //

@@ -88,7 +88,16 @@ func (s *Store) syncDir() error {
 	s.dirMu.Unlock()
 
 	s.dirSyncs.Add(1)
-	err := syncDirectory(s.dir)
+	var err error
+	if s.runningUnsynced.Load() {
+		// The agent's entry in RunningDir, before what it stands for.
+		if err = syncDirectory(filepath.Join(s.dir, RunningDir)); err == nil {
+			s.runningUnsynced.Store(false)
+		}
+	}
+	if err == nil {
+		err = syncDirectory(s.dir)
+	}
 	s.dirMu.Lock()
 	if err == nil {
 		// A failed fsync covers nothing: the callers waiting on it try

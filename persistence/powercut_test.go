@@ -118,9 +118,13 @@ func TestFirstPackIsKeptThroughAPowerCut(t *testing.T) {
 }
 
 // An agent's entry in .running/ (made at its first session lock) and the
-// .reserved/ directory are kept through a power cut once the call that
-// made them returned: a lost entry would leave what the agent made for
-// no start to remove.
+// .reserved/ directory (made with the first reservation record) are made
+// without an fsync, so that session/new waits for none: what they stand
+// for (a session's leftovers, the records, none of them synced) becomes
+// durable with the next fsync of the store directory, a session's first
+// save, which syncs .running/ first. From then on a power cut keeps
+// them: a lost entry would leave what the agent made for no start to
+// remove.
 func TestRunningEntryIsKeptThroughAPowerCut(t *testing.T) {
 	dir := t.TempDir()
 	pc := observePowerCut(t, dir)
@@ -128,11 +132,15 @@ func TestRunningEntryIsKeptThroughAPowerCut(t *testing.T) {
 	res, err := s.ReserveNew("r1")
 	require.NoError(t, err)
 	defer res.Release()
+	require.NoError(t, res.Keep(header("r1"), nil))
 	entries, err := filepath.Glob(filepath.Join(dir, RunningDir, "*"))
 	require.NoError(t, err)
 	require.Len(t, entries, 1)
-	pc.requireKept(entries[0], "the agent's running entry")
 
-	require.NoError(t, res.Keep(header("r1"), nil))
+	f, err := res.Create(header("r1"))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	pc.requireKept(entries[0], "the agent's running entry")
 	pc.requireKept(filepath.Join(dir, ReservedDir), "the reservations' directory")
+	pc.requireKept(filepath.Join(dir, "r1.jsonl"), "the session's file")
 }

@@ -238,13 +238,9 @@ func (r *Reservation) Keep(h Header, records []json.RawMessage) error {
 		return err
 	}
 	dir := filepath.Join(r.s.dir, ReservedDir)
-	if err := os.Mkdir(dir, 0o700); err == nil {
-		// Once per store: the records are not synced, the directory that
-		// holds them is.
-		if err := r.s.syncDir(); err != nil {
-			return fmt.Errorf("persistence: keep reservation of session %q: %w", r.id, err)
-		}
-	} else if !errors.Is(err, fs.ErrExist) {
+	// Not synced, as the records in it: the next fsync of the store
+	// directory (a session's first save) makes the entry durable.
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("persistence: keep reservation of session %q: %w", r.id, err)
 	}
 	tmp, err := os.CreateTemp(dir, r.id+tempInfix+"*")

@@ -30,10 +30,7 @@ func (s *Store) register() error {
 		return nil
 	}
 	dir := filepath.Join(s.dir, RunningDir)
-	made := true
-	if err := os.Mkdir(dir, 0o700); errors.Is(err, fs.ErrExist) {
-		made = false
-	} else if err != nil {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("persistence: create %s: %w", dir, err)
 	}
 	var b [12]byte
@@ -43,19 +40,14 @@ func (s *Store) register() error {
 	if err != nil {
 		return err
 	}
-	// The entry is durable before anything it stands for is made: after
-	// a power cut, a lost entry would leave what this agent made for no
-	// start to remove.
-	if !s.unsafeNoSync {
-		err = syncDirectory(dir)
-	}
-	if made && err == nil {
-		err = s.syncDir()
-	}
-	if err != nil {
-		l.release(true)
-		return err
-	}
+	// The entry must be durable once anything it stands for is (a power
+	// cut that kept a session's leftovers and lost the entry would leave
+	// them for no start to remove). Those become durable with the next
+	// fsync of the store directory (a session's first save), which syncs
+	// RunningDir first (syncDir): the first session/new waits for no
+	// fsync, and the first save's costs one more, after the commit that
+	// made the entry.
+	s.runningUnsynced.Store(true)
 	s.reg = l
 	// A Store dropped without Close releases its entry (kept: the next
 	// start lists the directory); the lock dies with the process anyway.
