@@ -62,18 +62,26 @@ func (pc *powerCut) requireKept(path, why string) {
 	}
 }
 
+// observedCheckpoints is the checkpoint store (in dir) of a session
+// that has no directory yet, in a session directory whose directory
+// fsyncs pc observes.
+func observedCheckpoints(t *testing.T) (pc *powerCut, c *Checkpoints, dir string) {
+	store := t.TempDir()
+	pc = observePowerCut(t, store)
+	dir = filepath.Join(store, "s1", "checkpoints")
+	c, err := OpenCheckpoints(dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return pc, c, dir
+}
+
 // A session's first file change makes <id>/, checkpoints/, objects/, an
 // objects/<hash[:2]>/ directory and log.jsonl: once an object is synced
 // and once a record is appended (what the agent waits for before it
 // counts a change as recorded), a power cut keeps every entry on the way
 // to them, and so does a pack once PutAll returns.
 func TestFirstCheckpointIsKeptThroughAPowerCut(t *testing.T) {
-	store := t.TempDir()
-	pc := observePowerCut(t, store)
-	dir := filepath.Join(store, "s1", "checkpoints")
-	c, err := OpenCheckpoints(dir)
-	require.NoError(t, err)
-	defer c.Close()
+	pc, c, dir := observedCheckpoints(t)
 
 	h, err := c.Put([]byte("before"))
 	require.NoError(t, err)
@@ -105,12 +113,7 @@ func TestFirstCheckpointIsKeptThroughAPowerCut(t *testing.T) {
 // A pack written first (a command before any other change) makes the
 // store's directories too.
 func TestFirstPackIsKeptThroughAPowerCut(t *testing.T) {
-	store := t.TempDir()
-	pc := observePowerCut(t, store)
-	dir := filepath.Join(store, "s1", "checkpoints")
-	c, err := OpenCheckpoints(dir)
-	require.NoError(t, err)
-	defer c.Close()
+	pc, c, dir := observedCheckpoints(t)
 	require.NoError(t, c.PutAll(map[string][]byte{hashOf("packed"): []byte("packed")}))
 	p := packs(t, dir)
 	require.Len(t, p, 1)
