@@ -710,6 +710,9 @@ func (s *Session) prepareTool(call llm.ToolCall) (rt registeredTool, info ToolCa
 	}
 	info, err = rt.tool.describe(args)
 	info.Title = visibleLine(info.Title)
+	if note := hiddenNote(info.Preview); note != "" {
+		info.Preview = append(info.Preview, TextContent(note))
+	}
 	if err != nil {
 		return rt, ToolCallInfo{Kind: cmp.Or(info.Kind, ToolKindOther), Title: cmp.Or(info.Title, call.Name)},
 			ToolResult{Text: "Error: " + err.Error(), IsError: true}, false

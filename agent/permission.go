@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -140,7 +141,7 @@ func (p *permissions) remembered(tool string, info ToolCallInfo) policy.Decision
 	case policy.ActionOther:
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		return p.other[tool]
+		return p.other[cmp.Or(info.ApprovalKey, tool)]
 	}
 	return policy.DecisionNone
 }
@@ -162,8 +163,9 @@ func (p *permissions) remember(tool string, info ToolCallInfo, d policy.Decision
 		r.Scope, r.Command, r.Dir = ScopeCommandApprovals, info.Command, ctx.Dir
 		r.Approvals = p.cmds.Remember(*info.Command, ctx, d)
 	default:
-		r.Scope, r.Tool = ScopeTool, tool
-		p.setOther(tool, d)
+		key := cmp.Or(info.ApprovalKey, tool)
+		r.Scope, r.Tool = ScopeTool, key
+		p.setOther(key, d)
 	}
 	p.mu.Lock()
 	p.history = append(p.history, r)

@@ -136,8 +136,8 @@ func TestCommandMemoryRemembersRunnerLinesExactly(t *testing.T) {
 	}
 }
 
-// The sqlite3 shell, psql and wget run what a file or stdin says, not
-// only their arguments; wget's other -e commands run nothing.
+// The sqlite3 shell, psql, mysql and wget run what a file or stdin says,
+// not only their arguments; wget's other -e commands run nothing.
 func TestProgramsReadingCommandsFromFilesOrStdin(t *testing.T) {
 	fs := newFakeSystem(t)
 	for line, risky := range map[string]bool{
@@ -146,7 +146,23 @@ func TestProgramsReadingCommandsFromFilesOrStdin(t *testing.T) {
 		"sqlite3 db 'select 1'": false, "sqlite3 -bail db 'select 1'": false, "sqlite3 -separator , db 'select 1'": false,
 		"sqlite3 -version": false,
 		"psql -f x.sql":    true, "psql --file=x.sql": true, "psql --fi x.sql": true, "psql -Xf x.sql": true,
-		"psql -c 'select 1'":          false,
+		"psql -c 'select 1'": false,
+		// psql and mysql read commands from stdin without -c or -e, and
+		// run a shell command for \! or system wherever they read them.
+		"printf '\\! rm x' | psql db": true, "psql db": true, "psql -d db": true, "psql -dc": true, "psql < x.sql": true,
+		"psql -Xc '\\! rm x'": true, "psql -qXc 'select 1'": false, "psql --comm='\\! rm x'": true, "psql -v 'x=\\! rm'": true,
+		"psql -c 'select 1' -o '|rm x'": true, "psql -c 'select 1' --out='|rm x'": true, "psql -c 'select 1' -o out.txt": false,
+		"psql --command 'select 1'": false, "psql -l": false, "psql --version": false, "psql -d db -c 'select 1'": false,
+		"mysql -e 'system rm x'": true, "mysql --execute='select 1; SYSTEM rm x'": true, "mysql -Be '\\! rm x'": true,
+		"mariadb --exec 'source x.sql'": true, "mysql db < dump.sql": true, "mysql -u root db": true, "mysql -uroot -D db": true,
+		"mysql --pager=rm": true, "mysql --loose_pager=rm -e 'select 1'": true, "mysql --plugin-dir=. --default-auth=x -e 'select 1'": true,
+		"mysql --defaults-file=x.cnf -e 'select 1'": true,
+		"mysql -e 'select 1'":                       false, "mysql -u root -D db -e 'select 1'": false, "mysql -uroot -psecret db -e 'select 1'": false,
+		"mariadb --execute='select 1'": false, "mysql --version": false,
+		"sftp -b cmds host": true, "printf '!rm x' | sftp host": true, "groff -U -Tutf8 x.tr": true, "nroff -U x.1": true,
+		"groff -UTutf8 x.tr": true, "groff -Tutf8 x.tr": false, "nroff -man x.1": false,
+		"apt-get -o APT::Update::Pre-Invoke::=x update": true, "apt-get update -oDPkg::Pre-Invoke::=x": true,
+		"apt --option=Dir::Bin::dpkg=x install y": true, "apt-get -c x.conf update": true, "apt-get -qy install y": false,
 		"wget --config=x.rc http://x": true, "wget --conf x.rc http://x": true, "wget -e use_askpass=x http://x": true,
 		"wget -e Use-AskPass=x http://x": true, "wget -qeuse_askpass=x http://x": true, "wget --exec 'useaskpass = x' http://x": true,
 		"wget -e robots=off -r http://x": false, "wget -q -e https_proxy=http://p:3128 http://x": false,

@@ -251,10 +251,25 @@ var argRules = sync.OnceValue(func() map[string]func(args []string) string {
 		"nix":       longVeto("nix", "-c", "--command"),
 		"sqlite3":   sqliteRisk,
 		"psql":      psqlRisk,
+		"mysql":     mysqlRisk("mysql"),
+		"mariadb":   mysqlRisk("mariadb"),
 		"ssh":       sshRisk("ssh", "oF"),
 		"scp":       sshRisk("scp", "oFS"),
-		"sftp":      sshRisk("sftp", "oFSD"),
-		"rsync":     rsyncRisk,
+		"sftp":      sftpRisk,
+		// apt's -o sets any configuration item, and some name commands
+		// (APT::Update::Pre-Invoke, DPkg::Pre-Invoke, Dir::Bin::dpkg);
+		// -c reads a configuration file that can set them.
+		"apt":       aptRisk("apt"),
+		"apt-get":   aptRisk("apt-get"),
+		"apt-cache": aptRisk("apt-cache"),
+		"aptitude":  aptRisk("aptitude"),
+		// groff -U (unsafe mode) runs the shell commands of a document's
+		// .sy and .pso requests (groff -U -Tutf8 x.tr, with ".sy rm
+		// victim" in x.tr, removed it); nroff and troff pass it on.
+		"groff": gnuVeto("groff", false, nil, "-U"),
+		"nroff": gnuVeto("nroff", false, nil, "-U"),
+		"troff": gnuVeto("troff", false, nil, "-U"),
+		"rsync": rsyncRisk,
 	}
 })
 
@@ -371,34 +386,165 @@ var sqliteValues = sync.OnceValue(func() map[string]int {
 	}
 })
 
-// psqlRisk: a psql -c/--command holding a backslash meta-command (\!
-// runs a shell command, \o |cmd and \copy ... program pipe to one).
+// psqlRisk: psql runs a shell command for \! (and pipes to one for \o
+// |cmd, \copy ... program, \g |cmd) wherever it reads meta-commands: in
+// a -c/--command, from a -f/--file, and from stdin when no -c is given
+// (printf '\\! rm x' | psql db); -o/--output '|cmd' pipes the results
+// to a program. Any backslash in its words asks (a -v value, a -c in a
+// cluster such as -Xc, which is -X -c).
 func psqlRisk(args []string) string {
-	for i, a := range args {
-		// -f/--file reads the commands, meta-commands included, from a
-		// file (an f inside another option's cluster value only asks).
-		if o, short := shortOption(a); gnuLongOption(a, nil, "--file") || short && strings.Contains(o, "f") && !strings.HasPrefix(o, "c") {
-			return fmt.Sprintf(`psql %s reads meta-commands from a file (\! runs a shell command)`, a)
-		}
-		v, ok := "", false
-		switch {
-		case a == "-c" || a == "--command":
-			if i+1 < len(args) {
-				v, ok = args[i+1], true
-			}
-		case strings.HasPrefix(a, "-c"):
-			v, ok = a[2:], true
-		case gnuLongOption(a, nil, "--command"):
-			_, v, ok = strings.Cut(a, "=")
-			if !ok && i+1 < len(args) {
-				v, ok = args[i+1], true
-			}
-		}
-		if ok && strings.Contains(v, `\`) {
-			return fmt.Sprintf(`psql %s runs a meta-command given in its arguments (\! runs a shell command)`, a)
+	for _, a := range args {
+		if strings.Contains(a, `\`) {
+			return fmt.Sprintf(`psql %s holds a backslash meta-command (\! runs a shell command)`, a)
 		}
 	}
+	stdin := true
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break // database and user names
+		}
+		letter, value, ok := byte(0), "", false
+		if strings.HasPrefix(a, "--") {
+			name, v, has := strings.Cut(a, "=")
+			for _, o := range psqlLong() {
+				if gnuLongOption(name, nil, o.name) {
+					letter, value, ok = o.letter, v, has
+					break
+				}
+			}
+			if letter == 0 || !strings.ContainsRune(psqlValues, rune(letter)) {
+				ok = true // no value, or one psql does not take from the next word
+			}
+		} else if o, short := shortOption(a); short {
+			for j := 0; j < len(o); j++ {
+				letter = o[j]
+				if strings.IndexByte(psqlValues, letter) >= 0 {
+					value, ok = o[j+1:], j+1 < len(o)
+					break
+				}
+				if strings.IndexByte("lV?", letter) >= 0 {
+					stdin = false
+				}
+			}
+			if strings.IndexByte(psqlValues, letter) < 0 {
+				ok = true
+			}
+		} else {
+			continue
+		}
+		if !ok && i+1 < len(args) {
+			i++
+			value = args[i]
+		}
+		switch letter {
+		case 'f':
+			return fmt.Sprintf(`psql %s reads meta-commands from a file (\! runs a shell command)`, a)
+		case 'o':
+			if strings.Contains(value, "|") {
+				return fmt.Sprintf("psql %s pipes its output to a program", a)
+			}
+		case 'c', 'l', 'V', '?':
+			stdin = false
+		}
+	}
+	if stdin {
+		return `psql reads meta-commands from stdin without -c (\! runs a shell command)`
+	}
 	return ""
+}
+
+// psqlValues are psql's short options that take a value (the rest of
+// the cluster, or the next word).
+const psqlValues = "cdfFhLopPRTUv"
+
+// psqlLong are psql's long options as their short letter ('x': a value
+// and no letter of its own); getopt_long takes any unambiguous prefix.
+var psqlLong = sync.OnceValue(func() []struct {
+	name   string
+	letter byte
+} {
+	return []struct {
+		name   string
+		letter byte
+	}{
+		{"--command", 'c'}, {"--file", 'f'}, {"--output", 'o'}, {"--list", 'l'}, {"--version", 'V'}, {"--help", '?'},
+		{"--dbname", 'd'}, {"--field-separator", 'F'}, {"--host", 'h'}, {"--log-file", 'L'}, {"--port", 'p'},
+		{"--pset", 'P'}, {"--record-separator", 'R'}, {"--table-attr", 'T'}, {"--username", 'U'},
+		{"--set", 'v'}, {"--variable", 'v'},
+	}
+})
+
+// mysqlRisk: the mysql and mariadb clients run a shell command for
+// "system" or \! wherever they read client commands: in -e/--execute,
+// and from stdin without -e (a dump restored with mysql < dump.sql ran
+// its \! lines); "source" and \. read commands from a file, "pager" and
+// "tee" name a program or write a file, --plugin-dir with --default-auth
+// loads a library, and an option file (--defaults-file) can set any of
+// these. Options are read as my_getopt reads them: any unambiguous
+// prefix, "_" for "-", a "loose-" prefix.
+func mysqlRisk(name string) func([]string) string {
+	return func(args []string) string {
+		stdin := true
+		for i := 0; i < len(args); i++ {
+			a := args[i]
+			if a == "--" {
+				break
+			}
+			execute, value, ok := false, "", false
+			if strings.HasPrefix(a, "--") {
+				n, v, has := strings.Cut(a, "=")
+				n = "--" + strings.TrimPrefix(strings.ReplaceAll(n[2:], "_", "-"), "loose-")
+				switch {
+				case gnuLongOption(n, nil, "--pager", "--tee", "--plugin-dir", "--default-auth", "--defaults-file",
+					"--defaults-extra-file", "--defaults-group-suffix", "--login-path"):
+					return fmt.Sprintf("%s %s runs or loads a program, or reads options from a file", name, a)
+				case gnuLongOption(n, nil, "--execute"):
+					execute, value, ok = true, v, has
+				case gnuLongOption(n, nil, "--version", "--help"):
+					stdin = false
+				}
+			} else if o, short := shortOption(a); short {
+				for j := 0; j < len(o); j++ {
+					c := o[j]
+					if c == 'p' || c == '#' {
+						break // an optional value: the rest of the cluster
+					}
+					if strings.IndexByte("eDhPuS", c) >= 0 {
+						execute, value, ok = c == 'e', o[j+1:], j+1 < len(o)
+						if !ok && !execute && i+1 < len(args) {
+							i++ // the value of -D, -h, ...
+						}
+						break
+					}
+					if strings.IndexByte("VI?", c) >= 0 {
+						stdin = false
+					}
+				}
+			}
+			if !execute {
+				continue
+			}
+			if !ok && i+1 < len(args) {
+				i++
+				value = args[i]
+			}
+			stdin = false
+			if strings.Contains(value, `\`) {
+				return fmt.Sprintf(`%s %s runs a client command given in its arguments (\! runs a shell command)`, name, a)
+			}
+			for _, w := range strings.FieldsFunc(strings.ToLower(value), func(r rune) bool { return unicode.IsSpace(r) || r == ';' }) {
+				switch w {
+				case "system", "pager", "source", "tee", "edit":
+					return fmt.Sprintf("%s %s runs a client command given in its arguments (system runs a shell command)", name, a)
+				}
+			}
+		}
+		if stdin {
+			return fmt.Sprintf(`%s reads client commands from stdin without -e (system and \! run shell commands)`, name)
+		}
+		return ""
+	}
 }
 
 func findRisk(args []string) string {
@@ -609,6 +755,31 @@ func sshRisk(name, letters string) func([]string) string {
 		}
 		return ""
 	}
+}
+
+// aptRisk: apt's configuration options (-o/--option, -c/--config-file)
+// can name programs it runs (APT::Update::Pre-Invoke::=cmd runs cmd
+// before an update).
+func aptRisk(name string) func([]string) string {
+	return func(args []string) string {
+		for _, a := range args {
+			o, short := shortOption(a)
+			if short && strings.ContainsAny(o, "oc") || gnuLongOption(a, nil, "--option", "--config-file") {
+				return fmt.Sprintf("%s %s sets configuration that can name programs it runs", name, a)
+			}
+		}
+		return ""
+	}
+}
+
+// sftpRisk: sftp reads its commands from stdin, or a batch file (-b),
+// and "!cmd" runs a local shell command (printf '!rm x' | sftp host);
+// -o, -F, -S and -D can run a local program too.
+func sftpRisk(args []string) string {
+	if r := sshRisk("sftp", "oFSD")(args); r != "" {
+		return r
+	}
+	return "sftp reads its commands from stdin or a batch file (-b), and ! runs a local shell command"
 }
 
 // longVeto refuses any of opts, spelled exactly, as opt=value, or (for

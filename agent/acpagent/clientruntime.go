@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -119,6 +121,15 @@ func (t *ClientTerminal) Run(ctx context.Context, spec runtime.CommandSpec, star
 		name, value, _ := strings.Cut(kv, "=")
 		req.Env = append(req.Env, acp.EnvVariable{Name: name, Value: value})
 	}
+	// The editor adds its own environment, where the agent's came from:
+	// the provider's key and the other variables named like secrets,
+	// which local commands never get, are sent empty so that the
+	// editor's values are not what the command sees.
+	for _, name := range secretNames() {
+		if _, set := spec.Env[name]; !set {
+			req.Env = append(req.Env, acp.EnvVariable{Name: name, Value: ""})
+		}
+	}
 	if spec.OutputByteLimit > 0 {
 		n := uint64(spec.OutputByteLimit)
 		req.OutputByteLimit = &n
@@ -184,4 +195,29 @@ func (t *ClientTerminal) Run(ctx context.Context, spec runtime.CommandSpec, star
 		res.Signal = status.Signal
 	}
 	return res, nil
+}
+
+// secretNames are the names of the agent's environment variables that
+// look like they hold credentials (runtime.IsSecretName), sorted. Names
+// that match only for an AUTHOR or an AUTH_SOCK (GIT_AUTHOR_NAME,
+// XAUTHORITY, SSH_AUTH_SOCK) hold none, and the editor's commands keep
+// them (git commits with the author, ssh reaches the user's agent, as
+// in the editor's own terminal).
+func secretNames() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			continue
+		}
+		u := strings.ToUpper(name)
+		for _, notSecret := range []string{"AUTHOR", "AUTH_SOCK"} {
+			u = strings.ReplaceAll(u, notSecret, "")
+		}
+		if runtime.IsSecretName(u) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }

@@ -1,7 +1,10 @@
 package host
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -122,14 +125,24 @@ func (hs *Session) syncMCPTools(m *mcpclient.Manager) {
 	for _, t := range m.Tools() {
 		want[t.QualifiedName] = t
 	}
+	disabled := map[string]bool{}
 	for _, d := range tools.Descriptors() {
 		if d.Source != agent.ToolSourceMCP {
 			continue
 		}
-		if _, ok := want[d.Name]; !ok {
+		t, ok := want[d.Name]
+		switch {
+		case !ok:
 			tools.UnregisterMCP(d.Name)
-		} else {
+		case sameDefinition(d, mcpTool(m, t)):
 			delete(want, d.Name) // already registered
+		default:
+			// The server changed the tool under the same name: the
+			// model is offered, and its arguments checked against, what
+			// the server says now (registered again below, as enabled
+			// as it was).
+			tools.UnregisterMCP(d.Name)
+			disabled[d.Name] = !d.Enabled
 		}
 	}
 	for _, t := range want {
@@ -143,7 +156,28 @@ func (hs *Session) syncMCPTools(m *mcpclient.Manager) {
 				hs.log.Error("registering an MCP tool", "tool", t.QualifiedName, "error", err)
 			}
 		}
+		if disabled[t.QualifiedName] {
+			_ = tools.SetEnabled(t.QualifiedName, false)
+		}
 	}
+}
+
+// sameDefinition reports whether the registered tool d is tool as it
+// would be registered now.
+func sameDefinition(d agent.ToolDescriptor, tool agent.Tool) bool {
+	return d.Description == tool.Description && d.ShortDescription == tool.ShortDescription &&
+		bytes.Equal(bytes.TrimSpace(d.Parameters), bytes.TrimSpace(tool.Parameters))
+}
+
+// mcpDigest identifies an MCP tool's definition as the model and the
+// user see it: what "Always allow" of it is remembered under.
+func mcpDigest(t mcpclient.Tool) string {
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte(t.QualifiedName), []byte(t.Title), []byte(t.Description), t.InputSchema} {
+		fmt.Fprintf(h, "%d:", len(part))
+		h.Write(part)
+	}
+	return t.QualifiedName + "@" + hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // mcpTool is an MCP server's tool as a session tool: named by server and
@@ -153,12 +187,14 @@ func mcpTool(m *mcpclient.Manager, t mcpclient.Tool) agent.Tool {
 	if desc == "" {
 		desc = t.Title
 	}
+	digest := mcpDigest(t)
 	return agent.Tool{
 		Name: t.QualifiedName, Description: fmt.Sprintf("%s (tool %q of the MCP server %q)", desc, t.Name, t.Server),
 		ShortDescription: fmt.Sprintf("MCP %s: %s", t.Server, t.Title),
 		Parameters:       t.InputSchema, Source: agent.ToolSourceMCP,
 		Describe: func(json.RawMessage) (agent.ToolCallInfo, error) {
-			return agent.ToolCallInfo{Kind: agent.ToolKindOther, Title: fmt.Sprintf("%s: %s (MCP)", t.Server, t.Title), Action: policy.ActionOther}, nil
+			return agent.ToolCallInfo{Kind: agent.ToolKindOther, Title: fmt.Sprintf("%s: %s (MCP)", t.Server, t.Title), Action: policy.ActionOther,
+				ApprovalKey: digest}, nil
 		},
 		Run: func(ctx context.Context, args json.RawMessage) (agent.ToolResult, error) {
 			res, err := m.Call(ctx, t.QualifiedName, args)

@@ -288,6 +288,7 @@ func (s *Session) SetMode(mode string) error {
 		return fmt.Errorf("%w: modeId: %v", ErrInvalidParams, err)
 	}
 	s.s.SetMode(m)
+	s.narrowChildren(m)
 	s.c.ModeChanged(m)
 	s.c.OptionsChanged(s.Options())
 	return nil
@@ -319,6 +320,7 @@ func (s *Session) SetOption(id, value string) ([]Option, error) {
 			return nil, fmt.Errorf("%w: value: %v", ErrInvalidParams, err)
 		}
 		s.s.SetMode(m)
+		s.narrowChildren(m)
 		// The answer carries the options; the mode itself is announced.
 		s.c.ModeChanged(m)
 	case OptionThoughtLevel:

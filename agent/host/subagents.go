@@ -278,6 +278,40 @@ func (hs *Session) closeChildren() {
 	}
 }
 
+// narrowChildren keeps the session's subagents, which took its mode when
+// they started, from doing more than the mode the user has just chosen
+// for it: a child whose mode lets more through without a question takes
+// m (one the user narrowed further, a visible child, keeps its own).
+// Only a visible child's client is told: an invisible one's is the
+// parent's.
+func (hs *Session) narrowChildren(m policy.Mode) {
+	hs.mu.Lock()
+	children := slices.Clone(hs.children)
+	hs.mu.Unlock()
+	for _, c := range children {
+		if modeRank(c.s.s.Mode()) > modeRank(m) {
+			c.s.s.SetMode(m)
+			if c.registered {
+				c.s.c.ModeChanged(m)
+			}
+		}
+	}
+}
+
+// modeRank orders the modes by what they let through without a
+// question.
+func modeRank(m policy.Mode) int {
+	switch m {
+	case policy.ModeReadOnly:
+		return 0
+	case policy.ModeDefault:
+		return 1
+	case policy.ModeAcceptEdits:
+		return 2
+	}
+	return 3
+}
+
 // childRef is a subagent of a session; registered ones are the client's
 // (SubagentClient.OpenChild), which closes them.
 type childRef struct {

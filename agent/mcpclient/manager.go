@@ -160,6 +160,9 @@ type server struct {
 	name string
 	kind string
 	log  *slog.Logger
+	// secrets are the parts of an http or sse server's URL that may hold
+	// credentials (urlSecrets), never shown in its errors.
+	secrets []string
 
 	// Set while connecting, read-only afterwards.
 	cs     *mcp.ClientSession // nil if connecting failed
@@ -186,14 +189,15 @@ func Connect(ctx context.Context, servers []Server, opts Options) (*Manager, []F
 	var wg sync.WaitGroup
 	for _, cfg := range servers {
 		s := &server{
-			name:   cfg.Name(),
-			kind:   cmp.Or(cfg.Tag(), "stdio"),
-			relist: make(chan struct{}, 1),
-			gone:   make(chan struct{}),
+			name:    cfg.Name(),
+			kind:    cmp.Or(cfg.Tag(), "stdio"),
+			relist:  make(chan struct{}, 1),
+			gone:    make(chan struct{}),
+			secrets: urlSecrets(cfg),
 		}
 		s.log = m.log.With("mcp_server", s.name)
 		m.servers = append(m.servers, s)
-		wg.Go(func() { s.err = m.connectServer(ctx, s, cfg) })
+		wg.Go(func() { s.err = redactError(m.connectServer(ctx, s, cfg), s.secrets) })
 	}
 	wg.Wait()
 
@@ -546,7 +550,8 @@ func (m *Manager) Call(ctx context.Context, qualifiedName string, args json.RawM
 		err = errors.New("no result")
 	}
 	if err != nil {
-		return Result{}, fmt.Errorf("mcp server %q: calling tool %q: %w", ref.srv.name, ref.name, err)
+		// The model reads this: no token of the server's URL.
+		return Result{}, redactError(fmt.Errorf("mcp server %q: calling tool %q: %w", ref.srv.name, ref.name, err), ref.srv.secrets)
 	}
 	return convertResult(res), nil
 }
@@ -584,7 +589,7 @@ func (m *Manager) relist(s *server) {
 	cancel()
 	if err != nil {
 		if s.life.Err() == nil {
-			s.log.Warn("mcp server: re-listing tools failed; keeping the old list", "error", err)
+			s.log.Warn("mcp server: re-listing tools failed; keeping the old list", "error", redactError(err, s.secrets))
 		}
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -254,6 +255,79 @@ func sameOrigin(a, b *url.URL) bool {
 		return ""
 	}
 	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+}
+
+// urlSecrets are the parts of an http or sse server's URL that may hold
+// credentials, as an error's text can show them (Go's url.Error prints
+// the request's whole URL): its query, raw and each value decoded, and
+// its user information. Servers that take a token in the URL are common
+// (?api_key=...); the client chose it, but the agent's log, its notes in
+// the conversation and a failed call's result (which the model reads)
+// are not where it goes.
+func urlSecrets(cfg Server) []string {
+	h := cfg.HTTP
+	if h == nil {
+		h = cfg.SSE
+	}
+	if h == nil {
+		return nil
+	}
+	u, err := url.Parse(h.URL)
+	if err != nil {
+		// Not a URL: the text is all there is to hide.
+		return []string{h.URL}
+	}
+	var out []string
+	if u.RawQuery != "" {
+		out = append(out, u.RawQuery)
+		for _, vs := range u.Query() {
+			for _, v := range vs {
+				if len(v) >= 4 {
+					out = append(out, v, url.QueryEscape(v))
+				}
+			}
+		}
+	}
+	if u.User != nil {
+		out = append(out, u.User.String())
+		if p, ok := u.User.Password(); ok && p != "" {
+			out = append(out, p)
+		}
+	}
+	if u.Fragment != "" {
+		out = append(out, u.Fragment)
+	}
+	// Longest first: a whole query goes before its values.
+	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return slices.Compact(out)
+}
+
+// redactedError is an error whose text hides secrets; errors.Is and As
+// still see what it wraps.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// redactError is err with each of secrets in its text replaced by
+// "[redacted]" (err itself when none is there).
+func redactError(err error, secrets []string) error {
+	if err == nil || len(secrets) == 0 {
+		return err
+	}
+	msg := err.Error()
+	for _, s := range secrets {
+		if s != "" {
+			msg = strings.ReplaceAll(msg, s, "[redacted]")
+		}
+	}
+	if msg == err.Error() {
+		return err
+	}
+	return &redactedError{msg: msg, err: err}
 }
 
 // redactURL drops user info and the query, which may hold credentials.

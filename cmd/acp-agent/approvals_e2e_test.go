@@ -168,6 +168,7 @@ func TestBinaryDeniedCommandsRefuseTrampolines(t *testing.T) {
 	// buffer, --compress-program=sh runs the sorted lines.
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "cmds.txt"), []byte(strings.Repeat("rm -f victim\n", 30000)), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "init.sql"), []byte(".shell rm victim\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "sy.tr"), []byte(".sy rm victim\n"), 0o644))
 	tarball := exec.Command("tar", "-cf", "x.tar", "a.txt")
 	tarball.Dir = dir
 	require.NoError(t, tarball.Run())
@@ -187,7 +188,26 @@ func TestBinaryDeniedCommandsRefuseTrampolines(t *testing.T) {
 		// its arguments, and from an -init file.
 		"printf '.shell rm victim\\n' | sqlite3 :memory:", "sqlite3 -init init.sql :memory: 'select 1'",
 		// A runner's own option with a value before its subcommand.
-		"npm --loglevel silent exec --offline -- rm victim"}
+		"npm --loglevel silent exec --offline -- rm victim",
+		// psql and the mysql clients read their commands from stdin
+		// without -c or -e, and run \! and system wherever they read
+		// them; psql -Xc is -X -c, and -o '|cmd' pipes to a program.
+		"printf '\\\\! rm victim\\n' | psql", "psql -Xc '\\! rm victim'", "psql -c 'select 1' -o '|rm victim'",
+		"mysql -e 'system rm victim'", "printf 'system rm victim\\n' | mysql db", "mariadb --execute='\\! rm victim'",
+		// groff's unsafe mode runs a document's .sy requests.
+		"groff -U -Tutf8 sy.tr", "printf '.sy rm victim\\n' | nroff -U"}
+	// The mysql clients are not installed here: these do what they do
+	// with a client command (system and \! run a shell command; no
+	// server is needed for that), from -e or stdin.
+	fakeBin := t.TempDir()
+	for _, name := range []string{"mysql", "mariadb"} {
+		require.NoError(t, os.WriteFile(filepath.Join(fakeBin, name), []byte(`#!/bin/bash
+run() { case "$1" in system\ *|\\!\ *) sh -c "${1#* }";; esac; }
+while [ $# -gt 0 ]; do case "$1" in -e) run "$2"; exit;; --execute=*) run "${1#*=}"; exit;; esac; shift; done
+while IFS= read -r l; do run "$l"; done
+`), 0o755))
+	}
+	t.Setenv("PATH", fakeBin+string(filepath.ListSeparator)+os.Getenv("PATH"))
 	calls := map[string][]modelCall{}
 	for i, l := range lines {
 		calls[fmt.Sprintf("[t%d]", i)] = []modelCall{{"run_command", map[string]any{"command": l}}}
@@ -199,7 +219,8 @@ func TestBinaryDeniedCommandsRefuseTrampolines(t *testing.T) {
 		assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, fmt.Sprintf("[t%d]", i)))
 		_, err := os.Stat(victim)
 		require.NoError(t, err, "%q removed the file", l)
-		assert.Contains(t, model.body(t, 2*i+1), "Command denied", "the model is told %q was refused", l)
+		// This call's result: the request holds the earlier ones too.
+		assert.Contains(t, lastToolResult(t, model.body(t, 2*i+1)), "Command denied", "the model is told %q was refused", l)
 	}
 	assert.Zero(t, client.asked(), "full-access asks nothing")
 }

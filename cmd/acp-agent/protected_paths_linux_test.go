@@ -27,7 +27,8 @@ import (
 // ~/notes.txt stays writable (the control). With every protected file
 // present, the top of the home directory stays creatable where the
 // sandbox mounts (the files are read-only bind mounts, not granted
-// around); a missing one costs that (nothing can create it).
+// around); a missing one costs that (nothing can create it), and so does
+// a missing denied path (~/.ssh, ...).
 func TestBinarySandboxProtectsStartupFiles(t *testing.T) {
 	requireSandbox(t)
 	for _, m := range sandboxModes(t) {
@@ -75,6 +76,13 @@ func protectedStartupFiles(t *testing.T, m sandboxMode, allPresent bool) {
 			} else if !ok && !slices.ContainsFunc(slices.Collect(maps.Keys(files)), func(f string) bool { return strings.HasPrefix(f, rel+"/") }) {
 				files[rel+"/keep"] = "ORIGINAL " + rel + "\n" // ~/.config/nvim and the like, present
 			}
+		}
+		// The denied paths too: a missing one keeps the top of its
+		// directory from new entries, as a missing protected file does.
+		for _, p := range append(sandbox.DefaultDeniedPaths(home), filepath.Join(home, ".config", "acp-agent", "keep")) {
+			rel, err := filepath.Rel(home, p)
+			require.NoError(t, err)
+			files[rel] = "SECRET " + rel + "\n"
 		}
 		missing = nil
 	} else {

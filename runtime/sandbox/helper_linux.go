@@ -518,6 +518,12 @@ func restrictThread(p Policy, withSeccomp, mounts bool) (masks bool, err error) 
 		writable = append(writable, p.TempDir)
 	}
 	denied := append(slices.Clone(p.DeniedPaths), realPaths(p.DeniedPaths)...)
+	// A denied path that is missing is not one to create either: a
+	// missing ~/.ssh/config, ~/.kube/config or the agent's own config
+	// file names programs that run unconfined later. Excluded from the
+	// write grants as written and where it would be created (through a
+	// symlinked parent: ~/.docker linked to dotfiles/docker).
+	absent := missingIn(writable, p.DeniedPaths)
 	protected := protectedIn(writable, p.ProtectedPaths)
 	secrets := helperSecrets.find(p.WritableRoots, secretsCacheDir(p))
 	masked := maskedPolicy{gitReadOnly: map[string]bool{}, unprotected: protected}
@@ -563,7 +569,7 @@ func restrictThread(p Policy, withSeccomp, mounts bool) (masks bool, err error) 
 			notWritable = append(notWritable, filepath.Join(r, ".git"))
 		}
 	}
-	writes, _ := grantsAroundAll(writable, notWritable, masked.unprotected)
+	writes, _ := grantsAroundAll(writable, notWritable, append(masked.unprotected, absent...))
 	for _, g := range writes {
 		rules[g] |= all
 	}
@@ -605,6 +611,22 @@ func protectedIn(writable, protected []string) []string {
 		x = filepath.Clean(x)
 		if !slices.Contains(out, x) && slices.ContainsFunc(writable, func(w string) bool { return within(w, x) || within(x, w) }) {
 			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// missingIn are the paths of denied that do not exist, as written and
+// where they would be created (policy.RealPath), cleaned, that lie in
+// one of writable (their real paths): nothing may create them.
+func missingIn(writable, denied []string) []string {
+	var out []string
+	for _, d := range denied {
+		d = filepath.Clean(d)
+		for _, x := range []string{d, policy.RealPath(d)} {
+			if !exists(x) && !slices.Contains(out, x) && slices.ContainsFunc(writable, func(w string) bool { return within(w, x) }) {
+				out = append(out, x)
+			}
 		}
 	}
 	return out

@@ -107,7 +107,9 @@ func DefaultDeniedPaths(home string) []string {
 // ~/.bashrc), the start-up files of vim, Neovim, Emacs and Zed, which
 // run code when the user opens the editor, and the configuration files
 // of man, tmux, screen, gdb, cargo and Mercurial, which name programs
-// those run; also under xdgConfig ($XDG_CONFIG_HOME) when it is set
+// those run, the files distributions' ~/.bashrc sources (~/.bash_aliases,
+// ~/.bashrc.d), and the start-up files of sqlite3, psql, wget, mysql,
+// less, irb and R, which run what they say; also under xdgConfig ($XDG_CONFIG_HOME) when it is set
 // elsewhere. pathList (the agent's PATH, the user's login PATH as the
 // editor passed it on) adds its entries that are per-user tool
 // directories under home (PathProtectedPaths).
@@ -122,7 +124,17 @@ func DefaultProtectedPaths(home, xdgConfig, pathList string) []string {
 		// Configuration that names programs the tool runs: man-db's
 		// DEFINE, tmux's run-shell, screen's exec, gdb's shell, cargo's
 		// rustc-wrapper and runners, Mercurial's hooks.
-		".manpath", ".tmux.conf", ".screenrc", ".gdbinit", ".cargo/config.toml", ".cargo/config", ".hgrc"} {
+		".manpath", ".tmux.conf", ".screenrc", ".gdbinit", ".cargo/config.toml", ".cargo/config", ".hgrc",
+		// Sourced by the shells' start-up files as distributions ship
+		// them: Debian's and Ubuntu's ~/.bashrc sources ~/.bash_aliases,
+		// Fedora's every file of ~/.bashrc.d.
+		".bash_aliases", ".bashrc.d",
+		// Start-up files of tools that run what they say: sqlite3's
+		// dot-commands (.shell) and psql's meta-commands (\!), wget's
+		// use_askpass, the mysql client's pager and plugins, less's
+		// LESSOPEN (#env in a lesskey file), Ruby's and R's start-up
+		// code.
+		".sqliterc", ".psqlrc", ".wgetrc", ".my.cnf", ".lesskey", ".irbrc", ".Rprofile"} {
 		out = append(out, filepath.Join(home, filepath.FromSlash(p)))
 	}
 	configs := []string{filepath.Join(home, ".config")}
@@ -130,7 +142,7 @@ func DefaultProtectedPaths(home, xdgConfig, pathList string) []string {
 		configs = append(configs, filepath.Clean(xdgConfig))
 	}
 	for _, c := range configs {
-		for _, p := range []string{"git", "systemd", "environment.d", "autostart", "fish", "nvim", "emacs", "zed", "tmux", "gdb"} {
+		for _, p := range []string{"git", "systemd", "environment.d", "autostart", "fish", "nvim", "emacs", "zed", "tmux", "gdb", "lesskey"} {
 			out = append(out, filepath.Join(c, p))
 		}
 	}
@@ -314,6 +326,16 @@ func sortedKeys[V any](m map[string]V) []string {
 
 func expandAround(grants, expanded map[string]bool, dir, denied string) {
 	if dir == denied {
+		return
+	}
+	// A symlink on the way is not listed: its entries, granted by a
+	// spelling through it, would grant what it leads to whole, which
+	// may be a directory another excluded path's real spelling goes
+	// around (~/secrets linked to dotfiles, which holds docker/ with a
+	// missing config.json to keep) or one outside every base. Each
+	// excluded path's real spelling is excluded too, and goes around
+	// the directory itself.
+	if fi, err := os.Lstat(dir); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 		return
 	}
 	expanded[dir] = true

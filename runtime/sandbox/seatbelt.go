@@ -230,10 +230,16 @@ func SeatbeltPolicy(p Policy, evalSymlinks func(string) (string, error)) Policy 
 	q.DeniedPaths = append(slices.Clone(p.DeniedPaths), real(p.DeniedPaths)...)
 	q.ProtectedPaths = append(slices.Clone(p.ProtectedPaths), real(p.ProtectedPaths)...)
 	// Where a missing one would be created (through a symlinked parent
-	// or a dangling link), as the Landlock rules do.
+	// or a dangling link), as the Landlock rules do: a missing denied
+	// path is not created either.
 	for _, x := range p.ProtectedPaths {
 		if r := policy.RealPath(path.Clean(x)); !slices.Contains(q.ProtectedPaths, r) {
 			q.ProtectedPaths = append(q.ProtectedPaths, r)
+		}
+	}
+	for _, x := range p.DeniedPaths {
+		if r := policy.RealPath(path.Clean(x)); !slices.Contains(q.DeniedPaths, r) {
+			q.DeniedPaths = append(q.DeniedPaths, r)
 		}
 	}
 	if p.TempDir != "" {

@@ -655,12 +655,21 @@ func TestAPIKeyNeverInErrors(t *testing.T) {
 		"malformed event":       serveSSE([]byte(echo("event: content_block_delta\ndata: {\"oops KEY\n\n")), 0),
 		"truncated":             serveSSE([]byte(echo("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"KEY\"}}\n\n")), 0),
 	}
+	// The message is cut at 2000 bytes (a malformed chunk at 200): a key
+	// across the cut was cut before it was looked for, and its first part
+	// stayed.
+	cut := func(n int) string { return strings.Repeat("x", n-14) + key }
+	handlers["HTTP error body cut across the key"] = func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(401)
+		io.WriteString(w, cut(2000))
+	}
+	handlers["malformed chunk cut across the key"] = serveSSE([]byte("event: content_block_delta\ndata: "+cut(200)+"\n\n"), 0)
 	check := func(t *testing.T, err error) {
 		t.Helper()
 		if err == nil {
 			t.Fatal("no error")
 		}
-		if strings.Contains(err.Error(), key) || strings.Contains(fmt.Sprintf("%+v %#v", err, err), key) {
+		if all := err.Error() + fmt.Sprintf("%+v %#v", err, err); strings.Contains(all, key[:14]) {
 			t.Errorf("error leaks the key: %v", err)
 		}
 		var pe *llm.ProviderError

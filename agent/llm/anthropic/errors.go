@@ -79,7 +79,7 @@ func (p *Provider) httpError(resp *http.Response) error {
 	if pe.Message == "" && resp.StatusCode == statusOverloaded {
 		pe.Message = "Overloaded"
 	}
-	pe.Message = p.redact(llm.Truncate(pe.Message, 2000))
+	pe.Message = llm.Truncate(p.redact(pe.Message), 2000)
 	pe.Retryable = retryableStatus(resp.StatusCode)
 	switch resp.Header.Get("x-should-retry") {
 	case "true":
@@ -116,7 +116,7 @@ func (p *Provider) jsonInsteadOfStream(resp *http.Response) error {
 		if e, ok := body.parse(); ok {
 			return &llm.ProviderError{
 				Provider: providerName, StatusCode: resp.StatusCode, Type: e.Type,
-				Message: p.redact(llm.Truncate(e.Message, 2000)),
+				Message: llm.Truncate(p.redact(e.Message), 2000),
 			}
 		}
 	}
@@ -135,7 +135,7 @@ func (p *Provider) streamError(e apiError, emitted bool) error {
 	if msg == "" {
 		msg = "unknown error in stream"
 	}
-	pe := &llm.ProviderError{Provider: providerName, Type: e.Type, Message: p.redact(llm.Truncate(msg, 2000))}
+	pe := &llm.ProviderError{Provider: providerName, Type: e.Type, Message: llm.Truncate(p.redact(msg), 2000)}
 	pe.ContextOverflow = llm.LooksLikeContextOverflow(pe.Type, pe.Message)
 	if !emitted {
 		switch e.Type {

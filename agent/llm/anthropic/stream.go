@@ -119,7 +119,7 @@ func (d *decoder) handle(ev sse.Event) (done bool, err error) {
 			return false, p.streamError(apiError{Message: string(data)}, d.s.Emitted())
 		}
 		return false, fmt.Errorf("anthropic: malformed %q event %q: %s",
-			ev.Name, p.redact(llm.Truncate(string(data), 200)), err)
+			ev.Name, llm.Truncate(p.redact(string(data)), 200), err)
 	}
 	typ := e.Type
 	if typ == "" {

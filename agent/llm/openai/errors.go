@@ -101,7 +101,7 @@ func (p *Provider) httpError(resp *http.Response) error {
 	if pe.Message == "" {
 		pe.Message = http.StatusText(resp.StatusCode)
 	}
-	pe.Message = p.redact(llm.Truncate(pe.Message, 2000))
+	pe.Message = llm.Truncate(p.redact(pe.Message), 2000)
 	pe.Retryable = retryableStatus(resp.StatusCode, e.code(), e.Type)
 	switch resp.Header.Get("x-should-retry") {
 	case "true":
@@ -130,7 +130,7 @@ func (p *Provider) jsonInsteadOfStream(resp *http.Response) error {
 		if e, ok := body.parse(); ok {
 			return &llm.ProviderError{
 				Provider: providerName, StatusCode: resp.StatusCode, Type: e.kind(),
-				Message: p.redact(llm.Truncate(e.Message, 2000)),
+				Message: llm.Truncate(p.redact(e.Message), 2000),
 			}
 		}
 	}
@@ -148,7 +148,7 @@ func (p *Provider) streamError(e apiError, emitted bool) error {
 	if msg == "" {
 		msg = "unknown error in stream"
 	}
-	pe := &llm.ProviderError{Provider: providerName, Type: e.kind(), Message: p.redact(llm.Truncate(msg, 2000))}
+	pe := &llm.ProviderError{Provider: providerName, Type: e.kind(), Message: llm.Truncate(p.redact(msg), 2000)}
 	pe.ContextOverflow = llm.LooksLikeContextOverflow(pe.Type, pe.Message)
 	if !emitted {
 		// OpenRouter reports upstream failures as an error chunk with an

@@ -94,7 +94,7 @@ func (d *decoder) handle(ev sse.Event) (done bool, err error) {
 		if ev.Name == "error" {
 			return false, p.streamError(apiError{Message: string(data)}, d.s.Emitted())
 		}
-		return false, fmt.Errorf("openai: malformed chunk %q: %s", p.redact(llm.Truncate(string(data), 200)), err)
+		return false, fmt.Errorf("openai: malformed chunk %q: %s", llm.Truncate(p.redact(string(data)), 200), err)
 	}
 	if e, ok := c.parse(); ok {
 		return false, p.streamError(e, d.s.Emitted())
