@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"reflect"
 	"slices"
 	"strings"
@@ -310,7 +311,13 @@ func (s *Session) keepWithinContext(ctx context.Context, mode compactMode) error
 	s.hist.compaction = st
 	s.mu.Unlock()
 	if err != nil {
-		s.log.Warn("compaction failed; the history is kept as it was", "error", err)
+		level := slog.LevelWarn
+		if errors.Is(err, compact.ErrNothingToCompact) {
+			// Not a failure anyone must see on stderr (a /compact of a
+			// short conversation, which says so itself).
+			level = slog.LevelInfo
+		}
+		s.log.Log(ctx, level, "compaction failed; the history is kept as it was", "error", err)
 		s.compactionUpdate(ctx, id, CompactionFailed, "", err.Error())
 		return err
 	}

@@ -55,12 +55,14 @@ func hasImage(parts []llm.Part) bool {
 	return false
 }
 
-// withoutToolImages replaces the images in the tool results of msgs by a
-// note, for a model without image input; msgs is not modified.
-func withoutToolImages(msgs []llm.Message, model string) []llm.Message {
+// withoutImages replaces the images of msgs (a tool's result, the user's
+// attachment) by a note, for a model without image input; msgs is not
+// modified. Sent, a user's image would fail this turn and every later
+// one, as the history keeps it.
+func withoutImages(msgs []llm.Message, model string) []llm.Message {
 	var out []llm.Message
 	for i, m := range msgs {
-		if m.Role != llm.RoleTool || !hasImage(m.Content) {
+		if (m.Role != llm.RoleTool && m.Role != llm.RoleUser) || !hasImage(m.Content) {
 			continue
 		}
 		if out == nil {
@@ -69,7 +71,12 @@ func withoutToolImages(msgs []llm.Message, model string) []llm.Message {
 		parts := make([]llm.Part, 0, len(m.Content))
 		for _, p := range m.Content {
 			if p.Type == llm.PartImage {
-				p = llm.TextPart(fmt.Sprintf("\n[The tool returned a %s image, which is not shown: the model %s does not accept image input.]", p.MIMEType, model))
+				if m.Role == llm.RoleUser {
+					p = llm.TextPart(fmt.Sprintf("\n[The user attached an image (%s), which is not shown: the model %s does not accept image input. "+
+						"Tell the user; if the model does read images, an entry with \"imageInput\": true in the models file says so.]", p.MIMEType, model))
+				} else {
+					p = llm.TextPart(fmt.Sprintf("\n[The tool returned a %s image, which is not shown: the model %s does not accept image input.]", p.MIMEType, model))
+				}
 			}
 			parts = append(parts, p)
 		}

@@ -110,6 +110,11 @@ func (s *Session) runTurn(ctx context.Context, it *item) (PromptResult, []*item,
 			if errors.As(err, &tooLarge) && len(resp.calls) > 0 {
 				s.refuseCalls(ctx, resp.calls, tooLarge)
 			}
+			if llm.IsContextOverflow(err) {
+				// Compacting did not help (or there was nothing to
+				// compact): say what the user can do.
+				err = fmt.Errorf("%w (%s)", err, contextOverflowAdvice)
+			}
 			return res, steered, err
 		}
 		res.StopReason = stopReason(resp.finish)
@@ -259,7 +264,7 @@ func (s *Session) appendUser(ctx context.Context, it *item, reminder string) (*p
 	// The title before the message: a store creates a session's file at
 	// its first message, and puts a title it knows by then in the file's
 	// header rather than rewriting the file for it.
-	s.setTitleFrom(ctx, it.text)
+	s.setTitleFrom(ctx, cmp.Or(it.title, it.text))
 	e := Entry{Kind: EntryUser, Content: it.content, Source: source, Reminder: reminder, MessageID: id}
 	echo := it.source == SourceSteer || it.source == SourceFollowUp
 	if fs, ok := s.cfg.Journal.(firstSaver); ok && !echo && !fs.Saved() {
@@ -469,7 +474,7 @@ func (s *Session) callModel(ctx context.Context, opt callOptions) (resp modelRes
 	}
 	msgs = append(msgs, opt.extra...)
 	if !model.AcceptsImages() {
-		msgs = withoutToolImages(msgs, model.ID)
+		msgs = withoutImages(msgs, model.ID)
 	}
 	req := &llm.Request{Model: model.Name, System: sys, Messages: msgs, ReasoningEffort: model.ReasoningEffort, NoToolCalls: opt.noTools}
 	if specs := s.tools.specs(s.offeredNow()); len(specs) > 0 {
@@ -652,7 +657,10 @@ func (s *Session) runTool(ctx context.Context, it *item, call llm.ToolCall) (say
 			}
 		case permissionCancelled:
 			s.denied(it, call.Name, why)
-			result, err = ToolResult{Text: cancelledToolResult, IsError: true}, ErrPermissionCancelled
+			if msg == "" {
+				msg = cancelledToolResult
+			}
+			result, err = ToolResult{Text: msg, IsError: true}, ErrPermissionCancelled
 		default:
 			s.denied(it, call.Name, why)
 			result = ToolResult{Text: msg, IsError: true}
@@ -865,6 +873,11 @@ func (s *Session) cancelCalls(calls []llm.ToolCall) {
 		s.appendEntry(Entry{Kind: EntryToolOutput, ToolCallID: c.ID, ToolName: c.Name, Text: cancelledToolResult, IsError: true})
 	}
 }
+
+// contextOverflowAdvice ends the error of a turn whose prompt the model
+// refused as too long even after compacting.
+const contextOverflowAdvice = "the conversation does not fit the model's context window, even compacted: /clear starts a new context, " +
+	"or choose a model with a larger window; a local server's is its own setting, such as Ollama's num_ctx"
 
 // cancelledToolResult is the result of a tool call cut short (or never
 // run) because its turn was cancelled.

@@ -97,6 +97,7 @@ type item struct {
 	source  PendingSource // "" for a prompt that did not queue
 	content []llm.Part
 	text    string
+	title   string // PromptOptions.Title
 	// messageID is the user message's id (PromptOptions.MessageID), or
 	// "" for one the session gives it.
 	messageID string

@@ -60,7 +60,8 @@ type PermissionAnswer struct {
 var ErrPermissionCancelled = fmt.Errorf("agent: permission cancelled: %w", context.Canceled)
 
 // The permission options offered (seed 002). Their ids equal their kinds.
-// The allow_always option names what it will cover (permissionOptions).
+// The allow_always and reject_always options name what they will cover
+// (permissionOptions).
 var (
 	optAllowOnce    = PermissionOption{ID: "allow_once", Name: "Allow once", Kind: PermissionAllowOnce}
 	optAllowAlways  = PermissionOption{ID: "allow_always", Name: "Always allow", Kind: PermissionAllowAlways}
@@ -69,11 +70,13 @@ var (
 )
 
 // permissionOptions are the options offered for a call: allow_always
-// names its scope in words ("Always allow `git status` in this folder",
+// and reject_always name their scope in words ("Always allow `git status` in this folder",
 // "Always allow edits in this session"), and is left out for a command
 // line that memory never allows (one with Risks), so nothing offered
 // promises more than it does.
 func permissionOptions(tool string, info ToolCallInfo) []PermissionOption {
+	never := optRejectAlways
+	never.Name = "Always reject " + rejectScope(tool, info) + " in this session"
 	always := optAllowAlways
 	switch info.Action {
 	case policy.ActionEdit:
@@ -84,13 +87,25 @@ func permissionOptions(tool string, info ToolCallInfo) []PermissionOption {
 		}
 		name, ok := policy.DescribeApproval(*info.Command, commandContext(info), info.CommandFolder)
 		if !ok {
-			return []PermissionOption{optAllowOnce, optRejectOnce, optRejectAlways}
+			return []PermissionOption{optAllowOnce, optRejectOnce, never}
 		}
 		always.Name = name
 	default:
 		always.Name = fmt.Sprintf("Always allow the tool `%s` in this session", tool)
 	}
-	return []PermissionOption{optAllowOnce, always, optRejectOnce, optRejectAlways}
+	return []PermissionOption{optAllowOnce, always, optRejectOnce, never}
+}
+
+// rejectScope names what a remembered reject_always covers, for the
+// result of a call it stopped.
+func rejectScope(tool string, info ToolCallInfo) string {
+	switch {
+	case info.Action == policy.ActionEdit:
+		return "file edits"
+	case info.Action == policy.ActionExecute && info.Command != nil:
+		return "commands like this one"
+	}
+	return fmt.Sprintf("the tool `%s`", tool)
 }
 
 func commandContext(info ToolCallInfo) policy.CommandContext {
@@ -205,7 +220,8 @@ const (
 func (s *Session) authorize(ctx context.Context, call toolCallView, info ToolCallInfo) (permit, string) {
 	mode := s.perms.Mode()
 	risky := info.Command != nil && (len(info.Command.Risks) > 0 || info.Command.Chained)
-	v := policy.Decide(mode, s.cfg.PermissionPolicy, info.Action, s.perms.remembered(call.name, info), risky)
+	remembered := s.perms.remembered(call.name, info)
+	v := policy.Decide(mode, s.cfg.PermissionPolicy, info.Action, remembered, risky)
 	if info.Escalation != "" && v != policy.Deny {
 		// Outside the sandbox: only the user, every time.
 		v = policy.Ask
@@ -230,7 +246,12 @@ func (s *Session) authorize(ctx context.Context, call toolCallView, info ToolCal
 	case policy.Deny:
 		return deniedByMode, fmt.Sprintf("Error: the session is in %s mode, which does not allow %s tool calls. Do not retry; describe what you would do instead, or ask the user to switch modes.", mode, info.Action)
 	case policy.Cancel:
-		return permissionCancelled, ""
+		// The turn ends as if cancelled (seed 002); the call says why, so
+		// the user sees it was their standing answer, not a cancel.
+		if remembered == policy.DecisionReject {
+			return permissionCancelled, fmt.Sprintf("Error: not run: the user chose \"Always reject\" for %s in this session, so the turn stopped. Do not retry it; say what you would have done instead.", rejectScope(call.name, info))
+		}
+		return permissionCancelled, "Error: not run: the agent runs with --permission deny, which rejects every tool call that would ask the user, so the turn stopped. Do not retry it; say what you would have done instead."
 	}
 	if s.cfg.Permissions == nil {
 		return rejectedByUser, "Error: this tool call needs the user's permission, and there is no client to ask. It was not run."

@@ -51,7 +51,7 @@ func (s *Session) Submit(ctx context.Context, content []llm.Part, opts PromptOpt
 
 func (s *Session) submit(ctx context.Context, content []llm.Part, opts PromptOptions, await bool) (*item, error) {
 	it := &item{content: content, text: partsText(content), ctx: ctx, onComplete: opts.OnComplete, states: s.cfg.ExecutionStates, run: opts.Run,
-		messageID: opts.MessageID}
+		messageID: opts.MessageID, title: opts.Title}
 	if await {
 		it.done = make(chan promptOutcome, 1)
 	}

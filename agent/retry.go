@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"math/rand/v2"
 	"time"
@@ -33,6 +34,20 @@ func (p RetryPolicy) maxRetries() int {
 		return DefaultMaxRetries
 	}
 	return p.MaxRetries
+}
+
+// MaxServerRetryDelay is the longest wait a server may ask for
+// (retry-after) that a retry honours; past it the call fails at once, as
+// the OpenAI and Anthropic SDKs stop honouring it past a minute.
+const MaxServerRetryDelay = time.Minute
+
+// serverDelay is the wait the server asked for, 0 if none.
+func serverDelay(err error) time.Duration {
+	var pe *llm.ProviderError
+	if errors.As(err, &pe) {
+		return pe.RetryAfter
+	}
+	return 0
 }
 
 // delay is the wait before retry number attempt (1-based): the server's
@@ -99,6 +114,12 @@ func (p RetryPolicy) withRetries(ctx context.Context, model Model, req *llm.Requ
 			}
 			if emitted || attempt >= max || !retryable(ctx, failed) {
 				yield(llm.Event{}, failed)
+				return
+			}
+			if wait := serverDelay(failed); wait > MaxServerRetryDelay {
+				// Minutes or hours (a quota's reset): the user, who sees
+				// nothing of a back-off, decides, not a silent wait.
+				yield(llm.Event{}, fmt.Errorf("%w (the server asks to wait %s before trying again, too long to wait for: not retried)", failed, wait.Round(time.Second)))
 				return
 			}
 			n := RetryNotice{Attempt: attempt + 1, MaxAttempts: max + 1, Err: failed, Delay: p.delay(attempt+1, failed)}

@@ -196,6 +196,10 @@ type PromptOptions struct {
 	// MessageID, if set, is the id of the user message the prompt adds
 	// (Entry.MessageID); otherwise the session gives it one.
 	MessageID string
+	// Title, if set, is what an untitled session is titled from instead
+	// of the content's text: a slash command as the user typed it, not
+	// the prompt it expands to.
+	Title string
 }
 
 // Session is one conversation with a model: the facade that the ACP

@@ -84,7 +84,9 @@ func (a *acpSession) Prompt(ctx context.Context, req *acp.PromptRequest, finish 
 	if err != nil {
 		return fmt.Errorf("%w: %v", acp.ErrInvalidParams, err)
 	}
+	var typed string // a command's line titles the session, not its prompt
 	if c != nil {
+		typed = first
 		text, err := c.Expand(args)
 		if err != nil {
 			return fmt.Errorf("%w: /%s: %v", acp.ErrInvalidParams, c.Name, err)
@@ -93,7 +95,7 @@ func (a *acpSession) Prompt(ctx context.Context, req *acp.PromptRequest, finish 
 		// anything else the user attached goes with it.
 		content = append([]llm.Part{llm.TextPart(text)}, content[1:]...)
 	}
-	err = a.hs.Submit(ctx, content, func(res agent.PromptResult, err error) {
+	err = a.hs.SubmitCommand(ctx, "", typed, content, func(res agent.PromptResult, err error) {
 		switch {
 		case err == nil:
 			finish(&acp.PromptResponse{StopReason: acp.StopReason(res.StopReason), Usage: promptUsage(res.Usage)}, nil)
@@ -101,6 +103,10 @@ func (a *acpSession) Prompt(ctx context.Context, req *acp.PromptRequest, finish 
 			finish(nil, fmt.Errorf("%w: %v", acp.ErrInternal, err))
 		case errors.Is(err, context.Canceled) || errors.Is(err, agent.ErrSessionClosed):
 			finish(&acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil)
+		case llm.IsAuthFailure(err):
+			// A wrong or revoked key: auth_required, so the editor offers
+			// to log in instead of showing an internal error.
+			finish(nil, fmt.Errorf("%w: model %s: %v (%s)", acp.ErrAuthRequired, a.s.CurrentModel().Name, err, a.hs.KeyAdvice()))
 		default:
 			finish(nil, fmt.Errorf("%w: model %s: %v", acp.ErrInternal, a.s.CurrentModel().Name, err))
 		}

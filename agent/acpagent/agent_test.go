@@ -198,27 +198,28 @@ func TestFinishReasonsMapToStopReasons(t *testing.T) {
 	}
 }
 
-func TestProviderErrorsAreInternalErrorsWithoutTheKey(t *testing.T) {
+func TestProviderErrorsReachTheClientWithoutTheKey(t *testing.T) {
 	tests := []struct {
 		name    string
 		handle  func(w http.ResponseWriter)
 		wantMsg string
+		code    int64 // a refused key asks to log in (-32000)
 	}{
 		{"HTTP 401", func(w http.ResponseWriter) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnauthorized)
 			fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s.","type":"invalid_request_error","code":"invalid_api_key"}}`, testKey)
-		}, "Incorrect API key provided"},
+		}, "Incorrect API key provided", acp.CodeAuthRequired},
 		{"HTTP 400", func(w http.ResponseWriter) {
 			w.WriteHeader(http.StatusBadRequest)
 			fmt.Fprint(w, `{"error":{"message":"model does not exist","type":"invalid_request_error"}}`)
-		}, "model does not exist"},
+		}, "model does not exist", acp.CodeInternalError},
 		{"error inside the stream", func(w http.ResponseWriter) {
 			sse(w, []string{textChunk("partial"), `{"error":{"message":"upstream overloaded","code":502},"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}]}`}, true)
-		}, "upstream overloaded"},
+		}, "upstream overloaded", acp.CodeInternalError},
 		{"stream ends without [DONE]", func(w http.ResponseWriter) {
 			sse(w, []string{textChunk("partial")}, false)
-		}, "ended"},
+		}, "ended", acp.CodeInternalError},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -228,7 +229,7 @@ func TestProviderErrorsAreInternalErrorsWithoutTheKey(t *testing.T) {
 			sid := c.NewSession("/tmp")
 			resp, _ := c.Call(acp.MethodSessionPrompt, prompt(sid, acp.TextBlock("q")))
 			require.NotNil(t, resp.Error, "got %s", resp.Raw)
-			assert.Equal(t, acp.CodeInternalError, resp.Error.Code)
+			assert.Equal(t, tt.code, resp.Error.Code)
 			assert.Contains(t, resp.Error.Message, tt.wantMsg)
 			assert.NotContains(t, string(resp.Raw), testKey)
 		})

@@ -146,7 +146,7 @@ func TestConfigOptionBadInputChangesNothing(t *testing.T) {
 		msg             string
 	}{
 		{"unknown option", "temperature", "1", acp.CodeInvalidParams, `unknown config option "temperature"`},
-		{"unknown model", "model", "openai/gpt-99", acp.CodeInvalidParams, `"openai/gpt-99" is not one of the option's values`},
+		{"unknown model", "model", "openai/gpt-99", acp.CodeInvalidParams, `invalid params: value: unknown model "openai/gpt-99"; the models are `},
 		{"unusable model", "model", "anthropic/claude-opus-4-5", acp.CodeInvalidParams, "ANTHROPIC_API_KEY is not set"},
 		{"thought level on a model without levels", "thought_level", "high", acp.CodeInvalidParams, "has no thought levels"},
 	}

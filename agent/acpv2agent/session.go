@@ -53,6 +53,7 @@ type insertion struct {
 	content []llm.Part
 	command *host.Command
 	args    string
+	typed   string // a file command's line, which titles the session
 }
 
 var (
@@ -112,8 +113,10 @@ func (s *v2Session) prepare(prompt []acpv2.ContentBlock) (*insertion, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: /%s: %v", acp.ErrInvalidParams, c.Name, err)
 		}
-		// The command's prompt replaces the first block ("/name args").
+		// The command's prompt replaces the first block ("/name args"),
+		// which titles the session.
 		in.content = append([]llm.Part{llm.TextPart(text)}, content[1:]...)
+		in.typed = first
 	}
 	return in, nil
 }
@@ -143,7 +146,7 @@ func (s *v2Session) insert(in *insertion, inserted func(acpv2.MessageId, error))
 	if in.command != nil {
 		err = s.hs.RunCommand(context.Background(), in.command, in.args, s.completed)
 	} else {
-		err = s.hs.SubmitMessage(context.Background(), id, in.content, s.completed)
+		err = s.hs.SubmitCommand(context.Background(), id, in.typed, in.content, s.completed)
 	}
 	if err != nil {
 		s.cl.setStop(&acpv2.IdleStateUpdate{StopReason: acpv2.StopReasonError,
@@ -166,6 +169,10 @@ func (s *v2Session) completed(res agent.PromptResult, err error) {
 		}
 	case errors.Is(err, context.Canceled) || errors.Is(err, agent.ErrSessionClosed):
 		idle.StopReason = acpv2.StopReasonCancelled
+	case llm.IsAuthFailure(err):
+		// As v1 answers: the editor offers to log in.
+		idle.StopReason, idle.Error = acpv2.StopReasonError, &acpv2.Error{Code: acpv2.ErrorCodeAuthRequired,
+			Message: fmt.Sprintf("authentication required: model %s: %v (%s)", s.s.CurrentModel().Name, err, s.hs.KeyAdvice())}
 	default:
 		msg := err.Error()
 		if !errors.Is(err, agent.ErrPromptTimedOut) {

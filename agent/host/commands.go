@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -282,7 +283,10 @@ func (s *Session) RunCommand(ctx context.Context, c *Command, args string, onCom
 				s.ws.TurnStarts()
 			}
 			out, err := c.c.run(ctx, s, args)
-			if err != nil {
+			if pe, ok := errors.AsType[*ParamError](err); ok {
+				// A person reads it: what was wrong, not the field.
+				out = "/" + c.Name + ": " + pe.Reason.Error()
+			} else if err != nil {
 				out = "/" + c.Name + ": " + err.Error()
 			}
 			s.s.Emit(ctx, agent.Update{Kind: agent.UpdateMessage, Text: out})

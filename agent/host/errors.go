@@ -70,3 +70,21 @@ func (e *NotAUserMessageError) Error() string {
 }
 
 func (e *NotAUserMessageError) Unwrap() error { return ErrInvalidParams }
+
+// ParamError is an invalid parameter of a request (ErrInvalidParams):
+// its text names the field for the client ("invalid params: value:
+// ..."); Reason alone is what a person reads, as a slash command's
+// answer does.
+type ParamError struct {
+	Field  string
+	Reason error
+}
+
+func (e *ParamError) Error() string {
+	return ErrInvalidParams.Error() + ": " + e.Field + ": " + e.Reason.Error()
+}
+
+func (e *ParamError) Unwrap() []error { return []error{ErrInvalidParams, e.Reason} }
+
+// paramError is a *ParamError.
+func paramError(field string, reason error) error { return &ParamError{Field: field, Reason: reason} }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/acp-agent/acp-agent/agent"
@@ -57,8 +58,10 @@ func (h *Host) connectMCP(ctx context.Context, hs *Session, servers []MCPServer,
 	hs.mu.Unlock()
 	hs.syncMCPTools(m)
 	for _, fl := range failures {
-		h.log.Warn("MCP server failed", "session", s.ID(), "server", fl.Server, "error", fl.Err)
-		msg := fmt.Sprintf("The MCP server %q could not be used: %v. The session goes on without its tools.", fl.Server, fl.Err)
+		// mcpclient logged it; the user reads it once, without the
+		// server's name said twice ("mcp server "x": ...").
+		why := strings.TrimPrefix(fl.Err.Error(), fmt.Sprintf("mcp server %q: ", fl.Server))
+		msg := fmt.Sprintf("The MCP server %q could not be used: %s. The session goes on without its tools.", fl.Server, why)
 		if f.Notices {
 			hs.post(agent.Update{Kind: agent.UpdateNotice, Notice: &agent.Notice{Severity: NoticeWarning, Title: "MCP server " + fl.Server + " failed", Description: msg}})
 		} else {

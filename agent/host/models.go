@@ -1,7 +1,6 @@
 package host
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -285,7 +284,7 @@ func (s *Session) Options() []Option {
 func (s *Session) SetMode(mode string) error {
 	m, err := policy.ParseMode(mode)
 	if err != nil {
-		return fmt.Errorf("%w: modeId: %v", ErrInvalidParams, err)
+		return paramError("modeId", err)
 	}
 	s.s.SetMode(m)
 	s.narrowChildren(m)
@@ -293,10 +292,6 @@ func (s *Session) SetMode(mode string) error {
 	s.c.OptionsChanged(s.Options())
 	return nil
 }
-
-// errUnknownValue is wrapped for a value that is not one of an option's
-// choices.
-var errUnknownValue = errors.New("not one of the option's values")
 
 // SetOption applies one option change and returns the complete option
 // list. Nothing changes when it fails. A mode change is told the client
@@ -306,10 +301,10 @@ func (s *Session) SetOption(id, value string) ([]Option, error) {
 	case OptionModel:
 		e, ok := s.h.modelByID(value)
 		if !ok {
-			return nil, fmt.Errorf("%w: value: %q is %w %q", ErrInvalidParams, value, errUnknownValue, OptionModel)
+			return nil, paramError("value", fmt.Errorf("unknown model %q; the models are %s", value, s.h.modelList()))
 		}
 		if !usableWith(e, s.routes) {
-			return nil, fmt.Errorf("%w: value: model %s cannot be used: %v", ErrInvalidParams, value, e.err)
+			return nil, paramError("value", fmt.Errorf("model %s cannot be used: %v", value, e.err))
 		}
 		// A new model starts at its own default level: levels differ
 		// between providers.
@@ -317,7 +312,7 @@ func (s *Session) SetOption(id, value string) ([]Option, error) {
 	case OptionMode:
 		m, err := policy.ParseMode(value)
 		if err != nil {
-			return nil, fmt.Errorf("%w: value: %v", ErrInvalidParams, err)
+			return nil, paramError("value", err)
 		}
 		s.s.SetMode(m)
 		s.narrowChildren(m)
@@ -327,14 +322,55 @@ func (s *Session) SetOption(id, value string) ([]Option, error) {
 		cur := s.s.CurrentModel()
 		e, ok := s.h.modelByID(cur.ID)
 		if !ok || len(e.levels) == 0 {
-			return nil, fmt.Errorf("%w: configId: model %s has no thought levels", ErrInvalidParams, cur.ID)
+			return nil, paramError("configId", fmt.Errorf("model %s has no thought levels", cur.ID))
 		}
 		if !slices.Contains(e.levels, value) {
-			return nil, fmt.Errorf("%w: value: %q is %w %q (%s)", ErrInvalidParams, value, errUnknownValue, OptionThoughtLevel, strings.Join(e.levels, ", "))
+			return nil, paramError("value", fmt.Errorf("unknown thought level %q for model %s; its levels are %s", value, cur.ID, strings.Join(e.levels, ", ")))
 		}
 		s.s.SetReasoningEffort(value)
 	default:
-		return nil, fmt.Errorf("%w: configId: unknown config option %q", ErrInvalidParams, id)
+		var ids []string
+		for _, o := range s.Options() {
+			ids = append(ids, o.ID)
+		}
+		return nil, paramError("configId", fmt.Errorf("unknown config option %q; the options are %s", id, strings.Join(ids, ", ")))
 	}
 	return s.Options(), nil
+}
+
+// modelList is the model choices' ids, for an error: at most 10, then
+// how many more.
+func (h *Host) modelList() string {
+	var ids []string
+	for _, e := range h.modelEntries() {
+		ids = append(ids, e.choice.Spec)
+	}
+	if len(ids) > 10 {
+		ids = append(ids[:10], fmt.Sprintf("and %d more", len(ids)-10))
+	}
+	return strings.Join(ids, ", ")
+}
+
+// KeyAdvice says where the key of the session's current model comes
+// from, for the error of a provider that refused it: the variable the
+// agent read (the model's own in the config file, else the provider's),
+// or the client's providers/set when the client routed the provider.
+func (s *Session) KeyAdvice() string {
+	e, ok := s.h.modelByID(s.s.CurrentModel().ID)
+	if !ok {
+		return "check the model's API key"
+	}
+	if s.routes.Routed(e.spec.Provider) {
+		return "check the key the editor set for " + e.spec.Provider + " (providers/set)"
+	}
+	if env := e.choice.APIKeyEnv; env != "" {
+		// The config file's own variable: acp-agent login does not set it.
+		return "check " + env + " in the environment the editor starts acp-agent with"
+	}
+	p, _ := llm.LookupProvider(e.spec.Provider)
+	if p.APIKeyEnv == "" {
+		return "check the model's API key"
+	}
+	// The environment's variable beats what acp-agent login stored.
+	return "check the API key: " + p.APIKeyEnv + " in the environment the editor starts acp-agent with, else the one acp-agent login stored"
 }

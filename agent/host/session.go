@@ -81,7 +81,15 @@ func (s *Session) Submit(ctx context.Context, content []llm.Part, onComplete fun
 // given already (agent.PromptOptions.MessageID): the id is stored with
 // it.
 func (s *Session) SubmitMessage(ctx context.Context, id string, content []llm.Part, onComplete func(agent.PromptResult, error)) error {
-	err := s.s.Submit(ctx, content, agent.PromptOptions{Behavior: agent.FollowUp, OnComplete: onComplete, MessageID: id})
+	return s.SubmitCommand(ctx, id, "", content, onComplete)
+}
+
+// SubmitCommand is SubmitMessage for the prompt a command defined in a
+// file expanded to: typed, the command as the user typed it, titles an
+// untitled session, not the expansion (every "/review" would be titled
+// with the command's template).
+func (s *Session) SubmitCommand(ctx context.Context, id, typed string, content []llm.Part, onComplete func(agent.PromptResult, error)) error {
+	err := s.s.Submit(ctx, content, agent.PromptOptions{Behavior: agent.FollowUp, OnComplete: onComplete, MessageID: id, Title: typed})
 	if errors.Is(err, agent.ErrSessionClosed) {
 		return sessionNotFound(s.ID(), "it is closed")
 	}
@@ -108,6 +116,7 @@ func (s *Session) Prompt(ctx context.Context, content []llm.Part, onComplete fun
 			return fmt.Errorf("%w: /%s: %v", ErrInvalidParams, c.Name, err)
 		}
 		content = append([]llm.Part{llm.TextPart(text)}, content[1:]...)
+		return s.SubmitCommand(ctx, "", first, content, onComplete)
 	}
 	return s.Submit(ctx, content, onComplete)
 }

@@ -86,6 +86,33 @@ func (h *Host) NewSession(ctx context.Context, req NewRequest, c Client) (*Sessi
 	return hs, nil
 }
 
+// checkDirs says which of a session's directories (its cwd, the
+// client's additionalDirectories) is not an existing directory, in the
+// request's words; the workspace would only say a root cannot be opened.
+func checkDirs(cwd string, extra []string) error {
+	check := func(field, dir string) error {
+		fi, err := os.Stat(dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("%w: %s: %s does not exist", ErrInvalidParams, field, dir)
+		case err != nil:
+			return fmt.Errorf("%w: %s: %v", ErrInvalidParams, field, err)
+		case !fi.IsDir():
+			return fmt.Errorf("%w: %s: %s is not a directory", ErrInvalidParams, field, dir)
+		}
+		return nil
+	}
+	if err := check("cwd", cwd); err != nil {
+		return err
+	}
+	for i, dir := range extra {
+		if err := check(fmt.Sprintf("additionalDirectories[%d]", i), dir); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // newSessionConfig is the configuration of a session of this host in
 // cwd, for client c: the default model, the workspace and the host-wide
 // settings.
@@ -97,6 +124,11 @@ func (h *Host) newSessionConfig(id, cwd string, extra []string, c Client, routes
 // used under session editorID: a subagent the client does not see as a
 // session of its own uses its parent's, the only id the client knows.
 func (h *Host) sessionConfig(id, editorID, cwd string, extra []string, c Client, routes *Routes) (agent.SessionConfig, error) {
+	if !h.cfg.NoBuiltinTools {
+		if err := checkDirs(cwd, extra); err != nil {
+			return agent.SessionConfig{}, err
+		}
+	}
 	f := c.Features()
 	def := h.defaultModel()
 	cfg := agent.SessionConfig{
@@ -789,7 +821,9 @@ func (h *Host) ListSessions(_ context.Context, req ListRequest) (*SessionList, e
 	}
 	page, err := h.store.List(persistence.ListOptions{CWD: req.CWD, Cursor: req.Cursor, Archived: filter})
 	if errors.Is(err, persistence.ErrInvalidCursor) {
-		return nil, fmt.Errorf("%w: cursor: %v", ErrInvalidParams, err)
+		// The store's words ("persistence: ... unknown version") mean
+		// nothing to a client; what it can do does.
+		return nil, fmt.Errorf("%w: cursor: %q is not a cursor session/list gave; list again without one", ErrInvalidParams, req.Cursor)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: listing sessions: %v", ErrInternal, err)

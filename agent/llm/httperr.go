@@ -5,8 +5,11 @@ import (
 	"crypto/x509"
 	"errors"
 	"math"
+	"net"
 	"net/http"
 	"strconv"
+	"strings"
+	"syscall"
 	"time"
 )
 
@@ -63,4 +66,50 @@ func IsCertificateError(err error) bool {
 	)
 	return errors.As(err, &verify) || errors.As(err, &unknown) ||
 		errors.As(err, &invalid) || errors.As(err, &hostname)
+}
+
+// PageError is the message of an error answered with an HTML page (a
+// proxy's or a web server's, not the API's): the page's title or the
+// status text instead of the markup, and for a 404 or 405 (a path the
+// server has no API at) where the base URL is set.
+// ok is false when body is not a page.
+func PageError(status int, contentType string, body []byte, baseURLEnv string) (msg string, ok bool) {
+	head := strings.TrimSpace(string(body[:min(len(body), 512)]))
+	if !strings.HasPrefix(strings.ToLower(contentType), "text/html") && !strings.HasPrefix(head, "<") {
+		return "", false
+	}
+	msg = http.StatusText(status)
+	lower := strings.ToLower(string(body))
+	if i := strings.Index(lower, "<title>"); i >= 0 {
+		if j := strings.Index(lower[i:], "</title>"); j > len("<title>") {
+			if title := strings.Join(strings.Fields(string(body[i+len("<title>"):i+j])), " "); title != "" {
+				msg = Truncate(title, 200)
+			}
+		}
+	}
+	msg += " (the server answered with an HTML page, not an API error"
+	if status == http.StatusNotFound || status == http.StatusMethodNotAllowed {
+		msg += "; is the base URL right? " + baseURLSources(baseURLEnv)
+	}
+	return msg + ")", true
+}
+
+// ConnectionHint says what to check when a request got no answer because
+// nothing listens at the server's address (a local server not started)
+// or its host name is unknown: the server, and where its address is set
+// (baseURLEnv, the config file). "" for other failures.
+func ConnectionHint(err error, baseURLEnv string) string {
+	var dns *net.DNSError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return " (nothing answers at that address: is the server running? Its address is the base URL: " + baseURLSources(baseURLEnv) + ")"
+	case errors.As(err, &dns) && dns.IsNotFound:
+		return " (no such host: check the base URL: " + baseURLSources(baseURLEnv) + ")"
+	}
+	return ""
+}
+
+// baseURLSources names where a provider's base URL is set, for a hint.
+func baseURLSources(env string) string {
+	return env + ", or the model's baseUrl in the config file"
 }

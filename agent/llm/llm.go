@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 )
@@ -211,6 +212,18 @@ type ProviderError struct {
 func IsContextOverflow(err error) bool {
 	var pe *ProviderError
 	return errors.As(err, &pe) && pe.ContextOverflow
+}
+
+// IsAuthFailure reports whether err is a provider's refusal of the API
+// key (HTTP 401, or an error type that says so, as OpenAI's
+// invalid_api_key and Anthropic's authentication_error do): sending the
+// request again cannot help; the user has to fix the key.
+func IsAuthFailure(err error) bool {
+	var pe *ProviderError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	return pe.StatusCode == http.StatusUnauthorized || pe.Type == "invalid_api_key" || pe.Type == "authentication_error"
 }
 
 // contextOverflowMarkers are what servers say when the prompt does not

@@ -434,6 +434,9 @@ func checkKeys(obj map[string]json.RawMessage, names []string, where string, pat
 					hint = fmt.Sprintf(" (did you mean %q? names are case-sensitive)", n)
 				}
 			}
+			if n := nearestName(k, names); hint == "" && n != "" {
+				hint = fmt.Sprintf(" (did you mean %q?)", n)
+			}
 			unknown = append(unknown, fmt.Sprintf("%q%s", k, hint))
 			if first == "" || k < first {
 				first = k
@@ -500,4 +503,45 @@ func (c *fileConfig) choices() []acpagent.ModelChoice {
 		})
 	}
 	return out
+}
+
+// nearestName is the name a typo of which k is (two edits at most, a
+// swap of neighbours counting as one; "" when none is, or k is short).
+func nearestName(k string, names []string) string {
+	if len(k) < 4 {
+		return ""
+	}
+	best, bestD := "", 3
+	for _, n := range names {
+		if d := editDistance(strings.ToLower(k), strings.ToLower(n)); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+// editDistance is the optimal string alignment distance of a and b:
+// insertions, deletions, substitutions and swaps of neighbours.
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
 }

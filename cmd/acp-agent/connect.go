@@ -23,16 +23,10 @@ import (
 // JSON-RPC message per line on stdin/stdout.
 func runConnect(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("acp-agent connect", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	tokenFile := fs.String("token-file", os.Getenv("ACP_AGENT_TOKEN_FILE"), "file holding the server's bearer token (env ACP_AGENT_TOKEN_FILE; or the token itself in ACP_AGENT_TOKEN)")
 	maxLine := fs.Int("max-message-bytes", acp.DefaultMaxMessageBytes, "longest message accepted from either side")
 	insecure := fs.Bool("insecure", false, "send the token over plain http:// (ws://) to a host that is not loopback (a private network only)")
-	fs.Usage = func() {
-		fmt.Fprint(stdout, "Usage: acp-agent connect [flags] https://HOST/acp\n\nSpeaks ACP on stdin/stdout and forwards it to a remote acp-agent serve over WebSocket\n(docs/remote.md): an editor starts it like a local agent.\n\nFlags:\n")
-		fs.SetOutput(stdout)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, "acp-agent connect", args, stdout, stderr); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {

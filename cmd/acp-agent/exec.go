@@ -104,6 +104,9 @@ func runExec(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, arg
 		if err != nil {
 			return &exitError{exitError1, fmt.Errorf("reading the prompt from stdin: %w", err)}
 		}
+		if strings.TrimSpace(string(data)) == "" {
+			return &exitError{exitUsage, errors.New(`no prompt: "-" reads it from stdin, which was empty`)}
+		}
 		text = string(data)
 	}
 	if strings.TrimSpace(text) == "" {

@@ -61,16 +61,11 @@ func credentialsPath(getenv func(string) string) string {
 // the config directory.
 func runLogin(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []string, getenv func(string) string) error {
 	fs := flag.NewFlagSet("acp-agent login", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	provider := fs.String("provider", "", "openai or anthropic (asked when not given)")
 	baseURL := fs.String("base-url", "", "the provider's API base URL, for a compatible server (default: the provider's)")
 	model := fs.String("model", "", "model to use by default, PROVIDER/MODEL (default: the provider's)")
 	noKeychain := fs.Bool("no-keychain", false, "keep the key in the config directory's credentials file, not the OS keychain")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: acp-agent login [flags]\n\nSets up a model provider: asks for the API key, checks it with one request, and stores it\nin the OS keychain (else in a file only you can read). Editors run this for ACP's terminal login.\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, "acp-agent login", args, stdout, stderr); err != nil {
 		return err
 	}
 	path := credentialsPath(getenv)

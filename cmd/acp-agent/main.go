@@ -67,6 +67,9 @@ func main() {
 	}
 }
 
+// subcommands are the words run takes first.
+var subcommands = []string{"doctor", "exec", "login", "serve", "connect"}
+
 // run is the whole program. stdout carries only ACP messages (written by
 // the transport); --help, --version and doctor are the only other output
 // there, and they do not start the protocol. "acp-agent exec" is the
@@ -94,6 +97,12 @@ func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []
 		return err
 	}
 	if st.fs.NArg() > 0 {
+		if arg := st.fs.Arg(0); slices.Contains(subcommands, arg) {
+			return fmt.Errorf("%q must come first, before its flags: acp-agent %s [flags] (see acp-agent %s --help)", arg, arg, arg)
+		}
+		if n := nearestName(st.fs.Arg(0), subcommands); n != "" {
+			return fmt.Errorf("unexpected argument %q (did you mean acp-agent %s? see --help)", st.fs.Arg(0), n)
+		}
 		return fmt.Errorf("unexpected argument %q (see --help)", st.fs.Arg(0))
 	}
 	if st.version {
@@ -225,6 +234,25 @@ type settings struct {
 	sandboxFile  *sandboxFile
 }
 
+// parseFlags parses a command's flags: --help prints its usage to stdout
+// and returns flag.ErrHelp; on a bad flag the flag package prints the
+// error on stderr, this adds where the usage is, and the error returned
+// exits 2 without saying it again (stdout, the protocol, gets nothing).
+func parseFlags(fs *flag.FlagSet, name string, args []string, stdout, stderr io.Writer) error {
+	fs.SetOutput(stderr)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		printUsage(stdout, fs, name)
+		return err
+	}
+	fmt.Fprintf(stderr, "Run %s --help for the usage.\n", name)
+	return &exitError{code: exitUsage, err: fmt.Errorf("%w%w", errSilent, err)}
+}
+
 // parseSettings parses args with the common flags; extra adds a
 // subcommand's own flags before parsing. --help prints the usage to stdout
 // and returns flag.ErrHelp; a bad flag is an error (the usage is not
@@ -239,15 +267,7 @@ func parseSettings(name string, args []string, stdout, stderr io.Writer, getenv 
 	if extra != nil {
 		extra(fs)
 	}
-	// The usage goes to stdout when asked for; on a bad flag, the flag
-	// package prints the error, and this only says where the usage is.
-	fs.Usage = func() {}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			printUsage(stdout, fs, name)
-		} else {
-			fmt.Fprintf(stderr, "Run %s --help for the usage.\n", name)
-		}
+	if err := parseFlags(fs, name, args, stdout, stderr); err != nil {
 		return nil, err
 	}
 	path, explicit := fl.configPath, fl.configPath != ""

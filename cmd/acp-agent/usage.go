@@ -8,7 +8,7 @@ import (
 )
 
 // printUsage prints the usage of command name (acp-agent, acp-agent exec,
-// acp-agent doctor) and its flags to w. Unlike flag.PrintDefaults it does
+// doctor, serve, connect, login) and its flags to w. Unlike flag.PrintDefaults it does
 // not add "(default …)" to a flag whose text already names its default,
 // nor print the internal sentinels (-1 for "not given").
 func printUsage(w io.Writer, fs *flag.FlagSet, name string) {
@@ -18,6 +18,8 @@ func printUsage(w io.Writer, fs *flag.FlagSet, name string) {
        acp-agent exec [flags] PROMPT   run one turn here, without an editor (acp-agent exec --help)
        acp-agent doctor [flags]        check the setup: config, model, sessions, sandbox, tools (acp-agent doctor --help)
        acp-agent login [flags]         set up a provider's API key, kept in the OS keychain (acp-agent login --help)
+       acp-agent serve [flags]         serve remote editors over HTTP and WebSocket (acp-agent serve --help)
+       acp-agent connect [flags] URL   an editor's local agent that forwards to a remote serve (acp-agent connect --help)
 
 acp-agent speaks the Agent Client Protocol on stdin/stdout; editors start it as a subprocess
 (README.md has the settings of Zed, JetBrains, Neovim and Emacs).
@@ -42,6 +44,22 @@ Serves the agent to remote editors over ACP's Streamable HTTP and WebSocket tran
 Loopback only unless --tls-cert/--tls-key (or --insecure behind a TLS proxy). Every request needs
 the bearer token of --token-file, generated and printed to stderr at the first start.
 It takes the flags of acp-agent too (model, mode, sandbox, session directory, ...).
+
+Flags:
+`)
+	case "acp-agent connect":
+		fmt.Fprint(w, `Usage: acp-agent connect [flags] https://HOST/acp
+
+Speaks ACP on stdin/stdout and forwards it to a remote acp-agent serve over WebSocket
+(docs/remote.md): an editor starts it like a local agent.
+
+Flags:
+`)
+	case "acp-agent login":
+		fmt.Fprint(w, `Usage: acp-agent login [flags]
+
+Sets up a model provider: asks for the API key, checks it with one request, and stores it
+in the OS keychain (else in a file only you can read). Editors run this for ACP's terminal login.
 
 Flags:
 `)

@@ -51,6 +51,9 @@ func TestDemoShowsTheCodingTaskAndTheReload(t *testing.T) {
 			t.Errorf("the task lacks %q:\n%s", want, task)
 		}
 	}
+	if !strings.Contains(reload, "▶ Edit calc.go (edit)\n  ✓\n") || !strings.Contains(reload, "-\treturn a - b\n    +\treturn a + b") || strings.Contains(reload, "as shown above") {
+		t.Errorf("the replayed edit shows its diff (nothing was shown above it in the reload):\n%s", reload)
+	}
 	for _, want := range []string{"you: The tests fail", "▶ Edit calc.go", "plan:\n  [x] Read the code and its test\n  [x] Fix the bug\n  [x] Run the tests", "ok  \tdemo", "== /cost after the restart ==", "✓ the same usage, the same cost"} {
 		if !strings.Contains(reload, want) {
 			t.Errorf("the reload lacks %q:\n%s", want, reload)

@@ -296,7 +296,8 @@ func (p *printer) result(id string, status acp.ToolCallStatus, content []acp.Too
 		return
 	case p.calls[id] == acp.ToolKindThink && status == acp.ToolCallStatusCompleted:
 		return // the plan itself is shown
-	case p.shown[id] && status == acp.ToolCallStatusCompleted:
+	case p.shown[id] && status == acp.ToolCallStatusCompleted && !p.replaying:
+		// The replay asks nothing: its diff is shown below instead.
 		fmt.Fprintf(p.out, "%s %s\n", mark, p.dim("applied, as shown above"))
 		return
 	}

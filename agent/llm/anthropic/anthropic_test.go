@@ -434,7 +434,7 @@ func TestHTTPErrors(t *testing.T) {
 			status: 413,
 			body:   "<html><head><title>413 Request Entity Too Large</title></head><body>nginx</body></html>",
 			want: llm.ProviderError{StatusCode: 413, ContextOverflow: true,
-				Message: "<html><head><title>413 Request Entity Too Large</title></head><body>nginx</body></html>"},
+				Message: "413 Request Entity Too Large (the server answered with an HTML page, not an API error)"},
 		},
 		{
 			name:   "429 rate limit with retry-after seconds",

@@ -50,7 +50,7 @@ func (b *errorBody) parse() (apiError, bool) {
 func (p *Provider) connectionError(err error) error {
 	return &llm.ProviderError{
 		Provider: providerName,
-		Message:  p.redact(err.Error()),
+		Message:  p.redact(err.Error()) + llm.ConnectionHint(err, EnvBaseURL),
 		// Refused, reset and timed-out connections are transient; a
 		// rejected certificate will be rejected again.
 		Retryable: !llm.IsCertificateError(err),
@@ -70,6 +70,8 @@ func (p *Provider) httpError(resp *http.Response) error {
 	if ok {
 		pe.Type = e.Type
 		pe.Message = e.Message
+	} else if msg, page := llm.PageError(resp.StatusCode, resp.Header.Get("Content-Type"), data, EnvBaseURL); page {
+		pe.Message = msg
 	} else {
 		pe.Message = strings.TrimSpace(string(data))
 	}

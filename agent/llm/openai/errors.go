@@ -75,7 +75,7 @@ func (e apiError) kind() string {
 func (p *Provider) connectionError(err error) error {
 	return &llm.ProviderError{
 		Provider: providerName,
-		Message:  p.redact(err.Error()),
+		Message:  p.redact(err.Error()) + llm.ConnectionHint(err, EnvBaseURL),
 		// Refused, reset and timed-out connections are transient; a
 		// rejected certificate will be rejected again.
 		Retryable: !llm.IsCertificateError(err),
@@ -95,6 +95,8 @@ func (p *Provider) httpError(resp *http.Response) error {
 	if ok {
 		pe.Type = e.kind()
 		pe.Message = e.Message
+	} else if msg, page := llm.PageError(resp.StatusCode, resp.Header.Get("Content-Type"), data, EnvBaseURL); page {
+		pe.Message = msg
 	} else {
 		pe.Message = strings.TrimSpace(string(data))
 	}
