@@ -9,8 +9,9 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/acp-agent/acp-agent/runtime"
 )
 
 // RetryAfter reads the delay the server asked for: retry-after-ms (in
@@ -101,7 +102,7 @@ func PageError(status int, contentType string, body []byte, baseURLEnv string) (
 func ConnectionHint(err error, baseURLEnv string) string {
 	var dns *net.DNSError
 	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
+	case runtime.ConnectionRefused(err):
 		return " (nothing answers at that address: is the server running? Its address is the base URL: " + baseURLSources(baseURLEnv) + ")"
 	case errors.As(err, &dns) && dns.IsNotFound:
 		return " (no such host: check the base URL: " + baseURLSources(baseURLEnv) + ")"
