@@ -52,7 +52,11 @@
 // model call that answers it and waits for before it handles anything of
 // the answer (the stream is not read meanwhile): nothing of it is shown,
 // run or recorded before the message is durable, and a save that fails
-// cancels the call and fails the turn, recording nothing.
+// cancels the call and fails the turn, recording nothing. That goroutine
+// puts the message in the transcript as soon as it is saved (under the
+// session's locks), so a fork or a listing taken while the model is slow
+// to answer holds it; the request the worker builds holds it once,
+// whether it was in the transcript by then or not.
 //
 // Models are providers registered with package llm (llm.RegisterProvider;
 // importing agent/llm/providers registers the built-in openai, anthropic

@@ -293,6 +293,9 @@ type pendingSave struct {
 	done    chan struct{} // closed when the save returned
 	err     error         // the save's error, set before done closes
 	settled bool          // settleSave has seen done
+	// inTranscript: the save succeeded and the entry joined the
+	// transcript (under the session's mu).
+	inTranscript bool
 }
 
 // startSave saves e, the session's first message, with the session's
@@ -307,13 +310,23 @@ func (s *Session) startSave(ctx context.Context, fs firstSaver, e Entry) *pendin
 		defer close(ps.done)
 		if ps.err = fs.SaveWith(ps.entry); ps.err != nil {
 			ps.cancel(ps.err)
+			return
 		}
+		// Saved, the message is acknowledged: it joins the transcript now
+		// (its record is in the file already), so that a fork or a look
+		// at the session while the model is slow to answer holds it.
+		s.appendMu.Lock()
+		s.mu.Lock()
+		s.tr.append(ps.entry)
+		ps.inTranscript = true
+		s.mu.Unlock()
+		s.appendMu.Unlock()
 	}()
 	return ps
 }
 
-// settleSave waits for ps's save. Saved, the message joins the
-// transcript (its record is in the file already); not saved, nothing is
+// settleSave waits for ps's save. Saved, the message has joined the
+// transcript (startSave's goroutine put it there); not saved, nothing is
 // recorded and the model call beside the save is cancelled. It returns
 // the save's error, the same at every call.
 func (s *Session) settleSave(ps *pendingSave) error {
@@ -322,15 +335,7 @@ func (s *Session) settleSave(ps *pendingSave) error {
 	}
 	<-ps.done
 	ps.settled = true
-	if ps.err != nil {
-		return ps.err
-	}
-	s.appendMu.Lock()
-	s.mu.Lock()
-	s.tr.append(ps.entry)
-	s.mu.Unlock()
-	s.appendMu.Unlock()
-	return nil
+	return ps.err
 }
 
 // setTitleFrom gives an untitled session its title: the first line of its
@@ -432,17 +437,20 @@ type callOptions struct {
 
 func (s *Session) callModel(ctx context.Context, opt callOptions) (resp modelResponse, err error) {
 	sys := s.systemPrompt()
-	s.mu.Lock()
-	msgs := s.tr.messages()
-	model := s.model
-	s.mu.Unlock()
-	onRetry := s.onRetry
 	ps := opt.saving
 	if ps != nil && ps.settled {
 		ps = nil // in the transcript, or failed and never sent
 	}
+	s.mu.Lock()
+	msgs := s.tr.messages()
+	model := s.model
+	saved := ps != nil && ps.inTranscript // then msgs hold its message
+	s.mu.Unlock()
+	onRetry := s.onRetry
 	if ps != nil {
-		msgs = append(msgs, ps.messages...)
+		if !saved {
+			msgs = append(msgs, ps.messages...)
+		}
 		ctx = ps.ctx
 		// A retry notice is the model's too: shown once the message is
 		// saved, never for a request the failed save cancelled.

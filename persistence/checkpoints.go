@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -36,6 +37,12 @@ type Checkpoints struct {
 	// objects known to be durable (synced here, or named by the log).
 	packed  map[string]packLoc
 	durable map[string]bool
+	// newDirs are the directories in which this store made an entry
+	// (a directory, the log) that no fsync of theirs covers yet; they are
+	// synced before anything that depends on the entry is reported
+	// durable (syncNewDirs).
+	dirsMu  sync.Mutex
+	newDirs map[string]bool
 }
 
 // packLoc is a content's place in a pack.
@@ -189,14 +196,81 @@ func (c *Checkpoints) makeStoreLocked() error {
 	if c.log != nil {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Join(c.dir, "objects"), 0o700); err != nil {
+	if err := c.mkdirAll(filepath.Join(c.dir, "objects")); err != nil {
 		return fmt.Errorf("checkpoints: %w", err)
 	}
-	f, err := openNoFollow(filepath.Join(c.dir, "log.jsonl"), os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	path := filepath.Join(c.dir, "log.jsonl")
+	_, statErr := os.Lstat(path)
+	f, err := openNoFollow(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("checkpoints: %w", err)
 	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		c.noteNewEntry(c.dir)
+	}
 	c.log = f
+	return nil
+}
+
+// mkdirAll is os.MkdirAll, noting the parent of every directory it
+// makes (noteNewEntry): a new directory entry is durable only once its
+// parent is fsynced.
+func (c *Checkpoints) mkdirAll(dir string) error {
+	if fi, err := os.Stat(dir); err == nil {
+		if !fi.IsDir() {
+			return &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR}
+		}
+		return nil
+	}
+	parent := filepath.Dir(dir)
+	if parent != dir {
+		if err := c.mkdirAll(parent); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		if fi, serr := os.Stat(dir); serr == nil && fi.IsDir() {
+			return nil // made meanwhile, by whoever syncs it
+		}
+		return err
+	}
+	c.noteNewEntry(parent)
+	return nil
+}
+
+// noteNewEntry records that an entry was made in dir, which syncNewDirs
+// then fsyncs.
+func (c *Checkpoints) noteNewEntry(dir string) {
+	c.dirsMu.Lock()
+	if c.newDirs == nil {
+		c.newDirs = map[string]bool{}
+	}
+	c.newDirs[dir] = true
+	c.dirsMu.Unlock()
+}
+
+// syncNewDirs fsyncs the directories in which entries were made since
+// the last call (each once, however many entries), so that a record or
+// object reported durable after it can be reached after a power cut: the
+// first change of a session makes <id>/, checkpoints/, objects/, an
+// objects/<hash[:2]>/ and log.jsonl at once, and this syncs their
+// parents in one pass. Most calls find nothing to do.
+func (c *Checkpoints) syncNewDirs() error {
+	c.dirsMu.Lock()
+	dirs := c.newDirs
+	c.newDirs = nil
+	c.dirsMu.Unlock()
+	// Deepest first: an entry's own directory is made durable before the
+	// entry that names it.
+	for _, d := range slices.SortedFunc(maps.Keys(dirs), func(a, b string) int { return len(b) - len(a) }) {
+		if err := syncDirectory(d); err != nil {
+			for d := range dirs {
+				c.noteNewEntry(d) // tried again by the next caller
+			}
+			return fmt.Errorf("checkpoints: %w", err)
+		}
+		delete(dirs, d)
+	}
 	return nil
 }
 
@@ -349,6 +423,13 @@ func (c *Checkpoints) Append(recs ...CheckpointRecord) error {
 	if err := c.log.Sync(); err != nil {
 		return fmt.Errorf("checkpoints: %w", err)
 	}
+	// The log's entry (and the directories above it), before the record
+	// counts as durable; after the log's fsync, which on a journalling
+	// file system committed their creation already, so these cost no
+	// second commit.
+	if err := c.syncNewDirs(); err != nil {
+		return err
+	}
 	c.recs = append(c.recs, recs...)
 	for _, r := range recs {
 		c.noteDurable(r)
@@ -381,8 +462,13 @@ func (c *Checkpoints) Put(data []byte) (string, error) {
 // writeObject writes data as the loose object h (a temporary file
 // renamed; not synced).
 func (c *Checkpoints) writeObject(h string, data []byte) error {
+	// The store first (its log too): the directories and the log are
+	// then made, and later synced (syncNewDirs), together.
+	if err := c.makeStore(); err != nil {
+		return err
+	}
 	path := c.objectPath(h)
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	if err := c.mkdirAll(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("checkpoints: %w", err)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
@@ -441,6 +527,10 @@ func (c *Checkpoints) Sync(hashes ...string) error {
 		if err := syncDirectory(dir); err != nil {
 			return fmt.Errorf("checkpoints: %w", err)
 		}
+	}
+	// objects/<hash[:2]>/ and the directories above it, if new.
+	if err := c.syncNewDirs(); err != nil {
+		return err
 	}
 	c.mu.Lock()
 	for _, h := range synced {
@@ -516,6 +606,9 @@ func (c *Checkpoints) PutAll(contents map[string][]byte) error {
 	}
 	if err := syncDirectory(dir); err != nil {
 		return fmt.Errorf("checkpoints: %w", err)
+	}
+	if err := c.syncNewDirs(); err != nil {
+		return err
 	}
 	c.mu.Lock()
 	c.indexPack(path, header.Objects, int64(len(line)))

@@ -37,7 +37,13 @@
 // the directory, so a session file under its final name is never partial.
 // Directory fsyncs are group-committed across the Store: one that started
 // after a caller's rename covers it, so sessions created at once share
-// them.
+// them, and the first one after a Store's entry in .running/ was made
+// fsyncs .running/ first (the entry is durable before anything it stands
+// for). A checkpoint store's directories and log have their parents
+// fsynced before what depends on them is reported durable, together,
+// after the first write's own fsync.
+// SyncDir does the same for files other packages keep beside a session
+// (offloaded tool results).
 //
 // # Recovery
 //

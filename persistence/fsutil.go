@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 )
 
 // Suffixes of the files a session owns in the store directory.
@@ -28,6 +29,28 @@ func (s *Store) fsync(f *os.File) error {
 		return nil
 	}
 	return f.Sync()
+}
+
+// dirSynced, when set (by tests only: ObserveDirSyncs), is called after
+// each directory fsync with the directory: what a power cut keeps is
+// what was in a directory when it was synced.
+var dirSynced atomic.Pointer[func(dir string)]
+
+// SyncDir makes the creations, renames and removals in dir durable (an
+// fsync of the directory; nothing on Windows, whose NTFS journals them),
+// as the store does for its own files: for the files other packages
+// keep beside a session's (its offloaded tool results).
+func SyncDir(dir string) error { return syncDirectory(dir) }
+
+// ObserveDirSyncs has f called after every directory fsync of SyncDir
+// and the store, with the directory, until the returned stop: tests check
+// with it what a power cut would keep. One observer at a time: it fails
+// while another observes.
+func ObserveDirSyncs(f func(dir string)) (stop func(), err error) {
+	if !dirSynced.CompareAndSwap(nil, &f) {
+		return nil, errors.New("persistence: directory fsyncs are observed already")
+	}
+	return func() { dirSynced.CompareAndSwap(&f, nil) }, nil
 }
 
 // syncDir makes creations, renames and removals in the store directory
@@ -65,7 +88,16 @@ func (s *Store) syncDir() error {
 	s.dirMu.Unlock()
 
 	s.dirSyncs.Add(1)
-	err := syncDirectory(s.dir)
+	var err error
+	if s.runningUnsynced.Load() {
+		// The agent's entry in RunningDir, before what it stands for.
+		if err = syncDirectory(filepath.Join(s.dir, RunningDir)); err == nil {
+			s.runningUnsynced.Store(false)
+		}
+	}
+	if err == nil {
+		err = syncDirectory(s.dir)
+	}
 	s.dirMu.Lock()
 	if err == nil {
 		// A failed fsync covers nothing: the callers waiting on it try

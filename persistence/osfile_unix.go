@@ -71,6 +71,9 @@ func syncDirectory(dir string) error {
 	if err != nil {
 		return fmt.Errorf("persistence: sync directory %s: %w", dir, err)
 	}
+	if f := dirSynced.Load(); f != nil {
+		(*f)(dir)
+	}
 	return nil
 }
 

@@ -238,6 +238,8 @@ func (r *Reservation) Keep(h Header, records []json.RawMessage) error {
 		return err
 	}
 	dir := filepath.Join(r.s.dir, ReservedDir)
+	// Not synced, as the records in it: the next fsync of the store
+	// directory (a session's first save) makes the entry durable.
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("persistence: keep reservation of session %q: %w", r.id, err)
 	}

@@ -40,6 +40,14 @@ func (s *Store) register() error {
 	if err != nil {
 		return err
 	}
+	// The entry must be durable once anything it stands for is (a power
+	// cut that kept a session's leftovers and lost the entry would leave
+	// them for no start to remove). Those become durable with the next
+	// fsync of the store directory (a session's first save), which syncs
+	// RunningDir first (syncDir): the first session/new waits for no
+	// fsync, and the first save's costs one more, after the commit that
+	// made the entry.
+	s.runningUnsynced.Store(true)
 	s.reg = l
 	// A Store dropped without Close releases its entry (kept: the next
 	// start lists the directory); the lock dies with the process anyway.

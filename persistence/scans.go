@@ -97,6 +97,9 @@ func (c *Checkpoints) TakeScan(dir string) ([]byte, map[string]bool, error) {
 	if err := syncDirectory(objects); err != nil {
 		return nil, nil, fmt.Errorf("checkpoints: %w", err)
 	}
+	if err := c.syncNewDirs(); err != nil {
+		return nil, nil, err
+	}
 	return index, held, nil
 }
 

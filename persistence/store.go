@@ -196,6 +196,10 @@ type Store struct {
 	regCleanup runtime.Cleanup
 	touched    map[string]struct{}
 	dirty      atomic.Bool
+	// runningUnsynced: the entry in RunningDir was made and RunningDir
+	// not fsynced since; the next fsync of the store directory does it
+	// first (syncDir).
+	runningUnsynced atomic.Bool
 }
 
 // lock takes session id's lock (acquireLock) for this Store. It is

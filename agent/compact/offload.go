@@ -11,10 +11,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/acp-agent/acp-agent/agent/llm"
+	"github.com/acp-agent/acp-agent/persistence"
 )
 
 // ReferencePrefix starts the text that replaces an offloaded tool result:
@@ -92,7 +94,9 @@ type OffloadResult struct {
 // text, and the message's content is replaced by the single text part
 // "Tool result is at: <absolute path>"; its ToolCallID, ToolName and
 // IsError stay. Writing a file whose name already exists is skipped: the
-// name is derived from its content.
+// name is derived from its content. Before it returns, the directory is
+// fsynced (and, if it made Dir, the directories above the ones it made),
+// so the files the messages name survive a power cut.
 //
 // msgs is never modified. A result that cannot be written stays inline
 // and the failure is reported in err (all failures joined); the result is
@@ -120,7 +124,7 @@ func (o *Offloader) OffloadIfNeeded(msgs []llm.Message, contextTokens int) (Offl
 		if dir == "" {
 			d, err := o.dir()
 			if err == nil {
-				err = os.MkdirAll(d, 0o700)
+				err = makeDir(d)
 			}
 			if err != nil {
 				// Nothing can be written; every candidate stays inline.
@@ -142,6 +146,14 @@ func (o *Offloader) OffloadIfNeeded(msgs []llm.Message, contextTokens int) (Offl
 		res.Messages[i] = repl
 		res.OffloadedCount++
 		res.Paths = append(res.Paths, path)
+	}
+	if res.OffloadedCount > 0 {
+		// One directory fsync for all the files: the session's file
+		// will name them. Without it nothing is offloaded.
+		if err := syncWritten(dir); err != nil {
+			return OffloadResult{Messages: msgs, PreviousTokens: contextTokens, CurrentTokens: contextTokens, StillExceedsThreshold: true},
+				errors.Join(append(errs, fmt.Errorf("compact: offload directory: %w", err))...)
+		}
 	}
 	res.CurrentTokens = contextTokens - res.FreedTokens
 	res.StillExceedsThreshold = res.CurrentTokens >= o.Threshold
@@ -253,6 +265,54 @@ func isOffloadName(name string) bool {
 // writeOnce writes data to path atomically unless a regular file of the
 // same size is already there (names are content hashes: a previous run
 // wrote it, possibly before a crash kept the reference from being saved).
+// makeDir makes d and its missing parents, fsyncing the directory that
+// holds each one it made: the files written in d are named by the
+// session's file, so they must be found after a power cut.
+func makeDir(d string) error {
+	var made []string
+	for p := d; ; p = filepath.Dir(p) {
+		if _, err := os.Stat(p); err == nil || filepath.Dir(p) == p {
+			break
+		}
+		made = append(made, p)
+	}
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		return err
+	}
+	for _, p := range made {
+		if err := persistence.SyncDir(filepath.Dir(p)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// durableDirs are the directories (Dir of an Offloader) whose own entries
+// syncWritten has made durable in this process.
+var durableDirs sync.Map
+
+// syncWritten makes the files just written in d durable: d is fsynced,
+// and, the first time in this process, the two directories above it
+// (<id>/ and the session directory), which the session's start made
+// without an fsync.
+func syncWritten(d string) error {
+	if err := persistence.SyncDir(d); err != nil {
+		return err
+	}
+	if _, ok := durableDirs.Load(d); ok {
+		return nil
+	}
+	for p, i := filepath.Dir(d), 0; i < 2 && filepath.Dir(p) != p; p, i = filepath.Dir(p), i+1 {
+		if err := persistence.SyncDir(p); err != nil {
+			return err
+		}
+	}
+	durableDirs.Store(d, true)
+	return nil
+}
+
+// writeOnce writes data to path (a temporary file, fsynced, renamed)
+// unless path holds it already; the caller fsyncs the directory.
 func writeOnce(path string, data []byte) error {
 	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(data)) {
 		return nil
@@ -437,13 +497,17 @@ func (o *Offloader) Keep(id, text string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(d, 0o700); err != nil {
+	if err := makeDir(d); err != nil {
 		return "", fmt.Errorf("compact: keep: %w", err)
 	}
 	text = strings.ToValidUTF8(text, "\uFFFD")
 	name := fileName(id, text)
 	path := filepath.Join(d, strings.TrimSuffix(strings.TrimSuffix(name, ".txt"), ".json")+KeptSuffix)
 	if err := writeOnce(path, []byte(text)); err != nil {
+		return "", fmt.Errorf("compact: keep: %w", err)
+	}
+	// The tool result the session records names the file.
+	if err := syncWritten(d); err != nil {
 		return "", fmt.Errorf("compact: keep: %w", err)
 	}
 	return path, nil

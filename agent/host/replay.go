@@ -2,12 +2,8 @@ package host
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
-	"io/fs"
 	"log/slog"
 	"math"
-	"path/filepath"
 
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/persistence"
@@ -262,33 +258,18 @@ func lastClearLine(data []byte, headerEnd int64) int64 {
 	return headerEnd + int64(bytes.LastIndexByte(body[:last], '\n')+1)
 }
 
-// rewindPending reports whether session id's file history holds a rewind
-// that neither completed nor failed, which its load completes (so the
-// conversation replayed is known only then). The log is read as
-// persistence.OpenCheckpoints reads it; when it cannot be read, a rewind
-// is assumed.
-func (h *Host) rewindPending(id string) bool {
-	data, err := persistence.ReadRegularFile(filepath.Join(checkpointDir(h.store.Dir(), id), "log.jsonl"), persistence.MaxFileSize)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false
-	}
+// openHistory opens session id's file history (its checkpoint log, read
+// once for the load) and reports whether it holds a rewind that neither
+// completed nor failed, which the load completes (so the conversation
+// replayed is known only then). When the history cannot be read, a
+// rewind is assumed, and the session tries again to open it.
+func (h *Host) openHistory(id string) (history *persistence.Checkpoints, rewindPending bool) {
+	history, err := persistence.OpenCheckpoints(checkpointDir(h.store.Dir(), id))
 	if err != nil {
-		return true
+		return nil, true
 	}
-	// "rewind" spelled with escapes has one of its letters' (\u0064 to
-	// \u0077): JSON's escapes of <, > and & do not count.
-	if !bytes.Contains(data, []byte(`"rewind"`)) && !bytes.Contains(data, []byte(`\u006`)) && !bytes.Contains(data, []byte(`\u007`)) {
-		return false
-	}
-	var recs []persistence.CheckpointRecord
-	for line := range bytes.Lines(data) {
-		var r persistence.CheckpointRecord
-		if json.Unmarshal(line, &r) == nil && r.Type != "" {
-			recs = append(recs, r)
-		}
-	}
-	pending, _ := unfinishedRewind(recs)
-	return pending != nil
+	pending, _ := unfinishedRewind(history.Records())
+	return history, pending != nil
 }
 
 // placeAll emits the plans left after the last entry (History's end).

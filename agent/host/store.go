@@ -229,8 +229,14 @@ func (h *Host) startJournal(cfg *agent.SessionConfig, j *journal) (*journal, err
 // client, with a file history of its own (a subagent's changes go to its
 // parent's instead: useParentCheckpoints) and its session-bound tools.
 func (h *Host) newHostSession(s *agent.Session, c Client, j *journal, extra []string, w agent.Workspace) *Session {
+	return h.newHostSessionWith(s, c, j, extra, w, nil)
+}
+
+// newHostSessionWith is newHostSession with the session's file history
+// opened already (history, nil if not), which it takes over.
+func (h *Host) newHostSessionWith(s *agent.Session, c Client, j *journal, extra []string, w agent.Workspace, history *persistence.Checkpoints) *Session {
 	hs := h.wrapSession(s, c, j, extra, w)
-	hs.openCheckpoints()
+	hs.openCheckpoints(history)
 	hs.bindSessionTools(true)
 	return hs
 }
@@ -284,15 +290,22 @@ func (hs *Session) bindSessionTools(asksUser bool) {
 }
 
 // openCheckpoints gives a stored session its file history: what the
-// tools change can be rewound.
-func (hs *Session) openCheckpoints() {
+// tools change can be rewound. store is the history opened already (a
+// load opens it as its replay starts), or nil.
+func (hs *Session) openCheckpoints(store *persistence.Checkpoints) {
 	if hs.h.store == nil || hs.ws == nil || hs.j == nil {
+		if store != nil {
+			store.Close()
+		}
 		return
 	}
-	store, err := persistence.OpenCheckpoints(checkpointDir(hs.h.store.Dir(), hs.s.ID()))
-	if err != nil {
-		hs.log.Warn("file checkpoints are off for this session", "error", err)
-		return
+	if store == nil {
+		var err error
+		store, err = persistence.OpenCheckpoints(checkpointDir(hs.h.store.Dir(), hs.s.ID()))
+		if err != nil {
+			hs.log.Warn("file checkpoints are off for this session", "error", err)
+			return
+		}
 	}
 	hs.cp = newCheckpoints(store)
 	hs.cp.scanDir = keptScanDir(hs.h.store.Dir(), hs.ws.Roots())
@@ -527,6 +540,14 @@ func (h *Host) openStored(id, cwd string, extra []string, cp *agent.ClientPrompt
 	if replay != nil {
 		rs = newReplayStream(replay, h.log.With("session", id))
 	}
+	// The file history, read once: opened as the replay starts (which
+	// must know whether a rewind is pending), then the session's.
+	var history *persistence.Checkpoints
+	defer func() {
+		if history != nil {
+			history.Close()
+		}
+	}()
 	// The session is configured (its workspace opened) from the header,
 	// before the records are decoded: a replay streamed while they are
 	// must not be followed by an error the request could have had first.
@@ -544,7 +565,12 @@ func (h *Host) openStored(id, cwd string, extra []string, cp *agent.ClientPrompt
 		configured = true
 		if rs != nil {
 			// The id is checked and the session held here.
-			rs.opened(data, headerEnd, !h.rewindPending(id))
+			if history != nil {
+				history.Close() // a try before, which found the file locked
+			}
+			var pending bool
+			history, pending = h.openHistory(id)
+			rs.opened(data, headerEnd, !pending)
 		}
 		return nil
 	}}
@@ -638,7 +664,8 @@ func (h *Host) openStored(id, cwd string, extra []string, cp *agent.ClientPrompt
 		s.Close()
 		return nil, fmt.Errorf("%w: %v", ErrInternal, err)
 	}
-	hs := h.newHostSession(s, c, j, extra, cfg.Workspace)
+	hs := h.newHostSessionWith(s, c, j, extra, cfg.Workspace, history)
+	history = nil // the session's now
 	hs.plans = st.plans
 	hs.clientPrompt, hs.routes = cfg.ClientPrompt, routes
 	var said []string

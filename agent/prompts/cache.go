@@ -1,19 +1,30 @@
 package prompts
 
 import (
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// Snapshot is a library as one check of its directories found it: the
-// library and the signature (Signature) it was read at. Sessions share
-// it: nothing in it may be changed.
+// Snapshot is a library as one check of its directories found it.
+// Sessions share it: nothing in it may be changed.
 type Snapshot struct {
-	Library   Library
+	Library Library
+	// Signature names the library's content: two snapshots with the same
+	// Signature hold the same library. It is the directories' signature
+	// when it was read (signature), with a generation added when a
+	// re-read found other content under the same one (a same-size
+	// rewrite in the clock tick of the read).
 	Signature string
+	// stat is the directories' signature when it was read; racy, some
+	// file's times were then within RacyWindow of the look, so an equal
+	// signature later does not vouch for it.
+	stat string
+	racy bool
 }
 
 // Cache shares the libraries of sets of directories among the sessions
@@ -25,10 +36,13 @@ type Snapshot struct {
 type Cache struct {
 	mu   sync.Mutex
 	sets map[string]*Shared
+	// racy is RacyWindow; tests of what is shared, whose files are
+	// written just before, set it to 0.
+	racy time.Duration
 }
 
 // NewCache returns an empty cache.
-func NewCache() *Cache { return &Cache{sets: map[string]*Shared{}} }
+func NewCache() *Cache { return &Cache{sets: map[string]*Shared{}, racy: RacyWindow} }
 
 // Open returns the shared library of dirs, one per distinct set of
 // directories while anyone has it open. Close it when done.
@@ -60,6 +74,7 @@ type Shared struct {
 	// looks find it at once.
 	loadMu sync.Mutex
 	loaded *Snapshot // the last library read, under loadMu
+	gen    uint64    // generations given, under loadMu
 }
 
 // look is what one look at the directories found, and when it started.
@@ -82,11 +97,11 @@ func (s *Shared) Since(t time.Time) (*Snapshot, time.Time) {
 	// A look that started before t may have missed a file written just
 	// before it, and one running now may be such a look.
 	l := &look{started: time.Now()}
-	sig := Signature(s.dirs)
-	if prev := s.latest.Load(); prev != nil && prev.snap.Signature == sig {
+	sig, racy := signature(s.dirs, l.started, s.c.racy)
+	if prev := s.latest.Load(); prev != nil && prev.snap.stat == sig && !prev.snap.racy {
 		l.snap = prev.snap
 	} else {
-		l.snap = s.load(sig)
+		l.snap = s.load(sig, racy)
 	}
 	for {
 		// The newest look wins; two looks may end out of order.
@@ -98,15 +113,36 @@ func (s *Shared) Since(t time.Time) (*Snapshot, time.Time) {
 }
 
 // load reads the library of signature sig, once: looks that find the
-// same signature at once share the read.
-func (s *Shared) load(sig string) *Snapshot {
+// same signature at once share the read, unless the read was racy, when
+// each look reads again (the files changed within RacyWindow). A re-read
+// that finds the same library keeps its Signature (sessions are told of
+// no change); one that finds another under the same signature gets a new
+// generation.
+func (s *Shared) load(sig string, racy bool) *Snapshot {
 	s.loadMu.Lock()
 	defer s.loadMu.Unlock()
-	if s.loaded != nil && s.loaded.Signature == sig {
-		return s.loaded
+	prev := s.loaded
+	if prev != nil && prev.stat == sig && !prev.racy {
+		return prev
 	}
-	s.loaded = &Snapshot{Library: Load(s.dirs), Signature: sig}
-	return s.loaded
+	lib := Load(s.dirs)
+	next := &Snapshot{Library: lib, Signature: sig, stat: sig, racy: racy}
+	if prev != nil && prev.stat == sig {
+		if reflect.DeepEqual(prev.Library, lib) {
+			if racy {
+				return prev // still shared
+			}
+			// The same library, no longer racy: shared from now on
+			// without reading again.
+			next.Library = prev.Library
+			next.Signature = prev.Signature
+		} else {
+			s.gen++
+			next.Signature = sig + "\x00" + strconv.FormatUint(s.gen, 10)
+		}
+	}
+	s.loaded = next
+	return next
 }
 
 // Close releases the library: the cache forgets it when nobody has it

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acp-agent/acp-agent/runtime"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -19,6 +20,7 @@ func TestCacheReadsASetOfDirectoriesOncePerChange(t *testing.T) {
 	root := t.TempDir()
 	writeFile(t, filepath.Join(root, ".claude", "commands", "a.md"), "A")
 	c := NewCache()
+	c.racy = 0 // the files were written just now (TestCacheSeesARewriteInTheTickOfItsRead)
 	s1, s2 := c.Open(ProjectDirs(root)), c.Open(ProjectDirs(root))
 	defer s1.Close()
 	defer s2.Close()
@@ -106,4 +108,69 @@ func writeFile(t *testing.T, path, content string) {
 	t.Helper()
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+}
+
+// A command file rewritten with the same size in the clock tick the
+// library was read in keeps its size, mtime, ctime and inode: the next
+// look finds the same signature. A file changed that recently makes a
+// look racy (racy git): the next look reads the files again, and sees
+// the new text. Linux 6.13 and later give a file stat(2) was asked about
+// a finer time at its next change (multigrain timestamps), so the test
+// runs on a model of a file system whose times are whole seconds (older
+// kernels' coarse clock, ext4 with 128-byte inodes, FAT, many network
+// file systems): the rewrite is made in the second of the read, checked
+// to have kept the stamp, and tried again if a second boundary passed.
+func TestCacheSeesARewriteInTheTickOfItsRead(t *testing.T) {
+	defer func(f func(string) (runtime.Stamp, bool)) { stampOf = f }(stampOf)
+	stampOf = func(path string) (runtime.Stamp, bool) {
+		st, ok := runtime.StampOf(path)
+		st.MTime -= st.MTime % int64(time.Second)
+		st.CTime -= st.CTime % int64(time.Second)
+		return st, ok
+	}
+	root := t.TempDir()
+	path := filepath.Join(root, ".claude", "commands", "a.md")
+	c := NewCache()
+	for attempt := 0; ; attempt++ {
+		require.Less(t, attempt, 20, "no rewrite landed in the second of its look")
+		writeFile(t, path, "v1")
+		before, ok := stampOf(path)
+		require.True(t, ok)
+		s := c.Open(ProjectDirs(root))
+		first, _ := s.Since(time.Now())
+		require.Len(t, first.Library.Commands, 1)
+		require.NoError(t, os.WriteFile(path, []byte("v2"), 0o644)) // in place: same inode
+		after, _ := stampOf(path)
+		if after != before || first.Library.Commands[0].Body != "v1" {
+			s.Close()
+			continue // a second passed: not the case under test
+		}
+		next, _ := s.Since(time.Now())
+		s.Close()
+		require.Len(t, next.Library.Commands, 1)
+		assert.Equal(t, "v2", next.Library.Commands[0].Body, "a rewrite that kept the file's stamp is read (attempt %d)", attempt)
+		assert.NotEqual(t, first.Signature, next.Signature, "the sessions are told the library changed")
+		return
+	}
+}
+
+// A same-size rewrite whose mtime is set back (touch -d) changes the
+// file's status change time, which the signature holds: the next look
+// reads it, even long after the first read.
+func TestCacheSeesARewriteWithItsTimeSetBack(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(root, ".claude", "commands", "a.md")
+	writeFile(t, path, "v1")
+	old := time.Now().Add(-time.Hour)
+	require.NoError(t, os.Chtimes(path, old, old))
+	c := NewCache()
+	c.racy = 0 // as if the first read came long after the file was written
+	s := c.Open(ProjectDirs(root))
+	defer s.Close()
+	first, _ := s.Since(time.Now())
+	require.Equal(t, "v1", first.Library.Commands[0].Body)
+	require.NoError(t, os.WriteFile(path, []byte("v2"), 0o644))
+	require.NoError(t, os.Chtimes(path, old, old))
+	next, _ := s.Since(time.Now())
+	assert.Equal(t, "v2", next.Library.Commands[0].Body)
 }

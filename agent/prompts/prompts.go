@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/acp-agent/acp-agent/policy"
@@ -405,11 +406,35 @@ func (s Skill) Files() []string {
 	return out
 }
 
-// Signature is a cheap fingerprint of what dirs hold (names, sizes, times
-// of their files), to tell when a library must be read again.
-func Signature(dirs Dirs) string {
+// RacyWindow is how much older than a look's start a file's times must
+// be for the look's signature to vouch for the content read with it
+// (racy git): file times come from a coarse clock (a few milliseconds on
+// Linux, seconds on some file systems), so a file rewritten with the
+// same size in the clock tick it was read in keeps its stamp.
+const RacyWindow = 2 * time.Second
+
+// stampOf is runtime.StampOf; tests model a file system with coarser
+// times with it.
+var stampOf = runtime.StampOf
+
+// signature is a cheap fingerprint of what dirs hold (names, sizes,
+// times, and for files their status change time and inode: a rewrite
+// that sets the mtime back, or a same-size file renamed over one, still
+// shows), to tell when a library must be read again; racy says that a
+// file's times were within window (RacyWindow) of start, the time the
+// look started: then an equal signature later does not prove the same
+// content, and the library is read again.
+func signature(dirs Dirs, start time.Time, window time.Duration) (sig string, racy bool) {
 	var b strings.Builder
-	note := func(path string) {
+	limit := start.Add(-window).UnixNano()
+	note := func(path string, regular bool) {
+		if regular {
+			if st, ok := stampOf(path); ok {
+				fmt.Fprintf(&b, "%s|%d|%d|%d|%d\n", path, st.Size, st.MTime, st.CTime, st.Ino)
+				racy = racy || st.MTime >= limit || st.CTime >= limit
+				return
+			}
+		}
 		if fi, err := os.Lstat(path); err == nil {
 			fmt.Fprintf(&b, "%s|%d|%d\n", path, fi.Size(), fi.ModTime().UnixNano())
 		}
@@ -420,10 +445,10 @@ func Signature(dirs Dirs) string {
 		if err != nil {
 			return
 		}
-		note(dir)
+		note(dir, false)
 		for _, e := range entries {
 			p := filepath.Join(dir, e.Name())
-			note(p)
+			note(p, e.Type().IsRegular())
 			if e.IsDir() && depth < maxDepth {
 				walk(p, depth+1)
 			}
@@ -435,5 +460,5 @@ func Signature(dirs Dirs) string {
 	for _, d := range dirs.Skills {
 		walk(d, 0)
 	}
-	return b.String()
+	return b.String(), racy
 }

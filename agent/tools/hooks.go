@@ -13,6 +13,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/runtime"
+	"github.com/acp-agent/acp-agent/runtime/scratch"
 )
 
 // Project hooks (agent/acpagent/projecthooks.go) run here: on local
@@ -74,7 +75,7 @@ func (w *Workspace) HookPinDir() (string, error) {
 	if w.hooks.pinDir != "" {
 		return w.hooks.pinDir, nil
 	}
-	dir, err := os.MkdirTemp("", "acp-agent-hooks-")
+	dir, err := scratch.MkdirTemp("hooks-")
 	if err != nil {
 		return "", fmt.Errorf("hook pin directory: %w", err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/rules"
 	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/runtime"
+	"github.com/acp-agent/acp-agent/runtime/scratch"
 )
 
 // TextFiles reads and writes text files: the editor's, or the local
@@ -320,7 +321,9 @@ func (w *Workspace) terminalOptions() (opts runtime.TerminalOptions, tmp string,
 	if sb == nil {
 		return opts, "", nil
 	}
-	tmp, err = os.MkdirTemp("", "acp-agent-cmd-")
+	// In this process's scratch directory, which a later agent removes
+	// if this one is killed (runtime/scratch).
+	tmp, err = scratch.MkdirTemp("cmd-")
 	if err != nil {
 		return opts, "", fmt.Errorf("sandbox temporary directory: %w", err)
 	}

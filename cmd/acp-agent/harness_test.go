@@ -56,9 +56,22 @@ func testHome(t testing.TB) string {
 }
 
 // agentEnv is the environment an agent of a test starts from: the test's
-// PATH, goraceEnv and a fresh HOME (testHome); never the machine's keys.
+// PATH, goraceEnv, a fresh HOME (testHome) and TMPDIR (testTmp); never
+// the machine's keys.
 func agentEnv(t testing.TB) []string {
-	return []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + testHome(t)}
+	return []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + testHome(t), "TMPDIR=" + testTmp(t)}
+}
+
+// testTmp is a fresh TMPDIR for an agent, under the test's temporary
+// directory: the scratch directory of an agent a test kills (its
+// commands' TMPDIRs) goes with the test, not into the machine's /tmp.
+// Sticky and writable by all, as /tmp is: the sandbox tests run agents
+// as nobody too.
+func testTmp(t testing.TB) string {
+	dir := filepath.Join(t.TempDir(), "tmp")
+	require.NoError(t, os.Mkdir(dir, 0o700))
+	require.NoError(t, os.Chmod(dir, 0o777|os.ModeSticky))
+	return dir
 }
 
 // sdkLog is a logger for the coder ACP SDK's own diagnostics

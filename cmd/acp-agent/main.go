@@ -34,6 +34,7 @@ import (
 	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/runtime"
+	"github.com/acp-agent/acp-agent/runtime/scratch"
 	"github.com/acp-agent/acp-agent/telemetry"
 )
 
@@ -458,6 +459,13 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 		return nil, nil, nil, err
 	}
 	closers = append(closers, logClosers...)
+	// Last at exit, once the sessions' workspaces removed their
+	// directories: this process's scratch directory (runtime/scratch).
+	closers = append(closers, closerFunc(func() {
+		if err := scratch.Release(); err != nil {
+			log.Warn("removing the scratch directory", "error", err)
+		}
+	}))
 	setupErr := st.configErr
 	if setupErr != nil {
 		log.Info("the config file cannot be used; sessions explain it until it is fixed", "error", setupErr)
@@ -513,6 +521,17 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 		// records that this agent left nothing, if so.
 		closers = append(closers, store)
 	}
+	// What agents killed before (SIGKILL, OOM) left in the temporary
+	// directory: their commands' TMPDIRs, with whatever those wrote.
+	st.startWork.add(func() {
+		removed, err := scratch.RemoveStale()
+		if err != nil {
+			log.Warn("removing stale scratch directories", "error", err)
+		}
+		if len(removed) > 0 {
+			log.Info("removed the scratch directories of stopped agents", "dirs", removed)
+		}
+	})
 	closers = append(closers, closerFunc(st.startWork.wait))
 	// One list for the sandbox and the file tools, sandbox or not.
 	denied, err := deniedPaths(st.sandboxFile, st.getenv, st.sessionDir, st.agentPaths())

@@ -215,12 +215,15 @@ func TestBinaryFileCommandsAndSkills(t *testing.T) {
 	assert.Contains(t, cmds, "csv")
 }
 
-// Two sessions of one workspace (one connection, one agent) share what
-// the workspace's command files define while they are unchanged, and an
-// edit made between two prompts is seen by the next prompt of each: by
-// one that names the command (its new text runs) and by a plain prompt
+// Two sessions of one workspace (one connection, one agent) see an edit
+// of a command file made between two prompts at the next prompt of each:
+// by one that names the command (its new text runs) and by a plain prompt
 // (the session's menu is told again before its turn), whichever session
-// looked first.
+// looked first; also a rewrite that keeps the file's size and sets its
+// time back, which a signature of names, sizes and times alone missed
+// (the status change time and the racy-git rule see it). That the
+// sessions share one read while nothing changed is
+// TestCacheReadsASetOfDirectoriesOncePerChange's.
 func TestBinaryTwoSessionsOfAWorkspaceSeeACommandEditedBetweenPrompts(t *testing.T) {
 	ws, home := t.TempDir(), t.TempDir()
 	greet := filepath.Join(ws, ".claude", "commands", "greet.md")
@@ -233,10 +236,8 @@ func TestBinaryTwoSessionsOfAWorkspaceSeeACommandEditedBetweenPrompts(t *testing
 	described := func(sid sdk.SessionId) string { return client.commandsOf(sid)["greet"].Description }
 	require.Eventually(t, func() bool { return described(a) == "v1" }, waitBudget(t), 10*time.Millisecond)
 
-	// The proof that the sessions share what A's look read: a rewrite that
-	// keeps the file's size and time is no change to the directories'
-	// signature (names, sizes, times), so B, opened after it, gets the
-	// library A read, not the file's new text.
+	// A rewrite that keeps the file's size and time: B, opened after it,
+	// gets the file's new text.
 	fi, err := os.Stat(greet)
 	require.NoError(t, err)
 	write(t, greet, "---\ndescription: vX\n---\nGREET-VX $ARGUMENTS")
@@ -250,18 +251,18 @@ func TestBinaryTwoSessionsOfAWorkspaceSeeACommandEditedBetweenPrompts(t *testing
 		return lastUserMessage(t, model.bodies[len(model.bodies)-1])
 	}
 	require.Eventually(t, func() bool { return described(b) != "" }, waitBudget(t), 10*time.Millisecond)
-	assert.Equal(t, "v1", described(b), "the second session shares the library the first read")
+	assert.Equal(t, "vX", described(b), "a same-size rewrite with its time set back is seen")
 
 	promptE2E(t, conn, a, "/greet x")
-	assert.Equal(t, "GREET-V1 x", lastSent())
+	assert.Equal(t, "GREET-VX x", lastSent())
 	promptE2E(t, conn, b, "/greet y")
-	assert.Equal(t, "GREET-V1 y", lastSent())
+	assert.Equal(t, "GREET-VX y", lastSent())
 
 	write(t, greet, "---\ndescription: v2\n---\nGREET-V2-LONGER $ARGUMENTS")
 	promptE2E(t, conn, a, "/greet x")
 	assert.Equal(t, "GREET-V2-LONGER x", lastSent(), "the session that looks first reads the edit")
 	assert.Equal(t, "v2", described(a))
-	assert.Equal(t, "v1", described(b), "the other is told at its own next prompt")
+	assert.Equal(t, "vX", described(b), "the other is told at its own next prompt")
 	promptE2E(t, conn, b, "hello")
 	assert.Equal(t, "v2", described(b), "a plain prompt tells the other session's menu again")
 	promptE2E(t, conn, b, "/greet y")

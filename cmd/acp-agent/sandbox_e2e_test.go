@@ -52,10 +52,20 @@ func sandboxSessionRoots(t *testing.T, m sandboxMode, model *scriptedModel, dir 
 	t.Helper()
 	client := newToolClient(dir, "allow_once")
 	cmd := exec.Command(agentBin, append(args, "--model", "openai/test-model", "--mode", "full-access", "--sandbox", "on", "--sandbox-network=false")...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + home, "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), goraceEnv, "HOME=" + home, "TMPDIR=" + modeTmp(t, m), "OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
 	asUser(cmd, m)
 	conn, sid := startE2EWithRoots(t, cmd, client, dir, extra, sdk.ClientCapabilities{})
 	return conn, sid, cmd.Process.Pid
+}
+
+// modeTmp is a TMPDIR for an agent run in mode m that the test removes:
+// testTmp's, or for another user a directory that user owns (nobody
+// cannot reach into the test's own temporary directory).
+func modeTmp(t *testing.T, m sandboxMode) string {
+	if m.uid < 0 {
+		return testTmp(t)
+	}
+	return userDir(t, m)
 }
 
 // dirDigest hashes the paths, modes and contents under dir.

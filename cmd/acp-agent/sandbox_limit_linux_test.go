@@ -26,7 +26,7 @@ func TestBinarySandboxLimitIsToldOnce(t *testing.T) {
 			cmd := exec.Command(agentBin, "--model", "replay/default", "--sandbox", "on")
 			asUser(cmd, m)
 			home := userDir(t, m)
-			p := startAgentCmd(t, cmd, append(slicesClone(m.env), "HOME="+home, "ACP_AGENT_SESSION_DIR="+userDir(t, m)))
+			p := startAgentCmd(t, cmd, append(slicesClone(m.env), "HOME="+home, "TMPDIR="+modeTmp(t, m), "ACP_AGENT_SESSION_DIR="+userDir(t, m)))
 			p.Initialize(noticesCaps)
 			var notices []*acp.Notice
 			collect := func(msgs []acptest.Message) {
