@@ -156,7 +156,14 @@ func (p *permissions) remembered(tool string, info ToolCallInfo) policy.Decision
 	case policy.ActionOther:
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		return p.other[cmp.Or(info.ApprovalKey, tool)]
+		// A reject is kept under the tool's name and covers it whatever
+		// it says it does; an allow covers only the definition the user
+		// saw (ApprovalKey), so one kept under the name of a tool that
+		// has a key (an MCP tool's, written before keys) does not count.
+		if d := p.other[tool]; d == policy.DecisionReject || info.ApprovalKey == "" {
+			return d
+		}
+		return p.other[info.ApprovalKey]
 	}
 	return policy.DecisionNone
 }
@@ -178,7 +185,13 @@ func (p *permissions) remember(tool string, info ToolCallInfo, d policy.Decision
 		r.Scope, r.Command, r.Dir = ScopeCommandApprovals, info.Command, ctx.Dir
 		r.Approvals = p.cmds.Remember(*info.Command, ctx, d)
 	default:
-		key := cmp.Or(info.ApprovalKey, tool)
+		key := tool
+		if d == policy.DecisionAllow {
+			// Only an allow is narrowed to the definition: a server
+			// that changes a rejected tool's description must not get
+			// it asked about (or, in full-access mode, run) again.
+			key = cmp.Or(info.ApprovalKey, tool)
+		}
 		r.Scope, r.Tool = ScopeTool, key
 		p.setOther(key, d)
 	}

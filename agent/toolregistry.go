@@ -68,12 +68,13 @@ type ToolCallInfo struct {
 	// CommandContext is where Command runs and how its path operands
 	// are judged (remembered decisions depend on both).
 	CommandContext *policy.CommandContext
-	// ApprovalKey is what an "always" answer to a call that is neither an
-	// edit nor a command is remembered under; "" means the tool's name.
-	// An MCP tool's holds a digest of its definition, so a server that
-	// changes what a tool says it does after the user allowed it always
-	// (the same name, another description or schema) is asked about
-	// again.
+	// ApprovalKey is what an "allow always" answer to a call that is
+	// neither an edit nor a command is remembered under; "" means the
+	// tool's name. An MCP tool's holds a digest of its definition, so a
+	// server that changes what a tool says it does after the user allowed
+	// it always (the same name, another description or schema) is asked
+	// about again. A "reject always" is remembered under the name: it
+	// holds whatever the tool says it does later.
 	ApprovalKey string
 	// CommandFolder is how the permission option names the directory
 	// ("." for the workspace root).

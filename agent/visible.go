@@ -104,8 +104,12 @@ func hiddenNote(preview []ToolContent) string {
 		before := hiddenCounts(old)
 		var found []string
 		for i, line := range strings.Split(strings.ReplaceAll(c.Diff.NewText, "\r\n", "\n"), "\n") {
+			rtl := strings.IndexFunc(line, rightToLeft) >= 0
+			prev := rune(0)
 			for _, r := range line {
-				if !hiddenInText(r) || before[r] < 0 {
+				p := prev
+				prev = r
+				if !hiddenInText(r) || before[r] < 0 || writingMark(r, p, rtl) {
 					continue
 				}
 				if before[r] > 0 {
@@ -146,6 +150,30 @@ func hiddenCounts(s string) map[rune]int {
 // out before), and the zero-width joiner of emoji sequences.
 func hiddenInText(r rune) bool {
 	return r != '\n' && r != '\t' && r != '\u200d' && hidden(r)
+}
+
+// writingMark reports whether r, a hidden character after prev on a
+// line that holds right-to-left letters or not (rtl), is one that text
+// in some languages is written with: the zero-width non-joiner after a
+// letter of a script that joins (Persian writes it inside words, Indic
+// scripts between consonants), and the left-to-right, right-to-left and
+// Arabic letter marks in a line of Arabic or Hebrew (translations set
+// where punctuation goes with them). Neither hides or reorders code as
+// the overrides and isolates do; in ASCII text they are still named.
+func writingMark(r, prev rune, rtl bool) bool {
+	switch r {
+	case '\u200c':
+		return prev >= utf8.RuneSelf && (unicode.IsLetter(prev) || unicode.IsMark(prev))
+	case '\u200e', '\u200f', '\u061c':
+		return rtl
+	}
+	return false
+}
+
+// rightToLeft reports whether r is a letter of a right-to-left script.
+func rightToLeft(r rune) bool {
+	return r >= 0x0590 && unicode.IsLetter(r) &&
+		unicode.In(r, unicode.Hebrew, unicode.Arabic, unicode.Syriac, unicode.Thaana, unicode.Nko, unicode.Samaritan, unicode.Mandaic)
 }
 
 // hiddenName names the characters of "Trojan Source" attacks.

@@ -159,6 +159,11 @@ func TestProgramsReadingCommandsFromFilesOrStdin(t *testing.T) {
 		"mysql --defaults-file=x.cnf -e 'select 1'": true,
 		"mysql -e 'select 1'":                       false, "mysql -u root -D db -e 'select 1'": false, "mysql -uroot -psecret db -e 'select 1'": false,
 		"mariadb --execute='select 1'": false, "mysql --version": false,
+		// A named command is the first word of a line or statement; the
+		// same word in SQL is a column or a table.
+		"mysql -e 'select source, tee from events'": false, "mysql -e 'select 1;\n  Pager less'": true,
+		"mysql -e 'update t set edit = 1; source x.sql'": true, "mysql -e 'system(rm x)'": true,
+		"mysql -e 'systems'": false, "mysql -e 'select * from system'": false,
 		"sftp -b cmds host": true, "printf '!rm x' | sftp host": true, "groff -U -Tutf8 x.tr": true, "nroff -U x.1": true,
 		"groff -UTutf8 x.tr": true, "groff -Tutf8 x.tr": false, "nroff -man x.1": false,
 		"apt-get -o APT::Update::Pre-Invoke::=x update": true, "apt-get update -oDPkg::Pre-Invoke::=x": true,

@@ -533,11 +533,8 @@ func mysqlRisk(name string) func([]string) string {
 			if strings.Contains(value, `\`) {
 				return fmt.Sprintf(`%s %s runs a client command given in its arguments (\! runs a shell command)`, name, a)
 			}
-			for _, w := range strings.FieldsFunc(strings.ToLower(value), func(r rune) bool { return unicode.IsSpace(r) || r == ';' }) {
-				switch w {
-				case "system", "pager", "source", "tee", "edit":
-					return fmt.Sprintf("%s %s runs a client command given in its arguments (system runs a shell command)", name, a)
-				}
+			if mysqlNamedCommand(value) {
+				return fmt.Sprintf("%s %s runs a client command given in its arguments (system runs a shell command)", name, a)
 			}
 		}
 		if stdin {
@@ -545,6 +542,27 @@ func mysqlRisk(name string) func([]string) string {
 		}
 		return ""
 	}
+}
+
+// mysqlNamedCommand reports whether a statement of text starts with one
+// of the mysql client's named commands that run a program, read
+// commands from a file or write one. The client takes a named command
+// as the first word of a line (and, with -G, of any line of a
+// statement); here of every line and of every statement after a ";"
+// too. A word elsewhere is SQL ("select source from events").
+func mysqlNamedCommand(text string) bool {
+	for _, stmt := range strings.FieldsFunc(text, func(r rune) bool { return r == '\n' || r == '\r' || r == ';' }) {
+		stmt = strings.TrimLeftFunc(stmt, unicode.IsSpace)
+		end := strings.IndexFunc(stmt, func(r rune) bool { return !(r == '_' || r < 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r))) })
+		if end < 0 {
+			end = len(stmt)
+		}
+		switch strings.ToLower(stmt[:end]) {
+		case "system", "pager", "source", "tee", "edit", "ssl_session_data_print":
+			return true
+		}
+	}
+	return false
 }
 
 func findRisk(args []string) string {

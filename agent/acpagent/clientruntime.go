@@ -200,9 +200,12 @@ func (t *ClientTerminal) Run(ctx context.Context, spec runtime.CommandSpec, star
 // secretNames are the names of the agent's environment variables that
 // look like they hold credentials (runtime.IsSecretName), sorted. Names
 // that match only for an AUTHOR or an AUTH_SOCK (GIT_AUTHOR_NAME,
-// XAUTHORITY, SSH_AUTH_SOCK) hold none, and the editor's commands keep
-// them (git commits with the author, ssh reaches the user's agent, as
-// in the editor's own terminal).
+// XAUTHORITY, SSH_AUTH_SOCK), for TOKENIZERS (Hugging Face's
+// TOKENIZERS_PARALLELISM, which an empty value turns off), for pass's
+// PASSWORD_STORE (PASSWORD_STORE_DIR) or openSUSE's XAUTHLOCALHOSTNAME
+// hold none, and the editor's commands keep them (git commits with the
+// author, ssh reaches the user's agent, as in the editor's own
+// terminal).
 func secretNames() []string {
 	var out []string
 	for _, kv := range os.Environ() {
@@ -211,7 +214,7 @@ func secretNames() []string {
 			continue
 		}
 		u := strings.ToUpper(name)
-		for _, notSecret := range []string{"AUTHOR", "AUTH_SOCK"} {
+		for _, notSecret := range []string{"AUTHOR", "AUTH_SOCK", "TOKENIZERS", "PASSWORD_STORE", "XAUTHLOCALHOSTNAME"} {
 			u = strings.ReplaceAll(u, notSecret, "")
 		}
 		if runtime.IsSecretName(u) {

@@ -259,8 +259,19 @@ func sendMessage(c Client, id, other, from, to, text string) {
 // addChild keeps a child to close with the parent.
 func (hs *Session) addChild(c *Session, registered bool) {
 	hs.mu.Lock()
-	defer hs.mu.Unlock()
 	hs.children = append(hs.children, childRef{s: c, registered: registered})
+	hs.mu.Unlock()
+	// The child took the parent's mode before it was listed here: a
+	// narrower mode the user chose in between (narrowChildren did not
+	// see the child yet) holds for it too. A change after the listing
+	// finds it (narrowChildren), and this reads the parent's mode after
+	// that change's SetMode.
+	if m := hs.s.Mode(); modeRank(c.s.Mode()) > modeRank(m) {
+		c.s.SetMode(m)
+		if registered {
+			c.c.ModeChanged(m)
+		}
+	}
 }
 
 // closeChildren ends the session's subagents (with the parent).

@@ -288,13 +288,18 @@ func urlSecrets(cfg Server) []string {
 			}
 		}
 	}
+	// A piece shorter than 4 is no credential, and replacing it
+	// everywhere would garble the message ("http://er@host" turned each
+	// "server" into "serv[redacted]").
 	if u.User != nil {
-		out = append(out, u.User.String())
-		if p, ok := u.User.Password(); ok && p != "" {
+		if s := u.User.String(); len(s) >= 4 {
+			out = append(out, s)
+		}
+		if p, ok := u.User.Password(); ok && len(p) >= 4 {
 			out = append(out, p)
 		}
 	}
-	if u.Fragment != "" {
+	if len(u.Fragment) >= 4 {
 		out = append(out, u.Fragment)
 	}
 	// Longest first: a whole query goes before its values.

@@ -289,3 +289,28 @@ func TestConnectWithNoServersGivesAnEmptyManager(t *testing.T) {
 	assert.ErrorIs(t, err, ErrUnknownTool)
 	assert.NoError(t, m.Close())
 }
+
+// A server's URL credentials stay out of its errors, and only they: a
+// short user name or password (no credential) is left alone, where
+// replacing it everywhere garbled the message ("http://er@host" turned
+// "server" into "serv[redacted]").
+func TestConnectErrorHidesURLCredentialsOnly(t *testing.T) {
+	closed := httptest.NewServer(nil)
+	base := strings.TrimPrefix(closed.URL, "http://")
+	closed.Close()
+	m, failures := Connect(context.Background(), []Server{
+		{HTTP: &HTTPServer{Name: "short", URL: "http://er@" + base + "/mcp"}},
+		{HTTP: &HTTPServer{Name: "short-password", URL: "http://x:er@" + base + "/mcp"}},
+		{HTTP: &HTTPServer{Name: "long", URL: "http://user:pass-5e1f9a@" + base + "/mcp?api_key=key-77c2d4"}},
+	}, Options{OnToolsChanged: func() {}})
+	t.Cleanup(func() { _ = m.Close() })
+	require.Len(t, failures, 3)
+	for _, f := range failures {
+		msg := f.Err.Error()
+		assert.Contains(t, msg, `mcp server "`+f.Server+`"`, "the message reads as written")
+		assert.Contains(t, msg, "refused", "the failure is named: %s", msg)
+		for _, secret := range []string{"pass-5e1f9a", "key-77c2d4"} {
+			assert.NotContains(t, msg, secret)
+		}
+	}
+}

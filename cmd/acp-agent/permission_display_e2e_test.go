@@ -110,6 +110,14 @@ func TestBinaryEditQuestionNamesHiddenCharacters(t *testing.T) {
 		"[trojan]": {{"write_file", map[string]any{"path": "auth.go", "content": trojan}}},
 		"[plain]":  {{"write_file", map[string]any{"path": "plain.go", "content": "package x\n"}}},
 		"[kept]":   {{"edit_file", map[string]any{"path": "old.go", "old_string": "x :=", "new_string": "y :="}}},
+		// Text in languages written with invisible characters: Persian
+		// with the zero-width non-joiner inside words, an Arabic and a
+		// Hebrew translation with right-to-left marks, CJK with an
+		// ideographic space, emoji joined by the zero-width joiner.
+		"[languages]": {{"write_file", map[string]any{"path": "i18n.txt", "content": "fa = \"می\u200cخواهم کتاب\u200cها را بخوانم\"\n" +
+			"ar = \"\u200fحفظ (Ctrl+S)\u200f\"\nhe = \"\u200fשמור\u200e:\"\nja = \"保存\u3000する\"\nemoji = \"👩\u200d💻 👍🏽\"\n"}}},
+		// The same characters in ASCII text are named.
+		"[ascii]": {{"write_file", map[string]any{"path": "acl.go", "content": "if user == \"admin\u200c\" {\n}\n// \u200f ok\n"}}},
 	})
 	client := &answeringClient{toolClient: newToolClient(dir, ""), answer: "reject_once"}
 	conn, sid := e2eSessionWith(t, model, client)
@@ -128,5 +136,10 @@ func TestBinaryEditQuestionNamesHiddenCharacters(t *testing.T) {
 		assert.Contains(t, asked, want)
 	}
 	assert.NotContains(t, content("[plain]"), "do not show", "a plain edit gets no note")
+	assert.NotContains(t, content("[languages]"), "do not show", "text in Persian, Arabic, Hebrew, Japanese and emoji gets no note")
+	ascii := content("[ascii]")
+	for _, want := range []string{"acl.go: U+200C (zero-width) at line 1", "U+200F (bidi mark) at line 3"} {
+		assert.Contains(t, ascii, want)
+	}
 	assert.NotContains(t, content("[kept]"), "do not show", "a character the file had already gets no note")
 }
