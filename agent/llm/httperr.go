@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/acp-agent/acp-agent/runtime"
 )
 
 // RetryAfter reads the delay the server asked for: retry-after-ms (in
@@ -98,11 +96,13 @@ func PageError(status int, contentType string, body []byte, baseURLEnv string) (
 // ConnectionHint says what to check when a request got no answer because
 // nothing listens at the server's address (a local server not started)
 // or its host name is unknown: the server, and where its address is set
-// (baseURLEnv, the config file). "" for other failures.
-func ConnectionHint(err error, baseURLEnv string) string {
+// (baseURLEnv, the config file). "" for other failures. refused says
+// whether err is a refused dial, which only the OS's error numbers tell
+// (runtime.ConnectionRefused: the core may not depend on runtime).
+func ConnectionHint(err error, refused bool, baseURLEnv string) string {
 	var dns *net.DNSError
 	switch {
-	case runtime.ConnectionRefused(err):
+	case refused:
 		return " (nothing answers at that address: is the server running? Its address is the base URL: " + baseURLSources(baseURLEnv) + ")"
 	case errors.As(err, &dns) && dns.IsNotFound:
 		return " (no such host: check the base URL: " + baseURLSources(baseURLEnv) + ")"

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/acp-agent/acp-agent/agent/llm"
+	"github.com/acp-agent/acp-agent/runtime"
 )
 
 // maxErrorBody caps how much of an error response is read.
@@ -50,7 +51,7 @@ func (b *errorBody) parse() (apiError, bool) {
 func (p *Provider) connectionError(err error) error {
 	return &llm.ProviderError{
 		Provider: providerName,
-		Message:  p.redact(err.Error()) + llm.ConnectionHint(err, EnvBaseURL),
+		Message:  p.redact(err.Error()) + llm.ConnectionHint(err, runtime.ConnectionRefused(err), EnvBaseURL),
 		// Refused, reset and timed-out connections are transient; a
 		// rejected certificate will be rejected again.
 		Retryable: !llm.IsCertificateError(err),

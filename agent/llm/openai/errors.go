@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acp-agent/acp-agent/agent/llm"
+	"github.com/acp-agent/acp-agent/runtime"
 )
 
 // maxErrorBody caps how much of an error response is read.
@@ -75,7 +76,7 @@ func (e apiError) kind() string {
 func (p *Provider) connectionError(err error) error {
 	return &llm.ProviderError{
 		Provider: providerName,
-		Message:  p.redact(err.Error()) + llm.ConnectionHint(err, EnvBaseURL),
+		Message:  p.redact(err.Error()) + llm.ConnectionHint(err, runtime.ConnectionRefused(err), EnvBaseURL),
 		// Refused, reset and timed-out connections are transient; a
 		// rejected certificate will be rejected again.
 		Retryable: !llm.IsCertificateError(err),
