@@ -481,12 +481,12 @@ func (w *Workspace) Close() error {
 		errs = append(errs, w.bg.term.Close())
 	}
 	if w.bg.tempDir != "" {
-		errs = append(errs, os.RemoveAll(w.bg.tempDir))
+		errs = append(errs, scratch.RemoveAll(w.bg.tempDir))
 	}
 	w.bg.mu.Unlock()
 	errs = append(errs, w.hooks.close())
 	if w.tempDir != "" {
-		errs = append(errs, os.RemoveAll(w.tempDir))
+		errs = append(errs, scratch.RemoveAll(w.tempDir))
 	}
 	errs = append(errs, w.local.Close())
 	w.closeLib.Do(w.promptLib.Close)

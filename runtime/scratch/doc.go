@@ -23,6 +23,8 @@
 // touches a directory whose lock is held (another live agent's), and
 // does bounded work: it reads at most MaxListed entries of the temporary
 // directory and removes at most MaxRemoved directories per call.
+// A directory a command left read-only inside is made writable (by its
+// owner, who is this user) so that it can be removed (RemoveAll).
 // Directories of older versions (acp-agent-cmd-*, acp-agent-hooks-*),
 // which have no lock, are left alone: nothing proves their agent is gone.
 //

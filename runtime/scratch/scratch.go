@@ -195,7 +195,7 @@ func removeIfStale(path string, staging bool) (bool, error) {
 	if di, err := d.Stat(); err != nil || !os.SameFile(fi, di) {
 		return false, nil
 	}
-	if err := os.RemoveAll(path); err != nil {
+	if err := RemoveAll(path); err != nil {
 		return false, fmt.Errorf("scratch: remove stale %s: %w", path, err)
 	}
 	return true, nil
