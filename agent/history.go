@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"reflect"
 	"slices"
 	"strings"
@@ -305,20 +304,27 @@ func (s *Session) keepWithinContext(ctx context.Context, mode compactMode) error
 		return nil
 	}
 	id := uuid.NewString()
-	s.compactionUpdate(ctx, id, CompactionInProgress, "", "")
+	// A history with nothing to summarize (a /compact of a short
+	// conversation) starts no compaction the client would see fail.
+	shown := c.CanCompact(off.Messages)
+	if shown {
+		s.compactionUpdate(ctx, id, CompactionInProgress, "", "")
+	}
 	res, _, err := c.CompactIfNeeded(ctx, &st, off, forced)
 	s.mu.Lock()
 	s.hist.compaction = st
 	s.mu.Unlock()
 	if err != nil {
-		level := slog.LevelWarn
 		if errors.Is(err, compact.ErrNothingToCompact) {
-			// Not a failure anyone must see on stderr (a /compact of a
-			// short conversation, which says so itself).
-			level = slog.LevelInfo
+			// Not a failure anyone must see on stderr either (/compact
+			// says so itself).
+			s.log.Info("nothing to compact; the history is kept as it was")
+		} else {
+			s.log.Warn("compaction failed; the history is kept as it was", "error", err)
 		}
-		s.log.Log(ctx, level, "compaction failed; the history is kept as it was", "error", err)
-		s.compactionUpdate(ctx, id, CompactionFailed, "", err.Error())
+		if shown {
+			s.compactionUpdate(ctx, id, CompactionFailed, "", err.Error())
+		}
 		return err
 	}
 	s.replaceHistory(res.Messages)
@@ -439,7 +445,7 @@ func (s *Session) compactionUpdate(ctx context.Context, id string, st Compaction
 func (s *Session) Compact(ctx context.Context) error {
 	err := s.keepWithinContext(ctx, compactForced)
 	if errors.Is(err, compact.ErrNothingToCompact) {
-		return errors.New("the conversation is too short to compact")
+		return errors.New("nothing to compact, the conversation is too short")
 	}
 	return err
 }

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -88,6 +89,7 @@ func (s *Session) ForkWith(opts ForkOptions) (*Session, error) {
 	model := s.model
 	cfg := s.cfg // under s.mu: SetTitle and the title callbacks change it
 	s.mu.Unlock()
+	cfg.Title = ForkTitle(cfg.Title)
 	var journal Journal
 	if opts.Journal != nil {
 		j, err := opts.Journal(n)
@@ -201,4 +203,18 @@ func (s *Session) shutdown(deleted bool) {
 		s.update(context.Background(), Update{Kind: UpdateDeleted})
 	}
 	s.closeSubscribers()
+}
+
+// forkSuffix marks a fork's title.
+const forkSuffix = " (fork)"
+
+// ForkTitle is the title of a fork of a session titled title: the same,
+// saying it is a fork, so that session/list does not show two sessions
+// alike; a fork of a fork is not marked twice, and an untitled source
+// leaves the fork to title itself from its first prompt.
+func ForkTitle(title string) string {
+	if title == "" || strings.HasSuffix(title, forkSuffix) {
+		return title
+	}
+	return title + forkSuffix
 }

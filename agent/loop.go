@@ -717,7 +717,10 @@ func (s *Session) prepareTool(call llm.ToolCall) (rt registeredTool, info ToolCa
 		return rt, info, ToolResult{Text: fmt.Sprintf("Error: tool %s cannot be called: %v", call.Name, err), IsError: true}, false
 	}
 	if err := checkToolArgs(schema, args); err != nil {
-		return rt, info, ToolResult{Text: fmt.Sprintf("Error: invalid arguments for %s: %v", call.Name, err), IsError: true}, false
+		// The user sees which tool it was and why nothing ran, under the
+		// tool's usual kind; the model gets the error.
+		return rt, ToolCallInfo{Kind: rt.tool.usualKind(), Title: visibleLine(call.Name + ": invalid arguments")},
+			ToolResult{Text: fmt.Sprintf("Error: invalid arguments for %s: %v", call.Name, err), IsError: true}, false
 	}
 	info, err = rt.tool.describe(args)
 	info.Title = visibleLine(info.Title)

@@ -82,6 +82,8 @@ func TestScenario02_ForkHasNewIDAndIndependentTranscript(t *testing.T) {
 	assert.NotEqual(t, s.ID(), f.ID())
 	assert.Equal(t, s.Transcript(), f.Transcript(), "the fork starts from the parent's snapshot")
 	assert.Equal(t, s.CWD(), f.CWD())
+	assert.Equal(t, "one", s.Title())
+	assert.Equal(t, "one (fork)", f.Title(), "the fork's title says it is one")
 
 	// The fork's messages do not reach the parent...
 	_, err := f.Prompt(ctx, "child")

@@ -151,6 +151,14 @@ func (t *Tool) describe(args json.RawMessage) (ToolCallInfo, error) {
 	return info, nil
 }
 
+// usualKind is the kind the tool's calls are shown with, for a call whose
+// arguments cannot be described (invalid ones): what it describes empty
+// arguments as, else "other".
+func (t *Tool) usualKind() ToolKind {
+	info, _ := t.describe(json.RawMessage("{}"))
+	return cmp.Or(info.Kind, ToolKindOther)
+}
+
 // ToolDescriptor describes a registered tool.
 type ToolDescriptor struct {
 	Name             string          `json:"name"`

@@ -216,7 +216,7 @@ func TestForkIsIsolatedInMemoryAndOnDisk(t *testing.T) {
 			parent = s.Title
 		}
 	}
-	assert.Equal(t, "one", parent, "the fork keeps the source's title")
+	assert.Equal(t, "one (fork)", parent, "the fork keeps the source's title, marked as a fork")
 }
 
 func listSessions(t *testing.T, c *acptest.Client, cwd, cursor string) acp.ListSessionsResponse {

@@ -152,6 +152,13 @@ func (c *Compactor) CompactIfNeeded(ctx context.Context, st *State, off OffloadR
 	return res, true, err
 }
 
+// CanCompact reports whether Compact would find something to summarize
+// in msgs (else it fails with ErrNothingToCompact before asking the
+// model).
+func (c *Compactor) CanCompact(msgs []llm.Message) bool {
+	return c.cut(msgs[leadingSystem(msgs):]) > 0
+}
+
 // CompactResult is the outcome of a successful Compact.
 type CompactResult struct {
 	// Messages is the new history: leading RoleSystem messages, the

@@ -930,6 +930,7 @@ func (h *Host) ForkSession(ctx context.Context, req ForkRequest, src *Session, c
 		opts.Journal = func(kept int) (agent.Journal, error) {
 			hdr := src.j.f.Header()
 			hdr.ID, hdr.ParentSessionID, hdr.CWD, hdr.AdditionalDirectories, hdr.Timestamp = id, src.s.ID(), cwd, extra, time.Now()
+			hdr.Title = agent.ForkTitle(hdr.Title)
 			f, err := h.store.Fork(src.j.f, hdr, src.j.prefixFor(kept))
 			if errors.Is(err, persistence.ErrClosed) {
 				return nil, sessionNotFound(src.s.ID(), "it was closed")

@@ -90,7 +90,7 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 		_, err := fmt.Fprintln(stdout, "acp-agent", version)
 		return err
 	}
-	roots, err := serveRoots(f.roots)
+	roots, named, err := serveRoots(f.roots)
 	if err != nil {
 		return err
 	}
@@ -129,7 +129,7 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 	}
 	defer cleanup()
 	defer a.Close()
-	guard := &rootsGuard{host: a.Host(), roots: roots, allowMCPStdio: f.allowMCPStdio}
+	guard := &rootsGuard{host: a.Host(), roots: roots, given: named, allowMCPStdio: f.allowMCPStdio}
 	srv := acp.NewServer(&confinedAgent{Agent: a, rootsGuard: guard},
 		acp.Options{MaxMessageBytes: st.maxLine, Logger: log, MaxSessions: f.maxSessions, MaxSessionsPerConnection: f.maxConnSess,
 			V2: &confinedAgentV2{Agent: acpv2agent.New(a.Host()), rootsGuard: guard}})

@@ -37,56 +37,77 @@ type confinedAgent struct {
 type rootsGuard struct {
 	host          *host.Host // where sessions named by id are looked up
 	roots         []string   // absolute, symbolic links resolved
+	given         []string   // the roots as named (absolute, clean), for the check before any stat
 	allowMCPStdio bool
 }
 
 // serveRoots resolves the --root directories (default: the current
-// directory).
-func serveRoots(given []string) ([]string, error) {
+// directory): roots with their symbolic links resolved, and named, the
+// same directories as given (absolute and clean).
+func serveRoots(given []string) (roots, named []string, err error) {
 	if len(given) == 0 {
 		wd, err := os.Getwd()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		given = []string{wd}
 	}
-	var roots []string
 	for _, r := range given {
 		abs, err := filepath.Abs(r)
 		if err != nil {
-			return nil, fmt.Errorf("--root %s: %w", r, err)
+			return nil, nil, fmt.Errorf("--root %s: %w", r, err)
 		}
 		real, err := filepath.EvalSymlinks(abs)
 		if err != nil {
-			return nil, fmt.Errorf("--root %s: %w", r, err)
+			return nil, nil, fmt.Errorf("--root %s: %w", r, err)
 		}
 		if info, err := os.Stat(real); err != nil || !info.IsDir() {
-			return nil, fmt.Errorf("--root %s: not a directory", r)
+			return nil, nil, fmt.Errorf("--root %s: not a directory", r)
 		}
 		roots = append(roots, real)
+		named = append(named, abs)
 	}
-	return roots, nil
+	return roots, named, nil
 }
 
 // confine returns dir resolved, or an invalid-params error naming field
-// when it is not inside a root.
+// when it is not inside a root. A path outside the roots is refused
+// before anything looks at it, with an answer that does not depend on
+// what is there (nothing, a file or a directory): a remote client must
+// not learn about the machine outside the roots. Only a path named
+// inside a root is resolved, and what it resolves to must be inside one
+// too (a symbolic link in a root does not lead out).
 func (a *rootsGuard) confine(field, dir string) (string, error) {
 	if !filepath.IsAbs(dir) {
 		return "", fmt.Errorf("%w: %s: %q is not an absolute path", acp.ErrInvalidParams, field, dir)
 	}
-	real, err := filepath.EvalSymlinks(filepath.Clean(dir))
+	outside := fmt.Errorf("%w: %s: %s is outside the directories this agent serves (%s)", acp.ErrInvalidParams, field, dir, strings.Join(a.roots, ", "))
+	clean := filepath.Clean(dir)
+	if !within(a.roots, clean) && !within(a.given, clean) {
+		return "", outside
+	}
+	real, err := filepath.EvalSymlinks(clean)
 	if err != nil {
+		// A link inside a root to a place outside that is not there is
+		// outside too, whatever is missing.
+		if !a.inRoots(resolveDangling(clean)) {
+			return "", outside
+		}
 		return "", fmt.Errorf("%w: %s: %s cannot be used: %v", acp.ErrInvalidParams, field, dir, err)
 	}
 	if a.inRoots(real) {
 		return real, nil
 	}
-	return "", fmt.Errorf("%w: %s: %s is outside the directories this agent serves (%s)", acp.ErrInvalidParams, field, dir, strings.Join(a.roots, ", "))
+	return "", outside
 }
 
-func (a *rootsGuard) inRoots(real string) bool {
-	for _, root := range a.roots {
-		if rel, err := filepath.Rel(root, real); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel) {
+func (a *rootsGuard) inRoots(real string) bool { return within(a.roots, real) }
+
+// within reports whether path is one of dirs or under one, by name
+// alone.
+func within(dirs []string, path string) bool {
+	for _, root := range dirs {
+		if rel, err := filepath.Rel(root, path); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel) {
 			return true
 		}
 	}
@@ -148,6 +169,43 @@ func resolveExisting(dir string) string {
 		}
 		rest = filepath.Join(filepath.Base(p), rest)
 	}
+}
+
+// resolveDangling is dir with every symbolic link on its way followed,
+// dangling ones too, as far as it exists; the rest is taken by name.
+func resolveDangling(dir string) string {
+	const maxLinks = 40 // as the kernel's ELOOP
+	vol := filepath.VolumeName(dir)
+	cur := vol + string(filepath.Separator)
+	parts := strings.Split(strings.TrimPrefix(dir[len(vol):], string(filepath.Separator)), string(filepath.Separator))
+	for i, links := 0, 0; i < len(parts); i++ {
+		if parts[i] == "" {
+			continue
+		}
+		next := filepath.Join(cur, parts[i])
+		info, err := os.Lstat(next)
+		if err != nil {
+			return filepath.Join(append([]string{next}, parts[i+1:]...)...)
+		}
+		if info.Mode()&os.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		target, err := os.Readlink(next)
+		if err != nil || links == maxLinks {
+			return filepath.Join(append([]string{next}, parts[i+1:]...)...)
+		}
+		links++
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(cur, target)
+		}
+		target = filepath.Clean(target)
+		vol = filepath.VolumeName(target)
+		cur = vol + string(filepath.Separator)
+		parts = append(strings.Split(strings.TrimPrefix(target[len(vol):], string(filepath.Separator)), string(filepath.Separator)), parts[i+1:]...)
+		i = -1
+	}
+	return filepath.Clean(cur)
 }
 
 // notFound is the answer to a session id outside the roots: the one an

@@ -137,6 +137,25 @@ func TestBinaryForkListDelete(t *testing.T) {
 	var mine acp.ListSessionsResponse
 	acptest.MustResult(t, resp, &mine)
 	assert.Len(t, mine.Sessions, 2, "source and fork")
+	titles := map[acp.SessionId]string{}
+	for _, si := range mine.Sessions {
+		titles[si.SessionID] = si.Title
+	}
+	assert.Equal(t, map[acp.SessionId]string{acp.SessionId(src): "shared start", fr.SessionID: "shared start (fork)"}, titles,
+		"session/list tells the fork from its source")
+	// A fork of the fork is not marked twice.
+	resp, _ = p.Call(acp.MethodSessionFork, &acp.ForkSessionRequest{SessionID: fr.SessionID, CWD: cwd})
+	var ffr acp.ForkSessionResponse
+	acptest.MustResult(t, resp, &ffr)
+	resp, _ = p.Call(acp.MethodSessionList, &acp.ListSessionsRequest{CWD: cwd})
+	acptest.MustResult(t, resp, &mine)
+	titles = map[acp.SessionId]string{}
+	for _, si := range mine.Sessions {
+		titles[si.SessionID] = si.Title
+	}
+	assert.Equal(t, "shared start (fork)", titles[ffr.SessionID], "a fork of a fork is not marked twice")
+	resp, _ = p.Call(acp.MethodSessionDelete, &acp.DeleteSessionRequest{SessionID: ffr.SessionID})
+	acptest.MustResult(t, resp, nil)
 
 	resp, _ = p.Call(acp.MethodSessionDelete, &acp.DeleteSessionRequest{SessionID: acp.SessionId(src)})
 	acptest.MustResult(t, resp, nil)

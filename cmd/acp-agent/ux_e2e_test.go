@@ -479,14 +479,18 @@ func TestBinaryAFailedMCPServerIsToldOnce(t *testing.T) {
 
 // /compact of a conversation too short to compact answers so in the chat
 // and puts no warning on stderr (editors show the agent's stderr as its
-// errors).
+// errors); a client that shows compactions (session.compaction) is sent
+// none: nothing started, nothing failed.
 func TestBinaryCompactOfAShortConversationWarnsNobody(t *testing.T) {
 	p := startAgent(t, []string{"ACP_AGENT_SESSION_DIR=" + t.TempDir()}, "--model", "replay/default")
-	p.Initialize(nil)
+	p.Initialize(&acp.ClientCapabilities{Session: &acp.ClientSessionCapabilities{Compaction: &acp.CompactionCapabilities{}}})
 	sid := p.NewSession(t.TempDir())
 	resp, updates := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: acp.SessionId(sid), Prompt: []acp.ContentBlock{acp.TextBlock("/compact")}})
 	acptest.MustResult(t, resp, nil)
-	assert.Equal(t, "/compact: the conversation is too short to compact", textOf(t, updates))
+	for _, u := range updates {
+		assert.NotContains(t, string(u.Raw), "compaction", "no compaction is shown")
+	}
+	assert.Equal(t, "/compact: nothing to compact, the conversation is too short", textOf(t, updates))
 	p.stdin.Close()
 	require.NoError(t, p.waitExit(t, 0))
 	assert.NotContains(t, p.stderr.String(), "compaction failed")
