@@ -126,6 +126,16 @@ type SessionStore interface {
 	DeleteSession(ctx context.Context, id SessionId) error
 }
 
+// LoadChecker is an optional SessionStore that can refuse a session/load
+// or session/resume before anything is done: the service asks it before
+// it closes the session wherever it is live (which the load must, to
+// reopen its file), so that a load refused for its request (a cwd that is
+// no directory, one outside what the agent serves) does not end the live
+// session it names. LoadSession still checks what it opens.
+type LoadChecker interface {
+	CheckLoad(ctx context.Context, req *LoadRequest) error
+}
+
 // SessionManager is a SessionStore that also retitles, reports and
 // archives sessions (the unstable session/set_title, session/status,
 // session/archive and session/unarchive). An unknown session is an error

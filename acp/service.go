@@ -600,8 +600,14 @@ func (c *serverConn) load(ctx context.Context, req *request) (func(), error) {
 }
 
 // open closes lr's session wherever it is live, loads it from store and
-// registers it here.
+// registers it here; a request the store refuses up front (LoadChecker)
+// leaves the live session as it is.
 func (c *serverConn) open(ctx context.Context, store SessionStore, lr *LoadRequest) (*serviceSession, *LoadedSession, error) {
+	if ch, ok := store.(LoadChecker); ok {
+		if err := ch.CheckLoad(ctx, lr); err != nil {
+			return nil, nil, err
+		}
+	}
 	var loaded *LoadedSession
 	ss, err := c.reopen(lr.SessionID, func() (*serviceSession, func(), error) {
 		client := c.newClient()

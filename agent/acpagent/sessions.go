@@ -59,6 +59,12 @@ func headers(hs []acp.HttpHeader) []host.MCPHTTPHeader {
 	return out
 }
 
+// CheckLoad implements acp.LoadChecker: a cwd or additional directory
+// that is no directory is refused before the live session is closed.
+func (a *Agent) CheckLoad(ctx context.Context, req *acp.LoadRequest) error {
+	return wireError(a.h.CheckDirs(req.CWD, req.AdditionalDirectories))
+}
+
 // LoadSession implements acp.SessionStore: the session is read from its
 // file and, for session/load, its conversation replayed while it is
 // read (host.OpenRequest.Replay), before the updates the load sends.

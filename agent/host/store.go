@@ -113,6 +113,17 @@ func checkDirs(cwd string, extra []string) error {
 	return nil
 }
 
+// CheckDirs refuses, as opening a session would, a cwd or additional
+// directory that is not an existing directory (an empty cwd: the stored
+// one, not checked here). Nil for a host without the built-in tools,
+// whose sessions need no workspace.
+func (h *Host) CheckDirs(cwd string, extra []string) error {
+	if h.cfg.NoBuiltinTools || cwd == "" {
+		return nil
+	}
+	return checkDirs(cwd, extra)
+}
+
 // newSessionConfig is the configuration of a session of this host in
 // cwd, for client c: the default model, the workspace and the host-wide
 // settings.

@@ -276,6 +276,21 @@ func (a *confinedAgent) LoadSession(ctx context.Context, req *acp.LoadRequest, c
 	return a.Agent.LoadSession(ctx, &r, client)
 }
 
+// CheckLoad implements acp.LoadChecker: what LoadSession would refuse
+// for the request's directories, servers or id, before the service ends
+// the live session the request names.
+func (a *confinedAgent) CheckLoad(ctx context.Context, req *acp.LoadRequest) error {
+	r := *req
+	r.AdditionalDirectories = append([]string(nil), req.AdditionalDirectories...)
+	if err := a.check(&r.CWD, r.AdditionalDirectories, r.MCPServers); err != nil {
+		return err
+	}
+	if !a.reachable(r.SessionID) {
+		return notFound(r.SessionID)
+	}
+	return a.Agent.CheckLoad(ctx, &r)
+}
+
 // ForkSession implements acp.Forker. What a fork does not name it takes
 // from its source: from a live source that is what was checked when it
 // was opened; a source that is not open here must be loaded first.
