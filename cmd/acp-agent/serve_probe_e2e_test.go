@@ -113,6 +113,10 @@ func TestServeRootCheckDoesNotTellWhatIsOutside(t *testing.T) {
 		}
 	}
 
+	// The refused loads and resumes of live left it open: a fork of a
+	// source that is not open must name its directories and servers.
+	assert.NoError(t, c.Call(ctx, "session/fork", map[string]any{"sessionId": live, "cwd": s.root}, nil), "the live session survives refused loads")
+
 	unknown := "0b7c8d4e-1111-4000-8000-000000000000"
 	for _, method := range []string{"session/load", "session/resume", "session/fork"} {
 		params := func(id string) map[string]any {

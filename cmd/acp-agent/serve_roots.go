@@ -265,30 +265,37 @@ func (a *confinedAgent) NewSession(ctx context.Context, req *acp.NewSessionReque
 
 // LoadSession implements acp.SessionStore (session/load and resume).
 func (a *confinedAgent) LoadSession(ctx context.Context, req *acp.LoadRequest, client *acp.ClientConn) (acp.Session, *acp.LoadedSession, error) {
-	r := *req
-	r.AdditionalDirectories = append([]string(nil), req.AdditionalDirectories...)
-	if err := a.check(&r.CWD, r.AdditionalDirectories, r.MCPServers); err != nil {
+	r, err := a.confineLoad(req)
+	if err != nil {
 		return nil, nil, err
 	}
-	if !a.reachable(r.SessionID) {
-		return nil, nil, notFound(r.SessionID)
-	}
-	return a.Agent.LoadSession(ctx, &r, client)
+	return a.Agent.LoadSession(ctx, r, client)
 }
 
 // CheckLoad implements acp.LoadChecker: what LoadSession would refuse
 // for the request's directories, servers or id, before the service ends
 // the live session the request names.
 func (a *confinedAgent) CheckLoad(ctx context.Context, req *acp.LoadRequest) error {
+	r, err := a.confineLoad(req)
+	if err != nil {
+		return err
+	}
+	return a.Agent.CheckLoad(ctx, r)
+}
+
+// confineLoad is req with its directories confined to the roots (a
+// copy; req is the caller's), or why it is refused: a directory outside
+// the roots, a stdio MCP server, an id outside them (as an unknown one).
+func (a *confinedAgent) confineLoad(req *acp.LoadRequest) (*acp.LoadRequest, error) {
 	r := *req
 	r.AdditionalDirectories = append([]string(nil), req.AdditionalDirectories...)
 	if err := a.check(&r.CWD, r.AdditionalDirectories, r.MCPServers); err != nil {
-		return err
+		return nil, err
 	}
 	if !a.reachable(r.SessionID) {
-		return notFound(r.SessionID)
+		return nil, notFound(r.SessionID)
 	}
-	return a.Agent.CheckLoad(ctx, &r)
+	return &r, nil
 }
 
 // ForkSession implements acp.Forker. What a fork does not name it takes
