@@ -265,7 +265,7 @@ func (s *Session) appendUser(ctx context.Context, it *item, reminder string) (*p
 	// its first message, and puts a title it knows by then in the file's
 	// header rather than rewriting the file for it.
 	s.setTitleFrom(ctx, cmp.Or(it.title, it.text))
-	e := Entry{Kind: EntryUser, Content: it.content, Source: source, Reminder: reminder, MessageID: id}
+	e := Entry{Kind: EntryUser, Content: it.content, Source: source, Reminder: reminder, MessageID: id, Typed: it.title}
 	echo := it.source == SourceSteer || it.source == SourceFollowUp
 	if fs, ok := s.cfg.Journal.(firstSaver); ok && !echo && !fs.Saved() {
 		return s.startSave(ctx, fs, e), nil
