@@ -387,7 +387,7 @@ func (p *projectHooks) allowOutside(ctx context.Context, h projectHook) bool {
 		why = "the sandbox is unavailable: " + p.confinement
 	}
 	answer, err := p.perms.RequestPermission(ctx, agent.PermissionRequest{
-		ToolCall: agent.ToolCallUpdate{ID: "project-hook-outside", Title: fmt.Sprintf("Outside the sandbox: hook %s (%s)", h.spec.Spec.Command, why),
+		ToolCall: agent.ToolCallUpdate{ID: "project-hook-outside", Title: fmt.Sprintf("Outside the sandbox: hook %s (%s)", agent.Code(h.spec.Spec.Command), why),
 			Kind: agent.ToolKindExecute, Status: agent.ToolPending,
 			Content: []agent.ToolContent{agent.TextContent(agent.CodeBlock(h.spec.Spec.Command))}},
 		Options: []agent.PermissionOption{

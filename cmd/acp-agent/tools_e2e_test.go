@@ -443,7 +443,7 @@ func TestBinaryPermissionRoundTrip(t *testing.T) {
 			require.Len(t, client.permissions, 1)
 			req := client.permissions[0]
 			require.NotNil(t, req.ToolCall.Title)
-			assert.Equal(t, "touch made", *req.ToolCall.Title)
+			assert.Equal(t, "`touch made`", *req.ToolCall.Title)
 			require.Len(t, req.Options, 4)
 			_, err := os.Stat(filepath.Join(dir, "made"))
 			assert.Equal(t, tt.wantRun, err == nil)

@@ -32,3 +32,31 @@ func shownLiterally(kind ToolKind) bool {
 	}
 	return false
 }
+
+// Code is s as a Markdown code span: shown as it is, where a client
+// renders a title as Markdown (Zed does, the permission question
+// included), by a delimiter longer than any run of backticks in s. A
+// command's `*` globs, `\` escapes, backtick substitutions, `[x](y)` and
+// `<!-- -->` would otherwise be read as emphasis, escapes, code, a link
+// and a hidden comment, so that the user approved a command other than
+// the one that runs. Tool titles put the model's operands (commands,
+// paths, URLs, patterns) in one.
+func Code(s string) string {
+	longest, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	delim := strings.Repeat("`", longest+1)
+	// A span's content loses one space at each end when it has one at
+	// both; one next to the delimiter would merge with it.
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") ||
+		strings.HasPrefix(s, " ") && strings.HasSuffix(s, " ") && strings.Trim(s, " ") != "" {
+		s = " " + s + " "
+	}
+	return delim + s + delim
+}
