@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/windows"
@@ -36,6 +37,41 @@ func linkCountAt(dir *os.Root, name string, _ fs.FileInfo) uint64 {
 	}
 	defer f.Close()
 	return handleLinkCount(f, nil)
+}
+
+// entryName is the name the existing entry name of dir really has:
+// Windows opens a file by its 8.3 short name too (NTFS's ENV~1, Wine's
+// and Samba's _ENV~3EE for .env), and a rename onto that name replaces
+// the long-named file, so a write or removal checks and uses the long
+// name. It asks the open handle (GetFinalPathNameByHandle, normalized),
+// which names exactly the file opened.
+// GetFinalPathNameByHandle's flags (winbase.h): the normalized name, with
+// a drive letter.
+const (
+	fileNameNormalized = 0x0
+	volumeNameDOS      = 0x0
+)
+
+func entryName(dir *os.Root, name string) (string, error) {
+	f, err := dir.OpenFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	buf := make([]uint16, windows.MAX_LONG_PATH)
+	n, err := windows.GetFinalPathNameByHandle(windows.Handle(f.Fd()), &buf[0], uint32(len(buf)), fileNameNormalized|volumeNameDOS)
+	if err != nil {
+		return "", err
+	}
+	if int(n) >= len(buf) {
+		return "", windows.ERROR_INSUFFICIENT_BUFFER
+	}
+	full := windows.UTF16ToString(buf[:n])
+	i := strings.LastIndexAny(full, `\/`)
+	if i < 0 || i == len(full)-1 {
+		return "", errors.New("no file name in " + full)
+	}
+	return full[i+1:], nil
 }
 
 // fileID is 0: Windows' FileInfo has no file index.
