@@ -1,0 +1,117 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	sdk "github.com/coder/acp-go-sdk"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/windows"
+)
+
+// windowsShortName is the 8.3 name the volume gives the existing path p
+// (NTFS's ENV~1, Wine's _ENV~3EE), or "" where it gives none.
+func windowsShortName(t *testing.T, p string) string {
+	t.Helper()
+	u, err := windows.UTF16PtrFromString(p)
+	require.NoError(t, err)
+	buf := make([]uint16, windows.MAX_LONG_PATH)
+	n, err := windows.GetShortPathName(u, &buf[0], uint32(len(buf)))
+	if err != nil || n == 0 || int(n) > len(buf) {
+		return ""
+	}
+	if s := filepath.Base(windows.UTF16ToString(buf[:n])); !strings.EqualFold(s, filepath.Base(p)) {
+		return s
+	}
+	return ""
+}
+
+// Through the built Windows binary: the file tools, in full-access
+// mode, locally and through the editor's fs/*, never read, write, edit
+// or plant beside .env, .env.local and .git by the other names Windows
+// opens them by: the volume's own 8.3 short names (asked of the volume,
+// so whatever form it uses), trailing dots and spaces, alternate data
+// streams and device names. (The tools read a file before they replace
+// it, and that read checks the real path; the runtime's own write check
+// is pinned by TestWindowsLocalFSRefusesOtherSpellingsOfDeniedNames.)
+func TestBinaryWindowsOtherNamesOfDeniedFiles(t *testing.T) {
+	for _, editorFS := range []bool{false, true} {
+		t.Run(map[bool]string{false: "local", true: "editor fs"}[editorFS], func(t *testing.T) {
+			dir := t.TempDir()
+			secrets := map[string]string{
+				".env":        "SECRET_ENV",
+				".env.local":  "SECRET_ENV_LOCAL",
+				`.git\config`: "SECRET_GIT_CONFIG",
+			}
+			for p, c := range secrets {
+				require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755))
+				require.NoError(t, os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644))
+			}
+			require.NoError(t, os.Mkdir(filepath.Join(dir, ".git", "hooks"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "ok.txt"), []byte("ORDINARY_OK"), 0o644))
+			env, envLocal, git := windowsShortName(t, filepath.Join(dir, ".env")), windowsShortName(t, filepath.Join(dir, ".env.local")),
+				windowsShortName(t, filepath.Join(dir, ".git"))
+			if env == "" || envLocal == "" || git == "" {
+				t.Skip("this volume gives no 8.3 short names (NTFS with them off, ReFS): nothing to attack")
+			}
+			t.Logf("short names: %s %s %s", env, envLocal, git)
+			var reads, writes []string
+			reads = append(reads, env, envLocal, git+`\config`, ".env.", ".env ", ".ENV", `.git.\config`, ".env::$DATA", `.git::$INDEX_ALLOCATION\config`)
+			writes = append(writes, env, envLocal, git+`\config`, git+`\hooks\pre-commit`, ".env.", ".env ", ".env. .", ".env::$DATA",
+				".env:stream", `.git.\hooks\pre-commit`, `.git::$INDEX_ALLOCATION\hooks\pre-commit`, "CON", "NUL.txt", `sub\COM1`)
+			var cs []modelCall
+			for _, p := range reads {
+				cs = append(cs, modelCall{"read_file", map[string]any{"path": p}})
+			}
+			for _, p := range writes {
+				cs = append(cs, modelCall{"write_file", map[string]any{"path": p, "content": "PLANTED"}})
+			}
+			cs = append(cs,
+				modelCall{"edit_file", map[string]any{"path": envLocal, "old_string": "SECRET", "new_string": "EDITED"}},
+				modelCall{"list_directory", map[string]any{"path": git}},
+				modelCall{"grep", map[string]any{"pattern": "SECRET", "path": git}},
+				modelCall{"read_file", map[string]any{"path": "ok.txt"}},
+			)
+			model := promptModel(t, map[string][]modelCall{"[go]": cs})
+			var conn *sdk.ClientSideConnection
+			var sid sdk.SessionId
+			editor := &diskEditor{toolClient: newToolClient(dir, "allow_once")}
+			if editorFS {
+				caps := sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}}
+				conn, sid = e2eSessionWithCaps(t, model, editor, caps, "--mode", "full-access")
+			} else {
+				conn, sid = e2eSession(t, "openai", model, editor.toolClient, sdk.ClientCapabilities{}, "--mode", "full-access")
+			}
+			assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "[go]"))
+			body := model.body(t, 1)
+			for _, c := range secrets {
+				assert.False(t, strings.Contains(body, c), "the model saw %s", c)
+			}
+			assert.Contains(t, body, "ORDINARY_OK", "an ordinary file is read (the control)")
+			for p, c := range secrets {
+				data, err := os.ReadFile(filepath.Join(dir, p))
+				require.NoError(t, err, "%s is still there", p)
+				assert.Equal(t, c, string(data), "%s is unchanged", p)
+			}
+			hooks, err := os.ReadDir(filepath.Join(dir, ".git", "hooks"))
+			require.NoError(t, err)
+			assert.Empty(t, hooks, "nothing was planted in .git\\hooks")
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			for _, e := range entries {
+				assert.Contains(t, []string{".env", ".env.local", ".git", "ok.txt"}, e.Name(), "%s was created", e.Name())
+			}
+			if editorFS {
+				editor.assertCheckedPaths(t, dir)
+				editor.mu.Lock()
+				for _, p := range editor.paths {
+					assert.NotContains(t, p, "~", "the editor was given a short name: %s", p)
+				}
+				editor.mu.Unlock()
+			}
+		})
+	}
+}
