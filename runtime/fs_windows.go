@@ -74,6 +74,25 @@ func entryName(dir *os.Root, name string) (string, error) {
 	return full[i+1:], nil
 }
 
+// LongPathName is the existing path p with every 8.3 short name in it
+// (C:\Users\RUNNER~1) replaced by the long one (GetLongPathName); symbolic
+// links are not followed. A path that does not exist is an error.
+func LongPathName(p string) (string, error) {
+	u, err := windows.UTF16PtrFromString(p)
+	if err != nil {
+		return "", err
+	}
+	buf := make([]uint16, windows.MAX_LONG_PATH)
+	n, err := windows.GetLongPathName(u, &buf[0], uint32(len(buf)))
+	if err != nil {
+		return "", &os.PathError{Op: "GetLongPathName", Path: p, Err: err}
+	}
+	if int(n) >= len(buf) {
+		return "", &os.PathError{Op: "GetLongPathName", Path: p, Err: windows.ERROR_INSUFFICIENT_BUFFER}
+	}
+	return windows.UTF16ToString(buf[:n]), nil
+}
+
 // fileID is 0: Windows' FileInfo has no file index.
 func fileID(fs.FileInfo) uint64 { return 0 }
 

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/acp-agent/acp-agent/acp/acphttp"
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -114,4 +116,55 @@ func TestBinaryWindowsOtherNamesOfDeniedFiles(t *testing.T) {
 			}
 		})
 	}
+}
+
+// windowsShortPath is the whole existing path p in 8.3 spelling, or ""
+// where the volume gives it none.
+func windowsShortPath(t *testing.T, p string) string {
+	t.Helper()
+	u, err := windows.UTF16PtrFromString(p)
+	require.NoError(t, err)
+	buf := make([]uint16, windows.MAX_LONG_PATH)
+	n, err := windows.GetShortPathName(u, &buf[0], uint32(len(buf)))
+	if err != nil || n == 0 || int(n) > len(buf) || strings.EqualFold(windows.UTF16ToString(buf[:n]), p) {
+		return ""
+	}
+	return windows.UTF16ToString(buf[:n])
+}
+
+// serve's root check takes a directory inside a root spelled with 8.3
+// short names (a client's TEMP under C:\Users\RUNNER~1 is common) as the
+// directory it is, while a short spelling of a directory outside gets
+// exactly the answer the long spelling and a missing directory get.
+func TestServeTakesShortNamesOfDirectoriesInsideItsRoots(t *testing.T) {
+	s := startServe(t, nil)
+	inside := filepath.Join(s.root, "a project with a long name")
+	require.NoError(t, os.Mkdir(inside, 0o755))
+	outside := filepath.Join(t.TempDir(), "another long directory name")
+	require.NoError(t, os.Mkdir(outside, 0o755))
+	shortInside, shortOutside := windowsShortPath(t, inside), windowsShortPath(t, outside)
+	if shortInside == "" || shortOutside == "" {
+		t.Skip("this volume gives no 8.3 short names: nothing to spell")
+	}
+	t.Logf("inside %s, outside %s", shortInside, shortOutside)
+	c := dialServe(t, s, false)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), waitBudget(t))
+	defer cancel()
+	for _, params := range []map[string]any{
+		{"cwd": shortInside, "mcpServers": []any{}},
+		{"cwd": s.root, "mcpServers": []any{}, "additionalDirectories": []string{shortInside}},
+	} {
+		require.NoError(t, c.Call(ctx, "session/new", params, nil), "%v", params)
+	}
+	answers := map[string]string{}
+	for what, p := range map[string]string{"long": outside, "short": shortOutside, "missing": filepath.Join(outside, "missing~1")} {
+		err := c.Call(ctx, "session/new", map[string]any{"cwd": p, "mcpServers": []any{}}, nil)
+		var re *acphttp.RPCError
+		require.ErrorAs(t, err, &re, what)
+		answers[what] = strings.ReplaceAll(re.Message, p, "<PATH>") + " " + strings.ReplaceAll(string(re.Data), p, "<PATH>")
+	}
+	assert.Contains(t, answers["long"], "is outside the directories this agent serves")
+	assert.Equal(t, answers["long"], answers["short"], "a short spelling outside answers as the long one")
+	assert.Equal(t, answers["long"], answers["missing"], "a missing short-looking name answers the same")
 }
