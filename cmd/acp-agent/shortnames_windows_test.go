@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -167,4 +168,50 @@ func TestServeTakesShortNamesOfDirectoriesInsideItsRoots(t *testing.T) {
 	assert.Contains(t, answers["long"], "is outside the directories this agent serves")
 	assert.Equal(t, answers["long"], answers["short"], "a short spelling outside answers as the long one")
 	assert.Equal(t, answers["long"], answers["missing"], "a missing short-looking name answers the same")
+}
+
+// With the home directory as the workspace, the file tools never write
+// Windows' own start-up places, which the user's programs run
+// unconfined later: the Startup folder (runs at the next sign-in),
+// PowerShell's profiles and module directories (run by the user's next
+// PowerShell), a PATH directory under AppData (a per-user install whose
+// programs run instead of the user's), also by an 8.3 spelling of the
+// way there; an ordinary file beside them stays writable.
+func TestBinaryWindowsFileToolsRefuseStartupPlaces(t *testing.T) {
+	home := testHome(t)
+	tool := filepath.Join(home, `AppData\Local\Programs\Tool`)
+	require.NoError(t, os.MkdirAll(tool, 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(home, `Documents\PowerShell`), 0o755))
+	docs := windowsShortName(t, filepath.Join(home, "Documents"))
+	writes := []string{
+		`AppData\Roaming\Microsoft\Windows\Start Menu\Programs\Startup\evil.bat`,
+		`Documents\PowerShell\Microsoft.PowerShell_profile.ps1`,
+		`Documents\WindowsPowerShell\profile.ps1`,
+		`Documents\PowerShell\Modules\git\git.psm1`,
+		`AppData\Local\Programs\Tool\tool.exe.bat`,
+	}
+	if docs != "" {
+		writes = append(writes, docs+`\PowerShell\profile.ps1`)
+	}
+	var cs []modelCall
+	for _, p := range writes {
+		cs = append(cs, modelCall{"write_file", map[string]any{"path": p, "content": "PLANTED"}})
+	}
+	cs = append(cs, modelCall{"write_file", map[string]any{"path": `Documents\notes.txt`, "content": "NOTES"}})
+	model := stepModel(t, calls(cs...), says("done"))
+	cmd := exec.Command(agentBin, "--model", "openai/test-model", "--mode", "full-access")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH") + string(os.PathListSeparator) + tool, goraceEnv, "HOME=" + home,
+		"OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
+	conn, sid := startE2EWith(t, cmd, newToolClient(home, "allow_once"), home, sdk.ClientCapabilities{})
+	assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "[go]"))
+	results := toolMessages(t, model.body(t, 1))
+	require.Len(t, results, len(cs))
+	for i, p := range writes {
+		assert.Contains(t, results[i], "protected start-up or configuration file", "%s: %s", p, results[i])
+		_, err := os.Stat(filepath.Join(home, p))
+		assert.ErrorIs(t, err, os.ErrNotExist, "%s was written", p)
+	}
+	data, err := os.ReadFile(filepath.Join(home, `Documents\notes.txt`))
+	require.NoError(t, err, "an ordinary file beside them is written (the control)")
+	assert.Equal(t, "NOTES", string(data))
 }

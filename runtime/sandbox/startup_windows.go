@@ -1,0 +1,43 @@
+package sandbox
+
+import (
+	"path/filepath"
+
+	"golang.org/x/sys/windows"
+)
+
+// osProtectedPaths are Windows' own start-up places under home that the
+// user's programs run unconfined: the Startup folder (every file in it
+// runs at the next sign-in), PowerShell's profile and module directories
+// (profile.ps1 runs when the user's next PowerShell starts, and a module
+// there named like a command runs instead of it), each at its default
+// place and where the shell's known folders put it (Documents redirected
+// to OneDrive); and every entry of pathList under home\AppData, at any
+// depth (per-user installs, %LOCALAPPDATA%\Programs\Python\Python312,
+// %LOCALAPPDATA%\Microsoft\WindowsApps: a program written there runs
+// instead of the user's next time its name is looked up; projects do
+// not live there).
+func osProtectedPaths(home, pathList string) []string {
+	out := []string{
+		filepath.Join(home, `AppData\Roaming\Microsoft\Windows\Start Menu\Programs\Startup`),
+		filepath.Join(home, `Documents\PowerShell`),
+		filepath.Join(home, `Documents\WindowsPowerShell`),
+	}
+	if p, err := windows.KnownFolderPath(windows.FOLDERID_Startup, 0); err == nil && filepath.IsAbs(p) {
+		out = append(out, filepath.Clean(p))
+	}
+	if p, err := windows.KnownFolderPath(windows.FOLDERID_Documents, 0); err == nil && filepath.IsAbs(p) {
+		out = append(out, filepath.Join(p, "PowerShell"), filepath.Join(p, "WindowsPowerShell"))
+	}
+	appData := filepath.Join(home, "AppData")
+	for _, e := range filepath.SplitList(pathList) {
+		if !filepath.IsAbs(e) {
+			continue
+		}
+		e = filepath.Clean(e)
+		if rel, err := filepath.Rel(appData, e); err == nil && rel != "." && filepath.IsLocal(rel) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
