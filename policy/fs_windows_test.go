@@ -1,10 +1,14 @@
 package policy
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/windows"
 )
 
 // Windows paths: drive letters in either case, \\?\ and UNC spellings of
@@ -98,4 +102,36 @@ func TestWindowsProtectedPaths(t *testing.T) {
 	}
 	_, _, err := p.Resolve(`C:\Users\me\notes.txt`, AccessWrite)
 	require.NoError(t, err)
+}
+
+// A PATH entry inside a root is dropped however Windows spells it: its
+// 8.3 short name (the volume's own, asked with GetShortPathName), other
+// letter case, the \\?\ prefix, and for a directory not made yet, a
+// short spelling of the part that exists.
+func TestWindowsCommandPathDropsOtherSpellingsOfEntriesInsideRoots(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "a workspace with a long name")
+	bin := filepath.Join(root, "node_modules", ".bin")
+	require.NoError(t, os.MkdirAll(bin, 0o755))
+	short := func(p string) string {
+		u, err := windows.UTF16PtrFromString(p)
+		require.NoError(t, err)
+		buf := make([]uint16, windows.MAX_LONG_PATH)
+		n, err := windows.GetShortPathName(u, &buf[0], uint32(len(buf)))
+		if err != nil || n == 0 || int(n) > len(buf) {
+			return ""
+		}
+		return windows.UTF16ToString(buf[:n])
+	}
+	entries := []string{strings.ToUpper(bin), `\\?\` + bin}
+	if s := short(bin); s != "" && s != bin {
+		entries = append(entries, s, filepath.Join(short(root), "tools"))
+	} else {
+		t.Log("this volume gives no 8.3 short names: only case and \\\\?\\ are tried")
+	}
+	system := os.Getenv("SystemRoot")
+	for _, e := range entries {
+		got, dropped := CommandPath(e+";"+system, []string{root}, nil)
+		assert.Equal(t, filepath.Clean(system), got, "%s must be dropped", e)
+		assert.Len(t, dropped, 1, e)
+	}
 }

@@ -179,8 +179,9 @@ func TestServeTakesShortNamesOfDirectoriesInsideItsRoots(t *testing.T) {
 // way there; an ordinary file beside them stays writable.
 func TestBinaryWindowsFileToolsRefuseStartupPlaces(t *testing.T) {
 	home := testHome(t)
-	tool := filepath.Join(home, `AppData\Local\Programs\Tool`)
+	tool, shims := filepath.Join(home, `AppData\Local\Programs\Tool`), filepath.Join(home, `scoop\shims`)
 	require.NoError(t, os.MkdirAll(tool, 0o755))
+	require.NoError(t, os.MkdirAll(shims, 0o755))
 	require.NoError(t, os.MkdirAll(filepath.Join(home, `Documents\PowerShell`), 0o755))
 	docs := windowsShortName(t, filepath.Join(home, "Documents"))
 	writes := []string{
@@ -189,6 +190,7 @@ func TestBinaryWindowsFileToolsRefuseStartupPlaces(t *testing.T) {
 		`Documents\WindowsPowerShell\profile.ps1`,
 		`Documents\PowerShell\Modules\git\git.psm1`,
 		`AppData\Local\Programs\Tool\tool.exe.bat`,
+		`scoop\shims\git.cmd`,
 	}
 	if docs != "" {
 		writes = append(writes, docs+`\PowerShell\profile.ps1`)
@@ -200,7 +202,7 @@ func TestBinaryWindowsFileToolsRefuseStartupPlaces(t *testing.T) {
 	cs = append(cs, modelCall{"write_file", map[string]any{"path": `Documents\notes.txt`, "content": "NOTES"}})
 	model := stepModel(t, calls(cs...), says("done"))
 	cmd := exec.Command(agentBin, "--model", "openai/test-model", "--mode", "full-access")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH") + string(os.PathListSeparator) + tool, goraceEnv, "HOME=" + home,
+	cmd.Env = []string{"PATH=" + strings.Join([]string{os.Getenv("PATH"), tool, shims}, string(os.PathListSeparator)), goraceEnv, "HOME=" + home,
 		"OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.URL + "/v1"}
 	conn, sid := startE2EWith(t, cmd, newToolClient(home, "allow_once"), home, sdk.ClientCapabilities{})
 	assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "[go]"))

@@ -12,11 +12,11 @@ import (
 // (profile.ps1 runs when the user's next PowerShell starts, and a module
 // there named like a command runs instead of it), each at its default
 // place and where the shell's known folders put it (Documents redirected
-// to OneDrive); and every entry of pathList under home\AppData, at any
-// depth (per-user installs, %LOCALAPPDATA%\Programs\Python\Python312,
-// %LOCALAPPDATA%\Microsoft\WindowsApps: a program written there runs
-// instead of the user's next time its name is looked up; projects do
-// not live there).
+// to OneDrive); and every entry of pathList under home\AppData or
+// home\scoop, at any depth (per-user installs:
+// %LOCALAPPDATA%\Programs\Python\Python312, %APPDATA%\npm, Scoop's shims:
+// a program written there runs instead of the user's the next time its
+// name is looked up; projects do not live there).
 func osProtectedPaths(home, pathList string) []string {
 	out := []string{
 		filepath.Join(home, `AppData\Roaming\Microsoft\Windows\Start Menu\Programs\Startup`),
@@ -29,14 +29,16 @@ func osProtectedPaths(home, pathList string) []string {
 	if p, err := windows.KnownFolderPath(windows.FOLDERID_Documents, 0); err == nil && filepath.IsAbs(p) {
 		out = append(out, filepath.Join(p, "PowerShell"), filepath.Join(p, "WindowsPowerShell"))
 	}
-	appData := filepath.Join(home, "AppData")
 	for _, e := range filepath.SplitList(pathList) {
 		if !filepath.IsAbs(e) {
 			continue
 		}
 		e = filepath.Clean(e)
-		if rel, err := filepath.Rel(appData, e); err == nil && rel != "." && filepath.IsLocal(rel) {
-			out = append(out, e)
+		for _, d := range []string{"AppData", "scoop"} {
+			if rel, err := filepath.Rel(filepath.Join(home, d), e); err == nil && rel != "." && filepath.IsLocal(rel) {
+				out = append(out, e)
+				break
+			}
 		}
 	}
 	return out
