@@ -52,6 +52,25 @@ func TestWindowsPathsResolveInsideTheirRoots(t *testing.T) {
 		`\\.\C:\Users\me\My Project\x.txt`,
 		`C:\Users\me\My Project\..\secret.txt`,
 		`My Project\x.txt`,
+		// More spellings Windows resolves elsewhere than they say.
+		`C:/Users/me/My Project/.git/config`,
+		`C:\Users\me/My Project\.GIT/hooks/pre-commit`,
+		`C:\Users\me\My Project\.git. .\config`,
+		`C:\Users\me\My Project\.env::$DATA`,
+		`C:\Users\me\My Project\.env:`,
+		`C:\Users\me\My Project\.Env.Local `,
+		`C:\Users\me\My Project\CONIN$`,
+		"C:\\Users\\me\\My Project\\sub\\COM\u00b9",
+		`C:\Users\me\My Project\lpt1.txt`,
+		`C:\Users\me\My Project\C:x.txt`,
+		`C:My Project\x.txt`,
+		`\\?\C:\Users\me\My Project\..\secret.txt`,
+		`\\?\GLOBALROOT\Device\HarddiskVolume1\Users\me\My Project\x.txt`,
+		`\\localhost\C$\Users\me\My Project\x.txt`,
+		`\\127.0.0.1\C$\Users\me\My Project\x.txt`,
+		`\\?\UNC\localhost\C$\Users\me\My Project\x.txt`,
+		`\\attacker\share\x.txt`,
+		"C:\\Users\\me\\My Project\\.g\u0131t\\config",
 	} {
 		_, _, err := p.Resolve(path, AccessRead)
 		assert.Error(t, err, "%s must be refused", path)
