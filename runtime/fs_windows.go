@@ -44,7 +44,9 @@ func linkCountAt(dir *os.Root, name string, _ fs.FileInfo) uint64 {
 // and Samba's _ENV~3EE for .env), and a rename onto that name replaces
 // the long-named file, so a write or removal checks and uses the long
 // name. It asks the open handle (GetFinalPathNameByHandle, normalized),
-// which names exactly the file opened.
+// which names exactly the file opened. A name without a '~' is no short
+// name and is taken as it is (no open, and no failure where a file
+// system cannot say a handle's name).
 // GetFinalPathNameByHandle's flags (winbase.h): the normalized name, with
 // a drive letter.
 const (
@@ -53,6 +55,9 @@ const (
 )
 
 func entryName(dir *os.Root, name string) (string, error) {
+	if !strings.Contains(name, "~") {
+		return name, nil
+	}
 	f, err := dir.OpenFile(name, os.O_RDONLY, 0)
 	if err != nil {
 		return "", err
