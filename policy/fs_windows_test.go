@@ -8,7 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/windows"
+
+	"github.com/acp-agent/acp-agent/internal/winetest"
 )
 
 // Windows paths: drive letters in either case, \\?\ and UNC spellings of
@@ -131,19 +132,9 @@ func TestWindowsCommandPathDropsOtherSpellingsOfEntriesInsideRoots(t *testing.T)
 	root := filepath.Join(t.TempDir(), "a workspace with a long name")
 	bin := filepath.Join(root, "node_modules", ".bin")
 	require.NoError(t, os.MkdirAll(bin, 0o755))
-	short := func(p string) string {
-		u, err := windows.UTF16PtrFromString(p)
-		require.NoError(t, err)
-		buf := make([]uint16, windows.MAX_LONG_PATH)
-		n, err := windows.GetShortPathName(u, &buf[0], uint32(len(buf)))
-		if err != nil || n == 0 || int(n) > len(buf) {
-			return ""
-		}
-		return windows.UTF16ToString(buf[:n])
-	}
 	entries := []string{strings.ToUpper(bin), `\\?\` + bin}
-	if s := short(bin); s != "" && s != bin {
-		entries = append(entries, s, filepath.Join(short(root), "tools"))
+	if s := winetest.ShortPath(bin); s != "" && s != bin {
+		entries = append(entries, s, filepath.Join(winetest.ShortPath(root), "tools"))
 	} else {
 		t.Log("this volume gives no 8.3 short names: only case and \\\\?\\ are tried")
 	}

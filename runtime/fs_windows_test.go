@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/windows"
 
+	"github.com/acp-agent/acp-agent/internal/winetest"
 	"github.com/acp-agent/acp-agent/policy"
 )
 
@@ -84,20 +84,6 @@ func TestWindowsLocalFSPathsAndLineEndings(t *testing.T) {
 	assert.Equal(t, "secret", string(data))
 }
 
-// shortPath is Windows' 8.3 spelling of the existing path p (NTFS's
-// GIT~1, Wine's _GIT~IBP), or "" where the volume has none.
-func shortPath(t *testing.T, p string) string {
-	t.Helper()
-	u, err := windows.UTF16PtrFromString(p)
-	require.NoError(t, err)
-	buf := make([]uint16, windows.MAX_LONG_PATH)
-	n, err := windows.GetShortPathName(u, &buf[0], uint32(len(buf)))
-	if err != nil || n == 0 || int(n) > len(buf) {
-		return ""
-	}
-	return windows.UTF16ToString(buf[:n])
-}
-
 // Every other spelling Windows resolves to .git, .env, .env.local or a
 // denied directory (the user's .ssh, with the home directory as the
 // workspace) is refused by every file operation, read and write: the
@@ -135,7 +121,7 @@ func TestWindowsLocalFSRefusesOtherSpellingsOfDeniedNames(t *testing.T) {
 		for i, c := range comps {
 			long = filepath.Join(long, c)
 			shortComps[i] = c
-			if s := shortPath(t, long); s != "" && !strings.EqualFold(filepath.Base(s), c) {
+			if s := winetest.ShortPath(long); s != "" && !strings.EqualFold(filepath.Base(s), c) {
 				shortComps[i] = filepath.Base(s)
 				mixed := append(append(append([]string{}, comps[:i]...), filepath.Base(s)), comps[i+1:]...)
 				out = append(out, strings.Join(mixed, `\`))
@@ -153,7 +139,7 @@ func TestWindowsLocalFSRefusesOtherSpellingsOfDeniedNames(t *testing.T) {
 		return out
 	}
 
-	for _, spelledRoot := range []string{root, shortPath(t, root)} {
+	for _, spelledRoot := range []string{root, winetest.ShortPath(root)} {
 		if spelledRoot == "" {
 			continue
 		}

@@ -9,25 +9,17 @@ import (
 	"testing"
 
 	"github.com/acp-agent/acp-agent/acp/acphttp"
+	"github.com/acp-agent/acp-agent/internal/winetest"
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/windows"
 )
 
-// windowsShortName is the 8.3 name the volume gives the existing path p
-// (NTFS's ENV~1, Wine's _ENV~3EE), or "" where it gives none.
-func windowsShortName(t *testing.T, p string) string {
-	t.Helper()
-	u, err := windows.UTF16PtrFromString(p)
-	require.NoError(t, err)
-	buf := make([]uint16, windows.MAX_LONG_PATH)
-	n, err := windows.GetShortPathName(u, &buf[0], uint32(len(buf)))
-	if err != nil || n == 0 || int(n) > len(buf) {
-		return ""
-	}
-	if s := filepath.Base(windows.UTF16ToString(buf[:n])); !strings.EqualFold(s, filepath.Base(p)) {
-		return s
+// windowsShortName is the 8.3 name the volume gives the last element of
+// the existing path p (NTFS's ENV~1, Wine's _ENV~3EE), or "".
+func windowsShortName(p string) string {
+	if s := winetest.ShortPath(p); s != "" && !strings.EqualFold(filepath.Base(s), filepath.Base(p)) {
+		return filepath.Base(s)
 	}
 	return ""
 }
@@ -55,8 +47,8 @@ func TestBinaryWindowsOtherNamesOfDeniedFiles(t *testing.T) {
 			}
 			require.NoError(t, os.Mkdir(filepath.Join(dir, ".git", "hooks"), 0o755))
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "ok.txt"), []byte("ORDINARY_OK"), 0o644))
-			env, envLocal, git := windowsShortName(t, filepath.Join(dir, ".env")), windowsShortName(t, filepath.Join(dir, ".env.local")),
-				windowsShortName(t, filepath.Join(dir, ".git"))
+			env, envLocal, git := windowsShortName(filepath.Join(dir, ".env")), windowsShortName(filepath.Join(dir, ".env.local")),
+				windowsShortName(filepath.Join(dir, ".git"))
 			if env == "" || envLocal == "" || git == "" {
 				t.Skip("this volume gives no 8.3 short names (NTFS with them off, ReFS): nothing to attack")
 			}
@@ -119,20 +111,6 @@ func TestBinaryWindowsOtherNamesOfDeniedFiles(t *testing.T) {
 	}
 }
 
-// windowsShortPath is the whole existing path p in 8.3 spelling, or ""
-// where the volume gives it none.
-func windowsShortPath(t *testing.T, p string) string {
-	t.Helper()
-	u, err := windows.UTF16PtrFromString(p)
-	require.NoError(t, err)
-	buf := make([]uint16, windows.MAX_LONG_PATH)
-	n, err := windows.GetShortPathName(u, &buf[0], uint32(len(buf)))
-	if err != nil || n == 0 || int(n) > len(buf) || strings.EqualFold(windows.UTF16ToString(buf[:n]), p) {
-		return ""
-	}
-	return windows.UTF16ToString(buf[:n])
-}
-
 // serve's root check takes a directory inside a root spelled with 8.3
 // short names (a client's TEMP under C:\Users\RUNNER~1 is common) as the
 // directory it is, while a short spelling of a directory outside gets
@@ -143,7 +121,7 @@ func TestServeTakesShortNamesOfDirectoriesInsideItsRoots(t *testing.T) {
 	require.NoError(t, os.Mkdir(inside, 0o755))
 	outside := filepath.Join(t.TempDir(), "another long directory name")
 	require.NoError(t, os.Mkdir(outside, 0o755))
-	shortInside, shortOutside := windowsShortPath(t, inside), windowsShortPath(t, outside)
+	shortInside, shortOutside := winetest.ShortPath(inside), winetest.ShortPath(outside)
 	if shortInside == "" || shortOutside == "" {
 		t.Skip("this volume gives no 8.3 short names: nothing to spell")
 	}
@@ -183,7 +161,7 @@ func TestBinaryWindowsFileToolsRefuseStartupPlaces(t *testing.T) {
 	require.NoError(t, os.MkdirAll(tool, 0o755))
 	require.NoError(t, os.MkdirAll(shims, 0o755))
 	require.NoError(t, os.MkdirAll(filepath.Join(home, `Documents\PowerShell`), 0o755))
-	docs := windowsShortName(t, filepath.Join(home, "Documents"))
+	docs := windowsShortName(filepath.Join(home, "Documents"))
 	writes := []string{
 		`AppData\Roaming\Microsoft\Windows\Start Menu\Programs\Startup\evil.bat`,
 		`Documents\PowerShell\Microsoft.PowerShell_profile.ps1`,

@@ -109,6 +109,10 @@ func TestLinuxAndMacOSPoliciesGrantTheSame(t *testing.T) {
 		// A directory holding a denied entry is granted entry by entry,
 		// so it cannot be listed; Seatbelt denies the entry itself.
 		"home": "listing a directory that holds a secret",
+		// Without mounts (the fallback) a directory holding a .env file
+		// is granted entry by entry too: nothing new can be created in
+		// it. Seatbelt denies the file itself.
+		"work/repo/src": "new entries of a directory holding a .env file (fallback)",
 	}
 	for _, c := range cases {
 		p := abs(c)
