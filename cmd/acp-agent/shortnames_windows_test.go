@@ -195,3 +195,62 @@ func TestBinaryWindowsFileToolsRefuseStartupPlaces(t *testing.T) {
 	require.NoError(t, err, "an ordinary file beside them is written (the control)")
 	assert.Equal(t, "NOTES", string(data))
 }
+
+// An "Always allow exactly LINE, in this folder" of a cmd.exe line
+// covers that line in that folder and nothing near it, through the
+// built Windows binary: not the line with a command chained on (&, &&,
+// |, a caret-escaped &), another spelling of it, nor the line in
+// another folder, a short spelling of the folder excepted (it is the
+// same folder). And the agent's secrets are not in the environment a
+// line expands: %OPENAI_API_KEY% stays unexpanded.
+func TestBinaryWindowsExactLineApprovalsDoNotWiden(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a folder with a long name")
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "sub"), 0o755))
+	const line = "echo approved-line"
+	variants := []string{
+		line + " & echo WIDENED-1",
+		line + " && echo WIDENED-2",
+		line + " | echo WIDENED-3",
+		line + " ^& echo WIDENED-4",
+		line + " ",
+		"ECHO approved-line",
+		"echo approved-line & %COMSPEC% /c echo WIDENED-5",
+	}
+	var tries []modelCall
+	for _, v := range variants {
+		tries = append(tries, modelCall{"run_command", map[string]any{"command": v}})
+	}
+	tries = append(tries, modelCall{"run_command", map[string]any{"command": line, "cwd": "sub"}})
+	same := []modelCall{{"run_command", map[string]any{"command": line}}}
+	if s := winetest.ShortPath(dir); s != "" {
+		same = append(same, modelCall{"run_command", map[string]any{"command": line, "cwd": s}})
+	}
+	model := promptModel(t, map[string][]modelCall{
+		"[approve]": {{"run_command", map[string]any{"command": line}},
+			{"run_command", map[string]any{"command": "echo [%OPENAI_API_KEY%] [%ACP_TEST_SERVICE_TOKEN%]"}}},
+		"[variants]": tries,
+		"[same]":     same,
+	})
+	client := &answeringClient{toolClient: newToolClient(dir, "")}
+	cmd := exec.Command(agentBin, "--model", "openai/test-model")
+	cmd.Env = append(agentEnv(t), "OPENAI_API_KEY=sk-agent-key-NEVER-SHOWN", "ACP_TEST_SERVICE_TOKEN=token-NEVER-SHOWN",
+		"OPENAI_BASE_URL="+model.URL+"/v1")
+	conn, sid := startE2EWith(t, cmd, client, dir, sdk.ClientCapabilities{})
+
+	client.setAnswer("allow_always")
+	promptE2E(t, conn, sid, "[approve]")
+	require.Equal(t, 2, client.asked())
+	body := model.body(t, 1)
+	assert.Contains(t, body, "approved-line", "the approved line ran")
+	assert.NotContains(t, body, "NEVER-SHOWN", "no secret of the agent's is in a command's environment")
+
+	client.setAnswer("reject_once")
+	promptE2E(t, conn, sid, "[variants]")
+	assert.Equal(t, 2+len(tries), client.asked(), "every variant asks again")
+	for _, r := range toolMessages(t, model.body(t, 3)) {
+		assert.NotContains(t, r, "WIDENED", "no variant ran")
+	}
+
+	promptE2E(t, conn, sid, "[same]")
+	assert.Equal(t, 2+len(tries), client.asked(), "the approved line in its folder runs without asking")
+}
