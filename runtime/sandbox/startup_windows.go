@@ -3,7 +3,7 @@ package sandbox
 import (
 	"path/filepath"
 
-	"golang.org/x/sys/windows"
+	"golang.org/x/sys/windows/registry"
 )
 
 // osProtectedPaths are Windows' own start-up places under home that the
@@ -11,7 +11,7 @@ import (
 // runs at the next sign-in), PowerShell's profile and module directories
 // (profile.ps1 runs when the user's next PowerShell starts, and a module
 // there named like a command runs instead of it), each at its default
-// place and where the shell's known folders put it (Documents redirected
+// place and where the user's shell folders put it (Documents redirected
 // to OneDrive); and every entry of pathList under home\AppData or
 // home\scoop, at any depth (per-user installs:
 // %LOCALAPPDATA%\Programs\Python\Python312, %APPDATA%\npm, Scoop's shims:
@@ -23,10 +23,10 @@ func osProtectedPaths(home, pathList string) []string {
 		filepath.Join(home, `Documents\PowerShell`),
 		filepath.Join(home, `Documents\WindowsPowerShell`),
 	}
-	if p, err := windows.KnownFolderPath(windows.FOLDERID_Startup, 0); err == nil && filepath.IsAbs(p) {
-		out = append(out, filepath.Clean(p))
+	if p := userShellFolder("Startup"); p != "" {
+		out = append(out, p)
 	}
-	if p, err := windows.KnownFolderPath(windows.FOLDERID_Documents, 0); err == nil && filepath.IsAbs(p) {
+	if p := userShellFolder("Personal"); p != "" { // Documents
 		out = append(out, filepath.Join(p, "PowerShell"), filepath.Join(p, "WindowsPowerShell"))
 	}
 	for _, e := range filepath.SplitList(pathList) {
@@ -42,4 +42,27 @@ func osProtectedPaths(home, pathList string) []string {
 		}
 	}
 	return out
+}
+
+// userShellFolder is the folder the user's shell keeps under name
+// (HKCU's User Shell Folders: "Personal" is Documents, "Startup" the
+// Startup folder), its %VARIABLES% expanded, or "". The registry, not
+// SHGetKnownFolderPath, so that the agent's start does not load shell32.
+func userShellFolder(name string) string {
+	k, err := registry.OpenKey(registry.CURRENT_USER, `Software\Microsoft\Windows\CurrentVersion\Explorer\User Shell Folders`, registry.QUERY_VALUE)
+	if err != nil {
+		return ""
+	}
+	defer k.Close()
+	v, _, err := k.GetStringValue(name)
+	if err != nil {
+		return ""
+	}
+	if x, err := registry.ExpandString(v); err == nil {
+		v = x
+	}
+	if !filepath.IsAbs(v) {
+		return ""
+	}
+	return filepath.Clean(v)
 }
