@@ -117,10 +117,20 @@ func contentText(cs []acp.ToolCallContent) string {
 	var b strings.Builder
 	for _, c := range cs {
 		if c.Content != nil && c.Content.Content.Text != nil {
-			b.WriteString(c.Content.Content.Text.Text)
+			b.WriteString(unfenced(c.Content.Content.Text.Text))
 		}
 	}
 	return b.String()
+}
+
+// unfenced is the text inside a Markdown code block the agent put a
+// tool's output in (agent.CodeBlock), or text as it is when it is none.
+func unfenced(text string) string {
+	first, rest, ok := strings.Cut(text, "\n")
+	if !ok || len(first) < 3 || strings.Trim(first, "`") != "" || !strings.HasSuffix(rest, "\n"+first) {
+		return text
+	}
+	return strings.TrimSuffix(rest, first)
 }
 
 func fullAccess(cfg *acpagent.Config) { cfg.Mode = policy.ModeFullAccess }
