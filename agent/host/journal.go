@@ -241,7 +241,13 @@ type journal struct {
 	// copied: the file starts with records copied from another session
 	// (a fork), which early does not hold.
 	copied bool
-	err    error // the first write error, reported by Sync
+	err    error // the first rewrite error, reported by Sync
+	// backlog are the records whose append failed (a full disk), and
+	// every record written after them, in order: they are appended,
+	// before anything else, by the next write or Sync that can (the
+	// space is back), so that the file stays the transcript, without a
+	// gap, and the session goes on. Sync reports the error until then.
+	backlog []json.RawMessage
 	cp     *checkpoints
 	// pending are the records written before the file exists (the mode,
 	// the model): the first lines of the file once it is saved.
@@ -347,24 +353,53 @@ func (j *journal) write(r record, isEntry bool) {
 		default:
 			err = j.saveLocked()
 			if err != nil {
+				if j.err == nil {
+					j.err = err
+				}
 				break
 			}
 			if isEntry {
-				j.entryStart = append(j.entryStart, j.f.Count())
+				j.entryStart = append(j.entryStart, j.f.Count()+len(j.backlog))
 			}
-			err = j.f.Append(data)
-			if err == nil && !j.titled {
-				j.early = append(j.early, data)
-			}
-		}
-		if err != nil && j.err == nil {
-			j.err = err
+			j.backlog = append(j.backlog, data)
+			err = j.flushLocked()
 		}
 		j.mu.Unlock()
 	}
 	if err != nil {
 		j.log.Error("saving the session", "error", err)
 	}
+}
+
+// flushLocked appends the backlog, one record at a time (a failed append
+// is cut back off the file: what was written stays written), and says
+// why it could not.
+func (j *journal) flushLocked() error {
+	for len(j.backlog) > 0 {
+		if err := j.f.Append(j.backlog[0]); err != nil {
+			return err
+		}
+		if !j.titled {
+			j.early = append(j.early, j.backlog[0])
+		}
+		j.backlog[0] = nil
+		j.backlog = j.backlog[1:]
+	}
+	j.backlog = nil
+	return nil
+}
+
+// flush appends the backlog, if any (a fork copies the file).
+func (j *journal) flush() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil || len(j.backlog) == 0 {
+		return nil
+	}
+	if err := j.flushLocked(); err != nil {
+		return fmt.Errorf("saving the session: %w", err)
+	}
+	return nil
 }
 
 // keepLocked has the reservation's record follow the state, so that the
@@ -455,6 +490,9 @@ func (j *journal) SaveWith(e agent.Entry) error {
 func (j *journal) Sync() error {
 	j.mu.Lock()
 	werr, f := j.err, j.f
+	if werr == nil && len(j.backlog) > 0 {
+		werr = j.flushLocked()
+	}
 	j.mu.Unlock()
 	if werr != nil {
 		return fmt.Errorf("saving the session: %w", werr)
@@ -685,6 +723,11 @@ func (j *journal) Close() error {
 		j.res = nil
 		return err
 	}
+	if len(j.backlog) > 0 {
+		if err := j.flushLocked(); err != nil {
+			j.log.Error("saving the session: records that could not be written are lost at its close", "records", len(j.backlog), "error", err)
+		}
+	}
 	return j.f.Close()
 }
 
@@ -754,4 +797,6 @@ func (j *journal) rewrite(state []record, entries []agent.Entry, after ...record
 	if !j.titled {
 		j.early = recs
 	}
+	// The file is the session again.
+	j.err, j.backlog = nil, nil
 }
