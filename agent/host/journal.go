@@ -248,7 +248,7 @@ type journal struct {
 	// space is back), so that the file stays the transcript, without a
 	// gap, and the session goes on. Sync reports the error until then.
 	backlog []json.RawMessage
-	cp     *checkpoints
+	cp      *checkpoints
 	// pending are the records written before the file exists (the mode,
 	// the model): the first lines of the file once it is saved.
 	pending []json.RawMessage
