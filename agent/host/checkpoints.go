@@ -556,6 +556,59 @@ func (s *Session) setFile(ctx context.Context, path string, hash *string) error 
 	return s.ws.Local().WriteTextFile(ctx, path, string(data))
 }
 
+// removeInterruptedWrites removes the temporary files that the file
+// tools' writes a kill interrupted left beside their files: the calls of
+// the last tool step that have no result (RemoveStaleWrites: only those
+// older than this process). A kill in the middle of write_file, say,
+// otherwise leaves a ".acp-write-…" file in the user's workspace for good.
+// apply_patch names its files inside the patch and is not covered.
+func (s *Session) removeInterruptedWrites(ctx context.Context, entries []agent.Entry) {
+	if s.ws == nil || len(s.ws.Roots()) == 0 {
+		return
+	}
+	step := -1
+	for i := len(entries) - 1; i >= 0 && step < 0; i-- {
+		if entries[i].Kind == agent.EntryToolCalls {
+			step = i
+		}
+	}
+	if step < 0 {
+		return
+	}
+	answered := map[string]bool{}
+	for _, e := range entries[step+1:] {
+		if e.Kind == agent.EntryToolOutput {
+			answered[e.ToolCallID] = true
+		}
+	}
+	dirs := map[string]bool{}
+	for _, c := range entries[step].ToolCalls {
+		switch c.Name {
+		case "write_file", "edit_file", "multi_edit":
+		default:
+			continue
+		}
+		var args struct {
+			Path string `json:"path"`
+		}
+		if answered[c.ID] || json.Unmarshal([]byte(c.Arguments), &args) != nil || args.Path == "" {
+			continue
+		}
+		path := args.Path
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(s.ws.Roots()[0], path)
+		}
+		if d := filepath.Dir(path); !dirs[d] {
+			dirs[d] = true
+			if n, err := s.ws.Local().RemoveStaleWrites(ctx, path); err != nil {
+				s.log.Warn("removing what an interrupted write left", "dir", d, "error", err)
+			} else if n > 0 {
+				s.log.Info("removed what an interrupted write left", "dir", d, "files", n)
+			}
+		}
+	}
+}
+
 // commandLoss is what the commands of the turns a rewind covers changed
 // that it cannot restore.
 type commandLoss struct {

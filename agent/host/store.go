@@ -711,6 +711,7 @@ func (h *Host) openStored(id, cwd string, extra []string, cp *agent.ClientPrompt
 	history = nil // the session's now
 	hs.plans = st.plans
 	hs.clientPrompt, hs.routes = cfg.ClientPrompt, routes
+	hs.removeInterruptedWrites(context.Background(), st.entries)
 	var said []string
 	if hs.cp != nil {
 		// What the agent was doing when it stopped: commands first (a
