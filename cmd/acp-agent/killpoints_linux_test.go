@@ -71,15 +71,22 @@ func killScript(t *testing.T) string {
 	}})
 }
 
-// killRun runs the steps of a session under strace, the agent killed at
-// its nth fsync (0: never), and returns the steps acknowledged, the
-// session's and the fork's ids.
-func killRun(t *testing.T, n int, ws, sessions, script, trace string) (acked []string, sid, fork string) {
-	t.Helper()
-	args := []string{"-f", "-qq", "-o", trace, "-e", "trace=fsync,fdatasync"}
+// atFsync is strace's filter and fault injection that kill the agent at
+// its nth fsync (0: never).
+func atFsync(n int) []string {
+	args := []string{"-e", "trace=fsync,fdatasync"}
 	if n > 0 {
 		args = append(args, "-e", fmt.Sprintf("inject=fsync,fdatasync:signal=KILL:when=%d", n))
 	}
+	return args
+}
+
+// killRun runs the steps of a session under strace with filter (the
+// kill: atFsync), and returns the steps acknowledged, the session's and
+// the fork's ids.
+func killRun(t *testing.T, filter []string, ws, sessions, script, trace string) (acked []string, sid, fork string) {
+	t.Helper()
+	args := append([]string{"-f", "-qq", "-o", trace}, filter...)
 	args = append(args, "--", agentBin, "--model", "replay/"+script, "--mode", "full-access", "--session-dir", sessions)
 	cmd := exec.Command("strace", args...)
 	cmd.Env = agentEnv(t)
@@ -177,7 +184,7 @@ func TestBinaryKillAtTheNthFsync(t *testing.T) {
 	// A run without a kill counts the fsyncs.
 	ws, sessions := setup(t)
 	trace := filepath.Join(t.TempDir(), "trace")
-	acked, _, _ := killRun(t, 0, ws, sessions, script, trace)
+	acked, _, _ := killRun(t, atFsync(0), ws, sessions, script, trace)
 	require.Equal(t, []string{"initialize", "new", "[one] hello", "[write] the file", "[cmd] run it", "fork", "rewind", "/compact", "[two] after", "close", "delete fork"}, acked,
 		"the run completes without a kill")
 	data, err := os.ReadFile(trace)
@@ -192,68 +199,85 @@ func TestBinaryKillAtTheNthFsync(t *testing.T) {
 		}
 	} else {
 		for i := range *killPoints {
-			points = append(points, 1+i*(total-1)/(*killPoints-1))
+			points = append(points, 1+i*(total-1)/max(*killPoints-1, 1))
 		}
 	}
 	for _, n := range points {
 		t.Run(strconv.Itoa(n), func(t *testing.T) {
 			ws, sessions := setup(t)
-			acked, sid, fork := killRun(t, n, ws, sessions, script, filepath.Join(t.TempDir(), "trace"))
+			acked, sid, fork := killRun(t, atFsync(n), ws, sessions, script, filepath.Join(t.TempDir(), "trace"))
 			t.Logf("killed at fsync %d after %v", n, acked)
-			has := func(step string) bool { return slices.Contains(acked, step) }
-			if sid == "" || !has("[one] hello") {
-				return // nothing acknowledged to keep
-			}
-			p := startAgent(t, nil, "--model", "replay/"+script, "--mode", "full-access", "--session-dir", sessions)
-			p.Initialize(nil)
-			loadSession(t, p, sid, ws)
-			users := userTexts(t, p, sid)
-			seen := map[string]bool{}
-			for _, u := range users {
-				assert.False(t, seen[u], "%q twice in %q", u, users)
-				seen[u] = true
-			}
-			state := treeState(t, ws)
-			t.Logf("loaded: users %q, files %q", users, state)
-			for _, r := range checkpointLog(t, sessions, sid) {
-				t.Logf("checkpoint log: %v", r)
-			}
-			rewound := map[string]string{"a.txt": "A0\n", "b.txt": "B0\n"}
-			commanded := map[string]string{"a.txt": "A0\n", "n.txt": "N1\n", "c.txt": "C1\n"}
-			switch {
-			case has("rewind"):
-				assert.Equal(t, rewound, state, "the rewind acknowledged")
-				if !has("/compact") && len(users) > 0 {
-					assert.Equal(t, []string{"[one] hello"}, users)
-				}
-				if has("[two] after") {
-					assert.Contains(t, users, "[two] after")
-				}
-			case has("[cmd] run it"):
-				if len(users) == 1 {
-					// Killed during the rewind, logged: the load completed it.
-					assert.Equal(t, []string{"[one] hello"}, users)
-					assert.Equal(t, rewound, state, "a rewind the load completed")
-				} else {
-					assert.Equal(t, []string{"[one] hello", "[write] the file", "[cmd] run it"}, users)
-					assert.Equal(t, commanded, state)
-				}
-			case has("[write] the file"):
-				assert.Equal(t, []string{"[one] hello", "[write] the file"}, users[:min(2, len(users))])
-				assert.Equal(t, "N1\n", state["n.txt"])
-			default:
-				assert.Equal(t, []string{"[one] hello"}, users[:1])
-			}
-			for name := range state {
-				assert.False(t, strings.HasPrefix(filepath.Base(name), ".acp-"), "a temporary file left in the workspace: %s", name)
-			}
-			if has("fork") && !has("delete fork") {
-				loadSession(t, p, fork, ws)
-				fusers := userTexts(t, p, fork)
-				assert.Equal(t, []string{"[one] hello", "[write] the file", "[cmd] run it"}, fusers, "the fork holds its source's conversation")
-			}
-			// The session goes on.
-			promptOK(t, p, sid, "[three] again")
+			checkKilled(t, acked, sid, fork, ws, sessions, script)
 		})
 	}
+	// A kill between a tool's write of its temporary file and the rename
+	// onto the file (rename(2) onto n.txt: strace's -P): the load removes
+	// the temporary file.
+	t.Run("write_file before its rename", func(t *testing.T) {
+		ws, sessions := setup(t)
+		filter := []string{"-P", ws, "-e", "trace=rename,renameat,renameat2", "-e", "inject=rename,renameat,renameat2:signal=KILL"}
+		acked, sid, fork := killRun(t, filter, ws, sessions, script, filepath.Join(t.TempDir(), "trace"))
+		require.Equal(t, []string{"initialize", "new", "[one] hello"}, acked, "killed in the write")
+		checkKilled(t, acked, sid, fork, ws, sessions, script)
+	})
+}
+
+// checkKilled loads what a kill run left in a new process and checks it
+// against the steps acknowledged.
+func checkKilled(t *testing.T, acked []string, sid, fork, ws, sessions, script string) {
+	t.Helper()
+	has := func(step string) bool { return slices.Contains(acked, step) }
+	if sid == "" || !has("[one] hello") {
+		return // nothing acknowledged to keep
+	}
+	p := startAgent(t, nil, "--model", "replay/"+script, "--mode", "full-access", "--session-dir", sessions)
+	p.Initialize(nil)
+	loadSession(t, p, sid, ws)
+	users := userTexts(t, p, sid)
+	seen := map[string]bool{}
+	for _, u := range users {
+		assert.False(t, seen[u], "%q twice in %q", u, users)
+		seen[u] = true
+	}
+	state := treeState(t, ws)
+	t.Logf("loaded: users %q, files %q", users, state)
+	for _, r := range checkpointLog(t, sessions, sid) {
+		t.Logf("checkpoint log: %v", r)
+	}
+	rewound := map[string]string{"a.txt": "A0\n", "b.txt": "B0\n"}
+	commanded := map[string]string{"a.txt": "A0\n", "n.txt": "N1\n", "c.txt": "C1\n"}
+	switch {
+	case has("rewind"):
+		assert.Equal(t, rewound, state, "the rewind acknowledged")
+		if !has("/compact") && len(users) > 0 {
+			assert.Equal(t, []string{"[one] hello"}, users)
+		}
+		if has("[two] after") {
+			assert.Contains(t, users, "[two] after")
+		}
+	case has("[cmd] run it"):
+		if len(users) == 1 {
+			// Killed during the rewind, logged: the load completed it.
+			assert.Equal(t, []string{"[one] hello"}, users)
+			assert.Equal(t, rewound, state, "a rewind the load completed")
+		} else {
+			assert.Equal(t, []string{"[one] hello", "[write] the file", "[cmd] run it"}, users)
+			assert.Equal(t, commanded, state)
+		}
+	case has("[write] the file"):
+		assert.Equal(t, []string{"[one] hello", "[write] the file"}, users[:min(2, len(users))])
+		assert.Equal(t, "N1\n", state["n.txt"])
+	default:
+		assert.Equal(t, []string{"[one] hello"}, users[:1])
+	}
+	for name := range state {
+		assert.False(t, strings.HasPrefix(filepath.Base(name), ".acp-"), "a temporary file left in the workspace: %s", name)
+	}
+	if has("fork") && !has("delete fork") {
+		loadSession(t, p, fork, ws)
+		fusers := userTexts(t, p, fork)
+		assert.Equal(t, []string{"[one] hello", "[write] the file", "[cmd] run it"}, fusers, "the fork holds its source's conversation")
+	}
+	// The session goes on.
+	promptOK(t, p, sid, "[three] again")
 }
