@@ -292,7 +292,7 @@ func (j *journal) createLocked(entry json.RawMessage) error {
 		return nil
 	}
 	if j.res == nil {
-		return fmt.Errorf("saving the session: %w", persistence.ErrClosed)
+		return fmt.Errorf("%w: %w", agent.ErrNotSaved, persistence.ErrClosed)
 	}
 	// The state records are written with the header and fsynced with
 	// it, rather than appended after.
@@ -397,7 +397,7 @@ func (j *journal) flush() error {
 		return nil
 	}
 	if err := j.flushLocked(); err != nil {
-		return fmt.Errorf("saving the session: %w", err)
+		return fmt.Errorf("%w: %w", agent.ErrNotSaved, err)
 	}
 	return nil
 }
@@ -434,7 +434,7 @@ func (j *journal) keepOnce(record func()) {
 // called, and the next prompt tries again.
 func (j *journal) Save() error {
 	if err := j.save(); err != nil {
-		return fmt.Errorf("saving the session: %w", err)
+		return fmt.Errorf("%w: %w", agent.ErrNotSaved, err)
 	}
 	return nil
 }
@@ -459,7 +459,7 @@ func (j *journal) SaveWith(e agent.Entry) error {
 	}
 	data, err := json.Marshal(rec)
 	if err != nil {
-		return fmt.Errorf("saving the session: %w", err)
+		return fmt.Errorf("%w: %w", agent.ErrNotSaved, err)
 	}
 	j.mu.Lock()
 	created := j.f == nil
@@ -469,7 +469,7 @@ func (j *journal) SaveWith(e agent.Entry) error {
 	cp := j.cp
 	j.mu.Unlock()
 	if err != nil {
-		return fmt.Errorf("saving the session: %w", err)
+		return fmt.Errorf("%w: %w", agent.ErrNotSaved, err)
 	}
 	if !created {
 		j.AppendEntry(e)
@@ -495,13 +495,13 @@ func (j *journal) Sync() error {
 	}
 	j.mu.Unlock()
 	if werr != nil {
-		return fmt.Errorf("saving the session: %w", werr)
+		return fmt.Errorf("%w: %w", agent.ErrNotSaved, werr)
 	}
 	if f == nil {
 		return nil
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("saving the session: %w", err)
+		return fmt.Errorf("%w: %w", agent.ErrNotSaved, err)
 	}
 	return nil
 }

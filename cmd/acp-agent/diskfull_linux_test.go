@@ -108,7 +108,11 @@ func TestBinaryDiskFullFailsThePromptAndLosesNothing(t *testing.T) {
 	resp, _ := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock(second)}})
 	require.NotNil(t, resp.Error, "a prompt whose message cannot be stored fails")
 	t.Logf("disk full: %d %s %s", resp.Error.Code, resp.Error.Message, resp.Error.Data)
-	assert.Contains(t, strings.ToLower(resp.Error.Message+string(resp.Error.Data)), "no space left", "the user is told why")
+	assert.EqualValues(t, -32603, resp.Error.Code)
+	assert.Contains(t, resp.Error.Message, "saving the session", "the user is told what failed")
+	assert.Contains(t, resp.Error.Message, sid+".jsonl: no space left on device", "and why, naming the session's file")
+	assert.NotContains(t, resp.Error.Message, "model ", "the storage's failure is not put on the model")
+	assert.NotContains(t, resp.Error.Message, ".tmp", "nor named by a temporary file")
 
 	require.NoError(t, os.Remove(filler))
 	promptText(t, p, sid, "third message")
