@@ -116,6 +116,17 @@ func TestBinaryDiskFullFailsThePromptAndLosesNothing(t *testing.T) {
 
 	require.NoError(t, os.Remove(filler))
 	promptText(t, p, sid, "third message")
+
+	// A new session whose first save finds the disk full: its prompt
+	// fails, nothing of it is recorded, and the next prompt saves it.
+	fresh := p.NewSession(ws)
+	filler = disk.fill(t)
+	resp, _ = p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: fresh, Prompt: []acp.ContentBlock{acp.TextBlock("lost " + strings.Repeat("y", 64<<10))}})
+	require.NotNil(t, resp.Error, "a first prompt whose session cannot be saved fails")
+	assert.Contains(t, resp.Error.Message, "no space left on device")
+	assert.NotContains(t, resp.Error.Message, "model ")
+	require.NoError(t, os.Remove(filler))
+	promptText(t, p, fresh, "saved at last")
 	p.stdin.Close()
 	require.NoError(t, p.waitExit(t, waitBudget(t)))
 
@@ -130,4 +141,6 @@ func TestBinaryDiskFullFailsThePromptAndLosesNothing(t *testing.T) {
 		got = append(got, text[:min(len(text), 20)])
 	}
 	assert.Equal(t, []string{"first message", second[:20], "third message"}, got, "every message, once, in order")
+	loadSession(t, q, fresh, ws)
+	assert.Equal(t, []string{"saved at last"}, userTexts(t, q, fresh))
 }
