@@ -248,6 +248,11 @@ type journal struct {
 	// space is back), so that the file stays the transcript, without a
 	// gap, and the session goes on. Sync reports the error until then.
 	backlog []json.RawMessage
+	// rewritten, when not nil, is the whole file a rewrite (a compaction,
+	// a rewind) could not write: the next write or Sync that can writes
+	// it, with the backlog after it, in place of the file, and until then
+	// nothing is appended to the old file.
+	rewritten []json.RawMessage
 	cp      *checkpoints
 	// pending are the records written before the file exists (the mode,
 	// the model): the first lines of the file once it is saved.
@@ -359,7 +364,7 @@ func (j *journal) write(r record, isEntry bool) {
 				break
 			}
 			if isEntry {
-				j.entryStart = append(j.entryStart, j.f.Count()+len(j.backlog))
+				j.entryStart = append(j.entryStart, j.countLocked())
 			}
 			j.backlog = append(j.backlog, data)
 			err = j.flushLocked()
@@ -375,6 +380,17 @@ func (j *journal) write(r record, isEntry bool) {
 // is cut back off the file: what was written stays written), and says
 // why it could not.
 func (j *journal) flushLocked() error {
+	if j.rewritten != nil {
+		recs := append(j.rewritten, j.backlog...)
+		if err := j.f.Rewrite(j.f.Header(), recs); err != nil {
+			return err
+		}
+		if !j.titled {
+			j.early = recs
+		}
+		j.rewritten, j.backlog = nil, nil
+		return nil
+	}
 	for len(j.backlog) > 0 {
 		if err := j.f.Append(j.backlog[0]); err != nil {
 			return err
@@ -389,11 +405,20 @@ func (j *journal) flushLocked() error {
 	return nil
 }
 
+// countLocked is the number of records the file holds once what is held
+// back is written.
+func (j *journal) countLocked() int {
+	if j.rewritten != nil {
+		return len(j.rewritten) + len(j.backlog)
+	}
+	return j.f.Count() + len(j.backlog)
+}
+
 // flush appends the backlog, if any (a fork copies the file).
 func (j *journal) flush() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.f == nil || len(j.backlog) == 0 {
+	if j.f == nil || len(j.backlog) == 0 && j.rewritten == nil {
 		return nil
 	}
 	if err := j.flushLocked(); err != nil {
@@ -490,7 +515,7 @@ func (j *journal) SaveWith(e agent.Entry) error {
 func (j *journal) Sync() error {
 	j.mu.Lock()
 	werr, f := j.err, j.f
-	if werr == nil && len(j.backlog) > 0 {
+	if werr == nil && (len(j.backlog) > 0 || j.rewritten != nil) {
 		werr = j.flushLocked()
 	}
 	j.mu.Unlock()
@@ -723,9 +748,9 @@ func (j *journal) Close() error {
 		j.res = nil
 		return err
 	}
-	if len(j.backlog) > 0 {
+	if len(j.backlog) > 0 || j.rewritten != nil {
 		if err := j.flushLocked(); err != nil {
-			j.log.Error("saving the session: records that could not be written are lost at its close", "records", len(j.backlog), "error", err)
+			j.log.Error("saving the session: what could not be written is lost at its close (the file keeps what it had)", "records", len(j.backlog), "rewrite", j.rewritten != nil, "error", err)
 		}
 	}
 	return j.f.Close()
@@ -786,17 +811,14 @@ func (j *journal) rewrite(state []record, entries []agent.Entry, after ...record
 		}
 		return
 	}
-	if err := j.f.Rewrite(j.f.Header(), recs); err != nil {
+	// What was held back is in recs (the whole session): it goes.
+	j.entryStart = starts
+	j.rewritten, j.backlog = recs, nil
+	if err := j.flushLocked(); err != nil {
+		// Held, written by the next write or Sync that can.
 		j.log.Error("rewriting the session file", "error", err)
-		if j.err == nil {
-			j.err = err
-		}
 		return
 	}
-	j.entryStart = starts
-	if !j.titled {
-		j.early = recs
-	}
 	// The file is the session again.
-	j.err, j.backlog = nil, nil
+	j.err = nil
 }

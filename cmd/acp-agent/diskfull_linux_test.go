@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -127,20 +128,51 @@ func TestBinaryDiskFullFailsThePromptAndLosesNothing(t *testing.T) {
 	assert.NotContains(t, resp.Error.Message, "model ")
 	require.NoError(t, os.Remove(filler))
 	promptText(t, p, fresh, "saved at last")
+
+	// The file holds the second message, written once there was space.
+	assert.Equal(t, []string{"first message", second[:20], "third message"}, fileUserTexts(t, disk.path(sid+".jsonl")),
+		"every message, once, in order")
+
+	// A compaction whose rewrite finds the disk full: the session goes
+	// on, and the compacted file is written once there is space.
+	filler = disk.fill(t)
+	resp, _ = p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("/compact")}})
+	t.Logf("compact on a full disk: %+v", resp.Error)
+	require.NoError(t, os.Remove(filler))
+	promptText(t, p, sid, "after the compaction")
 	p.stdin.Close()
 	require.NoError(t, p.waitExit(t, waitBudget(t)))
 
 	q := disk.start(t, nil, "--model", "replay/default")
 	q.Initialize(nil)
 	loadSession(t, q, sid, ws)
-	// The second message, which the model answered in that process, was
-	// held back and written once there was space: the file is the
-	// conversation the session went on with, every message once.
-	var got []string
-	for _, text := range userTexts(t, q, sid) {
-		got = append(got, text[:min(len(text), 20)])
-	}
-	assert.Equal(t, []string{"first message", second[:20], "third message"}, got, "every message, once, in order")
+	users := userTexts(t, q, sid)
+	require.GreaterOrEqual(t, len(users), 2)
+	assert.Equal(t, []string{"third message", "after the compaction"}, users[len(users)-2:], "the compacted session, its last messages once")
+	assert.NotContains(t, users[:len(users)-2], "third message")
 	loadSession(t, q, fresh, ws)
 	assert.Equal(t, []string{"saved at last"}, userTexts(t, q, fresh))
+}
+
+// fileUserTexts are the first 20 bytes of the texts of the user messages
+// in the session file at path.
+func fileUserTexts(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var out []string
+	for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")[1:] {
+		var r struct {
+			Type    string `json:"type"`
+			Kind    string `json:"kind"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &r), "line %q", line[:min(len(line), 80)])
+		if r.Type == "entry" && r.Kind == "user" && len(r.Content) > 0 {
+			out = append(out, r.Content[0].Text[:min(len(r.Content[0].Text), 20)])
+		}
+	}
+	return out
 }
