@@ -253,7 +253,7 @@ type journal struct {
 	// it, with the backlog after it, in place of the file, and until then
 	// nothing is appended to the old file.
 	rewritten []json.RawMessage
-	cp      *checkpoints
+	cp        *checkpoints
 	// pending are the records written before the file exists (the mode,
 	// the model): the first lines of the file once it is saved.
 	pending []json.RawMessage
