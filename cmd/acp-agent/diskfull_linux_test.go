@@ -136,8 +136,10 @@ func TestBinaryDiskFullFailsThePromptAndLosesNothing(t *testing.T) {
 	// A compaction whose rewrite finds the disk full: the session goes
 	// on, and the compacted file is written once there is space.
 	filler = disk.fill(t)
-	resp, _ = p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("/compact")}})
-	t.Logf("compact on a full disk: %+v", resp.Error)
+	said := textOf(t, promptText(t, p, sid, "/compact"))
+	assert.Contains(t, said, "/compact: saving the session", "a compaction that could not be saved says so")
+	assert.Contains(t, said, "no space left on device")
+	assert.NotContains(t, said, "Compacted")
 	require.NoError(t, os.Remove(filler))
 	promptText(t, p, sid, "after the compaction")
 	p.stdin.Close()
