@@ -583,7 +583,6 @@ func fileMode(path string) uint32 {
 // the last tool step that have no result (RemoveStaleWrites: only those
 // older than this process). A kill in the middle of write_file, say,
 // otherwise leaves a ".acp-write-…" file in the user's workspace for good.
-// apply_patch names its files inside the patch and is not covered.
 func (s *Session) removeInterruptedWrites(ctx context.Context, entries []agent.Entry) {
 	if s.ws == nil || len(s.ws.Roots()) == 0 {
 		return
@@ -604,19 +603,26 @@ func (s *Session) removeInterruptedWrites(ctx context.Context, entries []agent.E
 		}
 	}
 	dirs := map[string]bool{}
+	var paths []string
 	for _, c := range entries[step].ToolCalls {
+		var args struct {
+			Path  string `json:"path"`
+			Patch string `json:"patch"`
+		}
+		if answered[c.ID] || json.Unmarshal([]byte(c.Arguments), &args) != nil {
+			continue
+		}
 		switch c.Name {
 		case "write_file", "edit_file", "multi_edit":
-		default:
+			paths = append(paths, args.Path)
+		case "apply_patch":
+			paths = append(paths, tools.PatchPaths(args.Patch)...)
+		}
+	}
+	for _, path := range paths {
+		if path == "" {
 			continue
 		}
-		var args struct {
-			Path string `json:"path"`
-		}
-		if answered[c.ID] || json.Unmarshal([]byte(c.Arguments), &args) != nil || args.Path == "" {
-			continue
-		}
-		path := args.Path
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(s.ws.Roots()[0], path)
 		}

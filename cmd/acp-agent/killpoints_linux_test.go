@@ -86,10 +86,17 @@ func atFsync(n int) []string {
 // the fork's ids.
 func killRun(t *testing.T, filter []string, ws, sessions, script, trace string) (acked []string, sid, fork string) {
 	t.Helper()
+	return killRunWith(t, filter, ws, sessions, []string{"--model", "replay/" + script}, nil, trace)
+}
+
+// killRunWith is killRun with the agent's model arguments and
+// environment.
+func killRunWith(t *testing.T, filter []string, ws, sessions string, model, env []string, trace string) (acked []string, sid, fork string) {
+	t.Helper()
 	args := append([]string{"-f", "-qq", "-o", trace}, filter...)
-	args = append(args, "--", agentBin, "--model", "replay/"+script, "--mode", "full-access", "--session-dir", sessions)
+	args = append(append(append(args, "--", agentBin), model...), "--mode", "full-access", "--session-dir", sessions)
 	cmd := exec.Command("strace", args...)
-	cmd.Env = agentEnv(t)
+	cmd.Env = append(agentEnv(t), env...)
 	in, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	out, err := cmd.StdoutPipe()
@@ -213,13 +220,26 @@ func TestBinaryKillAtTheNthFsync(t *testing.T) {
 	// A kill between a tool's write of its temporary file and the rename
 	// onto the file (rename(2) onto n.txt: strace's -P): the load removes
 	// the temporary file.
-	t.Run("write_file before its rename", func(t *testing.T) {
-		ws, sessions := setup(t)
-		filter := []string{"-P", ws, "-e", "trace=rename,renameat,renameat2", "-e", "inject=rename,renameat,renameat2:signal=KILL"}
-		acked, sid, fork := killRun(t, filter, ws, sessions, script, filepath.Join(t.TempDir(), "trace"))
-		require.Equal(t, []string{"initialize", "new", "[one] hello"}, acked, "killed in the write")
-		checkKilled(t, acked, sid, fork, ws, sessions, script)
+	// The same with apply_patch, which a model trained on its format is
+	// offered (an OpenAI-format server on loopback).
+	patcher := promptModel(t, map[string][]modelCall{
+		"[write]": {{"apply_patch", map[string]any{"patch": "*** Begin Patch\n*** Add File: n.txt\n+N1\n*** End Patch"}}},
 	})
+	for _, tc := range []struct {
+		name       string
+		model, env []string
+	}{
+		{"write_file", []string{"--model", "replay/" + script}, nil},
+		{"apply_patch", []string{"--model", "openai/gpt-5"}, []string{"OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + patcher.URL + "/v1"}},
+	} {
+		t.Run(tc.name+" before its rename", func(t *testing.T) {
+			ws, sessions := setup(t)
+			filter := []string{"-P", ws, "-e", "trace=rename,renameat,renameat2", "-e", "inject=rename,renameat,renameat2:signal=KILL"}
+			acked, sid, fork := killRunWith(t, filter, ws, sessions, tc.model, tc.env, filepath.Join(t.TempDir(), "trace"))
+			require.Equal(t, []string{"initialize", "new", "[one] hello"}, acked, "killed in the write")
+			checkKilled(t, acked, sid, fork, ws, sessions, script)
+		})
+	}
 }
 
 // checkKilled loads what a kill run left in a new process and checks it
