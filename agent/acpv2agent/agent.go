@@ -135,6 +135,13 @@ func (a *Agent) NewSession(ctx context.Context, req *acpv2.NewSessionRequest, co
 		AvailableCommands: availableCommands(hs.Commands())}, nil
 }
 
+// CheckResume implements acp.LoadCheckerV2: a cwd or additional
+// directory that is no directory is refused before the live session is
+// closed.
+func (a *Agent) CheckResume(ctx context.Context, req *acpv2.ResumeSessionRequest) error {
+	return acpagent.WireError(a.h.CheckDirs(req.CWD, req.AdditionalDirectories))
+}
+
 // ResumeSession implements acp.AgentV2: the session is read from its
 // file (the same file v1's session/load reads), and its conversation
 // replayed when asked, while the file is read (host.OpenRequest.Replay).
