@@ -1,12 +1,18 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/acp/acptest"
 )
 
 // longAnswerScript answers every prompt at length, so that a handful of
@@ -56,4 +62,57 @@ func TestBinaryRewindAfterACompactionSaysWhereItReaches(t *testing.T) {
 	assert.Contains(t, askText(t, p, sid, "/rewind 1"), "Rewound")
 	assert.Equal(t, "There is nothing to rewind to. "+horizon, askText(t, p, sid, "/rewind"))
 	assert.Contains(t, askText(t, p, sid, "/rewind 1"), "there is nothing to rewind to. "+horizon)
+}
+
+// TestBinaryAnAutomaticCompactionIsToldToEveryClient: a long session
+// compacts by itself at the context threshold. A client that shows
+// compactions (session.compaction) gets compaction_update; the others
+// (most editors) got nothing at all, so the user never learnt that the
+// model now sees only a summary of the morning. They now get a note in
+// the chat, once, in the turn it happened, and no note where the client
+// shows compactions itself.
+func TestBinaryAnAutomaticCompactionIsToldToEveryClient(t *testing.T) {
+	script := longAnswerScript(t)
+	cfg := filepath.Join(t.TempDir(), "config.json")
+	data, err := json.Marshal(map[string]any{"models": []any{map[string]any{"model": "replay/" + script, "contextWindow": 8000}},
+		"offloadThreshold": 4000})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(cfg, data, 0o600))
+	const note = "Note: The conversation was compacted: "
+	for _, tc := range []struct {
+		name string
+		caps *acp.ClientCapabilities
+	}{
+		{"a client that shows no compactions", nil},
+		{"a client that shows compactions", &acp.ClientCapabilities{Session: &acp.ClientSessionCapabilities{Compaction: &acp.CompactionCapabilities{}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := startAgent(t, []string{"ACP_AGENT_SESSION_DIR=" + t.TempDir()}, "--config", cfg, "--model", "replay/"+script)
+			p.Initialize(tc.caps)
+			sid := p.NewSession(t.TempDir())
+			notes, updates := 0, 0
+			for i := 1; i <= 10; i++ {
+				resp, msgs := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock(fmt.Sprintf("question %d", i))}})
+				acptest.MustResult(t, resp, nil)
+				text := textOf(t, msgs)
+				if strings.Contains(text, note) {
+					notes++
+					assert.Contains(t, text, "older messages were summarized to stay within the model's context window; /rewind reaches back only to the messages since")
+					assert.True(t, strings.HasPrefix(text, note), "the note comes before the answer: %q", text)
+				}
+				for _, m := range msgs {
+					if strings.Contains(string(m.Raw), `"sessionUpdate":"compaction_update"`) {
+						updates++
+					}
+				}
+			}
+			if tc.caps == nil {
+				assert.Equal(t, 1, notes, "told once, in the turn it happened")
+				assert.Zero(t, updates)
+			} else {
+				assert.Zero(t, notes, "the client shows the compaction itself")
+				assert.NotZero(t, updates)
+			}
+		})
+	}
 }
