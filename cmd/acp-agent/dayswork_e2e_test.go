@@ -116,3 +116,32 @@ func TestBinaryAnAutomaticCompactionIsToldToEveryClient(t *testing.T) {
 		})
 	}
 }
+
+// TestBinarySubagentProgressWithoutToolCalls: a client that shows no
+// subagents sees a child's progress in the task's tool call. A child that
+// answered without calling a tool showed its heading, two empty lines,
+// then its answer; now one blank line parts them, as when it called tools.
+func TestBinarySubagentProgressWithoutToolCalls(t *testing.T) {
+	script := writeScript(t, map[string]any{"turns": []any{
+		map[string]any{"match": "delegate", "events": []any{map[string]any{"toolCall": map[string]any{"id": "t1", "name": "task",
+			"arguments": map[string]any{"description": "summarize", "prompt": "[child] summarize the notes"}}}}},
+		map[string]any{"match": "[child]", "events": []any{map[string]any{"text": "the notes say three things"}}},
+		map[string]any{"events": []any{map[string]any{"text": "done"}}},
+	}})
+	p := startAgent(t, nil, "--model", "replay/"+script)
+	p.Initialize(nil)
+	sid := p.NewSession(t.TempDir())
+	resp, msgs := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{acp.TextBlock("delegate please")}})
+	acptest.MustResult(t, resp, nil)
+	var views []string
+	for _, m := range msgs {
+		if u := m.Update(t).Update.ToolCallUpdate; u != nil && u.ToolCallID == "t1" && u.Status == "" {
+			for _, c := range u.Content {
+				if c.Content != nil && c.Content.Content.Text != nil {
+					views = append(views, c.Content.Content.Text.Text)
+				}
+			}
+		}
+	}
+	assert.Contains(t, views, "Subagent summarize:\n\nthe notes say three things")
+}
