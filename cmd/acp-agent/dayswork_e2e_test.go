@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -144,4 +146,31 @@ func TestBinarySubagentProgressWithoutToolCalls(t *testing.T) {
 		}
 	}
 	assert.Contains(t, views, "Subagent summarize:\n\nthe notes say three things")
+}
+
+// TestBinaryFirstRunWithoutAKeyNamesLogin: the first run with no API key
+// (an empty HOME, nothing in the environment) names every way out,
+// `acp-agent login` too, which stores a key the agent reads where the
+// environment sets none: the README's and the registry's way, which the
+// message left out. In the editor (session/new) and in a terminal (exec).
+func TestBinaryFirstRunWithoutAKeyNamesLogin(t *testing.T) {
+	for _, model := range []string{"openai/gpt-4.1", "anthropic/claude-sonnet-4-5"} {
+		t.Run(model, func(t *testing.T) {
+			home := t.TempDir()
+			cmd := exec.Command(agentBin, "exec", "--model", model, "say hi")
+			cmd.Env, cmd.Dir = registryEnv(home), t.TempDir()
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			require.Error(t, cmd.Run())
+			assert.Contains(t, stderr.String(), "_API_KEY is not set")
+			assert.Contains(t, stderr.String(), "store one with `acp-agent login`")
+
+			p := startAgent(t, registryEnv(home), "--model", model)
+			p.Initialize(nil)
+			resp, _ := p.Call(acp.MethodSessionNew, &acp.NewSessionRequest{CWD: t.TempDir(), MCPServers: []acp.McpServer{}})
+			require.NotNil(t, resp.Error)
+			assert.EqualValues(t, -32000, resp.Error.Code)
+			assert.Contains(t, resp.Error.Message, "store one with `acp-agent login`")
+		})
+	}
 }
