@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -19,7 +20,7 @@ import (
 // pipes: what an editor starts as its agent.
 type connectProc struct {
 	cmd    *exec.Cmd
-	stdin  interface{ Close() error }
+	stdin  io.WriteCloser
 	stdout *bufio.Reader
 	stderr *syncWriter
 	exited chan error
@@ -72,7 +73,7 @@ func (c *connectProc) wait(t *testing.T) error {
 func TestConnectSaysWhenTheServerGoesAway(t *testing.T) {
 	s := startServe(t, nil)
 	c := startConnect(t, s.url, s.token)
-	_, err := c.stdin.(interface{ Write([]byte) (int, error) }).Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}` + "\n"))
+	_, err := c.stdin.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}` + "\n"))
 	require.NoError(t, err)
 	line, err := c.stdout.ReadString('\n')
 	require.NoError(t, err)
