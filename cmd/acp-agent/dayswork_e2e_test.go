@@ -15,6 +15,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acptest"
+	"github.com/acp-agent/acp-agent/acp/acpv2"
 )
 
 // longAnswerScript answers every prompt at length, so that a handful of
@@ -173,4 +174,88 @@ func TestBinaryFirstRunWithoutAKeyNamesLogin(t *testing.T) {
 			assert.Contains(t, resp.Error.Message, "store one with `acp-agent login`")
 		})
 	}
+}
+
+// TestBinaryALoadShowsACompactionAsOne: a compacted session, loaded the
+// next morning, replayed its summary as a message from the user (the
+// "[Compressed History]" entry only the model is meant to read), a wall
+// of text in the user's own bubble. Now it replays as the compaction to
+// clients that show compactions (v1's session.compaction, every v2
+// client), and as the agent's message saying what it is to the others;
+// never as the user's.
+func TestBinaryALoadShowsACompactionAsOne(t *testing.T) {
+	script, sessions, cwd := longAnswerScript(t), t.TempDir(), t.TempDir()
+	env := []string{"ACP_AGENT_SESSION_DIR=" + sessions}
+	p := startAgent(t, env, "--model", "replay/"+script)
+	p.Initialize(nil)
+	sid := p.NewSession(cwd)
+	for i := 1; i <= 6; i++ {
+		askText(t, p, sid, fmt.Sprintf("question %d", i))
+	}
+	require.Contains(t, askText(t, p, sid, "/compact"), "Compacted")
+	askText(t, p, sid, "question 7")
+	p.stdin.Close()
+	require.NoError(t, p.waitExit(t, 0))
+
+	notTheUsers := func(t *testing.T, replay []acptest.Message) {
+		t.Helper()
+		for _, m := range replay {
+			assert.NotContains(t, string(m.Raw), "[Compressed History]", "the summary's marker is the model's")
+		}
+	}
+	t.Run("v1, a client that shows no compactions", func(t *testing.T) {
+		p := startAgent(t, env, "--model", "replay/"+script)
+		p.Initialize(nil)
+		resp, replay := p.Call(acp.MethodSessionLoad, map[string]any{"sessionId": sid, "cwd": cwd, "mcpServers": []any{}})
+		acptest.MustResult(t, resp, nil)
+		notTheUsers(t, replay)
+		var users []string
+		for _, m := range replay {
+			if u := m.Update(t).Update.UserMessageChunk; u != nil {
+				users = append(users, u.Content.Text.Text)
+			}
+		}
+		assert.Equal(t, "question 7", users[len(users)-1])
+		assert.NotContains(t, strings.Join(users, "\n"), "fills the context", "no summary among the user's messages")
+		assert.Contains(t, textOf(t, replay), "Earlier messages were compacted into this summary:\n\n")
+	})
+	t.Run("v1, a client that shows compactions", func(t *testing.T) {
+		p := startAgent(t, env, "--model", "replay/"+script)
+		p.Initialize(&acp.ClientCapabilities{Session: &acp.ClientSessionCapabilities{Compaction: &acp.CompactionCapabilities{}}})
+		resp, replay := p.Call(acp.MethodSessionLoad, map[string]any{"sessionId": sid, "cwd": cwd, "mcpServers": []any{}})
+		acptest.MustResult(t, resp, nil)
+		notTheUsers(t, replay)
+		var summary, status string
+		for _, m := range replay {
+			u := m.Update(t).Update
+			if c := u.CompactionSummaryChunk; c != nil {
+				summary += c.Content.Text.Text
+			}
+			if c := u.CompactionUpdate; c != nil {
+				status = string(c.Status)
+			}
+		}
+		assert.Contains(t, summary, "fills the context")
+		assert.Equal(t, "completed", status)
+		assert.NotContains(t, textOf(t, replay), "Earlier messages were compacted")
+	})
+	t.Run("v2", func(t *testing.T) {
+		p := startAgent(t, env, "--model", "replay/"+script)
+		p.InitializeV2(nil)
+		resp, replay := p.Call(acpv2.MethodSessionResume, &acpv2.ResumeSessionRequest{SessionID: sid, CWD: cwd, ReplayFrom: &acpv2.ReplayFrom{Start: &acpv2.ReplayFromStart{}}})
+		acptest.MustResult(t, resp, nil)
+		notTheUsers(t, replay)
+		var compactions, users int
+		for _, m := range replay {
+			u := m.UpdateV2(t).Update
+			if u.CompactionSummaryChunk != nil {
+				compactions++
+			}
+			if u.UserMessage != nil {
+				users++
+			}
+		}
+		assert.Equal(t, 1, compactions)
+		assert.Equal(t, 3, users, "the messages kept and the one after, not the summary: question 5, 6 and 7")
+	})
 }
