@@ -729,6 +729,18 @@ func (f *LocalFS) checkWriteTarget(w *preparedWrite, path string) error {
 		return &fs.PathError{Op: "write", Path: path, Err: fs.ErrPermission}
 	default:
 		w.perm, w.existing = fi.Mode().Perm(), true
+		// The file's own name, where the one given is another name for
+		// it (Windows' short names): that is what the write replaces.
+		name, err := entryName(w.dir, w.base)
+		if err != nil {
+			return rootErr("name", path, err)
+		}
+		if name != w.base {
+			if _, _, err := f.real.Resolve(filepath.Join(w.dirReal, name), policy.AccessWrite); err != nil {
+				return realRefusal(path, err)
+			}
+			w.base = name
+		}
 	}
 	return nil
 }

@@ -129,7 +129,7 @@ func (r replayer) item(ctx context.Context, it host.HistoryItem) {
 			r.summary(ctx, e)
 			return
 		}
-		for _, p := range e.Content {
+		for _, p := range e.Shown() {
 			switch p.Type {
 			case llm.PartImage:
 				r.send(ctx, acp.UserMessageChunk(acp.ContentBlock{Image: &acp.ImageContent{MimeType: p.MIMEType, Data: p.Data}}))

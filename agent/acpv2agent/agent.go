@@ -214,7 +214,7 @@ func (r *replayer) item(ctx context.Context, it host.HistoryItem) {
 			return
 		}
 		r.send(ctx, acpv2.SessionUpdate{UserMessage: &acpv2.UserMessage{MessageID: storedMessageID(e, r.users, i),
-			Content: acpv2.Some(userBlocks(e.Content))}})
+			Content: acpv2.Some(userBlocks(e.Shown()))}})
 		r.users++
 	case agent.EntryAssistant:
 		id := storedMessageID(e, r.users, i)

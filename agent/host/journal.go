@@ -50,6 +50,7 @@ type record struct {
 	Source             string           `json:"source,omitempty"`
 	Display            *displayRecord   `json:"display,omitempty"`
 	MessageID          string           `json:"messageId,omitempty"`
+	Typed              string           `json:"typed,omitempty"` // a user message's slash command, as typed
 
 	// mode
 	Mode policy.Mode `json:"mode,omitempty"`
@@ -170,7 +171,7 @@ type toolCallRecord struct {
 func entryRecord(e *agent.Entry) record {
 	r := record{Type: recEntry, Time: e.Time, Kind: e.Kind, Reasoning: e.Reasoning, ReasoningSignature: e.ReasoningSignature,
 		RedactedReasoning: e.RedactedReasoning, ToolCallID: e.ToolCallID, ToolName: e.ToolName, IsError: e.IsError,
-		Source: e.Source, Display: toDisplayRecord(e.Display), MessageID: e.MessageID}
+		Source: e.Source, Display: toDisplayRecord(e.Display), MessageID: e.MessageID, Typed: e.Typed}
 	for _, p := range e.Content {
 		r.Content = append(r.Content, partRecord{Type: p.Type, Text: p.Text, MIMEType: p.MIMEType, Data: p.Data})
 	}
@@ -187,7 +188,7 @@ func (r *record) entry() agent.Entry {
 	kind := interned(r.Kind, agent.EntryUser, agent.EntryAssistant, agent.EntryToolCalls, agent.EntryToolOutput)
 	e := agent.Entry{Kind: kind, Reasoning: r.Reasoning, ReasoningSignature: r.ReasoningSignature, RedactedReasoning: r.RedactedReasoning,
 		ToolCallID: r.ToolCallID, ToolName: r.ToolName, IsError: r.IsError, Source: r.Source, Time: r.Time, Display: r.Display.display(),
-		MessageID: r.MessageID}
+		MessageID: r.MessageID, Typed: r.Typed}
 	if len(r.Content) > 0 {
 		e.Content = make([]llm.Part, 0, len(r.Content))
 	}

@@ -311,7 +311,7 @@ func (w *Workspace) applyPatchTool() agent.Tool {
 			info := agent.ToolCallInfo{Kind: agent.ToolKindEdit, Action: policy.ActionEdit, Preview: diffs(changes)}
 			var names []string
 			for _, c := range changes {
-				names = append(names, w.display(c.path))
+				names = append(names, agent.Code(w.display(c.path)))
 				info.Locations = append(info.Locations, agent.Location{Path: c.path})
 			}
 			info.Title = "Patch " + strings.Join(names, ", ")
