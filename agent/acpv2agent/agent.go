@@ -5,13 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acpv2"
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/acpagent"
+	"github.com/acp-agent/acp-agent/agent/compact"
 	"github.com/acp-agent/acp-agent/agent/host"
 )
 
@@ -205,6 +209,17 @@ func (r *replayer) item(ctx context.Context, it host.HistoryItem) {
 	e := it.Entry
 	switch e.Kind {
 	case agent.EntryUser:
+		if e.Source == agent.SourceSummary {
+			// A compaction's summary is no message the user wrote: it
+			// replays as the compaction (v2 clients show compactions).
+			// It keeps its place in the user-N ids of older files.
+			id := uuid.NewString()
+			r.send(ctx, acpv2.SessionUpdate{CompactionSummaryChunk: &acpv2.CompactionSummaryChunk{CompactionID: id,
+				Content: textBlock(strings.TrimPrefix(e.Text, compact.CompressedHistoryPrefix))}})
+			r.send(ctx, acpv2.SessionUpdate{CompactionUpdate: &acpv2.CompactionUpdate{CompactionID: id, Status: acpv2.CompactionStatusCompleted}})
+			r.users++
+			return
+		}
 		r.send(ctx, acpv2.SessionUpdate{UserMessage: &acpv2.UserMessage{MessageID: storedMessageID(e, r.users, i),
 			Content: acpv2.Some(userBlocks(e.Shown()))}})
 		r.users++

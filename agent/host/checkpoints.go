@@ -862,8 +862,18 @@ func oldRewindUnfinished(rw *persistence.Rewind, entries []agent.Entry) bool {
 func (s *Session) rewindCommand(ctx context.Context, args string) (string, error) {
 	fields := strings.Fields(args)
 	msgs := s.s.ForkableUserMessages()
+	// A compaction is the horizon of rewinds: the messages it summarized
+	// are no longer in the conversation, so they are no points either.
+	// Without a word the user finds the first half of the day missing.
+	horizon := ""
+	if s.compacted() {
+		horizon = "Your earlier messages were compacted into a summary: a rewind reaches back only to the messages since."
+	}
 	if len(fields) == 0 {
 		if len(msgs) == 0 {
+			if horizon != "" {
+				return "There is nothing to rewind to. " + horizon, nil
+			}
 			return "There is nothing to rewind to yet.", nil
 		}
 		var b strings.Builder
@@ -872,6 +882,9 @@ func (s *Session) rewindCommand(ctx context.Context, args string) (string, error
 			fmt.Fprintf(&b, "  /rewind %d  %s\n", i+1, oneLinePreview(m.Text, 70))
 		}
 		b.WriteString("  /rewind undo  undo the last rewind\n")
+		if horizon != "" {
+			b.WriteString(horizon + "\n")
+		}
 		return b.String(), nil
 	}
 	var r *RewindResult
@@ -884,6 +897,9 @@ func (s *Session) rewindCommand(ctx context.Context, args string) (string, error
 		r, err = s.undoRewind(ctx)
 	default:
 		n, perr := strconv.Atoi(fields[0])
+		if len(msgs) == 0 {
+			return "", errors.New(strings.TrimSpace("there is nothing to rewind to. " + horizon))
+		}
 		if perr != nil || n < 1 || n > len(msgs) {
 			return "", fmt.Errorf("%q is not one of the points 1 to %d (/rewind lists them)", fields[0], len(msgs))
 		}
@@ -910,6 +926,17 @@ func (s *Session) rewindCommand(ctx context.Context, args string) (string, error
 		out += ".\nYour message was: " + r.Prompt
 	}
 	return out + "\n(/rewind undo takes it back.)", nil
+}
+
+// compacted reports whether a compaction summarized part of the
+// conversation (its summary is the first user entry it kept).
+func (s *Session) compacted() bool {
+	for _, e := range s.s.Transcript() {
+		if e.Source == agent.SourceSummary {
+			return true
+		}
+	}
+	return false
 }
 
 // oneLinePreview is s as one printable line of at most n runes: runs of

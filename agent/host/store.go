@@ -831,7 +831,10 @@ func (h *Host) ListSessions(_ context.Context, req ListRequest) (*SessionList, e
 	if filter == "exclude" {
 		filter = persistence.ArchivedExclude
 	}
-	page, err := h.store.List(persistence.ListOptions{CWD: req.CWD, Cursor: req.Cursor, Archived: filter})
+	// Subagents are their parents': the editor's list of conversations is
+	// the user's own (a child opens by its id, and the parent's load
+	// announces its children to clients that show them).
+	page, err := h.store.List(persistence.ListOptions{CWD: req.CWD, Cursor: req.Cursor, Archived: filter, NoSubagents: true})
 	if errors.Is(err, persistence.ErrInvalidCursor) {
 		// The store's words ("persistence: ... unknown version") mean
 		// nothing to a client; what it can do does.
