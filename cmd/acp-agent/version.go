@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"regexp"
 	goruntime "runtime"
 	"runtime/debug"
 	"strings"
@@ -24,6 +23,9 @@ var (
 // checkout. Read once, when first asked, not at every start.
 var stamps = sync.OnceValue(func() [3]string {
 	v, c, d := version, commit, date
+	if v != "0.1.0-dev" && c != "unknown" && d != "unknown" {
+		return [3]string{v, c, d} // a release: nothing to fill in
+	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		v, c, d = fromBuildInfo(bi, v, c, d)
 	}
@@ -39,7 +41,7 @@ func fromBuildInfo(bi *debug.BuildInfo, v, c, d string) (string, string, string)
 	// A release's tag (go install ...@v0.2.0), not the pseudo-version
 	// Go makes up for a checkout (v0.0.0-20261127103151-e4268c7f1475+dirty),
 	// which the commit says better.
-	if mv := bi.Main.Version; v == "0.1.0-dev" && mv != "" && mv != "(devel)" && !pseudoVersion.MatchString(mv) {
+	if mv := bi.Main.Version; v == "0.1.0-dev" && mv != "" && mv != "(devel)" && !pseudoVersion(mv) {
 		v = strings.TrimPrefix(mv, "v")
 	}
 	settings := map[string]string{}
@@ -58,9 +60,31 @@ func fromBuildInfo(bi *debug.BuildInfo, v, c, d string) (string, string, string)
 	return v, c, d
 }
 
-// pseudoVersion matches Go's pseudo-versions (a commit's time and hash)
-// and local builds' "+dirty".
-var pseudoVersion = regexp.MustCompile(`\d{14}-[0-9a-f]{12}|\+dirty$`)
+// pseudoVersion reports whether v is one of Go's pseudo-versions (a
+// commit's time and hash: v0.0.0-20261127103151-e4268c7f1475) or a local
+// build's "+dirty" one. Not a regexp: this package's init would compile it
+// at every start.
+func pseudoVersion(v string) bool {
+	if strings.HasSuffix(v, "+dirty") {
+		return true
+	}
+	for i := 14; i+13 <= len(v); i++ {
+		if v[i] == '-' && allIn(v[i-14:i], "0123456789") && allIn(v[i+1:i+13], "0123456789abcdef") {
+			return true
+		}
+	}
+	return false
+}
+
+// allIn reports whether every byte of s is one of set.
+func allIn(s, set string) bool {
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(set, s[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}
 
 // versionLine is what --version prints first: version, commit, build
 // date and platform.

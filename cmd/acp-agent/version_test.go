@@ -30,6 +30,11 @@ func TestVersionFromBuildInfo(t *testing.T) {
 		{"a checkout with changes", "v0.0.0-20261127103151-e4268c7f1475+dirty",
 			append([]debug.BuildSetting{{Key: "vcs.modified", Value: "true"}}, vcs...),
 			[3]string{"0.1.0-dev", "unknown", "unknown"}, [3]string{"0.1.0-dev", "abc123 with local changes", "2026-11-27T10:00:00Z"}},
+		{"a clean checkout's pseudo-version", "v0.0.0-20261127103151-e4268c7f1475", vcs,
+			[3]string{"0.1.0-dev", "unknown", "unknown"}, [3]string{"0.1.0-dev", "abc123", "2026-11-27T10:00:00Z"}},
+		{"a pseudo-version after a tag", "v0.2.1-0.20261127103151-e4268c7f1475", nil,
+			[3]string{"0.1.0-dev", "unknown", "unknown"}, [3]string{"0.1.0-dev", "unknown", "unknown"}},
+		{"a tag with a prerelease", "v0.3.0-rc.1", nil, [3]string{"0.1.0-dev", "unknown", "unknown"}, [3]string{"0.3.0-rc.1", "unknown", "unknown"}},
 		{"stamped by make or a release", "v0.2.0", vcs, [3]string{"0.3.0", "def456", "2026-01-01T00:00:00Z"}, [3]string{"0.3.0", "def456", "2026-01-01T00:00:00Z"}},
 	}
 	for _, tt := range tests {
