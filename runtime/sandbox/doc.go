@@ -2,7 +2,9 @@
 // Landlock (filesystem, TCP, IPC scopes) and a seccomp filter of its own
 // (seccomp_linux.go: the native architecture only, endpoints refused with
 // the network off, no way into other processes, namespaces, keyrings,
-// io_uring, bpf, mounts), under no_new_privs and with no capabilities.
+// io_uring, bpf, mounts, no signal to the helper thread the command was
+// forked from, which shares its Landlock domain), under no_new_privs and
+// with no capabilities.
 //
 // The agent process is never restricted. A Launcher keeps helper
 // processes: the agent's own binary re-executed in a helper mode (Main

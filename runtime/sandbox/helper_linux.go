@@ -201,8 +201,23 @@ func (s *server) start(m message, fds []int) {
 // the command's Pdeathsig (tied to its parent thread) fires only if the
 // helper itself dies.
 func (s *server) run(j *job, req Request, fds []int, mounts bool) {
-	defer close(j.done)
 	runtime.LockOSThread()
+	if unix.Gettid() == unix.Getpid() {
+		// The main thread is the helper's leader, which a signal to the
+		// helper's pid reaches: a command sharing its domain could end
+		// the helper with kill(-1). Fork from another thread; this
+		// goroutine holds the main thread meanwhile, so the new one
+		// cannot land on it.
+		inner := make(chan struct{})
+		go func() {
+			defer close(inner)
+			s.run(j, req, fds, mounts)
+		}()
+		<-inner
+		runtime.UnlockOSThread()
+		return
+	}
+	defer close(j.done)
 	pid, masks, err := s.fork(req, fds, mounts)
 	closeAll(fds)
 	if err != nil {
@@ -243,7 +258,8 @@ func (s *server) fork(req Request, fds []int, mounts bool) (pid int, masks bool,
 	// filter refuses: then this thread gets everything but the filter,
 	// and a second stage of this binary, started in the cgroup, loads the
 	// filter and execs the command.
-	masks, err = restrictThread(req.Policy, !req.Cgroup, mounts)
+	g := guard{pid: uint32(unix.Getpid()), tid: uint32(unix.Gettid())}
+	masks, err = restrictThread(req.Policy, !req.Cgroup, mounts, g)
 	if err != nil {
 		return 0, masks, fmt.Errorf("sandbox: %w", err)
 	}
@@ -251,7 +267,7 @@ func (s *server) fork(req Request, fds []int, mounts bool) (pid int, masks bool,
 	path, argv, env := req.Path, req.Argv, req.Env
 	if req.Cgroup {
 		sys.UseCgroupFD, sys.CgroupFD = true, fds[3]
-		path, argv, env = "/proc/self/exe", execStageArgs(req), nil
+		path, argv, env = "/proc/self/exe", execStageArgs(req, g), nil
 	}
 	files := []uintptr{uintptr(fds[0]), uintptr(fds[1]), uintptr(fds[2])}
 	pid, err = syscall.ForkExec(path, argv, &syscall.ProcAttr{Dir: req.Dir, Env: env, Files: files, Sys: sys})
@@ -262,16 +278,17 @@ func (s *server) fork(req Request, fds []int, mounts bool) (pid int, masks bool,
 }
 
 // execStageArgs is the second stage's argv: the network setting, the
-// program, the number of arguments, the arguments and the environment.
-// The environment travels in argv, not in the stage's own environment, so
-// nothing in it (LD_PRELOAD into a cgo build of this binary) acts before
-// the filter is loaded.
-func execStageArgs(req Request) []string {
+// helper thread to guard (g: its pid and tid), the program, the number of
+// arguments, the arguments and the environment. The environment travels
+// in argv, not in the stage's own environment, so nothing in it
+// (LD_PRELOAD into a cgo build of this binary) acts before the filter is
+// loaded.
+func execStageArgs(req Request, g guard) []string {
 	network := "0"
 	if req.Policy.Network {
 		network = "1"
 	}
-	out := []string{"acp-agent-sandbox", execArg, network, req.Path, strconv.Itoa(len(req.Argv))}
+	out := []string{"acp-agent-sandbox", execArg, network, fmt.Sprintf("%d:%d", g.pid, g.tid), req.Path, strconv.Itoa(len(req.Argv))}
 	return append(append(out, req.Argv...), req.Env...)
 }
 
@@ -284,15 +301,19 @@ func execStage(args []string) int {
 		fmt.Fprintf(os.Stderr, "acp-agent sandbox: %v\n", err)
 		return 126
 	}
-	if len(args) < 3 {
+	if len(args) < 4 {
 		return fail(errors.New("second stage: bad arguments"))
 	}
-	n, err := strconv.Atoi(args[2])
-	if err != nil || n < 1 || 3+n > len(args) {
+	var g guard
+	if _, err := fmt.Sscanf(args[1], "%d:%d", &g.pid, &g.tid); err != nil {
 		return fail(errors.New("second stage: bad arguments"))
 	}
-	path, argv, env := args[1], args[3:3+n], args[3+n:]
-	if err := loadSeccomp(args[0] == "1"); err != nil {
+	n, err := strconv.Atoi(args[3])
+	if err != nil || n < 1 || 4+n > len(args) {
+		return fail(errors.New("second stage: bad arguments"))
+	}
+	path, argv, env := args[2], args[4:4+n], args[4+n:]
+	if err := loadSeccomp(args[0] == "1", g); err != nil {
 		return fail(err)
 	}
 	err = unix.Exec(path, argv, env)
@@ -452,7 +473,7 @@ const readRights = llExecute | llReadFile | llReadDir
 // moves the thread into a private mount namespace where the denied paths
 // are masked and .git is read-only (mounts_linux.go); what it cannot
 // mask there, or everything without mounts, Landlock grants around.
-func restrictThread(p Policy, withSeccomp, mounts bool) (masks bool, err error) {
+func restrictThread(p Policy, withSeccomp, mounts bool, g guard) (masks bool, err error) {
 	abi, err := landlockABI()
 	if err != nil || abi < minABI {
 		return false, fmt.Errorf("Landlock unavailable (ABI %d): %v", abi, err)
@@ -591,7 +612,7 @@ func restrictThread(p Policy, withSeccomp, mounts bool) (masks bool, err error) 
 	if !withSeccomp {
 		return masks, nil
 	}
-	return masks, loadSeccomp(p.Network)
+	return masks, loadSeccomp(p.Network, g)
 }
 
 // protectedIn are the protected paths, as written and resolved, cleaned,
