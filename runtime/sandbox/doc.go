@@ -23,8 +23,9 @@
 // execs the command.
 //
 // What a Policy grants: read and execute everywhere except the denied
-// paths and the secrets files under the writable roots (.env, .env.* at
-// any depth); write only to the writable roots (without their .git
+// paths, the secrets files under the writable roots (.env, .env.* at
+// any depth) and the device nodes (the user's terminals, disks) but a
+// few; write only to the writable roots (without their .git
 // unless AllowGitWrites), the extra writable paths, the temporary
 // directory and a few character devices (/dev/null, ...); endpoints
 // (sockets, SysV IPC, message queues) only when Network is set. Where the

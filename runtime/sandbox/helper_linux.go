@@ -263,7 +263,12 @@ func (s *server) fork(req Request, fds []int, mounts bool) (pid int, masks bool,
 	if err != nil {
 		return 0, masks, fmt.Errorf("sandbox: %w", err)
 	}
-	sys := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// A session of its own (and so a process group, which the helper
+	// signals): no controlling terminal, so /dev/tty is no device for
+	// the command. It shared the agent's, and under acp-agent exec in a
+	// terminal wrote escape sequences to the user's terminal, past
+	// exec's filtering of control characters.
+	sys := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	path, argv, env := req.Path, req.Argv, req.Env
 	if req.Cgroup {
 		sys.UseCgroupFD, sys.CgroupFD = true, fds[3]
@@ -566,7 +571,12 @@ func restrictThread(p Policy, withSeccomp, mounts bool, g guard) (masks bool, er
 	// The rules, one per path (Landlock would merge rules on one inode
 	// anyway; each costs system calls).
 	rules := map[string]uint64{}
-	reads, expanded := grantsAround([]string{"/"}, denied)
+	// Device nodes are no files to read: /dev/pts/N is the user's other
+	// terminals (what is typed there, a password at a prompt), and a
+	// uid-0 command would read disks and consoles root owns. Only the
+	// devices granted below, and listing /dev (the read-dir right on /),
+	// stay.
+	reads, expanded := grantsAround([]string{"/"}, append(slices.Clone(denied), "/dev"))
 	for _, g := range reads {
 		rules[g] |= readRights
 	}
