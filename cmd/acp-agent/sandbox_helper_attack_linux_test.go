@@ -3,7 +3,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -45,12 +44,7 @@ func TestBinaryConfinedCommandCannotSignalItsHelper(t *testing.T) {
 }
 
 func signalHelper(t *testing.T, m sandboxMode, sig syscall.Signal) {
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		if cc, err = exec.LookPath("gcc"); err != nil {
-			t.Skip("no C compiler (cc or gcc) to build killhelper.c")
-		}
-	}
+	cc := cCompiler(t, "killhelper.c")
 	dir, home := userDir(t, m), userDir(t, m)
 	out, err := exec.Command(cc, "-O1", "-o", filepath.Join(dir, "killhelper"), "testdata/killhelper.c").CombinedOutput()
 	require.NoError(t, err, "%s", out)
@@ -94,23 +88,23 @@ func signalHelper(t *testing.T, m sandboxMode, sig syscall.Signal) {
 	assert.NotContains(t, string(got), "LATER_SECRET", "a daemon left by a confined command read a .env made later")
 }
 
+// cCompiler is the machine's C compiler, or skips t, which needs it to
+// build program.
+func cCompiler(t *testing.T, program string) string {
+	t.Helper()
+	for _, name := range []string{"cc", "gcc"} {
+		if cc, err := exec.LookPath(name); err == nil {
+			return cc
+		}
+	}
+	t.Skipf("no C compiler (cc or gcc) to build %s: install gcc to run these attacks", program)
+	return ""
+}
+
 // toolResults are the tool results in a model request's body.
 func toolResults(t *testing.T, body string) string {
 	t.Helper()
-	var req struct {
-		Messages []struct {
-			Role    string `json:"role"`
-			Content any    `json:"content"`
-		} `json:"messages"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(body), &req))
-	var b strings.Builder
-	for _, m := range req.Messages {
-		if s, ok := m.Content.(string); ok && m.Role == "tool" {
-			b.WriteString(s)
-		}
-	}
-	return b.String()
+	return strings.Join(messagesOf(t, body, "tool"), "")
 }
 
 // alive reports whether pid is a live process (not a zombie).
