@@ -503,10 +503,18 @@ func restrictThread(p Policy, withSeccomp, mounts bool, g guard) (masks bool, er
 	}
 	defer unix.Close(fd)
 	add := func(path string, rights uint64) error {
-		// Never through a symlink: a link among the entries granted
-		// around a secret, or in a workspace root, would grant its
-		// target (~/.ssh, a directory outside) instead.
-		pfd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		// Never through a symlink, in any component: a link among the
+		// entries granted around a secret, or in a workspace root,
+		// would grant its target (~/.ssh, a directory outside) instead,
+		// and so would a directory of the path swapped for a link
+		// between its listing and this open (by a process of the user's
+		// or another command). Every path granted is a real one (the
+		// roots and configured paths resolved, entries listed from real
+		// directories); one that no longer is grants nothing.
+		pfd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{
+			Flags:   unix.O_PATH | unix.O_CLOEXEC | unix.O_NOFOLLOW,
+			Resolve: unix.RESOLVE_NO_SYMLINKS,
+		})
 		if err != nil {
 			return nil // missing: nothing to grant
 		}
