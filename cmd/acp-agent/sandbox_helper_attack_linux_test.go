@@ -117,3 +117,51 @@ func alive(pid int) bool {
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || !strings.HasPrefix(s[i+1:], " Z")
 }
+
+// A confined command's daemon (setsid, double fork) outlived an agent
+// killed with SIGKILL (an editor quitting hard, the OOM killer): the
+// helper died with the agent (Pdeathsig SIGKILL), the command with the
+// helper, and the daemon, reparented past the dead subreaper, lived on in
+// a mount namespace where a .env made later is not masked. The helper
+// now ends what its command left when the agent goes, as when a command
+// ends. In every mode.
+func TestBinaryConfinedDaemonDiesWithAKilledAgent(t *testing.T) {
+	t.Parallel()
+	requireSandbox(t)
+	for _, m := range sandboxModes(t) {
+		t.Run(m.name, func(t *testing.T) { daemonOfAKilledAgent(t, m) })
+	}
+}
+
+func daemonOfAKilledAgent(t *testing.T, m sandboxMode) {
+	dir, home := userDir(t, m), userDir(t, m)
+	pidfile := filepath.Join(dir, "daemon.pid")
+	t.Cleanup(func() {
+		if data, err := os.ReadFile(pidfile); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && pid > 1 {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	line := "setsid sh -c 'echo $$ > daemon.pid; exec sleep 300' < /dev/null > /dev/null 2>&1 & sleep 300"
+	model := promptModel(t, map[string][]modelCall{"[go]": {{"run_command", map[string]any{"command": line, "background": true}}}})
+	conn, sid, agentPid := sandboxSessionAs(t, m, model, dir, home)
+	promptE2E(t, conn, sid, "[go]")
+	var pid int
+	deadline := time.Now().Add(waitBudget(t))
+	for time.Now().Before(deadline) {
+		if data, err := os.ReadFile(pidfile); err == nil {
+			if pid, err = strconv.Atoi(strings.TrimSpace(string(data))); err == nil && alive(pid) {
+				break
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.True(t, pid > 0 && alive(pid), "the daemon started")
+	require.NoError(t, syscall.Kill(agentPid, syscall.SIGKILL))
+	deadline = time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) && alive(pid) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.False(t, alive(pid), "the daemon %d outlived the killed agent", pid)
+}

@@ -48,7 +48,8 @@
 // workspace roots so it lists their secrets files meanwhile; the first
 // Launcher that needs a helper and has none idle takes it. The spare is
 // no Launcher's until taken: no goroutine reads it, and it ends with the
-// process (its socket closes, Pdeathsig) or with StopSpare.
+// process (its socket closes, Pdeathsig SIGTERM: a helper ending so kills
+// its command and what that left first) or with StopSpare.
 //
 // Launcher and Proc are safe for concurrent use; a Launcher owns one
 // reader goroutine per helper, and Close ends the helpers (killing their

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -123,6 +124,17 @@ func serve(fd int) int {
 	// an editor leaked to the agent) may reach a command.
 	CloseInheritedOnExec()
 	s := &server{fd: fd}
+	// The agent's death (Pdeathsig SIGTERM; its end of the socket closes
+	// too) ends the helper as the end of its socket does: the command and
+	// what it left behind first, which no one kills once the subreaper
+	// is gone. This goroutine lives as long as the process.
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	go func() {
+		<-term
+		s.stop()
+		os.Exit(0)
+	}()
 	for {
 		var m message
 		fds, err := readFrame(fd, &m)
