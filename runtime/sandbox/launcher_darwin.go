@@ -96,7 +96,9 @@ func (l *Launcher) Start(req Request, files []*os.File) (*Proc, error) {
 		Stdin:       files[0],
 		Stdout:      files[1],
 		Stderr:      files[2],
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		// A session of its own, as on Linux: no controlling terminal
+		// to write escape sequences to (acp-agent exec in a terminal).
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
