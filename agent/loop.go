@@ -265,7 +265,7 @@ func (s *Session) appendUser(ctx context.Context, it *item, reminder string) (*p
 	// its first message, and puts a title it knows by then in the file's
 	// header rather than rewriting the file for it.
 	s.setTitleFrom(ctx, cmp.Or(it.title, it.text))
-	e := Entry{Kind: EntryUser, Content: it.content, Source: source, Reminder: reminder, MessageID: id}
+	e := Entry{Kind: EntryUser, Content: it.content, Source: source, Reminder: reminder, MessageID: id, Typed: it.title}
 	echo := it.source == SourceSteer || it.source == SourceFollowUp
 	if fs, ok := s.cfg.Journal.(firstSaver); ok && !echo && !fs.Saved() {
 		return s.startSave(ctx, fs, e), nil
@@ -671,11 +671,16 @@ func (s *Session) runTool(ctx context.Context, it *item, call llm.ToolCall) (say
 		status = ToolFailed
 	}
 	// The client is shown what the model gets (a long output cut, with
-	// where the rest is), unless the tool has its own content (a diff).
+	// where the rest is), unless the tool has its own content (a diff);
+	// a file's, a search's, a command's or a page's as a code block.
 	text := s.sizeForModel(call.ID, result)
 	content := result.Content
 	if content == nil {
-		content = []ToolContent{TextContent(text)}
+		shown := text
+		if shownLiterally(info.Kind) {
+			shown = CodeBlock(text)
+		}
+		content = []ToolContent{TextContent(shown)}
 	}
 	s.update(ctx, Update{Kind: UpdateToolCallProgress, ToolCall: &ToolCallUpdate{
 		ID: call.ID, Name: call.Name, Status: status, Content: content, Result: text}})

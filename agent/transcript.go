@@ -55,6 +55,11 @@ type Entry struct {
 	// Display is how a tool output's call was shown to the client, for
 	// session/load to show it again.
 	Display *ToolDisplay `json:"-"`
+	// Typed, on a user entry a slash command defined in a file (or a
+	// skill) expanded to, is the command as the user typed it ("/review
+	// main.go"): the model gets the expansion (Content), the user is
+	// shown this again (Shown).
+	Typed string `json:"-"`
 	// MessageID is a user or assistant message's id, the one its updates
 	// carried (Update.MessageID, PromptOptions.MessageID): stored, so a
 	// replay shows the message under the same id ("" in files written
@@ -260,4 +265,14 @@ func Messages(entries []Entry) []llm.Message {
 		tr.append(e)
 	}
 	return tr.messages()
+}
+
+// Shown is a user entry's content as the user wrote it: a slash command's
+// line (Typed) in place of the prompt it expanded to, then what they
+// attached; otherwise the content itself.
+func (e *Entry) Shown() []llm.Part {
+	if e.Typed == "" || len(e.Content) == 0 || e.Content[0].Type != llm.PartText {
+		return e.Content
+	}
+	return append([]llm.Part{llm.TextPart(e.Typed)}, e.Content[1:]...)
 }

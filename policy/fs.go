@@ -377,9 +377,37 @@ func (p FS) deniedPrefix(rel string) (string, bool) {
 // compares prefixes: case-insensitively, after dropping what
 // case-insensitive filesystems ignore.
 func DeniedName(name string) bool {
-	c := strings.ToLower(foldableComponent(name))
+	f := foldableComponent(name)
+	c := strings.ToLower(f)
+	if !isASCII(f) {
+		// Upper-casing folds what lower-casing does not (the dotless ı
+		// is I): Windows compares names upper-cased.
+		if u := strings.ToLower(strings.ToUpper(f)); u != c && (u == ".git" || envName(u)) {
+			return true
+		}
+	}
 	// osDeniedName: on Windows a short name (GIT~1) can be any long one.
 	return c == ".git" || envName(c) || osDeniedName(c)
+}
+
+// sameName reports whether two components name the same file on a
+// case-insensitive volume: equal under Unicode simple folding, or, with
+// letters beyond ASCII, once upper-cased (NTFS compares names through its
+// upper-case table, where the dotless ı is I, which folding keeps apart).
+func sameName(a, b string) bool {
+	if strings.EqualFold(a, b) {
+		return true
+	}
+	return (!isASCII(a) || !isASCII(b)) && strings.ToUpper(a) == strings.ToUpper(b)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // EnvFileName reports whether name is one of the secrets names DeniedName
@@ -435,7 +463,7 @@ func underPrefix(rel, prefix string) bool {
 	for {
 		pc, prest, pmore := strings.Cut(prefix, "/")
 		rc, rrest, rmore := strings.Cut(rel, "/")
-		if !strings.EqualFold(foldableComponent(pc), foldableComponent(rc)) {
+		if !sameName(foldableComponent(pc), foldableComponent(rc)) {
 			return false
 		}
 		if !pmore {

@@ -35,6 +35,8 @@ func TestFSDeniedPaths(t *testing.T) {
 		{name: "prefix but not child", path: "/home/u/.sshx/id_rsa"},
 		{name: "prefix of a denied file", path: "/home/u/.aws/credentials.bak"},
 		{name: "dotdot into it", path: "/home/u/proj/../.ssh/id_rsa", denied: true},
+		{name: "a dotless i where the name has an i (NTFS upper-cases it)", path: "/home/u/.conf\u0131g/acp/config.json", denied: true},
+		{name: "the long s (folds to s)", path: "/home/u/.\u017fsh/id_rsa", denied: true},
 		{name: "from a nested root's parent path", path: "/home/u/proj/x"},
 		{name: "case variant", path: "/home/u/.SSH/id_rsa", denied: true},
 		{name: "ignorable trailing dot", path: "/home/u/.ssh./id_rsa", denied: true},

@@ -1,10 +1,15 @@
 package policy
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/acp-agent/acp-agent/internal/winetest"
 )
 
 // Windows paths: drive letters in either case, \\?\ and UNC spellings of
@@ -48,6 +53,25 @@ func TestWindowsPathsResolveInsideTheirRoots(t *testing.T) {
 		`\\.\C:\Users\me\My Project\x.txt`,
 		`C:\Users\me\My Project\..\secret.txt`,
 		`My Project\x.txt`,
+		// More spellings Windows resolves elsewhere than they say.
+		`C:/Users/me/My Project/.git/config`,
+		`C:\Users\me/My Project\.GIT/hooks/pre-commit`,
+		`C:\Users\me\My Project\.git. .\config`,
+		`C:\Users\me\My Project\.env::$DATA`,
+		`C:\Users\me\My Project\.env:`,
+		`C:\Users\me\My Project\.Env.Local `,
+		`C:\Users\me\My Project\CONIN$`,
+		"C:\\Users\\me\\My Project\\sub\\COM\u00b9",
+		`C:\Users\me\My Project\lpt1.txt`,
+		`C:\Users\me\My Project\C:x.txt`,
+		`C:My Project\x.txt`,
+		`\\?\C:\Users\me\My Project\..\secret.txt`,
+		`\\?\GLOBALROOT\Device\HarddiskVolume1\Users\me\My Project\x.txt`,
+		`\\localhost\C$\Users\me\My Project\x.txt`,
+		`\\127.0.0.1\C$\Users\me\My Project\x.txt`,
+		`\\?\UNC\localhost\C$\Users\me\My Project\x.txt`,
+		`\\attacker\share\x.txt`,
+		"C:\\Users\\me\\My Project\\.g\u0131t\\config",
 	} {
 		_, _, err := p.Resolve(path, AccessRead)
 		assert.Error(t, err, "%s must be refused", path)
@@ -98,4 +122,26 @@ func TestWindowsProtectedPaths(t *testing.T) {
 	}
 	_, _, err := p.Resolve(`C:\Users\me\notes.txt`, AccessWrite)
 	require.NoError(t, err)
+}
+
+// A PATH entry inside a root is dropped however Windows spells it: its
+// 8.3 short name (the volume's own, asked with GetShortPathName), other
+// letter case, the \\?\ prefix, and for a directory not made yet, a
+// short spelling of the part that exists.
+func TestWindowsCommandPathDropsOtherSpellingsOfEntriesInsideRoots(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "a workspace with a long name")
+	bin := filepath.Join(root, "node_modules", ".bin")
+	require.NoError(t, os.MkdirAll(bin, 0o755))
+	entries := []string{strings.ToUpper(bin), `\\?\` + bin}
+	if s := winetest.ShortPath(bin); s != "" && s != bin {
+		entries = append(entries, s, filepath.Join(winetest.ShortPath(root), "tools"))
+	} else {
+		t.Log("this volume gives no 8.3 short names: only case and \\\\?\\ are tried")
+	}
+	system := os.Getenv("SystemRoot")
+	for _, e := range entries {
+		got, dropped := CommandPath(e+";"+system, []string{root}, nil)
+		assert.Equal(t, filepath.Clean(system), got, "%s must be dropped", e)
+		assert.Len(t, dropped, 1, e)
+	}
 }

@@ -39,9 +39,9 @@ func CommandPath(path string, roots []string, evalSymlinks func(string) (string,
 		if !filepath.IsAbs(r) {
 			continue
 		}
-		r = filepath.Clean(r)
+		r = CanonicalPath(filepath.Clean(r))
 		realRoots = append(realRoots, r)
-		if real := realPath(r, evalSymlinks); real != r {
+		if real := CanonicalPath(realPath(r, evalSymlinks)); real != r {
 			realRoots = append(realRoots, real)
 		}
 	}
@@ -63,7 +63,8 @@ func CommandPath(path string, roots []string, evalSymlinks func(string) (string,
 				continue
 			}
 			seen[c] = true
-			if under(c, realRoots) || under(realPath(c, evalSymlinks), realRoots) {
+			// Compared as the policy compares paths: \\?\C:\w is C:\w.
+			if under(CanonicalPath(c), realRoots) || under(CanonicalPath(realPath(c, evalSymlinks)), realRoots) {
 				dropped = append(dropped, DroppedPathEntry{e, "inside the workspace, where the model can write programs"})
 				continue
 			}

@@ -14,7 +14,8 @@
 // that was listed. Writes are atomic (a temporary file in the same
 // directory, fsync, rename, directory fsync); each directory is checked
 // before it is created; writes refuse symlinks, hard-linked and
-// write-protected files. Reads refuse binary and non-UTF-8 files, files
+// write-protected files, and replace an existing file under its own name
+// (a Windows 8.3 short name is checked as the long name it stands for). Reads refuse binary and non-UTF-8 files, files
 // over the size cap, and hard-linked files unless WithHardLinkReads.
 //
 // LocalTerminal runs each command in its own process group with stdin

@@ -26,6 +26,15 @@ func linkCount(fi fs.FileInfo) uint64 {
 	return 1
 }
 
+// entryName is name: a Unix directory entry has no second name that
+// opens it (a case or Unicode variant on a case-insensitive volume is
+// caught by the policy's own comparison).
+func entryName(_ *os.Root, name string) (string, error) { return name, nil }
+
+// LongPathName is p: Unix file systems give no file a second, short
+// name (Windows' 8.3 names; see the Windows file).
+func LongPathName(p string) (string, error) { return p, nil }
+
 // syncDirFile fsyncs a directory: a rename or removal in it is durable
 // only then.
 func syncDirFile(d *os.File) error { return d.Sync() }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/windows"
@@ -36,6 +37,65 @@ func linkCountAt(dir *os.Root, name string, _ fs.FileInfo) uint64 {
 	}
 	defer f.Close()
 	return handleLinkCount(f, nil)
+}
+
+// entryName is the name the existing entry name of dir really has:
+// Windows opens a file by its 8.3 short name too (NTFS's ENV~1, Wine's
+// and Samba's _ENV~3EE for .env), and a rename onto that name replaces
+// the long-named file, so a write or removal checks and uses the long
+// name. It asks the open handle (GetFinalPathNameByHandle, normalized),
+// which names exactly the file opened. A name without a '~' is no short
+// name and is taken as it is (no open, and no failure where a file
+// system cannot say a handle's name).
+// GetFinalPathNameByHandle's flags (winbase.h): the normalized name, with
+// a drive letter.
+const (
+	fileNameNormalized = 0x0
+	volumeNameDOS      = 0x0
+)
+
+func entryName(dir *os.Root, name string) (string, error) {
+	if !strings.Contains(name, "~") {
+		return name, nil
+	}
+	f, err := dir.OpenFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	buf := make([]uint16, windows.MAX_LONG_PATH)
+	n, err := windows.GetFinalPathNameByHandle(windows.Handle(f.Fd()), &buf[0], uint32(len(buf)), fileNameNormalized|volumeNameDOS)
+	if err != nil {
+		return "", err
+	}
+	if int(n) >= len(buf) {
+		return "", windows.ERROR_INSUFFICIENT_BUFFER
+	}
+	full := windows.UTF16ToString(buf[:n])
+	i := strings.LastIndexAny(full, `\/`)
+	if i < 0 || i == len(full)-1 {
+		return "", errors.New("no file name in " + full)
+	}
+	return full[i+1:], nil
+}
+
+// LongPathName is the existing path p with every 8.3 short name in it
+// (C:\Users\RUNNER~1) replaced by the long one (GetLongPathName); symbolic
+// links are not followed. A path that does not exist is an error.
+func LongPathName(p string) (string, error) {
+	u, err := windows.UTF16PtrFromString(p)
+	if err != nil {
+		return "", err
+	}
+	buf := make([]uint16, windows.MAX_LONG_PATH)
+	n, err := windows.GetLongPathName(u, &buf[0], uint32(len(buf)))
+	if err != nil {
+		return "", &os.PathError{Op: "GetLongPathName", Path: p, Err: err}
+	}
+	if int(n) >= len(buf) {
+		return "", &os.PathError{Op: "GetLongPathName", Path: p, Err: windows.ERROR_INSUFFICIENT_BUFFER}
+	}
+	return windows.UTF16ToString(buf[:n]), nil
 }
 
 // fileID is 0: Windows' FileInfo has no file index.

@@ -269,7 +269,7 @@ func TestAllowAlwaysOptionNamesItsScope(t *testing.T) {
 			require.Len(t, r.requests, 1)
 			var req acp.RequestPermissionRequest
 			require.NoError(t, json.Unmarshal(r.requests[0].Params, &req))
-			assert.Equal(t, tt.line, req.ToolCall.Title, "the title shows the command")
+			assert.Equal(t, "`"+tt.line+"`", req.ToolCall.Title, "the title shows the command, as code")
 			var always string
 			var ids []string
 			for _, o := range req.Options {

@@ -117,10 +117,20 @@ func contentText(cs []acp.ToolCallContent) string {
 	var b strings.Builder
 	for _, c := range cs {
 		if c.Content != nil && c.Content.Content.Text != nil {
-			b.WriteString(c.Content.Content.Text.Text)
+			b.WriteString(unfenced(c.Content.Content.Text.Text))
 		}
 	}
 	return b.String()
+}
+
+// unfenced is the text inside a Markdown code block the agent put a
+// tool's output in (agent.CodeBlock), or text as it is when it is none.
+func unfenced(text string) string {
+	first, rest, ok := strings.Cut(text, "\n")
+	if !ok || len(first) < 3 || strings.Trim(first, "`") != "" || !strings.HasSuffix(rest, "\n"+first) {
+		return text
+	}
+	return strings.TrimSuffix(rest, first)
 }
 
 func fullAccess(cfg *acpagent.Config) { cfg.Mode = policy.ModeFullAccess }
@@ -148,13 +158,13 @@ func TestBuiltinToolsShowKindTitleLocationsAndContent(t *testing.T) {
 		location  string
 		result    string // in the final content's text, or "" for a diff
 	}{
-		{"call_write_file_0", "Write notes/todo.md", acp.ToolKindEdit, todo, ""},
-		{"call_read_file_1", "Read notes/todo.md (lines 2–2)", acp.ToolKindRead, todo, "     2\ttwo\n[lines 2–2 of 3; continue with offset=3]"},
-		{"call_edit_file_2", "Edit notes/todo.md", acp.ToolKindEdit, todo, ""},
-		{"call_list_directory_3", "List notes", acp.ToolKindRead, filepath.Join(dir, "notes"), "todo.md (14 bytes)"},
-		{"call_glob_4", "Find **/*.md in .", acp.ToolKindSearch, dir, "notes/todo.md"},
-		{"call_grep_5", `Search "TW." in .`, acp.ToolKindSearch, dir, "notes/todo.md:2: TWO"},
-		{"call_run_command_6", "cat notes/todo.md | wc -l", acp.ToolKindExecute, "", "3\n[exit code 0]"},
+		{"call_write_file_0", "Write `notes/todo.md`", acp.ToolKindEdit, todo, ""},
+		{"call_read_file_1", "Read `notes/todo.md` (lines 2–2)", acp.ToolKindRead, todo, "     2\ttwo\n[lines 2–2 of 3; continue with offset=3]"},
+		{"call_edit_file_2", "Edit `notes/todo.md`", acp.ToolKindEdit, todo, ""},
+		{"call_list_directory_3", "List `notes`", acp.ToolKindRead, filepath.Join(dir, "notes"), "todo.md (14 bytes)"},
+		{"call_glob_4", "Find `**/*.md` in `.`", acp.ToolKindSearch, dir, "notes/todo.md"},
+		{"call_grep_5", "Search `TW.` in `.`", acp.ToolKindSearch, dir, "notes/todo.md:2: TWO"},
+		{"call_run_command_6", "`cat notes/todo.md | wc -l`", acp.ToolKindExecute, "", "3\n[exit code 0]"},
 		{"call_update_plan_7", "Update plan", acp.ToolKindThink, "", "Plan updated: 2 entries, 1 completed."},
 	}
 	for _, w := range want {
@@ -270,7 +280,7 @@ func TestPermissionRoundTripWithEachOption(t *testing.T) {
 			require.Len(t, r.requests, 1)
 			var req acp.RequestPermissionRequest
 			require.NoError(t, json.Unmarshal(r.requests[0].Params, &req))
-			assert.Equal(t, "touch made", req.ToolCall.Title)
+			assert.Equal(t, "`touch made`", req.ToolCall.Title)
 			assert.Equal(t, acp.ToolKindExecute, req.ToolCall.Kind)
 			var ids []string
 			for _, o := range req.Options {
@@ -357,8 +367,8 @@ func TestModesDecideWhatAsks(t *testing.T) {
 		wantWrite bool
 	}{
 		{"read-only", nil, false},
-		{"default", []string{"Write x.txt", "true"}, true},
-		{"accept-edits", []string{"true"}, true},
+		{"default", []string{"Write `x.txt`", "`true`"}, true},
+		{"accept-edits", []string{"`true`"}, true},
 		{"full-access", nil, true},
 	}
 	for _, tt := range tests {

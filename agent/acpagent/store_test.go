@@ -141,7 +141,7 @@ func TestSessionSurvivesARestartAndLoadReplaysIt(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{
-		"user:please write the file", "tool:Write out.txt:completed", "thought:counting", "agent:1 user messages so far",
+		"user:please write the file", "tool:Write `out.txt`:completed", "thought:counting", "agent:1 user messages so far",
 		"user:and again", "thought:counting", "agent:2 user messages so far",
 		"available_commands_update",
 	}, kinds, "the whole conversation (replayed as the file is read), what the load tells, then the response")

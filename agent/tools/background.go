@@ -168,7 +168,7 @@ func (w *Workspace) backgroundTool() agent.Tool {
 			`Example: {"action": "output", "id": "bg1", "wait_seconds": 10}`,
 		ShortDescription: "Follow or stop a background command",
 		Describe: func(a backgroundArgs) (agent.ToolCallInfo, error) {
-			title := map[string]string{"list": "List background commands", "output": "Output of " + a.ID, "stop": "Stop " + a.ID}[a.Action]
+			title := map[string]string{"list": "List background commands", "output": "Output of " + agent.Code(a.ID), "stop": "Stop " + agent.Code(a.ID)}[a.Action]
 			kind := agent.ToolKindRead
 			if a.Action == "stop" {
 				kind = agent.ToolKindExecute

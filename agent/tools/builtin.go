@@ -130,9 +130,9 @@ func (w *Workspace) skillTool() agent.Tool {
 			`Example: {"name": "pdf"}, then {"name": "pdf", "file": "reference.md"} for a file its instructions name`,
 		ShortDescription: "Load a skill's instructions",
 		Describe: func(a skillArgs) (agent.ToolCallInfo, error) {
-			title := "Use the skill " + a.Name
+			title := "Use the skill " + agent.Code(a.Name)
 			if a.File != "" {
-				title += " (" + a.File + ")"
+				title += " (" + agent.Code(a.File) + ")"
 			}
 			return agent.ToolCallInfo{Kind: agent.ToolKindRead, Title: title, Action: policy.ActionRead}, nil
 		},
@@ -193,7 +193,7 @@ func (w *Workspace) listDirectoryTool() agent.Tool {
 		ShortDescription: "List a directory",
 		Describe: func(a pathArgs) (agent.ToolCallInfo, error) {
 			path := w.abs(cmp.Or(a.Path, w.roots[0]))
-			return w.pathCall(path, agent.ToolKindRead, "List "+w.display(path), 0, policy.AccessRead)
+			return w.pathCall(path, agent.ToolKindRead, "List "+agent.Code(w.display(path)), 0, policy.AccessRead)
 		},
 		Run: func(ctx context.Context, a pathArgs) (agent.ToolResult, error) {
 			entries, err := w.local.ListDirectory(ctx, w.abs(cmp.Or(a.Path, w.roots[0])))
@@ -239,7 +239,7 @@ func (w *Workspace) globTool() agent.Tool {
 		ShortDescription: "Find files by pattern",
 		Describe: func(a globArgs) (agent.ToolCallInfo, error) {
 			dir := w.abs(cmp.Or(a.Path, w.roots[0]))
-			return w.pathCall(dir, agent.ToolKindSearch, fmt.Sprintf("Find %s in %s", a.Pattern, w.display(dir)), 0, policy.AccessRead)
+			return w.pathCall(dir, agent.ToolKindSearch, fmt.Sprintf("Find %s in %s", agent.Code(a.Pattern), agent.Code(w.display(dir))), 0, policy.AccessRead)
 		},
 		Run: func(ctx context.Context, a globArgs) (agent.ToolResult, error) {
 			var paths []string
@@ -299,7 +299,7 @@ func (w *Workspace) grepTool() agent.Tool {
 		ShortDescription: "Search file contents",
 		Describe: func(a grepArgs) (agent.ToolCallInfo, error) {
 			path := w.abs(cmp.Or(a.Path, w.roots[0]))
-			return w.pathCall(path, agent.ToolKindSearch, fmt.Sprintf("Search %q in %s", a.Pattern, w.display(path)), 0, policy.AccessRead)
+			return w.pathCall(path, agent.ToolKindSearch, fmt.Sprintf("Search %s in %s", agent.Code(a.Pattern), agent.Code(w.display(path))), 0, policy.AccessRead)
 		},
 		Run: func(ctx context.Context, a grepArgs) (agent.ToolResult, error) {
 			max := a.MaxMatches
@@ -486,13 +486,13 @@ func (w *Workspace) runCommandTool() agent.Tool {
 		Coming: w.warm.soon,
 		Describe: func(args commandArgs) (agent.ToolCallInfo, error) {
 			c, err := w.parseCommand(args)
-			info := agent.ToolCallInfo{Kind: agent.ToolKindExecute, Title: c.line, Action: policy.ActionExecute}
+			info := agent.ToolCallInfo{Kind: agent.ToolKindExecute, Title: agent.Code(c.line), Action: policy.ActionExecute}
 			if err != nil {
 				return info, err
 			}
 			if c.outside {
 				info.Escalation = c.justification
-				info.Title = "Outside the sandbox: " + c.line + " (" + c.justification + ")"
+				info.Title = "Outside the sandbox: " + agent.Code(c.line) + " (" + c.justification + ")"
 			}
 			if c.background {
 				info.Title = "In the background: " + info.Title

@@ -9,7 +9,7 @@ import (
 
 func TestRunCommand(t *testing.T) {
 	runChecks(t, "run_command", map[string]string{"sub/x.txt": "x\n"}, []check{
-		{name: "output and exit status", args: `{"command":"echo hi"}`, has: []string{"hi\n[exit code 0]"}, title: "echo hi"},
+		{name: "output and exit status", args: `{"command":"echo hi"}`, has: []string{"hi\n[exit code 0]"}, title: "`echo hi`"},
 		{name: "a failure is an error result", args: `{"command":"echo oops >&2; exit 3"}`, err: true, has: []string{"oops\n[exit code 3]"}},
 		{name: "bash, not sh", args: `{"command":"[[ -n $BASH_VERSION ]] && echo bash"}`, has: []string{"bash\n"}},
 		{name: "in cwd", args: `{"command":"ls","cwd":"sub"}`, has: []string{"x.txt\n[exit code 0]"}},
@@ -31,14 +31,14 @@ func TestBackgroundCommands(t *testing.T) {
 	line := "echo ready; while [ ! -e go ]; do sleep 0.05; done; echo later; exec sleep 60"
 	started := f.call("run_command", `{"command":"`+line+`","background":true}`)
 	check{has: []string{"Started " + line + " in the background as bg1", `{"action":"output","id":"bg1"}`},
-		title: "In the background: " + line}.verify(t, started)
+		title: "In the background: `" + line + "`"}.verify(t, started)
 	check{has: []string{"bg1: " + line + " (in .) [bg1 is running"}}.verify(t, f.call("background_command", `{"action":"list"}`))
 	writeFile(t, filepath.Join(f.root, "go"), "")
 	out := f.call("background_command", `{"action":"output","id":"bg1","wait_seconds":30}`)
-	check{has: []string{"later\n[bg1 is running"}, title: "Output of bg1"}.verify(t, out)
+	check{has: []string{"later\n[bg1 is running"}, title: "Output of `bg1`"}.verify(t, out)
 	assert.Contains(t, started.Text+out.Text, "ready\n", "the output before is read once, by the start or the output call")
 	stopped := f.call("background_command", `{"action":"stop","id":"bg1"}`)
-	check{has: []string{"[bg1 was killed by SIGTERM]"}, title: "Stop bg1"}.verify(t, stopped)
+	check{has: []string{"[bg1 was killed by SIGTERM]"}, title: "Stop `bg1`"}.verify(t, stopped)
 	check{has: []string{"[bg1 was killed by SIGTERM]"}}.verify(t, f.call("background_command", `{"action":"list"}`))
 }
 

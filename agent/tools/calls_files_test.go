@@ -12,9 +12,9 @@ var fiveLines = map[string]string{"a.txt": "one\ntwo\nthree\nfour\nfive\n", "mai
 
 func TestReadFile(t *testing.T) {
 	runChecks(t, "read_file", fiveLines, []check{
-		{name: "whole file, numbered", args: `{"path":"a.txt"}`, has: []string{"     1\tone\n", "     5\tfive\n"}, title: "Read a.txt"},
+		{name: "whole file, numbered", args: `{"path":"a.txt"}`, has: []string{"     1\tone\n", "     5\tfive\n"}, title: "Read `a.txt`"},
 		{name: "a page, and where to go on", args: `{"path":"a.txt","offset":2,"limit":2}`,
-			has: []string{"     2\ttwo\n     3\tthree\n[lines 2–3 of 5; continue with offset=4]"}, title: "Read a.txt (lines 2–3)"},
+			has: []string{"     2\ttwo\n     3\tthree\n[lines 2–3 of 5; continue with offset=4]"}, title: "Read `a.txt` (lines 2–3)"},
 		{name: "the last page says so", args: `{"path":"a.txt","offset":4}`, has: []string{"     4\tfour\n     5\tfive\n[lines 4–5 of 5; end of file]"}},
 		{name: "names are case-sensitive", args: `{"path":"SUB/b.txt"}`, err: true, has: []string{"does not exist"}},
 		{name: "offset past the end", args: `{"path":"a.txt","offset":9}`, err: true, has: []string{"offset 9 is past the end: a.txt has 5 lines"}},
@@ -30,7 +30,7 @@ func TestReadFile(t *testing.T) {
 func TestWriteFile(t *testing.T) {
 	runChecks(t, "write_file", fiveLines, []check{
 		{name: "a new file and its directories", args: `{"path":"d/e/new.txt","content":"x\ny\n"}`,
-			has: []string{"Created d/e/new.txt (2 lines)."}, title: "Write d/e/new.txt", files: map[string]string{"d/e/new.txt": "x\ny\n"}},
+			has: []string{"Created d/e/new.txt (2 lines)."}, title: "Write `d/e/new.txt`", files: map[string]string{"d/e/new.txt": "x\ny\n"}},
 		{name: "an existing file not read is kept", args: `{"path":"a.txt","content":"gone"}`, err: true,
 			has: []string{"refusing to overwrite a.txt: it exists and you have not read it"}, files: map[string]string{"a.txt": fiveLines["a.txt"]}},
 		{name: "outside the workspace", args: `{"path":"../w.txt","content":"x"}`, err: true, has: []string{"Permission denied"}},
@@ -58,7 +58,7 @@ var goFile = map[string]string{"a.go": "package a\n\nfunc A() int {\n\treturn 1\
 func TestEditFile(t *testing.T) {
 	runChecks(t, "edit_file", goFile, []check{
 		{name: "a unique replacement, with the lines around it", args: `{"path":"a.go","old_string":"func A() int {\n\treturn 1","new_string":"func A() int {\n\treturn 2"}`,
-			has: []string{"Edited a.go: 1 replacement, the first at line 3.", "The edited lines now read:", "     4\t\treturn 2"}, title: "Edit a.go",
+			has: []string{"Edited a.go: 1 replacement, the first at line 3.", "The edited lines now read:", "     4\t\treturn 2"}, title: "Edit `a.go`",
 			files: map[string]string{"a.go": strings.Replace(goFile["a.go"], "return 1", "return 2", 1)}},
 		{name: "every occurrence with replace_all", args: `{"path":"a.go","old_string":"return 1","new_string":"return 0","replace_all":true}`,
 			has: []string{"2 replacements, the first at line 4."}, files: map[string]string{"a.go": strings.ReplaceAll(goFile["a.go"], "return 1", "return 0")}},
@@ -80,7 +80,7 @@ func TestEditFile(t *testing.T) {
 func TestMultiEdit(t *testing.T) {
 	runChecks(t, "multi_edit", goFile, []check{
 		{name: "in order, each on the last's result", args: `{"path":"a.go","edits":[{"old_string":"func A","new_string":"func AA"},{"old_string":"func AA() int {\n\treturn 1","new_string":"func AA() int {\n\treturn 7"}]}`,
-			has: []string{"Edited a.go: 2 edits, 2 replacements, the first at line 3."}, title: "Edit a.go (2 changes)",
+			has: []string{"Edited a.go: 2 edits, 2 replacements, the first at line 3."}, title: "Edit `a.go` (2 changes)",
 			files: map[string]string{"a.go": "package a\n\nfunc AA() int {\n\treturn 7\n}\n\nfunc B() int {\n\treturn 1\n}\n"}},
 		{name: "all or nothing", args: `{"path":"a.go","edits":[{"old_string":"func A","new_string":"func AA"},{"old_string":"zzz","new_string":"y"}]}`, err: true,
 			has: []string{"edit 2 of 2: old_string was not found", "nothing was written"}, files: map[string]string{"a.go": goFile["a.go"]}},
@@ -92,7 +92,7 @@ func TestMultiEdit(t *testing.T) {
 func TestApplyPatch(t *testing.T) {
 	runChecks(t, "apply_patch", goFile, []check{
 		{name: "a file added and one updated", args: `{"patch":"*** Begin Patch\n*** Add File: new/n.txt\n+hello\n*** Update File: a.go\n@@ func B() int {\n-\treturn 1\n+\treturn 4\n }\n*** End Patch"}`,
-			has: []string{"Patched new/n.txt (added), a.go (updated)."}, title: "Patch new/n.txt, a.go",
+			has: []string{"Patched new/n.txt (added), a.go (updated)."}, title: "Patch `new/n.txt`, `a.go`",
 			files: map[string]string{"new/n.txt": "hello\n", "a.go": "package a\n\nfunc A() int {\n\treturn 1\n}\n\nfunc B() int {\n\treturn 4\n}\n"}},
 		{name: "a hunk not found: nothing written", args: `{"patch":"*** Begin Patch\n*** Add File: n.txt\n+x\n*** Update File: a.go\n@@\n-nothing like this\n+x\n*** End Patch"}`, err: true,
 			has: []string{"a.go: hunk 1: its context and removed lines were not found"}, files: map[string]string{"n.txt": missing, "a.go": goFile["a.go"]}},

@@ -14,8 +14,8 @@ var tree = map[string]string{
 func TestListDirectory(t *testing.T) {
 	runChecks(t, "list_directory", tree, []check{
 		{name: "the root by default: directories marked, sizes, denied names left out", args: `{}`,
-			has: []string{".gitignore (5 bytes)\na.go (38 bytes)\ngen/\nsub/\n"}, title: "List ."},
-		{name: "a subdirectory", args: `{"path":"sub"}`, has: []string{"b.go (23 bytes)\nc_test.go (12 bytes)\n"}, title: "List sub"},
+			has: []string{".gitignore (5 bytes)\na.go (38 bytes)\ngen/\nsub/\n"}, title: "List `.`"},
+		{name: "a subdirectory", args: `{"path":"sub"}`, has: []string{"b.go (23 bytes)\nc_test.go (12 bytes)\n"}, title: "List `sub`"},
 		{name: "a missing directory", args: `{"path":"missing"}`, err: true, has: []string{"no such file or directory"}},
 		{name: "outside the workspace", args: `{"path":".."}`, err: true, has: []string{"Permission denied"}},
 		{name: "a path that is not a string", args: `{"path":3}`, err: true, has: []string{refused, "/path"}},
@@ -24,9 +24,9 @@ func TestListDirectory(t *testing.T) {
 
 func TestGlob(t *testing.T) {
 	runChecks(t, "glob", tree, []check{
-		{name: "across directories, sorted, without what git ignores", args: `{"pattern":"**/*.go"}`, has: []string{"a.go\nsub/b.go\nsub/c_test.go"}, title: "Find **/*.go in ."},
+		{name: "across directories, sorted, without what git ignores", args: `{"pattern":"**/*.go"}`, has: []string{"a.go\nsub/b.go\nsub/c_test.go"}, title: "Find `**/*.go` in `.`"},
 		{name: "what git ignores on request", args: `{"pattern":"**/*.go","include_ignored":true}`, has: []string{"a.go\ngen/z.go\nsub/b.go\nsub/c_test.go"}},
-		{name: "from a directory, paths still from the root", args: `{"pattern":"*_test.go","path":"sub"}`, has: []string{"sub/c_test.go"}, title: "Find *_test.go in sub"},
+		{name: "from a directory, paths still from the root", args: `{"pattern":"*_test.go","path":"sub"}`, has: []string{"sub/c_test.go"}, title: "Find `*_test.go` in `sub`"},
 		{name: "alternatives", args: `{"pattern":"{a,gen/z}.go","include_ignored":true}`, has: []string{"a.go\ngen/z.go"}},
 		{name: "nothing matches", args: `{"pattern":"*.rs"}`, has: []string{"No matches."}},
 		{name: "outside the workspace", args: `{"pattern":"*","path":"/"}`, err: true, has: []string{"Permission denied"}},
@@ -36,7 +36,7 @@ func TestGlob(t *testing.T) {
 
 func TestGrep(t *testing.T) {
 	runChecks(t, "grep", tree, []check{
-		{name: "path:line: text, without what git ignores", args: `{"pattern":"TODO"}`, has: []string{"sub/b.go:1: package sub // TODO(x)\n"}, title: `Search "TODO" in .`},
+		{name: "path:line: text, without what git ignores", args: `{"pattern":"TODO"}`, has: []string{"sub/b.go:1: package sub // TODO(x)\n"}, title: "Search `TODO` in `.`"},
 		{name: "files only, ignored files included", args: `{"pattern":"TODO","include_ignored":true,"files_only":true}`, has: []string{"gen/z.go\nsub/b.go\n"}},
 		{name: "plain text, any case", args: `{"pattern":"todo(","fixed_strings":true,"ignore_case":true}`, has: []string{"sub/b.go:1:"}},
 		{name: "context lines", args: `{"pattern":"func A","context":1}`, has: []string{"a.go-2- \na.go:3: func A() int {\na.go-4- \treturn 1\n"}},

@@ -15,9 +15,9 @@ var skills = map[string]string{
 
 func TestSkill(t *testing.T) {
 	runChecks(t, "skill", skills, []check{
-		{name: "the instructions, and the folder's files", args: `{"name":"pdf"}`, title: "Use the skill pdf",
+		{name: "the instructions, and the folder's files", args: `{"name":"pdf"}`, title: "Use the skill `pdf`",
 			has: []string{"# Skill pdf\n\nUse pdftotext; see reference.md.", "Files in the skill's folder (read one with this tool's file argument): reference.md"}},
-		{name: "a file of the folder", args: `{"name":"pdf","file":"reference.md"}`, title: "Use the skill pdf (reference.md)", has: []string{"PDF-REFERENCE"}},
+		{name: "a file of the folder", args: `{"name":"pdf","file":"reference.md"}`, title: "Use the skill `pdf` (`reference.md`)", has: []string{"PDF-REFERENCE"}},
 		{name: "an unknown skill", args: `{"name":"docx"}`, err: true, has: []string{`there is no skill "docx"`}},
 		{name: "a file outside the folder", args: `{"name":"pdf","file":"../../../secret.txt"}`, err: true},
 		{name: "a missing file", args: `{"name":"pdf","file":"nope.md"}`, err: true, has: []string{"reading nope.md of the skill pdf"}},
@@ -43,7 +43,7 @@ func TestWebFetch(t *testing.T) {
 	}))
 	t.Cleanup(site.Close)
 	runChecks(t, "web_fetch", nil, []check{
-		{name: "HTML becomes Markdown", args: `{"url":"` + site.URL + `/page"}`, title: "Fetch " + site.URL + "/page",
+		{name: "HTML becomes Markdown", args: `{"url":"` + site.URL + `/page"}`, title: "Fetch `" + site.URL + "/page`",
 			has: []string{site.URL + "/page (HTTP 200)\n\n# Client\n\nA **client** sends requests."}},
 		{name: "text as it is", args: `{"url":"` + site.URL + `/data"}`, has: []string{`{"ok":true}`}},
 		{name: "an HTTP error is an error result", args: `{"url":"` + site.URL + `/missing"}`, err: true, has: []string{"(HTTP 404)"}},

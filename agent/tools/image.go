@@ -5,10 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"image"
-	_ "image/gif" // DecodeConfig of GIF images
-	_ "image/jpeg"
-	_ "image/png"
 	"path/filepath"
 	"strings"
 
@@ -63,8 +59,8 @@ func (w *Workspace) readImage(ctx context.Context, path string) (res agent.ToolR
 			w.display(path), mime, len(data), agent.MaxToolImageBytes)
 	}
 	desc := fmt.Sprintf("%s: %s image, %d bytes", w.display(path), mime, len(data))
-	if cfg, _, err := image.DecodeConfig(bytes.NewReader(data)); err == nil {
-		desc += fmt.Sprintf(", %d×%d pixels", cfg.Width, cfg.Height)
+	if w, h, err := imageSize(mime, data); err == nil {
+		desc += fmt.Sprintf(", %d×%d pixels", w, h)
 	}
 	b64 := base64.StdEncoding.EncodeToString(data)
 	return agent.ToolResult{

@@ -205,9 +205,9 @@ func (w *Workspace) webFetchTool() agent.Tool {
 		Describe: func(a fetchArgs) (agent.ToolCallInfo, error) {
 			u, err := checkFetchURL(a.URL)
 			if err != nil {
-				return agent.ToolCallInfo{Kind: agent.ToolKindFetch, Title: "Fetch " + redactUserinfo(a.URL)}, err
+				return agent.ToolCallInfo{Kind: agent.ToolKindFetch, Title: "Fetch " + agent.Code(redactUserinfo(a.URL))}, err
 			}
-			return agent.ToolCallInfo{Kind: agent.ToolKindFetch, Title: "Fetch " + u.Redacted(), Action: policy.ActionOther}, nil
+			return agent.ToolCallInfo{Kind: agent.ToolKindFetch, Title: "Fetch " + agent.Code(u.Redacted()), Action: policy.ActionOther}, nil
 		},
 		Run: func(ctx context.Context, a fetchArgs) (agent.ToolResult, error) {
 			u, err := checkFetchURL(a.URL)

@@ -106,7 +106,7 @@ func TestBinaryRememberedApprovalCoversOnlyWhatWasShown(t *testing.T) {
 	client.toolClient.mu.Lock()
 	req := client.toolClient.permissions[0]
 	client.toolClient.mu.Unlock()
-	assert.Equal(t, "cat README.md", *req.ToolCall.Title)
+	assert.Equal(t, "`cat README.md`", *req.ToolCall.Title)
 	var names []string
 	for _, o := range req.Options {
 		names = append(names, o.Name)

@@ -189,10 +189,10 @@ func TestExecPrintsUnifiedDiffs(t *testing.T) {
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	wantChanged := "--- a/hello.txt\n    +++ b/hello.txt\n    @@ -1,4 +1,4 @@\n     one\n    -two\n    +TWO\n     three\n     four\n"
 	wantNew := "--- /dev/null\n    +++ b/notes/new.txt\n    @@ -0,0 +1 @@\n    +brand new\n"
-	assert.Contains(t, stderr, "[permission] Edit hello.txt: allowed by --allow edits\n    "+wantChanged, "the permission request's diff")
+	assert.Contains(t, stderr, "[permission] Edit `hello.txt`: allowed by --allow edits\n    "+wantChanged, "the permission request's diff")
 	// The title names the file as the OS spells it (notes\new.txt on
 	// Windows); the diff, as git does, with slashes.
-	assert.Contains(t, stderr, "[permission] Write "+filepath.FromSlash("notes/new.txt")+": allowed by --allow edits\n    "+wantNew)
+	assert.Contains(t, stderr, "[permission] Write `"+filepath.FromSlash("notes/new.txt")+"`: allowed by --allow edits\n    "+wantNew)
 	assert.Contains(t, stdout, wantChanged, "the tool call's diff")
 	assert.Contains(t, stdout, wantNew)
 	assert.NotContains(t, stdout+stderr, "diff /")
@@ -212,7 +212,7 @@ func TestWording(t *testing.T) {
 	}})
 	stdout, stderr, code := runExecBin(t, ws, "", nil, "--model", "replay/"+script, "--allow", "none", "edit")
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
-	assert.Contains(t, stdout, "▶ Edit a.txt (1 change)")
+	assert.Contains(t, stdout, "▶ Edit `a.txt` (1 change)")
 	assert.Contains(t, stdout, "not run: rejected by --allow none")
 	assert.Contains(t, stderr, "rejected by --allow none")
 	assert.NotContains(t, stdout+stderr, "user rejected")

@@ -43,7 +43,7 @@ func runDoctor(ctx context.Context, stdout, stderr io.Writer, args []string) err
 		return &exitError{exitUsage, fmt.Errorf("unexpected argument %q (see acp-agent doctor --help)", st.fs.Arg(0))}
 	}
 	d := &doctor{out: stdout}
-	fmt.Fprintf(stdout, "acp-agent %s\n", version)
+	fmt.Fprintf(stdout, "acp-agent %s\n", agentVersion())
 
 	// The config file.
 	cfgPath := st.fs.Lookup("config").Value.String()

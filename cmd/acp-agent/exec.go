@@ -86,7 +86,7 @@ func runExec(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, arg
 		return &exitError{exitUsage, err}
 	}
 	if st.version {
-		_, err := fmt.Fprintln(stdout, "acp-agent", version)
+		_, err := fmt.Fprintln(stdout, "acp-agent", agentVersion())
 		return err
 	}
 	if st.configErr != nil {

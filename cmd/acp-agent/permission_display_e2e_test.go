@@ -81,13 +81,13 @@ func TestBinaryPermissionQuestionShowsEveryCharacterOfTheCall(t *testing.T) {
 			// (nothing is asked, nothing runs); its tool call's title
 			// still shows every character.
 			require.Len(t, titles, 1, tc.tag)
-			assert.Equal(t, tc.want, titles[0], tc.tag)
+			assert.Equal(t, "`"+tc.want+"`", titles[0], tc.tag)
 			assert.True(t, shows(titles[0]), "%s: %q", tc.tag, titles[0])
 			continue
 		}
 		require.NotNil(t, asked, tc.tag)
 		title := asked.ToolCall.Title
-		assert.Equal(t, tc.want, title, tc.tag)
+		assert.Equal(t, "`"+tc.want+"`", title, tc.tag)
 		assert.True(t, shows(title), "%s: %q", tc.tag, title)
 		assert.Equal(t, []string{title}, titles, "%s: the tool call's title is the question's", tc.tag)
 		for _, o := range asked.Options {

@@ -12,6 +12,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/acpagent"
 	"github.com/acp-agent/acp-agent/agent/acpv2agent"
 	"github.com/acp-agent/acp-agent/agent/host"
+	"github.com/acp-agent/acp-agent/runtime"
 )
 
 // confinedAgent is the agent as serve offers it to remote clients: every
@@ -84,7 +85,11 @@ func (a *rootsGuard) confine(field, dir string) (string, error) {
 	outside := fmt.Errorf("%w: %s: %s is outside the directories this agent serves (%s)", acp.ErrInvalidParams, field, dir, strings.Join(a.roots, ", "))
 	clean := filepath.Clean(dir)
 	if !within(a.roots, clean) && !within(a.given, clean) {
-		return "", outside
+		long, ok := a.longNameInRoots(clean)
+		if !ok {
+			return "", outside
+		}
+		clean = long
 	}
 	real, err := filepath.EvalSymlinks(clean)
 	if err != nil {
@@ -102,6 +107,36 @@ func (a *rootsGuard) confine(field, dir string) (string, error) {
 }
 
 func (a *rootsGuard) inRoots(real string) bool { return within(a.roots, real) }
+
+// longNameInRoots is path with its Windows 8.3 short names expanded, if
+// it has any and that names a place inside a root: a client's TEMP is
+// often C:\Users\RUNNER~1\AppData\Local\Temp while the root is the long
+// name. Only a path on a root's own volume is looked at, so no client
+// makes the agent reach another host (a \\host\share path would hand
+// it the user's NTLM credentials); every failure, whatever exists there,
+// is the same "outside" answer.
+func (a *rootsGuard) longNameInRoots(path string) (string, bool) {
+	if !strings.Contains(path, "~") || !sameVolumeAsOne(path, a.roots) && !sameVolumeAsOne(path, a.given) {
+		return "", false
+	}
+	long, err := runtime.LongPathName(path)
+	if err != nil || long == path || !(within(a.roots, long) || within(a.given, long)) {
+		return "", false
+	}
+	return long, true
+}
+
+// sameVolumeAsOne reports whether path is on the volume (drive letter or
+// \\host\share) of one of dirs; on Unix every path is.
+func sameVolumeAsOne(path string, dirs []string) bool {
+	v := filepath.VolumeName(path)
+	for _, d := range dirs {
+		if strings.EqualFold(filepath.VolumeName(d), v) {
+			return true
+		}
+	}
+	return false
+}
 
 // within reports whether path is one of dirs or under one, by name
 // alone.
@@ -414,15 +449,34 @@ func (a *confinedAgentV2) NewSession(ctx context.Context, req *acpv2.NewSessionR
 
 // ResumeSession implements acp.AgentV2.
 func (a *confinedAgentV2) ResumeSession(ctx context.Context, req *acpv2.ResumeSessionRequest, client *acp.ClientConnV2) (acp.SessionV2, *acp.ResumedSessionV2, error) {
+	r, err := a.confineResume(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	return a.Agent.ResumeSession(ctx, r, client)
+}
+
+// CheckResume implements acp.LoadCheckerV2: what ResumeSession would
+// refuse, before the service ends the live session the request names.
+func (a *confinedAgentV2) CheckResume(ctx context.Context, req *acpv2.ResumeSessionRequest) error {
+	r, err := a.confineResume(req)
+	if err != nil {
+		return err
+	}
+	return a.Agent.CheckResume(ctx, r)
+}
+
+// confineResume is confineLoad for v2's resume.
+func (a *confinedAgentV2) confineResume(req *acpv2.ResumeSessionRequest) (*acpv2.ResumeSessionRequest, error) {
 	r := *req
 	r.AdditionalDirectories = append([]string(nil), req.AdditionalDirectories...)
 	if err := a.check(&r.CWD, r.AdditionalDirectories, v2Stdio(r.MCPServers)); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if !a.reachable(r.SessionID) {
-		return nil, nil, notFound(r.SessionID)
+		return nil, notFound(r.SessionID)
 	}
-	return a.Agent.ResumeSession(ctx, &r, client)
+	return &r, nil
 }
 
 // ForkSession implements acp.ForkerV2 (v2's fork names its cwd).

@@ -336,10 +336,20 @@ func toolText(u sdk.SessionToolCallUpdate) string {
 	var b strings.Builder
 	for _, c := range u.Content {
 		if c.Content != nil && c.Content.Content.Text != nil {
-			b.WriteString(c.Content.Content.Text.Text)
+			b.WriteString(unfenced(c.Content.Content.Text.Text))
 		}
 	}
 	return b.String()
+}
+
+// unfenced is the text inside a Markdown code block the agent put a
+// tool's output in (agent.CodeBlock), or text as it is when it is none.
+func unfenced(text string) string {
+	first, rest, ok := strings.Cut(text, "\n")
+	if !ok || len(first) < 3 || strings.Trim(first, "`") != "" || !strings.HasSuffix(rest, "\n"+first) {
+		return text
+	}
+	return strings.TrimSuffix(rest, first)
 }
 
 // Issue 4: a two-step tool loop through the built binary, against each
@@ -433,7 +443,7 @@ func TestBinaryPermissionRoundTrip(t *testing.T) {
 			require.Len(t, client.permissions, 1)
 			req := client.permissions[0]
 			require.NotNil(t, req.ToolCall.Title)
-			assert.Equal(t, "touch made", *req.ToolCall.Title)
+			assert.Equal(t, "`touch made`", *req.ToolCall.Title)
 			require.Len(t, req.Options, 4)
 			_, err := os.Stat(filepath.Join(dir, "made"))
 			assert.Equal(t, tt.wantRun, err == nil)

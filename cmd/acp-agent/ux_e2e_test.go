@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -494,4 +495,58 @@ func TestBinaryCompactOfAShortConversationWarnsNobody(t *testing.T) {
 	p.stdin.Close()
 	require.NoError(t, p.waitExit(t, 0))
 	assert.NotContains(t, p.stderr.String(), "compaction failed")
+}
+
+// A session that used a command from a file shows that message on
+// session/load (v1) and session/resume with a replay (v2) as the user
+// typed it, not as the command's template; the model was sent the
+// expansion.
+func TestBinaryALoadShowsAFileCommandAsTyped(t *testing.T) {
+	ws := t.TempDir()
+	write(t, filepath.Join(ws, ".acp-agent", "commands", "review.md"),
+		"---\ndescription: Review a file\n---\nYou are a careful reviewer. Review $1 for bugs.\n")
+	env := []string{"ACP_AGENT_SESSION_DIR=" + t.TempDir()}
+	p := startAgent(t, env, "--model", "replay/default")
+	p.Initialize(nil)
+	sid := p.NewSession(ws)
+	resp, _ := p.Call(acp.MethodSessionPrompt, &acp.PromptRequest{SessionID: acp.SessionId(sid),
+		Prompt: []acp.ContentBlock{acp.TextBlock("/review calc.go")}})
+	acptest.MustResult(t, resp, nil)
+	p.stdin.Close()
+	require.NoError(t, p.waitExit(t, waitBudget(t)))
+	stored, err := os.ReadFile(filepath.Join(env[0][len("ACP_AGENT_SESSION_DIR="):], sid+".jsonl"))
+	require.NoError(t, err)
+	assert.Contains(t, string(stored), "You are a careful reviewer. Review calc.go for bugs.", "the model's message is the expansion")
+
+	p = startAgent(t, env, "--model", "replay/default")
+	p.Initialize(nil)
+	resp, loaded := p.Call(acp.MethodSessionLoad, &acp.LoadSessionRequest{SessionID: acp.SessionId(sid), CWD: ws, MCPServers: []acp.McpServer{}})
+	acptest.MustResult(t, resp, nil)
+	var users []string
+	for _, m := range loaded {
+		if u := m.Update(t).Update.UserMessageChunk; u != nil && u.Content.Text != nil {
+			users = append(users, u.Content.Text.Text)
+		}
+	}
+	assert.Equal(t, []string{"/review calc.go"}, users, "v1 load")
+	p.stdin.Close()
+	require.NoError(t, p.waitExit(t, waitBudget(t)))
+
+	p = startAgent(t, env, "--model", "replay/default")
+	p.InitializeV2(nil)
+	resp, replay := p.Call(acpv2.MethodSessionResume, &acpv2.ResumeSessionRequest{SessionID: sid, CWD: ws,
+		ReplayFrom: &acpv2.ReplayFrom{Start: &acpv2.ReplayFromStart{}}})
+	acptest.MustResult(t, resp, nil)
+	users = nil
+	for _, m := range replay {
+		if u := m.UpdateV2(t).Update.UserMessage; u != nil {
+			c, _ := u.Content.Get()
+			for _, b := range c {
+				users = append(users, b.Text.Text)
+			}
+		}
+	}
+	assert.Equal(t, []string{"/review calc.go"}, users, "v2 resume")
+	p.stdin.Close()
+	require.NoError(t, p.waitExit(t, waitBudget(t)))
 }

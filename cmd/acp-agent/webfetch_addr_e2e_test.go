@@ -128,7 +128,7 @@ func TestBinaryWebFetchNeverShowsURLCredentials(t *testing.T) {
 		text, status := toolResultText(t, msgs, id)
 		assert.Equal(t, "failed", status, id)
 		assert.NotEmpty(t, text, id)
-		assert.Contains(t, titles[id], "Fetch http", id)
+		assert.Contains(t, titles[id], "Fetch `http", id)
 		assert.Contains(t, titles[id], "xxxxx@127.0.0.1:9", id)
 	}
 	text, _ := toolResultText(t, msgs, "f1")

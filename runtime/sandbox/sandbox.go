@@ -112,7 +112,9 @@ func DefaultDeniedPaths(home string) []string {
 // less, irb and R, which run what they say; also under xdgConfig ($XDG_CONFIG_HOME) when it is set
 // elsewhere. pathList (the agent's PATH, the user's login PATH as the
 // editor passed it on) adds its entries that are per-user tool
-// directories under home (PathProtectedPaths).
+// directories under home (PathProtectedPaths). On Windows, its own
+// start-up places too: the Startup folder, PowerShell's profile and
+// module directories, and the PATH entries under home\AppData.
 func DefaultProtectedPaths(home, xdgConfig, pathList string) []string {
 	if home == "" || home == "/" {
 		return nil
@@ -146,7 +148,7 @@ func DefaultProtectedPaths(home, xdgConfig, pathList string) []string {
 			out = append(out, filepath.Join(c, p))
 		}
 	}
-	for _, p := range PathProtectedPaths(home, pathList) {
+	for _, p := range append(PathProtectedPaths(home, pathList), osProtectedPaths(home, pathList)...) {
 		if !slices.Contains(out, p) {
 			out = append(out, p)
 		}

@@ -6,6 +6,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/acp-agent/acp-agent/policy"
 )
@@ -47,9 +49,13 @@ func SeatbeltProfile(p Policy) (string, error) {
 	var b strings.Builder
 	b.WriteString(seatbeltBase)
 
-	b.WriteString("\n; Reads: everything except the denied paths.\n(allow file-read*\n  (require-all\n    (subpath \"/\")")
+	roots := cleanAll(p.WritableRoots)
+	b.WriteString("\n; Reads: everything except the denied paths and the roots' .env files.\n(allow file-read*\n  (require-all\n    (subpath \"/\")")
 	for _, d := range denied {
 		fmt.Fprintf(&b, "\n    (require-not %s)", ciPathRegex(d))
+	}
+	for _, r := range roots {
+		fmt.Fprintf(&b, "\n    (require-not %s)", envFilesFilter(r))
 	}
 	b.WriteString("))\n")
 
@@ -66,13 +72,18 @@ func SeatbeltProfile(p Policy) (string, error) {
 		for _, d := range denied {
 			fmt.Fprintf(&b, "\n    (require-not %s)", ciPathRegex(d))
 		}
+		for _, r := range roots {
+			if within(r, dir) || within(dir, r) {
+				fmt.Fprintf(&b, "\n    (require-not %s)", envFilesFilter(r))
+			}
+		}
 		// Protected paths stay readable, never written or created.
 		for _, x := range protected {
 			fmt.Fprintf(&b, "\n    (require-not %s)", ciPathRegex(x))
 		}
 		b.WriteString("))\n")
 	}
-	for _, r := range cleanAll(p.WritableRoots) {
+	for _, r := range roots {
 		if p.AllowGitWrites {
 			writable(r)
 			continue
@@ -162,11 +173,37 @@ func sbplPathOK(p string) error {
 
 func sbplString(s string) string { return `"` + s + `"` }
 
-// ciPathRegex matches p and everything below it, ASCII letters in either
-// case.
+// ciPathRegex matches p and everything below it, letters in any case.
 func ciPathRegex(p string) string {
+	return `(regex #"^` + ciRegex(p) + `(/|$)")`
+}
+
+// envFileTemplates are the .env.<name> files projects commit on purpose
+// (policy.EnvFileName allows them).
+var envFileTemplates = []string{"example", "sample", "template", "dist"}
+
+// envFilesFilter matches the secrets files under root as policy.EnvFileName
+// names them — .env and .env.<anything> at any depth, in any case, the
+// templates excepted — the files the Linux sandbox masks. Only the file
+// itself: Seatbelt cannot tell a file from a directory by name, so a .env
+// directory (a virtualenv) cannot be listed or created either, but what
+// is inside it stays readable.
+func envFilesFilter(root string) string {
+	under := "^" + ciRegex(root) + "/(.*/)?" + ciRegex(".env")
+	templates := make([]string, len(envFileTemplates))
+	for i, t := range envFileTemplates {
+		templates[i] = ciRegex(t)
+	}
+	return `(require-all (regex #"` + under + `(\.[^/]+)?$") (require-not (regex #"` + under + `\.(` + strings.Join(templates, "|") + `)$")))`
+}
+
+// ciRegex is p as an SBPL regex matching it with its letters in any case
+// (case-insensitive volumes: APFS, HFS+): [Aa] for ASCII letters, an
+// alternation of the case forms of other letters ((É|é); the regex
+// engine may read bytes, so no multibyte character goes in brackets),
+// regex operators escaped.
+func ciRegex(p string) string {
 	var b strings.Builder
-	b.WriteString(`(regex #"^`)
 	for _, r := range p {
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
@@ -174,11 +211,17 @@ func ciPathRegex(p string) string {
 			b.WriteString("[" + up + lo + "]")
 		case strings.ContainsRune(`.^$*+?()[]{}|`, r):
 			b.WriteString(`\` + string(r))
+		case r >= utf8.RuneSelf && unicode.SimpleFold(r) != r:
+			forms := []string{string(r)}
+			for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+				forms = append(forms, string(f))
+			}
+			slices.Sort(forms)
+			b.WriteString("(" + strings.Join(forms, "|") + ")")
 		default:
 			b.WriteRune(r)
 		}
 	}
-	b.WriteString(`(/|$)")`)
 	return b.String()
 }
 

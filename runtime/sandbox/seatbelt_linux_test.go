@@ -34,6 +34,9 @@ func TestLinuxAndMacOSPoliciesGrantTheSame(t *testing.T) {
 	mk("work/repo/.git/config", "[core]\n")
 	mk("work/repo/src/main.go", "package main\n")
 	mk("work/repo/README.md", "hi\n")
+	mk("work/repo/.env", "SECRET\n")
+	mk("work/repo/src/.env.local", "SECRET\n")
+	mk("work/repo/.env.example", "TEMPLATE\n")
 	plain := mk("work/plain", "")
 	mk("work/plain/x.txt", "x\n")
 	mk("outside/o.txt", "o\n")
@@ -54,7 +57,7 @@ func TestLinuxAndMacOSPoliciesGrantTheSame(t *testing.T) {
 	// writing) or a directory (list it, create an entry in it).
 	cases := []string{
 		"work/repo/src/main.go", "work/repo/README.md", "work/repo/src", "work/repo/.git/config",
-		"work/repo/.git", "work/repo", "work/plain", "work/plain/x.txt", "outside/o.txt", "outside",
+		"work/repo/.git", "work/repo/.env", "work/repo/src/.env.local", "work/repo/.env.example", "work/repo", "work/plain", "work/plain/x.txt", "outside/o.txt", "outside",
 		"home/.ssh/id_ed25519", "home/.ssh", "home/.netrc", "home/notes.txt", "home",
 		"home/.cache/c.txt", "home/.cache", "tmp/t.txt", "tmp", "/dev/null", "/etc/hostname", "/etc",
 	}
@@ -106,6 +109,10 @@ func TestLinuxAndMacOSPoliciesGrantTheSame(t *testing.T) {
 		// A directory holding a denied entry is granted entry by entry,
 		// so it cannot be listed; Seatbelt denies the entry itself.
 		"home": "listing a directory that holds a secret",
+		// Without mounts (the fallback) a directory holding a .env file
+		// is granted entry by entry too: nothing new can be created in
+		// it. Seatbelt denies the file itself.
+		"work/repo/src": "new entries of a directory holding a .env file (fallback)",
 	}
 	for _, c := range cases {
 		p := abs(c)
@@ -123,4 +130,5 @@ func TestLinuxAndMacOSPoliciesGrantTheSame(t *testing.T) {
 	// both sides.
 	assert.Equal(t, [2]bool{false, false}, linux[abs("home/.ssh/id_ed25519")])
 	assert.Equal(t, [2]bool{true, false}, linux[abs("work/repo/.git/config")])
+	assert.Equal(t, [2]bool{false, false}, linux[abs("work/repo/src/.env.local")])
 }

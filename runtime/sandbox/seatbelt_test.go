@@ -119,14 +119,86 @@ func TestSeatbeltProfileGrantsWhatThePolicySays(t *testing.T) {
 	assert.True(t, sb.allows("network-outbound", ""), "network on")
 }
 
+// The secrets files under the roots (.env, .env.<anything> at any depth,
+// in any case) are neither read nor written by confined commands, as the
+// Linux sandbox masks them; templates and names that only start like one
+// stay open, and so does what is inside a .env directory (a virtualenv).
+func TestSeatbeltProfileDeniesTheRootsEnvFiles(t *testing.T) {
+	prof, err := SeatbeltProfile(goldenPolicy())
+	require.NoError(t, err)
+	sb, err := parseSBPL(prof)
+	require.NoError(t, err)
+	for _, c := range []struct {
+		path   string
+		secret bool
+	}{
+		{"/Users/dev/src/app/.env", true},
+		{"/Users/dev/src/app/.ENV", true},
+		{"/Users/dev/src/app/.env.local", true},
+		{"/Users/dev/src/app/.Env.Production", true},
+		{"/Users/dev/src/app/deep/dir/.env", true},
+		{"/Users/dev/src/lib/pkg/.env.test", true},
+		{"/Users/dev/src/app/.env.example", false},
+		{"/Users/dev/src/app/sub/.ENV.SAMPLE", false},
+		{"/Users/dev/src/app/.env.template", false},
+		{"/Users/dev/src/app/.env.dist", false},
+		{"/Users/dev/src/app/.env.example.bak", true},
+		{"/Users/dev/src/app/.envrc", false},
+		{"/Users/dev/src/app/x.env", false},
+		{"/Users/dev/src/app/.env/bin/python", false},
+	} {
+		assert.Equal(t, !c.secret, sb.allows("file-read-data", c.path), "read %s", c.path)
+		assert.Equal(t, !c.secret, sb.allows("file-write-data", c.path), "write %s", c.path)
+	}
+	assert.True(t, sb.allows("file-read-data", "/Users/dev/src/app-other/.env"), "a .env outside the roots is not the roots' secret (as on Linux)")
+}
+
+// Denied paths match in any letter case beyond ASCII too: a user named
+// José has /Users/josé/.ssh, which a case-insensitive volume also opens
+// as /Users/JOSÉ/.ssh.
+func TestSeatbeltProfileFoldsTheCaseOfEveryLetter(t *testing.T) {
+	p := goldenPolicy()
+	p.DeniedPaths = []string{"/Users/josé/.ssh", "/Users/dev/Ωmega"}
+	prof, err := SeatbeltProfile(p)
+	require.NoError(t, err)
+	sb, err := parseSBPL(prof)
+	require.NoError(t, err)
+	for _, path := range []string{"/Users/josé/.ssh/id_rsa", "/Users/JOSÉ/.SSH/id_rsa", "/Users/Josė/.ssh", "/Users/dev/ωMEGA/x"} {
+		if path == "/Users/Josė/.ssh" {
+			assert.True(t, sb.allows("file-read-data", path), "%s is another name (ė is not é)", path)
+			continue
+		}
+		assert.False(t, sb.allows("file-read-data", path), "read %s", path)
+	}
+	assert.True(t, sb.allows("file-read-data", "/Users/jose/.ssh/id_rsa"), "an unaccented name is another directory")
+}
+
 // Paths the profile cannot say exactly are refused, never mangled.
 func TestSeatbeltProfileRefusesPathsItCannotHold(t *testing.T) {
-	for _, bad := range []string{"relative/root", `/w/quote"d`, `/w/back\slash`, "/w/new\nline"} {
-		p := goldenPolicy()
-		p.WritableRoots = []string{bad}
-		_, err := SeatbeltProfile(p)
-		assert.Error(t, err, "%q", bad)
+	for _, bad := range []string{"relative/root", `/w/quote"d`, `/w/back\slash`, "/w/new\nline",
+		`/w/x") (allow file-write* (subpath "/`, "/w/tab\there", "/w/del\x7f"} {
+		for field, set := range map[string]func(*Policy){
+			"root":      func(p *Policy) { p.WritableRoots = []string{bad} },
+			"extra":     func(p *Policy) { p.ExtraWritable = []string{bad} },
+			"denied":    func(p *Policy) { p.DeniedPaths = []string{bad} },
+			"protected": func(p *Policy) { p.ProtectedPaths = []string{bad} },
+			"temp":      func(p *Policy) { p.TempDir = bad },
+		} {
+			p := goldenPolicy()
+			set(&p)
+			_, err := SeatbeltProfile(p)
+			assert.Error(t, err, "%s %q", field, bad)
+		}
 	}
+	// What may be in a path is escaped for the regex, never ending it.
+	p := goldenPolicy()
+	p.DeniedPaths = []string{"/Users/dev/odd (dir) [x] {y} a+b*c?d|e^f$g.h"}
+	prof, err := SeatbeltProfile(p)
+	require.NoError(t, err)
+	sb, err := parseSBPL(prof)
+	require.NoError(t, err)
+	assert.False(t, sb.allows("file-read-data", "/Users/dev/odd (dir) [x] {y} a+b*c?d|e^f$g.h/secret"))
+	assert.True(t, sb.allows("file-read-data", "/Users/dev/odd (dir) [x] {y} aab*c?d|e^f$g.h/secret"), "+ is no operator")
 }
 
 // sbpl is a parsed profile: the allow rules after (deny default). The

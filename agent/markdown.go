@@ -1,0 +1,62 @@
+package agent
+
+import "strings"
+
+// CodeBlock puts text in a Markdown code fence longer than any run of
+// backticks inside it, so that a client rendering it as Markdown (ACP
+// says clients should) shows it as it is: no `#` line made a heading, no
+// `__init__.py` made bold, no HTML tag dropped, no image fetched, and no
+// fence inside the text that ends the block early.
+func CodeBlock(text string) string {
+	longest, run := 0, 0
+	for i := 0; i < len(text); i++ {
+		if text[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", max(3, longest+1))
+	return fence + "\n" + strings.TrimSuffix(text, "\n") + "\n" + fence
+}
+
+// shownLiterally reports whether the client is shown a tool's output of
+// this kind as a code block: what files, searches, commands and fetched
+// pages give is data, not prose of the agent's. The other kinds (plans,
+// subagents' answers, questions, MCP tools) give text meant as Markdown.
+func shownLiterally(kind ToolKind) bool {
+	switch kind {
+	case ToolKindRead, ToolKindSearch, ToolKindExecute, ToolKindFetch:
+		return true
+	}
+	return false
+}
+
+// Code is s as a Markdown code span: shown as it is, where a client
+// renders a title as Markdown (Zed does, the permission question
+// included), by a delimiter longer than any run of backticks in s. A
+// command's `*` globs, `\` escapes, backtick substitutions, `[x](y)` and
+// `<!-- -->` would otherwise be read as emphasis, escapes, code, a link
+// and a hidden comment, so that the user approved a command other than
+// the one that runs. Tool titles put the model's operands (commands,
+// paths, URLs, patterns) in one.
+func Code(s string) string {
+	longest, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	delim := strings.Repeat("`", longest+1)
+	// A span's content loses one space at each end when it has one at
+	// both; one next to the delimiter would merge with it.
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") ||
+		strings.HasPrefix(s, " ") && strings.HasSuffix(s, " ") && strings.Trim(s, " ") != "" {
+		s = " " + s + " "
+	}
+	return delim + s + delim
+}
