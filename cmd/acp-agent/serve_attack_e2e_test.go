@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -308,13 +307,24 @@ func TestServeHidesStoredSessionsOutsideTheRoots(t *testing.T) {
 	resp, _ = p.Call(acp.MethodSessionLoad, &acp.LoadSessionRequest{SessionID: parent, CWD: inside, MCPServers: []acp.McpServer{}})
 	acptest.MustResult(t, resp, nil)
 	askText(t, p, parent, "delegate please")
-	// session/list leaves subagents out: the child is the one other file.
+	// session/list leaves subagents out: the child is the file whose
+	// header names the parent (the directory holds the serve session made
+	// above too).
 	files, err := filepath.Glob(filepath.Join(sessionDir, "*.jsonl"))
 	require.NoError(t, err)
 	child := ""
 	for _, f := range files {
-		if id := strings.TrimSuffix(filepath.Base(f), ".jsonl"); !slices.Contains([]string{conversation, string(wide.SessionID), parent}, id) {
-			child = id
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		first, _, _ := strings.Cut(string(data), "\n")
+		var hdr struct {
+			ID       string `json:"id"`
+			Parent   string `json:"parentSessionId"`
+			Subagent bool   `json:"subagent"`
+		}
+		if json.Unmarshal([]byte(first), &hdr) == nil && hdr.Subagent && hdr.Parent == parent {
+			require.Empty(t, child, "one subagent")
+			child = hdr.ID
 		}
 	}
 	require.NotEmpty(t, child, "the subagent is stored: %v", files)
