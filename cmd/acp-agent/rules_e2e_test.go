@@ -42,6 +42,16 @@ func (c *messageClient) said() string {
 // systemPrompt is the system message of a recorded Chat Completions body.
 func systemPrompt(t *testing.T, body string) string {
 	t.Helper()
+	if ms := messagesOf(t, body, "system"); len(ms) > 0 {
+		return ms[0]
+	}
+	return ""
+}
+
+// messagesOf are the text contents of the messages of role in a recorded
+// Chat Completions body, in order.
+func messagesOf(t *testing.T, body, role string) []string {
+	t.Helper()
 	var req struct {
 		Messages []struct {
 			Role    string `json:"role"`
@@ -49,12 +59,13 @@ func systemPrompt(t *testing.T, body string) string {
 		} `json:"messages"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(body), &req))
+	var out []string
 	for _, m := range req.Messages {
-		if m.Role == "system" {
-			return m.Content
+		if m.Role == role {
+			out = append(out, m.Content)
 		}
 	}
-	return ""
+	return out
 }
 
 func write(t *testing.T, path, content string) {

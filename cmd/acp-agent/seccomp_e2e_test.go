@@ -40,12 +40,7 @@ func TestBinarySandboxSeccompAttacks(t *testing.T) {
 }
 
 func seccompAttacks(t *testing.T, m sandboxMode) {
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		if cc, err = exec.LookPath("gcc"); err != nil {
-			t.Skip("no C compiler (cc or gcc) to build attacks.c: install gcc to run the seccomp attacks")
-		}
-	}
+	cc := cCompiler(t, "attacks.c")
 	dir, home, hostDir := userDir(t, m), userDir(t, m), t.TempDir()
 	out, err := exec.Command(cc, "-O1", "-o", filepath.Join(dir, "attacks"), "../../runtime/sandbox/testdata/attacks.c").CombinedOutput()
 	require.NoError(t, err, "%s", out)

@@ -2,7 +2,9 @@
 // Landlock (filesystem, TCP, IPC scopes) and a seccomp filter of its own
 // (seccomp_linux.go: the native architecture only, endpoints refused with
 // the network off, no way into other processes, namespaces, keyrings,
-// io_uring, bpf, mounts), under no_new_privs and with no capabilities.
+// io_uring, bpf, mounts, no signal to the helper thread the command was
+// forked from, which shares its Landlock domain), under no_new_privs and
+// with no capabilities.
 //
 // The agent process is never restricted. A Launcher keeps helper
 // processes: the agent's own binary re-executed in a helper mode (Main
@@ -21,8 +23,9 @@
 // execs the command.
 //
 // What a Policy grants: read and execute everywhere except the denied
-// paths and the secrets files under the writable roots (.env, .env.* at
-// any depth); write only to the writable roots (without their .git
+// paths, the secrets files under the writable roots (.env, .env.* at
+// any depth) and the device nodes (the user's terminals, disks) but a
+// few; write only to the writable roots (without their .git
 // unless AllowGitWrites), the extra writable paths, the temporary
 // directory and a few character devices (/dev/null, ...); endpoints
 // (sockets, SysV IPC, message queues) only when Network is set. Where the
@@ -45,7 +48,8 @@
 // workspace roots so it lists their secrets files meanwhile; the first
 // Launcher that needs a helper and has none idle takes it. The spare is
 // no Launcher's until taken: no goroutine reads it, and it ends with the
-// process (its socket closes, Pdeathsig) or with StopSpare.
+// process (its socket closes, Pdeathsig SIGTERM: a helper ending so kills
+// its command and what that left first) or with StopSpare.
 //
 // Launcher and Proc are safe for concurrent use; a Launcher owns one
 // reader goroutine per helper, and Close ends the helpers (killing their

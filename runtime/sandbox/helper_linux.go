@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -123,6 +124,17 @@ func serve(fd int) int {
 	// an editor leaked to the agent) may reach a command.
 	CloseInheritedOnExec()
 	s := &server{fd: fd}
+	// The agent's death (Pdeathsig SIGTERM; its end of the socket closes
+	// too) ends the helper as the end of its socket does: the command and
+	// what it left behind first, which no one kills once the subreaper
+	// is gone. This goroutine lives as long as the process.
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	go func() {
+		<-term
+		s.stop()
+		os.Exit(0)
+	}()
 	for {
 		var m message
 		fds, err := readFrame(fd, &m)
@@ -201,8 +213,23 @@ func (s *server) start(m message, fds []int) {
 // the command's Pdeathsig (tied to its parent thread) fires only if the
 // helper itself dies.
 func (s *server) run(j *job, req Request, fds []int, mounts bool) {
-	defer close(j.done)
 	runtime.LockOSThread()
+	if unix.Gettid() == unix.Getpid() {
+		// The main thread is the helper's leader, which a signal to the
+		// helper's pid reaches: a command sharing its domain could end
+		// the helper with kill(-1). Fork from another thread; this
+		// goroutine holds the main thread meanwhile, so the new one
+		// cannot land on it.
+		inner := make(chan struct{})
+		go func() {
+			defer close(inner)
+			s.run(j, req, fds, mounts)
+		}()
+		<-inner
+		runtime.UnlockOSThread()
+		return
+	}
+	defer close(j.done)
 	pid, masks, err := s.fork(req, fds, mounts)
 	closeAll(fds)
 	if err != nil {
@@ -243,15 +270,21 @@ func (s *server) fork(req Request, fds []int, mounts bool) (pid int, masks bool,
 	// filter refuses: then this thread gets everything but the filter,
 	// and a second stage of this binary, started in the cgroup, loads the
 	// filter and execs the command.
-	masks, err = restrictThread(req.Policy, !req.Cgroup, mounts)
+	g := guard{pid: uint32(unix.Getpid()), tid: uint32(unix.Gettid())}
+	masks, err = restrictThread(req.Policy, !req.Cgroup, mounts, g)
 	if err != nil {
 		return 0, masks, fmt.Errorf("sandbox: %w", err)
 	}
-	sys := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// A session of its own (and so a process group, which the helper
+	// signals): no controlling terminal, so /dev/tty is no device for
+	// the command. It shared the agent's, and under acp-agent exec in a
+	// terminal wrote escape sequences to the user's terminal, past
+	// exec's filtering of control characters.
+	sys := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	path, argv, env := req.Path, req.Argv, req.Env
 	if req.Cgroup {
 		sys.UseCgroupFD, sys.CgroupFD = true, fds[3]
-		path, argv, env = "/proc/self/exe", execStageArgs(req), nil
+		path, argv, env = "/proc/self/exe", execStageArgs(req, g), nil
 	}
 	files := []uintptr{uintptr(fds[0]), uintptr(fds[1]), uintptr(fds[2])}
 	pid, err = syscall.ForkExec(path, argv, &syscall.ProcAttr{Dir: req.Dir, Env: env, Files: files, Sys: sys})
@@ -262,16 +295,17 @@ func (s *server) fork(req Request, fds []int, mounts bool) (pid int, masks bool,
 }
 
 // execStageArgs is the second stage's argv: the network setting, the
-// program, the number of arguments, the arguments and the environment.
-// The environment travels in argv, not in the stage's own environment, so
-// nothing in it (LD_PRELOAD into a cgo build of this binary) acts before
-// the filter is loaded.
-func execStageArgs(req Request) []string {
+// helper thread to guard (g: its pid and tid), the program, the number of
+// arguments, the arguments and the environment. The environment travels
+// in argv, not in the stage's own environment, so nothing in it
+// (LD_PRELOAD into a cgo build of this binary) acts before the filter is
+// loaded.
+func execStageArgs(req Request, g guard) []string {
 	network := "0"
 	if req.Policy.Network {
 		network = "1"
 	}
-	out := []string{"acp-agent-sandbox", execArg, network, req.Path, strconv.Itoa(len(req.Argv))}
+	out := []string{"acp-agent-sandbox", execArg, network, fmt.Sprintf("%d:%d", g.pid, g.tid), req.Path, strconv.Itoa(len(req.Argv))}
 	return append(append(out, req.Argv...), req.Env...)
 }
 
@@ -284,15 +318,19 @@ func execStage(args []string) int {
 		fmt.Fprintf(os.Stderr, "acp-agent sandbox: %v\n", err)
 		return 126
 	}
-	if len(args) < 3 {
+	if len(args) < 4 {
 		return fail(errors.New("second stage: bad arguments"))
 	}
-	n, err := strconv.Atoi(args[2])
-	if err != nil || n < 1 || 3+n > len(args) {
+	var g guard
+	if _, err := fmt.Sscanf(args[1], "%d:%d", &g.pid, &g.tid); err != nil {
 		return fail(errors.New("second stage: bad arguments"))
 	}
-	path, argv, env := args[1], args[3:3+n], args[3+n:]
-	if err := loadSeccomp(args[0] == "1"); err != nil {
+	n, err := strconv.Atoi(args[3])
+	if err != nil || n < 1 || 4+n > len(args) {
+		return fail(errors.New("second stage: bad arguments"))
+	}
+	path, argv, env := args[2], args[4:4+n], args[4+n:]
+	if err := loadSeccomp(args[0] == "1", g); err != nil {
 		return fail(err)
 	}
 	err = unix.Exec(path, argv, env)
@@ -452,7 +490,7 @@ const readRights = llExecute | llReadFile | llReadDir
 // moves the thread into a private mount namespace where the denied paths
 // are masked and .git is read-only (mounts_linux.go); what it cannot
 // mask there, or everything without mounts, Landlock grants around.
-func restrictThread(p Policy, withSeccomp, mounts bool) (masks bool, err error) {
+func restrictThread(p Policy, withSeccomp, mounts bool, g guard) (masks bool, err error) {
 	abi, err := landlockABI()
 	if err != nil || abi < minABI {
 		return false, fmt.Errorf("Landlock unavailable (ABI %d): %v", abi, err)
@@ -477,10 +515,18 @@ func restrictThread(p Policy, withSeccomp, mounts bool) (masks bool, err error) 
 	}
 	defer unix.Close(fd)
 	add := func(path string, rights uint64) error {
-		// Never through a symlink: a link among the entries granted
-		// around a secret, or in a workspace root, would grant its
-		// target (~/.ssh, a directory outside) instead.
-		pfd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		// Never through a symlink, in any component: a link among the
+		// entries granted around a secret, or in a workspace root,
+		// would grant its target (~/.ssh, a directory outside) instead,
+		// and so would a directory of the path swapped for a link
+		// between its listing and this open (by a process of the user's
+		// or another command). Every path granted is a real one (the
+		// roots and configured paths resolved, entries listed from real
+		// directories); one that no longer is grants nothing.
+		pfd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{
+			Flags:   unix.O_PATH | unix.O_CLOEXEC | unix.O_NOFOLLOW,
+			Resolve: unix.RESOLVE_NO_SYMLINKS,
+		})
 		if err != nil {
 			return nil // missing: nothing to grant
 		}
@@ -545,7 +591,12 @@ func restrictThread(p Policy, withSeccomp, mounts bool) (masks bool, err error) 
 	// The rules, one per path (Landlock would merge rules on one inode
 	// anyway; each costs system calls).
 	rules := map[string]uint64{}
-	reads, expanded := grantsAround([]string{"/"}, denied)
+	// Device nodes are no files to read: /dev/pts/N is the user's other
+	// terminals (what is typed there, a password at a prompt), and a
+	// uid-0 command would read disks and consoles root owns. Only the
+	// devices granted below, and listing /dev (the read-dir right on /),
+	// stay.
+	reads, expanded := grantsAround([]string{"/"}, append(slices.Clone(denied), "/dev"))
 	for _, g := range reads {
 		rules[g] |= readRights
 	}
@@ -591,7 +642,7 @@ func restrictThread(p Policy, withSeccomp, mounts bool) (masks bool, err error) 
 	if !withSeccomp {
 		return masks, nil
 	}
-	return masks, loadSeccomp(p.Network)
+	return masks, loadSeccomp(p.Network, g)
 }
 
 // protectedIn are the protected paths, as written and resolved, cleaned,

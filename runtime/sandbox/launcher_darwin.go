@@ -89,14 +89,16 @@ func (l *Launcher) Start(req Request, files []*os.File) (*Proc, error) {
 		return nil, err
 	}
 	cmd := &exec.Cmd{
-		Path:        sandboxExec,
-		Args:        append([]string{"sandbox-exec", "-p", profile, req.Path}, req.Argv[1:]...),
-		Env:         req.Env,
-		Dir:         req.Dir,
-		Stdin:       files[0],
-		Stdout:      files[1],
-		Stderr:      files[2],
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		Path:   sandboxExec,
+		Args:   append([]string{"sandbox-exec", "-p", profile, req.Path}, req.Argv[1:]...),
+		Env:    req.Env,
+		Dir:    req.Dir,
+		Stdin:  files[0],
+		Stdout: files[1],
+		Stderr: files[2],
+		// A session of its own, as on Linux: no controlling terminal
+		// to write escape sequences to (acp-agent exec in a terminal).
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -92,13 +92,16 @@ type helper struct {
 
 // helperSysProcAttr is how a helper starts: its own process group, so a
 // terminal's ^C reaches the agent, which then ends its helpers;
-// Pdeathsig if the agent dies; and, with userns, a user namespace of its
+// Pdeathsig SIGTERM if the agent dies, on which the helper kills its
+// command and what that left behind before it exits (with SIGKILL it
+// died at once, and a command's setsid daemon, reparented past it,
+// outlived the agent); and, with userns, a user namespace of its
 // own, with the capabilities it needs there kept across its exec. The
 // helper writes its own uid and gid maps (helperArgs): the agent is not
 // dumpable, so until the helper's exec its /proc files are root's and
 // the agent could not write them.
 func helperSysProcAttr(userns bool) *syscall.SysProcAttr {
-	sys := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	sys := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if userns {
 		sys.Cloneflags = syscall.CLONE_NEWUSER
 		sys.AmbientCaps = append(slices.Clone(helperCaps), unix.CAP_SETUID, unix.CAP_SETGID)
@@ -299,8 +302,8 @@ func startHelperProcess(exe string, userns bool) (helperProc, error) {
 // already started (a Go binary's start-up, several milliseconds) and has
 // listed the workspace's secrets files; taken by the first Launcher that
 // needs a helper and has none idle. Until taken it is no Launcher's and
-// no goroutine reads it; it ends with the agent (Pdeathsig, and the end
-// of its socket when the process exits), or with StopSpare. There is at
+// no goroutine reads it; it ends with the agent (Pdeathsig SIGTERM, and
+// the end of its socket when the process exits), or with StopSpare. There is at
 // most one, so sessions that never run a command cost one helper per
 // process, not one each.
 var spare struct {

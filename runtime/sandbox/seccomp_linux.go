@@ -44,6 +44,21 @@ import (
 //     plain ones (ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC, ...), and the
 //     administration calls a dropped capability already refuses (modules,
 //     kexec, reboot, swap, acct, syslog, quotas, clocks, iopl/ioperm).
+//   - Signals to the helper (EPERM): the thread a command is forked from
+//     stays in the helper for the command's life (the command's
+//     Pdeathsig is tied to it) and shares the command's Landlock domain,
+//     which the signal scope lets through: SIGKILL or SIGSTOP aimed at
+//     that one thread would take the whole helper, and with it the
+//     killing of what the command leaves behind. So kill, tkill, tgkill,
+//     rt_sigqueueinfo, rt_tgsigqueueinfo and pidfd_open naming the
+//     helper's pid or that thread's id, fcntl F_SETOWN naming either
+//     (SIGIO, or F_SETSIG's signal, goes to the owner), and the owner
+//     calls whose pid the filter cannot read (F_SETOWN_EX, ioctl
+//     FIOSETOWN, SIOCSPGRP) are refused, and so is pidfd_send_signal
+//     (a /proc/<tid> directory is a pidfd for it; C libraries and Go
+//     fall back to kill). The helper's other threads, its leader above
+//     all, are outside the domain, and Landlock refuses signals to them
+//     (run never forks from the leader).
 //   - With the network off, EPERM for every endpoint: socket, connect,
 //     bind, listen, accept(4), sendto with an address, socketpair other
 //     than AF_UNIX stream or seqpacket (a datagram pair's socket can
@@ -85,11 +100,26 @@ const (
 		unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET
 )
 
-// ioctl requests that type into a terminal.
+// ioctl requests that type into a terminal, and that name the process a
+// socket signals (their pid is in memory the filter cannot read).
 const (
 	tiocsti   = 0x5412
 	tioclinux = 0x541c
+	fiosetown = 0x8901
+	siocspgrp = 0x8902
 )
+
+// fcntl commands that name the process a file signals.
+const (
+	fSetown   = unix.F_SETOWN
+	fSetownEx = unix.F_SETOWN_EX
+)
+
+// guard names the task outside a command that shares its Landlock
+// domain: the helper (pid) and the thread the command was forked from
+// (tid), which the filter keeps the command from signalling. Neither is
+// ever 0 (kill(0) is the caller's own process group).
+type guard struct{ pid, tid uint32 }
 
 // The personalities a confined command may take (Docker's list): Linux,
 // 32-bit Linux, 2.6-as-3.x uname, both, and the query.
@@ -148,6 +178,36 @@ func matchValues(nr uintptr, arg int, match, other uint32, vals []uint32) rule {
 	return rule{nr, append(body, ret(other), ret(match))}
 }
 
+// signalsTo refuses a call whose first argument (a thread group, for
+// tgkill and rt_tgsigqueueinfo) is the helper, or whose second (the
+// thread) is the helper or its forking thread.
+func signalsTo(nr uintptr, g guard) rule {
+	return rule{nr, []unix.SockFilter{
+		load(argLow(0)),
+		jump(unix.BPF_JEQ, g.pid, 4, 0),
+		load(argLow(1)),
+		jump(unix.BPF_JEQ, g.pid, 2, 0),
+		jump(unix.BPF_JEQ, g.tid, 1, 0),
+		ret(retAllow),
+		ret(retEPERM),
+	}}
+}
+
+// fcntlOwner refuses fcntl F_SETOWN_EX (its owner is in memory), and
+// F_SETOWN naming the helper or its forking thread.
+func fcntlOwner(g guard) rule {
+	return rule{unix.SYS_FCNTL, []unix.SockFilter{
+		load(argLow(1)),
+		jump(unix.BPF_JEQ, fSetownEx, 5, 0),
+		jump(unix.BPF_JEQ, fSetown, 0, 3),
+		load(argLow(2)),
+		jump(unix.BPF_JEQ, g.pid, 2, 0),
+		jump(unix.BPF_JEQ, g.tid, 1, 0),
+		ret(retAllow),
+		ret(retEPERM),
+	}}
+}
+
 // onlyNull allows nr only when pointer argument arg is NULL.
 func onlyNull(nr uintptr, arg int) rule {
 	return rule{nr, []unix.SockFilter{
@@ -176,8 +236,8 @@ func connectedPairsOnly() rule {
 }
 
 // seccompRules are the filter's rules for a command with or without the
-// network, sorted by number.
-func seccompRules(network bool) []rule {
+// network, started by the helper thread g, sorted by number.
+func seccompRules(network bool, g guard) []rule {
 	var rules []rule
 	deny := func(nrs ...uintptr) {
 		for _, nr := range nrs {
@@ -188,7 +248,13 @@ func seccompRules(network bool) []rule {
 	deny(unix.SYS_PTRACE, unix.SYS_PROCESS_VM_READV, unix.SYS_PROCESS_VM_WRITEV, unix.SYS_PIDFD_GETFD,
 		unix.SYS_PROCESS_MADVISE, unix.SYS_PROCESS_MRELEASE, unix.SYS_KCMP, unix.SYS_MIGRATE_PAGES, unix.SYS_MOVE_PAGES)
 	rules = append(rules, onlyValues(unix.SYS_PRLIMIT64, 0, 0))
-	rules = append(rules, denyValues(unix.SYS_IOCTL, 1, tiocsti, tioclinux))
+	rules = append(rules, denyValues(unix.SYS_IOCTL, 1, tiocsti, tioclinux, fiosetown, siocspgrp))
+	// The helper and the thread the command was forked from.
+	for _, nr := range []uintptr{unix.SYS_KILL, unix.SYS_TKILL, unix.SYS_RT_SIGQUEUEINFO, unix.SYS_PIDFD_OPEN} {
+		rules = append(rules, denyValues(nr, 0, g.pid, g.tid))
+	}
+	rules = append(rules, signalsTo(unix.SYS_TGKILL, g), signalsTo(unix.SYS_RT_TGSIGQUEUEINFO, g), fcntlOwner(g))
+	deny(unix.SYS_PIDFD_SEND_SIGNAL)
 	// Kernel interfaces that bypass the filter or widen the attack surface.
 	deny(unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER,
 		unix.SYS_BPF, unix.SYS_PERF_EVENT_OPEN, unix.SYS_USERFAULTFD, unix.SYS_FANOTIFY_INIT)
@@ -225,7 +291,10 @@ func seccompRules(network bool) []rule {
 // seccompProgram assembles the filter: the architecture check, the ABI
 // and range checks, then one block per rule (each ends in a return, so
 // the accumulator still holds the number at the next rule), then allow.
-func seccompProgram(network bool) ([]unix.SockFilter, error) {
+func seccompProgram(network bool, g guard) ([]unix.SockFilter, error) {
+	if g.pid == 0 || g.tid == 0 {
+		return nil, errors.New("seccomp: no helper thread to guard")
+	}
 	prog := []unix.SockFilter{
 		load(offArch),
 		jump(unix.BPF_JEQ, nativeArch, 1, 0),
@@ -236,7 +305,7 @@ func seccompProgram(network bool) ([]unix.SockFilter, error) {
 		prog = append(prog, jump(unix.BPF_JSET, x32Bit, 0, 1), ret(retKill))
 	}
 	prog = append(prog, jump(unix.BPF_JGT, maxReviewed, 0, 1), ret(retENOSYS))
-	rules := seccompRules(network)
+	rules := seccompRules(network, g)
 	for i, r := range rules {
 		if i > 0 && rules[i-1].nr == r.nr {
 			return nil, fmt.Errorf("seccomp: two rules for system call %d", r.nr)
@@ -256,9 +325,11 @@ func seccompProgram(network bool) ([]unix.SockFilter, error) {
 
 // loadSeccomp installs the filter on the calling thread only (no TSYNC):
 // the helper's other threads stay free, and the command forked from this
-// thread inherits it. no_new_privs must already be set.
-func loadSeccomp(network bool) error {
-	prog, err := seccompProgram(network)
+// thread inherits it. g is the helper thread the command is forked from
+// (this one, or the second stage's parent). no_new_privs must already be
+// set.
+func loadSeccomp(network bool, g guard) error {
+	prog, err := seccompProgram(network, g)
 	if err != nil {
 		return err
 	}

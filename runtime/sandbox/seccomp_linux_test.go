@@ -60,10 +60,14 @@ func runFilter(t *testing.T, prog []unix.SockFilter, arch uint32, nr int, args .
 // stays allowed around it (values next to the refused ones, high bits
 // the kernel ignores).
 func TestSeccompProgramDecisions(t *testing.T) {
-	off, err := seccompProgram(false)
+	const helper, thread = 4242, 4250
+	g := guard{pid: helper, tid: thread}
+	off, err := seccompProgram(false, g)
 	require.NoError(t, err)
-	on, err := seccompProgram(true)
+	on, err := seccompProgram(true, g)
 	require.NoError(t, err)
+	_, err = seccompProgram(false, guard{})
+	require.Error(t, err, "a filter without a helper thread to guard")
 	const hi = 1 << 32
 	for _, tc := range []struct {
 		name    string
@@ -91,6 +95,31 @@ func TestSeccompProgramDecisions(t *testing.T) {
 		{"ioctl TIOCSTI", true, nativeArch, unix.SYS_IOCTL, []uint64{0, tiocsti}, retEPERM},
 		{"ioctl TIOCSTI high bits", true, nativeArch, unix.SYS_IOCTL, []uint64{0, hi | tiocsti}, retEPERM},
 		{"ioctl TCGETS", true, nativeArch, unix.SYS_IOCTL, []uint64{0, unix.TCGETS}, retAllow},
+		{"ioctl FIOSETOWN", true, nativeArch, unix.SYS_IOCTL, []uint64{0, fiosetown}, retEPERM},
+		{"ioctl SIOCSPGRP", true, nativeArch, unix.SYS_IOCTL, []uint64{0, siocspgrp}, retEPERM},
+		{"kill the helper", true, nativeArch, unix.SYS_KILL, []uint64{helper, 9}, retEPERM},
+		{"kill the helper's thread", true, nativeArch, unix.SYS_KILL, []uint64{thread, 9}, retEPERM},
+		{"kill the thread, high bits", true, nativeArch, unix.SYS_KILL, []uint64{hi | thread, 9}, retEPERM},
+		{"kill another", true, nativeArch, unix.SYS_KILL, []uint64{thread + 1, 9}, retAllow},
+		{"kill own group", true, nativeArch, unix.SYS_KILL, []uint64{0, 15}, retAllow},
+		{"tkill the thread", true, nativeArch, unix.SYS_TKILL, []uint64{thread, 19}, retEPERM},
+		{"tkill another", true, nativeArch, unix.SYS_TKILL, []uint64{thread - 1, 19}, retAllow},
+		{"tgkill the helper", true, nativeArch, unix.SYS_TGKILL, []uint64{helper, helper + 1, 9}, retEPERM},
+		{"tgkill the thread", true, nativeArch, unix.SYS_TGKILL, []uint64{1, thread, 9}, retEPERM},
+		{"tgkill the leader", true, nativeArch, unix.SYS_TGKILL, []uint64{1, helper, 9}, retEPERM},
+		{"tgkill another", true, nativeArch, unix.SYS_TGKILL, []uint64{77, 78, 9}, retAllow},
+		{"rt_sigqueueinfo the thread", true, nativeArch, unix.SYS_RT_SIGQUEUEINFO, []uint64{thread, 9, 0}, retEPERM},
+		{"rt_tgsigqueueinfo the helper", true, nativeArch, unix.SYS_RT_TGSIGQUEUEINFO, []uint64{helper, thread, 9, 0}, retEPERM},
+		{"rt_tgsigqueueinfo another", true, nativeArch, unix.SYS_RT_TGSIGQUEUEINFO, []uint64{77, 78, 9, 0}, retAllow},
+		{"pidfd_open the thread", true, nativeArch, unix.SYS_PIDFD_OPEN, []uint64{thread, unix.PIDFD_THREAD}, retEPERM},
+		{"pidfd_open another", true, nativeArch, unix.SYS_PIDFD_OPEN, []uint64{77, 0}, retAllow},
+		{"pidfd_send_signal", true, nativeArch, unix.SYS_PIDFD_SEND_SIGNAL, []uint64{3, 9, 0, 0}, retEPERM},
+		{"fcntl F_SETOWN the thread", true, nativeArch, unix.SYS_FCNTL, []uint64{3, unix.F_SETOWN, thread}, retEPERM},
+		{"fcntl F_SETOWN the helper", true, nativeArch, unix.SYS_FCNTL, []uint64{3, unix.F_SETOWN, helper}, retEPERM},
+		{"fcntl F_SETOWN another", true, nativeArch, unix.SYS_FCNTL, []uint64{3, unix.F_SETOWN, 77}, retAllow},
+		{"fcntl F_SETOWN_EX", true, nativeArch, unix.SYS_FCNTL, []uint64{3, unix.F_SETOWN_EX, 0x7fff0000}, retEPERM},
+		{"fcntl F_SETSIG", true, nativeArch, unix.SYS_FCNTL, []uint64{3, unix.F_SETSIG, 9}, retAllow},
+		{"fcntl F_GETFL on the thread's number", true, nativeArch, unix.SYS_FCNTL, []uint64{3, unix.F_GETFL, thread}, retAllow},
 		{"prlimit self", true, nativeArch, unix.SYS_PRLIMIT64, []uint64{0}, retAllow},
 		{"prlimit other", true, nativeArch, unix.SYS_PRLIMIT64, []uint64{1234}, retEPERM},
 		{"personality query", true, nativeArch, unix.SYS_PERSONALITY, []uint64{0xffffffff}, retAllow},
