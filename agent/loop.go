@@ -16,6 +16,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/agent/pricing"
+	"github.com/acp-agent/acp-agent/internal/markdown"
 	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/telemetry"
 )
@@ -678,7 +679,7 @@ func (s *Session) runTool(ctx context.Context, it *item, call llm.ToolCall) (say
 	if content == nil {
 		shown := text
 		if shownLiterally(info.Kind) {
-			shown = CodeBlock(text)
+			shown = markdown.CodeBlock(text)
 		}
 		content = []ToolContent{TextContent(shown)}
 	}

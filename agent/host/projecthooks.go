@@ -19,6 +19,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/tools"
+	"github.com/acp-agent/acp-agent/internal/markdown"
 	"github.com/acp-agent/acp-agent/runtime"
 )
 
@@ -362,11 +363,11 @@ func (p *projectHooks) question() agent.PermissionRequest {
 		Pinned      []pinnedView `json:"pinned"`
 		Confinement string       `json:"confinement"`
 	}{File: p.file, SHA256: p.sum, Content: shown(p.data), Pinned: []pinnedView{}, Confinement: p.confinement}
-	content := []agent.ToolContent{agent.TextContent(p.file + ":\n" + agent.CodeBlock(shown(p.data)))}
+	content := []agent.ToolContent{agent.TextContent(p.file + ":\n" + markdown.CodeBlock(shown(p.data)))}
 	for _, f := range p.pinned {
 		sum := sha256.Sum256(f.data)
 		raw.Pinned = append(raw.Pinned, pinnedView{Path: f.path, SHA256: hex.EncodeToString(sum[:]), Content: shown(f.data)})
-		content = append(content, agent.TextContent(fmt.Sprintf("%s (run by these hooks; they run this content, pinned):\n%s", f.path, agent.CodeBlock(shown(f.data)))))
+		content = append(content, agent.TextContent(fmt.Sprintf("%s (run by these hooks; they run this content, pinned):\n%s", f.path, markdown.CodeBlock(shown(f.data)))))
 	}
 	rawJSON, _ := json.Marshal(raw)
 	return agent.PermissionRequest{
@@ -387,9 +388,9 @@ func (p *projectHooks) allowOutside(ctx context.Context, h projectHook) bool {
 		why = "the sandbox is unavailable: " + p.confinement
 	}
 	answer, err := p.perms.RequestPermission(ctx, agent.PermissionRequest{
-		ToolCall: agent.ToolCallUpdate{ID: "project-hook-outside", Title: fmt.Sprintf("Outside the sandbox: hook %s (%s)", agent.Code(h.spec.Spec.Command), why),
+		ToolCall: agent.ToolCallUpdate{ID: "project-hook-outside", Title: fmt.Sprintf("Outside the sandbox: hook %s (%s)", markdown.Code(h.spec.Spec.Command), why),
 			Kind: agent.ToolKindExecute, Status: agent.ToolPending,
-			Content: []agent.ToolContent{agent.TextContent(agent.CodeBlock(h.spec.Spec.Command))}},
+			Content: []agent.ToolContent{agent.TextContent(markdown.CodeBlock(h.spec.Spec.Command))}},
 		Options: []agent.PermissionOption{
 			{ID: "allow_once", Name: "Allow once, outside the sandbox", Kind: agent.PermissionAllowOnce},
 			{ID: "reject_once", Name: "Reject", Kind: agent.PermissionRejectOnce},

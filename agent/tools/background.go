@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/internal/markdown"
 	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/runtime"
 )
@@ -168,7 +169,7 @@ func (w *Workspace) backgroundTool() agent.Tool {
 			`Example: {"action": "output", "id": "bg1", "wait_seconds": 10}`,
 		ShortDescription: "Follow or stop a background command",
 		Describe: func(a backgroundArgs) (agent.ToolCallInfo, error) {
-			title := map[string]string{"list": "List background commands", "output": "Output of " + agent.Code(a.ID), "stop": "Stop " + agent.Code(a.ID)}[a.Action]
+			title := map[string]string{"list": "List background commands", "output": "Output of " + markdown.Code(a.ID), "stop": "Stop " + markdown.Code(a.ID)}[a.Action]
 			kind := agent.ToolKindRead
 			if a.Action == "stop" {
 				kind = agent.ToolKindExecute

@@ -13,6 +13,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/llm"
 	"github.com/acp-agent/acp-agent/agent/prompts"
+	"github.com/acp-agent/acp-agent/internal/markdown"
 	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/runtime"
 )
@@ -130,9 +131,9 @@ func (w *Workspace) skillTool() agent.Tool {
 			`Example: {"name": "pdf"}, then {"name": "pdf", "file": "reference.md"} for a file its instructions name`,
 		ShortDescription: "Load a skill's instructions",
 		Describe: func(a skillArgs) (agent.ToolCallInfo, error) {
-			title := "Use the skill " + agent.Code(a.Name)
+			title := "Use the skill " + markdown.Code(a.Name)
 			if a.File != "" {
-				title += " (" + agent.Code(a.File) + ")"
+				title += " (" + markdown.Code(a.File) + ")"
 			}
 			return agent.ToolCallInfo{Kind: agent.ToolKindRead, Title: title, Action: policy.ActionRead}, nil
 		},
@@ -193,7 +194,7 @@ func (w *Workspace) listDirectoryTool() agent.Tool {
 		ShortDescription: "List a directory",
 		Describe: func(a pathArgs) (agent.ToolCallInfo, error) {
 			path := w.abs(cmp.Or(a.Path, w.roots[0]))
-			return w.pathCall(path, agent.ToolKindRead, "List "+agent.Code(w.display(path)), 0, policy.AccessRead)
+			return w.pathCall(path, agent.ToolKindRead, "List "+markdown.Code(w.display(path)), 0, policy.AccessRead)
 		},
 		Run: func(ctx context.Context, a pathArgs) (agent.ToolResult, error) {
 			entries, err := w.local.ListDirectory(ctx, w.abs(cmp.Or(a.Path, w.roots[0])))
@@ -239,7 +240,7 @@ func (w *Workspace) globTool() agent.Tool {
 		ShortDescription: "Find files by pattern",
 		Describe: func(a globArgs) (agent.ToolCallInfo, error) {
 			dir := w.abs(cmp.Or(a.Path, w.roots[0]))
-			return w.pathCall(dir, agent.ToolKindSearch, fmt.Sprintf("Find %s in %s", agent.Code(a.Pattern), agent.Code(w.display(dir))), 0, policy.AccessRead)
+			return w.pathCall(dir, agent.ToolKindSearch, fmt.Sprintf("Find %s in %s", markdown.Code(a.Pattern), markdown.Code(w.display(dir))), 0, policy.AccessRead)
 		},
 		Run: func(ctx context.Context, a globArgs) (agent.ToolResult, error) {
 			var paths []string
@@ -299,7 +300,7 @@ func (w *Workspace) grepTool() agent.Tool {
 		ShortDescription: "Search file contents",
 		Describe: func(a grepArgs) (agent.ToolCallInfo, error) {
 			path := w.abs(cmp.Or(a.Path, w.roots[0]))
-			return w.pathCall(path, agent.ToolKindSearch, fmt.Sprintf("Search %s in %s", agent.Code(a.Pattern), agent.Code(w.display(path))), 0, policy.AccessRead)
+			return w.pathCall(path, agent.ToolKindSearch, fmt.Sprintf("Search %s in %s", markdown.Code(a.Pattern), markdown.Code(w.display(path))), 0, policy.AccessRead)
 		},
 		Run: func(ctx context.Context, a grepArgs) (agent.ToolResult, error) {
 			max := a.MaxMatches
@@ -486,13 +487,13 @@ func (w *Workspace) runCommandTool() agent.Tool {
 		Coming: w.warm.soon,
 		Describe: func(args commandArgs) (agent.ToolCallInfo, error) {
 			c, err := w.parseCommand(args)
-			info := agent.ToolCallInfo{Kind: agent.ToolKindExecute, Title: agent.Code(c.line), Action: policy.ActionExecute}
+			info := agent.ToolCallInfo{Kind: agent.ToolKindExecute, Title: markdown.Code(c.line), Action: policy.ActionExecute}
 			if err != nil {
 				return info, err
 			}
 			if c.outside {
 				info.Escalation = c.justification
-				info.Title = "Outside the sandbox: " + agent.Code(c.line) + " (" + c.justification + ")"
+				info.Title = "Outside the sandbox: " + markdown.Code(c.line) + " (" + c.justification + ")"
 			}
 			if c.background {
 				info.Title = "In the background: " + info.Title

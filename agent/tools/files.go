@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/internal/markdown"
 	"github.com/acp-agent/acp-agent/policy"
 )
 
@@ -44,7 +45,7 @@ func (w *Workspace) readFileTool() agent.Tool {
 		ShortDescription: "Read a text file (numbered lines, in pages)",
 		Describe: func(a readArgs) (agent.ToolCallInfo, error) {
 			path := w.abs(a.Path)
-			title := "Read " + agent.Code(w.display(path))
+			title := "Read " + markdown.Code(w.display(path))
 			switch {
 			case a.Offset > 0 && a.Limit > 0:
 				title += fmt.Sprintf(" (lines %d–%d)", a.Offset, a.Offset+a.Limit-1)
@@ -281,7 +282,7 @@ func (w *Workspace) writeFileTool() agent.Tool {
 		ShortDescription: "Create or overwrite a file",
 		Describe: func(a writeArgs) (agent.ToolCallInfo, error) {
 			path, old, exists, err := w.planWrite(context.Background(), a)
-			info := w.editInfo(path, "Write "+agent.Code(w.display(path)), nil)
+			info := w.editInfo(path, "Write "+markdown.Code(w.display(path)), nil)
 			if err != nil {
 				return info, err
 			}
@@ -384,7 +385,7 @@ func (w *Workspace) editFileTool() agent.Tool {
 		ShortDescription: "Replace text in a file",
 		Describe: func(a editArgs) (agent.ToolCallInfo, error) {
 			e, err := w.planEdit(context.Background(), a)
-			info := w.editInfo(e.path, "Edit "+agent.Code(w.display(e.path)), nil)
+			info := w.editInfo(e.path, "Edit "+markdown.Code(w.display(e.path)), nil)
 			if err != nil {
 				return info, err
 			}
@@ -482,7 +483,7 @@ func (w *Workspace) multiEditTool() agent.Tool {
 		ShortDescription: "Several replacements in one file",
 		Describe: func(a multiEditArgs) (agent.ToolCallInfo, error) {
 			e, err := w.planMultiEdit(context.Background(), a)
-			info := w.editInfo(e.path, fmt.Sprintf("Edit %s (%s)", agent.Code(w.display(e.path)), agent.Count(len(a.Edits), "change", "changes")), nil)
+			info := w.editInfo(e.path, fmt.Sprintf("Edit %s (%s)", markdown.Code(w.display(e.path)), agent.Count(len(a.Edits), "change", "changes")), nil)
 			if err != nil {
 				return info, err
 			}

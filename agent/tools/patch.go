@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/internal/markdown"
 	"github.com/acp-agent/acp-agent/policy"
 )
 
@@ -325,7 +326,7 @@ func (w *Workspace) applyPatchTool() agent.Tool {
 			info := agent.ToolCallInfo{Kind: agent.ToolKindEdit, Action: policy.ActionEdit, Preview: diffs(changes)}
 			var names []string
 			for _, c := range changes {
-				names = append(names, agent.Code(w.display(c.path)))
+				names = append(names, markdown.Code(w.display(c.path)))
 				info.Locations = append(info.Locations, agent.Location{Path: c.path})
 			}
 			info.Title = "Patch " + strings.Join(names, ", ")

@@ -19,6 +19,7 @@ import (
 	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
 
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/internal/markdown"
 	"github.com/acp-agent/acp-agent/policy"
 )
 
@@ -205,9 +206,9 @@ func (w *Workspace) webFetchTool() agent.Tool {
 		Describe: func(a fetchArgs) (agent.ToolCallInfo, error) {
 			u, err := checkFetchURL(a.URL)
 			if err != nil {
-				return agent.ToolCallInfo{Kind: agent.ToolKindFetch, Title: "Fetch " + agent.Code(redactUserinfo(a.URL))}, err
+				return agent.ToolCallInfo{Kind: agent.ToolKindFetch, Title: "Fetch " + markdown.Code(redactUserinfo(a.URL))}, err
 			}
-			return agent.ToolCallInfo{Kind: agent.ToolKindFetch, Title: "Fetch " + agent.Code(u.Redacted()), Action: policy.ActionOther}, nil
+			return agent.ToolCallInfo{Kind: agent.ToolKindFetch, Title: "Fetch " + markdown.Code(u.Redacted()), Action: policy.ActionOther}, nil
 		},
 		Run: func(ctx context.Context, a fetchArgs) (agent.ToolResult, error) {
 			u, err := checkFetchURL(a.URL)

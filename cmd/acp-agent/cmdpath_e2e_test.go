@@ -105,6 +105,7 @@ func TestExecRunsGoVersionWithTheUsersPath(t *testing.T) {
 			require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 			assert.Contains(t, stdout, "go version go1.", "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 			assert.NotContains(t, stdout, "command not found")
+			assert.NotContains(t, stdout, "```", "exec shows a code block's text, not its fences")
 		})
 	}
 }

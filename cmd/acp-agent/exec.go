@@ -17,6 +17,7 @@ import (
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent/tools"
+	"github.com/acp-agent/acp-agent/internal/markdown"
 	"github.com/acp-agent/acp-agent/internal/unidiff"
 )
 
@@ -499,7 +500,9 @@ func (c *execClient) toolResult(id, status string, content []acp.ToolCallContent
 	for _, tc := range content {
 		switch {
 		case tc.Content != nil && tc.Content.Content.Text != nil:
-			lines = append(lines, strings.Split(strings.TrimRight(tc.Content.Content.Text.Text, "\n"), "\n")...)
+			// A terminal shows a code block's text, not its fences.
+			text, _ := markdown.CodeBlockText(tc.Content.Content.Text.Text)
+			lines = append(lines, strings.Split(strings.TrimRight(text, "\n"), "\n")...)
 		case tc.Terminal != nil:
 			lines = append(lines, "terminal "+tc.Terminal.TerminalID)
 		}

@@ -36,25 +36,28 @@ func TestDemoShowsTheCodingTaskAndTheReload(t *testing.T) {
 	if err != nil || !strings.Contains(string(data), "return a + b") {
 		t.Errorf("the fix is not in calc.go (%v):\n%s", err, data)
 	}
+	if strings.Contains(text, "```") {
+		t.Errorf("a tool output's code block is shown with its fences on the terminal:\n%s", text)
+	}
 	task, reload, ok := strings.Cut(text, "== The agent restarts; session/load replays the session ==")
 	if !ok {
 		t.Fatalf("no reload section:\n%s", text)
 	}
-	perm := strings.Index(task, "? permission: Edit calc.go")
+	perm := strings.Index(task, "? permission: Edit `calc.go`")
 	diff := strings.Index(task, "-\treturn a - b\n    +\treturn a + b")
 	allowed := strings.Index(task, "→ allowed once")
 	if perm < 0 || diff < perm || allowed < diff {
 		t.Errorf("the edit's diff is not shown between its permission question and its approval:\n%s", task)
 	}
-	for _, want := range []string{"== You ==\nThe tests fail", "plan:\n  [~] Read the code and its test", "▶ Read calc.go (read)", "▶ go test ./... (execute)", "ok  \tdemo", "[exit code 0]", "agent: Fixed:", "context: "} {
+	for _, want := range []string{"== You ==\nThe tests fail", "plan:\n  [~] Read the code and its test", "▶ Read `calc.go` (read)", "▶ `go test ./...` (execute)", "ok  \tdemo", "[exit code 0]", "agent: Fixed:", "context: "} {
 		if !strings.Contains(task, want) {
 			t.Errorf("the task lacks %q:\n%s", want, task)
 		}
 	}
-	if !strings.Contains(reload, "▶ Edit calc.go (edit)\n  ✓\n") || !strings.Contains(reload, "-\treturn a - b\n    +\treturn a + b") || strings.Contains(reload, "as shown above") {
+	if !strings.Contains(reload, "▶ Edit `calc.go` (edit)\n  ✓\n") || !strings.Contains(reload, "-\treturn a - b\n    +\treturn a + b") || strings.Contains(reload, "as shown above") {
 		t.Errorf("the replayed edit shows its diff (nothing was shown above it in the reload):\n%s", reload)
 	}
-	for _, want := range []string{"you: The tests fail", "▶ Edit calc.go", "plan:\n  [x] Read the code and its test\n  [x] Fix the bug\n  [x] Run the tests", "ok  \tdemo", "== /cost after the restart ==", "✓ the same usage, the same cost"} {
+	for _, want := range []string{"you: The tests fail", "▶ Edit `calc.go`", "plan:\n  [x] Read the code and its test\n  [x] Fix the bug\n  [x] Run the tests", "ok  \tdemo", "== /cost after the restart ==", "✓ the same usage, the same cost"} {
 		if !strings.Contains(reload, want) {
 			t.Errorf("the reload lacks %q:\n%s", want, reload)
 		}

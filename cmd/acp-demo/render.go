@@ -12,6 +12,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/internal/markdown"
 	"github.com/acp-agent/acp-agent/internal/unidiff"
 )
 
@@ -283,7 +284,9 @@ func (p *printer) result(id string, status acp.ToolCallStatus, content []acp.Too
 	var lines []string
 	for _, c := range content {
 		if c.Content != nil && c.Content.Content.Text != nil {
-			lines = append(lines, strings.Split(strings.TrimRight(c.Content.Content.Text.Text, "\n"), "\n")...)
+			// A terminal shows a code block's text, not its fences.
+			text, _ := markdown.CodeBlockText(c.Content.Content.Text.Text)
+			lines = append(lines, strings.Split(strings.TrimRight(text, "\n"), "\n")...)
 		}
 	}
 	if p.calls[id] == acp.ToolKindExecute && status == acp.ToolCallStatusCompleted && !p.replaying {

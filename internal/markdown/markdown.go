@@ -1,4 +1,4 @@
-package agent
+package markdown
 
 import "strings"
 
@@ -19,18 +19,6 @@ func CodeBlock(text string) string {
 	}
 	fence := strings.Repeat("`", max(3, longest+1))
 	return fence + "\n" + strings.TrimSuffix(text, "\n") + "\n" + fence
-}
-
-// shownLiterally reports whether the client is shown a tool's output of
-// this kind as a code block: what files, searches, commands and fetched
-// pages give is data, not prose of the agent's. The other kinds (plans,
-// subagents' answers, questions, MCP tools) give text meant as Markdown.
-func shownLiterally(kind ToolKind) bool {
-	switch kind {
-	case ToolKindRead, ToolKindSearch, ToolKindExecute, ToolKindFetch:
-		return true
-	}
-	return false
 }
 
 // Code is s as a Markdown code span: shown as it is, where a client
@@ -59,4 +47,15 @@ func Code(s string) string {
 		s = " " + s + " "
 	}
 	return delim + s + delim
+}
+
+// CodeBlockText is the text a code block made by CodeBlock holds, and
+// true; for any other text, the text itself and false. A client that
+// shows text on a terminal, not as Markdown, shows a block's text so.
+func CodeBlockText(s string) (string, bool) {
+	fence, rest, ok := strings.Cut(s, "\n")
+	if !ok || len(fence) < 3 || strings.Trim(fence, "`") != "" || !strings.HasSuffix(rest, "\n"+fence) && rest != fence {
+		return s, false
+	}
+	return strings.TrimSuffix(strings.TrimSuffix(rest, fence), "\n"), true
 }

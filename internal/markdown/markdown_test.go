@@ -1,4 +1,4 @@
-package agent
+package markdown
 
 import (
 	"strings"
@@ -33,5 +33,18 @@ func TestCodeBlockHoldsAnyFenceInside(t *testing.T) {
 		assert.GreaterOrEqual(t, len(first), 3)
 		assert.NotContains(t, inner, first, "no run inside as long as the fence: %q", in)
 		assert.Equal(t, strings.TrimSuffix(in, "\n"), inner)
+	}
+}
+
+func TestCodeBlockTextIsWhatTheBlockHolds(t *testing.T) {
+	for _, in := range []string{"plain\n", "```\ninside\n```", "a ```` b", "", "two\nlines"} {
+		got, ok := CodeBlockText(CodeBlock(in))
+		assert.True(t, ok, "%q", in)
+		assert.Equal(t, strings.TrimSuffix(in, "\n"), got)
+	}
+	for _, s := range []string{"no fence", "```\nnot closed", "``\ntoo short\n``", "```\nother close\n````"} {
+		got, ok := CodeBlockText(s)
+		assert.False(t, ok, "%q", s)
+		assert.Equal(t, s, got)
 	}
 }
