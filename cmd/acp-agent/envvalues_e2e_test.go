@@ -23,6 +23,7 @@ func TestBadNumbersAndBooleansInTheEnvironmentAreRefused(t *testing.T) {
 		{"ACP_AGENT_EXECUTION_STATE=on", `ACP_AGENT_EXECUTION_STATE: "on" is not true or false`},
 		{"ACP_AGENT_SANDBOX_NETWORK=yes", `ACP_AGENT_SANDBOX_NETWORK: "yes" is not true or false`},
 		{"ACP_AGENT_SANDBOX_AUTO_APPROVE=always", `ACP_AGENT_SANDBOX_AUTO_APPROVE: "always" is not true or false`},
+		{"ACP_AGENT_PROMPT_TIMEOUT=soon", `ACP_AGENT_PROMPT_TIMEOUT): "soon" is not a duration`},
 	} {
 		t.Run(tc.env, func(t *testing.T) {
 			for _, args := range [][]string{{"--model", "replay/default"}, {"exec", "--model", "replay/default", "hi"}, {"doctor", "--offline", "--model", "replay/default"}} {

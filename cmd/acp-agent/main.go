@@ -403,7 +403,7 @@ func (st *settings) flagLayer(fileLayer *agentsettings.Settings, fl *flagValues)
 	if fl.promptTimeout != "" {
 		d, err := time.ParseDuration(fl.promptTimeout)
 		if err != nil || d < 0 {
-			return nil, fmt.Errorf("--prompt-timeout: %q is not a duration such as 10m or 90s", fl.promptTimeout)
+			return nil, fmt.Errorf("--prompt-timeout (or ACP_AGENT_PROMPT_TIMEOUT): %q is not a duration such as 10m or 90s", fl.promptTimeout)
 		}
 		l.Set("promptTimeout", d)
 	}
