@@ -126,6 +126,11 @@ func TestExecUsageErrors(t *testing.T) {
 		{"blank prompt", []string{"  "}, "no prompt"},
 		{"bad --allow", []string{"--allow", "everything", "hi"}, `"everything" is not one of none, edits, all`},
 		{"bad --prompt-timeout", []string{"--prompt-timeout", "soon", "hi"}, "not a duration"},
+		// docs/configuration.md: 2 is a configuration error, and a model
+		// that cannot be used is one (it used to exit 1, a model failure's).
+		{"no API key", []string{"--model", "openai/gpt-4.1", "hi"}, "OPENAI_API_KEY is not set"},
+		{"unknown provider", []string{"--model", "nope/x", "hi"}, `unknown provider "nope"`},
+		{"unreadable replay script", []string{"--model", "replay/" + filepath.Join(os.TempDir(), "no-such-script.json"), "hi"}, "no-such-script.json"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
