@@ -19,6 +19,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/tools"
 	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/policy"
+	"github.com/acp-agent/acp-agent/telemetry"
 )
 
 // fileConfig is the config file (docs/configuration.md). Every member is
@@ -330,6 +331,20 @@ func parseConfig(data []byte) (*fileConfig, error) {
 			return nil, err
 		}
 	}
+	// The other objects are as strict as the top level: encoding/json
+	// would drop "sandbox": {"denied_paths": [...]} without a word (the
+	// secret then stays readable) and take "deniedpaths" for deniedPaths.
+	for _, o := range []struct {
+		member string
+		keys   []string
+	}{{"sandbox", sandboxKeys}, {"resize", resizeKeys}, {"hooks", hookEvents}} {
+		if err := checkObjectKeys(top[o.member], o.keys, []string{o.member}); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkHookEntries(top["hooks"]); err != nil {
+		return nil, err
+	}
 	var cfg fileConfig
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&cfg); err != nil {
@@ -402,6 +417,27 @@ func parseConfig(data []byte) (*fileConfig, error) {
 	if err := cfg.checkStreamLimits(); err != nil {
 		return nil, err
 	}
+	if cfg.LogLevel != "" {
+		if _, _, err := telemetry.ParseLevel(cfg.LogLevel); err != nil {
+			return nil, at(fmt.Errorf(`"logLevel": %w`, err), "logLevel")
+		}
+	}
+	if cfg.Sandbox != nil && !slices.Contains([]string{"", "auto", "on", "off"}, cfg.Sandbox.Mode) {
+		return nil, at(fmt.Errorf(`"sandbox.mode" %q: want "auto", "on" or "off"`, cfg.Sandbox.Mode), "sandbox", "mode")
+	}
+	if cfg.OffloadThreshold < 0 {
+		return nil, at(fmt.Errorf(`"offloadThreshold" must not be negative, got %d`, cfg.OffloadThreshold), "offloadThreshold")
+	}
+	if r := cfg.Resize; r != nil {
+		for _, f := range []struct {
+			name string
+			v    int
+		}{{"maxMessagesTextLength", r.MaxMessagesTextLength}, {"maxKeepMessagesCount", r.MaxKeepMessagesCount}, {"everyNTurns", r.EveryNTurns}} {
+			if f.v < 0 {
+				return nil, at(fmt.Errorf(`"resize.%s" must not be negative (0 disables it), got %d`, f.name, f.v), "resize", f.name)
+			}
+		}
+	}
 	if cfg.MaxTurnRequests < 0 {
 		return nil, at(fmt.Errorf(`"maxTurnRequests" must not be negative, got %d`, cfg.MaxTurnRequests), "maxTurnRequests")
 	}
@@ -418,6 +454,50 @@ func parseConfig(data []byte) (*fileConfig, error) {
 		return nil, at(fmt.Errorf(`"hooks": %w`, err), "hooks")
 	}
 	return &cfg, nil
+}
+
+// The members of the config file's objects below the top level
+// (terminalKeys is cmdpath.go's).
+var (
+	sandboxKeys = []string{"mode", "network", "allowGitWrites", "autoApprove", "extraWritable", "deniedPaths", "protectedPaths", "protectStartupFiles"}
+	resizeKeys  = []string{"maxMessagesTextLength", "maxKeepMessagesCount", "everyNTurns"}
+	hookEvents  = []string{"beforeTool", "afterTool", "promptSubmit", "sessionStart"}
+	hookKeys    = []string{"command", "tools", "timeout", "outsideSandbox", "justification"}
+)
+
+// checkObjectKeys checks the members of the object raw, at path, when it
+// is there: absent and null are fine, another type is left to the
+// decoder's error.
+func checkObjectKeys(raw json.RawMessage, names, path []string) error {
+	var obj map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &obj) != nil || obj == nil {
+		return nil
+	}
+	return checkKeys(obj, names, fmt.Sprintf(" in %q", strings.Join(path, ".")), path)
+}
+
+// checkHookEntries checks the members of each hook of "hooks".
+func checkHookEntries(raw json.RawMessage) error {
+	var events map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &events) != nil {
+		return nil
+	}
+	for _, ev := range hookEvents {
+		var list []json.RawMessage
+		if json.Unmarshal(events[ev], &list) != nil {
+			continue
+		}
+		for i, h := range list {
+			var obj map[string]json.RawMessage
+			if json.Unmarshal(h, &obj) != nil || obj == nil {
+				continue
+			}
+			if err := checkKeys(obj, hookKeys, fmt.Sprintf(` in "hooks.%s[%d]"`, ev, i), []string{"hooks", ev, strconv.Itoa(i)}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // checkKeys rejects members not exactly in names (encoding/json would

@@ -229,6 +229,20 @@ func TestConfigFileErrorsAreAnsweredAtSessionNew(t *testing.T) {
 		// too: a relative one no longer stops the agent before initialize.
 		{"relative denied path", "{\"sandbox\": {\"mode\": \"off\",\n  \"deniedPaths\": [\"vault\"]}}", `"sandbox.deniedPaths": "vault" is not an absolute path`, `"vault"`},
 		{"relative protected path", "{\"sandbox\": {\"mode\": \"off\",\n  \"protectedPaths\": [\".bashrc\"]}}", `"sandbox.protectedPaths": ".bashrc" is not an absolute path`, `".bashrc"`},
+		// docs/configuration.md: the parser is strict below the top level
+		// too. encoding/json dropped an unknown sandbox member (a secret
+		// meant to be denied stayed readable) and matched names in any
+		// case; a bad log level or sandbox mode stopped the agent before
+		// initialize instead of being answered here.
+		{"sandbox member typo", "{\"sandbox\": {\n  \"denied_paths\": [\"/home/me/vault\"]}}", `unknown member "denied_paths" (did you mean "deniedPaths"?) in "sandbox"`, `"denied_paths"`},
+		{"sandbox member case", `{"sandbox": {"deniedpaths": ["/home/me/vault"]}}`, `names are case-sensitive`, `"deniedpaths"`},
+		{"resize member typo", `{"resize": {"everyNturns": 3}}`, `unknown member "everyNturns"`, `"everyNturns"`},
+		{"hook event typo", `{"hooks": {"beforetool": [{"command": "true"}]}}`, `unknown member "beforetool" (did you mean "beforeTool"?`, `"beforetool"`},
+		{"hook member typo", `{"hooks": {"beforeTool": [{"command": "true", "timout": "1s"}]}}`, `unknown member "timout" (did you mean "timeout"?) in "hooks.beforeTool[0]"`, `"timout"`},
+		{"log level", `{"logLevel": "loud"}`, `"logLevel": unknown log level "loud"`, `"logLevel"`},
+		{"sandbox mode", `{"sandbox": {"mode": "sometimes"}}`, `"sandbox.mode" "sometimes": want "auto", "on" or "off"`, `"mode"`},
+		{"negative offload threshold", `{"offloadThreshold": -5}`, `"offloadThreshold" must not be negative`, `"offloadThreshold"`},
+		{"negative resize", `{"resize": {"everyNTurns": -1}}`, `"resize.everyNTurns" must not be negative`, `"everyNTurns"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
