@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -353,6 +354,14 @@ func parseConfig(data []byte) (*fileConfig, error) {
 	for i, m := range cfg.Models {
 		if _, err := agent.ParseModelSpec(m.Model); err != nil {
 			return nil, at(fmt.Errorf("models[%d]: %w", i, err), "models", strconv.Itoa(i), "model")
+		}
+		if m.BaseURL != "" {
+			// "localhost:11434/v1" without its scheme would fail only at
+			// the first prompt, as an unsupported protocol scheme.
+			if u, err := url.Parse(m.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				// Not echoed: a URL may carry a password.
+				return nil, at(fmt.Errorf(`models[%d]: "baseUrl" must be an absolute http:// or https:// URL, such as "http://localhost:11434/v1"`, i), "models", strconv.Itoa(i), "baseUrl")
+			}
 		}
 		if m.ContextWindow < 0 {
 			return nil, at(fmt.Errorf("models[%d]: \"contextWindow\" must be a positive number of tokens", i), "models", strconv.Itoa(i), "contextWindow")

@@ -242,6 +242,7 @@ func TestConfigFileErrorsAreAnsweredAtSessionNew(t *testing.T) {
 		{"log level", `{"logLevel": "loud"}`, `"logLevel": unknown log level "loud"`, `"logLevel"`},
 		{"sandbox mode", `{"sandbox": {"mode": "sometimes"}}`, `"sandbox.mode" "sometimes": want "auto", "on" or "off"`, `"mode"`},
 		{"negative offload threshold", `{"offloadThreshold": -5}`, `"offloadThreshold" must not be negative`, `"offloadThreshold"`},
+		{"base URL without a scheme", `{"models": [{"model": "openai/qwen3", "baseUrl": "localhost:11434/v1"}]}`, `models[0]: "baseUrl" must be an absolute http:// or https:// URL`, `"baseUrl"`},
 		{"negative resize", `{"resize": {"everyNTurns": -1}}`, `"resize.everyNTurns" must not be negative`, `"everyNTurns"`},
 	}
 	for _, tt := range tests {
