@@ -86,8 +86,7 @@ func runExec(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, arg
 		return &exitError{exitUsage, err}
 	}
 	if st.version {
-		_, err := fmt.Fprintln(stdout, "acp-agent", version)
-		return err
+		return printVersion(stdout)
 	}
 	if st.configErr != nil {
 		// Here the user reads stderr: say it and stop.

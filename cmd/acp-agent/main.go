@@ -106,8 +106,7 @@ func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []
 		return fmt.Errorf("unexpected argument %q (see --help)", st.fs.Arg(0))
 	}
 	if st.version {
-		_, err := fmt.Fprintf(stdout, "%s\nsandbox: %s\n", versionLine(), sandbox.Probe())
-		return err
+		return printVersion(stdout)
 	}
 	if isTerminal(stdin) {
 		// Someone typed acp-agent in a shell: say what it is waiting for.
