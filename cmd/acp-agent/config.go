@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -197,7 +198,7 @@ func locate(path string, data []byte, err error) *configFileError {
 	case errors.As(err, &te):
 		off = te.Offset - 1 // the end of the value
 		if te.Field != "" {
-			ce.Msg = fmt.Sprintf("%q: expected %s, got JSON %s", te.Field, te.Type, te.Value)
+			ce.Msg = fmt.Sprintf("%q: expected %s, got JSON %s", te.Field, jsonKind(te.Type), te.Value)
 			if o := memberOffset(data, strings.Split(te.Field, ".")); o >= 0 {
 				off = o
 			}
@@ -210,6 +211,22 @@ func locate(path string, data []byte, err error) *configFileError {
 		ce.Column = int(off) - bytes.LastIndexByte(data[:off], '\n')
 	}
 	return ce
+}
+
+// jsonKind names what the file must hold where the decoder wanted t: the
+// JSON kind for objects and arrays (not main.sandboxFile), else the Go
+// type (int, string, bool), which reads as plainly.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return t.String()
 }
 
 // syntaxFix guesses the fix of a JSON syntax error at off from the byte

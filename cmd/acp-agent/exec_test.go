@@ -243,6 +243,8 @@ func TestConfigFileErrorsAreAnsweredAtSessionNew(t *testing.T) {
 		{"sandbox mode", `{"sandbox": {"mode": "sometimes"}}`, `"sandbox.mode" "sometimes": want "auto", "on" or "off"`, `"mode"`},
 		{"negative offload threshold", `{"offloadThreshold": -5}`, `"offloadThreshold" must not be negative`, `"offloadThreshold"`},
 		{"base URL without a scheme", `{"models": [{"model": "openai/qwen3", "baseUrl": "localhost:11434/v1"}]}`, `models[0]: "baseUrl" must be an absolute http:// or https:// URL`, `"baseUrl"`},
+		{"object of the wrong type", `{"sandbox": 5}`, `"sandbox": expected an object, got JSON number`, `"sandbox"`},
+		{"array of the wrong type", `{"allowedCommands": "git"}`, `"allowedCommands": expected an array, got JSON string`, `"allowedCommands"`},
 		{"negative resize", `{"resize": {"everyNTurns": -1}}`, `"resize.everyNTurns" must not be negative`, `"everyNTurns"`},
 	}
 	for _, tt := range tests {
