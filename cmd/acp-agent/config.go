@@ -380,6 +380,18 @@ func parseConfig(data []byte) (*fileConfig, error) {
 				return nil, at(fmt.Errorf(`models[%d]: "baseUrl" must be an absolute http:// or https:// URL, such as "http://localhost:11434/v1"`, i), "models", strconv.Itoa(i), "baseUrl")
 			}
 		}
+		// Whether a level suits the model is the host's to say (it knows
+		// the provider's levels); a name that is no level at all is the
+		// file's error, with its line and column.
+		for j, l := range append(slices.Clone(m.ThoughtLevels), m.ThoughtLevel) {
+			if l != "" && !slices.Contains(thoughtLevelNames, l) {
+				member, path := "thoughtLevel", []string{"models", strconv.Itoa(i), "thoughtLevel"}
+				if j < len(m.ThoughtLevels) {
+					member, path = "thoughtLevels", []string{"models", strconv.Itoa(i), "thoughtLevels"}
+				}
+				return nil, at(fmt.Errorf(`models[%d]: %q: unknown thought level %q (use off, low, medium or high)`, i, member, l), path...)
+			}
+		}
 		if m.ContextWindow < 0 {
 			return nil, at(fmt.Errorf("models[%d]: \"contextWindow\" must be a positive number of tokens", i), "models", strconv.Itoa(i), "contextWindow")
 		}
@@ -481,6 +493,9 @@ func parseConfig(data []byte) (*fileConfig, error) {
 	}
 	return &cfg, nil
 }
+
+// thoughtLevelNames are the levels a model entry may name.
+var thoughtLevelNames = []string{"off", "low", "medium", "high"}
 
 // The members of the config file's objects below the top level
 // (terminalKeys is cmdpath.go's).

@@ -245,6 +245,8 @@ func TestConfigFileErrorsAreAnsweredAtSessionNew(t *testing.T) {
 		{"base URL without a scheme", `{"models": [{"model": "openai/qwen3", "baseUrl": "localhost:11434/v1"}]}`, `models[0]: "baseUrl" must be an absolute http:// or https:// URL`, `"baseUrl"`},
 		{"object of the wrong type", `{"sandbox": 5}`, `"sandbox": expected an object, got JSON number`, `"sandbox"`},
 		{"array of the wrong type", `{"allowedCommands": "git"}`, `"allowedCommands": expected an array, got JSON string`, `"allowedCommands"`},
+		{"thought level", `{"models": [{"model": "openai/gpt-5", "thoughtLevel": "ultra"}]}`, `models[0]: "thoughtLevel": unknown thought level "ultra"`, `"thoughtLevel"`},
+		{"thought levels", `{"models": [{"model": "openai/gpt-5", "thoughtLevels": ["low", "extreme"]}]}`, `models[0]: "thoughtLevels": unknown thought level "extreme"`, `"thoughtLevels"`},
 		{"negative resize", `{"resize": {"everyNTurns": -1}}`, `"resize.everyNTurns" must not be negative`, `"everyNTurns"`},
 	}
 	for _, tt := range tests {
