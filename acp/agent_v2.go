@@ -45,6 +45,16 @@ type AgentV2 interface {
 	ListSessions(ctx context.Context, req *acpv2.ListSessionsRequest) (*acpv2.ListSessionsResponse, error)
 }
 
+// LoadCheckerV2 is an optional AgentV2 that can refuse a session/resume
+// before anything is done, as LoadChecker does for v1: the server asks it
+// before it closes the session wherever it is live, so that a resume
+// refused for its request (a cwd that is no directory, one outside what
+// the agent serves) does not end the live session it names.
+// ResumeSession still checks what it opens.
+type LoadCheckerV2 interface {
+	CheckResume(ctx context.Context, req *acpv2.ResumeSessionRequest) error
+}
+
 // ResumedSessionV2 is a resumed session's answer, its replay and its
 // state.
 type ResumedSessionV2 struct {

@@ -392,6 +392,11 @@ func (c *serverConn) resumeV2(ctx context.Context, req *request) (func(), error)
 
 // openV2 is open (v1's load and resume) for v2.
 func (c *serverConn) openV2(ctx context.Context, p *acpv2.ResumeSessionRequest) (*serviceSession, *ResumedSessionV2, error) {
+	if ch, ok := c.srv.opts.V2.(LoadCheckerV2); ok {
+		if err := ch.CheckResume(ctx, p); err != nil {
+			return nil, nil, notFoundData(err, p.SessionID)
+		}
+	}
 	var resumed *ResumedSessionV2
 	ss, err := c.reopen(p.SessionID, func() (*serviceSession, func(), error) {
 		client := c.newClientV2()

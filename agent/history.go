@@ -335,6 +335,15 @@ func (s *Session) keepWithinContext(ctx context.Context, mode compactMode) error
 	}
 	s.log.Info("compacted the history", "summarized", res.SummarizedCount, "kept", res.KeptCount, "freedTokens", res.FreedTokens)
 	s.compactionUpdate(ctx, id, CompactionCompleted, res.Summary, "")
+	if !forced && !s.cfg.CompactionUpdates {
+		// A client that shows no compactions would otherwise never learn
+		// that the model now sees only a summary of the older messages
+		// (/compact answers for itself). A notice, or a note in the chat
+		// where the client shows no notices.
+		s.update(ctx, Update{Kind: UpdateNotice, Notice: &Notice{Severity: "info", Title: "The conversation was compacted",
+			Description: Count(res.SummarizedCount, "older message was", "older messages were") +
+				" summarized to stay within the model's context window; /rewind reaches back only to the messages since"}})
+	}
 	s.contextUsage(ctx, res.CurrentTokens)
 	return nil
 }

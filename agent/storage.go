@@ -164,6 +164,11 @@ func (s *Session) ClearContext() {
 // a model turn runs or waits.
 var ErrTurnRunning = errors.New("agent: a turn is running; cancel it first")
 
+// ErrNotSaved is wrapped by a Journal's error when what the session
+// recorded could not be stored (a full disk): the turn fails with it,
+// and it is the storage's failure, not the model's.
+var ErrNotSaved = errors.New("saving the session")
+
 // ReplaceTranscript makes entries the session's whole conversation and
 // rewrites the session's storage with it (a rewind, or its undo). It is
 // meant for a command running on the worker (RunExclusive, or a command

@@ -84,9 +84,12 @@ type CheckpointRecord struct {
 	EntryTime time.Time `json:"entryTime,omitzero"`
 	Path      string    `json:"path,omitempty"`
 	Before    *string   `json:"before,omitempty"`
-	Time      time.Time `json:"time"`
-	Rewind    *Rewind   `json:"rewind,omitempty"`
-	Command   *Command  `json:"command,omitempty"`
+	// Mode is a file record's permission bits before (absent: unknown,
+	// and in logs of older versions).
+	Mode    uint32    `json:"mode,omitempty"`
+	Time    time.Time `json:"time"`
+	Rewind  *Rewind   `json:"rewind,omitempty"`
+	Command *Command  `json:"command,omitempty"`
 }
 
 // Command is a command of CheckpointCommand and CheckpointCommandDone.
@@ -128,6 +131,10 @@ type RewindFile struct {
 	Path string  `json:"path"`
 	From *string `json:"from"`
 	To   *string `json:"to"`
+	// FromMode and ToMode are the permission bits with From and To (0:
+	// unknown; a file written keeps its mode, a new one gets 0644).
+	FromMode uint32 `json:"fromMode,omitempty"`
+	ToMode   uint32 `json:"toMode,omitempty"`
 }
 
 // OpenCheckpoints opens the checkpoint store in dir and reads its log. A

@@ -125,6 +125,12 @@ func (f *File) Append(records ...json.RawMessage) error {
 	for _, ln := range lines {
 		n, err := f.fd.Write(ln)
 		if err != nil {
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				// Named once: the descriptor's own name may be the
+				// temporary file a first save renamed into place.
+				err = pe.Err
+			}
 			err = fmt.Errorf("persistence: append to %s: %w", f.path, err)
 			if n > 0 {
 				if terr := truncateFile(f.fd, f.size); terr != nil {

@@ -33,6 +33,9 @@ type ListOptions struct {
 	// Archived selects by archive state before paging: ArchivedExclude
 	// (the default), ArchivedInclude or ArchivedOnly.
 	Archived ArchiveFilter
+	// NoSubagents leaves out, before paging, the sessions whose header
+	// marks them a subagent's.
+	NoSubagents bool
 }
 
 // ArchiveFilter selects sessions by archive state.
@@ -132,7 +135,7 @@ func (s *Store) List(opts ListOptions) (ListPage, error) {
 	for pos := start; pos < len(cands) && len(out) <= limit; {
 		end := min(pos+batch, len(cands))
 		for _, sum := range s.readSummaries(cands[pos:end]) {
-			if sum != nil && (opts.CWD == "" || sum.CWD == opts.CWD) && opts.Archived.keeps(sum.Archived) {
+			if sum != nil && (opts.CWD == "" || sum.CWD == opts.CWD) && opts.Archived.keeps(sum.Archived) && !(opts.NoSubagents && sum.Subagent) {
 				out = append(out, *sum)
 			}
 		}

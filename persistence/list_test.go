@@ -218,3 +218,41 @@ func TestListSkipsUnreadableHeadersAndOtherFiles(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"good"}, ids(page.Sessions))
 }
+
+// TestListLeavesOutSubagentsBeforePaging: NoSubagents filters before
+// paging, as CWD does: every page is full until the last, and the pages
+// together are the other sessions in order.
+func TestListLeavesOutSubagentsBeforePaging(t *testing.T) {
+	s := newFastStore(t)
+	var want, all []string
+	for i := range 12 {
+		id := fmt.Sprintf("s%02d", i)
+		h := header(id)
+		h.Subagent = i%3 != 0 // two in three are subagents
+		f, err := s.Create(h)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+		touch(t, s, id, time.Duration(-i)*time.Second) // s00 newest
+		all = append(all, id)
+		if !h.Subagent {
+			want = append(want, id)
+		}
+	}
+	var got []string
+	cursor := ""
+	for pages := 0; ; pages++ {
+		require.Less(t, pages, 10, "no end")
+		page, err := s.List(ListOptions{Cursor: cursor, Limit: 2, NoSubagents: true})
+		require.NoError(t, err)
+		got = append(got, ids(page.Sessions)...)
+		if page.NextCursor == "" {
+			break
+		}
+		assert.Len(t, page.Sessions, 2, "a page before the last is full")
+		cursor = page.NextCursor
+	}
+	assert.Equal(t, want, got)
+	page, err := s.List(ListOptions{Limit: 100})
+	require.NoError(t, err)
+	assert.Equal(t, all, ids(page.Sessions), "without it every session is listed")
+}

@@ -600,6 +600,27 @@ func (f *LocalFS) RemoveFile(ctx context.Context, path string) (bool, error) {
 	return true, syncRootDir(w.dir, path)
 }
 
+// Chmod sets the permission bits of the file at path (a rewind giving a
+// file it wrote again its mode back), with the checks RemoveFile applies:
+// the path's write rules, no link followed.
+func (f *LocalFS) Chmod(ctx context.Context, path string, mode fs.FileMode) error {
+	if _, _, _, err := f.resolve(path, policy.AccessWrite); err != nil {
+		return err
+	}
+	w, err := f.prepareWrite(ctx, path, 0)
+	if err != nil {
+		return err
+	}
+	defer w.dir.Close()
+	if !w.existing {
+		return rootErr("chmod", path, fs.ErrNotExist)
+	}
+	if err := w.dir.Chmod(w.base, mode&fs.ModePerm); err != nil {
+		return rootErr("chmod", path, err)
+	}
+	return nil
+}
+
 // writeTempPrefix starts the name of the temporary file of a write
 // (writeAtomic): the prefix and rand.Text()'s 26 base32 characters.
 const writeTempPrefix = ".acp-write-"

@@ -103,6 +103,9 @@ func (a *acpSession) Prompt(ctx context.Context, req *acp.PromptRequest, finish 
 			finish(nil, fmt.Errorf("%w: %v", acp.ErrInternal, err))
 		case errors.Is(err, context.Canceled) || errors.Is(err, agent.ErrSessionClosed):
 			finish(&acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil)
+		case errors.Is(err, agent.ErrNotSaved):
+			// The storage's failure (a full disk), not the model's.
+			finish(nil, fmt.Errorf("%w: %v", acp.ErrInternal, err))
 		case llm.IsAuthFailure(err):
 			// A wrong or revoked key: auth_required, so the editor offers
 			// to log in instead of showing an internal error.

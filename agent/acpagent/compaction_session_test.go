@@ -81,7 +81,17 @@ func TestSeed003_ForcedCompactSuccessReplacesHistoryInTheSession(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, users)
-	assert.True(t, strings.HasPrefix(users[0], "[Compressed History]"), "a restart loads the compacted history: %q", users)
+	for _, u := range users {
+		assert.NotContains(t, u, "[Compressed History]", "the summary is not replayed as the user's message")
+	}
+	// A restart loads the compacted history: the summary comes first, as
+	// the agent's message saying what it is (this client shows no
+	// compactions).
+	require.NotEmpty(t, replay)
+	first := replay[0].AgentMessageChunk
+	require.NotNil(t, first, "the summary comes first")
+	assert.True(t, strings.HasPrefix(first.Content.Text.Text, acpagent.SummaryHeading), "%q", first.Content.Text.Text)
+	assert.Contains(t, first.Content.Text.Text, compact.UserMessagesHeading)
 }
 
 // The session's own compaction trigger (seed 003): before each model

@@ -180,9 +180,15 @@ func TestLongSessionStaysWithinTheWindow(t *testing.T) {
 	}
 	c := start()
 	sid := c.NewSession(cwd)
-	sawOffload := false
+	sawOffload, notes := false, 0
 	for i := range 150 {
 		text, _ := say(t, c, sid, fmt.Sprintf("read big.txt, turn %d", i))
+		// The client shows no compactions: each is told in a note
+		// before the answer.
+		if note, rest, ok := strings.Cut(text, "\n\n"); ok && strings.HasPrefix(note, "Note: The conversation was compacted: ") {
+			notes++
+			text = rest
+		}
 		require.Equal(t, "read it", text)
 		if files, _ := os.ReadDir(filepath.Join(dir, sid, "offloaded")); len(files) > 0 {
 			sawOffload = true
@@ -190,6 +196,7 @@ func TestLongSessionStaysWithinTheWindow(t *testing.T) {
 	}
 	t.Logf("summaries %d, largest request %d bytes", summaries.Load(), maxBody.Load())
 	assert.Positive(t, summaries.Load(), "the history was compacted")
+	assert.Positive(t, notes, "and the user was told")
 	assert.True(t, sawOffload, "long tool results were offloaded (and cleaned up by later compactions)")
 	// 150 turns of 20 KB reads would be 3 MB requests without either.
 	assert.Less(t, maxBody.Load(), int64(400_000), "requests stay bounded")

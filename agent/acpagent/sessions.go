@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/agent"
+	"github.com/acp-agent/acp-agent/agent/compact"
 	"github.com/acp-agent/acp-agent/agent/host"
 	"github.com/acp-agent/acp-agent/agent/llm"
 )
@@ -123,6 +125,10 @@ func (r replayer) item(ctx context.Context, it host.HistoryItem) {
 	e := it.Entry
 	switch e.Kind {
 	case agent.EntryUser:
+		if e.Source == agent.SourceSummary {
+			r.summary(ctx, e)
+			return
+		}
 		for _, p := range e.Shown() {
 			switch p.Type {
 			case llm.PartImage:
@@ -154,6 +160,25 @@ func (r replayer) item(ctx context.Context, it host.HistoryItem) {
 		r.send(ctx, acp.SessionUpdate{ToolCall: tc})
 	}
 }
+
+// summary replays a compaction's summary (a user entry only for the
+// model) as what it is, not as a message the user wrote: the compaction
+// to clients that show compactions, else a message saying what it is.
+func (r replayer) summary(ctx context.Context, e *agent.Entry) {
+	text := strings.TrimPrefix(e.Text, compact.CompressedHistoryPrefix)
+	if caps := r.conn.Capabilities(); caps.Session != nil && caps.Session.Compaction != nil {
+		id := acp.CompactionId(uuid.NewString())
+		r.send(ctx, acp.SessionUpdate{CompactionSummaryChunk: &acp.CompactionSummaryChunk{CompactionID: id, Content: acp.TextBlock(text)}})
+		r.send(ctx, acp.SessionUpdate{CompactionUpdate: &acp.CompactionUpdate{CompactionID: id, Status: acp.CompactionStatusCompleted}})
+		return
+	}
+	r.send(ctx, acp.SessionUpdate{AgentMessageChunk: &acp.ContentChunk{MessageID: acp.MessageId(uuid.NewString()),
+		Content: acp.TextBlock(SummaryHeading + text)}})
+}
+
+// SummaryHeading introduces a compaction's summary in a replayed
+// conversation, for clients that show no compactions.
+const SummaryHeading = "Earlier messages were compacted into this summary:\n\n"
 
 // usageUpdate is the usage_update that shows the client the session's
 // context meter and cost as they were before the restart; nil when the

@@ -5,13 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acpv2"
 	"github.com/acp-agent/acp-agent/agent"
 	"github.com/acp-agent/acp-agent/agent/acpagent"
+	"github.com/acp-agent/acp-agent/agent/compact"
 	"github.com/acp-agent/acp-agent/agent/host"
 )
 
@@ -135,6 +139,13 @@ func (a *Agent) NewSession(ctx context.Context, req *acpv2.NewSessionRequest, co
 		AvailableCommands: availableCommands(hs.Commands())}, nil
 }
 
+// CheckResume implements acp.LoadCheckerV2: a cwd or additional
+// directory that is no directory is refused before the live session is
+// closed.
+func (a *Agent) CheckResume(ctx context.Context, req *acpv2.ResumeSessionRequest) error {
+	return acpagent.WireError(a.h.CheckDirs(req.CWD, req.AdditionalDirectories))
+}
+
 // ResumeSession implements acp.AgentV2: the session is read from its
 // file (the same file v1's session/load reads), and its conversation
 // replayed when asked, while the file is read (host.OpenRequest.Replay).
@@ -198,6 +209,17 @@ func (r *replayer) item(ctx context.Context, it host.HistoryItem) {
 	e := it.Entry
 	switch e.Kind {
 	case agent.EntryUser:
+		if e.Source == agent.SourceSummary {
+			// A compaction's summary is no message the user wrote: it
+			// replays as the compaction (v2 clients show compactions).
+			// It keeps its place in the user-N ids of older files.
+			id := uuid.NewString()
+			r.send(ctx, acpv2.SessionUpdate{CompactionSummaryChunk: &acpv2.CompactionSummaryChunk{CompactionID: id,
+				Content: textBlock(strings.TrimPrefix(e.Text, compact.CompressedHistoryPrefix))}})
+			r.send(ctx, acpv2.SessionUpdate{CompactionUpdate: &acpv2.CompactionUpdate{CompactionID: id, Status: acpv2.CompactionStatusCompleted}})
+			r.users++
+			return
+		}
 		r.send(ctx, acpv2.SessionUpdate{UserMessage: &acpv2.UserMessage{MessageID: storedMessageID(e, r.users, i),
 			Content: acpv2.Some(userBlocks(e.Shown()))}})
 		r.users++

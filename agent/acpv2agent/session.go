@@ -175,7 +175,7 @@ func (s *v2Session) completed(res agent.PromptResult, err error) {
 			Message: fmt.Sprintf("authentication required: model %s: %v (%s)", s.s.CurrentModel().Name, err, s.hs.KeyAdvice())}
 	default:
 		msg := err.Error()
-		if !errors.Is(err, agent.ErrPromptTimedOut) {
+		if !errors.Is(err, agent.ErrPromptTimedOut) && !errors.Is(err, agent.ErrNotSaved) {
 			msg = fmt.Sprintf("model %s: %v", s.s.CurrentModel().Name, err)
 		}
 		idle.StopReason, idle.Error = acpv2.StopReasonError, &acpv2.Error{Code: acpv2.ErrorCodeInternalError, Message: msg}

@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -159,7 +161,7 @@ func (c *checkpoints) Keep(path string, before *string) error {
 			return err
 		}
 	}
-	return c.appendLocked(persistence.CheckpointRecord{Type: persistence.CheckpointFile, Turn: c.turn, Path: path, Before: before})
+	return c.appendLocked(persistence.CheckpointRecord{Type: persistence.CheckpointFile, Turn: c.turn, Path: path, Before: before, Mode: fileMode(path)})
 }
 
 // appendLocked appends recs after the current turn's record, if it is
@@ -254,7 +256,7 @@ func (c *checkpoints) commandDoneLocked(turn, id int, ch tools.CommandChanges, i
 			continue
 		}
 		kept[f.Path] = true // a path listed twice is kept once
-		recs = append(recs, persistence.CheckpointRecord{Type: persistence.CheckpointFile, Turn: turn, Path: f.Path, Before: f.Before})
+		recs = append(recs, persistence.CheckpointRecord{Type: persistence.CheckpointFile, Turn: turn, Path: f.Path, Before: f.Before, Mode: f.Mode})
 		if f.Before != nil {
 			hashes = append(hashes, *f.Before)
 		}
@@ -492,7 +494,7 @@ func (s *Session) carryOut(ctx context.Context, rw persistence.Rewind, keep []ag
 		}
 	}
 	for i, f := range rw.Files {
-		if err := s.setFile(ctx, f.Path, f.To); err != nil {
+		if err := s.setFile(ctx, f.Path, f.To, f.ToMode); err != nil {
 			err = fmt.Errorf("restoring %s: %w", f.Path, err)
 			if !rollback {
 				return nil, fmt.Errorf("%w: %v", ErrInternal, err)
@@ -523,7 +525,7 @@ func (s *Session) carryOut(ctx context.Context, rw persistence.Rewind, keep []ag
 func (s *Session) abandon(ctx context.Context, rw persistence.Rewind, set []persistence.RewindFile, cause error) error {
 	var stuck []string
 	for i := len(set) - 1; i >= 0; i-- {
-		if err := s.setFile(ctx, set[i].Path, set[i].From); err != nil {
+		if err := s.setFile(ctx, set[i].Path, set[i].From, set[i].FromMode); err != nil {
 			stuck = append(stuck, fmt.Sprintf("%s (%v)", set[i].Path, err))
 		}
 	}
@@ -541,7 +543,7 @@ func (s *Session) abandon(ctx context.Context, rw persistence.Rewind, set []pers
 // setFile makes path hold the content stored under hash (nil: no file),
 // through the workspace's confined filesystem: atomically (a temporary
 // file renamed over it), so that it is always old or new, never torn.
-func (s *Session) setFile(ctx context.Context, path string, hash *string) error {
+func (s *Session) setFile(ctx context.Context, path string, hash *string, mode uint32) error {
 	if s.ws == nil {
 		return errors.New("no workspace")
 	}
@@ -553,7 +555,86 @@ func (s *Session) setFile(ctx context.Context, path string, hash *string) error 
 	if err != nil {
 		return err
 	}
-	return s.ws.Local().WriteTextFile(ctx, path, string(data))
+	if err := s.ws.Local().WriteTextFile(ctx, path, string(data)); err != nil {
+		return err
+	}
+	if mode == 0 || goruntime.GOOS == "windows" {
+		return nil // unknown (older logs), or no Unix permission bits
+	}
+	return s.ws.Local().Chmod(ctx, path, fs.FileMode(mode)&fs.ModePerm)
+}
+
+// fileMode is the permission bits of the regular file at path, 0 if there
+// is none (or the platform has no Unix permission bits): what a rewind
+// gives back to a file it writes again.
+func fileMode(path string) uint32 {
+	if goruntime.GOOS == "windows" {
+		return 0
+	}
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return 0
+	}
+	return uint32(fi.Mode().Perm())
+}
+
+// removeInterruptedWrites removes the temporary files that the file
+// tools' writes a kill interrupted left beside their files: the calls of
+// the last tool step that have no result (RemoveStaleWrites: only those
+// older than this process). A kill in the middle of write_file, say,
+// otherwise leaves a ".acp-write-…" file in the user's workspace for good.
+func (s *Session) removeInterruptedWrites(ctx context.Context, entries []agent.Entry) {
+	if s.ws == nil || len(s.ws.Roots()) == 0 {
+		return
+	}
+	step := -1
+	for i := len(entries) - 1; i >= 0 && step < 0; i-- {
+		if entries[i].Kind == agent.EntryToolCalls {
+			step = i
+		}
+	}
+	if step < 0 {
+		return
+	}
+	answered := map[string]bool{}
+	for _, e := range entries[step+1:] {
+		if e.Kind == agent.EntryToolOutput {
+			answered[e.ToolCallID] = true
+		}
+	}
+	dirs := map[string]bool{}
+	var paths []string
+	for _, c := range entries[step].ToolCalls {
+		var args struct {
+			Path  string `json:"path"`
+			Patch string `json:"patch"`
+		}
+		if answered[c.ID] || json.Unmarshal([]byte(c.Arguments), &args) != nil {
+			continue
+		}
+		switch c.Name {
+		case "write_file", "edit_file", "multi_edit":
+			paths = append(paths, args.Path)
+		case "apply_patch":
+			paths = append(paths, tools.PatchPaths(args.Patch)...)
+		}
+	}
+	for _, path := range paths {
+		if path == "" {
+			continue
+		}
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(s.ws.Roots()[0], path)
+		}
+		if d := filepath.Dir(path); !dirs[d] {
+			dirs[d] = true
+			if n, err := s.ws.Local().RemoveStaleWrites(ctx, path); err != nil {
+				s.log.Warn("removing what an interrupted write left", "dir", d, "error", err)
+			} else if n > 0 {
+				s.log.Info("removed what an interrupted write left", "dir", d, "files", n)
+			}
+		}
+	}
 }
 
 // commandLoss is what the commands of the turns a rewind covers changed
@@ -595,7 +676,7 @@ func (s *Session) filesSince(ctx context.Context, t time.Time) ([]persistence.Re
 		if err != nil {
 			return nil, lost, fmt.Errorf("%w: keeping %s before the rewind: %v (nothing was changed)", ErrInternal, r.Path, err)
 		}
-		out = append(out, persistence.RewindFile{Path: r.Path, From: now, To: r.Before})
+		out = append(out, persistence.RewindFile{Path: r.Path, From: now, To: r.Before, FromMode: fileMode(r.Path), ToMode: r.Mode})
 	}
 	slices.Sort(lost.unrestorable)
 	lost.unrestorable = slices.Compact(lost.unrestorable)
@@ -685,7 +766,7 @@ func (s *Session) undoRewind(ctx context.Context) (*RewindResult, error) {
 	}
 	undo := persistence.Rewind{ID: s.nextRewindID(), Undo: last.ID, Keep: len(back), Accepted: true}
 	for _, f := range last.Files {
-		undo.Files = append(undo.Files, persistence.RewindFile{Path: f.Path, From: f.To, To: f.From})
+		undo.Files = append(undo.Files, persistence.RewindFile{Path: f.Path, From: f.To, To: f.From, FromMode: f.ToMode, ToMode: f.FromMode})
 	}
 	for i := range back {
 		data, err := json.Marshal(entryRecord(&back[i]))
@@ -781,8 +862,18 @@ func oldRewindUnfinished(rw *persistence.Rewind, entries []agent.Entry) bool {
 func (s *Session) rewindCommand(ctx context.Context, args string) (string, error) {
 	fields := strings.Fields(args)
 	msgs := s.s.ForkableUserMessages()
+	// A compaction is the horizon of rewinds: the messages it summarized
+	// are no longer in the conversation, so they are no points either.
+	// Without a word the user finds the first half of the day missing.
+	horizon := ""
+	if s.compacted() {
+		horizon = "Your earlier messages were compacted into a summary: a rewind reaches back only to the messages since."
+	}
 	if len(fields) == 0 {
 		if len(msgs) == 0 {
+			if horizon != "" {
+				return "There is nothing to rewind to. " + horizon, nil
+			}
 			return "There is nothing to rewind to yet.", nil
 		}
 		var b strings.Builder
@@ -791,6 +882,9 @@ func (s *Session) rewindCommand(ctx context.Context, args string) (string, error
 			fmt.Fprintf(&b, "  /rewind %d  %s\n", i+1, oneLinePreview(m.Text, 70))
 		}
 		b.WriteString("  /rewind undo  undo the last rewind\n")
+		if horizon != "" {
+			b.WriteString(horizon + "\n")
+		}
 		return b.String(), nil
 	}
 	var r *RewindResult
@@ -803,6 +897,9 @@ func (s *Session) rewindCommand(ctx context.Context, args string) (string, error
 		r, err = s.undoRewind(ctx)
 	default:
 		n, perr := strconv.Atoi(fields[0])
+		if len(msgs) == 0 {
+			return "", errors.New(strings.TrimSpace("there is nothing to rewind to. " + horizon))
+		}
 		if perr != nil || n < 1 || n > len(msgs) {
 			return "", fmt.Errorf("%q is not one of the points 1 to %d (/rewind lists them)", fields[0], len(msgs))
 		}
@@ -829,6 +926,17 @@ func (s *Session) rewindCommand(ctx context.Context, args string) (string, error
 		out += ".\nYour message was: " + r.Prompt
 	}
 	return out + "\n(/rewind undo takes it back.)", nil
+}
+
+// compacted reports whether a compaction summarized part of the
+// conversation (its summary is the first user entry it kept).
+func (s *Session) compacted() bool {
+	for _, e := range s.s.Transcript() {
+		if e.Source == agent.SourceSummary {
+			return true
+		}
+	}
+	return false
 }
 
 // oneLinePreview is s as one printable line of at most n runes: runs of

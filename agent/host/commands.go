@@ -122,6 +122,13 @@ func (h *Host) slashCommands() []slashCommand {
 				if err := s.s.Compact(ctx); err != nil {
 					return "", err
 				}
+				if s.j != nil {
+					// The compacted file is durable before the answer says
+					// so; if not, it is held and written later.
+					if err := s.j.Sync(); err != nil {
+						return "", err
+					}
+				}
 				return "Compacted: older messages were replaced by a summary.", nil
 			}},
 		{name: "rewind", description: "Go back to before one of your messages, with the files, or undo the last rewind", hint: "[N [keep-files]] | undo",

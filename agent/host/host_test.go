@@ -374,7 +374,10 @@ func TestHostRunsSubagents(t *testing.T) {
 			assert.Contains(t, out[i].Text, "three files", "the child's answer is the task's result")
 			list, err := h.ListSessions(context.Background(), host.ListRequest{})
 			require.NoError(t, err)
-			assert.Len(t, list.Sessions, 2, "the child is stored")
+			assert.Len(t, list.Sessions, 1, "the list is the user's conversation, not its subagent")
+			files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+			require.NoError(t, err)
+			assert.Len(t, files, 2, "the child is stored")
 			if shown {
 				sc.mu.Lock()
 				assert.Equal(t, []string{"running", "idle"}, sc.states)

@@ -242,8 +242,19 @@ type journal struct {
 	// copied: the file starts with records copied from another session
 	// (a fork), which early does not hold.
 	copied bool
-	err    error // the first write error, reported by Sync
-	cp     *checkpoints
+	err    error // the first rewrite error, reported by Sync
+	// backlog are the records whose append failed (a full disk), and
+	// every record written after them, in order: they are appended,
+	// before anything else, by the next write or Sync that can (the
+	// space is back), so that the file stays the transcript, without a
+	// gap, and the session goes on. Sync reports the error until then.
+	backlog []json.RawMessage
+	// rewritten, when not nil, is the whole file a rewrite (a compaction,
+	// a rewind) could not write: the next write or Sync that can writes
+	// it, with the backlog after it, in place of the file, and until then
+	// nothing is appended to the old file.
+	rewritten []json.RawMessage
+	cp        *checkpoints
 	// pending are the records written before the file exists (the mode,
 	// the model): the first lines of the file once it is saved.
 	pending []json.RawMessage
@@ -287,7 +298,7 @@ func (j *journal) createLocked(entry json.RawMessage) error {
 		return nil
 	}
 	if j.res == nil {
-		return fmt.Errorf("saving the session: %w", persistence.ErrClosed)
+		return fmt.Errorf("%w: %w", agent.ErrNotSaved, persistence.ErrClosed)
 	}
 	// The state records are written with the header and fsynced with
 	// it, rather than appended after.
@@ -348,24 +359,73 @@ func (j *journal) write(r record, isEntry bool) {
 		default:
 			err = j.saveLocked()
 			if err != nil {
+				if j.err == nil {
+					j.err = err
+				}
 				break
 			}
 			if isEntry {
-				j.entryStart = append(j.entryStart, j.f.Count())
+				j.entryStart = append(j.entryStart, j.countLocked())
 			}
-			err = j.f.Append(data)
-			if err == nil && !j.titled {
-				j.early = append(j.early, data)
-			}
-		}
-		if err != nil && j.err == nil {
-			j.err = err
+			j.backlog = append(j.backlog, data)
+			err = j.flushLocked()
 		}
 		j.mu.Unlock()
 	}
 	if err != nil {
 		j.log.Error("saving the session", "error", err)
 	}
+}
+
+// flushLocked appends the backlog, one record at a time (a failed append
+// is cut back off the file: what was written stays written), and says
+// why it could not.
+func (j *journal) flushLocked() error {
+	if j.rewritten != nil {
+		recs := append(j.rewritten, j.backlog...)
+		if err := j.f.Rewrite(j.f.Header(), recs); err != nil {
+			return err
+		}
+		if !j.titled {
+			j.early = recs
+		}
+		j.rewritten, j.backlog = nil, nil
+		return nil
+	}
+	for len(j.backlog) > 0 {
+		if err := j.f.Append(j.backlog[0]); err != nil {
+			return err
+		}
+		if !j.titled {
+			j.early = append(j.early, j.backlog[0])
+		}
+		j.backlog[0] = nil
+		j.backlog = j.backlog[1:]
+	}
+	j.backlog = nil
+	return nil
+}
+
+// countLocked is the number of records the file holds once what is held
+// back is written.
+func (j *journal) countLocked() int {
+	if j.rewritten != nil {
+		return len(j.rewritten) + len(j.backlog)
+	}
+	return j.f.Count() + len(j.backlog)
+}
+
+// flush appends the backlog, if any (a fork copies the file).
+func (j *journal) flush() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.f == nil || len(j.backlog) == 0 && j.rewritten == nil {
+		return nil
+	}
+	if err := j.flushLocked(); err != nil {
+		return fmt.Errorf("%w: %w", agent.ErrNotSaved, err)
+	}
+	return nil
 }
 
 // keepLocked has the reservation's record follow the state, so that the
@@ -400,7 +460,7 @@ func (j *journal) keepOnce(record func()) {
 // called, and the next prompt tries again.
 func (j *journal) Save() error {
 	if err := j.save(); err != nil {
-		return fmt.Errorf("saving the session: %w", err)
+		return fmt.Errorf("%w: %w", agent.ErrNotSaved, err)
 	}
 	return nil
 }
@@ -425,7 +485,7 @@ func (j *journal) SaveWith(e agent.Entry) error {
 	}
 	data, err := json.Marshal(rec)
 	if err != nil {
-		return fmt.Errorf("saving the session: %w", err)
+		return fmt.Errorf("%w: %w", agent.ErrNotSaved, err)
 	}
 	j.mu.Lock()
 	created := j.f == nil
@@ -435,7 +495,7 @@ func (j *journal) SaveWith(e agent.Entry) error {
 	cp := j.cp
 	j.mu.Unlock()
 	if err != nil {
-		return fmt.Errorf("saving the session: %w", err)
+		return fmt.Errorf("%w: %w", agent.ErrNotSaved, err)
 	}
 	if !created {
 		j.AppendEntry(e)
@@ -456,15 +516,18 @@ func (j *journal) SaveWith(e agent.Entry) error {
 func (j *journal) Sync() error {
 	j.mu.Lock()
 	werr, f := j.err, j.f
+	if werr == nil && (len(j.backlog) > 0 || j.rewritten != nil) {
+		werr = j.flushLocked()
+	}
 	j.mu.Unlock()
 	if werr != nil {
-		return fmt.Errorf("saving the session: %w", werr)
+		return fmt.Errorf("%w: %w", agent.ErrNotSaved, werr)
 	}
 	if f == nil {
 		return nil
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("saving the session: %w", err)
+		return fmt.Errorf("%w: %w", agent.ErrNotSaved, err)
 	}
 	return nil
 }
@@ -686,6 +749,11 @@ func (j *journal) Close() error {
 		j.res = nil
 		return err
 	}
+	if len(j.backlog) > 0 || j.rewritten != nil {
+		if err := j.flushLocked(); err != nil {
+			j.log.Error("saving the session: what could not be written is lost at its close (the file keeps what it had)", "records", len(j.backlog), "rewrite", j.rewritten != nil, "error", err)
+		}
+	}
 	return j.f.Close()
 }
 
@@ -744,15 +812,14 @@ func (j *journal) rewrite(state []record, entries []agent.Entry, after ...record
 		}
 		return
 	}
-	if err := j.f.Rewrite(j.f.Header(), recs); err != nil {
+	// What was held back is in recs (the whole session): it goes.
+	j.entryStart = starts
+	j.rewritten, j.backlog = recs, nil
+	if err := j.flushLocked(); err != nil {
+		// Held, written by the next write or Sync that can.
 		j.log.Error("rewriting the session file", "error", err)
-		if j.err == nil {
-			j.err = err
-		}
 		return
 	}
-	j.entryStart = starts
-	if !j.titled {
-		j.early = recs
-	}
+	// The file is the session again.
+	j.err = nil
 }

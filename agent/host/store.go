@@ -711,6 +711,7 @@ func (h *Host) openStored(id, cwd string, extra []string, cp *agent.ClientPrompt
 	history = nil // the session's now
 	hs.plans = st.plans
 	hs.clientPrompt, hs.routes = cfg.ClientPrompt, routes
+	hs.removeInterruptedWrites(context.Background(), st.entries)
 	var said []string
 	if hs.cp != nil {
 		// What the agent was doing when it stopped: commands first (a
@@ -830,7 +831,10 @@ func (h *Host) ListSessions(_ context.Context, req ListRequest) (*SessionList, e
 	if filter == "exclude" {
 		filter = persistence.ArchivedExclude
 	}
-	page, err := h.store.List(persistence.ListOptions{CWD: req.CWD, Cursor: req.Cursor, Archived: filter})
+	// Subagents are their parents': the editor's list of conversations is
+	// the user's own (a child opens by its id, and the parent's load
+	// announces its children to clients that show them).
+	page, err := h.store.List(persistence.ListOptions{CWD: req.CWD, Cursor: req.Cursor, Archived: filter, NoSubagents: true})
 	if errors.Is(err, persistence.ErrInvalidCursor) {
 		// The store's words ("persistence: ... unknown version") mean
 		// nothing to a client; what it can do does.
@@ -939,6 +943,11 @@ func (h *Host) ForkSession(ctx context.Context, req ForkRequest, src *Session, c
 		// Called with the source's appends held: the file copy holds the
 		// records of exactly the entries the fork keeps.
 		opts.Journal = func(kept int) (agent.Journal, error) {
+			// What a full disk held back is written first: the fork
+			// copies the file.
+			if err := src.j.flush(); err != nil {
+				return nil, fmt.Errorf("%w: forking the session file: %v", ErrInternal, err)
+			}
 			hdr := src.j.f.Header()
 			hdr.ID, hdr.ParentSessionID, hdr.CWD, hdr.AdditionalDirectories, hdr.Timestamp = id, src.s.ID(), cwd, extra, time.Now()
 			hdr.Title = agent.ForkTitle(hdr.Title)

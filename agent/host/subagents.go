@@ -367,7 +367,10 @@ func (p *childProgress) Update(_ context.Context, u agent.Update) error {
 		p.mu.Unlock()
 		return nil
 	}
-	view := "Subagent " + p.title + ":\n" + strings.Join(p.lines, "\n")
+	view := "Subagent " + p.title + ":"
+	if len(p.lines) > 0 {
+		view += "\n" + strings.Join(p.lines, "\n")
+	}
 	if t := p.text.String(); t != "" {
 		view += "\n\n" + t
 	}

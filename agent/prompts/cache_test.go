@@ -174,3 +174,37 @@ func TestCacheSeesARewriteWithItsTimeSetBack(t *testing.T) {
 	next, _ := s.Since(time.Now())
 	assert.Equal(t, "v2", next.Library.Commands[0].Body)
 }
+
+// A command file whose mtime is in the future (unpacked from an archive,
+// copied from a machine whose clock runs ahead) is read once, not at
+// every look: its status change time, which every change sets to now,
+// says it has not changed since, where the platform has one.
+func TestCacheReadsAFileWithAFutureMtimeOnce(t *testing.T) {
+	if st, ok := runtime.StampOf(os.Args[0]); !ok || st.CTime == 0 {
+		t.Skip("no status change time here: the mtime is all there is")
+	}
+	reads := 0
+	defer func(f func(Dirs) Library) { loadLibrary = f }(loadLibrary)
+	loadLibrary = func(d Dirs) Library { reads++; return Load(d) }
+	root := t.TempDir()
+	path := filepath.Join(root, ".claude", "commands", "a.md")
+	writeFile(t, path, "v1")
+	future := time.Now().Add(time.Hour)
+	require.NoError(t, os.Chtimes(path, future, future))
+	c := NewCache()
+	c.racy = 0 // as if the looks came long after the file was written
+	s := c.Open(ProjectDirs(root))
+	defer s.Close()
+	first, _ := s.Since(time.Now())
+	require.Equal(t, "v1", first.Library.Commands[0].Body)
+	for range 3 {
+		again, _ := s.Since(time.Now())
+		assert.Same(t, first, again)
+	}
+	assert.Equal(t, 1, reads, "looks at an unchanged file read it again")
+
+	require.NoError(t, os.WriteFile(path, []byte("v2"), 0o644))
+	require.NoError(t, os.Chtimes(path, future, future))
+	next, _ := s.Since(time.Now())
+	assert.Equal(t, "v2", next.Library.Commands[0].Body, "a change is still seen")
+}

@@ -431,7 +431,17 @@ func signature(dirs Dirs, start time.Time, window time.Duration) (sig string, ra
 		if regular {
 			if st, ok := stampOf(path); ok {
 				fmt.Fprintf(&b, "%s|%d|%d|%d|%d\n", path, st.Size, st.MTime, st.CTime, st.Ino)
-				racy = racy || st.MTime >= limit || st.CTime >= limit
+				// The status change time is set to now by every change
+				// of the content or of the mtime (touch -d); a program
+				// cannot set it. Where there is one it alone says the
+				// file changed lately: a future mtime (an archive or a
+				// copy from a machine whose clock runs ahead) would make
+				// every look racy, and every prompt read the files again.
+				changed := st.CTime
+				if changed == 0 {
+					changed = st.MTime // no status change time (Windows)
+				}
+				racy = racy || changed >= limit
 				return
 			}
 		}

@@ -88,6 +88,9 @@ func (m CommandManifest) MarshalJSON() ([]byte, error) {
 			if f.CTime != 0 {
 				b = strconv.AppendInt(append(b, `,"ctime":`...), f.CTime, 10)
 			}
+			if f.Mode != 0 {
+				b = strconv.AppendUint(append(b, `,"mode":`...), uint64(f.Mode), 10)
+			}
 			b = append(b, '}')
 		}
 		b = append(b, '}')
@@ -121,6 +124,9 @@ type ManifestFile struct {
 	// CTime is the status change time (Unix nanoseconds; absent where the
 	// platform has none, and in manifests of older versions).
 	CTime int64 `json:"ctime,omitempty"`
+	// Mode is the file's permission bits (absent in manifests of older
+	// versions): a rewind gives a file it writes again its mode back.
+	Mode uint32 `json:"mode,omitempty"`
 }
 
 // CommandChanges is what a command changed.
@@ -140,6 +146,7 @@ type CommandChanges struct {
 type ChangedFile struct {
 	Path   string
 	Before *string
+	Mode   uint32 // the permission bits before (0: unknown)
 }
 
 // SetCheckpointer makes the workspace's tools keep files' previous
@@ -463,7 +470,7 @@ func (f ManifestFile) sameStamp(k fileKey) bool {
 }
 
 func manifestFile(k fileKey, hash string) ManifestFile {
-	return ManifestFile{Hash: hash, Size: k.Size, MTime: k.MTime, Ino: k.Ino, CTime: k.CTime}
+	return ManifestFile{Hash: hash, Size: k.Size, MTime: k.MTime, Ino: k.Ino, CTime: k.CTime, Mode: k.Mode & 0o777}
 }
 
 // aroundCommand keeps what a command changes in the workspace. Before
@@ -551,7 +558,7 @@ func (w *Workspace) CommandChanges(ctx context.Context, m CommandManifest) Comma
 			ch.Unrestorable = append(ch.Unrestorable, p)
 			continue
 		}
-		ch.Files = append(ch.Files, ChangedFile{Path: p, Before: &f.Hash})
+		ch.Files = append(ch.Files, ChangedFile{Path: p, Before: &f.Hash, Mode: f.Mode})
 	}
 	if !m.Complete {
 		// A file not listed before may have been there.

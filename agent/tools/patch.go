@@ -57,6 +57,20 @@ var errPatchFormat = errors.New("not a patch in the apply_patch format (*** Begi
 // never ended.
 const maxPatchHunks = 1000
 
+// PatchPaths are the paths an apply_patch patch writes, as it names
+// them (none for a patch it would refuse).
+func PatchPaths(patch string) []string {
+	fps, err := parsePatch(patch)
+	if err != nil {
+		return nil
+	}
+	out := make([]string, 0, len(fps))
+	for _, fp := range fps {
+		out = append(out, fp.path)
+	}
+	return out
+}
+
 // parsePatch reads a patch; an empty or malformed one is an error that
 // says where.
 func parsePatch(text string) ([]filePatch, error) {

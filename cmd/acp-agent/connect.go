@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/runtime"
 )
 
 // runConnect is acp-agent connect URL: a stdio agent for editors (and
@@ -58,12 +60,20 @@ func runConnect(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 	if err != nil {
 		if resp != nil {
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-			return fmt.Errorf("connecting to %s: %s: %s", fs.Arg(0), resp.Status, bytes.TrimSpace(body))
+			hint := ""
+			if resp.StatusCode == http.StatusUnauthorized {
+				hint = "; the token is not the server's: copy it again from the server's token file (serve's --token-file, by default $XDG_STATE_HOME/acp-agent/serve-token there)"
+			}
+			return fmt.Errorf("connecting to %s: %s: %s%s", fs.Arg(0), resp.Status, bytes.TrimSpace(body), hint)
+		}
+		if runtime.ConnectionRefused(err) {
+			return fmt.Errorf("connecting to %s: nothing is listening at %s: is acp-agent serve running there (or the SSH tunnel to it open)?", fs.Arg(0), hostPort(u))
 		}
 		return fmt.Errorf("connecting to %s: %w", fs.Arg(0), err)
 	}
 	defer ws.CloseNow()
 	ws.SetReadLimit(int64(*maxLine))
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// The server's messages, to stdout, one per line.
@@ -85,29 +95,72 @@ func runConnect(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, 
 			}
 		}
 	}()
-	// stdin, one message per line, to the server.
+	// stdin, one message per line, to the server. A read from a pipe
+	// cannot be interrupted, so when the server ends the connection first
+	// this goroutine is left blocked in it: runConnect's return ends the
+	// process (connect is the program's last step), and a line read
+	// meanwhile only fails to be sent.
 	lines := acp.NewLineStream(stdin, io.Discard, *maxLine)
-	for {
-		m, err := lines.Read(ctx)
-		if errors.Is(err, acp.ErrInvalidRequest) {
-			fmt.Fprintln(stderr, "acp-agent connect: skipped a line:", err)
-			continue
+	editorClosed := make(chan bool, 1)
+	go func() {
+		for {
+			m, err := lines.Read(ctx)
+			if errors.Is(err, acp.ErrInvalidRequest) {
+				fmt.Fprintln(stderr, "acp-agent connect: skipped a line:", err)
+				continue
+			}
+			if err != nil {
+				editorClosed <- true
+				return
+			}
+			if err := ws.Write(ctx, websocket.MessageText, m.Data); err != nil {
+				editorClosed <- false
+				return
+			}
 		}
-		if err != nil {
-			break
+	}()
+	var closeErr error
+	select {
+	case closed := <-editorClosed:
+		if closed {
+			ws.Close(websocket.StatusNormalClosure, "")
+			cancel()
+			<-done
+			return nil // the editor closed the agent
 		}
-		if err := ws.Write(ctx, websocket.MessageText, m.Data); err != nil {
-			break
-		}
+		closeErr = <-done // a write failed: so does the read
+	case closeErr = <-done:
 	}
-	ws.Close(websocket.StatusNormalClosure, "")
-	cancel()
-	if err := <-done; websocket.CloseStatus(err) == websocket.StatusNormalClosure || websocket.CloseStatus(err) == websocket.StatusGoingAway || ctx.Err() != nil {
-		return nil
-	} else if err != nil {
-		return fmt.Errorf("the server closed the connection: %w", err)
+	if parent.Err() != nil {
+		return nil // the user stopped it (SIGINT, SIGTERM)
 	}
-	return nil
+	// The server ended the connection while the editor still talks to
+	// the agent: say so, or the editor only sees its agent exit.
+	// serve's close frame says why when it knows ("the client took no
+	// message for 30s"); a plain "closed" is its stopping.
+	why := ""
+	if ce := (websocket.CloseError{}); errors.As(closeErr, &ce) && ce.Reason != "" && ce.Reason != "closed" {
+		why = " (" + ce.Reason + ")"
+	} else if closeErr != nil && websocket.CloseStatus(closeErr) == -1 {
+		why = " (" + closeErr.Error() + ")"
+	}
+	return fmt.Errorf("the server at %s closed the connection%s: it stopped or restarted. Its sessions are saved there: start the agent again and reopen the session", fs.Arg(0), why)
+}
+
+// hostPort is the host and port of a ws:// or wss:// URL, the port
+// filled in from the scheme.
+func hostPort(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	if u.Port() != "" {
+		return u.Host
+	}
+	if u.Scheme == "wss" {
+		return net.JoinHostPort(u.Hostname(), "443")
+	}
+	return net.JoinHostPort(u.Hostname(), "80")
 }
 
 // connectURL is the WebSocket URL of the server's http(s) or ws(s) URL.

@@ -46,7 +46,7 @@ func runDoctor(ctx context.Context, stdout, stderr io.Writer, args []string) err
 		return printVersion(stdout)
 	}
 	d := &doctor{out: stdout}
-	fmt.Fprintf(stdout, "acp-agent %s\n", version)
+	fmt.Fprintf(stdout, "acp-agent %s\n", agentVersion())
 
 	// The config file.
 	cfgPath := st.fs.Lookup("config").Value.String()

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/acp-agent/acp-agent/acp"
+	"github.com/acp-agent/acp-agent/acp/acpv2"
 )
 
 // A session/load or session/resume refused for its request (here a cwd
@@ -38,4 +39,25 @@ func TestBinaryARefusedLoadLeavesTheLiveSessionOpen(t *testing.T) {
 			assert.Nil(t, resp.Error, "the live session is still open after the refused %s", method)
 		})
 	}
+}
+
+// The same in ACP v2: a session/resume refused for its request (a cwd
+// that does not exist) leaves the live session it names open; v2's
+// resume asks the agent's check (acp.LoadCheckerV2) before it ends the
+// live copy, as v1's load and resume do.
+func TestBinaryARefusedV2ResumeLeavesTheLiveSessionOpen(t *testing.T) {
+	p := startAgent(t, []string{"ACP_AGENT_SESSION_DIR=" + t.TempDir()}, "--model", "replay/default")
+	p.InitializeV2(nil)
+	ws := t.TempDir()
+	sid := p.NewSessionV2(ws)
+	first := promptV2(t, p, sid, "hello", false)
+	require.Equal(t, acpv2.StopReasonEndTurn, first.stop)
+
+	resp, _ := p.Call(acpv2.MethodSessionResume, &acpv2.ResumeSessionRequest{SessionID: sid, CWD: filepath.Join(ws, "no-such-dir")})
+	require.NotNil(t, resp.Error, "a resume into a missing directory is refused")
+	assert.EqualValues(t, -32602, resp.Error.Code)
+	assert.Contains(t, resp.Error.Message, "cwd")
+
+	again := promptV2(t, p, sid, "still there?", false)
+	assert.Equal(t, acpv2.StopReasonEndTurn, again.stop, "the live session is still open after the refused resume")
 }

@@ -592,7 +592,7 @@ func (st *settings) newAgent(stderr io.Writer) (*acpagent.Agent, *slog.Logger, f
 		retry.MaxRetries = -1 // the flag's 0 means none; the policy's 0 means the default
 	}
 	st.recorder = telemetry.NewRecorder(sinks...)
-	a := acpagent.New(acpagent.Config{ExecutionStates: st.execState, TerminalLogin: terminalLogin(), Config: host.Config{Model: st.model, Choices: st.choices, Getenv: st.getenv, Logger: log, Version: version,
+	a := acpagent.New(acpagent.Config{ExecutionStates: st.execState, TerminalLogin: terminalLogin(), Config: host.Config{Model: st.model, Choices: st.choices, Getenv: st.getenv, Logger: log, Version: agentVersion(),
 		Retry: retry, Models: models, Telemetry: st.recorder, DiscoverModels: st.discover,
 		PromptTimeout: st.promptTimeout,
 		Workspace:     st.workspace, Mode: st.mode, PermissionPolicy: st.permission, Store: store,

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"testing"
 
@@ -21,10 +22,14 @@ func TestBinaryToolOutputIsShownToTheClientAsACodeBlock(t *testing.T) {
 	dir := t.TempDir()
 	src := "# not a heading\n__init__.py <b>kept</b> ![pixel](http://127.0.0.1:9/p.png)\n````\nafter the fence\n"
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.md"), []byte(src), 0o600))
+	show := "cat notes.md"
+	if goruntime.GOOS == "windows" {
+		show = "type notes.md"
+	}
 	model := newScriptedModel(t, "openai",
 		modelCall{"read_file", map[string]any{"path": "notes.md"}},
 		modelCall{"grep", map[string]any{"pattern": "heading", "path": "."}},
-		modelCall{"run_command", map[string]any{"command": "cat notes.md"}})
+		modelCall{"run_command", map[string]any{"command": show}})
 	client := newToolClient(dir, "allow_once")
 	conn, sid := e2eSession(t, "openai", model, client, sdk.ClientCapabilities{})
 	assert.Equal(t, sdk.StopReasonEndTurn, promptE2E(t, conn, sid, "look at notes.md"))

@@ -449,15 +449,34 @@ func (a *confinedAgentV2) NewSession(ctx context.Context, req *acpv2.NewSessionR
 
 // ResumeSession implements acp.AgentV2.
 func (a *confinedAgentV2) ResumeSession(ctx context.Context, req *acpv2.ResumeSessionRequest, client *acp.ClientConnV2) (acp.SessionV2, *acp.ResumedSessionV2, error) {
+	r, err := a.confineResume(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	return a.Agent.ResumeSession(ctx, r, client)
+}
+
+// CheckResume implements acp.LoadCheckerV2: what ResumeSession would
+// refuse, before the service ends the live session the request names.
+func (a *confinedAgentV2) CheckResume(ctx context.Context, req *acpv2.ResumeSessionRequest) error {
+	r, err := a.confineResume(req)
+	if err != nil {
+		return err
+	}
+	return a.Agent.CheckResume(ctx, r)
+}
+
+// confineResume is confineLoad for v2's resume.
+func (a *confinedAgentV2) confineResume(req *acpv2.ResumeSessionRequest) (*acpv2.ResumeSessionRequest, error) {
 	r := *req
 	r.AdditionalDirectories = append([]string(nil), req.AdditionalDirectories...)
 	if err := a.check(&r.CWD, r.AdditionalDirectories, v2Stdio(r.MCPServers)); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if !a.reachable(r.SessionID) {
-		return nil, nil, notFound(r.SessionID)
+		return nil, notFound(r.SessionID)
 	}
-	return a.Agent.ResumeSession(ctx, &r, client)
+	return &r, nil
 }
 
 // ForkSession implements acp.ForkerV2 (v2's fork names its cwd).

@@ -66,6 +66,12 @@ func TestServeConfinesV2SessionsToRoots(t *testing.T) {
 		var re *acphttp.RPCError
 		require.ErrorAs(t, err, &re, "fork of a live session into /etc")
 		assert.Contains(t, re.Message, "is outside")
+		// A resume refused for its cwd leaves the live session open
+		// (acp.LoadCheckerV2): it can still be closed.
+		err = c.Call(ctx, "session/resume", map[string]any{"sessionId": created.SessionID, "cwd": outside}, nil)
+		require.ErrorAs(t, err, &re, "resume of a live session into a directory outside")
+		assert.Contains(t, re.Message, "is outside")
+		assert.NoError(t, c.Call(ctx, "session/close", map[string]any{"sessionId": created.SessionID}, nil), "the live session survives a refused resume")
 		var list acpv2.ListSessionsResponse
 		require.NoError(t, c.Call(ctx, "session/list", map[string]any{}, &list))
 		for _, info := range list.Sessions {

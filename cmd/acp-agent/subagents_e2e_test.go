@@ -83,7 +83,9 @@ func TestBinarySubagentVisibleToTheClient(t *testing.T) {
 	for _, s := range list.Sessions {
 		titles = append(titles, s.Title)
 	}
-	assert.Contains(t, titles, "Subagent: count files", "the child is stored")
+	assert.NotContains(t, titles, "Subagent: count files", "the list is the user's conversations, not their subagents")
+	assert.Contains(t, titles, "delegate please")
+	assert.FileExists(t, filepath.Join(sessions, child+".jsonl"), "the child is stored")
 
 	// After a restart, loading the parent announces the child again, and
 	// the child loads under its own id with its conversation.

@@ -21,7 +21,7 @@ func init() {
 		Open: func(_ string, getenv func(string) string, httpClient *http.Client) (llm.Model, error) {
 			key := getenv(EnvAPIKey)
 			if key == "" {
-				return nil, errors.New(EnvAPIKey + " is not set; set it in the environment the editor starts acp-agent with (and " + EnvBaseURL + " for an OpenAI-compatible server such as Ollama), or run offline with --model replay/default")
+				return nil, errors.New(EnvAPIKey + " is not set; set it in the environment the editor starts acp-agent with (and " + EnvBaseURL + " for an OpenAI-compatible server such as Ollama), store one with `acp-agent login`, or run offline with --model replay/default")
 			}
 			return New(Config{BaseURL: getenv(EnvBaseURL), APIKey: key, HTTPClient: httpClient}), nil
 		},
