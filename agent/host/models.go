@@ -110,7 +110,13 @@ func openModels(cfg Config) ([]*modelEntry, error) {
 		e := &modelEntry{choice: c}
 		e.spec, e.err = agent.ParseModelSpec(c.Spec)
 		if e.err == nil {
-			e.model, e.err = agent.OpenModel(e.spec, choiceEnv(c, e.spec, cfg.Getenv), cfg.HTTPClient)
+			getenv := choiceEnv(c, e.spec, cfg.Getenv)
+			e.model, e.err = agent.OpenModel(e.spec, getenv, cfg.HTTPClient)
+			if p, ok := llm.LookupProvider(e.spec.Provider); e.err != nil && ok && c.APIKeyEnv != "" && p.APIKeyEnv != "" && getenv(p.APIKeyEnv) == "" {
+				// The provider's message names its own variable, which
+				// this model does not read: name the one it does.
+				e.err = fmt.Errorf("%w: %s is not set (the apiKeyEnv of model %s in the config file); set it in the environment the editor starts acp-agent with, or run offline with --model replay/default", agent.ErrNoModel, c.APIKeyEnv, c.Spec)
+			}
 		}
 		if info, ok := cfg.Models.Lookup(e.spec.Provider, e.spec.Model); ok {
 			e.info = &info

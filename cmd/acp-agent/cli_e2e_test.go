@@ -257,3 +257,21 @@ func jsonLines(t *testing.T, s string) []map[string]any {
 }
 
 var _ = acp.MethodSessionNew
+
+// --help of exec, doctor and serve lists -version ("print the version and
+// exit"), and README says --version gives the version, commit and build
+// date: each prints what acp-agent --version prints and does nothing
+// else. doctor used to ignore it and run its checks; exec and serve
+// printed the bare version without the commit, date or platform.
+func TestVersionIsTheSameForEverySubcommand(t *testing.T) {
+	want, stderr, code := runBin(t, t.TempDir(), nil, "--version")
+	require.Equal(t, 0, code, "stderr: %s", stderr)
+	require.Contains(t, want, "(commit ")
+	require.Contains(t, want, "\nsandbox: ")
+	for _, sub := range []string{"exec", "doctor", "serve"} {
+		stdout, stderr, code := runBin(t, t.TempDir(), nil, sub, "--version", "--model", "replay/default")
+		assert.Equal(t, 0, code, "%s: stderr: %s", sub, stderr)
+		assert.Equal(t, want, stdout, "%s --version", sub)
+		assert.Empty(t, stderr, sub)
+	}
+}

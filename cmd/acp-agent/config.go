@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +21,7 @@ import (
 	"github.com/acp-agent/acp-agent/agent/tools"
 	"github.com/acp-agent/acp-agent/persistence"
 	"github.com/acp-agent/acp-agent/policy"
+	"github.com/acp-agent/acp-agent/telemetry"
 )
 
 // fileConfig is the config file (docs/configuration.md). Every member is
@@ -195,7 +198,7 @@ func locate(path string, data []byte, err error) *configFileError {
 	case errors.As(err, &te):
 		off = te.Offset - 1 // the end of the value
 		if te.Field != "" {
-			ce.Msg = fmt.Sprintf("%q: expected %s, got JSON %s", te.Field, te.Type, te.Value)
+			ce.Msg = fmt.Sprintf("%q: expected %s, got JSON %s", te.Field, jsonKind(te.Type), te.Value)
 			if o := memberOffset(data, strings.Split(te.Field, ".")); o >= 0 {
 				off = o
 			}
@@ -208,6 +211,22 @@ func locate(path string, data []byte, err error) *configFileError {
 		ce.Column = int(off) - bytes.LastIndexByte(data[:off], '\n')
 	}
 	return ce
+}
+
+// jsonKind names what the file must hold where the decoder wanted t: the
+// JSON kind for objects and arrays (not main.sandboxFile), else the Go
+// type (int, string, bool), which reads as plainly.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return t.String()
 }
 
 // syntaxFix guesses the fix of a JSON syntax error at off from the byte
@@ -330,6 +349,20 @@ func parseConfig(data []byte) (*fileConfig, error) {
 			return nil, err
 		}
 	}
+	// The other objects are as strict as the top level: encoding/json
+	// would drop "sandbox": {"denied_paths": [...]} without a word (the
+	// secret then stays readable) and take "deniedpaths" for deniedPaths.
+	for _, o := range []struct {
+		member string
+		keys   []string
+	}{{"sandbox", sandboxKeys}, {"resize", resizeKeys}, {"hooks", hookEvents}} {
+		if err := checkObjectKeys(top[o.member], o.keys, []string{o.member}); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkHookEntries(top["hooks"]); err != nil {
+		return nil, err
+	}
 	var cfg fileConfig
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&cfg); err != nil {
@@ -338,6 +371,26 @@ func parseConfig(data []byte) (*fileConfig, error) {
 	for i, m := range cfg.Models {
 		if _, err := agent.ParseModelSpec(m.Model); err != nil {
 			return nil, at(fmt.Errorf("models[%d]: %w", i, err), "models", strconv.Itoa(i), "model")
+		}
+		if m.BaseURL != "" {
+			// "localhost:11434/v1" without its scheme would fail only at
+			// the first prompt, as an unsupported protocol scheme.
+			if u, err := url.Parse(m.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				// Not echoed: a URL may carry a password.
+				return nil, at(fmt.Errorf(`models[%d]: "baseUrl" must be an absolute http:// or https:// URL, such as "http://localhost:11434/v1"`, i), "models", strconv.Itoa(i), "baseUrl")
+			}
+		}
+		// Whether a level suits the model is the host's to say (it knows
+		// the provider's levels); a name that is no level at all is the
+		// file's error, with its line and column.
+		for j, l := range append(slices.Clone(m.ThoughtLevels), m.ThoughtLevel) {
+			if l != "" && !slices.Contains(thoughtLevelNames, l) {
+				member, path := "thoughtLevel", []string{"models", strconv.Itoa(i), "thoughtLevel"}
+				if j < len(m.ThoughtLevels) {
+					member, path = "thoughtLevels", []string{"models", strconv.Itoa(i), "thoughtLevels"}
+				}
+				return nil, at(fmt.Errorf(`models[%d]: %q: unknown thought level %q (use off, low, medium or high)`, i, member, l), path...)
+			}
 		}
 		if m.ContextWindow < 0 {
 			return nil, at(fmt.Errorf("models[%d]: \"contextWindow\" must be a positive number of tokens", i), "models", strconv.Itoa(i), "contextWindow")
@@ -402,6 +455,27 @@ func parseConfig(data []byte) (*fileConfig, error) {
 	if err := cfg.checkStreamLimits(); err != nil {
 		return nil, err
 	}
+	if cfg.LogLevel != "" {
+		if _, _, err := telemetry.ParseLevel(cfg.LogLevel); err != nil {
+			return nil, at(fmt.Errorf(`"logLevel": %w`, err), "logLevel")
+		}
+	}
+	if cfg.Sandbox != nil && !slices.Contains([]string{"", "auto", "on", "off"}, cfg.Sandbox.Mode) {
+		return nil, at(fmt.Errorf(`"sandbox.mode" %q: want "auto", "on" or "off"`, cfg.Sandbox.Mode), "sandbox", "mode")
+	}
+	if cfg.OffloadThreshold < 0 {
+		return nil, at(fmt.Errorf(`"offloadThreshold" must not be negative, got %d`, cfg.OffloadThreshold), "offloadThreshold")
+	}
+	if r := cfg.Resize; r != nil {
+		for _, f := range []struct {
+			name string
+			v    int
+		}{{"maxMessagesTextLength", r.MaxMessagesTextLength}, {"maxKeepMessagesCount", r.MaxKeepMessagesCount}, {"everyNTurns", r.EveryNTurns}} {
+			if f.v < 0 {
+				return nil, at(fmt.Errorf(`"resize.%s" must not be negative (0 disables it), got %d`, f.name, f.v), "resize", f.name)
+			}
+		}
+	}
 	if cfg.MaxTurnRequests < 0 {
 		return nil, at(fmt.Errorf(`"maxTurnRequests" must not be negative, got %d`, cfg.MaxTurnRequests), "maxTurnRequests")
 	}
@@ -418,6 +492,53 @@ func parseConfig(data []byte) (*fileConfig, error) {
 		return nil, at(fmt.Errorf(`"hooks": %w`, err), "hooks")
 	}
 	return &cfg, nil
+}
+
+// thoughtLevelNames are the levels a model entry may name.
+var thoughtLevelNames = []string{"off", "low", "medium", "high"}
+
+// The members of the config file's objects below the top level
+// (terminalKeys is cmdpath.go's).
+var (
+	sandboxKeys = []string{"mode", "network", "allowGitWrites", "autoApprove", "extraWritable", "deniedPaths", "protectedPaths", "protectStartupFiles"}
+	resizeKeys  = []string{"maxMessagesTextLength", "maxKeepMessagesCount", "everyNTurns"}
+	hookEvents  = []string{"beforeTool", "afterTool", "promptSubmit", "sessionStart"}
+	hookKeys    = []string{"command", "tools", "timeout", "outsideSandbox", "justification"}
+)
+
+// checkObjectKeys checks the members of the object raw, at path, when it
+// is there: absent and null are fine, another type is left to the
+// decoder's error.
+func checkObjectKeys(raw json.RawMessage, names, path []string) error {
+	var obj map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &obj) != nil || obj == nil {
+		return nil
+	}
+	return checkKeys(obj, names, fmt.Sprintf(" in %q", strings.Join(path, ".")), path)
+}
+
+// checkHookEntries checks the members of each hook of "hooks".
+func checkHookEntries(raw json.RawMessage) error {
+	var events map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &events) != nil {
+		return nil
+	}
+	for _, ev := range hookEvents {
+		var list []json.RawMessage
+		if json.Unmarshal(events[ev], &list) != nil {
+			continue
+		}
+		for i, h := range list {
+			var obj map[string]json.RawMessage
+			if json.Unmarshal(h, &obj) != nil || obj == nil {
+				continue
+			}
+			if err := checkKeys(obj, hookKeys, fmt.Sprintf(` in "hooks.%s[%d]"`, ev, i), []string{"hooks", ev, strconv.Itoa(i)}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // checkKeys rejects members not exactly in names (encoding/json would

@@ -42,6 +42,9 @@ func runDoctor(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	if st.fs.NArg() > 0 {
 		return &exitError{exitUsage, fmt.Errorf("unexpected argument %q (see acp-agent doctor --help)", st.fs.Arg(0))}
 	}
+	if st.version {
+		return printVersion(stdout)
+	}
 	d := &doctor{out: stdout}
 	fmt.Fprintf(stdout, "acp-agent %s\n", agentVersion())
 

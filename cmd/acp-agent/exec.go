@@ -87,8 +87,7 @@ func runExec(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, arg
 		return &exitError{exitUsage, err}
 	}
 	if st.version {
-		_, err := fmt.Fprintln(stdout, "acp-agent", agentVersion())
-		return err
+		return printVersion(stdout)
 	}
 	if st.configErr != nil {
 		// Here the user reads stderr: say it and stop.
@@ -162,6 +161,11 @@ func runExec(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, arg
 	}
 	wg.Wait()
 	fromAgent.Close()
+	if ce := (*callError)(nil); errors.As(runErr, &ce) && ce.method == acp.MethodSessionNew && ce.code == acp.CodeAuthRequired {
+		// No usable model (no key, an unknown provider, a bad replay
+		// script): the setup is to fix, as with a bad config file.
+		return &exitError{exitUsage, runErr}
+	}
 	if runErr != nil {
 		return &exitError{exitError1, runErr}
 	}
@@ -258,13 +262,23 @@ func (c *execClient) call(lines <-chan []byte, method string, params, result any
 			continue
 		}
 		if m.Error != nil {
-			return fmt.Errorf("%s: %s (code %d)", method, m.Error.Message, m.Error.Code)
+			return &callError{method: method, message: m.Error.Message, code: m.Error.Code}
 		}
 		if result != nil {
 			return json.Unmarshal(m.Result, result)
 		}
 		return nil
 	}
+}
+
+// callError is the agent's error answer to one of exec's requests.
+type callError struct {
+	method, message string
+	code            int64
+}
+
+func (e *callError) Error() string {
+	return fmt.Sprintf("%s: %s (code %d)", e.method, e.message, e.code)
 }
 
 // readLines delivers the agent's lines until its output ends (after

@@ -126,6 +126,11 @@ func TestExecUsageErrors(t *testing.T) {
 		{"blank prompt", []string{"  "}, "no prompt"},
 		{"bad --allow", []string{"--allow", "everything", "hi"}, `"everything" is not one of none, edits, all`},
 		{"bad --prompt-timeout", []string{"--prompt-timeout", "soon", "hi"}, "not a duration"},
+		// docs/configuration.md: 2 is a configuration error, and a model
+		// that cannot be used is one (it used to exit 1, a model failure's).
+		{"no API key", []string{"--model", "openai/gpt-4.1", "hi"}, "OPENAI_API_KEY is not set"},
+		{"unknown provider", []string{"--model", "nope/x", "hi"}, `unknown provider "nope"`},
+		{"unreadable replay script", []string{"--model", "replay/" + filepath.Join(os.TempDir(), "no-such-script.json"), "hi"}, "no-such-script.json"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -224,6 +229,25 @@ func TestConfigFileErrorsAreAnsweredAtSessionNew(t *testing.T) {
 		// too: a relative one no longer stops the agent before initialize.
 		{"relative denied path", "{\"sandbox\": {\"mode\": \"off\",\n  \"deniedPaths\": [\"vault\"]}}", `"sandbox.deniedPaths": "vault" is not an absolute path`, `"vault"`},
 		{"relative protected path", "{\"sandbox\": {\"mode\": \"off\",\n  \"protectedPaths\": [\".bashrc\"]}}", `"sandbox.protectedPaths": ".bashrc" is not an absolute path`, `".bashrc"`},
+		// docs/configuration.md: the parser is strict below the top level
+		// too. encoding/json dropped an unknown sandbox member (a secret
+		// meant to be denied stayed readable) and matched names in any
+		// case; a bad log level or sandbox mode stopped the agent before
+		// initialize instead of being answered here.
+		{"sandbox member typo", "{\"sandbox\": {\n  \"denied_paths\": [\"/home/me/vault\"]}}", `unknown member "denied_paths" (did you mean "deniedPaths"?) in "sandbox"`, `"denied_paths"`},
+		{"sandbox member case", `{"sandbox": {"deniedpaths": ["/home/me/vault"]}}`, `names are case-sensitive`, `"deniedpaths"`},
+		{"resize member typo", `{"resize": {"everyNturns": 3}}`, `unknown member "everyNturns"`, `"everyNturns"`},
+		{"hook event typo", `{"hooks": {"beforetool": [{"command": "true"}]}}`, `unknown member "beforetool" (did you mean "beforeTool"?`, `"beforetool"`},
+		{"hook member typo", `{"hooks": {"beforeTool": [{"command": "true", "timout": "1s"}]}}`, `unknown member "timout" (did you mean "timeout"?) in "hooks.beforeTool[0]"`, `"timout"`},
+		{"log level", `{"logLevel": "loud"}`, `"logLevel": unknown log level "loud"`, `"logLevel"`},
+		{"sandbox mode", `{"sandbox": {"mode": "sometimes"}}`, `"sandbox.mode" "sometimes": want "auto", "on" or "off"`, `"mode"`},
+		{"negative offload threshold", `{"offloadThreshold": -5}`, `"offloadThreshold" must not be negative`, `"offloadThreshold"`},
+		{"base URL without a scheme", `{"models": [{"model": "openai/qwen3", "baseUrl": "localhost:11434/v1"}]}`, `models[0]: "baseUrl" must be an absolute http:// or https:// URL`, `"baseUrl"`},
+		{"object of the wrong type", `{"sandbox": 5}`, `"sandbox": expected an object, got JSON number`, `"sandbox"`},
+		{"array of the wrong type", `{"allowedCommands": "git"}`, `"allowedCommands": expected an array, got JSON string`, `"allowedCommands"`},
+		{"thought level", `{"models": [{"model": "openai/gpt-5", "thoughtLevel": "ultra"}]}`, `models[0]: "thoughtLevel": unknown thought level "ultra"`, `"thoughtLevel"`},
+		{"thought levels", `{"models": [{"model": "openai/gpt-5", "thoughtLevels": ["low", "extreme"]}]}`, `models[0]: "thoughtLevels": unknown thought level "extreme"`, `"thoughtLevels"`},
+		{"negative resize", `{"resize": {"everyNTurns": -1}}`, `"resize.everyNTurns" must not be negative`, `"everyNTurns"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

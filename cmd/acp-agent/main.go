@@ -106,8 +106,7 @@ func run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []
 		return fmt.Errorf("unexpected argument %q (see --help)", st.fs.Arg(0))
 	}
 	if st.version {
-		_, err := fmt.Fprintf(stdout, "%s\nsandbox: %s\n", versionLine(), sandbox.Probe())
-		return err
+		return printVersion(stdout)
 	}
 	if isTerminal(stdin) {
 		// Someone typed acp-agent in a shell: say what it is waiting for.
@@ -371,6 +370,12 @@ func configLayer(defaults *agentsettings.Settings, file *fileConfig) *agentsetti
 // layer, over fileLayer.
 func (st *settings) flagLayer(fileLayer *agentsettings.Settings, fl *flagValues) (*agentsettings.Settings, error) {
 	fs, getenv := st.fs, st.getenv
+	if err := checkEnvValues(fs, getenv); err != nil {
+		return nil, err
+	}
+	if isSet(fs, "max-retries") && st.maxRetries < 0 {
+		return nil, fmt.Errorf("--max-retries: must not be negative, got %d", st.maxRetries)
+	}
 	l := fileLayer.Layer("flags and environment")
 	for key, v := range map[string]string{"model": st.model, "logLevel": st.logLevel, "logFile": st.logFile,
 		"modelsFile": st.modelsFile, "telemetryFile": st.telemetryFile, "mode": fl.mode, "permission": fl.permission,
@@ -397,7 +402,7 @@ func (st *settings) flagLayer(fileLayer *agentsettings.Settings, fl *flagValues)
 	if fl.promptTimeout != "" {
 		d, err := time.ParseDuration(fl.promptTimeout)
 		if err != nil || d < 0 {
-			return nil, fmt.Errorf("--prompt-timeout: %q is not a duration such as 10m or 90s", fl.promptTimeout)
+			return nil, fmt.Errorf("--prompt-timeout (or ACP_AGENT_PROMPT_TIMEOUT): %q is not a duration such as 10m or 90s", fl.promptTimeout)
 		}
 		l.Set("promptTimeout", d)
 	}
@@ -694,6 +699,49 @@ func loadModels(path string, getenv func(string) string) (*pricing.Table, error)
 		return pricing.Default(), nil
 	}
 	return nil, fmt.Errorf("models file: %w", err)
+}
+
+// envValues are the environment variables the flags read as numbers or
+// booleans. envInt and envBool fall back to the default on a value they
+// cannot parse, so checkEnvValues refuses such a value instead: an
+// ACP_AGENT_MAX_RETRIES=three or ACP_AGENT_SANDBOX_NETWORK=yes must not
+// quietly become the default (or false) while the user believes it set.
+var envValues = []struct {
+	flag, env string
+	min       int // numbers: the smallest allowed value
+	boolean   bool
+}{
+	{flag: "max-retries", env: "ACP_AGENT_MAX_RETRIES", min: 0},
+	{flag: "max-tool-argument-bytes", env: "ACP_AGENT_MAX_TOOL_ARGUMENT_BYTES", min: 1},
+	{flag: "max-response-text-bytes", env: "ACP_AGENT_MAX_RESPONSE_TEXT_BYTES", min: 1},
+	{flag: "execution-state", env: "ACP_AGENT_EXECUTION_STATE", boolean: true},
+	{flag: "sandbox-network", env: "ACP_AGENT_SANDBOX_NETWORK", boolean: true},
+	{flag: "sandbox-auto-approve", env: "ACP_AGENT_SANDBOX_AUTO_APPROVE", boolean: true},
+}
+
+// checkEnvValues refuses a number or boolean variable of envValues that
+// is set to what its flag would not take. A flag given on the command
+// line wins, so its variable is not looked at.
+func checkEnvValues(fs *flag.FlagSet, getenv func(string) string) error {
+	for _, e := range envValues {
+		v := getenv(e.env)
+		if v == "" || isSet(fs, e.flag) {
+			continue
+		}
+		if e.boolean {
+			if _, err := strconv.ParseBool(v); err != nil {
+				return fmt.Errorf("%s: %q is not true or false (1, 0, true, false)", e.env, v)
+			}
+			continue
+		}
+		if n, err := strconv.Atoi(v); err != nil || n < e.min {
+			if e.min > 0 {
+				return fmt.Errorf("%s: %q is not a positive whole number", e.env, v)
+			}
+			return fmt.Errorf("%s: %q is not a whole number of 0 or more", e.env, v)
+		}
+	}
+	return nil
 }
 
 func envInt(getenv func(string) string, key string, def int) int {

@@ -438,17 +438,33 @@ func TestBinaryTelemetryGoesToItsFileNeverToStdout(t *testing.T) {
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	var names []string
+	attrs := map[string]map[string]string{}
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 		var ev struct {
-			Name      string `json:"name"`
-			SessionID string `json:"sessionId"`
-			RequestID string `json:"requestId"`
+			Name       string            `json:"name"`
+			SessionID  string            `json:"sessionId"`
+			RequestID  string            `json:"requestId"`
+			Attributes map[string]string `json:"attributes"`
+			Timestamp  string            `json:"timestamp"`
 		}
 		require.NoError(t, json.Unmarshal([]byte(line), &ev), "line %q", line)
 		assert.Equal(t, sid, ev.SessionID)
+		// docs/telemetry.md: RFC 3339 in UTC with nine fractional digits,
+		// so that the strings sort in time order.
+		assert.Regexp(t, `^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z$`, ev.Timestamp)
 		names = append(names, ev.Name)
+		attrs[ev.Name] = ev.Attributes
 	}
 	assert.Equal(t, []string{"session_new", "prompt_requested", "prompt_started", "prompt_completed"}, names)
+	// docs/telemetry.md's table of attributes.
+	assert.NotEmpty(t, attrs["session_new"]["cwd"])
+	assert.Equal(t, map[string]string{"stopReason": "end_turn"}, attrs["prompt_completed"])
+	assert.Empty(t, attrs["prompt_requested"], "a session/prompt has no source attribute")
+	if !onWindows {
+		fi, err := os.Stat(path)
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "events name directories and carry error text")
+	}
 	for _, m := range seen {
 		for _, name := range names {
 			assert.NotContains(t, string(m.Raw), name, "telemetry leaked into the protocol")

@@ -87,8 +87,7 @@ func runServe(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 		return fmt.Errorf("unexpected argument %q (see acp-agent serve --help)", st.fs.Arg(0))
 	}
 	if st.version {
-		_, err := fmt.Fprintln(stdout, "acp-agent", agentVersion())
-		return err
+		return printVersion(stdout)
 	}
 	roots, named, err := serveRoots(f.roots)
 	if err != nil {

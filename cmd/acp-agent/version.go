@@ -2,10 +2,13 @@ package main
 
 import (
 	"fmt"
+	"io"
 	goruntime "runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
+
+	"github.com/acp-agent/acp-agent/runtime/sandbox"
 )
 
 // Stamped at build time by make build and releases (-ldflags -X
@@ -91,4 +94,11 @@ func allIn(s, set string) bool {
 func versionLine() string {
 	st := stamps()
 	return fmt.Sprintf("acp-agent %s (commit %s, built %s, %s/%s)", st[0], st[1], st[2], goruntime.GOOS, goruntime.GOARCH)
+}
+
+// printVersion is --version, the same for acp-agent and each subcommand
+// that takes it: the version line, then what confines commands here.
+func printVersion(w io.Writer) error {
+	_, err := fmt.Fprintf(w, "%s\nsandbox: %s\n", versionLine(), sandbox.Probe())
+	return err
 }
