@@ -82,7 +82,7 @@ func TestConfigOptionsSwitchModelAndThoughtLevelMidSession(t *testing.T) {
 		"a model without reasoning has no thought_level option")
 	for _, o := range ns.ConfigOptions[1].Select.Options.Options {
 		if o.Value == "anthropic/claude-opus-4-5" {
-			assert.Contains(t, o.Description, "unavailable: ANTHROPIC_API_KEY is not set", "an unusable model says why")
+			assert.Contains(t, o.Description, "unavailable: MISSING_KEY is not set (the apiKeyEnv of model anthropic/claude-opus-4-5", "an unusable model says why")
 		}
 	}
 	sid := string(ns.SessionID)
@@ -147,7 +147,7 @@ func TestConfigOptionBadInputChangesNothing(t *testing.T) {
 	}{
 		{"unknown option", "temperature", "1", acp.CodeInvalidParams, `unknown config option "temperature"`},
 		{"unknown model", "model", "openai/gpt-99", acp.CodeInvalidParams, `invalid params: value: unknown model "openai/gpt-99"; the models are `},
-		{"unusable model", "model", "anthropic/claude-opus-4-5", acp.CodeInvalidParams, "ANTHROPIC_API_KEY is not set"},
+		{"unusable model", "model", "anthropic/claude-opus-4-5", acp.CodeInvalidParams, "MISSING_KEY is not set (the apiKeyEnv of model anthropic/claude-opus-4-5"},
 		{"thought level on a model without levels", "thought_level", "high", acp.CodeInvalidParams, "has no thought levels"},
 	}
 	for _, tt := range tests {

@@ -46,7 +46,7 @@ func TestAModelChoiceTakesLevelsAndKeyFromTheProviderRegistration(t *testing.T) 
 	assert.Equal(t, optionView{"thought_level", "thought_level", "high", []string{"low", "high"}}, views[2])
 	for _, o := range ns.ConfigOptions[1].Select.Options.Options {
 		if o.Value == "registry-acme/elsewhere" {
-			assert.Contains(t, o.Description, "unavailable: ACME_KEY is not set", "the choice's key variable, unset, replaced the registered one")
+			assert.Contains(t, o.Description, "unavailable: OTHER_ACME_KEY is not set", "the choice's key variable, unset, replaced the registered one (set)")
 		}
 	}
 }
