@@ -8,16 +8,7 @@ import "strings"
 // `__init__.py` made bold, no HTML tag dropped, no image fetched, and no
 // fence inside the text that ends the block early.
 func CodeBlock(text string) string {
-	longest, run := 0, 0
-	for i := 0; i < len(text); i++ {
-		if text[i] == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	fence := strings.Repeat("`", max(3, longest+1))
+	fence := strings.Repeat("`", max(3, longestBackticks(text)+1))
 	return fence + "\n" + strings.TrimSuffix(text, "\n") + "\n" + fence
 }
 
@@ -30,16 +21,7 @@ func CodeBlock(text string) string {
 // the one that runs. Tool titles put the model's operands (commands,
 // paths, URLs, patterns) in one.
 func Code(s string) string {
-	longest, run := 0, 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	delim := strings.Repeat("`", longest+1)
+	delim := strings.Repeat("`", longestBackticks(s)+1)
 	// A span's content loses one space at each end when it has one at
 	// both; one next to the delimiter would merge with it.
 	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") ||
@@ -58,4 +40,18 @@ func CodeBlockText(s string) (string, bool) {
 		return s, false
 	}
 	return strings.TrimSuffix(strings.TrimSuffix(rest, fence), "\n"), true
+}
+
+// longestBackticks is the length of the longest run of backticks in s.
+func longestBackticks(s string) int {
+	longest, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	return longest
 }
