@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -116,7 +118,13 @@ func TestAcpxSessionsNewThenPromptStaysInTheSession(t *testing.T) {
 	node, cli := acpxCLI(t)
 	home, cwd := t.TempDir(), t.TempDir()
 	cwd, _ = filepath.EvalSymlinks(cwd)
-	t.Cleanup(func() { endProcessesOf(t, home) })
+	t.Cleanup(func() {
+		endProcessesOf(t, home)
+		// acpx's queue owner keeps its socket in /tmp/acpx-<hash of
+		// HOME>, not under HOME, and a killed owner leaves it there.
+		sum := sha256.Sum256([]byte(home))
+		os.RemoveAll(filepath.Join("/tmp", "acpx-"+hex.EncodeToString(sum[:])[:10]))
+	})
 	r := acpxRun{node: node, cli: cli, home: home, cwd: cwd, agent: agentBin + " --model replay/default"}
 
 	out, errOut := r.run(t, "sessions", "new")
