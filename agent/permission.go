@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/acp-agent/acp-agent/internal/markdown"
 	"github.com/acp-agent/acp-agent/policy"
 	"github.com/acp-agent/acp-agent/telemetry"
 )
@@ -91,7 +92,7 @@ func permissionOptions(tool string, info ToolCallInfo) []PermissionOption {
 		}
 		always.Name = name
 	default:
-		always.Name = fmt.Sprintf("Always allow the tool `%s` in this session", tool)
+		always.Name = "Always allow the tool " + markdown.Code(tool) + " in this session"
 	}
 	return []PermissionOption{optAllowOnce, always, optRejectOnce, never}
 }
@@ -105,7 +106,7 @@ func rejectScope(tool string, info ToolCallInfo) string {
 	case info.Action == policy.ActionExecute && info.Command != nil:
 		return "commands like this one"
 	}
-	return fmt.Sprintf("the tool `%s`", tool)
+	return "the tool " + markdown.Code(tool)
 }
 
 func commandContext(info ToolCallInfo) policy.CommandContext {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/acp-agent/acp-agent/internal/markdown"
 )
 
 // Decision is a remembered permission answer.
@@ -324,7 +326,7 @@ func DescribeApproval(cl CommandLine, ctx CommandContext, folder string) (string
 		where = "in the folder " + folder
 	}
 	if cl.Unparsed {
-		return fmt.Sprintf("Always allow exactly `%s`, %s", clip(cl.Source), where), true
+		return fmt.Sprintf("Always allow exactly %s, %s", markdown.Code(clip(cl.Source)), where), true
 	}
 	if as[0].Kind == ApprovalLine {
 		return fmt.Sprintf("Always allow exactly this line, %s", where), true
@@ -337,15 +339,15 @@ func DescribeApproval(cl CommandLine, ctx CommandContext, folder string) (string
 		case ApprovalProgram:
 			rule := readOnlyPrograms()[a.Program]
 			if rule.noPaths {
-				p = fmt.Sprintf("`%s` (any arguments)", a.Program)
+				p = markdown.Code(a.Program) + " (any arguments)"
 			} else {
-				p = fmt.Sprintf("`%s` (any files in the workspace)", a.Program)
+				p = markdown.Code(a.Program) + " (any files in the workspace)"
 			}
 		case ApprovalGit:
-			p = fmt.Sprintf("`git %s` %s", a.Program, where)
+			p = markdown.Code("git "+a.Program) + " " + where
 		default:
 			c := cl.Commands[i]
-			p = fmt.Sprintf("`%s` exactly, %s", clip(displayArgv(c)), where)
+			p = markdown.Code(clip(displayArgv(c))) + " exactly, " + where
 		}
 		if !seen[p] {
 			seen[p] = true

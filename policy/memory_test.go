@@ -191,6 +191,8 @@ func TestDescribeApprovalNamesTheScope(t *testing.T) {
 		{"echo hi", ".", "Always allow `echo` (any arguments)"},
 		{"rm -rf 'a b' ~/c", ".", "Always allow `rm -rf 'a b' ~/c` exactly, in this folder"},
 		{"cat a; cat b", ".", "Always allow `cat` (any files in the workspace)"},
+		// A backtick in the line cannot end its code span early.
+		{"rm 'a`b'", ".", "Always allow ``rm 'a`b'`` exactly, in this folder"},
 		{"cd x && make", ".", "Always allow exactly this line, in this folder"},
 	}
 	for _, tt := range tests {
