@@ -14,6 +14,7 @@ import (
 	"github.com/acp-agent/acp-agent/acp"
 	"github.com/acp-agent/acp-agent/acp/acptest"
 	"github.com/acp-agent/acp-agent/agent/acpagent"
+	"github.com/acp-agent/acp-agent/internal/markdown"
 	"github.com/acp-agent/acp-agent/policy"
 )
 
@@ -124,13 +125,13 @@ func contentText(cs []acp.ToolCallContent) string {
 }
 
 // unfenced is the text inside a Markdown code block the agent put a
-// tool's output in (agent.CodeBlock), or text as it is when it is none.
+// tool's output in, with the line break the block's fence took, or text
+// as it is when it is none.
 func unfenced(text string) string {
-	first, rest, ok := strings.Cut(text, "\n")
-	if !ok || len(first) < 3 || strings.Trim(first, "`") != "" || !strings.HasSuffix(rest, "\n"+first) {
-		return text
+	if inner, ok := markdown.CodeBlockText(text); ok {
+		return inner + "\n"
 	}
-	return strings.TrimSuffix(rest, first)
+	return text
 }
 
 func fullAccess(cfg *acpagent.Config) { cfg.Mode = policy.ModeFullAccess }

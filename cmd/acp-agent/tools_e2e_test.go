@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/acp-agent/acp-agent/internal/markdown"
 	"github.com/acp-agent/acp-agent/internal/winetest"
 )
 
@@ -343,13 +344,13 @@ func toolText(u sdk.SessionToolCallUpdate) string {
 }
 
 // unfenced is the text inside a Markdown code block the agent put a
-// tool's output in (agent.CodeBlock), or text as it is when it is none.
+// tool's output in, with the line break the block's fence took, or text
+// as it is when it is none.
 func unfenced(text string) string {
-	first, rest, ok := strings.Cut(text, "\n")
-	if !ok || len(first) < 3 || strings.Trim(first, "`") != "" || !strings.HasSuffix(rest, "\n"+first) {
-		return text
+	if inner, ok := markdown.CodeBlockText(text); ok {
+		return inner + "\n"
 	}
-	return strings.TrimSuffix(rest, first)
+	return text
 }
 
 // Issue 4: a two-step tool loop through the built binary, against each
